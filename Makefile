@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# A thin driver over CMake.  The two commands a new user needs:
+#   make demo   installs missing Debian packages, builds Release, runs the main job
+#   make test   builds with the tests and runs everything under ctest
+JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
+CMAKE ?= cmake
+
+.PHONY: all deps build demo test test-asan test-tsan bench micro fuzz fuzz-afl install clean
+
+all: build
+
+build:
+	@scripts/deps.sh build
+	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release
+	$(CMAKE) --build build/release -j $(JOBS)
+
+demo:
+	@scripts/deps.sh demo
+	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DBGA_BENCH=ON
+	$(CMAKE) --build build/release -j $(JOBS)
+	bench/demo.sh build/release $(DEMO_ARGS)
+
+test:
+	@scripts/deps.sh test
+	$(CMAKE) -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBGA_TESTS=ON -DBGA_DEBUG=ON -DBGA_WERROR=ON
+	$(CMAKE) --build build/test -j $(JOBS)
+	cd build/test && ctest --output-on-failure -j 2
+
+test-asan:
+	@scripts/deps.sh test
+	$(CMAKE) -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DBGA_TESTS=ON -DBGA_DEBUG=ON -DBGA_SANITIZE=ON
+	$(CMAKE) --build build/asan -j $(JOBS)
+	cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --output-on-failure -j 2
+
+test-tsan:
+	@scripts/deps.sh test
+	$(CMAKE) -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBGA_TESTS=ON -DBGA_TSAN=ON
+	$(CMAKE) --build build/tsan -j $(JOBS)
+	cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^stress_'
+
+micro:
+	@scripts/deps.sh bench
+	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DBGA_BENCH=ON
+	$(CMAKE) --build build/release -j $(JOBS)
+	build/release/bench/bga-micro --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+		--benchmark_out=build/release/micro.json --benchmark_out_format=json
+
+install: build
+	$(CMAKE) --install build/release
+
+clean:
+	rm -rf build

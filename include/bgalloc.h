@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGALLOC_H
+#define BGALLOC_H
+
+/*
+ * bgalloc: a block and extent allocator for a block device, for file
+ * systems and storage engines in user space.  It follows the ext2/ext3/ext4
+ * design (bitmap block groups, a hashed table of group locks, per-CPU
+ * approximate counters, per-file reservation windows, frees that wait for
+ * the journal commit) and adds an O(1) group index.
+ *
+ * Conventions
+ *  - Blocks are uint64_t numbers in [0, nblocks).
+ *  - Every function that can fail returns 0 or a negative errno and hands
+ *    results back through pointers.  There is no global last error; see
+ *    bga_strerror().  On any error the volume is left exactly as it was.
+ *  - Threading: once bga_create() has returned, any thread may call any
+ *    function concurrently, with no registration.  bga_destroy() must run
+ *    with no other call in flight.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bgalloc/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BGA_NO_GOAL UINT64_MAX
+
+/* Largest volume: 2^48 blocks. */
+#define BGA_MAX_BLOCKS (UINT64_C(1) << 48)
+
+/* bga_config.flags: baseline modes, for comparison. */
+enum {
+	BGA_GLOBAL_LOCK = 1u << 0,     /* every group behind one lock (ext3 before 2.5.x, fuse2fs) */
+	BGA_ATOMIC_COUNTERS = 1u << 1, /* one shared atomic free counter instead of per-CPU slots */
+};
+
+/* bga_request.flags */
+enum {
+	BGA_EXACT_GOAL = 1u << 0,   /* the extent must start at req.goal, or fail with -ENOSPC */
+	BGA_USE_RESERVED = 1u << 1, /* draw on a bga_reserve()d promise instead of free space */
+};
+
+struct bga_config {
+	uint64_t nblocks;          /* volume size in blocks, 1 .. BGA_MAX_BLOCKS */
+	uint32_t blocks_per_group; /* default 32768; a multiple of 64, 64 .. 1 << 20 */
+	uint64_t first_data_block; /* default 0; blocks below it are never handed out; < nblocks */
+	uint32_t lock_slots;       /* default 0 = auto: 4 << ilog2(min(ncpus, 32)); else a power of two <= 1 << 20 */
+	int32_t counter_batch;     /* default 0 = auto: max(32, 2 * ncpus); else 1 .. 1 << 24 */
+	uint32_t rsv_default;      /* default 8: initial reservation window, blocks; <= rsv_max */
+	uint32_t rsv_max;          /* default 1027: largest window; <= blocks_per_group */
+	uint32_t flags;            /* BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS; other bits -EINVAL */
+	/* more fields may follow */
+};
+
+struct bga_extent {
+	uint64_t start, len;
+};
+
+struct bga_request {
+	uint64_t goal;       /* preferred first block, or BGA_NO_GOAL */
+	uint64_t min_len;    /* 1 .. max_len */
+	uint64_t max_len;    /* capped at blocks_per_group */
+	struct bga_rsv *rsv; /* optional per-file reservation window, or NULL */
+	uint32_t flags;      /* BGA_EXACT_GOAL | BGA_USE_RESERVED */
+};
+
+struct bga_volume;
+struct bga_rsv;
+
+/* Fill `cfg` with the defaults above for a volume of `nblocks` blocks. */
+BGA_EXTERN void bga_config_init(struct bga_config *cfg, uint64_t nblocks);
+
+/*
+ * Create a volume whose blocks are all free (except those below
+ * first_data_block).  Groups are initialised lazily: memory grows with the
+ * groups touched, not with nblocks.
+ * Returns 0; -EINVAL for a NULL argument or any field out of its range
+ * above; -ENOMEM.
+ */
+BGA_EXTERN int bga_create(const struct bga_config *cfg, struct bga_volume **out);
+
+/* Free everything.  NULL is ignored.  Open windows must not be used after. */
+BGA_EXTERN void bga_destroy(struct bga_volume *vol);
+
+/*
+ * Allocate one extent of min_len .. max_len blocks (max_len is capped at
+ * blocks_per_group; an extent never crosses a group boundary), as near
+ * req->goal as possible: the goal block, then forward in its group, then
+ * other groups found through the group index, nearest first.  With
+ * BGA_NO_GOAL the search starts at the calling CPU's home group.
+ *
+ * With req->rsv, blocks come from the window first; see bga_rsv_open().
+ * With BGA_USE_RESERVED the extent is charged to an earlier bga_reserve();
+ * it is capped at what is reserved.
+ *
+ * Returns 0 and fills *out;
+ *  -EINVAL  NULL vol/req/out, min_len 0, min_len > max_len, goal >= nblocks
+ *           (other than BGA_NO_GOAL), unknown flags, BGA_EXACT_GOAL
+ *           without a goal, BGA_USE_RESERVED with fewer than min_len
+ *           blocks reserved;
+ *  -ENOSPC  no free run of min_len blocks exists (for BGA_EXACT_GOAL: none
+ *           starts at the goal), or the free space is promised to
+ *           reservations;
+ *  -EAGAIN  not now, but the request would fit once pending deferred
+ *           frees are committed (bga_commit()).
+ */
+BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
+
+/*
+ * Free [start, start + len).  All or nothing: -EINVAL, with nothing
+ * changed, when vol is NULL, len is 0, any block lies outside the volume
+ * or below first_data_block, or any block is not allocated (a double free,
+ * or a block waiting on a deferred free).  Ranges that span groups are
+ * allowed; their locks are taken in group order.  Returns 0 otherwise.
+ */
+BGA_EXTERN int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len);
+
+/*
+ * Free [start, start + len) when transaction `txn` commits: the blocks stay
+ * allocated, and unavailable, until bga_commit(vol, t) with t >= txn.
+ * Same all-or-nothing checks as bga_free(), plus -EINVAL when any block
+ * already waits on a deferred free, or txn is 0 or not greater than the
+ * last committed txn.  Returns 0 otherwise.
+ */
+BGA_EXTERN int bga_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, uint64_t txn);
+
+/*
+ * Release every deferred free with txn <= `txn`, in O(number released).
+ * Commits must not go backwards: -EINVAL when vol is NULL, txn is 0 or
+ * txn is less than the last committed txn (committing the same txn again
+ * is a no-op).  Returns 0 otherwise.
+ */
+BGA_EXTERN int bga_commit(struct bga_volume *vol, uint64_t txn);
+
+/*
+ * Promise `n` blocks without choosing them (delayed allocation).  Never
+ * overcommits: free minus reserved stays >= 0 under any concurrency.
+ * Returns 0; -EINVAL for NULL vol or n == 0 or n > nblocks; -ENOSPC when
+ * fewer than n unpromised free blocks remain.
+ */
+BGA_EXTERN int bga_reserve(struct bga_volume *vol, uint64_t n);
+
+/* Give back n promised blocks.  -EINVAL for NULL, n == 0 or n > reserved. */
+BGA_EXTERN int bga_unreserve(struct bga_volume *vol, uint64_t n);
+
+/* Blocks promised by bga_reserve() and not yet used or given back (exact). */
+BGA_EXTERN uint64_t bga_reserved(struct bga_volume *vol);
+
+/* Free blocks, approximately (off by at most the counter's error bound), O(1).
+ * Blocks waiting on deferred frees are not free.  0 for NULL. */
+BGA_EXTERN uint64_t bga_free_estimate(const struct bga_volume *vol);
+
+/* Free blocks, exactly.  0 for NULL. */
+BGA_EXTERN uint64_t bga_free_exact(struct bga_volume *vol);
+
+/*
+ * Per-file reservation windows (ext3 style).  A handle books a window of
+ * free blocks near its allocations; allocations through the handle
+ * (req.rsv) take blocks from the window first, and other callers avoid
+ * it while free space exists elsewhere (never causing a false -ENOSPC).
+ * The window's size starts at cfg.rsv_default and doubles, up to
+ * cfg.rsv_max, whenever more than half of the last window was used.
+ * Windows never overlap.  A handle is used by one thread at a time.
+ *
+ * bga_rsv_open: returns 0, -EINVAL (NULL) or -ENOMEM.
+ * bga_rsv_close: gives back the unused part of the window at once; NULL is
+ *   ignored.  The handle must not be used afterwards.
+ * bga_rsv_set_size: sets the goal size; 0 turns the window off (and drops
+ *   the current one).  -EINVAL for NULL or blocks > rsv_max.
+ */
+BGA_EXTERN int bga_rsv_open(struct bga_volume *vol, struct bga_rsv **out);
+BGA_EXTERN void bga_rsv_close(struct bga_rsv *rsv);
+BGA_EXTERN int bga_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks);
+
+/* The window the handle holds now: start and length (len 0 when none). */
+BGA_EXTERN int bga_rsv_window(const struct bga_rsv *rsv, struct bga_extent *out);
+
+/*
+ * Call cb(ctx, start, len) for each maximal free extent of at least
+ * `min_len` blocks inside [from, to), in block order; extents are split at
+ * group boundaries.  A snapshot per group: each group is read under its
+ * lock, the callback runs with no lock held.  A non-zero return from cb
+ * stops the walk and is returned.  -EINVAL for NULL vol/cb, from >= to,
+ * to > nblocks or min_len 0.
+ */
+typedef int (*bga_extent_cb)(void *ctx, uint64_t start, uint64_t len);
+BGA_EXTERN int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len,
+                                bga_extent_cb cb, void *ctx);
+
+/*
+ * Discard free space: for each free extent of at least min_len blocks in
+ * [from, to), mark it in use, call cb (the caller's discard) with no lock
+ * held, then free it again.  Other threads keep allocating elsewhere
+ * meanwhile; no block is ever handed out or lost.  Groups trimmed before
+ * and not freed into since are skipped.  A non-zero return from cb stops
+ * the trim (the extent is still freed) and is returned.  Same -EINVAL
+ * cases as bga_foreach_free(); *trimmed (optional) gets the block count.
+ */
+BGA_EXTERN int bga_trim(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len,
+                        bga_extent_cb cb, void *ctx, uint64_t *trimmed);
+
+#define BGA_HIST_ORDERS 49 /* free-extent orders 0 .. 48 */
+
+struct bga_stats {
+	uint64_t nblocks, free_blocks, reserved_blocks;
+	uint64_t groups, groups_initialised, groups_quarantined;
+	/* free extents whose length is in [2^k, 2^(k+1)): count and blocks,
+	 * the buckets e2freefrag prints */
+	uint64_t hist_count[BGA_HIST_ORDERS];
+	uint64_t hist_blocks[BGA_HIST_ORDERS];
+	uint64_t free_extents;
+	/*
+	 * Fragmentation score in [0, 1], after Ceph's allocator score: each
+	 * free extent of length L is worth L * (1 + log2(min(L, G)))/...
+	 * normalised so that 0 means all free space sits in the largest
+	 * possible runs (whole groups) and 1 means it is all single blocks.
+	 * Exactly: score = (ideal - actual) / (ideal - terrible), where
+	 * actual = sum over extents of len * w(len), w(L) = log2(min(L, G)),
+	 * ideal = the same for the free blocks packed into runs of G =
+	 * blocks_per_group, terrible = 0 (every run of length 1).  0 when
+	 * nothing is free.
+	 */
+	double frag_score;
+	/* lock contention, summed over slots, and the busiest slot */
+	uint64_t lock_acquisitions, lock_contended, lock_wait_ns;
+	uint32_t lock_slots, busiest_slot;
+	uint64_t busiest_slot_contended;
+	/* reservation windows: allocations through a handle served from its
+	 * window (hits) against all allocations through a handle */
+	uint64_t rsv_hits, rsv_allocs;
+	double rsv_hit_ratio;
+	uint64_t rsv_windows_open;
+	uint64_t deferred_blocks, deferred_extents;
+	uint64_t last_committed_txn;
+};
+
+/*
+ * Fill *st.  Walks every initialised group under its lock, so it costs
+ * O(touched groups); figures are a consistent snapshot per group, not
+ * across groups while other threads run.  -EINVAL for NULL.
+ */
+BGA_EXTERN int bga_stats(struct bga_volume *vol, struct bga_stats *st);
+
+/* Per-slot lock statistics: see <bgalloc/locktab.h>.  -EINVAL for NULL or
+ * slot >= lock_slots. */
+struct bga_lock_stats;
+BGA_EXTERN int bga_lock_stats(struct bga_volume *vol, uint32_t slot, struct bga_lock_stats *out);
+
+struct bga_check_report {
+	int violations;   /* number found (the walk goes on after the first) */
+	uint64_t group;   /* group of the first violation, or UINT64_MAX */
+	uint64_t block;   /* block involved, or UINT64_MAX */
+	char message[160]; /* the first violation in words; "" when clean */
+};
+
+/*
+ * Check every invariant: each bitmap's popcount against its group's free
+ * count; the sum of group free counts against the free counter (exact);
+ * the group index against each group's summary; nothing below
+ * first_data_block or past the end marked free; windows disjoint and
+ * inside their groups; every pending deferred block marked allocated;
+ * reserved <= free.  Meant for a quiescent volume: run concurrently, it
+ * may report a transient difference in the counter sum.
+ * Returns 0 when clean, -EUCLEAN when not (report says what), -EINVAL for
+ * NULL vol.  report may be NULL.
+ */
+BGA_EXTERN int bga_check(struct bga_volume *vol, struct bga_check_report *report);
+
+/* Name of an error code returned by this library ("ENOSPC: no space ..."),
+ * accepting err either negative or positive.  Never NULL. */
+BGA_EXTERN const char *bga_strerror(int err);
+
+/* The configuration the volume runs with (defaults resolved). */
+BGA_EXTERN int bga_volume_config(const struct bga_volume *vol, struct bga_config *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

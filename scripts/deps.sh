@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Install the Debian packages a target needs, if they are missing.
+#   scripts/deps.sh build|test|bench|demo|fuzz ...
+# Each need is checked first (pkg-config module, command or file); only the
+# missing packages are installed, and the script says which and why.
+set -euo pipefail
+
+need_pkgs=()
+want() { # want <kind> <what> <debian package>
+	local kind=$1 what=$2 pkg=$3 ok=1
+	case $kind in
+	pc) pkg-config --exists "$what" 2>/dev/null || ok=0 ;;
+	cmd) command -v "$what" >/dev/null 2>&1 || ok=0 ;;
+	file) [ -e "$what" ] || ok=0 ;;
+	py) python3 -c "import $what" 2>/dev/null || ok=0 ;;
+	esac
+	if [ $ok = 0 ]; then
+		echo "deps: $what is missing -> will install $pkg"
+		need_pkgs+=("$pkg")
+	fi
+}
+
+for target in "${@:-build}"; do
+	want cmd cmake cmake
+	want cmd pkg-config pkg-config
+	want cmd g++ g++
+	want pc ck libck-dev
+	want pc liburcu-bp liburcu-dev
+	case $target in
+	build) ;;
+	test)
+		want pc criterion libcriterion-dev
+		want cmd clang clang
+		want file /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev
+		;;
+	bench | demo)
+		want file /usr/include/benchmark/benchmark.h libbenchmark-dev
+		want file /usr/share/benchmark/compare.py libbenchmark-tools
+		want py scipy python3-scipy
+		want pc ext2fs libext2fs-dev
+		want cmd mke2fs e2fsprogs
+		want cmd gnuplot gnuplot-nox
+		;;
+	fuzz)
+		want cmd clang clang
+		want file /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev
+		want cmd afl-clang-fast afl++
+		want pc criterion libcriterion-dev
+		;;
+	*) echo "deps: unknown target $target" >&2; exit 2 ;;
+	esac
+done
+
+if [ ${#need_pkgs[@]} -eq 0 ]; then
+	echo "deps: all packages for '${*:-build}' are present"
+	exit 0
+fi
+mapfile -t need_pkgs < <(printf '%s\n' "${need_pkgs[@]}" | sort -u)
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+echo "deps: apt-get install ${need_pkgs[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${need_pkgs[@]}"
