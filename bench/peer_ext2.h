@@ -20,7 +20,14 @@ struct peer_ext2;
 
 /*
  * Make an image of `nblocks` 4 KiB blocks at `path` (a sparse file; it is
- * unlinked again by destroy) and open it.  Returns 0 or a negative errno.
+ * unlinked again by destroy) and open it.  With path NULL the image is a
+ * fresh mkstemp() file under $TMPDIR, or /tmp.  mke2fs runs as a child
+ * process (no shell), from /usr/sbin, /sbin or PATH.  The file system may
+ * be a little smaller than asked (mke2fs trims a partial last group):
+ * peer_ext2_nblocks() says what it has.
+ * Returns 0; -EINVAL (out NULL, nblocks < 64 or > 2^40); -ENOMEM; -EIO
+ * when mke2fs fails; another negative errno from the file system.
+ * Not thread-safe; neither is destroy, which writes nothing back.
  */
 int peer_ext2_create(const char *path, uint64_t nblocks, struct peer_ext2 **out);
 void peer_ext2_destroy(struct peer_ext2 *p);
