@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "refmodel.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int refm_fail(struct refmodel *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int refm_fail(struct refmodel *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m->err, sizeof(m->err), fmt, ap);
+	va_end(ap);
+	return -EPROTO;
+}
+
+int refmodel_config_check(const struct bga_config *cfg)
+{
+	if (!cfg)
+		return -EINVAL;
+	if (cfg->nblocks < 1 || cfg->nblocks > BGA_MAX_BLOCKS)
+		return -EINVAL;
+	if (cfg->blocks_per_group < 64 || cfg->blocks_per_group > (1u << 20) || cfg->blocks_per_group % 64)
+		return -EINVAL;
+	if (cfg->first_data_block >= cfg->nblocks)
+		return -EINVAL;
+	if (cfg->lock_slots && ((cfg->lock_slots & (cfg->lock_slots - 1)) || cfg->lock_slots > (1u << 20)))
+		return -EINVAL;
+	if (cfg->counter_batch < 0 || cfg->counter_batch > (1 << 24))
+		return -EINVAL;
+	if (cfg->rsv_default > cfg->rsv_max || cfg->rsv_max > cfg->blocks_per_group)
+		return -EINVAL;
+	if (cfg->flags & ~(uint32_t)(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS))
+		return -EINVAL;
+	return 0;
+}
+
+int refmodel_init(struct refmodel *m, const struct bga_config *cfg)
+{
+	int rc = refmodel_config_check(cfg);
+
+	memset(m, 0, sizeof(*m));
+	if (rc)
+		return rc;
+	if (cfg->nblocks > REFM_MAX_BLOCKS)
+		return -EFBIG;
+	m->state = malloc(cfg->nblocks);
+	if (!m->state)
+		return -ENOMEM;
+	m->cfg = *cfg;
+	memset(m->state, REFM_META, cfg->first_data_block);
+	memset(m->state + cfg->first_data_block, REFM_FREE, cfg->nblocks - cfg->first_data_block);
+	m->nfree = cfg->nblocks - cfg->first_data_block;
+	return 0;
+}
+
+void refmodel_fini(struct refmodel *m)
+{
+	free(m->state);
+	free(m->pend);
+	memset(m, 0, sizeof(*m));
+}
+
+uint64_t refmodel_free_count(const struct refmodel *m)
+{
+	return m->nfree;
+}
+
+/* Groups start at block 0: group g is [g * bpg, (g + 1) * bpg). */
+static uint64_t refm_group_end(const struct refmodel *m, uint64_t b)
+{
+	uint64_t end = (b / m->cfg.blocks_per_group + 1) * m->cfg.blocks_per_group;
+
+	return end < m->cfg.nblocks ? end : m->cfg.nblocks;
+}
+
+static bool refm_is_free(const struct refmodel *m, uint64_t b, bool with_deferred)
+{
+	return m->state[b] == REFM_FREE || (with_deferred && m->state[b] == REFM_DEFERRED);
+}
+
+uint64_t refmodel_run_at(const struct refmodel *m, uint64_t start, bool with_deferred)
+{
+	uint64_t end, b;
+
+	if (start >= m->cfg.nblocks)
+		return 0;
+	end = refm_group_end(m, start);
+	for (b = start; b < end && refm_is_free(m, b, with_deferred); b++)
+		;
+	return b - start;
+}
+
+bool refmodel_has_run(const struct refmodel *m, uint64_t min_len, bool with_deferred)
+{
+	uint64_t b = m->cfg.first_data_block, run;
+
+	if (min_len == 0)
+		return false;
+	while (b < m->cfg.nblocks) {
+		run = refmodel_run_at(m, b, with_deferred);
+		if (run >= min_len)
+			return true;
+		b += run ? run : 1;
+	}
+	return false;
+}
+
+/* Whether the request fits now (with_deferred false) or after committing
+ * every pending deferred free (true), assuming the arguments are valid. */
+static bool refm_alloc_fits(const struct refmodel *m, const struct bga_request *req, bool with_deferred)
+{
+	uint64_t free = m->nfree + (with_deferred ? m->ndeferred : 0);
+	uint64_t cap;
+
+	if (req->flags & BGA_USE_RESERVED)
+		cap = m->reserved;
+	else
+		cap = free >= m->reserved ? free - m->reserved : 0;
+	if (cap < req->min_len)
+		return false;
+	if (req->flags & BGA_EXACT_GOAL)
+		return refmodel_run_at(m, req->goal, with_deferred) >= req->min_len;
+	return refmodel_has_run(m, req->min_len, with_deferred);
+}
+
+static bool refm_alloc_args_bad(const struct refmodel *m, const struct bga_request *req)
+{
+	if (!req || req->min_len == 0 || req->min_len > req->max_len)
+		return true;
+	if (req->goal != BGA_NO_GOAL && req->goal >= m->cfg.nblocks)
+		return true;
+	if (req->flags & ~(uint32_t)(BGA_EXACT_GOAL | BGA_USE_RESERVED))
+		return true;
+	if ((req->flags & BGA_EXACT_GOAL) && req->goal == BGA_NO_GOAL)
+		return true;
+	if ((req->flags & BGA_USE_RESERVED) && m->reserved < req->min_len)
+		return true;
+	return false;
+}
+
+int refmodel_alloc_expect(const struct refmodel *m, const struct bga_request *req)
+{
+	if (refm_alloc_args_bad(m, req))
+		return -EINVAL;
+	/* An extent never crosses a group boundary, so no run can be this long. */
+	if (req->min_len > m->cfg.blocks_per_group)
+		return -ENOSPC;
+	if (refm_alloc_fits(m, req, false))
+		return 0;
+	if (m->ndeferred && refm_alloc_fits(m, req, true))
+		return -EAGAIN;
+	return -ENOSPC;
+}
+
+static const char *refm_errname(int rc)
+{
+	switch (rc) {
+	case 0: return "0";
+	case -EINVAL: return "-EINVAL";
+	case -ENOSPC: return "-ENOSPC";
+	case -EAGAIN: return "-EAGAIN";
+	case -ENOMEM: return "-ENOMEM";
+	case -EUCLEAN: return "-EUCLEAN";
+	case -EPROTO: return "-EPROTO";
+	default: return "(other)";
+	}
+}
+
+/* The second code the contract allows where it is ambiguous. */
+static int refm_alloc_alt(const struct refmodel *m, const struct bga_request *req, int expected)
+{
+	if (expected == -ENOSPC && req && req->min_len > m->cfg.blocks_per_group)
+		return -EINVAL; /* "max_len is capped at blocks_per_group", then min_len > max_len */
+	if (expected == -EAGAIN && req && (req->flags & BGA_EXACT_GOAL))
+		return -ENOSPC; /* "for BGA_EXACT_GOAL: none starts at the goal" */
+	return expected;
+}
+
+int refmodel_alloc_check(struct refmodel *m, const struct bga_request *req, int rc,
+			 const struct bga_extent *ext)
+{
+	int expected = refmodel_alloc_expect(m, req);
+	int alt = refm_alloc_alt(m, req, expected);
+	uint64_t maxlen, cap, b;
+
+#define REQFMT "alloc(goal=%" PRIu64 ", min=%" PRIu64 ", max=%" PRIu64 ", flags=%#x, rsv=%s)"
+#define REQARG req ? req->goal : 0, req ? req->min_len : 0, req ? req->max_len : 0, req ? req->flags : 0, \
+	       (req && req->rsv) ? "yes" : "no"
+	if (rc != expected && rc != alt)
+		return refm_fail(m, REQFMT " returned %d %s, model expects %s (free %" PRIu64 ", reserved %" PRIu64
+				 ", deferred %" PRIu64 ")", REQARG, rc, refm_errname(rc), refm_errname(expected),
+				 m->nfree, m->reserved, m->ndeferred);
+	if (rc)
+		return 0;
+	if (!ext)
+		return refm_fail(m, "alloc succeeded without an extent to check");
+	maxlen = req->max_len < m->cfg.blocks_per_group ? req->max_len : m->cfg.blocks_per_group;
+	if (ext->len < req->min_len || ext->len > maxlen)
+		return refm_fail(m, REQFMT " returned [%" PRIu64 ", +%" PRIu64 "): length out of %" PRIu64 "..%" PRIu64,
+				 REQARG, ext->start, ext->len, req->min_len, maxlen);
+	if (ext->start < m->cfg.first_data_block || ext->start >= m->cfg.nblocks ||
+	    ext->len > m->cfg.nblocks - ext->start)
+		return refm_fail(m, REQFMT " returned [%" PRIu64 ", +%" PRIu64 "): outside the data area",
+				 REQARG, ext->start, ext->len);
+	if (ext->start + ext->len > refm_group_end(m, ext->start))
+		return refm_fail(m, REQFMT " returned [%" PRIu64 ", +%" PRIu64 "): crosses a group boundary",
+				 REQARG, ext->start, ext->len);
+	if ((req->flags & BGA_EXACT_GOAL) && ext->start != req->goal)
+		return refm_fail(m, REQFMT " returned [%" PRIu64 ", +%" PRIu64 "): BGA_EXACT_GOAL not honoured",
+				 REQARG, ext->start, ext->len);
+	for (b = ext->start; b < ext->start + ext->len; b++)
+		if (m->state[b] != REFM_FREE)
+			return refm_fail(m, REQFMT " returned [%" PRIu64 ", +%" PRIu64 "): block %" PRIu64
+					 " handed out twice (model state %d)", REQARG, ext->start, ext->len, b,
+					 m->state[b]);
+	if (req->flags & BGA_USE_RESERVED)
+		cap = m->reserved;
+	else
+		cap = m->nfree - m->reserved;
+	if (ext->len > cap)
+		return refm_fail(m, REQFMT " returned %" PRIu64 " blocks, more than the %" PRIu64
+				 " it may take (free %" PRIu64 ", reserved %" PRIu64 ")", REQARG, ext->len, cap,
+				 m->nfree, m->reserved);
+#undef REQFMT
+#undef REQARG
+	memset(m->state + ext->start, REFM_ALLOC, ext->len);
+	m->nfree -= ext->len;
+	if (req->flags & BGA_USE_RESERVED)
+		m->reserved -= ext->len;
+	return 0;
+}
+
+/* The all-or-nothing checks shared by bga_free and bga_free_deferred. */
+static bool refm_range_allocated(const struct refmodel *m, uint64_t start, uint64_t len)
+{
+	uint64_t b;
+
+	if (len == 0 || start >= m->cfg.nblocks || len > m->cfg.nblocks - start)
+		return false;
+	if (start < m->cfg.first_data_block)
+		return false;
+	for (b = start; b < start + len; b++)
+		if (m->state[b] != REFM_ALLOC)
+			return false;
+	return true;
+}
+
+int refmodel_free(struct refmodel *m, uint64_t start, uint64_t len)
+{
+	if (!refm_range_allocated(m, start, len))
+		return -EINVAL;
+	memset(m->state + start, REFM_FREE, len);
+	m->nfree += len;
+	return 0;
+}
+
+int refmodel_free_deferred(struct refmodel *m, uint64_t start, uint64_t len, uint64_t txn)
+{
+	struct refm_pending *p;
+
+	if (!refm_range_allocated(m, start, len) || txn == 0 || txn <= m->last_txn)
+		return -EINVAL;
+	if (m->npend == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 16;
+
+		p = realloc(m->pend, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		m->pend = p;
+		m->cap = cap;
+	}
+	m->pend[m->npend++] = (struct refm_pending){ start, len, txn };
+	memset(m->state + start, REFM_DEFERRED, len);
+	m->ndeferred += len;
+	return 0;
+}
+
+int refmodel_commit(struct refmodel *m, uint64_t txn)
+{
+	size_t i, kept = 0;
+
+	if (txn == 0 || txn < m->last_txn)
+		return -EINVAL;
+	for (i = 0; i < m->npend; i++) {
+		struct refm_pending *p = &m->pend[i];
+
+		if (p->txn <= txn) {
+			memset(m->state + p->start, REFM_FREE, p->len);
+			m->nfree += p->len;
+			m->ndeferred -= p->len;
+		} else {
+			m->pend[kept++] = *p;
+		}
+	}
+	m->npend = kept;
+	m->last_txn = txn;
+	return 0;
+}
+
+int refmodel_reserve(struct refmodel *m, uint64_t n)
+{
+	if (n == 0 || n > m->cfg.nblocks)
+		return -EINVAL;
+	if (m->nfree - m->reserved < n)
+		return -ENOSPC;
+	m->reserved += n;
+	return 0;
+}
+
+int refmodel_unreserve(struct refmodel *m, uint64_t n)
+{
+	if (n == 0 || n > m->reserved)
+		return -EINVAL;
+	m->reserved -= n;
+	return 0;
+}
+
+struct refm_walk {
+	struct refmodel *m;
+	uint64_t next;  /* where the model's next free extent search starts */
+	int bad;
+};
+
+/* The model's next maximal free extent (split at group ends) at or after *b. */
+static bool refm_next_extent(const struct refmodel *m, uint64_t *b, uint64_t *len)
+{
+	uint64_t run;
+
+	while (*b < m->cfg.nblocks) {
+		run = refmodel_run_at(m, *b, false);
+		if (run) {
+			*len = run;
+			return true;
+		}
+		(*b)++;
+	}
+	return false;
+}
+
+static int refm_walk_cb(void *ctx, uint64_t start, uint64_t len)
+{
+	struct refm_walk *w = ctx;
+	uint64_t b = w->next, mlen = 0;
+
+	if (!refm_next_extent(w->m, &b, &mlen)) {
+		refm_fail(w->m, "foreach_free reports [%" PRIu64 ", +%" PRIu64 ") but the model has no more free extents",
+			  start, len);
+		w->bad = 1;
+		return 1;
+	}
+	if (b != start || mlen != len) {
+		refm_fail(w->m, "foreach_free reports [%" PRIu64 ", +%" PRIu64 "), model's next free extent is [%" PRIu64
+			  ", +%" PRIu64 ")", start, len, b, mlen);
+		w->bad = 1;
+		return 1;
+	}
+	w->next = b + mlen;
+	return 0;
+}
+
+int refmodel_compare(struct refmodel *m, struct bga_volume *vol)
+{
+	struct refm_walk w = { .m = m, .next = 0 };
+	struct bga_check_report rep;
+	struct bga_stats st;
+	uint64_t v, b, len;
+	int rc;
+
+	if (m->reserved > m->nfree)
+		return refm_fail(m, "model broken: reserved %" PRIu64 " > free %" PRIu64, m->reserved, m->nfree);
+	v = bga_free_exact(vol);
+	if (v != m->nfree)
+		return refm_fail(m, "bga_free_exact %" PRIu64 ", model %" PRIu64, v, m->nfree);
+	v = bga_reserved(vol);
+	if (v != m->reserved)
+		return refm_fail(m, "bga_reserved %" PRIu64 ", model %" PRIu64, v, m->reserved);
+	rc = bga_foreach_free(vol, 0, m->cfg.nblocks, 1, refm_walk_cb, &w);
+	if (w.bad)
+		return -EPROTO;
+	if (rc)
+		return refm_fail(m, "bga_foreach_free returned %d", rc);
+	b = w.next;
+	if (refm_next_extent(m, &b, &len))
+		return refm_fail(m, "foreach_free missed the model's free extent [%" PRIu64 ", +%" PRIu64 ")", b, len);
+	memset(&rep, 0, sizeof(rep));
+	rc = bga_check(vol, &rep);
+	if (rc)
+		return refm_fail(m, "bga_check %d (%d violations): %s", rc, rep.violations, rep.message);
+	/* Statistics land later than the core; a stub answers -ENOSYS. */
+	rc = bga_stats(vol, &st);
+	if (rc == -ENOSYS)
+		return 0;
+	if (rc)
+		return refm_fail(m, "bga_stats returned %d", rc);
+	if (st.free_blocks != m->nfree || st.reserved_blocks != m->reserved || st.deferred_blocks != m->ndeferred ||
+	    st.last_committed_txn != m->last_txn || st.nblocks != m->cfg.nblocks)
+		return refm_fail(m, "bga_stats free %" PRIu64 " reserved %" PRIu64 " deferred %" PRIu64 " txn %" PRIu64
+				 " nblocks %" PRIu64 "; model %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
+				 st.free_blocks, st.reserved_blocks, st.deferred_blocks, st.last_committed_txn,
+				 st.nblocks, m->nfree, m->reserved, m->ndeferred, m->last_txn, m->cfg.nblocks);
+	return 0;
+}

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_REFMODEL_H
+#define BGA_REFMODEL_H
+
+/*
+ * A reference model of one volume, for tests and fuzzers: one byte per
+ * block, a list of pending deferred frees, the reserved count and the last
+ * committed txn.  It is deliberately slow and obvious (linear scans), so
+ * keep volumes small (the model refuses more than REFM_MAX_BLOCKS).
+ *
+ * Every mutating call does two things: it returns the errno that the
+ * library must return for the same call on a volume in the same state
+ * (0 or a negative errno, following the contracts in <bgalloc.h>), and,
+ * when that is 0, it applies the change to the model.  A test calls the
+ * library, calls the model, and compares the two return codes.
+ *
+ * bga_alloc() is the exception because the library chooses the extent:
+ * refmodel_alloc_check() takes the library's return code and extent,
+ * decides whether that outcome was allowed, and applies it.
+ *
+ * Reservation windows are not modelled: a window books free blocks
+ * without taking them, so they stay free in the model, and by contract
+ * they never turn a success into -ENOSPC.
+ *
+ * Failures of a check are reported by a negative return (-EPROTO) and a
+ * message in m->err; the model is then unchanged.
+ *
+ * Not thread-safe: one thread drives a model.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bgalloc.h>
+
+#define REFM_MAX_BLOCKS (UINT64_C(1) << 28)
+
+/* State of one block in refmodel.state[]. */
+enum refm_state {
+	REFM_FREE = 0,     /* free: may be handed out */
+	REFM_ALLOC = 1,    /* allocated */
+	REFM_DEFERRED = 2, /* allocated, freed by bga_free_deferred(), waiting for a commit */
+	REFM_META = 3,     /* below first_data_block: never handed out, never freed */
+};
+
+struct refm_pending {
+	uint64_t start, len, txn;
+};
+
+struct refmodel {
+	struct bga_config cfg; /* as given; only nblocks, blocks_per_group, first_data_block are used */
+	uint8_t *state;        /* enum refm_state, one per block */
+	uint64_t nfree;        /* blocks in REFM_FREE */
+	uint64_t ndeferred;    /* blocks in REFM_DEFERRED */
+	uint64_t reserved;     /* bga_reserve() minus bga_unreserve() minus USE_RESERVED allocations */
+	uint64_t last_txn;     /* last committed txn, 0 at first */
+	struct refm_pending *pend; /* pending deferred frees, in call order */
+	size_t npend, cap;
+	char err[256];         /* the last check failure, in words */
+};
+
+/*
+ * What bga_create() must return for this config (0 or -EINVAL), from the
+ * ranges documented on struct bga_config.  cfg may be NULL (-EINVAL).
+ */
+int refmodel_config_check(const struct bga_config *cfg);
+
+/*
+ * Set up a model of a freshly created volume.  Returns 0; -EINVAL when
+ * refmodel_config_check() fails; -EFBIG when nblocks > REFM_MAX_BLOCKS;
+ * -ENOMEM.
+ */
+int refmodel_init(struct refmodel *m, const struct bga_config *cfg);
+void refmodel_fini(struct refmodel *m);
+
+/*
+ * The outcome bga_alloc(vol, req, &ext) must have in the model's state:
+ * 0, -EINVAL, -ENOSPC or -EAGAIN.  req may be NULL (-EINVAL); the vol and
+ * out arguments are assumed non-NULL.  Where the contract allows two codes
+ * (see refmodel_alloc_check) this returns the first.
+ */
+int refmodel_alloc_expect(const struct refmodel *m, const struct bga_request *req);
+
+/*
+ * Judge the library's answer to bga_alloc(): rc and, when rc == 0, ext.
+ * Checks that rc is allowed (same as expected, or the documented
+ * alternative: -ENOSPC/-EAGAIN for a failed BGA_EXACT_GOAL, and
+ * -EINVAL/-ENOSPC when min_len <= max_len but min_len > blocks_per_group),
+ * and on success that the extent is min_len .. min(max_len,
+ * blocks_per_group) blocks inside one group, at or above first_data_block,
+ * starts at the goal for BGA_EXACT_GOAL, every block was free in the model
+ * (else a double hand-out), and it does not eat into reserved blocks
+ * (without BGA_USE_RESERVED: len <= free - reserved; with it: len <=
+ * reserved).  Then marks the extent allocated and charges reservations.
+ * Returns 0, or -EPROTO with m->err set and the model unchanged.
+ */
+int refmodel_alloc_check(struct refmodel *m, const struct bga_request *req, int rc,
+			 const struct bga_extent *ext);
+
+/*
+ * Mirror bga_free / bga_free_deferred / bga_commit / bga_reserve /
+ * bga_unreserve: return what the library must return and apply the change
+ * when that is 0.  (vol assumed non-NULL.)
+ */
+int refmodel_free(struct refmodel *m, uint64_t start, uint64_t len);
+int refmodel_free_deferred(struct refmodel *m, uint64_t start, uint64_t len, uint64_t txn);
+int refmodel_commit(struct refmodel *m, uint64_t txn);
+int refmodel_reserve(struct refmodel *m, uint64_t n);
+int refmodel_unreserve(struct refmodel *m, uint64_t n);
+
+/* Free blocks (what bga_free_exact() must return). */
+uint64_t refmodel_free_count(const struct refmodel *m);
+
+/*
+ * Whether a free run of at least min_len blocks exists inside one group at
+ * or above first_data_block; with_deferred counts pending deferred blocks
+ * as free (the state after committing everything).  min_len 0 is false.
+ */
+bool refmodel_has_run(const struct refmodel *m, uint64_t min_len, bool with_deferred);
+
+/* Length of the free run starting at `start` (0 if that block is not
+ * free), stopping at the group end. */
+uint64_t refmodel_run_at(const struct refmodel *m, uint64_t start, bool with_deferred);
+
+/*
+ * Compare the model with a quiescent volume: bga_free_exact(), bga_reserved(),
+ * the free extents from bga_foreach_free() over the whole volume (maximal
+ * runs split at group boundaries, in block order), and bga_check() clean.
+ * Returns 0, or -EPROTO with m->err set.
+ */
+int refmodel_compare(struct refmodel *m, struct bga_volume *vol);
+
+#endif
