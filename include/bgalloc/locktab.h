@@ -30,7 +30,8 @@ struct bga_locktab;
 
 enum bga_lock_kind {
 	BGA_LOCK_DEFAULT = 0, /* resolved at create; see lib/locktab.c for the measurement */
-	BGA_LOCK_FAS = 1,     /* ck_spinlock_fas, bounded spin with backoff, then sleep */
+	BGA_LOCK_FAS = 1,     /* ck_spinlock_fas: bounded spin with ck_backoff, then
+			       * sched_yield, then short sleeps if the holder stays away */
 	BGA_LOCK_TICKET = 2,  /* ck_spinlock_ticket: fair FIFO, spins */
 	BGA_LOCK_MCS = 3,     /* ck_spinlock_mcs: queue lock, spins */
 	BGA_LOCK_MUTEX = 4,   /* pthread mutex (adaptive where glibc has it) */
@@ -68,7 +69,12 @@ static inline uint32_t bga_locktab_slot(const struct bga_locktab *t, uint64_t ke
 	return (uint32_t)(key & (uint64_t)(bga_locktab_nslots(t) - 1));
 }
 
-/* Take the lock of `key`'s slot, waiting as long as needed. */
+/*
+ * Take the lock of `key`'s slot, waiting as long as needed.  A thread may
+ * hold several slots at once; taking a slot it already holds deadlocks.
+ * MCS: a thread holding more than 64 MCS slots at once takes a queue node
+ * from the heap for each extra one, and aborts if that allocation fails.
+ */
 BGA_EXTERN void bga_locktab_lock(struct bga_locktab *t, uint64_t key);
 
 /* Take it only if free right now.  Returns true when taken.  Never waits. */
@@ -82,6 +88,12 @@ BGA_EXTERN void bga_locktab_unlock(struct bga_locktab *t, uint64_t key);
  * argument or slot >= nslots.
  */
 BGA_EXTERN int bga_locktab_stats(const struct bga_locktab *t, uint32_t slot, struct bga_lock_stats *out);
+
+/*
+ * Sum every slot's statistics into *out.  Returns 0, or -EINVAL for a NULL
+ * argument.  Approximate if locks are in use.
+ */
+BGA_EXTERN int bga_locktab_stats_total(const struct bga_locktab *t, struct bga_lock_stats *out);
 
 /* Zero every slot's statistics.  Approximate if locks are in use. */
 BGA_EXTERN void bga_locktab_stats_reset(struct bga_locktab *t);
