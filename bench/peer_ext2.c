@@ -216,9 +216,13 @@ int peer_ext2_alloc_range(struct peer_ext2 *p, uint64_t goal, uint64_t len, uint
 	if (len == 0 || len > UINT32_MAX)
 		return -EINVAL;
 	pthread_mutex_lock(&p->lock);
-	/* No flags: exactly len blocks, searching from goal to the end and
-	 * then wrapping to the start, as fuse2fs's fallocate path asks. */
-	e = ext2fs_new_range(p->fs, 0, goal, len, NULL, &b, &got);
+	/* MIN_LENGTH: without it new_range hands back the first free run
+	 * even when it is shorter than len.  With it, the run is exactly len
+	 * (never longer), found from goal to the end and then from the start,
+	 * as ext2fs_alloc_range() asks. */
+	e = ext2fs_new_range(p->fs, EXT2_NEWRANGE_MIN_LENGTH, goal, len, NULL, &b, &got);
+	if (!e && got != len)
+		e = EXT2_ET_BLOCK_ALLOC_FAIL;
 	if (!e)
 		ext2fs_block_alloc_stats_range(p->fs, b, (blk_t)len, +1);
 	pthread_mutex_unlock(&p->lock);
