@@ -116,9 +116,10 @@ static const struct bitmap_ops scalar_ops = {
 #ifdef BGA_HAVE_AVX2_IMPL
 /*
  * AVX2 bulk scans: 16 words (two cache lines) per branch, then 4, then
- * single words.  Loads are unaligned: callers pass maps at any 8-byte
- * boundary, and on the CPUs that have AVX2 an unaligned load that stays
- * within a line costs the same as an aligned one.
+ * single words.  Single words are taken first up to a 32-byte boundary:
+ * the scan starts one word past the caller's position, and with loads
+ * left at that offset half of them split a cache line, which cost 64 ns
+ * instead of 41 ns for a 32768-bit group (bench bm_bitmap_next_zero_avx2/0).
  */
 #define AVX2_FN __attribute__((target("avx2")))
 
@@ -131,6 +132,9 @@ AVX2_FN static size_t avx2_skip_ones(const uint64_t *map, size_t i, size_t n)
 {
 	const __m256i ones = _mm256_set1_epi64x(-1);
 
+	for (; i < n && ((uintptr_t)(map + i) & 31); i++)
+		if (map[i] != ALL_ONES)
+			return i;
 	for (; i + 16 <= n; i += 16) {
 		__m256i a = _mm256_and_si256(ld(map + i), ld(map + i + 4));
 		__m256i b = _mm256_and_si256(ld(map + i + 8), ld(map + i + 12));
@@ -149,6 +153,9 @@ AVX2_FN static size_t avx2_skip_ones(const uint64_t *map, size_t i, size_t n)
 
 AVX2_FN static size_t avx2_skip_zeros(const uint64_t *map, size_t i, size_t n)
 {
+	for (; i < n && ((uintptr_t)(map + i) & 31); i++)
+		if (map[i] != 0)
+			return i;
 	for (; i + 16 <= n; i += 16) {
 		__m256i a = _mm256_or_si256(ld(map + i), ld(map + i + 4));
 		__m256i b = _mm256_or_si256(ld(map + i + 8), ld(map + i + 12));
@@ -171,6 +178,9 @@ AVX2_FN static size_t avx2_skip_zeros(const uint64_t *map, size_t i, size_t n)
 
 AVX2_FN static size_t avx2_rskip_zeros(const uint64_t *map, size_t n)
 {
+	for (; n > 0 && ((uintptr_t)(map + n) & 31); n--)
+		if (map[n - 1] != 0)
+			return n;
 	for (; n >= 16; n -= 16) {
 		__m256i a = _mm256_or_si256(ld(map + n - 4), ld(map + n - 8));
 		__m256i b = _mm256_or_si256(ld(map + n - 12), ld(map + n - 16));
@@ -205,6 +215,8 @@ AVX2_FN static uint64_t avx2_popcount(const uint64_t *map, size_t n)
 	uint64_t c = 0;
 	size_t i = 0;
 
+	for (; i < n && ((uintptr_t)(map + i) & 31); i++)
+		c += pop64(map[i]);
 	for (; i + 4 <= n; i += 4) {
 		__m256i v = ld(map + i);
 		__m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, nib));
@@ -214,7 +226,7 @@ AVX2_FN static uint64_t avx2_popcount(const uint64_t *map, size_t n)
 		acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_add_epi8(lo, hi),
 							    _mm256_setzero_si256()));
 	}
-	c = (uint64_t)_mm256_extract_epi64(acc, 0) + (uint64_t)_mm256_extract_epi64(acc, 1) +
+	c += (uint64_t)_mm256_extract_epi64(acc, 0) + (uint64_t)_mm256_extract_epi64(acc, 1) +
 	    (uint64_t)_mm256_extract_epi64(acc, 2) + (uint64_t)_mm256_extract_epi64(acc, 3);
 	for (; i < n; i++)
 		c += pop64(map[i]);
