@@ -52,7 +52,7 @@ struct bga_config {
 	uint32_t lock_slots;       /* default 0 = auto: 4 << ilog2(min(ncpus, 32)); else a power of two <= 1 << 20 */
 	int32_t counter_batch;     /* default 0 = auto: max(32, 2 * ncpus); else 1 .. 1 << 24 */
 	uint32_t rsv_default;      /* default 8: initial reservation window, blocks; <= rsv_max */
-	uint32_t rsv_max;          /* default 1027: largest window; <= blocks_per_group */
+	uint32_t rsv_max;          /* default 1027: largest window; <= 1 << 20 (windows are also capped at blocks_per_group) */
 	uint32_t flags;            /* BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS; other bits -EINVAL */
 	/* more fields may follow */
 };
@@ -84,7 +84,7 @@ BGA_EXTERN void bga_config_init(struct bga_config *cfg, uint64_t nblocks);
  */
 BGA_EXTERN int bga_create(const struct bga_config *cfg, struct bga_volume **out);
 
-/* Free everything.  NULL is ignored.  Open windows must not be used after. */
+/* Free everything.  NULL is ignored.  Close every bga_rsv handle first. */
 BGA_EXTERN void bga_destroy(struct bga_volume *vol);
 
 /*

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The invariant checker: everything the comments in volume.h promise. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <urcu-bp.h>
+
+#include <bgalloc/bitmap.h>
+
+#include "volume.h"
+
+static void report(struct bga_check_report *r, uint64_t g, uint64_t block, const char *fmt, ...)
+{
+	if (r->violations++ > 0)
+		return;
+	r->group = g;
+	r->block = block;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->message, sizeof(r->message), fmt, ap);
+	va_end(ap);
+}
+
+static bool idx_bit(const struct bga_chunk *ch, unsigned k, uint32_t i)
+{
+	return (__atomic_load_n(&ch->bits[k][i / 64], __ATOMIC_RELAXED) >> (i % 64)) & 1;
+}
+
+static void check_group_locked(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_chunk *ch,
+			       uint64_t g, struct bga_check_report *r)
+{
+	uint32_t i = (uint32_t)(g & (BGA_CHUNK_GROUPS - 1)), lo, hi, bpg = vol->cfg.blocks_per_group;
+	const struct bga_group *grp = &ch->groups[i];
+	uint64_t first = bga__group_first(vol, g);
+	bga__group_span(vol, geo, g, &lo, &hi);
+	uint32_t longest;
+	if (grp->bitmap == NULL) {
+		if (grp->free != 0 && grp->free != hi - lo)
+			report(r, g, UINT64_MAX, "group %llu: no bitmap but free %u of span %u",
+			       (unsigned long long)g, grp->free, hi - lo);
+		longest = grp->free;
+	} else {
+		uint64_t used = bga_bitmap_popcount(grp->bitmap, 0, bpg);
+		if (used != bpg - grp->free)
+			report(r, g, UINT64_MAX, "group %llu: bitmap has %llu used, free count says %u",
+			       (unsigned long long)g, (unsigned long long)used, bpg - grp->free);
+		if (!bga_bitmap_range_is_set(grp->bitmap, 0, lo) || !bga_bitmap_range_is_set(grp->bitmap, hi, bpg - hi)) {
+			uint64_t b = bga_bitmap_next_zero(grp->bitmap, lo, 0);
+			if (b >= lo)
+				b = bga_bitmap_next_zero(grp->bitmap, bpg, hi);
+			report(r, g, first + b, "group %llu: block %llu outside the usable span is free",
+			       (unsigned long long)g, (unsigned long long)(first + b));
+		}
+		longest = (uint32_t)bga_bitmap_longest_zero_run(grp->bitmap, hi);
+	}
+	if (grp->max_run < longest || grp->max_run > grp->free)
+		report(r, g, UINT64_MAX, "group %llu: max_run %u but longest free run %u, free %u",
+		       (unsigned long long)g, grp->max_run, longest, grp->free);
+	for (unsigned k = 0; k < BGA_ORDERS; k++) {
+		bool want = k <= vol->max_order && (UINT64_C(1) << k) <= grp->max_run;
+		if (idx_bit(ch, k, i) != want)
+			report(r, g, UINT64_MAX, "group %llu: index order %u bit is %d, max_run %u",
+			       (unsigned long long)g, k, !want, grp->max_run);
+		if (want && !((vol->summary[k][(g >> BGA_CHUNK_SHIFT) / 64] >> ((g >> BGA_CHUNK_SHIFT) % 64)) & 1))
+			report(r, g, UINT64_MAX, "group %llu: chunk summary order %u clear", (unsigned long long)g, k);
+	}
+	uint32_t bad;
+	if (!bga__dfree_check_locked(vol, geo, grp, g, &bad))
+		report(r, g, first + bad, "group %llu: block %llu waits on a deferred free but is free",
+		       (unsigned long long)g, (unsigned long long)(first + bad));
+	uint32_t prev_end = 0;
+	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next) {
+		if (w->start < prev_end || w->start >= w->end || w->end > hi || w->start < lo || w->group != g)
+			report(r, g, first + w->start, "group %llu: window [%u, %u) overlaps or leaves the group",
+			       (unsigned long long)g, w->start, w->end);
+		prev_end = w->end;
+	}
+}
+
+int bga_check(struct bga_volume *vol, struct bga_check_report *out)
+{
+	if (vol == NULL)
+		return -EINVAL;
+	struct bga_check_report r = {.violations = 0, .group = UINT64_MAX, .block = UINT64_MAX};
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	uint64_t total_free = 0;
+	for (uint64_t c = 0; c < geo->nchunks; c++) {
+		const struct bga_chunk *ch = bga__chunk_get(vol, c);
+		uint64_t g0 = c << BGA_CHUNK_SHIFT, g1 = BGA_MIN(g0 + BGA_CHUNK_GROUPS, geo->ngroups);
+		if (ch == NULL) {
+			/* Untouched: wholly free full-size groups. */
+			total_free += (g1 - g0) * vol->cfg.blocks_per_group;
+			for (unsigned k = 0; k <= vol->max_order; k++)
+				if (!((vol->summary[k][c / 64] >> (c % 64)) & 1))
+					report(&r, g0, UINT64_MAX, "untouched chunk %llu: summary order %u clear",
+					       (unsigned long long)c, k);
+			continue;
+		}
+		for (uint64_t g = g0; g < g1; g++) {
+			bga__group_lock(vol, g);
+			check_group_locked(vol, geo, ch, g, &r);
+			total_free += ch->groups[g - g0].free;
+			bga__group_unlock(vol, g);
+		}
+	}
+	int64_t used = bga_counter_sum(vol->used);
+	uint64_t reserved = __atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
+	if ((int64_t)geo->capacity - used + (int64_t)reserved != (int64_t)total_free)
+		report(&r, UINT64_MAX, UINT64_MAX, "groups hold %llu free blocks, the counter says %lld",
+		       (unsigned long long)total_free, (long long)((int64_t)geo->capacity - used + (int64_t)reserved));
+	if (reserved > total_free)
+		report(&r, UINT64_MAX, UINT64_MAX, "%llu blocks reserved but only %llu free",
+		       (unsigned long long)reserved, (unsigned long long)total_free);
+	urcu_bp_read_unlock();
+	if (out)
+		*out = r;
+	return r.violations ? -EUCLEAN : 0;
+}

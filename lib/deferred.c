@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Frees that wait for a transaction commit: the ext3/ext4 journal rule
+ * that blocks freed in a running transaction are not reused before it
+ * commits (otherwise a crash could replay metadata that points at blocks
+ * already holding new data).
+ *
+ * Records live in their group, under the group's lock, not in one global
+ * list.  A bitmap over groups (vol->dfree_groups) says which groups hold
+ * records, so a commit visits only those.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <urcu-bp.h>
+
+#include <bgalloc/bitmap.h>
+
+#include "volume.h"
+
+struct bga_dfree {
+	struct bga_dfree *next;
+	uint64_t txn;
+	uint32_t off, len;
+};
+
+bool bga__dfree_overlaps_locked(const struct bga_group *grp, uint32_t off, uint32_t len)
+{
+	for (const struct bga_dfree *d = grp->ext->dfree; d; d = d->next)
+		if (d->off < off + len && off < d->off + d->len)
+			return true;
+	return false;
+}
+
+void bga__dfree_destroy_group(struct bga_group *grp)
+{
+	struct bga_dfree *d = grp->ext->dfree;
+	while (d) {
+		struct bga_dfree *next = d->next;
+		free(d);
+		d = next;
+	}
+	grp->ext->dfree = NULL;
+}
+
+struct dfree_arg {
+	uint64_t txn;
+	struct bga_dfree *spare; /* records preallocated, one per group */
+};
+
+static int dfree_fn(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp, uint64_t g,
+		    uint32_t off, uint32_t n, bool commit, void *arg)
+{
+	struct dfree_arg *a = arg;
+	(void)geo;
+	if (!commit)
+		return bga__group_ext_locked(grp) ? 0 : -ENOMEM;
+	struct bga_dfree *d = a->spare;
+	a->spare = d->next;
+	d->txn = a->txn;
+	d->off = off;
+	d->len = n;
+	d->next = grp->ext->dfree;
+	grp->ext->dfree = d;
+	grp->ext->dfree_blocks += n;
+	__atomic_fetch_or(&vol->dfree_groups[g / 64], UINT64_C(1) << (g % 64), __ATOMIC_RELEASE);
+	return 0;
+}
+
+int bga_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, uint64_t txn)
+{
+	if (vol == NULL || txn == 0 || txn <= __atomic_load_n(&vol->last_committed, __ATOMIC_ACQUIRE))
+		return -EINVAL;
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	struct dfree_arg a = {.txn = txn, .spare = NULL};
+	int rc = bga__range_check(vol, geo, start, len);
+	if (rc == 0) {
+		/* One record per group, allocated before any lock is taken so
+		 * the free stays all-or-nothing. */
+		uint64_t ng = bga__group_of(vol, start + len - 1) - bga__group_of(vol, start) + 1;
+		for (uint64_t i = 0; i < ng && rc == 0; i++) {
+			struct bga_dfree *d = malloc(sizeof(*d));
+			if (d == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			d->next = a.spare;
+			a.spare = d;
+		}
+	}
+	if (rc == 0)
+		rc = bga__range_apply(vol, geo, start, len, dfree_fn, &a);
+	if (rc == 0) {
+		__atomic_fetch_add(&vol->dfree_blocks, len, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&vol->dfree_extents, 1, __ATOMIC_RELAXED);
+	}
+	while (a.spare) {
+		struct bga_dfree *next = a.spare->next;
+		free(a.spare);
+		a.spare = next;
+	}
+	urcu_bp_read_unlock();
+	return rc;
+}
+
+/*
+ * Release group g's records with txn <= `txn`.  Returns blocks released;
+ * *extents gets the number of records.
+ */
+static uint64_t commit_group(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint64_t txn,
+			     uint64_t *extents)
+{
+	uint64_t released = 0;
+	bga__group_lock(vol, g);
+	struct bga_group *grp = bga__group_get(vol, geo, g);
+	struct bga_dfree **pp = &grp->ext->dfree;
+	while (*pp) {
+		struct bga_dfree *d = *pp;
+		if (d->txn > txn) {
+			pp = &d->next;
+			continue;
+		}
+		*pp = d->next;
+		/* Pending blocks are allocated, so the group has a bitmap or is
+		 * wholly used; a partial release of the latter needs one. */
+		if (bga__group_prepare_release_locked(vol, geo, grp, g, d->off, d->len) != 0) {
+			d->next = *pp; /* out of memory: keep it for the next commit */
+			*pp = d;
+			pp = &d->next;
+			continue;
+		}
+		bga__group_release_locked(vol, geo, grp, g, d->off, d->len);
+		grp->ext->dfree_blocks -= d->len;
+		released += d->len;
+		(*extents)++;
+		free(d);
+	}
+	if (grp->ext->dfree == NULL)
+		__atomic_fetch_and(&vol->dfree_groups[g / 64], ~(UINT64_C(1) << (g % 64)), __ATOMIC_RELEASE);
+	bga__group_unlock(vol, g);
+	return released;
+}
+
+int bga_commit(struct bga_volume *vol, uint64_t txn)
+{
+	if (vol == NULL || txn == 0)
+		return -EINVAL;
+	pthread_mutex_lock(&vol->commit_lock);
+	if (txn < __atomic_load_n(&vol->last_committed, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&vol->commit_lock);
+		return -EINVAL;
+	}
+	/* Publish first: deferred frees for txn <= this one are refused from
+	 * now on, so none can slip in behind the walk. */
+	__atomic_store_n(&vol->last_committed, txn, __ATOMIC_SEQ_CST);
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	uint64_t released = 0, extents = 0;
+	for (uint64_t g = 0; (g = bga_bitmap_next_set(vol->dfree_groups, geo->ngroups, g)) < geo->ngroups; g++)
+		released += commit_group(vol, geo, g, txn, &extents);
+	urcu_bp_read_unlock();
+	if (released) {
+		bga_counter_add(vol->used, -(int64_t)released);
+		__atomic_fetch_sub(&vol->dfree_blocks, released, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&vol->dfree_extents, extents, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&vol->commit_lock);
+	return 0;
+}
+
+/*
+ * After a failed allocation: would a run of min_len exist if every pending
+ * deferred free were committed?  Looks only at groups holding records, on
+ * a scratch copy of each bitmap.  The slow path of an -ENOSPC, so it may
+ * allocate.
+ */
+bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, uint64_t min_len)
+{
+	uint32_t bpg = vol->cfg.blocks_per_group;
+	uint64_t *scratch = malloc(BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
+	bool fit = false;
+	if (scratch == NULL)
+		return __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED) >= min_len;
+	for (uint64_t g = 0; !fit && (g = bga_bitmap_next_set(vol->dfree_groups, geo->ngroups, g)) < geo->ngroups;
+	     g++) {
+		uint32_t lo, hi;
+		bga__group_span(vol, geo, g, &lo, &hi);
+		bga__group_lock(vol, g);
+		struct bga_group *grp = bga__group_get(vol, geo, g);
+		if (grp->bitmap)
+			memcpy(scratch, grp->bitmap, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
+		else
+			memset(scratch, 0xff, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
+		for (const struct bga_dfree *d = grp->ext ? grp->ext->dfree : NULL; d; d = d->next)
+			bga_bitmap_clear_range(scratch, d->off, d->len);
+		fit = bga_bitmap_longest_zero_run(scratch, hi) >= min_len;
+		bga__group_unlock(vol, g);
+	}
+	free(scratch);
+	return fit;
+}
+
+/* For the checker: every pending block must be marked allocated. */
+bool bga__dfree_check_locked(const struct bga_volume *vol, const struct bga_geom *geo,
+			     const struct bga_group *grp, uint64_t g, uint32_t *bad_off)
+{
+	if (grp->ext == NULL)
+		return true;
+	for (const struct bga_dfree *d = grp->ext->dfree; d; d = d->next) {
+		if (!bga__group_is_used_locked(vol, geo, grp, g, d->off, d->len)) {
+			*bad_off = d->off;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* For snapshots: records in list order. */
+size_t bga__dfree_dump_locked(const struct bga_group *grp, uint64_t *out, size_t cap)
+{
+	size_t n = 0;
+	for (const struct bga_dfree *d = grp->ext ? grp->ext->dfree : NULL; d; d = d->next) {
+		if (out && n + 2 <= cap) {
+			out[n] = d->txn;
+			out[n + 1] = ((uint64_t)d->off << 32) | d->len;
+		}
+		n += 2;
+	}
+	return n;
+}

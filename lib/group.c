@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* One block group: lazy bitmap, exact free count, free-run summary. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bgalloc/bitmap.h>
+
+#include "volume.h"
+
+static void group_init_fresh(struct bga_volume *vol, const struct bga_geom *geo, struct bga_chunk *ch,
+			     uint64_t c)
+{
+	for (uint32_t i = 0; i < BGA_CHUNK_GROUPS; i++) {
+		uint64_t g = (c << BGA_CHUNK_SHIFT) + i;
+		struct bga_group *grp = &ch->groups[i];
+		uint32_t lo = 0, hi = 0;
+		if (g < geo->ngroups)
+			bga__group_span(vol, geo, g, &lo, &hi);
+		grp->free = hi - lo;
+		grp->max_run = hi - lo;
+		for (uint32_t k = 0; k <= vol->max_order && (UINT32_C(1) << k) <= grp->max_run; k++)
+			ch->bits[k][i / 64] |= UINT64_C(1) << (i % 64);
+	}
+}
+
+struct bga_chunk *bga__chunk_ensure(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c)
+{
+	struct bga_chunk *ch = bga__chunk_get(vol, c);
+	if (bga_likely(ch != NULL))
+		return ch;
+	/* Once per chunk: serialised with bga_grow so that a grow never
+	 * misses a chunk installed while it runs. */
+	pthread_mutex_lock(&vol->grow_lock);
+	ch = bga__chunk_get(vol, c);
+	if (ch == NULL) {
+		ch = calloc(1, sizeof(*ch));
+		if (ch != NULL) {
+			group_init_fresh(vol, geo, ch, c);
+			__atomic_store_n(&vol->chunks[c], ch, __ATOMIC_RELEASE);
+			bga__idx_chunk_installed(vol, c);
+		}
+	}
+	pthread_mutex_unlock(&vol->grow_lock);
+	return ch;
+}
+
+struct bga_group *bga__group_get(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g)
+{
+	struct bga_chunk *ch = bga__chunk_ensure(vol, geo, g >> BGA_CHUNK_SHIFT);
+	return ch ? &ch->groups[g & (BGA_CHUNK_GROUPS - 1)] : NULL;
+}
+
+void bga__group_lock(struct bga_volume *vol, uint64_t g)
+{
+	bga_locktab_lock(vol->locks, g);
+}
+
+bool bga__group_trylock(struct bga_volume *vol, uint64_t g)
+{
+	return bga_locktab_trylock(vol->locks, g);
+}
+
+void bga__group_unlock(struct bga_volume *vol, uint64_t g)
+{
+	bga_locktab_unlock(vol->locks, g);
+}
+
+struct bga_group_ext *bga__group_ext_locked(struct bga_group *grp)
+{
+	if (grp->ext == NULL)
+		grp->ext = calloc(1, sizeof(*grp->ext));
+	return grp->ext;
+}
+
+void bga__group_set_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t run)
+{
+	uint32_t old = grp->max_run;
+	if (old == run)
+		return;
+	__atomic_store_n(&grp->max_run, run, __ATOMIC_RELAXED);
+	bga__idx_update(vol, g, old, run);
+}
+
+/*
+ * A bitmap-less group is wholly free or wholly used.  Materialise its
+ * bitmap before a partial change.  Bits outside the span stay set forever,
+ * so searches never return them.
+ */
+static int group_materialise(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+			     uint64_t g)
+{
+	uint32_t bpg = vol->cfg.blocks_per_group, lo, hi;
+	uint64_t *map = malloc(BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
+	if (map == NULL)
+		return -ENOMEM;
+	bga__group_span(vol, geo, g, &lo, &hi);
+	if (grp->free == 0) {
+		memset(map, 0xff, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
+	} else {
+		memset(map, 0, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
+		bga_bitmap_set_range(map, 0, lo);
+		bga_bitmap_set_range(map, hi, bpg - hi);
+	}
+	grp->bitmap = map;
+	return 0;
+}
+
+bool bga__group_test_locked(const struct bga_volume *vol, const struct bga_geom *geo,
+			    const struct bga_group *grp, uint64_t g, uint32_t off)
+{
+	if (grp->bitmap)
+		return (grp->bitmap[off / 64] >> (off % 64)) & 1;
+	uint32_t lo, hi;
+	bga__group_span(vol, geo, g, &lo, &hi);
+	return grp->free == 0 || off < lo || off >= hi;
+}
+
+bool bga__group_is_used_locked(const struct bga_volume *vol, const struct bga_geom *geo,
+			       const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len)
+{
+	if (grp->bitmap)
+		return bga_bitmap_range_is_set(grp->bitmap, off, len);
+	uint32_t lo, hi;
+	bga__group_span(vol, geo, g, &lo, &hi);
+	return grp->free == 0 && off >= lo && off + len <= hi;
+}
+
+/* The first window other than `own` that overlaps [pos, pos + len). */
+static const struct bga_window *window_overlap(const struct bga_group *grp, const struct bga_window *own,
+					       uint32_t pos, uint32_t len)
+{
+	for (const struct bga_window *w = grp->ext->windows; w; w = w->next) {
+		if (w->start >= pos + len)
+			break;
+		if (w != own && w->end > pos)
+			return w;
+	}
+	return NULL;
+}
+
+bool bga__group_find_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+			    uint64_t g, uint32_t from, uint32_t min, uint32_t max, bool avoid_windows,
+			    const struct bga_window *own, uint32_t *off, uint32_t *len)
+{
+	uint32_t lo, hi;
+	if (grp->free < min || grp->max_run < min)
+		return false;
+	bga__group_span(vol, geo, g, &lo, &hi);
+	if (from < lo)
+		from = lo;
+	bool windows = avoid_windows && grp->ext && grp->ext->windows;
+	while (from < hi) {
+		uint64_t pos, n;
+		if (grp->bitmap) {
+			pos = bga_bitmap_find_zero_run(grp->bitmap, hi, from, min, max, &n);
+			if (pos >= hi)
+				return false;
+		} else {
+			/* wholly free (free >= min > 0 was checked above) */
+			pos = from;
+			n = BGA_MIN(max, hi - from);
+			if (n < min)
+				return false;
+		}
+		if (windows) {
+			const struct bga_window *w = window_overlap(grp, own, (uint32_t)pos, (uint32_t)n);
+			if (w != NULL) {
+				if (w->start > pos && w->start - pos >= min) {
+					n = w->start - pos;
+				} else {
+					from = w->end > pos + 1 ? w->end : (uint32_t)pos + 1;
+					continue;
+				}
+			}
+		}
+		*off = (uint32_t)pos;
+		*len = (uint32_t)n;
+		return true;
+	}
+	return false;
+}
+
+int bga__group_take_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+			   uint64_t g, uint32_t off, uint32_t len)
+{
+	if (grp->bitmap == NULL) {
+		uint32_t lo, hi;
+		bga__group_span(vol, geo, g, &lo, &hi);
+		BGA_ASSERT(grp->free == hi - lo);
+		if (off == lo && len == hi - lo) {
+			/* A whole group needs no bitmap: it stays wholly used. */
+			__atomic_store_n(&grp->free, 0, __ATOMIC_RELAXED);
+			bga__group_set_run_locked(vol, grp, g, 0);
+			return 0;
+		}
+		int rc = group_materialise(vol, geo, grp, g);
+		if (rc)
+			return rc;
+	}
+	uint64_t flipped = bga_bitmap_set_range(grp->bitmap, off, len);
+	(void)flipped;
+	BGA_ASSERT(flipped == len);
+	uint32_t free = grp->free - len;
+	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
+	/* The longest run can only shrink; max_run stays an upper bound. */
+	if (grp->max_run > free)
+		bga__group_set_run_locked(vol, grp, g, free);
+	return 0;
+}
+
+void bga__group_release_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+			       uint64_t g, uint32_t off, uint32_t len)
+{
+	uint32_t lo, hi;
+	bga__group_span(vol, geo, g, &lo, &hi);
+	grp->flags &= ~BGA_GROUP_TRIMMED;
+	if (grp->bitmap == NULL) {
+		BGA_ASSERT(grp->free == 0);
+		if (off == lo && len == hi - lo) {
+			__atomic_store_n(&grp->free, len, __ATOMIC_RELAXED);
+			bga__group_set_run_locked(vol, grp, g, len);
+			return;
+		}
+		/* The caller ran bga__group_prepare_release_locked(), which
+		 * materialised the bitmap for any partial release. */
+		BGA_ASSERT(0 && "release of part of an unprepared group");
+		abort();
+	}
+	uint64_t flipped = bga_bitmap_clear_range(grp->bitmap, off, len);
+	(void)flipped;
+	BGA_ASSERT(flipped == len);
+	uint32_t free = grp->free + len;
+	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
+	/* Only the run that now contains the freed range can have grown. */
+	uint32_t merged = (uint32_t)bga_bitmap_zero_run_at(grp->bitmap, hi, off, NULL);
+	if (merged > grp->max_run)
+		bga__group_set_run_locked(vol, grp, g, merged);
+}
+
+int bga__group_prepare_release_locked(struct bga_volume *vol, const struct bga_geom *geo,
+				      struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len)
+{
+	uint32_t lo, hi;
+	if (grp->bitmap != NULL)
+		return 0;
+	bga__group_span(vol, geo, g, &lo, &hi);
+	if (off == lo && len == hi - lo)
+		return 0;
+	return group_materialise(vol, geo, grp, g);
+}
+
+void bga__group_refresh_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+			       uint64_t g)
+{
+	uint32_t lo, hi, run;
+	bga__group_span(vol, geo, g, &lo, &hi);
+	if (grp->bitmap)
+		run = (uint32_t)bga_bitmap_longest_zero_run(grp->bitmap, hi);
+	else
+		run = grp->free;
+	bga__group_set_run_locked(vol, grp, g, run);
+}

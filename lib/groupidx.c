@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The group index: finds a group whose largest free run is at least a
+ * given length without scanning the groups, as ext4's mb_optimize_scan does
+ * with its per-order lists.
+ *
+ * Two levels of bitmaps per order k:
+ *   chunk->bits[k]   one bit per group: max_run >= 2^k
+ *   vol->summary[k]  one bit per chunk: some group of it has the bit
+ *                    (a chunk not yet allocated counts as all-free groups)
+ * Bits nest: bit k set implies bit k-1 set.  A search for min_len blocks
+ * looks at order ceil(log2(min_len)), whose groups surely fit, and at
+ * order floor(log2(min_len)) with a check of max_run, so no group that fits
+ * is missed.  With 4096 groups per chunk, the summary of a 2^20-group
+ * volume is 256 bits per order: a search is a handful of word scans.
+ *
+ * Writers hold the group's lock; bits are flipped with atomic or/and, and
+ * readers take no lock.
+ */
+#include <bgalloc/bitmap.h>
+
+#include "volume.h"
+
+static inline unsigned ilog2_floor(uint64_t x)
+{
+	return 63u - (unsigned)__builtin_clzll(x);
+}
+
+static inline unsigned ilog2_ceil(uint64_t x)
+{
+	return x <= 1 ? 0 : 64u - (unsigned)__builtin_clzll(x - 1);
+}
+
+static inline void bit_or(uint64_t *w, uint64_t m)
+{
+	if ((__atomic_load_n(w, __ATOMIC_RELAXED) & m) != m)
+		__atomic_fetch_or(w, m, __ATOMIC_SEQ_CST);
+}
+
+static inline void bit_andnot(uint64_t *w, uint64_t m)
+{
+	if (__atomic_load_n(w, __ATOMIC_RELAXED) & m)
+		__atomic_fetch_and(w, ~m, __ATOMIC_SEQ_CST);
+}
+
+static bool chunk_order_empty(const struct bga_chunk *ch, unsigned k)
+{
+	for (unsigned i = 0; i < BGA_CHUNK_WORDS; i++)
+		if (__atomic_load_n(&ch->bits[k][i], __ATOMIC_SEQ_CST))
+			return false;
+	return true;
+}
+
+/*
+ * Clearing a summary bit races with another group of the chunk setting its
+ * bit: clear, then look again, and set it back if a bit appeared.  Setters
+ * set the group bit before the summary bit, so whichever order the two
+ * threads run in, the summary ends up set while any group bit is.
+ */
+static void summary_recheck(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c, unsigned k)
+{
+	uint64_t m = UINT64_C(1) << (c % 64);
+	if (!chunk_order_empty(ch, k))
+		return;
+	bit_andnot(&vol->summary[k][c / 64], m);
+	if (!chunk_order_empty(ch, k))
+		bit_or(&vol->summary[k][c / 64], m);
+}
+
+void bga__idx_update(struct bga_volume *vol, uint64_t g, uint32_t old_run, uint32_t new_run)
+{
+	uint64_t c = g >> BGA_CHUNK_SHIFT;
+	uint32_t i = (uint32_t)(g & (BGA_CHUNK_GROUPS - 1));
+	struct bga_chunk *ch = bga__chunk_get(vol, c);
+	uint64_t m = UINT64_C(1) << (i % 64);
+	/* orders whose bit is set before and after: [0, nold) and [0, nnew) */
+	unsigned nold = old_run ? ilog2_floor(old_run) + 1 : 0;
+	unsigned nnew = new_run ? ilog2_floor(new_run) + 1 : 0;
+	for (unsigned k = nold; k < nnew; k++) {
+		bit_or(&ch->bits[k][i / 64], m);
+		bit_or(&vol->summary[k][c / 64], UINT64_C(1) << (c % 64));
+	}
+	for (unsigned k = nnew; k < nold; k++) {
+		bit_andnot(&ch->bits[k][i / 64], m);
+		summary_recheck(vol, ch, c, k);
+	}
+}
+
+void bga__idx_chunk_installed(struct bga_volume *vol, uint64_t c)
+{
+	struct bga_chunk *ch = bga__chunk_get(vol, c);
+	for (unsigned k = 0; k < BGA_ORDERS; k++) {
+		if (chunk_order_empty(ch, k))
+			summary_recheck(vol, ch, c, k);
+		else
+			bit_or(&vol->summary[k][c / 64], UINT64_C(1) << (c % 64));
+	}
+}
+
+void bga__idx_mark_untouched(struct bga_volume *vol, uint64_t c0, uint64_t c1)
+{
+	for (unsigned k = 0; k <= vol->max_order; k++)
+		for (uint64_t c = c0; c < c1; c++)
+			bit_or(&vol->summary[k][c / 64], UINT64_C(1) << (c % 64));
+}
+
+/*
+ * First group in [from, to) whose order-k bit is set and, when need > 0,
+ * whose max_run is at least `need`; `to` if none.
+ */
+static uint64_t next_in_order(const struct bga_volume *vol, unsigned k, uint64_t from, uint64_t to,
+			      uint32_t need)
+{
+	uint64_t g = from;
+	uint64_t cend = (to + BGA_CHUNK_GROUPS - 1) >> BGA_CHUNK_SHIFT;
+	while (g < to) {
+		uint64_t c = g >> BGA_CHUNK_SHIFT;
+		if (!((__atomic_load_n(&vol->summary[k][c / 64], __ATOMIC_ACQUIRE) >> (c % 64)) & 1)) {
+			c = bga_bitmap_next_set(vol->summary[k], cend, c + 1);
+			if (c >= cend)
+				return to;
+			g = c << BGA_CHUNK_SHIFT;
+			continue;
+		}
+		const struct bga_chunk *ch = bga__chunk_get(vol, c);
+		if (ch == NULL)
+			return g; /* untouched groups are wholly free */
+		uint64_t base = c << BGA_CHUNK_SHIFT;
+		uint64_t lim = BGA_MIN(to - base, (uint64_t)BGA_CHUNK_GROUPS);
+		for (uint64_t i = g - base; i < lim; i++) {
+			i = bga_bitmap_next_set(ch->bits[k], lim, i);
+			if (i >= lim)
+				break;
+			if (need == 0 || __atomic_load_n(&ch->groups[i].max_run, __ATOMIC_RELAXED) >= need)
+				return base + i;
+		}
+		g = base + BGA_CHUNK_GROUPS;
+	}
+	return to;
+}
+
+uint64_t bga__idx_next(const struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len)
+{
+	if (min_len == 0 || min_len > vol->cfg.blocks_per_group)
+		return to;
+	unsigned hi = ilog2_ceil(min_len), lo = ilog2_floor(min_len);
+	uint64_t r = to;
+	if (hi <= vol->max_order)
+		r = next_in_order(vol, hi, from, to, 0);
+	if (lo != hi && r > from)
+		r = next_in_order(vol, lo, from, r, (uint32_t)min_len);
+	return r;
+}

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Per-file reservation windows, after ext3's block reservation (2.6.10),
+ * but kept per group under the group's lock instead of in one tree behind
+ * one per-filesystem lock, so unrelated files never share a lock.
+ *
+ * A handle books a window of free blocks; its allocations come from the
+ * window first; other callers avoid windows while they can.  When a window
+ * is used up, the handle books the next one from its goal onwards, twice
+ * as large if more than half of the last one was used (up to rsv_max).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <urcu-bp.h>
+
+#include <bgalloc/bitmap.h>
+
+#include "volume.h"
+
+/*
+ * A handle.  `win` is linked into a group's window list while win.linked;
+ * its fields are then under that group's lock.  The handle itself is used
+ * by one thread at a time (the contract), so size and the counters need
+ * no lock.
+ */
+struct bga_rsv {
+	struct bga_volume *vol;
+	struct bga_window win;
+	uint32_t size; /* goal size of the next window; 0 = windows off */
+	uint64_t hits, allocs;
+};
+
+int bga__rsv_link_locked(struct bga_group *grp, uint64_t g, struct bga_window *w, uint32_t start,
+			 uint32_t end)
+{
+	struct bga_group_ext *ext = bga__group_ext_locked(grp);
+	if (ext == NULL)
+		return -ENOMEM;
+	struct bga_window **pp = &ext->windows;
+	while (*pp && (*pp)->start < start)
+		pp = &(*pp)->next;
+	BGA_ASSERT(*pp == NULL || (*pp)->start >= end);
+	w->group = g;
+	w->start = start;
+	w->end = end;
+	w->used = 0;
+	w->next = *pp;
+	*pp = w;
+	w->linked = true;
+	return 0;
+}
+
+void bga__rsv_unlink_locked(struct bga_group *grp, struct bga_window *w)
+{
+	struct bga_window **pp = &grp->ext->windows;
+	while (*pp != w)
+		pp = &(*pp)->next;
+	*pp = w->next;
+	w->next = NULL;
+	w->linked = false;
+}
+
+void bga__rsv_destroy_group(struct bga_group *grp)
+{
+	while (grp->ext->windows)
+		bga__rsv_unlink_locked(grp, grp->ext->windows);
+}
+
+/* Drop the handle's window, if it has one. */
+static void window_drop(struct bga_rsv *rsv)
+{
+	struct bga_volume *vol = rsv->vol;
+	if (!rsv->win.linked)
+		return;
+	uint64_t g = rsv->win.group;
+	bga__group_lock(vol, g);
+	urcu_bp_read_lock();
+	struct bga_group *grp = bga__group_get(vol, rcu_dereference(vol->geom), g);
+	urcu_bp_read_unlock();
+	bga__rsv_unlink_locked(grp, &rsv->win);
+	bga__group_unlock(vol, g);
+}
+
+int bga_rsv_open(struct bga_volume *vol, struct bga_rsv **out)
+{
+	if (vol == NULL || out == NULL)
+		return -EINVAL;
+	struct bga_rsv *rsv = calloc(1, sizeof(*rsv));
+	if (rsv == NULL)
+		return -ENOMEM;
+	rsv->vol = vol;
+	rsv->size = vol->cfg.rsv_default;
+	__atomic_fetch_add(&vol->rsv_open, 1, __ATOMIC_RELAXED);
+	*out = rsv;
+	return 0;
+}
+
+void bga_rsv_close(struct bga_rsv *rsv)
+{
+	if (rsv == NULL)
+		return;
+	window_drop(rsv);
+	__atomic_fetch_sub(&rsv->vol->rsv_open, 1, __ATOMIC_RELAXED);
+	free(rsv);
+}
+
+int bga_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks)
+{
+	if (rsv == NULL || blocks > rsv->vol->cfg.rsv_max)
+		return -EINVAL;
+	rsv->size = blocks;
+	if (blocks == 0)
+		window_drop(rsv);
+	return 0;
+}
+
+int bga_rsv_window(const struct bga_rsv *rsv, struct bga_extent *out)
+{
+	if (rsv == NULL || out == NULL)
+		return -EINVAL;
+	out->start = rsv->win.linked ? bga__group_first(rsv->vol, rsv->win.group) + rsv->win.start : 0;
+	out->len = rsv->win.linked ? rsv->win.end - rsv->win.start : 0;
+	return 0;
+}
+
+/* Take min..max blocks from the handle's own window, from `goal` on. */
+static bool window_take(struct bga_volume *vol, const struct bga_geom *geo, struct bga_rsv *rsv,
+			uint64_t goal, uint32_t min, uint32_t max, struct bga_extent *out)
+{
+	struct bga_window *w = &rsv->win;
+	uint64_t g = w->group, first = bga__group_first(vol, g);
+	bool hit = false;
+	bga__group_lock(vol, g);
+	struct bga_group *grp = bga__group_get(vol, geo, g);
+	uint32_t from = w->start, off, len;
+	if (goal != BGA_NO_GOAL && goal >= first + w->start && goal < first + w->end)
+		from = (uint32_t)(goal - first);
+	/* Other callers may have taken blocks of the window as a last resort;
+	 * the search skips them like any used block.  A group without a
+	 * bitmap is wholly free or wholly used. */
+	uint32_t end = w->end;
+	if (grp->bitmap != NULL) {
+		uint64_t n;
+		uint64_t pos = bga_bitmap_find_zero_run(grp->bitmap, end, from, min, max, &n);
+		hit = pos < end;
+		off = (uint32_t)pos;
+		len = (uint32_t)n;
+	} else {
+		hit = grp->free != 0 && end - from >= min;
+		off = from;
+		len = BGA_MIN(max, end - from);
+	}
+	if (hit && bga__group_take_locked(vol, geo, grp, g, off, len) == 0) {
+		w->used += len;
+		out->start = first + off;
+		out->len = len;
+	} else {
+		hit = false;
+		/* Used up (or blocked): grow the next window if this one
+		 * served its file well, as ext3 does. */
+		if (2 * w->used > w->end - w->start)
+			rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
+		bga__rsv_unlink_locked(grp, w);
+	}
+	bga__group_unlock(vol, g);
+	return hit;
+}
+
+int bga__rsv_alloc(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req,
+		   uint32_t min, uint32_t max, struct bga_extent *out)
+{
+	struct bga_rsv *rsv = req->rsv;
+	if (rsv->vol != vol)
+		return -EINVAL;
+	if (rsv->size == 0 || (req->flags & BGA_EXACT_GOAL))
+		return bga__alloc_plain(vol, geo, req, min, max, out);
+	rsv->allocs++;
+	__atomic_fetch_add(&vol->rsv_allocs, 1, __ATOMIC_RELAXED);
+	uint64_t next = BGA_NO_GOAL;
+	if (rsv->win.linked) {
+		next = bga__group_first(vol, rsv->win.group) + rsv->win.end;
+		if (window_take(vol, geo, rsv, req->goal, min, max, out)) {
+			rsv->hits++;
+			__atomic_fetch_add(&vol->rsv_hits, 1, __ATOMIC_RELAXED);
+			return 0;
+		}
+	}
+	/* Book a new window from the goal on (or right after the old one, so
+	 * a file written in order stays contiguous). */
+	uint64_t goal = req->goal != BGA_NO_GOAL ? req->goal : next < geo->nblocks ? next : bga__home(vol, geo);
+	rsv->win.start = 0;
+	rsv->win.end = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
+	int rc = bga__search(vol, geo, goal, min, max, true, &rsv->win, out);
+	if (rc == 0) {
+		rsv->win.used = (uint32_t)out->len;
+		return 0;
+	}
+	/* No room for a window outside the others': allocate without one;
+	 * windows must never cause a false -ENOSPC. */
+	return bga__alloc_plain(vol, geo, req, min, max, out);
+}
+

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Walks over free space: statistics, iteration, trim. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <urcu-bp.h>
+
+#include <bgalloc/bitmap.h>
+#include <bgalloc/locktab.h>
+
+#include "volume.h"
+
+/*
+ * Copy group g's view of free space into `map` (bpg bits, set = used) under
+ * its lock.  An untouched group needs no lock: it is wholly free.  Returns
+ * the group's span end.
+ */
+static uint32_t group_copy(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint64_t *map)
+{
+	uint32_t bpg = vol->cfg.blocks_per_group, lo, hi;
+	size_t bytes = BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t);
+	bga__group_span(vol, geo, g, &lo, &hi);
+	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
+	if (ch == NULL) {
+		memset(map, 0, bytes);
+		return hi;
+	}
+	bga__group_lock(vol, g);
+	const struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
+	if (grp->bitmap) {
+		memcpy(map, grp->bitmap, bytes);
+	} else {
+		memset(map, grp->free ? 0 : 0xff, bytes);
+		bga_bitmap_set_range(map, 0, lo);
+		bga_bitmap_set_range(map, hi, bpg - hi);
+	}
+	bga__group_unlock(vol, g);
+	return hi;
+}
+
+/* Call fn for each free run of at least min_len inside [from, to) of map. */
+static int each_run(const uint64_t *map, uint32_t nbits, uint32_t from, uint32_t to, uint64_t min_len,
+		    int (*fn)(void *, uint32_t, uint32_t), void *arg)
+{
+	uint32_t pos = from;
+	while (pos < to) {
+		uint64_t s = bga_bitmap_next_zero(map, to, pos);
+		if (s >= to)
+			break;
+		uint64_t e = bga_bitmap_next_set(map, to, s);
+		(void)nbits;
+		if (e - s >= min_len) {
+			int rc = fn(arg, (uint32_t)s, (uint32_t)(e - s));
+			if (rc)
+				return rc;
+		}
+		pos = (uint32_t)e;
+	}
+	return 0;
+}
+
+static int range_args(struct bga_volume *vol, const struct bga_geom *geo, uint64_t from, uint64_t to,
+		      uint64_t min_len)
+{
+	if (vol == NULL || from >= to || to > geo->nblocks || min_len == 0)
+		return -EINVAL;
+	return 0;
+}
+
+struct walk {
+	uint64_t base;
+	bga_extent_cb cb;
+	void *ctx;
+};
+
+static int walk_fn(void *arg, uint32_t off, uint32_t len)
+{
+	struct walk *w = arg;
+	return w->cb(w->ctx, w->base + off, len);
+}
+
+int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len, bga_extent_cb cb,
+		     void *ctx)
+{
+	if (vol == NULL || cb == NULL)
+		return -EINVAL;
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	int rc = range_args(vol, geo, from, to, min_len);
+	uint64_t *map = rc ? NULL : malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));
+	if (rc == 0 && map == NULL)
+		rc = -ENOMEM;
+	for (uint64_t g = bga__group_of(vol, from); rc == 0 && g <= bga__group_of(vol, to - 1); g++) {
+		uint64_t first = bga__group_first(vol, g);
+		uint32_t hi = group_copy(vol, geo, g, map);
+		uint32_t a = from > first ? (uint32_t)(from - first) : 0;
+		uint32_t b = (uint32_t)BGA_MIN((uint64_t)hi, to - first);
+		struct walk w = {first, cb, ctx};
+		rc = each_run(map, hi, a, b, min_len, walk_fn, &w);
+	}
+	free(map);
+	urcu_bp_read_unlock();
+	return rc;
+}
+
+/* ---- trim ---- */
+
+struct trim_run {
+	uint32_t off, len;
+};
+
+struct trim_list {
+	struct trim_run *runs;
+	size_t n, cap;
+};
+
+static int trim_collect(void *arg, uint32_t off, uint32_t len)
+{
+	struct trim_list *l = arg;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct trim_run *r = realloc(l->runs, cap * sizeof(*r));
+		if (r == NULL)
+			return -ENOMEM;
+		l->runs = r;
+		l->cap = cap;
+	}
+	l->runs[l->n++] = (struct trim_run){off, len};
+	return 0;
+}
+
+/*
+ * Trim one group: take every free run of min_len in [a, b) under the lock
+ * (charged to the used counter like an allocation, so reservations stay
+ * covered), discard with no lock held, then give them back.  The TRIMMED
+ * flag is set when the runs are taken; any free by another thread clears
+ * it, and our own give-back keeps it, so the flag means "no block was
+ * freed here since every free run was discarded".
+ */
+static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t a, uint32_t b,
+		      uint64_t min_len, bga_extent_cb cb, void *ctx, uint64_t *trimmed, uint64_t *scratch)
+{
+	struct trim_list l = {NULL, 0, 0};
+	uint64_t first = bga__group_first(vol, g);
+	int rc = 0;
+	bga__group_lock(vol, g);
+	struct bga_group *grp = bga__group_get(vol, geo, g);
+	if (grp == NULL) {
+		bga__group_unlock(vol, g);
+		return -ENOMEM;
+	}
+	if (grp->flags & BGA_GROUP_TRIMMED) {
+		bga__group_unlock(vol, g);
+		return 0;
+	}
+	uint32_t bpg = vol->cfg.blocks_per_group, lo, hi;
+	bga__group_span(vol, geo, g, &lo, &hi);
+	if (grp->bitmap) {
+		memcpy(scratch, grp->bitmap, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
+	} else {
+		memset(scratch, grp->free ? 0 : 0xff, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
+		bga_bitmap_set_range(scratch, 0, lo);
+		bga_bitmap_set_range(scratch, hi, bpg - hi);
+	}
+	rc = each_run(scratch, hi, a, BGA_MIN(b, hi), min_len, trim_collect, &l);
+	size_t taken = 0;
+	for (; rc == 0 && taken < l.n; taken++) {
+		struct trim_run *r = &l.runs[taken];
+		if (bga_counter_add_limited(vol->used, r->len, (int64_t)geo->capacity) != 0)
+			break; /* the rest is promised to reservations */
+		if (bga__group_take_locked(vol, geo, grp, g, r->off, r->len) != 0) {
+			bga_counter_add(vol->used, -(int64_t)r->len);
+			break;
+		}
+	}
+	bool whole = taken == l.n && rc == 0 && a <= lo && b >= hi;
+	if (whole)
+		grp->flags |= BGA_GROUP_TRIMMED;
+	bga__group_unlock(vol, g);
+
+	int cbrc = 0;
+	for (size_t i = 0; i < taken; i++) {
+		if (cbrc == 0)
+			cbrc = cb(ctx, first + l.runs[i].off, l.runs[i].len);
+		if (cbrc == 0)
+			*trimmed += l.runs[i].len;
+	}
+	if (taken) {
+		bga__group_lock(vol, g);
+		bool keep = grp->flags & BGA_GROUP_TRIMMED;
+		for (size_t i = 0; i < taken; i++)
+			bga__group_release_locked(vol, geo, grp, g, l.runs[i].off, l.runs[i].len);
+		if (keep && cbrc == 0)
+			grp->flags |= BGA_GROUP_TRIMMED;
+		bga__group_unlock(vol, g);
+		for (size_t i = 0; i < taken; i++)
+			bga_counter_add(vol->used, -(int64_t)l.runs[i].len);
+	}
+	free(l.runs);
+	return rc ? rc : cbrc;
+}
+
+int bga_trim(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len, bga_extent_cb cb,
+	     void *ctx, uint64_t *trimmed)
+{
+	if (vol == NULL || cb == NULL)
+		return -EINVAL;
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	uint64_t done = 0;
+	int rc = range_args(vol, geo, from, to, min_len);
+	uint64_t *scratch = rc ? NULL : malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));
+	if (rc == 0 && scratch == NULL)
+		rc = -ENOMEM;
+	for (uint64_t g = bga__group_of(vol, from); rc == 0 && g <= bga__group_of(vol, to - 1); g++) {
+		uint64_t first = bga__group_first(vol, g);
+		uint32_t a = from > first ? (uint32_t)(from - first) : 0;
+		uint32_t b = (uint32_t)BGA_MIN((uint64_t)vol->cfg.blocks_per_group, to - first);
+		rc = trim_group(vol, geo, g, a, b, min_len, cb, ctx, &done, scratch);
+	}
+	free(scratch);
+	urcu_bp_read_unlock();
+	if (trimmed)
+		*trimmed = done;
+	return rc;
+}
+
+/* ---- statistics ---- */
+
+struct hist {
+	struct bga_stats *st;
+	double actual;
+};
+
+static int hist_fn(void *arg, uint32_t off, uint32_t len)
+{
+	struct hist *h = arg;
+	(void)off;
+	unsigned k = 63u - (unsigned)__builtin_clzll(len);
+	h->st->hist_count[k]++;
+	h->st->hist_blocks[k] += len;
+	h->st->free_extents++;
+	h->actual += (double)len * log2((double)len);
+	return 0;
+}
+
+int bga_stats(struct bga_volume *vol, struct bga_stats *st)
+{
+	if (vol == NULL || st == NULL)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	uint32_t bpg = vol->cfg.blocks_per_group;
+	uint64_t *map = malloc(BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
+	if (map == NULL)
+		return -ENOMEM;
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	struct hist h = {st, 0};
+	st->nblocks = geo->nblocks;
+	st->groups = geo->ngroups;
+	for (uint64_t c = 0; c < geo->nchunks; c++) {
+		uint64_t g0 = c << BGA_CHUNK_SHIFT, g1 = BGA_MIN(g0 + BGA_CHUNK_GROUPS, geo->ngroups);
+		const struct bga_chunk *ch = bga__chunk_get(vol, c);
+		if (ch == NULL) {
+			/* untouched: every group one whole free run */
+			unsigned k = 31u - (unsigned)__builtin_clz(bpg);
+			st->hist_count[k] += g1 - g0;
+			st->hist_blocks[k] += (g1 - g0) * bpg;
+			st->free_extents += g1 - g0;
+			h.actual += (double)(g1 - g0) * bpg * log2((double)bpg);
+			continue;
+		}
+		for (uint64_t g = g0; g < g1; g++) {
+			const struct bga_group *grp = &ch->groups[g - g0];
+			if (grp->bitmap)
+				st->groups_initialised++;
+			uint32_t hi = group_copy(vol, geo, g, map);
+			each_run(map, hi, 0, hi, 1, hist_fn, &h);
+		}
+	}
+	urcu_bp_read_unlock();
+	free(map);
+	for (unsigned k = 0; k < BGA_HIST_ORDERS; k++)
+		st->free_blocks += st->hist_blocks[k];
+	st->reserved_blocks = bga_reserved(vol);
+	/* Ideal: the same free blocks packed into whole groups. */
+	double F = (double)st->free_blocks, G = (double)bpg;
+	double full = floor(F / G), rest = F - full * G;
+	double ideal = full * G * log2(G) + (rest > 1 ? rest * log2(rest) : 0);
+	st->frag_score = ideal > 0 ? (ideal - h.actual) / ideal : 0;
+	if (st->frag_score < 0)
+		st->frag_score = 0;
+
+	uint32_t n = bga_locktab_nslots(vol->locks);
+	st->lock_slots = n;
+	for (uint32_t s = 0; s < n; s++) {
+		struct bga_lock_stats ls;
+		bga_locktab_stats(vol->locks, s, &ls);
+		st->lock_acquisitions += ls.acquisitions;
+		st->lock_contended += ls.contended;
+		st->lock_wait_ns += ls.wait_ns;
+		if (ls.contended > st->busiest_slot_contended || s == 0) {
+			st->busiest_slot = s;
+			st->busiest_slot_contended = ls.contended;
+		}
+	}
+	st->rsv_hits = __atomic_load_n(&vol->rsv_hits, __ATOMIC_RELAXED);
+	st->rsv_allocs = __atomic_load_n(&vol->rsv_allocs, __ATOMIC_RELAXED);
+	st->rsv_hit_ratio = st->rsv_allocs ? (double)st->rsv_hits / (double)st->rsv_allocs : 0;
+	st->rsv_windows_open = __atomic_load_n(&vol->rsv_open, __ATOMIC_RELAXED);
+	st->deferred_blocks = __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED);
+	st->deferred_extents = __atomic_load_n(&vol->dfree_extents, __ATOMIC_RELAXED);
+	st->last_committed_txn = __atomic_load_n(&vol->last_committed, __ATOMIC_RELAXED);
+	return 0;
+}

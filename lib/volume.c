@@ -1,0 +1,619 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The public volume API: create, alloc, free, reserve, ENOSPC logic. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <urcu-bp.h>
+
+#include <bgalloc/bitmap.h>
+
+#include "cpu.h"
+#include "volume.h"
+
+/* Busy groups skipped with trylock before an allocation blocks on a lock. */
+#define BGA_BUSY_SKIPS 3
+
+static unsigned ncpus_online(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
+
+void bga_config_init(struct bga_config *cfg, uint64_t nblocks)
+{
+	if (cfg == NULL)
+		return;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->nblocks = nblocks;
+	cfg->blocks_per_group = 32768;
+	cfg->first_data_block = 0;
+	cfg->lock_slots = 0;
+	cfg->counter_batch = 0;
+	cfg->rsv_default = 8;
+	cfg->rsv_max = 1027;
+	cfg->flags = 0;
+}
+
+static int config_check(const struct bga_config *cfg)
+{
+	uint32_t bpg = cfg->blocks_per_group;
+	if (cfg->nblocks == 0 || cfg->nblocks > BGA_MAX_BLOCKS)
+		return -EINVAL;
+	if (bpg < 64 || bpg > BGA_MAX_BPG || bpg % 64)
+		return -EINVAL;
+	if ((cfg->nblocks + bpg - 1) / bpg > BGA_MAX_GROUPS)
+		return -EINVAL;
+	if (cfg->first_data_block >= cfg->nblocks || cfg->first_data_block >= bpg)
+		return -EINVAL;
+	if (cfg->lock_slots && ((cfg->lock_slots & (cfg->lock_slots - 1)) || cfg->lock_slots > (1u << 20)))
+		return -EINVAL;
+	if (cfg->counter_batch < 0 || cfg->counter_batch > (1 << 24))
+		return -EINVAL;
+	if (cfg->rsv_max > BGA_MAX_BPG || cfg->rsv_default > cfg->rsv_max)
+		return -EINVAL;
+	if (cfg->flags & ~(uint32_t)(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS))
+		return -EINVAL;
+	return 0;
+}
+
+static uint64_t groups_for(const struct bga_volume *vol, uint64_t nblocks)
+{
+	return (nblocks + vol->cfg.blocks_per_group - 1) / vol->cfg.blocks_per_group;
+}
+
+static struct bga_geom *geom_new(const struct bga_volume *vol, uint64_t nblocks)
+{
+	struct bga_geom *geo = malloc(sizeof(*geo));
+	if (geo == NULL)
+		return NULL;
+	geo->nblocks = nblocks;
+	geo->ngroups = groups_for(vol, nblocks);
+	geo->nchunks = (geo->ngroups + BGA_CHUNK_GROUPS - 1) >> BGA_CHUNK_SHIFT;
+	geo->capacity = nblocks - vol->cfg.first_data_block;
+	return geo;
+}
+
+int bga_create(const struct bga_config *cfg, struct bga_volume **out)
+{
+	if (cfg == NULL || out == NULL)
+		return -EINVAL;
+	int rc = config_check(cfg);
+	if (rc)
+		return rc;
+	struct bga_volume *vol = calloc(1, sizeof(*vol));
+	if (vol == NULL)
+		return -ENOMEM;
+	vol->cfg = *cfg;
+	uint32_t bpg = cfg->blocks_per_group;
+	vol->bpg_shift = (bpg & (bpg - 1)) ? 0 : (uint32_t)__builtin_ctz(bpg);
+	vol->max_order = 31u - (uint32_t)__builtin_clz(bpg);
+	unsigned ncpu = ncpus_online();
+	if (vol->cfg.lock_slots == 0) {
+		unsigned n = ncpu < 32 ? ncpu : 32;
+		vol->cfg.lock_slots = 4u << (31 - __builtin_clz(n));
+	}
+	if (vol->cfg.flags & BGA_GLOBAL_LOCK)
+		vol->cfg.lock_slots = 1;
+	if (vol->cfg.counter_batch == 0)
+		vol->cfg.counter_batch = (int32_t)(2 * ncpu > 32 ? 2 * ncpu : 32);
+	pthread_mutex_init(&vol->grow_lock, NULL);
+	pthread_mutex_init(&vol->commit_lock, NULL);
+
+	/* Directory and summaries are sized for the largest volume and left to
+	 * calloc's untouched (zero, unbacked) pages: see struct bga_volume. */
+	uint64_t max_groups = groups_for(vol, BGA_MAX_BLOCKS);
+	if (max_groups > BGA_MAX_GROUPS)
+		max_groups = BGA_MAX_GROUPS;
+	vol->max_chunks = (max_groups + BGA_CHUNK_GROUPS - 1) >> BGA_CHUNK_SHIFT;
+	rc = -ENOMEM;
+	vol->chunks = calloc(vol->max_chunks, sizeof(*vol->chunks));
+	vol->dfree_groups = calloc(BGA_BITMAP_WORDS(max_groups), sizeof(uint64_t));
+	if (!vol->chunks || !vol->dfree_groups)
+		goto fail;
+	for (unsigned k = 0; k < BGA_ORDERS; k++)
+		if (!(vol->summary[k] = calloc(BGA_BITMAP_WORDS(vol->max_chunks), sizeof(uint64_t))))
+			goto fail;
+	vol->geom = geom_new(vol, cfg->nblocks);
+	if (vol->geom == NULL)
+		goto fail;
+	rc = bga_locktab_create(&vol->locks, vol->cfg.lock_slots, BGA_LOCK_DEFAULT);
+	if (rc)
+		goto fail;
+	rc = bga_counter_create(&vol->used, (int64_t)cfg->first_data_block * 0, vol->cfg.counter_batch,
+				(vol->cfg.flags & BGA_ATOMIC_COUNTERS) ? BGA_COUNTER_ATOMIC : BGA_COUNTER_PERCPU);
+	if (rc)
+		goto fail;
+	rc = -ENOMEM;
+	vol->nhome = bga__cpu_count();
+	vol->home = calloc(vol->nhome, sizeof(*vol->home));
+	if (vol->home == NULL)
+		goto fail;
+	/* Spread the CPUs' home groups evenly so unrelated callers start apart. */
+	for (unsigned i = 0; i < vol->nhome; i++)
+		vol->home[i] = bga__group_first(vol, vol->geom->ngroups * i / vol->nhome);
+
+	const struct bga_geom *geo = vol->geom;
+	bga__idx_mark_untouched(vol, 0, geo->nchunks);
+	/* Chunks holding a partial group (below first_data_block, or the short
+	 * last group) are built now so that a missing chunk always means
+	 * wholly free, full-size groups. */
+	if (cfg->first_data_block && !bga__chunk_ensure(vol, geo, 0))
+		goto fail;
+	if (cfg->nblocks % bpg && !bga__chunk_ensure(vol, geo, geo->nchunks - 1))
+		goto fail;
+	*out = vol;
+	return 0;
+fail:
+	bga_destroy(vol);
+	return rc;
+}
+
+void bga_destroy(struct bga_volume *vol)
+{
+	if (vol == NULL)
+		return;
+	if (vol->chunks && vol->geom) {
+		for (uint64_t c = 0; c < vol->max_chunks; c++) {
+			struct bga_chunk *ch = vol->chunks[c];
+			if (ch == NULL)
+				continue;
+			for (uint32_t i = 0; i < BGA_CHUNK_GROUPS; i++) {
+				struct bga_group *grp = &ch->groups[i];
+				free(grp->bitmap);
+				if (grp->ext) {
+					bga__dfree_destroy_group(grp);
+					bga__rsv_destroy_group(grp);
+					free(grp->ext);
+				}
+			}
+			free(ch);
+		}
+	}
+	free(vol->chunks);
+	for (unsigned k = 0; k < BGA_ORDERS; k++)
+		free(vol->summary[k]);
+	free(vol->dfree_groups);
+	free(vol->geom);
+	free(vol->home);
+	bga_locktab_destroy(vol->locks);
+	bga_counter_destroy(vol->used);
+	pthread_mutex_destroy(&vol->grow_lock);
+	pthread_mutex_destroy(&vol->commit_lock);
+	free(vol);
+}
+
+int bga_volume_config(const struct bga_volume *vol, struct bga_config *out)
+{
+	if (vol == NULL || out == NULL)
+		return -EINVAL;
+	*out = vol->cfg;
+	out->nblocks = __atomic_load_n(&vol->geom, __ATOMIC_ACQUIRE)->nblocks;
+	return 0;
+}
+
+uint64_t bga__home(struct bga_volume *vol, const struct bga_geom *geo)
+{
+	uint64_t b = __atomic_load_n(&vol->home[bga__cpu_current() % vol->nhome], __ATOMIC_RELAXED);
+	return b < geo->nblocks ? b : 0;
+}
+
+static void home_set(struct bga_volume *vol, uint64_t block)
+{
+	__atomic_store_n(&vol->home[bga__cpu_current() % vol->nhome], block, __ATOMIC_RELAXED);
+}
+
+/*
+ * Charge the used counter for an allocation before any block is taken, so
+ * that the bitmaps never hold more taken blocks than the counter admits:
+ * that is what keeps free - reserved >= 0 under concurrency.  Try max
+ * first; near full, fall back to what is left, down to min.
+ */
+static int charge(struct bga_volume *vol, const struct bga_geom *geo, uint64_t min, uint64_t *max)
+{
+	int64_t cap = (int64_t)geo->capacity;
+	if (bga_likely(bga_counter_add_limited(vol->used, (int64_t)*max, cap) == 0))
+		return 0;
+	for (;;) {
+		int64_t left = cap - bga_counter_sum(vol->used);
+		if (left < (int64_t)min)
+			return -ENOSPC;
+		uint64_t want = BGA_MIN(*max, (uint64_t)left);
+		if (bga_counter_add_limited(vol->used, (int64_t)want, cap) == 0) {
+			*max = want;
+			return 0;
+		}
+	}
+}
+
+/* Take the reserved-blocks claim for a BGA_USE_RESERVED request. */
+static int claim_reserved(struct bga_volume *vol, uint64_t min, uint64_t *max)
+{
+	uint64_t r = __atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
+	uint64_t want;
+	do {
+		if (r < min)
+			return -EINVAL;
+		want = BGA_MIN(*max, r);
+	} while (!__atomic_compare_exchange_n(&vol->reserved, &r, r - want, false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	*max = want;
+	return 0;
+}
+
+/*
+ * Try one group under its lock.  `from` is the first offset to look at.
+ * With `book`, the run found (up to book->end - book->start blocks, set by
+ * the caller to the window size) becomes that window, and only up to `max`
+ * of it is taken.
+ */
+static int try_group_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t from,
+			    uint32_t min, uint32_t max, bool avoid, struct bga_window *book,
+			    struct bga_extent *out)
+{
+	struct bga_group *grp = bga__group_get(vol, geo, g);
+	uint32_t off, len, want = book ? BGA_MAX(max, book->end - book->start) : max;
+	if (grp == NULL)
+		return -ENOMEM;
+	if (!bga__group_find_locked(vol, geo, grp, g, from, min, want, avoid, NULL, &off, &len)) {
+		/* A failed whole-group search means max_run overstated the
+		 * longest run: fix it so the index stops pointing here. */
+		if (from == 0 && !(avoid && grp->ext && grp->ext->windows))
+			bga__group_refresh_locked(vol, geo, grp, g);
+		return -ENOSPC;
+	}
+	if (book && bga__rsv_link_locked(grp, g, book, off, off + len) != 0)
+		return -ENOMEM;
+	len = BGA_MIN(len, max);
+	int rc = bga__group_take_locked(vol, geo, grp, g, off, len);
+	if (rc) {
+		if (book)
+			bga__rsv_unlink_locked(grp, book);
+		return rc;
+	}
+	out->start = bga__group_first(vol, g) + off;
+	out->len = len;
+	return 0;
+}
+
+static int try_group(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t from,
+		     uint32_t min, uint32_t max, bool avoid, struct bga_window *book, bool wait,
+		     struct bga_extent *out)
+{
+	if (wait)
+		bga__group_lock(vol, g);
+	else if (!bga__group_trylock(vol, g))
+		return -EBUSY;
+	int rc = try_group_locked(vol, geo, g, from, min, max, avoid, book, out);
+	bga__group_unlock(vol, g);
+	return rc;
+}
+
+/*
+ * Search every group for a run: the goal's group from the goal onwards,
+ * then the index from the next group round to the goal's group again.
+ * Busy groups are skipped (trylock) a few times before the search blocks;
+ * skipped groups are visited again at the end, so contention never
+ * causes a false -ENOSPC.
+ */
+int bga__search(struct bga_volume *vol, const struct bga_geom *geo, uint64_t goal, uint32_t min,
+		uint32_t max, bool avoid, struct bga_window *book, struct bga_extent *out)
+{
+	uint64_t g0 = bga__group_of(vol, goal);
+	uint64_t skipped[BGA_BUSY_SKIPS];
+	unsigned nskipped = 0;
+	int rc = try_group(vol, geo, g0, (uint32_t)(goal - bga__group_first(vol, g0)), min, max, avoid,
+			   book, false, out);
+	if (rc != -EBUSY && rc != -ENOSPC)
+		return rc;
+	if (rc == -EBUSY)
+		skipped[nskipped++] = g0;
+
+	uint64_t n = geo->ngroups;
+	/* Two segments: (g0, n) then [0, g0]; g0 again from its start. */
+	for (int seg = 0; seg < 2; seg++) {
+		uint64_t g = seg == 0 ? g0 + 1 : 0, end = seg == 0 ? n : g0 + 1;
+		while ((g = bga__idx_next(vol, g, end, min)) < end) {
+			bool wait = nskipped >= BGA_BUSY_SKIPS;
+			rc = try_group(vol, geo, g, 0, min, max, avoid, book, wait, out);
+			if (rc == -EBUSY) {
+				skipped[nskipped++] = g;
+			} else if (rc != -ENOSPC) {
+				return rc;
+			}
+			g++;
+		}
+	}
+	for (unsigned i = 0; i < nskipped; i++) {
+		rc = try_group(vol, geo, skipped[i], 0, min, max, avoid, book, true, out);
+		if (rc != -ENOSPC)
+			return rc;
+	}
+	return -ENOSPC;
+}
+
+static int alloc_exact(struct bga_volume *vol, const struct bga_geom *geo, uint64_t goal, uint32_t min,
+		       uint32_t max, struct bga_extent *out)
+{
+	uint64_t g = bga__group_of(vol, goal);
+	uint32_t from = (uint32_t)(goal - bga__group_first(vol, g)), off, len;
+	int rc = -ENOSPC;
+	bga__group_lock(vol, g);
+	struct bga_group *grp = bga__group_get(vol, geo, g);
+	if (grp == NULL) {
+		rc = -ENOMEM;
+	} else if (!bga__group_test_locked(vol, geo, grp, g, from) &&
+		   bga__group_find_locked(vol, geo, grp, g, from, min, max, false, NULL, &off, &len) &&
+		   off == from) {
+		rc = bga__group_take_locked(vol, geo, grp, g, off, len);
+		out->start = goal;
+		out->len = len;
+	}
+	bga__group_unlock(vol, g);
+	return rc;
+}
+
+/* The search without a window: other handles' windows are avoided while
+ * free space exists elsewhere, and used only as a last resort. */
+int bga__alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req,
+		     uint32_t min, uint32_t max, struct bga_extent *out)
+{
+	if (req->flags & BGA_EXACT_GOAL)
+		return alloc_exact(vol, geo, req->goal, min, max, out);
+	bool nogoal = req->goal == BGA_NO_GOAL;
+	uint64_t goal = nogoal ? bga__home(vol, geo) : req->goal;
+	bool windows = __atomic_load_n(&vol->rsv_open, __ATOMIC_RELAXED) != 0;
+	int rc = bga__search(vol, geo, goal, min, max, windows, NULL, out);
+	if (rc == -ENOSPC && windows)
+		rc = bga__search(vol, geo, goal, min, max, false, NULL, out);
+	if (rc == 0 && nogoal)
+		home_set(vol, out->start + out->len);
+	return rc;
+}
+
+int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+{
+	if (vol == NULL || req == NULL || out == NULL)
+		return -EINVAL;
+	if (req->min_len == 0 || req->min_len > req->max_len)
+		return -EINVAL;
+	if (req->flags & ~(uint32_t)(BGA_EXACT_GOAL | BGA_USE_RESERVED))
+		return -EINVAL;
+	if ((req->flags & BGA_EXACT_GOAL) && req->goal == BGA_NO_GOAL)
+		return -EINVAL;
+
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	int rc = -EINVAL;
+	if (req->goal != BGA_NO_GOAL && req->goal >= geo->nblocks)
+		goto out;
+	rc = -ENOSPC;
+	if (req->min_len > vol->cfg.blocks_per_group)
+		goto out; /* extents never cross a group boundary */
+	uint64_t max = BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group);
+	bool reserved = req->flags & BGA_USE_RESERVED;
+	rc = reserved ? claim_reserved(vol, req->min_len, &max) : charge(vol, geo, req->min_len, &max);
+	if (rc)
+		goto out;
+	uint64_t charged = max;
+	if (req->rsv != NULL)
+		rc = bga__rsv_alloc(vol, geo, req, (uint32_t)req->min_len, (uint32_t)max, out);
+	else
+		rc = bga__alloc_plain(vol, geo, req, (uint32_t)req->min_len, (uint32_t)max, out);
+	uint64_t refund = rc == 0 ? charged - out->len : charged;
+	if (refund) {
+		if (reserved)
+			__atomic_fetch_add(&vol->reserved, refund, __ATOMIC_RELAXED);
+		else
+			bga_counter_add(vol->used, -(int64_t)refund);
+	}
+	if (rc == -ENOSPC && __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED) >= req->min_len &&
+	    bga__dfree_would_fit(vol, geo, req->min_len))
+		rc = -EAGAIN;
+out:
+	urcu_bp_read_unlock();
+	return rc;
+}
+
+/* ---- freeing ranges, possibly across groups ---- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * Lock every slot that groups g0..g1 map to, in ascending slot order, each
+ * once (two groups may share a slot).  Everything else holds at most one
+ * group lock, so this order cannot deadlock.
+ */
+static void lock_groups(struct bga_volume *vol, uint64_t g0, uint64_t g1, uint32_t *slots, uint32_t *nslots)
+{
+	uint32_t n = bga_locktab_nslots(vol->locks), k = 0;
+	if (g1 - g0 + 1 >= n) {
+		for (uint32_t s = 0; s < n; s++)
+			slots[k++] = s;
+	} else {
+		for (uint64_t g = g0; g <= g1; g++)
+			slots[k++] = bga_locktab_slot(vol->locks, g);
+		qsort(slots, k, sizeof(*slots), cmp_u32);
+		uint32_t u = 0;
+		for (uint32_t i = 0; i < k; i++)
+			if (u == 0 || slots[u - 1] != slots[i])
+				slots[u++] = slots[i];
+		k = u;
+	}
+	for (uint32_t i = 0; i < k; i++)
+		bga_locktab_lock(vol->locks, slots[i]);
+	*nslots = k;
+}
+
+static void unlock_groups(struct bga_volume *vol, const uint32_t *slots, uint32_t n)
+{
+	for (uint32_t i = n; i-- > 0;)
+		bga_locktab_unlock(vol->locks, slots[i]);
+}
+
+/* The part of [start, start+len) inside group g, as group offsets. */
+static void clip(const struct bga_volume *vol, uint64_t g, uint64_t start, uint64_t len, uint32_t *off,
+		 uint32_t *n)
+{
+	uint64_t first = bga__group_first(vol, g), end = first + vol->cfg.blocks_per_group;
+	uint64_t s = BGA_MAX(start, first), e = BGA_MIN(start + len, end);
+	*off = (uint32_t)(s - first);
+	*n = (uint32_t)(e - s);
+}
+
+int bga__range_check(struct bga_volume *vol, const struct bga_geom *geo, uint64_t start, uint64_t len)
+{
+	if (len == 0 || start >= geo->nblocks || len > geo->nblocks - start ||
+	    start < vol->cfg.first_data_block)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Run `fn` over [start, start+len) with every group lock of the range held,
+ * after checking all-or-nothing that every block is allocated and not
+ * waiting on a deferred free.  `fn` may fail only before it changes
+ * anything (it is called once per group with `commit` false to prepare,
+ * then once per group with `commit` true).
+ */
+int bga__range_apply(struct bga_volume *vol, const struct bga_geom *geo, uint64_t start, uint64_t len,
+		     bga__range_fn fn, void *arg)
+{
+	uint64_t g0 = bga__group_of(vol, start), g1 = bga__group_of(vol, start + len - 1);
+	uint32_t nslots = bga_locktab_nslots(vol->locks);
+	uint32_t stack_slots[16], *slots = stack_slots;
+	uint64_t ng = g1 - g0 + 1;
+	if (BGA_MIN(ng, (uint64_t)nslots) > 16) {
+		slots = malloc(BGA_MIN(ng, (uint64_t)nslots) * sizeof(*slots));
+		if (slots == NULL)
+			return -ENOMEM;
+	}
+	/* A range in untouched chunks is free by definition: reject it before
+	 * allocating anything. */
+	int rc = 0;
+	for (uint64_t c = g0 >> BGA_CHUNK_SHIFT; c <= g1 >> BGA_CHUNK_SHIFT; c++)
+		if (bga__chunk_get(vol, c) == NULL)
+			rc = -EINVAL;
+	uint32_t held = 0;
+	if (rc == 0) {
+		lock_groups(vol, g0, g1, slots, &held);
+		for (uint64_t g = g0; g <= g1 && rc == 0; g++) {
+			struct bga_group *grp = bga__group_get(vol, geo, g);
+			uint32_t off, n;
+			clip(vol, g, start, len, &off, &n);
+			if (!bga__group_is_used_locked(vol, geo, grp, g, off, n) ||
+			    (grp->ext && grp->ext->dfree && bga__dfree_overlaps_locked(grp, off, n)))
+				rc = -EINVAL;
+			else
+				rc = fn(vol, geo, grp, g, off, n, false, arg);
+		}
+		for (uint64_t g = g0; g <= g1 && rc == 0; g++) {
+			uint32_t off, n;
+			clip(vol, g, start, len, &off, &n);
+			fn(vol, geo, bga__group_get(vol, geo, g), g, off, n, true, arg);
+		}
+		unlock_groups(vol, slots, held);
+	}
+	if (slots != stack_slots)
+		free(slots);
+	return rc;
+}
+
+static int free_fn(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp, uint64_t g,
+		   uint32_t off, uint32_t n, bool commit, void *arg)
+{
+	(void)arg;
+	if (!commit)
+		return bga__group_prepare_release_locked(vol, geo, grp, g, off, n);
+	bga__group_release_locked(vol, geo, grp, g, off, n);
+	return 0;
+}
+
+int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len)
+{
+	if (vol == NULL)
+		return -EINVAL;
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	int rc = bga__range_check(vol, geo, start, len);
+	if (rc == 0)
+		rc = bga__range_apply(vol, geo, start, len, free_fn, NULL);
+	if (rc == 0)
+		bga_counter_add(vol->used, -(int64_t)len);
+	urcu_bp_read_unlock();
+	return rc;
+}
+
+/* ---- delayed-allocation reservations ---- */
+
+int bga_reserve(struct bga_volume *vol, uint64_t n)
+{
+	if (vol == NULL || n == 0)
+		return -EINVAL;
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	int rc = -EINVAL;
+	if (n <= geo->nblocks) {
+		/* The limited add is what makes this exact: a "check, then
+		 * add" would let two reservations both pass the check. */
+		rc = bga_counter_add_limited(vol->used, (int64_t)n, (int64_t)geo->capacity);
+		if (rc == 0)
+			__atomic_fetch_add(&vol->reserved, n, __ATOMIC_RELAXED);
+	}
+	urcu_bp_read_unlock();
+	return rc;
+}
+
+int bga_unreserve(struct bga_volume *vol, uint64_t n)
+{
+	if (vol == NULL || n == 0)
+		return -EINVAL;
+	uint64_t r = __atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
+	do {
+		if (r < n)
+			return -EINVAL;
+	} while (!__atomic_compare_exchange_n(&vol->reserved, &r, r - n, false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	bga_counter_add(vol->used, -(int64_t)n);
+	return 0;
+}
+
+uint64_t bga_reserved(struct bga_volume *vol)
+{
+	return vol ? __atomic_load_n(&vol->reserved, __ATOMIC_RELAXED) : 0;
+}
+
+/* free = capacity - (allocated + reserved) + reserved */
+uint64_t bga_free_estimate(const struct bga_volume *vol)
+{
+	if (vol == NULL)
+		return 0;
+	const struct bga_geom *geo = __atomic_load_n(&vol->geom, __ATOMIC_ACQUIRE);
+	int64_t f = (int64_t)geo->capacity - bga_counter_read(vol->used) +
+		    (int64_t)__atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
+	return f < 0 ? 0 : f > (int64_t)geo->capacity ? geo->capacity : (uint64_t)f;
+}
+
+uint64_t bga_free_exact(struct bga_volume *vol)
+{
+	if (vol == NULL)
+		return 0;
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	int64_t f = (int64_t)geo->capacity - bga_counter_sum(vol->used) +
+		    (int64_t)__atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
+	urcu_bp_read_unlock();
+	return f < 0 ? 0 : (uint64_t)f;
+}
+
+int bga_lock_stats(struct bga_volume *vol, uint32_t slot, struct bga_lock_stats *out)
+{
+	if (vol == NULL)
+		return -EINVAL;
+	return bga_locktab_stats(vol->locks, slot, out);
+}

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_VOLUME_H
+#define BGA_VOLUME_H
+
+/*
+ * Internal layout of a volume.  Shared by group.c, groupidx.c, rsv.c,
+ * deferred.c, volume.c, check.c and stats.c; nothing here is public.
+ *
+ * Lock order (outermost first):
+ *   vol->commit_lock  (bga_commit only)
+ *   group locks, taken in ascending lock-table slot order when several are
+ *     held (a free spanning groups); allocation holds one at a time
+ *   the counter's internal fold lock
+ * No group lock is ever held while calling back into the user.
+ */
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <bgalloc.h>
+#include <bgalloc/counter.h>
+#include <bgalloc/locktab.h>
+
+#include "compiler.h"
+
+/* Groups are kept in chunks of 2^BGA_CHUNK_SHIFT descriptors, allocated on
+ * first touch, so memory follows the groups used, not the volume size. */
+#define BGA_CHUNK_SHIFT 12
+#define BGA_CHUNK_GROUPS (1u << BGA_CHUNK_SHIFT)
+#define BGA_CHUNK_WORDS (BGA_CHUNK_GROUPS / 64)
+
+/* Orders 0 .. 20: blocks_per_group is at most 2^20. */
+#define BGA_ORDERS 21
+#define BGA_MAX_BPG (1u << 20)
+/* At most 2^32 groups, so the chunk directory stays small. */
+#define BGA_MAX_GROUPS (UINT64_C(1) << 32)
+
+struct bga_dfree;
+
+/*
+ * A reservation window: blocks [start, end) of one group booked for one
+ * handle.  Linked into its group's list, sorted by start; every field is
+ * read and written under that group's lock.  Windows never overlap.
+ */
+struct bga_window {
+	struct bga_window *next;
+	uint64_t group;
+	uint32_t start, end;
+	uint32_t used; /* blocks the owner allocated from this window */
+	bool linked;
+};
+
+/* Rarely used per-group state, allocated on first use. */
+struct bga_group_ext {
+	struct bga_window *windows; /* sorted by start, disjoint; under the group lock */
+	struct bga_dfree *dfree;    /* pending deferred frees in this group */
+	uint32_t dfree_blocks;      /* blocks in dfree */
+};
+
+enum {
+	BGA_GROUP_TRIMMED = 1u << 0, /* trimmed and not freed into since */
+};
+
+/*
+ * One block group.  Every field is written under the group's lock.
+ * `free` and `max_run` are also read without it (relaxed atomics) by the
+ * group index search and the statistics, which treat them as hints.
+ *
+ * Invariants (checked by bga_check and BGA_ASSERT):
+ *  - bitmap == NULL  =>  free == 0 or free == span (hi - lo): the group is
+ *    wholly used or wholly free;
+ *  - bitmap != NULL  =>  popcount(bitmap) == blocks_per_group - free, and
+ *    every bit outside [lo, hi) is set;
+ *  - max_run >= the longest free run (an upper bound, exact after a
+ *    recompute) and max_run <= free;
+ *  - the group index holds bit k for this group iff max_run >= 2^k.
+ */
+struct bga_group {
+	uint64_t *bitmap;
+	uint32_t free;
+	uint32_t max_run;
+	uint32_t flags;
+	uint32_t unused;
+	struct bga_group_ext *ext;
+};
+
+/*
+ * A chunk: descriptors for BGA_CHUNK_GROUPS consecutive groups and, per
+ * order k, one bit per group that is set iff the group's max_run >= 2^k.
+ * Bits are flipped with atomic or/and so readers never lock.
+ */
+struct bga_chunk {
+	uint64_t bits[BGA_ORDERS][BGA_CHUNK_WORDS];
+	struct bga_group groups[BGA_CHUNK_GROUPS];
+};
+
+/*
+ * Geometry, published with RCU (urcu-bp) so bga_grow() can change it while
+ * other threads allocate: readers take urcu_bp_read_lock() and use one
+ * consistent snapshot for the whole call.
+ */
+struct bga_geom {
+	uint64_t nblocks;
+	uint64_t ngroups;
+	uint64_t nchunks;
+	uint64_t capacity; /* nblocks - first_data_block */
+};
+
+struct bga_volume {
+	struct bga_config cfg;   /* resolved; nblocks is the creation size */
+	uint32_t bpg_shift;      /* log2(blocks_per_group) when a power of two, else 0 */
+	uint32_t max_order;      /* floor(log2(blocks_per_group)) */
+	struct bga_geom *geom;   /* RCU-protected */
+
+	/*
+	 * The chunk directory and the per-order chunk summaries are sized for
+	 * the largest volume this blocks_per_group allows and allocated with
+	 * calloc, so untouched pages cost no memory and growth never moves
+	 * them.  summary[k] bit c is set iff chunk c may hold a group with
+	 * max_run >= 2^k (a missing chunk counts as all-free groups).
+	 */
+	struct bga_chunk **chunks;
+	uint64_t *summary[BGA_ORDERS];
+	uint64_t max_chunks;
+
+	struct bga_locktab *locks;
+	/* Blocks allocated (including those waiting on deferred frees) plus
+	 * blocks reserved; never above geom->capacity (add_limited). */
+	struct bga_counter *used;
+	uint64_t reserved; /* atomic */
+
+	/* Per-CPU home groups for BGA_NO_GOAL allocations (atomic). */
+	uint64_t *home;
+	unsigned nhome;
+
+	pthread_mutex_t grow_lock;   /* serialises bga_grow and chunk installs */
+	pthread_mutex_t commit_lock; /* serialises bga_commit */
+	uint64_t last_committed;     /* atomic */
+	uint64_t dfree_blocks;       /* atomic: blocks waiting on deferred frees */
+	uint64_t dfree_extents;      /* atomic */
+	uint64_t *dfree_groups;      /* atomic bitmap over groups with pending frees (max_groups bits) */
+
+	uint64_t rsv_hits, rsv_allocs, rsv_open; /* atomic statistics */
+};
+
+/* ---- geometry helpers ---- */
+
+static inline uint64_t bga__group_of(const struct bga_volume *vol, uint64_t block)
+{
+	return vol->bpg_shift ? block >> vol->bpg_shift : block / vol->cfg.blocks_per_group;
+}
+
+static inline uint64_t bga__group_first(const struct bga_volume *vol, uint64_t g)
+{
+	return g * (uint64_t)vol->cfg.blocks_per_group;
+}
+
+/* The usable span [*lo, *hi) of group g, as offsets inside the group. */
+static inline void bga__group_span(const struct bga_volume *vol, const struct bga_geom *geo, uint64_t g,
+				   uint32_t *lo, uint32_t *hi)
+{
+	uint64_t first = bga__group_first(vol, g);
+	uint64_t end = first + vol->cfg.blocks_per_group;
+	if (end > geo->nblocks)
+		end = geo->nblocks;
+	*lo = first < vol->cfg.first_data_block ? (uint32_t)(vol->cfg.first_data_block - first) : 0;
+	*hi = (uint32_t)(end - first);
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+static inline struct bga_chunk *bga__chunk_get(const struct bga_volume *vol, uint64_t c)
+{
+	return __atomic_load_n(&vol->chunks[c], __ATOMIC_ACQUIRE);
+}
+
+/* ---- group.c: one group, under its lock ---- */
+
+/* Returns the chunk holding g, allocating it on first touch; NULL on ENOMEM. */
+struct bga_chunk *bga__chunk_ensure(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c);
+/* Descriptor of g, or NULL on ENOMEM. */
+struct bga_group *bga__group_get(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g);
+
+void bga__group_lock(struct bga_volume *vol, uint64_t g);
+bool bga__group_trylock(struct bga_volume *vol, uint64_t g);
+void bga__group_unlock(struct bga_volume *vol, uint64_t g);
+
+/*
+ * Find a free run of min..max blocks in group g starting at or after
+ * offset `from` (within the span), skipping other handles' windows when
+ * `skip` is not NULL... see group.c.  Returns true and fills *off, *len.
+ */
+bool bga__group_find_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+			    uint64_t g, uint32_t from, uint32_t min, uint32_t max, bool avoid_windows,
+			    const struct bga_window *own, uint32_t *off, uint32_t *len);
+/* Mark [off, off+len) used.  The range must be free.  0 or -ENOMEM. */
+int bga__group_take_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+			   uint64_t g, uint32_t off, uint32_t len);
+/*
+ * Make sure a later release of [off, off+len) cannot fail: a wholly used
+ * group without a bitmap gets one now.  0 or -ENOMEM.  Callers run it on
+ * every group of a range before changing any, so a free stays
+ * all-or-nothing even when memory runs out.
+ */
+int bga__group_prepare_release_locked(struct bga_volume *vol, const struct bga_geom *geo,
+				      struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
+/* Mark [off, off+len) free.  The range must be used and prepared. */
+void bga__group_release_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+			       uint64_t g, uint32_t off, uint32_t len);
+/* True when every block of [off, off+len) is allocated. */
+bool bga__group_is_used_locked(const struct bga_volume *vol, const struct bga_geom *geo,
+			       const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
+/* Recompute max_run exactly and update the index. */
+void bga__group_refresh_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+			       uint64_t g);
+/* Set max_run (and the index bits) to `run`. */
+void bga__group_set_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t run);
+/* Allocate grp->ext if needed; NULL on ENOMEM. */
+struct bga_group_ext *bga__group_ext_locked(struct bga_group *grp);
+/* True when bit off of the group is set (used). */
+bool bga__group_test_locked(const struct bga_volume *vol, const struct bga_geom *geo,
+			    const struct bga_group *grp, uint64_t g, uint32_t off);
+
+/* ---- groupidx.c: the group index ---- */
+
+/* Update group g's index bits from max_run old_run to new_run.  Caller
+ * holds g's lock; g's chunk exists. */
+void bga__idx_update(struct bga_volume *vol, uint64_t g, uint32_t old_run, uint32_t new_run);
+/* Set summary bits for a freshly installed chunk. */
+void bga__idx_chunk_installed(struct bga_volume *vol, uint64_t c);
+/* Mark chunks [c0, c1) as untouched, all-free groups in the summary. */
+void bga__idx_mark_untouched(struct bga_volume *vol, uint64_t c0, uint64_t c1);
+/*
+ * First group in [from, to) that may hold a free run of min_len blocks,
+ * or `to` when none does.  Lock-free; the answer is a hint that the caller
+ * checks under the group's lock, but it never misses a group whose index
+ * bits were stable during the call.
+ */
+uint64_t bga__idx_next(const struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len);
+
+/* ---- rsv.c / deferred.c ---- */
+
+/* Overlap of [off, off+len) in group g with a pending deferred free. */
+bool bga__dfree_overlaps_locked(const struct bga_group *grp, uint32_t off, uint32_t len);
+/* Could a run of min_len exist if pending deferred frees were committed? */
+bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, uint64_t min_len);
+/* Every pending block marked allocated?  Else *bad_off gets one. */
+bool bga__dfree_check_locked(const struct bga_volume *vol, const struct bga_geom *geo,
+			     const struct bga_group *grp, uint64_t g, uint32_t *bad_off);
+/* Write the records as (txn, off << 32 | len) pairs into out (cap words);
+ * returns the words needed.  out may be NULL. */
+size_t bga__dfree_dump_locked(const struct bga_group *grp, uint64_t *out, size_t cap);
+/* Drop every pending record at destroy. */
+void bga__dfree_destroy_group(struct bga_group *grp);
+
+/* Allocate through a reservation window (req->rsv != NULL), min..max
+ * blocks already charged.  Same returns as bga_alloc. */
+int bga__rsv_alloc(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req,
+		   uint32_t min, uint32_t max, struct bga_extent *out);
+/* Unlink every window of a group at destroy (handles stay valid to close). */
+void bga__rsv_destroy_group(struct bga_group *grp);
+
+/* ---- volume.c helpers shared with rsv.c and deferred.c ---- */
+
+/* The search without a window (goal, then the index, then everywhere). */
+int bga__alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req,
+		     uint32_t min, uint32_t max, struct bga_extent *out);
+/*
+ * Find and take a run of min..max blocks: goal's group from the goal on,
+ * then the group index round the volume.  avoid: skip other handles'
+ * windows.  book: link that window over the run found (see rsv.c).
+ * 0, -ENOSPC or -ENOMEM.
+ */
+int bga__search(struct bga_volume *vol, const struct bga_geom *geo, uint64_t goal, uint32_t min,
+		uint32_t max, bool avoid, struct bga_window *book, struct bga_extent *out);
+/* Link window w over [start, end) of group g, in start order.  0 or -ENOMEM. */
+int bga__rsv_link_locked(struct bga_group *grp, uint64_t g, struct bga_window *w, uint32_t start,
+			 uint32_t end);
+void bga__rsv_unlink_locked(struct bga_group *grp, struct bga_window *w);
+/* Home block of the calling CPU, for BGA_NO_GOAL. */
+uint64_t bga__home(struct bga_volume *vol, const struct bga_geom *geo);
+/* -EINVAL unless [start, start+len) is a non-empty range of usable blocks. */
+int bga__range_check(struct bga_volume *vol, const struct bga_geom *geo, uint64_t start, uint64_t len);
+/*
+ * With every group lock of the range held and every block checked to be
+ * allocated and not pending a deferred free, call fn(..., commit=false)
+ * per group (it may fail, changing nothing), then fn(..., commit=true) per
+ * group (it must not fail).  Returns 0, -EINVAL or fn's error.
+ */
+typedef int (*bga__range_fn)(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+			     uint64_t g, uint32_t off, uint32_t n, bool commit, void *arg);
+int bga__range_apply(struct bga_volume *vol, const struct bga_geom *geo, uint64_t start, uint64_t len,
+		     bga__range_fn fn, void *arg);
+
+#endif

@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The volume allocator: model-checked sequences, edges, bad input, threads. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <criterion/criterion.h>
+
+#include <bgalloc.h>
+
+#include "refmodel.h"
+#include "snapshot.h"
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static struct bga_volume *make(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, nblocks);
+	cfg.blocks_per_group = bpg;
+	cfg.first_data_block = fdb;
+	cfg.rsv_max = bpg < 1027 ? bpg : 1027;
+	cfg.rsv_default = cfg.rsv_max < 8 ? cfg.rsv_max : 8;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	return vol;
+}
+
+static void assert_clean(struct bga_volume *vol)
+{
+	struct bga_check_report r;
+	int rc = bga_check(vol, &r);
+	cr_assert_eq(rc, 0, "bga_check: %s", r.message);
+}
+
+/* Drive a volume and the reference model with the same random operations
+ * and compare every answer. */
+static void model_run(uint64_t nblocks, uint32_t bpg, uint64_t fdb, uint64_t seed, int steps)
+{
+	struct bga_config cfg;
+	bga_config_init(&cfg, nblocks);
+	cfg.blocks_per_group = bpg;
+	cfg.first_data_block = fdb;
+	struct refmodel m;
+	cr_assert_eq(refmodel_init(&m, &cfg), 0);
+	struct bga_volume *vol;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	uint64_t s = seed;
+	struct bga_extent *live = calloc(nblocks, sizeof(*live));
+	size_t nlive = 0;
+	for (int i = 0; i < steps; i++) {
+		uint64_t op = rng_next(&s) % 10;
+		if (op < 6 || nlive == 0) {
+			struct bga_request req = {0};
+			uint64_t r = rng_next(&s);
+			req.goal = (r & 3) == 0 ? BGA_NO_GOAL : rng_next(&s) % nblocks;
+			req.min_len = 1 + rng_next(&s) % ((r & 4) ? 4 : 64);
+			req.max_len = req.min_len + rng_next(&s) % 128;
+			if ((r & 0x30) == 0 && req.goal != BGA_NO_GOAL)
+				req.flags = BGA_EXACT_GOAL;
+			struct bga_extent e = {0, 0};
+			int rc = bga_alloc(vol, &req, &e);
+			int mc = refmodel_alloc_check(&m, &req, rc, &e);
+			cr_assert_eq(mc, 0, "step %d: %s", i, m.err);
+			if (rc == 0)
+				live[nlive++] = e;
+		} else if (op < 9) {
+			size_t k = rng_next(&s) % nlive;
+			struct bga_extent e = live[k];
+			/* free a random piece, keep the rest live */
+			uint64_t off = rng_next(&s) % e.len, len = 1 + rng_next(&s) % (e.len - off);
+			int rc = bga_free(vol, e.start + off, len);
+			cr_assert_eq(rc, refmodel_free(&m, e.start + off, len), "step %d free", i);
+			cr_assert_eq(rc, 0);
+			live[k] = live[--nlive];
+			if (off)
+				live[nlive++] = (struct bga_extent){e.start, off};
+			if (off + len < e.len)
+				live[nlive++] = (struct bga_extent){e.start + off + len, e.len - off - len};
+		} else {
+			/* a bad free: random range, usually partly free */
+			uint64_t start = rng_next(&s) % (nblocks + 8), len = 1 + rng_next(&s) % 16;
+			int want = refmodel_free(&m, start, len);
+			cr_assert_eq(bga_free(vol, start, len), want, "step %d bad free %lu+%lu", i,
+				     (unsigned long)start, (unsigned long)len);
+			if (want == 0) {
+				/* It was a legal free of live blocks: drop them from live. */
+				for (size_t k = 0; k < nlive;) {
+					struct bga_extent e = live[k];
+					if (e.start + e.len <= start || start + len <= e.start) {
+						k++;
+						continue;
+					}
+					live[k] = live[--nlive];
+					if (e.start < start)
+						live[nlive++] = (struct bga_extent){e.start, start - e.start};
+					if (e.start + e.len > start + len)
+						live[nlive++] = (struct bga_extent){start + len, e.start + e.len - start - len};
+				}
+			}
+		}
+		cr_assert_eq(bga_free_exact(vol), refmodel_free_count(&m), "step %d", i);
+		if (i % 16 == 0)
+			cr_assert_eq(refmodel_compare(&m, vol), 0, "step %d: %s", i, m.err);
+	}
+	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
+	free(live);
+	bga_destroy(vol);
+	refmodel_fini(&m);
+}
+
+Test(model, small_groups) { model_run(2048, 128, 0, 0x1234567, 3000); }
+Test(model, first_data_block) { model_run(1000, 64, 37, 0xdeadbeef, 3000); }
+Test(model, short_last_group) { model_run(3 * 256 + 100, 256, 1, 0xfeed, 3000); }
+Test(model, one_group) { model_run(512, 512, 0, 0xabc, 2000); }
+Test(model, default_groups) { model_run(70000, 32768, 0, 0x77, 1500); }
+
+Test(edges, whole_group_extent)
+{
+	struct bga_volume *vol = make(4 * 1024, 1024, 0);
+	struct bga_request req = {.goal = 1500, .min_len = 1024, .max_len = 1024};
+	struct bga_extent e;
+	for (int i = 0; i < 4; i++) {
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+		cr_assert_eq(e.len, 1024);
+		cr_assert_eq(e.start % 1024, 0, "a whole-group extent starts its group");
+	}
+	cr_assert_eq(bga_alloc(vol, &req, &e), -ENOSPC);
+	req.min_len = 1;
+	cr_assert_eq(bga_alloc(vol, &req, &e), -ENOSPC);
+	cr_assert_eq(bga_free_exact(vol), 0);
+	assert_clean(vol);
+	cr_assert_eq(bga_free(vol, 1024, 1024), 0);
+	cr_assert_eq(bga_free(vol, 2048 + 5, 10), 0, "partial free of a bitmap-less full group");
+	cr_assert_eq(bga_free_exact(vol), 1034);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+Test(edges, max_len_capped_at_group)
+{
+	struct bga_volume *vol = make(1 << 16, 1024, 0);
+	struct bga_request req = {.goal = 10, .min_len = 1, .max_len = 1 << 20};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(e.start, 10);
+	cr_assert_eq(e.len, 1024 - 10, "extent stops at the group boundary");
+	req.min_len = 1025;
+	cr_assert_eq(bga_alloc(vol, &req, &e), -ENOSPC, "no extent can exceed a group");
+	bga_destroy(vol);
+}
+
+Test(edges, full_volume_and_last_block)
+{
+	struct bga_volume *vol = make(1000, 64, 3);
+	struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 64};
+	struct bga_extent e;
+	uint64_t total = 0;
+	while (bga_alloc(vol, &req, &e) == 0)
+		total += e.len;
+	cr_assert_eq(total, 997, "every usable block handed out exactly once");
+	cr_assert_eq(bga_free_exact(vol), 0);
+	assert_clean(vol);
+	cr_assert_eq(bga_free(vol, 999, 1), 0);
+	cr_assert_eq(bga_free_exact(vol), 1);
+	req.goal = 0;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0, "the one free block is found from far away");
+	cr_assert_eq(e.start, 999);
+	cr_assert_eq(e.len, 1);
+	cr_assert_eq(bga_alloc(vol, &req, &e), -ENOSPC);
+	cr_assert_eq(bga_free(vol, 0, 1), -EINVAL, "below first_data_block");
+	cr_assert_eq(bga_free(vol, 2, 2), -EINVAL, "straddles first_data_block");
+	cr_assert_eq(bga_free(vol, 999, 2), -EINVAL, "past the end");
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+Test(edges, exact_goal)
+{
+	struct bga_volume *vol = make(4096, 1024, 0);
+	struct bga_request req = {.goal = 700, .min_len = 4, .max_len = 8, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(e.start, 700);
+	cr_assert_eq(e.len, 8);
+	cr_assert_eq(bga_alloc(vol, &req, &e), -ENOSPC, "goal block is taken");
+	req.goal = 696;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0, "4 blocks fit before 700");
+	cr_assert_eq(e.len, 4);
+	req.goal = 1022;
+	cr_assert_eq(bga_alloc(vol, &req, &e), -ENOSPC, "min_len would cross the group end");
+	bga_destroy(vol);
+}
+
+Test(edges, goal_locality)
+{
+	struct bga_volume *vol = make(1 << 20, 32768, 0);
+	struct bga_request req = {.goal = 500000, .min_len = 1, .max_len = 1};
+	struct bga_extent e;
+	for (int i = 0; i < 100; i++) {
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+		cr_assert_eq(e.start, 500000 + (uint64_t)i, "consecutive goal requests stay contiguous");
+	}
+	bga_destroy(vol);
+}
+
+Test(bad, config)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol = (struct bga_volume *)0x1;
+	bga_config_init(&cfg, 0);
+	cr_assert_eq(bga_create(&cfg, &vol), -EINVAL);
+	cr_assert_eq(vol, (struct bga_volume *)0x1, "out untouched on error");
+	bga_config_init(&cfg, BGA_MAX_BLOCKS + 1);
+	cr_assert_eq(bga_create(&cfg, &vol), -EINVAL);
+	bga_config_init(&cfg, 1000);
+	cfg.blocks_per_group = 100;
+	cr_assert_eq(bga_create(&cfg, &vol), -EINVAL);
+	bga_config_init(&cfg, 1000);
+	cfg.first_data_block = 1000;
+	cr_assert_eq(bga_create(&cfg, &vol), -EINVAL);
+	bga_config_init(&cfg, 1000);
+	cfg.lock_slots = 3;
+	cr_assert_eq(bga_create(&cfg, &vol), -EINVAL);
+	bga_config_init(&cfg, 1000);
+	cfg.flags = 1u << 7;
+	cr_assert_eq(bga_create(&cfg, &vol), -EINVAL);
+	cr_assert_eq(bga_create(NULL, &vol), -EINVAL);
+	bga_config_init(&cfg, 1000);
+	cr_assert_eq(bga_create(&cfg, NULL), -EINVAL);
+}
+
+Test(bad, requests_leave_state_unchanged)
+{
+	struct bga_volume *vol = make(5000, 1024, 2);
+	struct bga_request ok = {.goal = 100, .min_len = 10, .max_len = 10};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &ok, &e), 0);
+	void *a, *b;
+	size_t la, lb;
+	cr_assert_eq(bga__snapshot(vol, &a, &la), 0);
+	struct bga_request bad[] = {
+		{.goal = 0, .min_len = 0, .max_len = 1},
+		{.goal = 0, .min_len = 5, .max_len = 4},
+		{.goal = 5000, .min_len = 1, .max_len = 1},
+		{.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL},
+		{.goal = 0, .min_len = 1, .max_len = 1, .flags = 1u << 9},
+		{.goal = 0, .min_len = 1, .max_len = 1, .flags = BGA_USE_RESERVED},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(bga_alloc(vol, &bad[i], &e), -EINVAL, "case %zu", i);
+	cr_assert_eq(bga_alloc(NULL, &ok, &e), -EINVAL);
+	cr_assert_eq(bga_alloc(vol, NULL, &e), -EINVAL);
+	cr_assert_eq(bga_alloc(vol, &ok, NULL), -EINVAL);
+	cr_assert_eq(bga_free(vol, 100, 11), -EINVAL, "one block past the extent is free");
+	cr_assert_eq(bga_free(vol, 99, 2), -EINVAL);
+	cr_assert_eq(bga_free(vol, 100, 0), -EINVAL);
+	cr_assert_eq(bga_free(vol, 4990, 20), -EINVAL);
+	cr_assert_eq(bga_free(vol, UINT64_MAX - 1, 5), -EINVAL, "overflowing range");
+	cr_assert_eq(bga_free(vol, 3000, 5), -EINVAL, "untouched group");
+	cr_assert_eq(bga_free(NULL, 100, 1), -EINVAL);
+	cr_assert_eq(bga__snapshot(vol, &b, &lb), 0);
+	cr_assert_eq(la, lb);
+	cr_assert(memcmp(a, b, la) == 0, "state changed by a rejected call");
+	free(a);
+	free(b);
+	cr_assert_eq(bga_free(vol, 100, 10), 0);
+	cr_assert_eq(bga_free(vol, 100, 10), -EINVAL, "double free");
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+Test(bad, free_spanning_groups_is_all_or_nothing)
+{
+	struct bga_volume *vol = make(8 * 64, 64, 0);
+	struct bga_request req = {.goal = 0, .min_len = 64, .max_len = 64};
+	struct bga_extent e;
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(bga_free(vol, 300, 1), 0);
+	cr_assert_eq(bga_free(vol, 10, 400), -EINVAL, "block 300 inside the range is free");
+	cr_assert_eq(bga_free_exact(vol), 1);
+	assert_clean(vol);
+	cr_assert_eq(bga_free(vol, 10, 290), 0, "range over five groups");
+	cr_assert_eq(bga_free_exact(vol), 291);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+Test(scale, huge_volume_is_cheap)
+{
+	struct rusage before, after;
+	getrusage(RUSAGE_SELF, &before);
+	struct bga_volume *vol = make(UINT64_C(1) << 40, 32768, 0);
+	struct bga_request req = {.min_len = 8, .max_len = 8};
+	struct bga_extent e;
+	uint64_t goals[] = {0, UINT64_C(1) << 39, (UINT64_C(1) << 40) - 8, 123456789012};
+	for (size_t i = 0; i < 4; i++) {
+		req.goal = goals[i];
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+		cr_assert_eq(e.start, goals[i]);
+	}
+	getrusage(RUSAGE_SELF, &after);
+	cr_assert_lt(after.ru_maxrss - before.ru_maxrss, 64 * 1024, "RSS grew %ld KiB",
+		     after.ru_maxrss - before.ru_maxrss);
+	cr_assert_eq(bga_free_exact(vol), (UINT64_C(1) << 40) - 32);
+	bga_destroy(vol);
+}
+
+Test(scale, sparse_index_finds_the_one_free_group)
+{
+	/* 2^16 groups of 64 blocks, all full but one far from the goal. */
+	uint64_t ngroups = 1 << 16;
+	struct bga_volume *vol = make(ngroups * 64, 64, 0);
+	struct bga_request req = {.min_len = 64, .max_len = 64};
+	struct bga_extent e;
+	for (uint64_t g = 0; g < ngroups; g++) {
+		if (g == 50000)
+			continue;
+		req.goal = g * 64;
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+		cr_assert_eq(e.start, g * 64);
+	}
+	req.goal = 0;
+	req.min_len = 1;
+	req.max_len = 1;
+	for (int i = 0; i < 64; i++) {
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+		cr_assert_eq(e.start / 64, 50000);
+	}
+	cr_assert_eq(bga_alloc(vol, &req, &e), -ENOSPC);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* ---- threads ---- */
+
+struct shared {
+	struct bga_volume *vol;
+	uint8_t *owner; /* one byte per block: 0 free, else thread id + 1 */
+	uint64_t nblocks;
+	int nthreads;
+	int failures;
+};
+
+struct worker {
+	struct shared *sh;
+	int id;
+};
+
+static void *churn(void *arg)
+{
+	struct worker *w = arg;
+	struct shared *sh = w->sh;
+	uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1);
+	struct bga_extent mine[64];
+	int n = 0;
+	for (int i = 0; i < 20000; i++) {
+		if (n < 64 && (n == 0 || rng_next(&s) % 2)) {
+			struct bga_request req = {.goal = (rng_next(&s) & 1) ? BGA_NO_GOAL : rng_next(&s) % sh->nblocks,
+						  .min_len = 1,
+						  .max_len = 1 + rng_next(&s) % 16};
+			struct bga_extent e;
+			int rc = bga_alloc(sh->vol, &req, &e);
+			if (rc == -ENOSPC)
+				continue;
+			if (rc != 0) {
+				__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			for (uint64_t b = e.start; b < e.start + e.len; b++) {
+				uint8_t zero = 0;
+				if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(w->id + 1), false,
+								 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+					__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
+			}
+			mine[n++] = e;
+		} else {
+			int k = (int)(rng_next(&s) % (uint64_t)n);
+			struct bga_extent e = mine[k];
+			mine[k] = mine[--n];
+			for (uint64_t b = e.start; b < e.start + e.len; b++)
+				__atomic_store_n(&sh->owner[b], 0, __ATOMIC_RELAXED);
+			if (bga_free(sh->vol, e.start, e.len) != 0)
+				__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
+		}
+	}
+	for (int k = 0; k < n; k++) {
+		for (uint64_t b = mine[k].start; b < mine[k].start + mine[k].len; b++)
+			__atomic_store_n(&sh->owner[b], 0, __ATOMIC_RELAXED);
+		if (bga_free(sh->vol, mine[k].start, mine[k].len) != 0)
+			__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void run_threads(uint32_t flags)
+{
+	struct bga_config cfg;
+	bga_config_init(&cfg, 8 * 256);
+	cfg.blocks_per_group = 256;
+	cfg.flags = flags;
+	struct shared sh = {.nblocks = cfg.nblocks, .nthreads = 8};
+	cr_assert_eq(bga_create(&cfg, &sh.vol), 0);
+	sh.owner = calloc(cfg.nblocks, 1);
+	pthread_t t[8];
+	struct worker w[8];
+	for (int i = 0; i < 8; i++) {
+		w[i] = (struct worker){&sh, i};
+		pthread_create(&t[i], NULL, churn, &w[i]);
+	}
+	for (int i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	cr_assert_eq(sh.failures, 0, "a block was handed to two owners or a free failed");
+	cr_assert_eq(bga_free_exact(sh.vol), cfg.nblocks);
+	assert_clean(sh.vol);
+	free(sh.owner);
+	bga_destroy(sh.vol);
+}
+
+Test(threads, eight_threads_no_double_handout) { run_threads(0); }
+Test(threads, eight_threads_baseline_modes) { run_threads(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS); }
+
+Test(misc, strerror_names_codes)
+{
+	cr_assert_str_eq(bga_strerror(0), "success");
+	cr_assert(strncmp(bga_strerror(-ENOSPC), "ENOSPC", 6) == 0);
+	cr_assert(strncmp(bga_strerror(EAGAIN), "EAGAIN", 6) == 0);
+	cr_assert(strncmp(bga_strerror(-EINVAL), "EINVAL", 6) == 0);
+	cr_assert_str_eq(bga_strerror(-99999), "unknown error");
+}
