@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Per-CPU approximate counter.  Contract in <bgalloc/counter.h>.
+ */
+#define _GNU_SOURCE
+#include <bgalloc/counter.h>
+
+#include <ck_pr.h>
+#include <ck_spinlock.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler.h"
+#include "cpu.h"
+
+/*
+ * A slot word packs three things so that one CAS validates all of them:
+ *
+ *   bits  0..31  the slot's value, an int32 in [-(batch-1), batch-1]
+ *   bits 32..62  a generation, bumped each time the slot is unsealed
+ *   bit  63      SEALED: a flush (see counter_flush_locked) owns the slot
+ *
+ * The generation exists only for add_limited's fast path: a fast adder that
+ * loaded an unsealed word and later CASes it successfully knows that no
+ * flush sealed the slot in between (a seal followed by an unseal would
+ * otherwise restore the same word: ABA).  31 bits wrap after 2^31 flushes,
+ * far more than can happen while one thread sits between its load and its
+ * CAS.
+ */
+#define SLOT_SEALED (1ull << 63)
+#define SLOT_GEN_ONE (1ull << 32)
+#define SLOT_GEN_MASK (~SLOT_SEALED & ~0xffffffffull)
+
+struct counter_slot {
+	uint64_t word;
+} __attribute__((aligned(BGA_CACHELINE)));
+
+/*
+ * Invariants (checked with BGA_ASSERT in BGA_DEBUG builds):
+ *   - every slot's value v satisfies |v| <= batch - 1 at every instant,
+ *     because values only change by a CAS that checks the bound;
+ *   - in per-CPU mode total changes only with `lock` held (slots are folded
+ *     into it under the lock), so at most one fold is in flight;
+ *   - a slot is SEALED only while `lock` is held by a flush;
+ *   - once `limited` is set (first add_limited call), total never grows
+ *     except inside a flush, i.e. while every slot is SEALED.  This is what
+ *     add_limited's fast path relies on (proof at bga_counter_add_limited).
+ *
+ * Lock order: `lock` is a leaf; nothing else is taken while holding it.
+ *
+ * Layout: the read-mostly fields share the first line, total and lock the
+ * second (they are written together, on folds), and each slot has its own
+ * line, so a per-CPU add touches only its own line.
+ */
+struct bga_counter {
+	enum bga_counter_mode mode;
+	int32_t batch;
+	unsigned nslots;
+	int64_t bound;
+
+	struct {
+		int64_t total;
+		ck_spinlock_fas_t lock;
+		bool limited;
+	} __attribute__((aligned(BGA_CACHELINE)));
+
+	struct counter_slot slots[];
+};
+
+static inline int32_t slot_value(uint64_t w)
+{
+	return (int32_t)(uint32_t)w;
+}
+
+static inline uint64_t slot_with(uint64_t w, int64_t v)
+{
+	return (w & ~0xffffffffull) | (uint32_t)(int32_t)v;
+}
+
+/*
+ * The lock is held for a few dozen nanoseconds, but the benchmarks run up
+ * to 64 threads on 2 vCPUs, where a holder can be descheduled: spin a
+ * little (the common, short case), then yield the CPU instead of burning
+ * the holder's time slice.
+ */
+static void counter_lock(struct bga_counter *c)
+{
+	unsigned spins = 0;
+
+	while (!ck_spinlock_fas_trylock(&c->lock)) {
+		do {
+			if (++spins < 256) {
+				ck_pr_stall();
+			} else {
+				sched_yield();
+				spins = 0;
+			}
+		} while (ck_spinlock_fas_locked(&c->lock));
+	}
+}
+
+static void counter_unlock(struct bga_counter *c)
+{
+	ck_spinlock_fas_unlock(&c->lock);
+}
+
+static inline int64_t total_load(const struct bga_counter *c)
+{
+	return __atomic_load_n(&c->total, __ATOMIC_SEQ_CST);
+}
+
+static inline void total_store_locked(struct bga_counter *c, int64_t v)
+{
+	__atomic_store_n(&c->total, v, __ATOMIC_SEQ_CST);
+}
+
+static struct counter_slot *my_slot(struct bga_counter *c)
+{
+	unsigned cpu = bga__cpu_current();
+
+	/* nslots == bga__cpu_count(), and cpu.h promises cpu < that: no
+	 * modulo (a division) on the hot path. */
+	BGA_ASSERT(cpu < c->nslots);
+	return &c->slots[cpu];
+}
+
+int bga_counter_create(struct bga_counter **out, int64_t initial, int32_t batch,
+		       enum bga_counter_mode mode)
+{
+	struct bga_counter *c;
+	unsigned ncpus, nslots;
+	size_t size;
+
+	if (!out || batch < 0 || (mode != BGA_COUNTER_PERCPU && mode != BGA_COUNTER_ATOMIC))
+		return -EINVAL;
+	ncpus = bga__cpu_count();
+	if (batch == 0)
+		batch = (int32_t)BGA_MAX(32u, BGA_MIN(2u * ncpus, (unsigned)INT32_MAX));
+	nslots = mode == BGA_COUNTER_PERCPU ? ncpus : 0;
+	size = sizeof(*c) + (size_t)nslots * sizeof(struct counter_slot);
+	c = aligned_alloc(BGA_CACHELINE, (size + BGA_CACHELINE - 1) & ~(size_t)(BGA_CACHELINE - 1));
+	if (!c)
+		return -ENOMEM;
+	memset(c, 0, size);
+	c->mode = mode;
+	c->batch = batch;
+	c->nslots = nslots;
+	/*
+	 * Every slot holds at most batch-1 in magnitude, and one more batch-1
+	 * can be "in flight": taken out of a slot by a fold that has not yet
+	 * reached total.  See bga_counter_error_bound() in the header.
+	 */
+	c->bound = mode == BGA_COUNTER_PERCPU ? ((int64_t)nslots + 1) * (batch - 1) : 0;
+	c->total = initial;
+	ck_spinlock_fas_init(&c->lock);
+	*out = c;
+	return 0;
+}
+
+void bga_counter_destroy(struct bga_counter *c)
+{
+	free(c);
+}
+
+/*
+ * Seal every slot, move all of them and `delta` into total, unseal.  While
+ * a slot is sealed every CAS on it fails, so adders targeting it wait for
+ * the lock, and the exact value total + sum(sealed values) cannot move
+ * under us except by plain lock-free adds on not-yet-sealed slots, which
+ * the seal then picks up.  Returns the exact value before `delta`.
+ *
+ * `limit` is checked on the exact value: with check, delta is added only
+ * if value + delta <= limit, and *added tells which.  The slots are emptied
+ * either way, which is harmless and keeps the code to one path.
+ *
+ * Cost: two atomics per slot, on lines that other CPUs own.  It runs only
+ * when total has to grow in a counter used with add_limited, i.e. about
+ * once per `batch` of positive adds per CPU, or near the limit.
+ */
+static int64_t counter_flush_locked(struct bga_counter *c, int64_t delta, bool check,
+				    int64_t limit, bool *added)
+{
+	int64_t value = __atomic_load_n(&c->total, __ATOMIC_RELAXED);
+	int64_t next;
+	unsigned i;
+
+	for (i = 0; i < c->nslots; i++) {
+		uint64_t old = __atomic_fetch_or(&c->slots[i].word, SLOT_SEALED, __ATOMIC_SEQ_CST);
+
+		BGA_ASSERT(!(old & SLOT_SEALED));
+		value += slot_value(old);
+	}
+	*added = !check || (!__builtin_add_overflow(value, delta, &next) && next <= limit);
+	/* One store of the whole result: between the seals and this store the
+	 * slots' contents are in neither place, which read()'s bound covers
+	 * (every slot is 0 meanwhile, so at most nslots*(batch-1) is missing). */
+	total_store_locked(c, *added ? value + delta : value);
+	for (i = 0; i < c->nslots; i++) {
+		uint64_t w = __atomic_load_n(&c->slots[i].word, __ATOMIC_RELAXED);
+
+		BGA_ASSERT((w & SLOT_SEALED) && slot_value(w) == 0);
+		w = ((w & SLOT_GEN_MASK) + SLOT_GEN_ONE) & SLOT_GEN_MASK;
+		__atomic_store_n(&c->slots[i].word, w, __ATOMIC_SEQ_CST);
+	}
+	return value;
+}
+
+/*
+ * The add that did not fit its slot: fold the slot into total (or, for a
+ * large delta, send the delta to total directly).  Retried under the lock
+ * because fast adders keep CASing the slot without it.
+ */
+static void counter_add_slow(struct bga_counter *c, struct counter_slot *s, int64_t delta)
+{
+	bool added;
+
+	counter_lock(c);
+	for (;;) {
+		uint64_t w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
+		int64_t v = slot_value(w), nv = v + delta;
+
+		BGA_ASSERT(!(w & SLOT_SEALED));
+		if (nv > -c->batch && nv < c->batch) {
+			/* A fold in the meantime made room. */
+			if (__atomic_compare_exchange_n(&s->word, &w, slot_with(w, nv), false,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				break;
+			continue;
+		}
+		if (nv > 0 && __atomic_load_n(&c->limited, __ATOMIC_RELAXED)) {
+			/* total must not grow outside a flush once add_limited
+			 * is in use (see the proof at add_limited). */
+			counter_flush_locked(c, delta, false, 0, &added);
+			break;
+		}
+		/* Fold.  With add_limited in use nv <= -batch here, so total
+		 * only shrinks outside a flush. */
+		if (__atomic_compare_exchange_n(&s->word, &w, slot_with(w, 0), false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			total_store_locked(c, __atomic_load_n(&c->total, __ATOMIC_RELAXED) + nv);
+			break;
+		}
+	}
+	counter_unlock(c);
+}
+
+void bga_counter_add(struct bga_counter *c, int64_t delta)
+{
+	struct counter_slot *s;
+	uint64_t w;
+
+	if (c->mode == BGA_COUNTER_ATOMIC) {
+		__atomic_fetch_add(&c->total, delta, __ATOMIC_RELAXED);
+		return;
+	}
+	/*
+	 * A CAS rather than a fetch_add: fetch_add cannot refuse, so k
+	 * threads sharing a slot (after migration, or under the hash source)
+	 * could each push it up to batch past the fold point before anyone
+	 * folds, and no bound independent of the thread count would hold.
+	 * On the slot's own line a CAS costs the same lock-prefixed
+	 * instruction as fetch_add.
+	 */
+	s = my_slot(c);
+	w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
+	do {
+		int64_t nv = slot_value(w) + delta;
+
+		if (bga_unlikely((w & SLOT_SEALED) || nv <= -c->batch || nv >= c->batch)) {
+			counter_add_slow(c, s, delta);
+			return;
+		}
+	} while (!__atomic_compare_exchange_n(&s->word, &w, slot_with(w, slot_value(w) + delta),
+					      true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
+int64_t bga_counter_read(const struct bga_counter *c)
+{
+	return __atomic_load_n(&c->total, __ATOMIC_RELAXED);
+}
+
+int64_t bga_counter_sum(struct bga_counter *c)
+{
+	int64_t v;
+	unsigned i;
+
+	if (c->mode == BGA_COUNTER_ATOMIC)
+		return total_load(c);
+	counter_lock(c);
+	v = __atomic_load_n(&c->total, __ATOMIC_RELAXED);
+	for (i = 0; i < c->nslots; i++) {
+		uint64_t w = __atomic_load_n(&c->slots[i].word, __ATOMIC_SEQ_CST);
+
+		BGA_ASSERT(!(w & SLOT_SEALED));
+		BGA_ASSERT(slot_value(w) > -c->batch && slot_value(w) < c->batch);
+		v += slot_value(w);
+	}
+	counter_unlock(c);
+	return v;
+}
+
+int bga_counter_compare(struct bga_counter *c, int64_t rhs)
+{
+	int64_t r = bga_counter_read(c), lo, hi, v;
+
+	/* Saturating: near INT64 limits fall back to the exact sum. */
+	if (!__builtin_sub_overflow(r, c->bound, &lo) && lo > rhs)
+		return 1;
+	if (!__builtin_add_overflow(r, c->bound, &hi) && hi < rhs)
+		return -1;
+	v = bga_counter_sum(c);
+	return (v > rhs) - (v < rhs);
+}
+
+static int atomic_add_limited(struct bga_counter *c, int64_t delta, int64_t limit)
+{
+	int64_t cur = __atomic_load_n(&c->total, __ATOMIC_RELAXED), next;
+
+	do {
+		if (__builtin_add_overflow(cur, delta, &next) || next > limit)
+			return -ENOSPC;
+	} while (!__atomic_compare_exchange_n(&c->total, &cur, next, true, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	return 0;
+}
+
+/*
+ * Why the fast path cannot overshoot, even with any number of concurrent
+ * fast-path adders (and plain adds) on any slots.  Let B = bound =
+ * (nslots+1)*(batch-1), V the exact value, T the shared total, and
+ * V = T + (sum of slot values) + (the one fold in flight, if any).
+ *
+ *  (1) At every instant V <= T + B: each slot value is within batch-1 of 0
+ *      (every change to it is a CAS that checks so, or a seal that sets 0),
+ *      and at most one fold, itself at most batch-1 in magnitude, is in
+ *      flight (folds run under the lock; a flush moves every slot at once
+ *      but zeroes them first, so its in-flight part plus the slots is still
+ *      at most nslots*(batch-1)).
+ *  (2) Once `limited` is set, T grows only inside a flush, and a flush
+ *      seals every slot before it stores T and unseals after.  Plain folds
+ *      that would grow T flush instead (counter_add_slow); folds of
+ *      negative overflow only shrink T.
+ *  (3) A fast adder F loads its slot word w (unsealed, generation g), then
+ *      loads T = t, checks t + B + delta <= limit, and CASes w -> w+delta.
+ *      If the CAS succeeds, no flush sealed this slot between the load of w
+ *      and the CAS (the seal sets SEALED and the unseal bumps g, so the
+ *      word differs from w until 2^31 flushes wrap g).  A flush stores T
+ *      only while this slot is sealed, so no flush stored T between F's
+ *      two loads and its CAS; by (2) nothing else grew T; hence at F's CAS,
+ *      T <= t.  A flush that sealed the slot after F's CAS counted F's
+ *      delta in its exact sum, so it decides with F included.
+ *  (4) So right after F's CAS, by (1), V <= T + B <= t + B <= limit - delta
+ *      <= limit: the value is within the limit at the instant F's delta
+ *      becomes part of it, however many other fast adders (each bounded by
+ *      its own slot) landed in between.
+ *
+ * The orderings: F's loads are acquire/seq_cst and the CAS is seq_cst, and
+ * the flush's seal, T store and unseal are seq_cst, so "between" above is
+ * the single total order of those operations.  The slow path decides on
+ * the exact value with every slot sealed, like the kernel's
+ * __percpu_counter_limited_add but without its window for fast adders.
+ */
+int bga_counter_add_limited(struct bga_counter *c, int64_t delta, int64_t limit)
+{
+	struct counter_slot *s;
+	int64_t room;
+	uint64_t w;
+	bool added;
+
+	if (delta <= 0) {
+		bga_counter_add(c, delta);
+		return 0;
+	}
+	if (c->mode == BGA_COUNTER_ATOMIC)
+		return atomic_add_limited(c, delta, limit);
+	if (bga_unlikely(!__atomic_load_n(&c->limited, __ATOMIC_ACQUIRE))) {
+		/* First use: set the flag under the lock, so every fold that
+		 * grew T without a flush finished before any fast path below
+		 * reads T. */
+		counter_lock(c);
+		__atomic_store_n(&c->limited, true, __ATOMIC_RELEASE);
+		counter_unlock(c);
+	}
+	if (delta < c->batch && !__builtin_sub_overflow(limit, c->bound + delta, &room)) {
+		s = my_slot(c);
+		w = __atomic_load_n(&s->word, __ATOMIC_SEQ_CST);
+		while (!(w & SLOT_SEALED) && slot_value(w) + delta < c->batch &&
+		       total_load(c) <= room) {
+			if (__atomic_compare_exchange_n(&s->word, &w,
+							slot_with(w, slot_value(w) + delta), false,
+							__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+				return 0;
+		}
+	}
+	counter_lock(c);
+	counter_flush_locked(c, delta, true, limit, &added);
+	counter_unlock(c);
+	return added ? 0 : -ENOSPC;
+}
+
+int64_t bga_counter_error_bound(const struct bga_counter *c)
+{
+	return c->bound;
+}
+
+int32_t bga_counter_batch(const struct bga_counter *c)
+{
+	return c->batch;
+}
+
+enum bga_counter_mode bga_counter_mode_of(const struct bga_counter *c)
+{
+	return c->mode;
+}
