@@ -31,7 +31,16 @@ test-asan:
 	@scripts/deps.sh test
 	$(CMAKE) -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DBGA_TESTS=ON -DBGA_DEBUG=ON -DBGA_SANITIZE=ON
 	$(CMAKE) --build build/asan -j $(JOBS)
-	cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --output-on-failure -j 2
+	@# Criterion reports a test whose worker died in LeakSanitizer as passing, so
+	@# every sanitizer report also goes to a log file, and any log fails the run.
+	rm -rf build/asan/sanitizer-logs && mkdir -p build/asan/sanitizer-logs
+	cd build/asan && rc=0; \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=$(CURDIR)/build/asan/sanitizer-logs/asan \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/build/asan/sanitizer-logs/ubsan \
+		ctest --output-on-failure -j 2 || rc=$$?; \
+	if [ -n "$$(ls sanitizer-logs)" ]; then cat sanitizer-logs/*; \
+		echo "test-asan: sanitizer reports above (build/asan/sanitizer-logs)"; rc=1; fi; \
+	exit $$rc
 
 test-tsan:
 	@scripts/deps.sh test
@@ -51,3 +60,13 @@ install: build
 
 clean:
 	rm -rf build
+
+# Fuzzing (tests/fuzz/, scripts/fuzz.sh): each harness for FUZZ_SECONDS;
+# crashing inputs land in tests/fuzz/crashes/.
+fuzz:
+	@scripts/deps.sh fuzz
+	scripts/fuzz.sh libfuzzer $(FUZZ_SECONDS)
+
+fuzz-afl:
+	@scripts/deps.sh fuzz
+	scripts/fuzz.sh afl $(FUZZ_SECONDS)

@@ -34,7 +34,7 @@ int refmodel_config_check(const struct bga_config *cfg)
 		return -EINVAL;
 	if (cfg->counter_batch < 0 || cfg->counter_batch > (1 << 24))
 		return -EINVAL;
-	if (cfg->rsv_default > cfg->rsv_max || cfg->rsv_max > cfg->blocks_per_group)
+	if (cfg->rsv_default > cfg->rsv_max || cfg->rsv_max > (1u << 20))
 		return -EINVAL;
 	if (cfg->flags & ~(uint32_t)(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS))
 		return -EINVAL;

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Build and run the fuzz harnesses in tests/fuzz/ with clang.
+#
+#   scripts/fuzz.sh libfuzzer SECONDS [harness...]   libFuzzer + ASan + UBSan (make fuzz)
+#   scripts/fuzz.sh afl SECONDS [harness...]         AFL++ persistent mode + ASan + UBSan (make fuzz-afl)
+#   scripts/fuzz.sh build [libfuzzer|afl]            build only
+#   scripts/fuzz.sh repro HARNESS FILE...            run inputs through the libFuzzer build
+#
+# Harnesses: fuzz_ops fuzz_mt (default: both).  Each runs for SECONDS,
+# one after the other (the machine has 2 cores).  Inputs that crash are
+# copied to tests/fuzz/crashes/<harness>-...; once the bug is fixed, move
+# the file to tests/fuzz/regress/<harness>/ so ctest replays it for good.
+# Work directories: build/fuzz-libfuzzer, build/fuzz-afl.  A summary with
+# execs/second per harness goes to <workdir>/summary.txt and stdout.
+# Exit status: 0 when no harness found anything, 1 otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+ALL_HARNESSES=(fuzz_ops fuzz_mt)
+CRASHES=$ROOT/tests/fuzz/crashes
+JOBS=${JOBS:-$(nproc)}
+
+die() { echo "fuzz.sh: $*" >&2; exit 2; }
+
+libs() { pkg-config --libs ck liburcu-bp; echo -lpthread; }
+
+# build_lib <dir> <cc> <cflags>: the static library through the normal CMake lists.
+build_lib() {
+	local dir=$1 cc=$2 cflags=$3 cxx=clang++
+	[ "$cc" = afl-clang-fast ] && cxx=afl-clang-fast++
+	cmake -S "$ROOT" -B "$dir/lib" -DCMAKE_BUILD_TYPE=Debug -DBGA_DEBUG=ON -DBGA_EXAMPLES=OFF \
+		-DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_FLAGS="$cflags" >/dev/null
+	cmake --build "$dir/lib" -j "$JOBS" --target bgalloc_static >/dev/null
+}
+
+build_libfuzzer() {
+	local dir=$ROOT/build/fuzz-libfuzzer h
+	local san="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
+	command -v clang >/dev/null || die "clang is missing (scripts/deps.sh fuzz)"
+	echo "== fuzz: building libFuzzer targets in $dir"
+	build_lib "$dir" clang "$san -fsanitize=fuzzer-no-link"
+	for h in "${ALL_HARNESSES[@]}"; do
+		# shellcheck disable=SC2046
+		clang -std=gnu11 -Wall -Wextra $san -fsanitize=fuzzer -DBGA_DEBUG=1 \
+			-Iinclude -Ilib -Itests tests/fuzz/$h.c tests/refmodel.c \
+			"$dir/lib/libbgalloc.a" $(libs) -o "$dir/$h"
+	done
+}
+
+build_afl() {
+	local dir=$ROOT/build/fuzz-afl h
+	command -v afl-clang-fast >/dev/null || die "afl-clang-fast is missing (scripts/deps.sh fuzz)"
+	echo "== fuzz: building AFL++ targets in $dir"
+	export AFL_USE_ASAN=1 AFL_USE_UBSAN=1 AFL_QUIET=1
+	build_lib "$dir" afl-clang-fast "-g -O1"
+	for h in "${ALL_HARNESSES[@]}"; do
+		# shellcheck disable=SC2046
+		afl-clang-fast -std=gnu11 -Wall -Wextra -g -O1 -DBGA_DEBUG=1 \
+			-Iinclude -Ilib -Itests tests/fuzz/afl_driver.c tests/fuzz/$h.c tests/refmodel.c \
+			"$dir/lib/libbgalloc.a" $(libs) -o "$dir/$h"
+	done
+	unset AFL_USE_ASAN AFL_USE_UBSAN AFL_QUIET
+}
+
+run_libfuzzer() {
+	local secs=$1; shift
+	local dir=$ROOT/build/fuzz-libfuzzer h log runs took rc status=0
+	: >"$dir/summary.txt"
+	for h in "$@"; do
+		mkdir -p "$dir/corpus/$h"
+		log=$dir/$h.log
+		echo "== fuzz: libFuzzer $h for ${secs}s (log $log)"
+		rc=0
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+			"$dir/$h" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
+			-artifact_prefix="$CRASHES/$h-" "$dir/corpus/$h" "tests/fuzz/corpus/$h" >"$log" 2>&1 || rc=$?
+		runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+		took=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
+		[ -n "$took" ] && [ "$took" -gt 0 ] || took=$secs
+		if [ $rc -ne 0 ]; then
+			status=1
+			echo "!! $h FOUND A PROBLEM (exit $rc):"
+			grep -E '^(fuzz_|bgalloc:|==[0-9]+==ERROR|SUMMARY|.*runtime error)' "$log" | head -5 || true
+			grep -E 'Test unit written to' "$log" || true
+		fi
+		printf '%-10s libfuzzer %8s execs in %4ss = %7s execs/s  exit %d\n' "$h" "${runs:-?}" "$took" \
+			"$(( ${runs:-0} / took ))" "$rc" | tee -a "$dir/summary.txt"
+	done
+	return $status
+}
+
+run_afl() {
+	local secs=$1; shift
+	local dir=$ROOT/build/fuzz-afl h out eps execs n status=0 f
+	: >"$dir/summary.txt"
+	for h in "$@"; do
+		out=$dir/out/$h
+		rm -rf "$out"
+		echo "== fuzz: AFL++ $h for ${secs}s (output $out)"
+		AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_AFFINITY=1 AFL_NO_UI=1 \
+		AFL_SKIP_CRASHES=0 ASAN_OPTIONS=abort_on_error=1:symbolize=0:detect_leaks=0 \
+			timeout -k 10 $((secs + 60)) afl-fuzz -V "$secs" -m none -t 2000 -i "tests/fuzz/corpus/$h" \
+			-o "$out" -- "$dir/$h" >"$dir/$h.log" 2>&1 || { echo "!! afl-fuzz failed, see $dir/$h.log"; tail -5 "$dir/$h.log"; status=1; continue; }
+		eps=$(sed -n 's/^execs_per_sec *: *//p' "$out/default/fuzzer_stats")
+		execs=$(sed -n 's/^execs_done *: *//p' "$out/default/fuzzer_stats")
+		n=0
+		for f in "$out"/default/crashes/id*; do
+			[ -e "$f" ] || continue
+			cp "$f" "$CRASHES/$h-afl-$(sha1sum "$f" | cut -c1-16)"
+			n=$((n + 1))
+		done
+		[ $n -eq 0 ] || { status=1; echo "!! $h: $n crashing inputs copied to $CRASHES"; }
+		printf '%-10s afl       %8s execs in %4ss = %7s execs/s  crashes %d\n' "$h" "$execs" "$secs" \
+			"$eps" "$n" | tee -a "$dir/summary.txt"
+	done
+	return $status
+}
+
+pick() { if [ $# -gt 0 ]; then echo "$@"; else echo "${ALL_HARNESSES[@]}"; fi; }
+
+mode=${1:-}; shift || true
+case $mode in
+libfuzzer)
+	secs=${1:?seconds}; shift
+	build_libfuzzer
+	# shellcheck disable=SC2046
+	run_libfuzzer "$secs" $(pick "$@")
+	;;
+afl)
+	secs=${1:?seconds}; shift
+	build_afl
+	# shellcheck disable=SC2046
+	run_afl "$secs" $(pick "$@")
+	;;
+build)
+	case ${1:-libfuzzer} in
+	libfuzzer) build_libfuzzer ;;
+	afl) build_afl ;;
+	*) die "build libfuzzer|afl" ;;
+	esac
+	;;
+repro)
+	h=${1:?harness}; shift
+	[ -x build/fuzz-libfuzzer/$h ] || build_libfuzzer
+	ASAN_OPTIONS=detect_leaks=1:symbolize=1 build/fuzz-libfuzzer/$h "$@"
+	;;
+*)
+	sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'
+	exit 2
+	;;
+esac

@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Concurrency fuzzer: the input decodes into a small volume config, a
+ * thread count (2 .. 4) and one operation stream per thread, run at once
+ * on one volume.  No model can predict interleavings, so this checks what
+ * must hold under any of them:
+ *  - ownership: an atomic byte per block holds the owning thread; a block
+ *    handed out must have had no owner (else it was handed out twice),
+ *    and a thread frees only what it owns, which must then succeed;
+ *  - a trim never claims a block someone owns, and nobody is handed a
+ *    block while a trim holds it;
+ *  - reservations never overcommit and USE_RESERVED never fails with
+ *    -EINVAL while the thread's own reservation covers min_len;
+ *  - at the end, after freeing everything: every data block is free,
+ *    nothing reserved, bga_check() clean.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bgalloc.h>
+
+#include "fuzz_input.h"
+
+#define MAX_THREADS 4
+#define MAX_OPS 128
+#define OWNER_TRIM 0xff
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("fuzz_mt: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+struct shared {
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	_Atomic uint8_t *owner; /* per block: 0 none, 1 .. MAX_THREADS a thread, OWNER_TRIM a trim */
+	_Atomic uint64_t open_txn; /* the txn new deferred frees join; commits take and advance it */
+	pthread_barrier_t start;
+};
+
+struct thr {
+	struct shared *s;
+	struct fz_in in;
+	uint8_t id;
+	struct bga_extent *own;
+	size_t nown, cap;
+	uint64_t reserved;
+	struct bga_rsv *rsv;
+	pthread_t th;
+};
+
+static void claim(struct thr *t, uint64_t start, uint64_t len, uint8_t who, const char *what)
+{
+	uint64_t b;
+
+	for (b = start; b < start + len; b++) {
+		uint8_t zero = 0;
+
+		if (!atomic_compare_exchange_strong_explicit(&t->s->owner[b], &zero, who, memory_order_acq_rel,
+							     memory_order_acquire))
+			fail("%s: thread %u got block %" PRIu64 " of [%" PRIu64 ", +%" PRIu64
+			     ") which belongs to %u (handed out twice)", what, who, b, start, len, zero);
+	}
+}
+
+static void release(struct thr *t, uint64_t start, uint64_t len, uint8_t who)
+{
+	uint64_t b;
+
+	for (b = start; b < start + len; b++) {
+		uint8_t cur = atomic_load_explicit(&t->s->owner[b], memory_order_relaxed);
+
+		if (cur != who)
+			fail("block %" PRIu64 " should belong to %u, belongs to %u", b, who, cur);
+		atomic_store_explicit(&t->s->owner[b], 0, memory_order_release);
+	}
+}
+
+static void own_add(struct thr *t, struct bga_extent e)
+{
+	if (t->nown == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 16;
+		struct bga_extent *p = realloc(t->own, cap * sizeof(*p));
+
+		if (!p)
+			abort();
+		t->own = p;
+		t->cap = cap;
+	}
+	t->own[t->nown++] = e;
+}
+
+/* Take (part of) an owned extent out of the list: its tail, or all of it. */
+static struct bga_extent own_take(struct thr *t)
+{
+	size_t i = fz_below(&t->in, t->nown);
+	struct bga_extent e = t->own[i];
+	uint64_t cut = fz_below(&t->in, e.len);
+
+	if (cut) {
+		t->own[i].len = cut;
+		e.start += cut;
+		e.len -= cut;
+	} else {
+		t->own[i] = t->own[--t->nown];
+	}
+	return e;
+}
+
+static void op_alloc(struct thr *t)
+{
+	const struct bga_config *c = &t->s->cfg;
+	struct bga_request req = { .goal = BGA_NO_GOAL };
+	struct bga_extent e;
+	uint8_t b = fz_u8(&t->in);
+	int rc;
+
+	if (b & 1)
+		req.goal = fz_below(&t->in, c->nblocks);
+	req.min_len = 1 + (fz_u8(&t->in) & 15);
+	req.max_len = req.min_len + (fz_u8(&t->in) & 31);
+	if (b & 2)
+		req.rsv = t->rsv;
+	if ((b & 4) && t->reserved >= req.min_len) {
+		req.flags |= BGA_USE_RESERVED;
+		/* Stay inside our own promise, or we would eat another thread's. */
+		if (req.max_len > t->reserved)
+			req.max_len = t->reserved;
+	}
+	if ((b & 8) && req.goal != BGA_NO_GOAL)
+		req.flags |= BGA_EXACT_GOAL;
+	rc = bga_alloc(t->s->vol, &req, &e);
+	if (rc == -ENOSPC || rc == -EAGAIN)
+		return;
+	if (rc)
+		fail("alloc(goal %" PRIu64 ", %" PRIu64 "..%" PRIu64 ", flags %#x) returned %d", req.goal,
+		     req.min_len, req.max_len, req.flags, rc);
+	if (e.len < req.min_len || e.len > req.max_len || e.len > c->blocks_per_group ||
+	    e.start < c->first_data_block || e.start >= c->nblocks || e.len > c->nblocks - e.start ||
+	    e.start / c->blocks_per_group != (e.start + e.len - 1) / c->blocks_per_group ||
+	    ((req.flags & BGA_EXACT_GOAL) && e.start != req.goal))
+		fail("alloc(goal %" PRIu64 ", %" PRIu64 "..%" PRIu64 ", flags %#x) returned bad [%" PRIu64
+		     ", +%" PRIu64 ")", req.goal, req.min_len, req.max_len, req.flags, e.start, e.len);
+	claim(t, e.start, e.len, t->id, "alloc");
+	if (req.flags & BGA_USE_RESERVED)
+		t->reserved -= e.len;
+	own_add(t, e);
+}
+
+static void op_free(struct thr *t, bool deferred)
+{
+	struct bga_extent e;
+	uint64_t txn;
+	int rc;
+
+	if (!t->nown)
+		return;
+	e = own_take(t);
+	/* Disown first: the moment the library has it back, another thread may get it. */
+	release(t, e.start, e.len, t->id);
+	if (!deferred) {
+		rc = bga_free(t->s->vol, e.start, e.len);
+		if (rc)
+			fail("free of owned [%" PRIu64 ", +%" PRIu64 ") returned %d", e.start, e.len, rc);
+		return;
+	}
+	txn = atomic_load(&t->s->open_txn);
+	rc = bga_free_deferred(t->s->vol, e.start, e.len, txn);
+	if (rc == -EINVAL && atomic_load(&t->s->open_txn) > txn) {
+		/* A commit of txn or later got in first: still ours. */
+		claim(t, e.start, e.len, t->id, "refused deferred free");
+		own_add(t, e);
+		return;
+	}
+	if (rc)
+		fail("free_deferred of owned [%" PRIu64 ", +%" PRIu64 ") txn %" PRIu64 " returned %d", e.start, e.len,
+		     txn, rc);
+}
+
+static void op_commit(struct thr *t)
+{
+	uint64_t txn = atomic_fetch_add(&t->s->open_txn, 1);
+	int rc = bga_commit(t->s->vol, txn);
+
+	/* -EINVAL: a concurrent commit of a later txn landed first. */
+	if (rc && rc != -EINVAL)
+		fail("commit %" PRIu64 " returned %d", txn, rc);
+}
+
+static void op_reserve(struct thr *t, bool un)
+{
+	uint64_t n;
+	int rc;
+
+	if (un) {
+		if (!t->reserved)
+			return;
+		n = 1 + fz_below(&t->in, t->reserved);
+		rc = bga_unreserve(t->s->vol, n);
+		if (rc)
+			fail("unreserve %" PRIu64 " of our %" PRIu64 " returned %d", n, t->reserved, rc);
+		t->reserved -= n;
+		return;
+	}
+	n = 1 + (fz_u8(&t->in) & 63);
+	rc = bga_reserve(t->s->vol, n);
+	if (rc == 0)
+		t->reserved += n;
+	else if (rc != -ENOSPC)
+		fail("reserve %" PRIu64 " returned %d", n, rc);
+}
+
+static void op_window(struct thr *t)
+{
+	uint8_t b = fz_u8(&t->in);
+	int rc;
+
+	if (!t->rsv) {
+		rc = bga_rsv_open(t->s->vol, &t->rsv);
+		if (rc)
+			fail("rsv_open returned %d", rc);
+	} else if (b & 1) {
+		bga_rsv_close(t->rsv);
+		t->rsv = NULL;
+	} else {
+		rc = bga_rsv_set_size(t->rsv, (b >> 1) % (t->s->cfg.rsv_max + 1));
+		if (rc)
+			fail("rsv_set_size returned %d", rc);
+	}
+}
+
+struct walk {
+	struct thr *t;
+	uint64_t from, to, min_len, sum;
+	bool trim;
+};
+
+static int walk_cb(void *ctx, uint64_t start, uint64_t len)
+{
+	struct walk *w = ctx;
+	const struct bga_config *c = &w->t->s->cfg;
+
+	if (len < w->min_len || start < w->from || start >= w->to || len > w->to - start ||
+	    start < c->first_data_block ||
+	    start / c->blocks_per_group != (start + len - 1) / c->blocks_per_group)
+		fail("%s [%" PRIu64 ", %" PRIu64 ") min %" PRIu64 " reported bad [%" PRIu64 ", +%" PRIu64 ")",
+		     w->trim ? "trim" : "foreach_free", w->from, w->to, w->min_len, start, len);
+	if (w->trim) {
+		/* The extent is claimed from the library while we hold it. */
+		claim(w->t, start, len, OWNER_TRIM, "trim");
+		release(w->t, start, len, OWNER_TRIM);
+		w->sum += len;
+	}
+	return 0;
+}
+
+static void op_walk(struct thr *t, bool trim)
+{
+	const struct bga_config *c = &t->s->cfg;
+	struct walk w = { .t = t, .trim = trim };
+	uint64_t trimmed;
+	int rc;
+
+	w.from = fz_below(&t->in, c->nblocks);
+	w.to = w.from + 1 + fz_below(&t->in, c->nblocks - w.from);
+	w.min_len = 1 + (fz_u8(&t->in) & 7);
+	if (trim)
+		rc = bga_trim(t->s->vol, w.from, w.to, w.min_len, walk_cb, &w, &trimmed);
+	else
+		rc = bga_foreach_free(t->s->vol, w.from, w.to, w.min_len, walk_cb, &w);
+	if (rc)
+		fail("%s returned %d", trim ? "trim" : "foreach_free", rc);
+	if (trim && trimmed != w.sum)
+		fail("trim says %" PRIu64 " trimmed, callbacks saw %" PRIu64, trimmed, w.sum);
+}
+
+static void *worker(void *arg)
+{
+	struct thr *t = arg;
+	struct bga_stats st;
+	unsigned op;
+	int rc;
+
+	pthread_barrier_wait(&t->s->start);
+	for (op = 0; op < MAX_OPS && fz_more(&t->in); op++) {
+		switch (fz_u8(&t->in) % 16) {
+		case 0: case 1: case 2: case 3: case 4: op_alloc(t); break;
+		case 5: case 6: op_free(t, false); break;
+		case 7: op_free(t, true); break;
+		case 8: op_commit(t); break;
+		case 9: op_reserve(t, false); break;
+		case 10: op_reserve(t, true); break;
+		case 11: op_window(t); break;
+		case 12: op_walk(t, false); break;
+		case 13: op_walk(t, true); break;
+		case 14:
+			rc = bga_stats(t->s->vol, &st);
+			if (rc && rc != -ENOSYS)
+				fail("stats returned %d", rc);
+			(void)bga_free_estimate(t->s->vol);
+			break;
+		default: op_alloc(t); break;
+		}
+	}
+	return NULL;
+}
+
+static void decode_config(struct fz_in *in, struct bga_config *c)
+{
+	uint8_t b;
+
+	bga_config_init(c, 64 + fz_u16(in) % 8192);
+	c->blocks_per_group = 64 * (1 + fz_u8(in) % 16);
+	b = fz_u8(in);
+	c->first_data_block = b % 4;
+	c->rsv_max = fz_u16(in) % (c->blocks_per_group + 1);
+	c->rsv_default = c->rsv_max ? fz_u16(in) % (c->rsv_max + 1) : 0;
+	b = fz_u8(in);
+	c->flags = b & 3;
+	c->lock_slots = (b & 4) ? 1u << ((b >> 3) % 4) : 0;
+	c->counter_batch = (b & 0x20) ? 1 + (b >> 6) : 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fz_in in = { data, size, 0 };
+	struct thr t[MAX_THREADS];
+	struct shared s;
+	struct bga_check_report rep;
+	uint64_t owned = 0, b, freeb;
+	size_t chunk, pos, i;
+	unsigned n, k;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	memset(t, 0, sizeof(t));
+	decode_config(&in, &s.cfg);
+	n = 2 + fz_u8(&in) % 3;
+	atomic_init(&s.open_txn, 1);
+	rc = bga_create(&s.cfg, &s.vol);
+	if (rc)
+		fail("create returned %d", rc);
+	s.owner = calloc(s.cfg.nblocks, sizeof(*s.owner));
+	if (!s.owner)
+		abort();
+	pthread_barrier_init(&s.start, NULL, n);
+
+	/* Each thread gets its own slice of the remaining bytes. */
+	chunk = (size - (in.pos < size ? in.pos : size)) / n;
+	pos = in.pos;
+	for (k = 0; k < n; k++) {
+		t[k].s = &s;
+		t[k].id = (uint8_t)(k + 1);
+		t[k].in = (struct fz_in){ data + (pos < size ? pos : size), chunk, 0 };
+		pos += chunk;
+	}
+	for (k = 0; k < n; k++)
+		if (pthread_create(&t[k].th, NULL, worker, &t[k]))
+			abort();
+	for (k = 0; k < n; k++)
+		pthread_join(t[k].th, NULL);
+
+	/* Quiescent now: the books must balance exactly. */
+	for (k = 0; k < n; k++)
+		for (i = 0; i < t[k].nown; i++)
+			owned += t[k].own[i].len;
+	rc = bga_commit(s.vol, atomic_load(&s.open_txn));
+	if (rc)
+		fail("final commit returned %d", rc);
+	memset(&rep, 0, sizeof(rep));
+	rc = bga_check(s.vol, &rep);
+	if (rc)
+		fail("bga_check after the run: %d: %s", rc, rep.message);
+	freeb = bga_free_exact(s.vol);
+	if (freeb != s.cfg.nblocks - s.cfg.first_data_block - owned)
+		fail("free_exact %" PRIu64 ", expected %" PRIu64 " (%" PRIu64 " owned)", freeb,
+		     s.cfg.nblocks - s.cfg.first_data_block - owned, owned);
+	for (b = 0, owned = 0; b < s.cfg.nblocks; b++)
+		owned += atomic_load(&s.owner[b]) != 0;
+	for (k = 0; k < n; k++) {
+		uint64_t r = 0;
+
+		for (i = 0; i < t[k].nown; i++) {
+			r += t[k].own[i].len;
+			rc = bga_free(s.vol, t[k].own[i].start, t[k].own[i].len);
+			if (rc)
+				fail("final free of thread %u's [%" PRIu64 ", +%" PRIu64 ") returned %d", k + 1,
+				     t[k].own[i].start, t[k].own[i].len, rc);
+		}
+		owned -= r;
+		if (t[k].reserved && (rc = bga_unreserve(s.vol, t[k].reserved)))
+			fail("final unreserve of %" PRIu64 " returned %d", t[k].reserved, rc);
+		bga_rsv_close(t[k].rsv);
+		free(t[k].own);
+	}
+	if (owned)
+		fail("owner bytes and owned lists disagree by %" PRIu64, owned);
+	if (bga_reserved(s.vol))
+		fail("%" PRIu64 " blocks still reserved", bga_reserved(s.vol));
+	freeb = bga_free_exact(s.vol);
+	if (freeb != s.cfg.nblocks - s.cfg.first_data_block)
+		fail("free_exact %" PRIu64 " after freeing everything", freeb);
+	rc = bga_check(s.vol, &rep);
+	if (rc)
+		fail("bga_check at the end: %d: %s", rc, rep.message);
+	pthread_barrier_destroy(&s.start);
+	bga_destroy(s.vol);
+	free(s.owner);
+	return 0;
+}

@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Bad input, function by function: every public call of <bgalloc.h> with
+ * each class of bad argument must return the errno its contract documents,
+ * exactly, and leave the volume byte-for-byte as it was (bga__snapshot()).
+ * The cases form one table (BADINPUT_CASES) so a missing class is easy to
+ * spot; Criterion runs each row as its own test.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include <bgalloc.h>
+#include <bgalloc/locktab.h>
+
+#include "snapshot.h"
+
+/*
+ * Fixtures, each a volume in a known state built through the public API:
+ *
+ * FX_MAIN  1000 blocks, 128 per group, first_data_block 2, rsv_max 64.
+ *          [10, 18) and [200, 216) allocated; [200, 204) waiting on a
+ *          deferred free of txn 5; txn 3 committed; 10 blocks reserved;
+ *          one window handle open.
+ * FX_FULL  128 blocks, 64 per group, all allocated; [8, 16) waiting on a
+ *          deferred free of txn 2; txn 1 committed.
+ * FX_PROMISED 128 blocks, 64 per group; [0, 64) allocated and the other
+ *          64 blocks promised by bga_reserve(64).
+ */
+enum fixture { FX_MAIN, FX_FULL, FX_PROMISED };
+
+#define MAIN_NBLOCKS 1000
+#define MAIN_BPG 128
+#define MAIN_FDB 2
+#define MAIN_RSV_MAX 64
+#define MAIN_RESERVED 10
+#define MAIN_LAST_TXN 3
+
+struct bctx {
+	struct bga_volume *vol;
+	struct bga_rsv *rsv;
+	struct bga_config cfg;
+	struct bga_extent ext;
+	int cb_calls;
+};
+
+static int count_cb(void *ctx, uint64_t start, uint64_t len)
+{
+	(void)start;
+	(void)len;
+	((struct bctx *)ctx)->cb_calls++;
+	return 0;
+}
+
+static int alloc_req(struct bctx *c, uint64_t goal, uint64_t min_len, uint64_t max_len, uint32_t flags,
+		     struct bga_rsv *rsv)
+{
+	struct bga_request req = { .goal = goal, .min_len = min_len, .max_len = max_len, .rsv = rsv, .flags = flags };
+
+	return bga_alloc(c->vol, &req, &c->ext);
+}
+
+/* bga_create() with one field of a valid config changed; *out must stay put. */
+enum cfg_field { CF_NONE, CF_NBLOCKS, CF_BPG, CF_FDB, CF_LOCK_SLOTS, CF_BATCH, CF_RSV_DEFAULT, CF_RSV_MAX, CF_FLAGS };
+
+static int create_with(enum cfg_field field, uint64_t value)
+{
+	struct bga_config cfg;
+	struct bga_volume *sentinel = (struct bga_volume *)&cfg, *out = sentinel;
+	int rc;
+
+	/* A valid base (create_valid_base checks it), then one field broken. */
+	bga_config_init(&cfg, 4096);
+	cfg.blocks_per_group = 256;
+	cfg.rsv_max = 64;
+	switch (field) {
+	case CF_NONE: break;
+	case CF_NBLOCKS: cfg.nblocks = value; break;
+	case CF_BPG: cfg.blocks_per_group = (uint32_t)value; cfg.rsv_max = 0; cfg.rsv_default = 0; break;
+	case CF_FDB: cfg.first_data_block = value; break;
+	case CF_LOCK_SLOTS: cfg.lock_slots = (uint32_t)value; break;
+	case CF_BATCH: cfg.counter_batch = (int32_t)value; break;
+	case CF_RSV_DEFAULT: cfg.rsv_default = (uint32_t)value; break;
+	case CF_RSV_MAX: cfg.rsv_max = (uint32_t)value; break;
+	case CF_FLAGS: cfg.flags = (uint32_t)value; break;
+	}
+	rc = bga_create(&cfg, &out);
+	if (rc == 0) {
+		bga_destroy(out);
+		return rc;
+	}
+	cr_expect_eq(out, sentinel, "a failed bga_create() wrote *out");
+	return rc;
+}
+
+static int create_null_out(void)
+{
+	struct bga_config cfg;
+
+	bga_config_init(&cfg, 4096);
+	return bga_create(&cfg, NULL);
+}
+
+static int lock_stats(struct bctx *c, uint32_t slot, int null_out)
+{
+	struct bga_lock_stats ls;
+
+	return bga_lock_stats(c->vol, slot, null_out ? NULL : &ls);
+}
+
+static uint32_t lock_slots(struct bctx *c)
+{
+	struct bga_config cfg;
+
+	cr_assert_eq(bga_volume_config(c->vol, &cfg), 0);
+	return cfg.lock_slots;
+}
+
+#define R (c->rsv)
+#define V (c->vol)
+#define NB MAIN_NBLOCKS
+#define NOG BGA_NO_GOAL
+
+/*
+ * X(name, fixture, expected, call): `call` is an int expression over
+ * `c` (struct bctx *).  Expected values are the contracts' errnos; rows
+ * that expect 0 are no-op successes that must not change the state either.
+ */
+#define BADINPUT_CASES(X)                                                                               \
+	/* bga_create: NULL arguments, then each config field out of range */                          \
+	X(create_null_cfg, FX_MAIN, -EINVAL, bga_create(NULL, &c->vol))                                  \
+	X(create_null_out, FX_MAIN, -EINVAL, create_null_out())                                          \
+	X(create_valid_base, FX_MAIN, 0, create_with(CF_NONE, 0))                                        \
+	X(create_nblocks_0, FX_MAIN, -EINVAL, create_with(CF_NBLOCKS, 0))                                \
+	X(create_nblocks_over_max, FX_MAIN, -EINVAL, create_with(CF_NBLOCKS, BGA_MAX_BLOCKS + 1))        \
+	X(create_nblocks_u64_max, FX_MAIN, -EINVAL, create_with(CF_NBLOCKS, UINT64_MAX))                 \
+	X(create_bpg_0, FX_MAIN, -EINVAL, create_with(CF_BPG, 0))                                        \
+	X(create_bpg_32, FX_MAIN, -EINVAL, create_with(CF_BPG, 32))                                      \
+	X(create_bpg_not_multiple_of_64, FX_MAIN, -EINVAL, create_with(CF_BPG, 100))                     \
+	X(create_bpg_over_max, FX_MAIN, -EINVAL, create_with(CF_BPG, (1u << 20) + 64))                   \
+	X(create_fdb_eq_nblocks, FX_MAIN, -EINVAL, create_with(CF_FDB, 4096))                            \
+	X(create_fdb_past_nblocks, FX_MAIN, -EINVAL, create_with(CF_FDB, UINT64_MAX))                    \
+	X(create_lock_slots_not_pow2, FX_MAIN, -EINVAL, create_with(CF_LOCK_SLOTS, 3))                   \
+	X(create_lock_slots_over_max, FX_MAIN, -EINVAL, create_with(CF_LOCK_SLOTS, 1u << 21))            \
+	X(create_batch_negative, FX_MAIN, -EINVAL, create_with(CF_BATCH, (uint64_t)(int64_t)-1))         \
+	X(create_batch_int_min, FX_MAIN, -EINVAL, create_with(CF_BATCH, (uint64_t)(int64_t)INT32_MIN))   \
+	X(create_batch_over_max, FX_MAIN, -EINVAL, create_with(CF_BATCH, (1u << 24) + 1))                \
+	X(create_rsv_default_over_max, FX_MAIN, -EINVAL, create_with(CF_RSV_DEFAULT, 65))              \
+	X(create_rsv_max_over_max, FX_MAIN, -EINVAL, create_with(CF_RSV_MAX, (1u << 20) + 1))            \
+	X(create_rsv_max_over_bpg_is_fine, FX_MAIN, 0, create_with(CF_RSV_MAX, 257))                     \
+	X(create_flags_unknown_bit2, FX_MAIN, -EINVAL, create_with(CF_FLAGS, 1u << 2))                   \
+	X(create_flags_unknown_bit31, FX_MAIN, -EINVAL, create_with(CF_FLAGS, 1u << 31))                 \
+	/* bga_alloc: NULL arguments */                                                                 \
+	X(alloc_null_vol, FX_MAIN, -EINVAL, bga_alloc(NULL, &(struct bga_request){ NOG, 1, 1, NULL, 0 }, &c->ext)) \
+	X(alloc_null_req, FX_MAIN, -EINVAL, bga_alloc(V, NULL, &c->ext))                                 \
+	X(alloc_null_out, FX_MAIN, -EINVAL, bga_alloc(V, &(struct bga_request){ NOG, 1, 1, NULL, 0 }, NULL)) \
+	/* bga_alloc: lengths */                                                                        \
+	X(alloc_min_0, FX_MAIN, -EINVAL, alloc_req(c, NOG, 0, 8, 0, NULL))                              \
+	X(alloc_min_max_0, FX_MAIN, -EINVAL, alloc_req(c, NOG, 0, 0, 0, NULL))                          \
+	X(alloc_min_gt_max, FX_MAIN, -EINVAL, alloc_req(c, NOG, 9, 8, 0, NULL))                         \
+	X(alloc_min_huge_gt_max, FX_MAIN, -EINVAL, alloc_req(c, NOG, UINT64_MAX, 1, 0, NULL))           \
+	X(alloc_min_gt_max_with_rsv, FX_MAIN, -EINVAL, alloc_req(c, NOG, 9, 8, 0, R))                   \
+	/* bga_alloc: goals */                                                                          \
+	X(alloc_goal_eq_nblocks, FX_MAIN, -EINVAL, alloc_req(c, NB, 1, 1, 0, NULL))                     \
+	X(alloc_goal_past_end, FX_MAIN, -EINVAL, alloc_req(c, NOG - 1, 1, 1, 0, NULL))                  \
+	X(alloc_exact_without_goal, FX_MAIN, -EINVAL, alloc_req(c, NOG, 1, 1, BGA_EXACT_GOAL, NULL))    \
+	X(alloc_exact_goal_past_end, FX_MAIN, -EINVAL, alloc_req(c, NB + 5, 1, 1, BGA_EXACT_GOAL, NULL)) \
+	X(alloc_exact_goal_allocated, FX_MAIN, -ENOSPC, alloc_req(c, 12, 1, 1, BGA_EXACT_GOAL, NULL))   \
+	X(alloc_exact_goal_run_too_short, FX_MAIN, -ENOSPC, alloc_req(c, 8, 3, 3, BGA_EXACT_GOAL, NULL)) \
+	X(alloc_exact_goal_below_fdb, FX_MAIN, -ENOSPC, alloc_req(c, 0, 1, 1, BGA_EXACT_GOAL, NULL))    \
+	X(alloc_exact_goal_crosses_group, FX_MAIN, -ENOSPC, alloc_req(c, 2 * MAIN_BPG - 2, 4, 4, BGA_EXACT_GOAL, NULL)) \
+	/* bga_alloc: flags and reservations */                                                         \
+	X(alloc_unknown_flag_bit2, FX_MAIN, -EINVAL, alloc_req(c, NOG, 1, 1, 1u << 2, NULL))            \
+	X(alloc_unknown_flag_bit31, FX_MAIN, -EINVAL, alloc_req(c, 100, 1, 1, 1u << 31, NULL))          \
+	X(alloc_use_reserved_over_reserved, FX_MAIN, -EINVAL, alloc_req(c, NOG, MAIN_RESERVED + 1, 20, BGA_USE_RESERVED, NULL)) \
+	X(alloc_use_reserved_none, FX_FULL, -EINVAL, alloc_req(c, NOG, 1, 1, BGA_USE_RESERVED, NULL))   \
+	X(alloc_full_would_fit_after_commit, FX_FULL, -EAGAIN, alloc_req(c, NOG, 4, 8, 0, NULL))        \
+	X(alloc_full_no_run_even_after_commit, FX_FULL, -ENOSPC, alloc_req(c, NOG, 9, 9, 0, NULL))      \
+	X(alloc_full_goal_deferred_no_run, FX_FULL, -ENOSPC, alloc_req(c, 20, 9, 16, 0, NULL))          \
+	X(alloc_promised_space, FX_PROMISED, -ENOSPC, alloc_req(c, NOG, 1, 1, 0, NULL))                 \
+	X(alloc_promised_space_goal, FX_PROMISED, -ENOSPC, alloc_req(c, 100, 1, 8, 0, NULL))            \
+	X(alloc_promised_use_reserved_over, FX_PROMISED, -EINVAL, alloc_req(c, NOG, 65, 65, BGA_USE_RESERVED, NULL)) \
+	/* bga_free: NULL, zero length, out of range, below first_data_block, not allocated */          \
+	X(free_null_vol, FX_MAIN, -EINVAL, bga_free(NULL, 10, 1))                                        \
+	X(free_len_0, FX_MAIN, -EINVAL, bga_free(V, 10, 0))                                              \
+	X(free_start_eq_nblocks, FX_MAIN, -EINVAL, bga_free(V, NB, 1))                                   \
+	X(free_past_end, FX_MAIN, -EINVAL, bga_free(V, NB - 1, 2))                                       \
+	X(free_len_wraps, FX_MAIN, -EINVAL, bga_free(V, 10, UINT64_MAX))                                 \
+	X(free_start_huge, FX_MAIN, -EINVAL, bga_free(V, UINT64_MAX, 1))                                 \
+	X(free_below_fdb, FX_MAIN, -EINVAL, bga_free(V, 0, 1))                                           \
+	X(free_straddles_fdb, FX_MAIN, -EINVAL, bga_free(V, MAIN_FDB - 1, 2))                            \
+	X(free_free_block, FX_MAIN, -EINVAL, bga_free(V, 500, 1))                                        \
+	X(free_double_tail, FX_MAIN, -EINVAL, bga_free(V, 10, 9))                                        \
+	X(free_double_head, FX_MAIN, -EINVAL, bga_free(V, 9, 9))                                         \
+	X(free_deferred_block, FX_MAIN, -EINVAL, bga_free(V, 201, 1))                                    \
+	X(free_alloc_and_deferred, FX_MAIN, -EINVAL, bga_free(V, 200, 16))                               \
+	X(free_across_groups_partly_free, FX_MAIN, -EINVAL, bga_free(V, 10, MAIN_BPG * 2))              \
+	/* bga_free_deferred: the same, plus txn rules */                                               \
+	X(fdef_null_vol, FX_MAIN, -EINVAL, bga_free_deferred(NULL, 10, 1, 6))                            \
+	X(fdef_len_0, FX_MAIN, -EINVAL, bga_free_deferred(V, 10, 0, 6))                                  \
+	X(fdef_past_end, FX_MAIN, -EINVAL, bga_free_deferred(V, NB - 1, 2, 6))                           \
+	X(fdef_len_wraps, FX_MAIN, -EINVAL, bga_free_deferred(V, 10, UINT64_MAX, 6))                     \
+	X(fdef_below_fdb, FX_MAIN, -EINVAL, bga_free_deferred(V, 1, 1, 6))                               \
+	X(fdef_free_block, FX_MAIN, -EINVAL, bga_free_deferred(V, 500, 1, 6))                            \
+	X(fdef_partly_free, FX_MAIN, -EINVAL, bga_free_deferred(V, 16, 4, 6))                            \
+	X(fdef_already_deferred, FX_MAIN, -EINVAL, bga_free_deferred(V, 203, 1, 6))                      \
+	X(fdef_already_deferred_same_txn, FX_MAIN, -EINVAL, bga_free_deferred(V, 200, 4, 5))             \
+	X(fdef_overlaps_deferred, FX_MAIN, -EINVAL, bga_free_deferred(V, 202, 4, 6))                     \
+	X(fdef_txn_0, FX_MAIN, -EINVAL, bga_free_deferred(V, 10, 1, 0))                                  \
+	X(fdef_txn_eq_committed, FX_MAIN, -EINVAL, bga_free_deferred(V, 10, 1, MAIN_LAST_TXN))           \
+	X(fdef_txn_below_committed, FX_MAIN, -EINVAL, bga_free_deferred(V, 10, 1, MAIN_LAST_TXN - 1))    \
+	/* bga_commit */                                                                                \
+	X(commit_null_vol, FX_MAIN, -EINVAL, bga_commit(NULL, 4))                                        \
+	X(commit_txn_0, FX_MAIN, -EINVAL, bga_commit(V, 0))                                              \
+	X(commit_backwards, FX_MAIN, -EINVAL, bga_commit(V, MAIN_LAST_TXN - 1))                          \
+	X(commit_same_txn_is_noop, FX_MAIN, 0, bga_commit(V, MAIN_LAST_TXN))                             \
+	X(commit_full_backwards, FX_FULL, -EINVAL, bga_commit(V, 0))                                     \
+	/* bga_reserve / bga_unreserve / bga_reserved */                                                \
+	X(reserve_null_vol, FX_MAIN, -EINVAL, bga_reserve(NULL, 1))                                      \
+	X(reserve_0, FX_MAIN, -EINVAL, bga_reserve(V, 0))                                                \
+	X(reserve_over_nblocks, FX_MAIN, -EINVAL, bga_reserve(V, NB + 1))                                \
+	X(reserve_u64_max, FX_MAIN, -EINVAL, bga_reserve(V, UINT64_MAX))                                 \
+	X(reserve_more_than_unpromised, FX_MAIN, -ENOSPC,                                               \
+	  bga_reserve(V, bga_free_exact(V) - MAIN_RESERVED + 1))                                        \
+	X(reserve_exactly_nblocks, FX_MAIN, -ENOSPC, bga_reserve(V, NB))                                 \
+	X(reserve_full, FX_FULL, -ENOSPC, bga_reserve(V, 1))                                             \
+	X(reserve_all_promised, FX_PROMISED, -ENOSPC, bga_reserve(V, 1))                                 \
+	X(unreserve_null_vol, FX_MAIN, -EINVAL, bga_unreserve(NULL, 1))                                  \
+	X(unreserve_0, FX_MAIN, -EINVAL, bga_unreserve(V, 0))                                            \
+	X(unreserve_over_reserved, FX_MAIN, -EINVAL, bga_unreserve(V, MAIN_RESERVED + 1))                \
+	X(unreserve_u64_max, FX_MAIN, -EINVAL, bga_unreserve(V, UINT64_MAX))                             \
+	X(unreserve_none_reserved, FX_FULL, -EINVAL, bga_unreserve(V, 1))                                \
+	X(reserved_null_vol, FX_MAIN, 0, (int)bga_reserved(NULL))                                        \
+	X(free_estimate_null_vol, FX_MAIN, 0, (int)bga_free_estimate(NULL))                              \
+	X(free_exact_null_vol, FX_MAIN, 0, (int)bga_free_exact(NULL))                                    \
+	/* windows */                                                                                   \
+	X(rsv_open_null_vol, FX_MAIN, -EINVAL, bga_rsv_open(NULL, &c->rsv))                              \
+	X(rsv_open_null_out, FX_MAIN, -EINVAL, bga_rsv_open(V, NULL))                                    \
+	X(rsv_set_size_null, FX_MAIN, -EINVAL, bga_rsv_set_size(NULL, 8))                                \
+	X(rsv_set_size_over_max, FX_MAIN, -EINVAL, bga_rsv_set_size(R, MAIN_RSV_MAX + 1))                \
+	X(rsv_set_size_u32_max, FX_MAIN, -EINVAL, bga_rsv_set_size(R, UINT32_MAX))                       \
+	X(rsv_window_null_rsv, FX_MAIN, -EINVAL, bga_rsv_window(NULL, &c->ext))                          \
+	X(rsv_window_null_out, FX_MAIN, -EINVAL, bga_rsv_window(R, NULL))                                \
+	/* bga_foreach_free / bga_trim: the callback must not run */                                    \
+	X(foreach_null_vol, FX_MAIN, -EINVAL, bga_foreach_free(NULL, 0, NB, 1, count_cb, c))             \
+	X(foreach_null_cb, FX_MAIN, -EINVAL, bga_foreach_free(V, 0, NB, 1, NULL, c))                     \
+	X(foreach_from_eq_to, FX_MAIN, -EINVAL, bga_foreach_free(V, 5, 5, 1, count_cb, c))               \
+	X(foreach_from_gt_to, FX_MAIN, -EINVAL, bga_foreach_free(V, 6, 5, 1, count_cb, c))               \
+	X(foreach_to_past_end, FX_MAIN, -EINVAL, bga_foreach_free(V, 0, NB + 1, 1, count_cb, c))         \
+	X(foreach_to_u64_max, FX_MAIN, -EINVAL, bga_foreach_free(V, 0, UINT64_MAX, 1, count_cb, c))      \
+	X(foreach_min_len_0, FX_MAIN, -EINVAL, bga_foreach_free(V, 0, NB, 0, count_cb, c))               \
+	X(trim_null_vol, FX_MAIN, -EINVAL, bga_trim(NULL, 0, NB, 1, count_cb, c, NULL))                  \
+	X(trim_null_cb, FX_MAIN, -EINVAL, bga_trim(V, 0, NB, 1, NULL, c, NULL))                          \
+	X(trim_from_eq_to, FX_MAIN, -EINVAL, bga_trim(V, 5, 5, 1, count_cb, c, NULL))                    \
+	X(trim_from_gt_to, FX_MAIN, -EINVAL, bga_trim(V, 6, 5, 1, count_cb, c, NULL))                    \
+	X(trim_to_past_end, FX_MAIN, -EINVAL, bga_trim(V, 0, NB + 1, 1, count_cb, c, NULL))              \
+	X(trim_min_len_0, FX_MAIN, -EINVAL, bga_trim(V, 0, NB, 0, count_cb, c, NULL))                    \
+	/* stats, lock stats, check, config */                                                          \
+	X(stats_null_vol, FX_MAIN, -EINVAL, bga_stats(NULL, &(struct bga_stats){ 0 }))                   \
+	X(stats_null_out, FX_MAIN, -EINVAL, bga_stats(V, NULL))                                          \
+	X(lock_stats_null_vol, FX_MAIN, -EINVAL, bga_lock_stats(NULL, 0, &(struct bga_lock_stats){ 0 })) \
+	X(lock_stats_null_out, FX_MAIN, -EINVAL, lock_stats(c, 0, 1))                                    \
+	X(lock_stats_slot_eq_slots, FX_MAIN, -EINVAL, lock_stats(c, lock_slots(c), 0))                   \
+	X(lock_stats_slot_u32_max, FX_MAIN, -EINVAL, lock_stats(c, UINT32_MAX, 0))                       \
+	X(check_null_vol, FX_MAIN, -EINVAL, bga_check(NULL, NULL))                                       \
+	X(check_clean_null_report, FX_MAIN, 0, bga_check(V, NULL))                                       \
+	X(volume_config_null_vol, FX_MAIN, -EINVAL, bga_volume_config(NULL, &c->cfg))                    \
+	X(volume_config_null_out, FX_MAIN, -EINVAL, bga_volume_config(V, NULL))
+
+#define X_FN(name, fx, expected, call) \
+	static int call_##name(struct bctx *c) \
+	{                                      \
+		(void)c;                       \
+		return (call);                 \
+	}
+BADINPUT_CASES(X_FN)
+#undef X_FN
+
+struct bcase {
+	const char *name;
+	enum fixture fx;
+	int expected;
+	int (*call)(struct bctx *c);
+};
+
+#define X_ROW(name, fx, expected, call) { #name, fx, expected, call_##name },
+static struct bcase cases[] = { BADINPUT_CASES(X_ROW) };
+#undef X_ROW
+
+static void setup_main(struct bctx *c)
+{
+	bga_config_init(&c->cfg, MAIN_NBLOCKS);
+	c->cfg.blocks_per_group = MAIN_BPG;
+	c->cfg.first_data_block = MAIN_FDB;
+	c->cfg.rsv_max = MAIN_RSV_MAX;
+	cr_assert_eq(bga_create(&c->cfg, &c->vol), 0);
+	cr_assert_eq(alloc_req(c, 10, 8, 8, BGA_EXACT_GOAL, NULL), 0);
+	cr_assert_eq(alloc_req(c, 200, 16, 16, BGA_EXACT_GOAL, NULL), 0);
+	cr_assert_eq(bga_commit(c->vol, MAIN_LAST_TXN), 0);
+	cr_assert_eq(bga_free_deferred(c->vol, 200, 4, 5), 0);
+	cr_assert_eq(bga_reserve(c->vol, MAIN_RESERVED), 0);
+	cr_assert_eq(bga_rsv_open(c->vol, &c->rsv), 0);
+	cr_assert_eq(bga_free_exact(c->vol), MAIN_NBLOCKS - MAIN_FDB - 24);
+}
+
+static void setup_small(struct bctx *c, bool promised)
+{
+	bga_config_init(&c->cfg, 128);
+	c->cfg.blocks_per_group = 64;
+	c->cfg.rsv_max = 64;
+	cr_assert_eq(bga_create(&c->cfg, &c->vol), 0);
+	cr_assert_eq(alloc_req(c, 0, 64, 64, BGA_EXACT_GOAL, NULL), 0);
+	if (promised) {
+		cr_assert_eq(bga_reserve(c->vol, 64), 0);
+		return;
+	}
+	cr_assert_eq(alloc_req(c, 64, 64, 64, BGA_EXACT_GOAL, NULL), 0);
+	cr_assert_eq(bga_commit(c->vol, 1), 0);
+	cr_assert_eq(bga_free_deferred(c->vol, 8, 8, 2), 0);
+	cr_assert_eq(bga_free_exact(c->vol), 0);
+}
+
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
+
+/*
+ * Criterion hands each parameter to a fresh worker process as bytes, where
+ * pointers into this image need not hold, so the parameter is a row index.
+ */
+ParameterizedTestParameters(badinput, table)
+{
+	static size_t rows[NCASES];
+	size_t i;
+
+	for (i = 0; i < NCASES; i++)
+		rows[i] = i;
+	return cr_make_param_array(size_t, rows, NCASES);
+}
+
+ParameterizedTest(size_t *row, badinput, table)
+{
+	const struct bcase *bc = &cases[*row];
+	struct bctx c;
+	void *before, *after;
+	size_t blen, alen;
+	uint64_t free_before, reserved_before;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	switch (bc->fx) {
+	case FX_MAIN: setup_main(&c); break;
+	case FX_FULL: setup_small(&c, false); break;
+	case FX_PROMISED: setup_small(&c, true); break;
+	}
+	cr_assert_eq(bga__snapshot(c.vol, &before, &blen), 0);
+	free_before = bga_free_exact(c.vol);
+	reserved_before = bga_reserved(c.vol);
+	{
+		struct bga_volume *vol = c.vol;
+		struct bga_rsv *rsv = c.rsv;
+
+		rc = bc->call(&c);
+		/* A NULL-out case may have been handed our pointers: keep ours. */
+		c.vol = vol;
+		c.rsv = rsv;
+	}
+	cr_expect_eq(rc, bc->expected, "%s: returned %d (%s), the contract says %d (%s)", bc->name, rc,
+		     bga_strerror(rc), bc->expected, bga_strerror(bc->expected));
+	if (bc->expected < 0)
+		cr_expect_eq(c.cb_calls, 0, "%s: rejected call ran its callback %d times", bc->name, c.cb_calls);
+	cr_assert_eq(bga__snapshot(c.vol, &after, &alen), 0);
+	cr_expect(alen == blen && memcmp(before, after, blen) == 0, "%s: the volume's state changed", bc->name);
+	cr_expect_eq(bga_free_exact(c.vol), free_before, "%s: free count changed", bc->name);
+	cr_expect_eq(bga_reserved(c.vol), reserved_before, "%s: reserved count changed", bc->name);
+	cr_expect_eq(bga_check(c.vol, NULL), 0, "%s: bga_check not clean after", bc->name);
+	free(before);
+	free(after);
+	bga_rsv_close(c.rsv);
+	bga_destroy(c.vol);
+}
+
+/* The table reaches every function that can fail; this counts rows per
+ * family so deleting a family's rows fails loudly. */
+Test(badinput, table_covers_every_function)
+{
+	static const char *const prefixes[] = { "create_", "alloc_", "free_", "fdef_", "commit_", "reserve_",
+						"unreserve_", "reserved_", "free_estimate_", "free_exact_",
+						"rsv_open_", "rsv_set_size_", "rsv_window_", "foreach_", "trim_",
+						"stats_", "lock_stats_", "check_", "volume_config_" };
+	size_t i, j, n;
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		for (j = 0, n = 0; j < NCASES; j++)
+			n += strncmp(cases[j].name, prefixes[i], strlen(prefixes[i])) == 0;
+		cr_expect_geq(n, 1, "no bad-input row for %s*", prefixes[i]);
+	}
+}
+
+/* Calls with nothing to return must cope with NULL. */
+Test(badinput, null_handles_ignored)
+{
+	bga_destroy(NULL);
+	bga_rsv_close(NULL);
+	cr_expect_eq(bga_free_exact(NULL), 0);
+	cr_expect_eq(bga_free_estimate(NULL), 0);
+	cr_expect_eq(bga_reserved(NULL), 0);
+}
+
+/* bga_strerror never returns NULL, for any int, and names each code it returns. */
+Test(badinput, strerror_total)
+{
+	static const int codes[] = { 0, EINVAL, ENOSPC, EAGAIN, ENOMEM, EUCLEAN, 1, 9999, INT_MAX };
+	size_t i;
+
+	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		cr_expect_not_null(bga_strerror(codes[i]));
+		cr_expect_not_null(bga_strerror(-codes[i]));
+		cr_expect_str_eq(bga_strerror(codes[i]), bga_strerror(-codes[i]), "sign of %d matters", codes[i]);
+	}
+	cr_expect_not_null(bga_strerror(INT_MIN));
+	cr_expect_not_null(strstr(bga_strerror(-ENOSPC), "ENOSPC"));
+	cr_expect_not_null(strstr(bga_strerror(-EINVAL), "EINVAL"));
+	cr_expect_not_null(strstr(bga_strerror(-EAGAIN), "EAGAIN"));
+}
+
+/*
+ * A window turned off with bga_rsv_set_size(0) is still a valid handle:
+ * it holds no window, and allocations through it fall back to the plain
+ * path instead of failing.
+ */
+Test(badinput, window_after_set_size_0)
+{
+	struct bctx c;
+	struct bga_extent w;
+
+	memset(&c, 0, sizeof(c));
+	setup_main(&c);
+	cr_assert_eq(alloc_req(&c, 300, 1, 1, 0, c.rsv), 0);
+	cr_assert_eq(bga_rsv_set_size(c.rsv, 0), 0);
+	cr_assert_eq(bga_rsv_window(c.rsv, &w), 0);
+	cr_expect_eq(w.len, 0, "a window size of 0 left a window of %lu", (unsigned long)w.len);
+	cr_expect_eq(alloc_req(&c, 300, 1, 4, 0, c.rsv), 0);
+	cr_expect_eq(bga_rsv_window(c.rsv, &w), 0);
+	cr_expect_eq(w.len, 0, "allocating through a turned-off handle booked a window");
+	cr_expect_eq(bga_check(c.vol, NULL), 0);
+	bga_rsv_close(c.rsv);
+	bga_destroy(c.vol);
+}
