@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bga_counter_* in both modes: exact sums under threads, read() within its
+ * documented bound while adders run, add_limited never overshooting and
+ * never failing falsely, compare, bad arguments, and the CPU-id fallback
+ * with rseq turned off (in a re-executed child).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/rseq.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include <bgalloc/counter.h>
+
+#include "cpu.h"
+
+extern char **environ;
+
+static const enum bga_counter_mode modes[] = {BGA_COUNTER_PERCPU, BGA_COUNTER_ATOMIC};
+
+struct rng {
+	uint64_t s;
+};
+
+static uint64_t rnd(struct rng *r)
+{
+	r->s ^= r->s >> 12;
+	r->s ^= r->s << 25;
+	r->s ^= r->s >> 27;
+	return r->s * 0x2545F4914F6CDD1DULL;
+}
+
+/* Uniform in [lo, hi]. */
+static int64_t between(struct rng *r, int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(rnd(r) % (uint64_t)(hi - lo + 1));
+}
+
+static struct bga_counter *mk(int64_t initial, int32_t batch, enum bga_counter_mode mode)
+{
+	struct bga_counter *c = NULL;
+
+	cr_assert_eq(bga_counter_create(&c, initial, batch, mode), 0);
+	cr_assert_not_null(c);
+	return c;
+}
+
+static unsigned nslots_expected(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	return n >= 1 ? (unsigned)n : 1;
+}
+
+/* ---------------------------------------------------------------- */
+
+Test(counter, bad_args)
+{
+	struct bga_counter *c = (struct bga_counter *)0x1;
+
+	cr_expect_eq(bga_counter_create(NULL, 0, 0, BGA_COUNTER_PERCPU), -EINVAL);
+	cr_expect_eq(bga_counter_create(&c, 0, -1, BGA_COUNTER_PERCPU), -EINVAL);
+	cr_expect_eq(bga_counter_create(&c, 0, INT32_MIN, BGA_COUNTER_ATOMIC), -EINVAL);
+	cr_expect_eq(bga_counter_create(&c, 0, 0, (enum bga_counter_mode)2), -EINVAL);
+	cr_expect_eq(bga_counter_create(&c, 0, 0, (enum bga_counter_mode)-1), -EINVAL);
+	cr_expect_eq(c, (struct bga_counter *)0x1, "failed create must leave *out alone");
+	bga_counter_destroy(NULL);
+}
+
+Test(counter, defaults_and_bound)
+{
+	unsigned n = nslots_expected();
+	int32_t autob = (int32_t)(2 * n > 32 ? 2 * n : 32);
+
+	for (unsigned m = 0; m < 2; m++) {
+		struct bga_counter *c = mk(-5, 0, modes[m]);
+
+		cr_expect_eq(bga_counter_batch(c), autob);
+		cr_expect_eq(bga_counter_mode_of(c), modes[m]);
+		cr_expect_eq(bga_counter_sum(c), -5);
+		cr_expect_eq(bga_counter_read(c), -5);
+		if (modes[m] == BGA_COUNTER_ATOMIC)
+			cr_expect_eq(bga_counter_error_bound(c), 0);
+		else
+			cr_expect_eq(bga_counter_error_bound(c), ((int64_t)n + 1) * (autob - 1));
+		bga_counter_destroy(c);
+	}
+	/* batch 1: every add folds, so read is exact. */
+	struct bga_counter *c = mk(0, 1, BGA_COUNTER_PERCPU);
+
+	cr_expect_eq(bga_counter_error_bound(c), 0);
+	bga_counter_add(c, 3);
+	bga_counter_add(c, -1);
+	cr_expect_eq(bga_counter_read(c), 2);
+	bga_counter_destroy(c);
+}
+
+/* One thread, random deltas of every size: sum exact, read within bound. */
+Test(counter, single_thread_exact)
+{
+	static const int32_t batches[] = {1, 2, 7, 0, 1000};
+	struct rng r = {0x1234567};
+
+	for (unsigned m = 0; m < 2; m++) {
+		for (unsigned b = 0; b < sizeof(batches) / sizeof(batches[0]); b++) {
+			struct bga_counter *c = mk(100, batches[b], modes[m]);
+			int64_t want = 100, bound = bga_counter_error_bound(c);
+
+			for (int i = 0; i < 20000; i++) {
+				int64_t d = (i % 97 == 0) ? between(&r, -100000, 100000)
+							  : between(&r, -9, 10);
+
+				bga_counter_add(c, d);
+				want += d;
+				cr_assert_leq(llabs(bga_counter_read(c) - want), bound,
+					      "mode %u batch %d step %d", m, batches[b], i);
+				if (i % 1000 == 0)
+					cr_assert_eq(bga_counter_sum(c), want);
+			}
+			cr_expect_eq(bga_counter_sum(c), want);
+			bga_counter_destroy(c);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Many threads, known amounts; a sampler checks read() against the range
+ * the exact value must lie in at the instant of the read. */
+
+#define NTHREADS 8
+
+struct track {
+	/* Magnitudes, monotone: an add is announced in *_intent before it
+	 * starts and counted in *_done after it returns. */
+	_Atomic int64_t pos_intent, pos_done, neg_intent, neg_done;
+} __attribute__((aligned(128)));
+
+struct mt {
+	struct bga_counter *c;
+	struct track tr[NTHREADS];
+	int iters;
+	atomic_bool stop;
+	int64_t initial;
+	int64_t checks;
+	int64_t violations;
+};
+
+struct worker {
+	struct mt *mt;
+	int idx;
+};
+
+static void *adder(void *arg)
+{
+	struct worker *w = arg;
+	struct mt *mt = w->mt;
+	struct track *t = &mt->tr[w->idx];
+	struct rng r = {0x9e3779b97f4a7c15ULL * (uint64_t)(w->idx + 1)};
+
+	for (int i = 0; i < mt->iters; i++) {
+		/* Mostly small (stays in the slot), sometimes folding. */
+		int64_t d = (i % 61 == 0) ? between(&r, -500, 500) : between(&r, -3, 4);
+
+		if (d >= 0) {
+			atomic_fetch_add(&t->pos_intent, d);
+			bga_counter_add(mt->c, d);
+			atomic_fetch_add(&t->pos_done, d);
+		} else {
+			atomic_fetch_add(&t->neg_intent, -d);
+			bga_counter_add(mt->c, d);
+			atomic_fetch_add(&t->neg_done, -d);
+		}
+		if ((i & 255) == 0)
+			sched_yield(); /* encourage migrations and slot sharing */
+	}
+	return NULL;
+}
+
+static void *sampler(void *arg)
+{
+	struct mt *mt = arg;
+	int64_t bound = bga_counter_error_bound(mt->c);
+
+	while (!atomic_load(&mt->stop)) {
+		int64_t lo = mt->initial, hi = mt->initial, v;
+
+		for (int i = 0; i < NTHREADS; i++) {
+			lo += atomic_load(&mt->tr[i].pos_done);
+			hi -= atomic_load(&mt->tr[i].neg_done);
+		}
+		v = bga_counter_read(mt->c);
+		atomic_thread_fence(memory_order_seq_cst);
+		for (int i = 0; i < NTHREADS; i++) {
+			lo -= atomic_load(&mt->tr[i].neg_intent);
+			hi += atomic_load(&mt->tr[i].pos_intent);
+		}
+		mt->checks++;
+		if (v < lo - bound || v > hi + bound)
+			mt->violations++;
+	}
+	return NULL;
+}
+
+static void run_mt(enum bga_counter_mode mode, int32_t batch)
+{
+	struct mt mt = {.iters = 20000, .initial = 1000};
+	struct worker w[NTHREADS];
+	pthread_t th[NTHREADS], smp;
+	int64_t want = mt.initial;
+
+	mt.c = mk(mt.initial, batch, mode);
+	cr_assert_eq(pthread_create(&smp, NULL, sampler, &mt), 0);
+	for (int i = 0; i < NTHREADS; i++) {
+		w[i] = (struct worker){&mt, i};
+		cr_assert_eq(pthread_create(&th[i], NULL, adder, &w[i]), 0);
+	}
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(th[i], NULL);
+	atomic_store(&mt.stop, true);
+	pthread_join(smp, NULL);
+	for (int i = 0; i < NTHREADS; i++)
+		want += mt.tr[i].pos_done - mt.tr[i].neg_done;
+	cr_expect_eq(bga_counter_sum(mt.c), want, "mode %d batch %d", mode, batch);
+	cr_expect_leq(llabs(bga_counter_read(mt.c) - want), bga_counter_error_bound(mt.c));
+	cr_expect_gt(mt.checks, 0);
+	cr_expect_eq(mt.violations, 0, "read outside its bound %lld of %lld times",
+		     (long long)mt.violations, (long long)mt.checks);
+	bga_counter_destroy(mt.c);
+}
+
+Test(counter, threads_exact_percpu_auto) { run_mt(BGA_COUNTER_PERCPU, 0); }
+Test(counter, threads_exact_percpu_batch3) { run_mt(BGA_COUNTER_PERCPU, 3); }
+Test(counter, threads_exact_atomic) { run_mt(BGA_COUNTER_ATOMIC, 0); }
+
+/* ---------------------------------------------------------------- */
+
+struct lim {
+	struct bga_counter *c;
+	int64_t limit;
+	int iters;
+	atomic_bool stop;
+	_Atomic int64_t held[NTHREADS];
+	_Atomic int64_t ok, enospc;
+	int64_t sums, over;
+	int32_t maxd;
+};
+
+struct limw {
+	struct lim *l;
+	int idx;
+};
+
+/* Take random amounts up to the limit, give some back (by add_limited with a
+ * negative delta or by a plain add), so the value churns at the limit. */
+static void *limiter(void *arg)
+{
+	struct limw *w = arg;
+	struct lim *l = w->l;
+	struct rng r = {0x51ed270b27c6d1a5ULL * (uint64_t)(w->idx + 3)};
+	int64_t mine = 0;
+
+	for (int i = 0; i < l->iters; i++) {
+		int64_t d = between(&r, 1, l->maxd);
+
+		if (bga_counter_add_limited(l->c, d, l->limit) == 0) {
+			mine += d;
+			atomic_fetch_add(&l->ok, 1);
+		} else {
+			atomic_fetch_add(&l->enospc, 1);
+		}
+		if (mine > 0 && between(&r, 0, 7) == 0) {
+			int64_t back = between(&r, 1, mine);
+
+			if (i & 1)
+				cr_assert_eq(bga_counter_add_limited(l->c, -back, l->limit), 0);
+			else
+				bga_counter_add(l->c, -back);
+			mine -= back;
+		}
+	}
+	atomic_store(&l->held[w->idx], mine);
+	return NULL;
+}
+
+static void *sum_sampler(void *arg)
+{
+	struct lim *l = arg;
+
+	while (!atomic_load(&l->stop)) {
+		if (bga_counter_sum(l->c) > l->limit)
+			l->over++;
+		if (bga_counter_compare(l->c, l->limit) > 0)
+			l->over++;
+		l->sums++;
+	}
+	return NULL;
+}
+
+static void run_limited(enum bga_counter_mode mode, int32_t batch, int32_t maxd)
+{
+	/* A limit the threads can reach even while giving some back. */
+	struct lim l = {.limit = NTHREADS * maxd * 2, .iters = 20000, .maxd = maxd};
+	struct limw w[NTHREADS];
+	pthread_t th[NTHREADS], smp;
+	int64_t initial = 100, want = initial;
+
+	l.c = mk(initial, batch, mode);
+	cr_assert_eq(pthread_create(&smp, NULL, sum_sampler, &l), 0);
+	for (int i = 0; i < NTHREADS; i++) {
+		w[i] = (struct limw){&l, i};
+		cr_assert_eq(pthread_create(&th[i], NULL, limiter, &w[i]), 0);
+	}
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(th[i], NULL);
+	atomic_store(&l.stop, true);
+	pthread_join(smp, NULL);
+	for (int i = 0; i < NTHREADS; i++)
+		want += l.held[i];
+	cr_expect_eq(bga_counter_sum(l.c), want, "accounting: mode %d batch %d", mode, batch);
+	cr_expect_leq(bga_counter_sum(l.c), l.limit);
+	cr_expect_eq(l.over, 0, "value seen above the limit %lld times", (long long)l.over);
+	cr_expect_gt(l.enospc, 0, "the test never reached the limit");
+	cr_expect_gt(l.ok, 0);
+	bga_counter_destroy(l.c);
+}
+
+Test(counter, limited_no_overshoot_percpu_auto) { run_limited(BGA_COUNTER_PERCPU, 0, 40); }
+Test(counter, limited_no_overshoot_percpu_batch4) { run_limited(BGA_COUNTER_PERCPU, 4, 9); }
+Test(counter, limited_no_overshoot_atomic) { run_limited(BGA_COUNTER_ATOMIC, 0, 40); }
+
+/* Every thread adds +1 until its first -ENOSPC.  The value only grows, so
+ * a failure is false unless the value is already at the limit: the final
+ * value must be the limit exactly (no overshoot, no early refusal). */
+struct fill {
+	struct bga_counter *c;
+	int64_t limit;
+	_Atomic int64_t got;
+};
+
+static void *filler(void *arg)
+{
+	struct fill *f = arg;
+
+	while (bga_counter_add_limited(f->c, 1, f->limit) == 0)
+		atomic_fetch_add(&f->got, 1);
+	return NULL;
+}
+
+Test(counter, limited_fill_exact)
+{
+	for (unsigned m = 0; m < 2; m++) {
+		struct fill f = {.limit = 30011};
+		pthread_t th[NTHREADS];
+
+		f.c = mk(7, 0, modes[m]);
+		for (int i = 0; i < NTHREADS; i++)
+			cr_assert_eq(pthread_create(&th[i], NULL, filler, &f), 0);
+		for (int i = 0; i < NTHREADS; i++)
+			pthread_join(th[i], NULL);
+		cr_expect_eq(bga_counter_sum(f.c), f.limit, "mode %u", m);
+		cr_expect_eq(f.got, f.limit - 7);
+		bga_counter_destroy(f.c);
+	}
+}
+
+Test(counter, limited_single_thread_boundaries)
+{
+	for (unsigned m = 0; m < 2; m++) {
+		struct bga_counter *c = mk(0, 0, modes[m]);
+
+		/* Fill a slot so that the fast path is in play. */
+		for (int i = 0; i < 10; i++)
+			bga_counter_add(c, 1);
+		cr_expect_eq(bga_counter_add_limited(c, 90, 100), 0);
+		cr_expect_eq(bga_counter_sum(c), 100);
+		cr_expect_eq(bga_counter_add_limited(c, 1, 100), -ENOSPC);
+		cr_expect_eq(bga_counter_sum(c), 100, "failed add must change nothing");
+		cr_expect_eq(bga_counter_add_limited(c, 0, 50), 0, "delta 0 always succeeds");
+		cr_expect_eq(bga_counter_add_limited(c, -30, 50), 0, "negative always succeeds");
+		cr_expect_eq(bga_counter_sum(c), 70);
+		cr_expect_eq(bga_counter_add_limited(c, 30, 100), 0);
+		cr_expect_eq(bga_counter_add_limited(c, INT64_MAX, INT64_MAX), -ENOSPC);
+		cr_expect_eq(bga_counter_add_limited(c, 1, INT64_MIN), -ENOSPC);
+		cr_expect_eq(bga_counter_sum(c), 100);
+		/* Far from the limit: many small adds take the fast path. */
+		for (int i = 0; i < 1000; i++)
+			cr_assert_eq(bga_counter_add_limited(c, 3, INT64_MAX / 2), 0);
+		cr_expect_eq(bga_counter_sum(c), 3100);
+		bga_counter_destroy(c);
+	}
+}
+
+/* ---------------------------------------------------------------- */
+
+Test(counter, compare)
+{
+	struct rng r = {77};
+
+	for (unsigned m = 0; m < 2; m++) {
+		struct bga_counter *c = mk(0, 64, modes[m]);
+
+		for (int i = 0; i < 3000; i++) {
+			int64_t v, rhs;
+
+			bga_counter_add(c, between(&r, -20, 25));
+			v = bga_counter_sum(c);
+			rhs = v + between(&r, -3 * bga_counter_error_bound(c) - 3,
+					  3 * bga_counter_error_bound(c) + 3);
+			cr_assert_eq(bga_counter_compare(c, rhs), (v > rhs) - (v < rhs),
+				     "mode %u v %lld rhs %lld", m, (long long)v, (long long)rhs);
+			cr_assert_eq(bga_counter_compare(c, v), 0);
+			cr_assert_eq(bga_counter_compare(c, v - 1), 1);
+			cr_assert_eq(bga_counter_compare(c, v + 1), -1);
+		}
+		cr_expect_eq(bga_counter_compare(c, INT64_MIN), 1);
+		cr_expect_eq(bga_counter_compare(c, INT64_MAX), -1);
+		bga_counter_destroy(c);
+
+		c = mk(INT64_MAX - 5, 0, modes[m]);
+		cr_expect_eq(bga_counter_compare(c, INT64_MAX), -1);
+		cr_expect_eq(bga_counter_compare(c, INT64_MAX - 5), 0);
+		bga_counter_destroy(c);
+		c = mk(INT64_MIN + 5, 0, modes[m]);
+		cr_expect_eq(bga_counter_compare(c, INT64_MIN), 1);
+		cr_expect_eq(bga_counter_compare(c, INT64_MIN + 5), 0);
+		bga_counter_destroy(c);
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* The CPU-id source. */
+
+Test(counter, cpu_source)
+{
+	unsigned n = bga__cpu_count(), seen_match = 0;
+	const char *src = bga__cpu_source();
+	struct rseq *rs = (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+
+	cr_expect_eq(n, nslots_expected());
+	if (__rseq_size > 0 && (int32_t)rs->cpu_id >= 0)
+		cr_expect_str_eq(src, "rseq");
+	else
+		cr_expect_str_neq(src, "rseq");
+	for (int i = 0; i < 1000; i++) {
+		int a = sched_getcpu();
+		unsigned cpu = bga__cpu_current();
+		int b = sched_getcpu();
+
+		cr_assert_lt(cpu, n);
+		if (a == b && a >= 0 && (unsigned)a == cpu)
+			seen_match++;
+	}
+	/* Migration between the calls can explain a few mismatches, not all. */
+	cr_expect_gt(seen_match, 0);
+}
+
+/*
+ * With GLIBC_TUNABLES=glibc.pthread.rseq=0 glibc registers no rseq area and
+ * cpu_id reads negative: the counter must still work.  The parent re-runs
+ * this binary with only the child test selected; the child writes a marker
+ * so that a child that ran no test cannot pass.
+ */
+static void *child_adder(void *arg)
+{
+	struct bga_counter *c = arg;
+
+	for (int i = 0; i < 20000; i++) {
+		bga_counter_add(c, (i & 1) ? 3 : -1);
+		(void)bga_counter_add_limited(c, 2, 1000000);
+	}
+	return NULL;
+}
+
+Test(counter_child, rseq_off)
+{
+	const char *mark = getenv("BGA_TEST_RSEQ_MARK");
+	struct bga_counter *c;
+	pthread_t th[4];
+	FILE *f;
+
+	if (!mark)
+		cr_skip_test("runs only as the child of counter/rseq_off");
+	cr_assert_str_neq(bga__cpu_source(), "rseq");
+	cr_assert_lt(bga__cpu_current(), bga__cpu_count());
+	c = mk(0, 0, BGA_COUNTER_PERCPU);
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(pthread_create(&th[i], NULL, child_adder, c), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	cr_assert_eq(bga_counter_sum(c), 4 * (10000 * 2 + 20000 * 2));
+	bga_counter_destroy(c);
+	f = fopen(mark, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "ok %s\n", bga__cpu_source());
+	fclose(f);
+}
+
+Test(counter, rseq_off)
+{
+	char exe[4096], mark[] = "/tmp/bga_rseq_markXXXXXX", buf[64] = "";
+	char markenv[128], *argv[] = {exe, "--filter=counter_child/rseq_off", "--jobs=1", NULL};
+	char **envp;
+	size_t n = 0, k = 0;
+	ssize_t len;
+	pid_t pid;
+	int fd, status;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	cr_assert_gt(len, 0);
+	exe[len] = 0;
+	fd = mkstemp(mark);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(markenv, sizeof(markenv), "BGA_TEST_RSEQ_MARK=%s", mark);
+	while (environ[n])
+		n++;
+	envp = calloc(n + 3, sizeof(*envp));
+	cr_assert_not_null(envp);
+	for (size_t i = 0; i < n; i++)
+		/* BXFI_*: Criterion's worker handshake; the child must start as
+		 * a fresh runner, not think it is our worker. */
+		if (strncmp(environ[i], "GLIBC_TUNABLES=", 15) &&
+		    strncmp(environ[i], "BGA_TEST_RSEQ_MARK=", 19) && strncmp(environ[i], "BXFI", 4))
+			envp[k++] = environ[i];
+	envp[k++] = "GLIBC_TUNABLES=glibc.pthread.rseq=0";
+	envp[k++] = markenv;
+	cr_assert_eq(posix_spawn(&pid, exe, NULL, NULL, argv, envp), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	free(envp);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed: status %#x", status);
+	fd = open(mark, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	unlink(mark);
+	cr_assert_gt(len, 0, "the child ran no test");
+	buf[len] = 0;
+	cr_expect(strncmp(buf, "ok getcpu", 9) == 0 || strncmp(buf, "ok hash", 7) == 0,
+		  "child says: %s", buf);
+}
