@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Stress for bga_counter, run under ctest and under ThreadSanitizer (which
+ * cannot run inside Criterion).  Threads hammer both modes; checks:
+ *   - the final sum is exact;
+ *   - a sampler's read() stays within error_bound of the range the exact
+ *     value must be in, and compare() agrees with that range;
+ *   - add_limited near the limit never lets a sampled sum exceed the limit,
+ *     and a fill to the limit ends exactly at it.
+ * Then it re-runs itself with GLIBC_TUNABLES=glibc.pthread.rseq=0 so the
+ * getcpu fallback gets the same treatment.  Exits 1 on any failure; prints
+ * one summary line.  BGA_STRESS_ITERS overrides the per-thread iterations.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bgalloc/counter.h>
+
+#include "cpu.h"
+
+extern char **environ;
+
+#define NTHREADS 8
+#define CHILD_ENV "BGA_STRESS_COUNTER_CHILD"
+
+static int failures;
+static long iters = 50000;
+
+#define CHECK(cond, ...)                                                        \
+	do {                                                                    \
+		if (!(cond)) {                                                  \
+			fprintf(stderr, "stress_counter: %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                           \
+			fputc('\n', stderr);                                    \
+			failures++;                                             \
+		}                                                               \
+	} while (0)
+
+struct rng {
+	uint64_t s;
+};
+
+static uint64_t rnd(struct rng *r)
+{
+	r->s ^= r->s >> 12;
+	r->s ^= r->s << 25;
+	r->s ^= r->s >> 27;
+	return r->s * 0x2545F4914F6CDD1DULL;
+}
+
+static int64_t between(struct rng *r, int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(rnd(r) % (uint64_t)(hi - lo + 1));
+}
+
+/* ---------------------------------------------------------------- */
+
+struct track {
+	_Atomic int64_t pos_intent, pos_done, neg_intent, neg_done;
+} __attribute__((aligned(128)));
+
+struct mix {
+	struct bga_counter *c;
+	int64_t initial;
+	struct track tr[NTHREADS];
+	atomic_bool stop;
+	int64_t checks, bad_read, bad_cmp;
+};
+
+struct arg {
+	struct mix *m;
+	int idx;
+};
+
+static void *mix_adder(void *p)
+{
+	struct arg *a = p;
+	struct track *t = &a->m->tr[a->idx];
+	struct rng r = {0x9e3779b97f4a7c15ULL * (uint64_t)(a->idx + 1)};
+
+	for (long i = 0; i < iters; i++) {
+		int64_t d = (i % 53 == 0) ? between(&r, -1000, 1000) : between(&r, -5, 6);
+
+		if (d >= 0) {
+			atomic_fetch_add(&t->pos_intent, d);
+			bga_counter_add(a->m->c, d);
+			atomic_fetch_add(&t->pos_done, d);
+		} else {
+			atomic_fetch_add(&t->neg_intent, -d);
+			bga_counter_add(a->m->c, d);
+			atomic_fetch_add(&t->neg_done, -d);
+		}
+		if ((i & 1023) == 0)
+			sched_yield();
+	}
+	return NULL;
+}
+
+static void *mix_sampler(void *p)
+{
+	struct mix *m = p;
+	int64_t bound = bga_counter_error_bound(m->c);
+	struct rng r = {12345};
+
+	while (!atomic_load(&m->stop)) {
+		int64_t lo = m->initial, hi = m->initial, v, rhs;
+		int cmp;
+
+		/* Adds done before the read/compare are surely in; adds that
+		 * could be in are those announced by the time they return. */
+		for (int i = 0; i < NTHREADS; i++) {
+			lo += atomic_load(&m->tr[i].pos_done);
+			hi -= atomic_load(&m->tr[i].neg_done);
+		}
+		rhs = (lo + hi) / 2 + between(&r, -2 * bound - 50, 2 * bound + 50);
+		v = bga_counter_read(m->c);
+		cmp = bga_counter_compare(m->c, rhs);
+		atomic_thread_fence(memory_order_seq_cst);
+		for (int i = 0; i < NTHREADS; i++) {
+			lo -= atomic_load(&m->tr[i].neg_intent);
+			hi += atomic_load(&m->tr[i].pos_intent);
+		}
+		m->checks++;
+		if (v < lo - bound || v > hi + bound)
+			m->bad_read++;
+		if ((rhs < lo && cmp != 1) || (rhs > hi && cmp != -1))
+			m->bad_cmp++;
+	}
+	return NULL;
+}
+
+static void run_mix(enum bga_counter_mode mode, int32_t batch, long *ops)
+{
+	struct mix m = {.initial = -777};
+	struct arg a[NTHREADS];
+	pthread_t th[NTHREADS], smp;
+	int64_t want = m.initial;
+
+	CHECK(bga_counter_create(&m.c, m.initial, batch, mode) == 0, "create");
+	pthread_create(&smp, NULL, mix_sampler, &m);
+	for (int i = 0; i < NTHREADS; i++) {
+		a[i] = (struct arg){&m, i};
+		pthread_create(&th[i], NULL, mix_adder, &a[i]);
+	}
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(th[i], NULL);
+	atomic_store(&m.stop, true);
+	pthread_join(smp, NULL);
+	for (int i = 0; i < NTHREADS; i++)
+		want += m.tr[i].pos_done - m.tr[i].neg_done;
+	CHECK(bga_counter_sum(m.c) == want, "mix mode %d batch %d: sum %lld want %lld", mode,
+	      batch, (long long)bga_counter_sum(m.c), (long long)want);
+	CHECK(m.bad_read == 0, "mix mode %d batch %d: read out of bound %lld/%lld", mode, batch,
+	      (long long)m.bad_read, (long long)m.checks);
+	CHECK(m.bad_cmp == 0, "mix mode %d batch %d: compare wrong %lld/%lld", mode, batch,
+	      (long long)m.bad_cmp, (long long)m.checks);
+	*ops += NTHREADS * iters;
+	bga_counter_destroy(m.c);
+}
+
+/* ---------------------------------------------------------------- */
+
+struct lim {
+	struct bga_counter *c;
+	int64_t limit;
+	int32_t maxd;
+	atomic_bool stop;
+	_Atomic int64_t held, ok, enospc;
+	int64_t sums, over;
+};
+
+static void *lim_worker(void *p)
+{
+	struct lim *l = p;
+	struct rng r = {(uint64_t)(uintptr_t)&r ^ 0x51ed270b27c6d1a5ULL};
+	int64_t mine = 0;
+
+	for (long i = 0; i < iters; i++) {
+		int64_t d = between(&r, 1, l->maxd);
+
+		if (bga_counter_add_limited(l->c, d, l->limit) == 0) {
+			mine += d;
+			atomic_fetch_add(&l->ok, 1);
+		} else {
+			atomic_fetch_add(&l->enospc, 1);
+		}
+		if (mine > 0 && between(&r, 0, 7) == 0) {
+			int64_t back = between(&r, 1, mine);
+
+			if (i & 1)
+				CHECK(bga_counter_add_limited(l->c, -back, l->limit) == 0, "negative");
+			else
+				bga_counter_add(l->c, -back);
+			mine -= back;
+		}
+	}
+	atomic_fetch_add(&l->held, mine);
+	return NULL;
+}
+
+static void *lim_sampler(void *p)
+{
+	struct lim *l = p;
+
+	while (!atomic_load(&l->stop)) {
+		if (bga_counter_sum(l->c) > l->limit)
+			l->over++;
+		l->sums++;
+	}
+	return NULL;
+}
+
+static void *fill_worker(void *p)
+{
+	struct lim *l = p;
+
+	while (bga_counter_add_limited(l->c, 1, l->limit) == 0)
+		atomic_fetch_add(&l->ok, 1);
+	return NULL;
+}
+
+static void run_limited(enum bga_counter_mode mode, int32_t batch, int32_t maxd, long *ok,
+			long *enospc)
+{
+	struct lim l = {.limit = NTHREADS * maxd * 2, .maxd = maxd};
+	pthread_t th[NTHREADS], smp;
+	int64_t initial = 3;
+
+	CHECK(bga_counter_create(&l.c, initial, batch, mode) == 0, "create");
+	pthread_create(&smp, NULL, lim_sampler, &l);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_create(&th[i], NULL, lim_worker, &l);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(th[i], NULL);
+	atomic_store(&l.stop, true);
+	pthread_join(smp, NULL);
+	CHECK(bga_counter_sum(l.c) == initial + l.held, "limited mode %d batch %d: sum %lld want %lld",
+	      mode, batch, (long long)bga_counter_sum(l.c), (long long)(initial + l.held));
+	CHECK(l.over == 0, "limited mode %d batch %d: sum above limit %lld/%lld times", mode, batch,
+	      (long long)l.over, (long long)l.sums);
+	CHECK(l.enospc > 0, "limited mode %d batch %d: never reached the limit", mode, batch);
+	*ok += l.ok;
+	*enospc += l.enospc;
+
+	/* Fill from the current value to the limit with +1s. */
+	l.limit = bga_counter_sum(l.c) + 20000;
+	l.ok = 0;
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_create(&th[i], NULL, fill_worker, &l);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(th[i], NULL);
+	CHECK(bga_counter_sum(l.c) == l.limit && l.ok == 20000,
+	      "fill mode %d batch %d: ended at %lld, limit %lld, %lld ok", mode, batch,
+	      (long long)bga_counter_sum(l.c), (long long)l.limit, (long long)l.ok);
+	bga_counter_destroy(l.c);
+}
+
+/* ---------------------------------------------------------------- */
+
+/* Re-run this program with rseq off; returns its exit status. */
+static int run_child(const char *self)
+{
+	char *argv[] = {(char *)self, NULL};
+	char **envp;
+	size_t n = 0, k = 0;
+	pid_t pid;
+	int st;
+
+	while (environ[n])
+		n++;
+	envp = calloc(n + 3, sizeof(*envp));
+	if (!envp)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "GLIBC_TUNABLES=", 15))
+			envp[k++] = environ[i];
+	envp[k++] = "GLIBC_TUNABLES=glibc.pthread.rseq=0";
+	envp[k++] = CHILD_ENV "=1";
+	if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, envp) != 0) {
+		free(envp);
+		return -1;
+	}
+	free(envp);
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int main(int argc, char **argv)
+{
+	bool child = getenv(CHILD_ENV) != NULL;
+	const char *src = bga__cpu_source(), *env = getenv("BGA_STRESS_ITERS");
+	long ops = 0, ok = 0, enospc = 0;
+	struct timespec t0, t1;
+	int child_rc = 0;
+
+	(void)argc;
+	if (env && atol(env) > 0)
+		iters = atol(env);
+	if (child)
+		iters = iters / 4 + 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (child)
+		CHECK(strcmp(src, "rseq") != 0, "rseq off, yet the source is rseq");
+
+	run_mix(BGA_COUNTER_PERCPU, 0, &ops);
+	run_mix(BGA_COUNTER_PERCPU, 2, &ops);
+	run_mix(BGA_COUNTER_ATOMIC, 0, &ops);
+	run_limited(BGA_COUNTER_PERCPU, 0, 40, &ok, &enospc);
+	run_limited(BGA_COUNTER_PERCPU, 4, 9, &ok, &enospc);
+	run_limited(BGA_COUNTER_ATOMIC, 0, 40, &ok, &enospc);
+
+	if (!child && strcmp(src, "rseq") == 0) {
+		child_rc = run_child(argv[0]);
+		CHECK(child_rc == 0, "rseq-off child exited %d", child_rc);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (child && !failures)
+		return 0; /* the parent's line reports it */
+	printf("stress_counter%s: %s: %d threads, %ld adds, %ld limited ok, %ld enospc, cpu source %s%s, %.2f s\n",
+	       child ? " (rseq off)" : "", failures ? "FAIL" : "OK", NTHREADS, ops, ok, enospc, src,
+	       child || strcmp(src, "rseq") ? "" : ", rseq-off child ok",
+	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	return failures ? 1 : 0;
+}
