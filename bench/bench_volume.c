@@ -190,10 +190,6 @@ static int runs_add(void *ctx, uint64_t start, uint64_t len)
 {
 	struct runs *r = ctx;
 
-	if (r->n && r->e[r->n - 1].start + r->e[r->n - 1].len == start) {
-		r->e[r->n - 1].len += len;
-		return 0;
-	}
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 64;
 		struct bga_extent *e = realloc(r->e, cap * sizeof(*e));
@@ -209,7 +205,11 @@ static int runs_add(void *ctx, uint64_t start, uint64_t len)
 	return 0;
 }
 
-/* Every free extent of the volume now, coalesced across group edges. */
+/*
+ * Every free extent of the volume now.  bgalloc's are split at group edges
+ * (as bga_foreach_free reports them), so giving them back is one
+ * single-group free each, the common case, not a free across groups.
+ */
 static int vol_free_runs(struct vol *vl, struct runs *out)
 {
 	memset(out, 0, sizeof(*out));
