@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <urcu-bp.h>
@@ -14,6 +15,8 @@
 
 /* Busy groups skipped with trylock before an allocation blocks on a lock. */
 #define BGA_BUSY_SKIPS 3
+/* Searches again after an -ENOSPC that the exact free count contradicts. */
+#define BGA_SEARCH_RETRIES 16
 
 static unsigned ncpus_online(void)
 {
@@ -227,6 +230,16 @@ static int charge(struct bga_volume *vol, const struct bga_geom *geo, uint64_t m
 	}
 }
 
+/*
+ * Free blocks that the caller may take, exactly: what nobody has charged
+ * or reserved, plus the caller's own charge (or reserved claim), which
+ * it holds but has not taken yet.
+ */
+static int64_t blocks_free(struct bga_volume *vol, const struct bga_geom *geo, uint64_t charged)
+{
+	return (int64_t)geo->capacity - bga_counter_sum(vol->used) + (int64_t)charged;
+}
+
 /* Take the reserved-blocks claim for a BGA_USE_RESERVED request. */
 static int claim_reserved(struct bga_volume *vol, uint64_t min, uint64_t *max)
 {
@@ -395,12 +408,24 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 	bool reserved = req->flags & BGA_USE_RESERVED;
 	rc = reserved ? claim_reserved(vol, req->min_len, &max) : charge(vol, geo, req->min_len, &max);
 	if (rc)
-		goto out;
+		goto nospace;
 	uint64_t charged = max;
-	if (req->rsv != NULL)
-		rc = bga__rsv_alloc(vol, geo, req, (uint32_t)req->min_len, (uint32_t)max, out);
-	else
-		rc = bga__alloc_plain(vol, geo, req, (uint32_t)req->min_len, (uint32_t)max, out);
+	for (int tries = 0;; tries++) {
+		if (req->rsv != NULL)
+			rc = bga__rsv_alloc(vol, geo, req, (uint32_t)req->min_len, (uint32_t)max, out);
+		else
+			rc = bga__alloc_plain(vol, geo, req, (uint32_t)req->min_len, (uint32_t)max, out);
+		/*
+		 * A search visits groups one at a time, so blocks freed
+		 * behind it while others are taken ahead of it can make it
+		 * miss free space that existed throughout.  The exact counter
+		 * tells: while it shows room for min_len, search again.
+		 */
+		if (rc != -ENOSPC || tries == BGA_SEARCH_RETRIES || (req->flags & BGA_EXACT_GOAL) ||
+		    blocks_free(vol, geo, charged) < (int64_t)req->min_len)
+			break;
+		sched_yield();
+	}
 	uint64_t refund = rc == 0 ? charged - out->len : charged;
 	if (refund) {
 		if (reserved)
@@ -408,6 +433,7 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 		else
 			bga_counter_add(vol->used, -(int64_t)refund);
 	}
+nospace:
 	if (rc == -ENOSPC && __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED) >= req->min_len &&
 	    bga__dfree_would_fit(vol, geo, req->min_len))
 		rc = -EAGAIN;

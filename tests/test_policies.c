@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Filesystem policies: windows, deferred frees, reservations, trim, stats. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <bgalloc.h>
+#include <bgalloc/counter.h>
+
+#include "refmodel.h"
+#include "volume.h"
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static struct bga_volume *make(uint64_t nblocks, uint32_t bpg)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, nblocks);
+	cfg.blocks_per_group = bpg;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	return vol;
+}
+
+static void assert_clean(struct bga_volume *vol)
+{
+	struct bga_check_report r;
+	int rc = bga_check(vol, &r);
+	cr_assert_eq(rc, 0, "bga_check: %s", r.message);
+}
+
+static int alloc1(struct bga_volume *vol, uint64_t goal, struct bga_rsv *rsv, uint32_t flags, uint64_t *blk)
+{
+	struct bga_request req = {.goal = goal, .min_len = 1, .max_len = 1, .rsv = rsv, .flags = flags};
+	struct bga_extent e;
+	int rc = bga_alloc(vol, &req, &e);
+	if (rc == 0)
+		*blk = e.start;
+	return rc;
+}
+
+/* ---- reservation windows ---- */
+
+#define WRITERS 16
+#define FILE_BLOCKS 512
+
+struct writers {
+	struct bga_volume *vol;
+	bool windows;
+	pthread_barrier_t round;
+	uint64_t extents[WRITERS];
+	int failures;
+	int check_failures;
+};
+
+struct writer {
+	struct writers *w;
+	int id;
+};
+
+static void *write_file(void *arg)
+{
+	struct writer *me = arg;
+	struct writers *w = me->w;
+	struct bga_rsv *rsv = NULL;
+	if (w->windows && bga_rsv_open(w->vol, &rsv) != 0)
+		__atomic_fetch_add(&w->failures, 1, __ATOMIC_RELAXED);
+	uint64_t last = BGA_NO_GOAL, extents = 0;
+	for (int b = 0; b < FILE_BLOCKS; b++) {
+		uint64_t blk, goal = last == BGA_NO_GOAL ? BGA_NO_GOAL : last + 1;
+		if (goal != BGA_NO_GOAL && goal >= (uint64_t)WRITERS * FILE_BLOCKS * 8)
+			goal = BGA_NO_GOAL;
+		if (alloc1(w->vol, goal, rsv, 0, &blk) != 0) {
+			__atomic_fetch_add(&w->failures, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		if (last == BGA_NO_GOAL || blk != last + 1)
+			extents++;
+		last = blk;
+		/* Every writer takes one block per round: truly interleaved. */
+		int r = pthread_barrier_wait(&w->round);
+		if (r == PTHREAD_BARRIER_SERIAL_THREAD && b % 64 == 0 && bga_check(w->vol, NULL) != 0)
+			__atomic_fetch_add(&w->check_failures, 1, __ATOMIC_RELAXED);
+		pthread_barrier_wait(&w->round);
+	}
+	w->extents[me->id] = extents;
+	bga_rsv_close(rsv);
+	return NULL;
+}
+
+static double interleaved_writers(bool windows)
+{
+	struct writers w = {.windows = windows};
+	struct bga_config cfg;
+	bga_config_init(&cfg, (uint64_t)WRITERS * FILE_BLOCKS * 8);
+	cfg.blocks_per_group = 8192;
+	cr_assert_eq(bga_create(&cfg, &w.vol), 0);
+	pthread_barrier_init(&w.round, NULL, WRITERS);
+	pthread_t t[WRITERS];
+	struct writer me[WRITERS];
+	for (int i = 0; i < WRITERS; i++) {
+		me[i] = (struct writer){&w, i};
+		pthread_create(&t[i], NULL, write_file, &me[i]);
+	}
+	for (int i = 0; i < WRITERS; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&w.round);
+	cr_assert_eq(w.failures, 0, "no false ENOSPC");
+	cr_assert_eq(w.check_failures, 0, "windows stayed disjoint and the volume consistent");
+	assert_clean(w.vol);
+	cr_assert_eq(bga_free_exact(w.vol), cfg.nblocks - (uint64_t)WRITERS * FILE_BLOCKS);
+	bga_destroy(w.vol);
+	double sum = 0;
+	for (int i = 0; i < WRITERS; i++)
+		sum += (double)w.extents[i];
+	return sum / WRITERS;
+}
+
+Test(windows, cut_extents_per_file_eightfold)
+{
+	double without = interleaved_writers(false);
+	double with = interleaved_writers(true);
+	cr_log_info("extents per file: %.1f without windows, %.1f with", without, with);
+	cr_assert_leq(with * 8, without, "with windows %.1f, without %.1f extents per file", with, without);
+}
+
+Test(windows, grow_while_used_and_cap_at_max)
+{
+	struct bga_volume *vol = make(1 << 16, 4096);
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_extent win;
+	uint64_t blk, last = 0;
+	cr_assert_eq(alloc1(vol, 100, rsv, 0, &blk), 0);
+	cr_assert_eq(blk, 100);
+	cr_assert_eq(bga_rsv_window(rsv, &win), 0);
+	cr_assert_eq(win.start, 100);
+	cr_assert_eq(win.len, 8, "first window has rsv_default blocks");
+	uint64_t sizes[16], n = 0;
+	sizes[n++] = win.len;
+	last = blk;
+	for (int i = 0; i < 3000; i++) {
+		cr_assert_eq(alloc1(vol, last + 1, rsv, 0, &blk), 0);
+		cr_assert_eq(blk, last + 1, "a file written in order stays contiguous");
+		last = blk;
+		cr_assert_eq(bga_rsv_window(rsv, &win), 0);
+		if (win.len != sizes[n - 1] && n < 16)
+			sizes[n++] = win.len;
+	}
+	cr_assert_geq(n, 6);
+	for (uint64_t i = 1; i < n; i++)
+		cr_assert(sizes[i] == 2 * sizes[i - 1] || sizes[i] == 1027, "window %lu: %lu after %lu",
+			  (unsigned long)i, (unsigned long)sizes[i], (unsigned long)sizes[i - 1]);
+	cr_assert_eq(sizes[n - 1], 1027, "capped at rsv_max");
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_gt(st.rsv_hit_ratio, 0.99, "hit ratio %f", st.rsv_hit_ratio);
+	assert_clean(vol);
+	bga_rsv_close(rsv);
+	bga_destroy(vol);
+}
+
+Test(windows, others_avoid_then_close_returns_blocks)
+{
+	struct bga_volume *vol = make(4096, 4096);
+	struct bga_rsv *rsv;
+	uint64_t blk;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	cr_assert_eq(bga_rsv_set_size(rsv, 64), 0);
+	cr_assert_eq(alloc1(vol, 1000, rsv, 0, &blk), 0);
+	cr_assert_eq(blk, 1000);
+	cr_assert_eq(alloc1(vol, 1010, NULL, 0, &blk), 0);
+	cr_assert(blk < 1000 || blk >= 1064, "a plain allocation avoids the window (got %lu)", (unsigned long)blk);
+	cr_assert_eq(bga_free(vol, blk, 1), 0);
+	bga_rsv_close(rsv);
+	cr_assert_eq(alloc1(vol, 1010, NULL, 0, &blk), 0);
+	cr_assert_eq(blk, 1010, "closing returned the window's blocks at once");
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+Test(windows, size_zero_turns_off)
+{
+	struct bga_volume *vol = make(4096, 4096);
+	struct bga_rsv *rsv;
+	struct bga_extent win;
+	uint64_t blk;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	cr_assert_eq(alloc1(vol, 10, rsv, 0, &blk), 0);
+	cr_assert_eq(bga_rsv_window(rsv, &win), 0);
+	cr_assert_eq(win.len, 8);
+	cr_assert_eq(bga_rsv_set_size(rsv, 0), 0);
+	cr_assert_eq(bga_rsv_window(rsv, &win), 0);
+	cr_assert_eq(win.len, 0, "size 0 drops the window");
+	cr_assert_eq(alloc1(vol, 20, rsv, 0, &blk), 0);
+	cr_assert_eq(bga_rsv_window(rsv, &win), 0);
+	cr_assert_eq(win.len, 0, "and books no new one");
+	cr_assert_eq(bga_rsv_set_size(rsv, 2000), -EINVAL, "above rsv_max");
+	cr_assert_eq(bga_rsv_set_size(NULL, 8), -EINVAL);
+	bga_rsv_close(rsv);
+	bga_destroy(vol);
+}
+
+Test(windows, never_cause_false_enospc)
+{
+	struct bga_volume *vol = make(256, 256);
+	struct bga_rsv *rsv[8];
+	uint64_t blk, got = 0;
+	for (int i = 0; i < 8; i++) {
+		cr_assert_eq(bga_rsv_open(vol, &rsv[i]), 0);
+		cr_assert_eq(bga_rsv_set_size(rsv[i], 32), 0);
+		cr_assert_eq(alloc1(vol, (uint64_t)i * 32, rsv[i], 0, &blk), 0);
+	}
+	/* Eight windows now book every block; plain callers still get them all. */
+	while (alloc1(vol, 0, NULL, 0, &blk) == 0)
+		got++;
+	cr_assert_eq(got, 256 - 8);
+	cr_assert_eq(bga_free_exact(vol), 0);
+	cr_assert_eq(alloc1(vol, 0, rsv[3], 0, &blk), -ENOSPC, "full is full, with or without a window");
+	assert_clean(vol);
+	for (int i = 0; i < 8; i++)
+		bga_rsv_close(rsv[i]);
+	bga_destroy(vol);
+}
+
+/* ---- deferred frees ---- */
+
+Test(deferred, blocks_wait_for_commit)
+{
+	struct bga_volume *vol = make(128, 64);
+	struct bga_request req = {.goal = 0, .min_len = 64, .max_len = 64};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(bga_free_deferred(vol, 10, 20, 5), 0);
+	cr_assert_eq(bga_free_deferred(vol, 100, 10, 7), 0);
+	cr_assert_eq(bga_free_exact(vol), 0, "pending blocks are not free");
+	assert_clean(vol);
+	req.min_len = req.max_len = 1;
+	cr_assert_eq(bga_alloc(vol, &req, &e), -EAGAIN, "would fit after a commit");
+	req.min_len = req.max_len = 21;
+	cr_assert_eq(bga_alloc(vol, &req, &e), -ENOSPC, "21 blocks would not fit even then");
+	cr_assert_eq(bga_free_deferred(vol, 15, 1, 6), -EINVAL, "already pending");
+	cr_assert_eq(bga_free(vol, 15, 1), -EINVAL, "pending blocks cannot be freed again");
+	cr_assert_eq(bga_commit(vol, 4), 0);
+	cr_assert_eq(bga_free_exact(vol), 0, "txn 4 releases nothing");
+	cr_assert_eq(bga_commit(vol, 6), 0);
+	cr_assert_eq(bga_free_exact(vol), 20);
+	cr_assert_eq(bga_commit(vol, 5), -EINVAL, "commits do not go backwards");
+	cr_assert_eq(bga_free_deferred(vol, 30, 1, 6), -EINVAL, "txn already committed");
+	cr_assert_eq(bga_commit(vol, 7), 0);
+	cr_assert_eq(bga_free_exact(vol), 30);
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_eq(st.deferred_blocks, 0);
+	cr_assert_eq(st.last_committed_txn, 7);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+Test(deferred, free_block_and_spanning_range)
+{
+	struct bga_volume *vol = make(256, 64);
+	struct bga_request req = {.goal = 0, .min_len = 64, .max_len = 64};
+	struct bga_extent e;
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(bga_free_deferred(vol, 190, 10, 1), -EINVAL, "blocks 192.. are free");
+	cr_assert_eq(bga_free_deferred(vol, 0, 1, 0), -EINVAL, "txn 0");
+	cr_assert_eq(bga_free_deferred(vol, 50, 100, 1), 0, "a range over three groups");
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_eq(st.deferred_blocks, 100);
+	assert_clean(vol);
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(bga_free_exact(vol), 164);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* ---- delayed-allocation reservations ---- */
+
+Test(reserve, unreserved_cannot_eat_reserved)
+{
+	struct bga_volume *vol = make(1000, 1024);
+	struct bga_request req = {.goal = 0, .min_len = 11, .max_len = 11};
+	struct bga_extent e;
+	cr_assert_eq(bga_reserve(vol, 990), 0);
+	cr_assert_eq(bga_reserve(vol, 11), -ENOSPC, "would overcommit");
+	cr_assert_eq(bga_alloc(vol, &req, &e), -ENOSPC);
+	req.min_len = 1;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(e.len, 10, "shrunk to what is not promised");
+	req.min_len = req.max_len = 5;
+	req.flags = BGA_USE_RESERVED;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(bga_reserved(vol), 985);
+	cr_assert_eq(bga_unreserve(vol, 986), -EINVAL);
+	cr_assert_eq(bga_unreserve(vol, 985), 0);
+	cr_assert_eq(bga_reserved(vol), 0);
+	cr_assert_eq(bga_reserve(vol, 0), -EINVAL);
+	cr_assert_eq(bga_reserve(vol, 1001), -EINVAL);
+	cr_assert_eq(bga_free_exact(vol), 985);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+#define RTHREADS 16
+
+struct rstress {
+	struct bga_volume *vol;
+	int stop;
+	int violations;
+	int reserved_enospc;
+	uint64_t txn;
+};
+
+static void *reserve_worker(void *arg)
+{
+	struct rstress *rs = arg;
+	uint64_t s = (uint64_t)(uintptr_t)&s ^ 0x5bd1e995;
+	uint64_t held[64];
+	int n = 0;
+	for (int i = 0; i < 4000; i++) {
+		uint64_t k = 1 + rng_next(&s) % 4;
+		if (n + (int)k <= 64 && bga_reserve(rs->vol, k) == 0) {
+			for (uint64_t j = 0; j < k; j++) {
+				uint64_t blk;
+				int rc = alloc1(rs->vol, rng_next(&s) % 1100, NULL, BGA_USE_RESERVED, &blk);
+				if (rc == 0)
+					held[n++] = blk;
+				else
+					__atomic_fetch_add(&rs->reserved_enospc, 1, __ATOMIC_RELAXED);
+			}
+		}
+		uint64_t blk;
+		if (n < 64 && alloc1(rs->vol, BGA_NO_GOAL, NULL, 0, &blk) == 0)
+			held[n++] = blk;
+		if (bga_reserve(rs->vol, 3) == 0 && bga_unreserve(rs->vol, 3) != 0)
+			__atomic_fetch_add(&rs->violations, 1, __ATOMIC_RELAXED);
+		while (n > 32 || (n > 0 && rng_next(&s) % 3 == 0)) {
+			uint64_t b = held[--n];
+			uint64_t txn = __atomic_load_n(&rs->txn, __ATOMIC_RELAXED) + 1;
+			int rc = (rng_next(&s) & 1) ? bga_free(rs->vol, b, 1) : bga_free_deferred(rs->vol, b, 1, txn);
+			if (rc == -EINVAL && bga_free_deferred(rs->vol, b, 1, txn + 1) == 0)
+				rc = 0; /* raced a commit of txn; a later txn is fine */
+			if (rc != 0)
+				__atomic_fetch_add(&rs->violations, 1, __ATOMIC_RELAXED);
+		}
+	}
+	while (n > 0)
+		if (bga_free(rs->vol, held[--n], 1) != 0)
+			__atomic_fetch_add(&rs->violations, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* Samples the invariant free - reserved >= 0 (used <= capacity) and commits. */
+static void *sampler(void *arg)
+{
+	struct rstress *rs = arg;
+	while (!__atomic_load_n(&rs->stop, __ATOMIC_RELAXED)) {
+		int64_t used = bga_counter_sum(rs->vol->used);
+		if (used > (int64_t)rs->vol->geom->capacity)
+			__atomic_fetch_add(&rs->violations, 1, __ATOMIC_RELAXED);
+		uint64_t t = __atomic_add_fetch(&rs->txn, 1, __ATOMIC_RELAXED);
+		if (bga_commit(rs->vol, t) != 0)
+			__atomic_fetch_add(&rs->violations, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+Test(reserve, sixteen_threads_near_full, .timeout = 120)
+{
+	/* 16 threads hold up to 64 blocks each: 1024 of 1100 usable. */
+	struct rstress rs = {.vol = make(1100, 256)};
+	pthread_t t[RTHREADS], smp;
+	pthread_create(&smp, NULL, sampler, &rs);
+	for (int i = 0; i < RTHREADS; i++)
+		pthread_create(&t[i], NULL, reserve_worker, &rs);
+	for (int i = 0; i < RTHREADS; i++)
+		pthread_join(t[i], NULL);
+	__atomic_store_n(&rs.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(smp, NULL);
+	cr_assert_eq(rs.violations, 0, "free - reserved went negative or a call failed");
+	cr_assert_eq(rs.reserved_enospc, 0, "a reserved allocation failed");
+	cr_assert_eq(bga_commit(rs.vol, rs.txn + 2), 0);
+	cr_assert_eq(bga_reserved(rs.vol), 0);
+	cr_assert_eq(bga_free_exact(rs.vol), 1100);
+	assert_clean(rs.vol);
+	bga_destroy(rs.vol);
+}
+
+/* ---- foreach, trim, stats ---- */
+
+struct collect {
+	uint64_t blocks, extents;
+	struct bga_volume *vol;
+	bool probe;
+	int probe_failures;
+};
+
+static int collect_cb(void *ctx, uint64_t start, uint64_t len)
+{
+	struct collect *c = ctx;
+	c->blocks += len;
+	c->extents++;
+	if (c->probe) {
+		/* While it is discarded, the extent is in use: an exact-goal
+		 * allocation inside it must fail. */
+		struct bga_request req = {.goal = start, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
+		struct bga_extent e;
+		if (bga_alloc(c->vol, &req, &e) != -ENOSPC)
+			c->probe_failures++;
+	}
+	return 0;
+}
+
+Test(trim, discards_free_space_once)
+{
+	struct bga_volume *vol = make(4096, 1024);
+	struct bga_request req = {.goal = 100, .min_len = 50, .max_len = 50};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	struct collect c = {.vol = vol, .probe = true};
+	uint64_t trimmed;
+	cr_assert_eq(bga_trim(vol, 0, 4096, 1, collect_cb, &c, &trimmed), 0);
+	cr_assert_eq(trimmed, 4046);
+	cr_assert_eq(c.blocks, 4046);
+	cr_assert_eq(c.extents, 5, "two pieces in group 0, three whole groups");
+	cr_assert_eq(c.probe_failures, 0);
+	cr_assert_eq(bga_free_exact(vol), 4046, "trim gave everything back");
+	assert_clean(vol);
+	memset(&c, 0, sizeof(c));
+	cr_assert_eq(bga_trim(vol, 0, 4096, 1, collect_cb, &c, &trimmed), 0);
+	cr_assert_eq(trimmed, 0, "nothing freed since: every group skipped");
+	cr_assert_eq(bga_free(vol, 120, 10), 0);
+	cr_assert_eq(bga_trim(vol, 0, 4096, 1, collect_cb, &c, &trimmed), 0);
+	cr_assert_eq(c.extents, 3, "only group 0 again: 100..120 was ... now 0..100, 120..130, 150..1024");
+	cr_assert_eq(trimmed, 100 + 10 + 874);
+	cr_assert_eq(bga_trim(vol, 10, 5, 1, collect_cb, &c, NULL), -EINVAL);
+	cr_assert_eq(bga_trim(vol, 0, 5000, 1, collect_cb, &c, NULL), -EINVAL);
+	cr_assert_eq(bga_trim(vol, 0, 10, 0, collect_cb, &c, NULL), -EINVAL);
+	cr_assert_eq(bga_trim(vol, 0, 10, 1, NULL, &c, NULL), -EINVAL);
+	bga_destroy(vol);
+}
+
+Test(stats, histogram_and_fragmentation)
+{
+	struct bga_volume *vol = make(4096, 1024);
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_eq(st.free_blocks, 4096);
+	cr_assert_eq(st.hist_count[10], 4, "four whole 1024-block groups");
+	cr_assert_float_eq(st.frag_score, 0.0, 1e-9, "an empty volume is not fragmented");
+	/* allocate every other block of group 0 */
+	struct bga_request req = {.min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	for (uint64_t b = 0; b < 4096; b += 2) {
+		req.goal = b;
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	}
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_eq(st.free_blocks, 2048);
+	cr_assert_eq(st.hist_count[0], 2048);
+	cr_assert_eq(st.free_extents, 2048);
+	cr_assert_float_eq(st.frag_score, 1.0, 1e-9, "all single blocks is the worst case");
+	cr_assert_eq(st.groups_initialised, 4);
+	cr_assert_geq(st.lock_acquisitions, 2048);
+	struct collect c = {0};
+	cr_assert_eq(bga_foreach_free(vol, 0, 4096, 1, collect_cb, &c), 0);
+	cr_assert_eq(c.blocks, 2048);
+	memset(&c, 0, sizeof(c));
+	cr_assert_eq(bga_foreach_free(vol, 0, 4096, 2, collect_cb, &c), 0);
+	cr_assert_eq(c.blocks, 0, "no run of 2");
+	bga_destroy(vol);
+}
