@@ -31,7 +31,8 @@ extern "C" {
 
 /*
  * First clear bit at or after `from`.  Returns `nbits` if there is none or
- * if from >= nbits.  Full words are skipped in bulk (SIMD where the CPU
+ * if from >= nbits.  When the word holding `from` answers, no indirect call
+ * is made; otherwise full words are skipped in bulk (SIMD where the CPU
  * supports it, chosen at run time).
  */
 BGA_EXTERN uint64_t bga_bitmap_next_zero(const uint64_t *map, uint64_t nbits, uint64_t from);
@@ -55,10 +56,16 @@ BGA_EXTERN uint64_t bga_bitmap_longest_zero_run(const uint64_t *map, uint64_t nb
 /*
  * Length of the run of clear bits that contains `pos`, extended both ways
  * within [0, nbits); its start goes to *start when start is not NULL.
- * 0 when bit `pos` is set or pos >= nbits.
+ * 0 when bit `pos` is set or pos >= nbits; *start is then left untouched.
  */
 BGA_EXTERN uint64_t bga_bitmap_zero_run_at(const uint64_t *map, uint64_t nbits, uint64_t pos,
                                            uint64_t *start);
+
+/*
+ * The range functions below take no `nbits`: the caller keeps the range
+ * inside the map (start + len must not overflow).  They read and write only
+ * the bits of the range, so garbage past nbits is left as it is.
+ */
 
 /* Number of set bits in [from, to).  0 when from >= to. */
 BGA_EXTERN uint64_t bga_bitmap_popcount(const uint64_t *map, uint64_t from, uint64_t to);
@@ -84,8 +91,9 @@ BGA_EXTERN uint64_t bga_bitmap_set_range(uint64_t *map, uint64_t start, uint64_t
 BGA_EXTERN uint64_t bga_bitmap_clear_range(uint64_t *map, uint64_t start, uint64_t len);
 
 /*
- * Name of the scan implementation chosen at run time for this CPU:
- * "avx2", or "scalar".  For benchmarks and reports.
+ * Name of the scan implementation chosen at run time for this CPU (on
+ * first use): "avx2" where the CPU has AVX2, else "scalar".  For
+ * benchmarks and reports.
  */
 BGA_EXTERN const char *bga_bitmap_impl(void);
 
