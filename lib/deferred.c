@@ -171,20 +171,21 @@ int bga_commit(struct bga_volume *vol, uint64_t txn)
 }
 
 /*
- * After a failed allocation: would a run of min_len exist if every pending
- * deferred free were committed?  Looks only at groups holding records, on
- * a scratch copy of each bitmap.  The slow path of an -ENOSPC, so it may
- * allocate.
+ * After a failed allocation: would a run of min_len exist (starting at
+ * `exact`, unless that is BGA_NO_GOAL) if every pending deferred free were
+ * committed?  Looks only at groups holding records, on a scratch copy of
+ * each bitmap.  The slow path of an -ENOSPC, so it may allocate.
  */
-bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, uint64_t min_len)
+bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, uint64_t min_len, uint64_t exact)
 {
 	uint32_t bpg = vol->cfg.blocks_per_group;
 	uint64_t *scratch = malloc(BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
+	uint64_t g = exact == BGA_NO_GOAL ? 0 : bga__group_of(vol, exact);
+	uint64_t gend = exact == BGA_NO_GOAL ? geo->ngroups : g + 1;
 	bool fit = false;
 	if (scratch == NULL)
-		return __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED) >= min_len;
-	for (uint64_t g = 0; !fit && (g = bga_bitmap_next_set(vol->dfree_groups, geo->ngroups, g)) < geo->ngroups;
-	     g++) {
+		return exact == BGA_NO_GOAL && __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED) >= min_len;
+	for (; !fit && (g = bga_bitmap_next_set(vol->dfree_groups, gend, g)) < gend; g++) {
 		uint32_t lo, hi;
 		bga__group_span(vol, geo, g, &lo, &hi);
 		bga__group_lock(vol, g);
@@ -195,7 +196,13 @@ bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, ui
 			memset(scratch, 0xff, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
 		for (const struct bga_dfree *d = grp->ext ? grp->ext->dfree : NULL; d; d = d->next)
 			bga_bitmap_clear_range(scratch, d->off, d->len);
-		fit = bga_bitmap_longest_zero_run(scratch, hi) >= min_len;
+		if (exact == BGA_NO_GOAL) {
+			fit = bga_bitmap_longest_zero_run(scratch, hi) >= min_len;
+		} else {
+			uint64_t off = exact - bga__group_first(vol, g), start;
+			uint64_t run = bga_bitmap_zero_run_at(scratch, hi, off, &start);
+			fit = run && start + run - off >= min_len;
+		}
 		bga__group_unlock(vol, g);
 	}
 	free(scratch);

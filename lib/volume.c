@@ -435,7 +435,8 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 	}
 nospace:
 	if (rc == -ENOSPC && __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED) >= req->min_len &&
-	    bga__dfree_would_fit(vol, geo, req->min_len))
+	    bga__dfree_would_fit(vol, geo, req->min_len,
+				 (req->flags & BGA_EXACT_GOAL) ? req->goal : BGA_NO_GOAL))
 		rc = -EAGAIN;
 out:
 	urcu_bp_read_unlock();

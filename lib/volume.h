@@ -244,8 +244,9 @@ uint64_t bga__idx_next(const struct bga_volume *vol, uint64_t from, uint64_t to,
 
 /* Overlap of [off, off+len) in group g with a pending deferred free. */
 bool bga__dfree_overlaps_locked(const struct bga_group *grp, uint32_t off, uint32_t len);
-/* Could a run of min_len exist if pending deferred frees were committed? */
-bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, uint64_t min_len);
+/* Could a run of min_len exist (starting at `exact` unless BGA_NO_GOAL)
+ * if pending deferred frees were committed? */
+bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, uint64_t min_len, uint64_t exact);
 /* Every pending block marked allocated?  Else *bad_off gets one. */
 bool bga__dfree_check_locked(const struct bga_volume *vol, const struct bga_geom *geo,
 			     const struct bga_group *grp, uint64_t g, uint32_t *bad_off);
