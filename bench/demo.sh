@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The main job of `make demo`: run bga-scale and print the scalability report.
+#   bench/demo.sh BUILD_DIR [bga-scale options...]
+# e.g. bench/demo.sh build/release --quick
+#      bench/demo.sh build/release -w churn -t 1,2,64 -r 9
+# Writes build/demo/scale.json (and a copy under build/demo/runs/, named by
+# time and commit, for bench/compare), report.txt, summary.json, scale.png
+# and scale-<workload>.png.  Set BGA_DEMO_OUT to write elsewhere.
+set -euo pipefail
+
+if [ $# -lt 1 ] || [ ! -d "$1" ]; then
+	echo "usage: bench/demo.sh BUILD_DIR [bga-scale options]  (BUILD_DIR from cmake -DBGA_BENCH=ON)" >&2
+	exit 2
+fi
+build=$1
+shift
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${BGA_DEMO_OUT:-$root/build/demo}
+scale=$build/bench/bga-scale
+if [ ! -x "$scale" ]; then
+	echo "demo: $scale is missing: configure with -DBGA_BENCH=ON and build" >&2
+	exit 1
+fi
+for a in "$@"; do
+	case $a in -h | --help | --list) exec "$scale" "$@" ;; esac
+done
+
+# Debian's scipy is installed for the system python; a python3 earlier on
+# PATH (pyenv, a venv) may not have it.
+py=
+for p in /usr/bin/python3 python3; do
+	if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import scipy' 2>/dev/null; then
+		py=$p
+		break
+	fi
+done
+if [ -z "$py" ]; then
+	echo "demo: no python3 with scipy (Debian: apt-get install python3-scipy, or scripts/deps.sh demo)" >&2
+	exit 1
+fi
+
+rev=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+if [ "$rev" != unknown ] && [ -n "$(git -C "$root" status --porcelain -- lib include bench 2>/dev/null)" ]; then
+	rev=$rev-dirty
+fi
+mkdir -p "$out/runs"
+stamp=$(date -u +%Y%m%d-%H%M%S)
+json=$out/scale.json
+SECONDS=0
+"$scale" --json "$json" --meta "git=$rev" --meta "build=$build" "$@"
+cp "$json" "$out/runs/scale-$stamp-$rev.json"
+"$py" "$root/bench/report.py" "$json" --out "$out"
+echo "demo: measured and reported in ${SECONDS} s; this run is also saved as $out/runs/scale-$stamp-$rev.json"
+echo "demo: compare two runs with: bench/compare OLD.json NEW.json"
