@@ -130,6 +130,7 @@ static bool refm_alloc_fits(const struct refmodel *m, const struct bga_request *
 	return refmodel_has_run(m, req->min_len, with_deferred);
 }
 
+/* The -EINVAL cases that do not depend on the volume's state. */
 static bool refm_alloc_args_bad(const struct refmodel *m, const struct bga_request *req)
 {
 	if (!req || req->min_len == 0 || req->min_len > req->max_len)
@@ -140,14 +141,17 @@ static bool refm_alloc_args_bad(const struct refmodel *m, const struct bga_reque
 		return true;
 	if ((req->flags & BGA_EXACT_GOAL) && req->goal == BGA_NO_GOAL)
 		return true;
-	if ((req->flags & BGA_USE_RESERVED) && m->reserved < req->min_len)
-		return true;
 	return false;
+}
+
+static bool refm_reserved_short(const struct refmodel *m, const struct bga_request *req)
+{
+	return (req->flags & BGA_USE_RESERVED) && m->reserved < req->min_len;
 }
 
 int refmodel_alloc_expect(const struct refmodel *m, const struct bga_request *req)
 {
-	if (refm_alloc_args_bad(m, req))
+	if (refm_alloc_args_bad(m, req) || refm_reserved_short(m, req))
 		return -EINVAL;
 	/* An extent never crosses a group boundary, so no run can be this long. */
 	if (req->min_len > m->cfg.blocks_per_group)
@@ -178,6 +182,9 @@ static int refm_alloc_alt(const struct refmodel *m, const struct bga_request *re
 {
 	if (expected == -ENOSPC && req && req->min_len > m->cfg.blocks_per_group)
 		return -EINVAL; /* "max_len is capped at blocks_per_group", then min_len > max_len */
+	/* Both "no run can be that long" and "fewer than min_len reserved" hold. */
+	if (expected == -EINVAL && req && !refm_alloc_args_bad(m, req) && req->min_len > m->cfg.blocks_per_group)
+		return -ENOSPC;
 	if (expected == -EAGAIN && req && (req->flags & BGA_EXACT_GOAL))
 		return -ENOSPC; /* "for BGA_EXACT_GOAL: none starts at the goal" */
 	return expected;

@@ -85,8 +85,9 @@ int refmodel_alloc_expect(const struct refmodel *m, const struct bga_request *re
 /*
  * Judge the library's answer to bga_alloc(): rc and, when rc == 0, ext.
  * Checks that rc is allowed (same as expected, or the documented
- * alternative: -ENOSPC/-EAGAIN for a failed BGA_EXACT_GOAL, and
- * -EINVAL/-ENOSPC when min_len <= max_len but min_len > blocks_per_group),
+ * alternative: -ENOSPC/-EAGAIN for a failed BGA_EXACT_GOAL whose goal
+ * would fit after a commit; -EINVAL/-ENOSPC when min_len > blocks_per_group
+ * and the arguments are otherwise valid, or only short of reservations),
  * and on success that the extent is min_len .. min(max_len,
  * blocks_per_group) blocks inside one group, at or above first_data_block,
  * starts at the goal for BGA_EXACT_GOAL, every block was free in the model

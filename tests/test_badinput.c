@@ -29,8 +29,8 @@
  *          one window handle open.
  * FX_FULL  128 blocks, 64 per group, all allocated; [8, 16) waiting on a
  *          deferred free of txn 2; txn 1 committed.
- * FX_PROMISED 128 blocks, 64 per group; [0, 64) allocated and the other
- *          64 blocks promised by bga_reserve(64).
+ * FX_PROMISED 256 blocks, 128 per group; [0, 200) allocated and the
+ *          other 56 blocks promised by bga_reserve(56).
  */
 enum fixture { FX_MAIN, FX_FULL, FX_PROMISED };
 
@@ -184,7 +184,7 @@ static uint32_t lock_slots(struct bctx *c)
 	X(alloc_full_goal_deferred_no_run, FX_FULL, -ENOSPC, alloc_req(c, 20, 9, 16, 0, NULL))          \
 	X(alloc_promised_space, FX_PROMISED, -ENOSPC, alloc_req(c, NOG, 1, 1, 0, NULL))                 \
 	X(alloc_promised_space_goal, FX_PROMISED, -ENOSPC, alloc_req(c, 100, 1, 8, 0, NULL))            \
-	X(alloc_promised_use_reserved_over, FX_PROMISED, -EINVAL, alloc_req(c, NOG, 65, 65, BGA_USE_RESERVED, NULL)) \
+	X(alloc_promised_use_reserved_over, FX_PROMISED, -EINVAL, alloc_req(c, NOG, 57, 57, BGA_USE_RESERVED, NULL)) \
 	/* bga_free: NULL, zero length, out of range, below first_data_block, not allocated */          \
 	X(free_null_vol, FX_MAIN, -EINVAL, bga_free(NULL, 10, 1))                                        \
 	X(free_len_0, FX_MAIN, -EINVAL, bga_free(V, 10, 0))                                              \
@@ -308,21 +308,28 @@ static void setup_main(struct bctx *c)
 	cr_assert_eq(bga_free_exact(c->vol), MAIN_NBLOCKS - MAIN_FDB - 24);
 }
 
-static void setup_small(struct bctx *c, bool promised)
+static void setup_full(struct bctx *c)
 {
 	bga_config_init(&c->cfg, 128);
 	c->cfg.blocks_per_group = 64;
 	c->cfg.rsv_max = 64;
 	cr_assert_eq(bga_create(&c->cfg, &c->vol), 0);
 	cr_assert_eq(alloc_req(c, 0, 64, 64, BGA_EXACT_GOAL, NULL), 0);
-	if (promised) {
-		cr_assert_eq(bga_reserve(c->vol, 64), 0);
-		return;
-	}
 	cr_assert_eq(alloc_req(c, 64, 64, 64, BGA_EXACT_GOAL, NULL), 0);
 	cr_assert_eq(bga_commit(c->vol, 1), 0);
 	cr_assert_eq(bga_free_deferred(c->vol, 8, 8, 2), 0);
 	cr_assert_eq(bga_free_exact(c->vol), 0);
+}
+
+static void setup_promised(struct bctx *c)
+{
+	bga_config_init(&c->cfg, 256);
+	c->cfg.blocks_per_group = 128;
+	cr_assert_eq(bga_create(&c->cfg, &c->vol), 0);
+	cr_assert_eq(alloc_req(c, 0, 128, 128, BGA_EXACT_GOAL, NULL), 0);
+	cr_assert_eq(alloc_req(c, 128, 72, 72, BGA_EXACT_GOAL, NULL), 0);
+	cr_assert_eq(bga_reserve(c->vol, 56), 0);
+	cr_assert_eq(bga_free_exact(c->vol), 56);
 }
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
@@ -353,8 +360,8 @@ ParameterizedTest(size_t *row, badinput, table)
 	memset(&c, 0, sizeof(c));
 	switch (bc->fx) {
 	case FX_MAIN: setup_main(&c); break;
-	case FX_FULL: setup_small(&c, false); break;
-	case FX_PROMISED: setup_small(&c, true); break;
+	case FX_FULL: setup_full(&c); break;
+	case FX_PROMISED: setup_promised(&c); break;
 	}
 	cr_assert_eq(bga__snapshot(c.vol, &before, &blen), 0);
 	free_before = bga_free_exact(c.vol);
