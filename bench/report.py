@@ -136,11 +136,22 @@ class Report:
             self.p("build: " + ", ".join("%s=%s" % kv for kv in sorted(meta.items())))
         self.p("method: each cell is the median of %d repetitions of %g s (fixed wall time, start barrier, "
                "repetitions interleaved across variants);" % (cfg["reps"], cfg["duration_s"]))
-        self.p("        ops/s = all threads' operations / (last stop - first start).  sd = standard deviation "
+        self.p("        ops/s = all threads' operations / (stop signal - first thread's start).  sd = standard deviation "
                "of the repetitions, % of their mean.")
         self.p("        p = Mann-Whitney U, two-sided, against the baseline column; sig = p < %g." % self.alpha)
         self.p("        threads beyond %d are oversubscription (%d CPUs): measured all the same."
                % (m["nproc"], m["nproc"]))
+        self.p("        cpu = CPU time the process got in the window / (window x min(threads, CPUs)); well below "
+               "100% means")
+        self.p("        other work shared the machine, and the cell measured the scheduler as much as the "
+               "allocator.")
+        shares = [x for w in d["workloads"] for c in w["cells"] for x in c.get("cpu_share", [])]
+        if shares and median(shares) < 0.8:
+            self.p("        WARNING: median cpu share of this run is %.0f%%: the machine was busy; expect noise "
+                   "and weak contention." % (median(shares) * 100))
+        if cfg.get("timer_policy") and cfg["timer_policy"] != "SCHED_FIFO":
+            self.p("        (timer thread not SCHED_FIFO: repetitions may run longer than %g s under "
+                   "oversubscription; figures unaffected)" % cfg["duration_s"])
         if cfg["reps"] < 4:
             self.p("        NOTE: with %d repetitions the smallest possible p is %.3f: nothing can be "
                    "significant at %g." % (cfg["reps"], min_mwu_p(cfg["reps"], cfg["reps"]), self.alpha))
@@ -195,12 +206,17 @@ class Report:
             ws["rows"].append(row)
             self.p(line)
         self.p("-" * 100)
-        self.p("median ops/s:")
+        self.p("median ops/s (cpu: share of the CPUs the run got, see above):")
         for t in threads:
             line = "%7d |" % t
             for v in ([base] if have_base else []) + others:
                 c = cells.get((v, t))
-                line += "%-*s" % (colw, " %10s" % fmt_rate(median(c["ops_per_s"])) if c else "   -")
+                if c:
+                    cpu = c.get("cpu_share")
+                    cs = "  cpu %3.0f%%" % (median(cpu) * 100) if cpu else ""
+                    line += "%-*s" % (colw, " %10s%s" % (fmt_rate(median(c["ops_per_s"])), cs))
+                else:
+                    line += "%-*s" % (colw, "   -")
             self.p(line)
         if any("median_extents_per_file" in c for c in w["cells"]):
             self.p("extents per completed file (median; 1.0 = every file contiguous):")
@@ -354,7 +370,7 @@ def plot(d, out):
         lines.append("unset label")
         if threads[0] <= nproc <= threads[-1]:
             lines.append("set arrow from %d, graph 0 to %d, graph 1 nohead dt 2 lc 'gray40'" % (nproc, nproc))
-            lines.append("set label 'CPUs = %d' at %d, graph 0.95 offset 0.5,0 tc 'gray40'" % (nproc, nproc))
+            lines.append("set label 'CPUs = %d' at %d, graph 0.05 offset 0.5,0 tc 'gray40'" % (nproc, nproc))
         plots = []
         for i, v in enumerate(w["variants"]):
             col = 2 + 3 * i

@@ -79,6 +79,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,10 +94,14 @@
 #define MAX_THREADS 1024
 #define MAX_REPS 100
 
-/* Operations between two looks at `stop`: small enough that a worker
- * stops within microseconds once it runs, large enough that the relaxed
- * load is noise next to the work. */
-#define BATCH 32
+/*
+ * Operations between two looks at `stop` (a relaxed load of a line that is
+ * written once per repetition): a batch is a few microseconds of work, so
+ * the load is noise next to it, and the last batch of each thread, which
+ * straddles the stop and is counted as half, moves a repetition's count by
+ * at most threads * BATCH / 2 operations (512 at 128 threads).
+ */
+#define BATCH 8
 #define COUNTER_BATCH 256
 
 enum variant { V_BGA, V_BASE, V_EXT2, V_NOWIN, V_PERCPU, V_ATOMIC, V_COUNT };
@@ -280,15 +286,14 @@ static inline int vol_free(struct vol *vl, uint64_t start, uint64_t len)
 struct cell;
 
 /*
- * One thread's state, on its own lines.  ops/errors/t_end are written by
- * the worker before the closing barrier and read by the main thread after
- * it.
+ * One thread's state, on its own lines.  ops/errors/t_start/t_end are
+ * written by the worker and read by the main thread after the joins.
  */
 struct worker {
 	struct cell *cell;
 	int idx;
 	struct rng rng;
-	uint64_t ops, errors;
+	uint64_t ops, ops_done, errors; /* ops: as counted (last batch half); ops_done: all */
 	double t_start, t_end;
 	/* workload state */
 	struct bga_extent *ext; /* churn/hot slots (len 0 = empty), extent FIFO */
@@ -748,6 +753,12 @@ static void *worker_main(void *arg)
 	wk->t_start = now_s();
 	wl_loop(wk);
 	wk->t_end = now_s();
+	/* the last batch began before the stop and ended at or after it */
+	int batch = c->w == W_COUNTER ? COUNTER_BATCH : BATCH;
+
+	wk->ops_done = wk->ops;
+	if (wk->ops >= (uint64_t)batch)
+		wk->ops -= (uint64_t)batch / 2;
 	/* nobody frees (untimed) while another thread is still measured */
 	pthread_barrier_wait(&c->done);
 	wl_teardown(wk);
@@ -756,8 +767,26 @@ static void *worker_main(void *arg)
 
 struct result {
 	double ops_per_s, elapsed, extents_per_file;
+	double tail;      /* last thread's stop - the stop signal (not measured time) */
+	double cpu_share; /* process CPU time in the window / (elapsed * min(threads, CPUs)) */
 	uint64_t ops, errors, files;
 };
+
+static bool timer_policy_fifo = true; /* until refused once */
+
+/* Switch the calling (timer) thread to SCHED_FIFO 1 or back to normal. */
+static bool timer_fifo(bool on)
+{
+	struct sched_param sp = {.sched_priority = on ? 1 : 0};
+
+	if (on && !timer_policy_fifo)
+		return false;
+	if (pthread_setschedparam(pthread_self(), on ? SCHED_FIFO : SCHED_OTHER, &sp)) {
+		timer_policy_fifo = false;
+		return false;
+	}
+	return true;
+}
 
 static int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct result *res)
 {
@@ -765,7 +794,9 @@ static int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct r
 	pthread_t *tids;
 	pthread_attr_t attr;
 	struct timespec until;
-	double t0, t_first = 0, t_end = 0;
+	double t0, t_stop, t_first = 0, t_end = 0;
+	struct rusage ru0, ru1;
+	bool fifo;
 	int rc = 0, started = 0;
 
 	c = aligned_alloc(CACHELINE, (sizeof(*c) + CACHELINE - 1) / CACHELINE * CACHELINE);
@@ -800,6 +831,9 @@ static int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct r
 	 * loops that need a few KiB */
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
+	/* workers are ordinary threads, whatever the timer thread is */
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
 	for (int i = 0; i < nthreads; i++) {
 		struct worker *wk = &c->workers[i];
 
@@ -815,8 +849,18 @@ static int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct r
 	}
 	pthread_attr_destroy(&attr);
 
+	/*
+	 * The timer thread sleeps through the repetition.  At 128 threads on
+	 * 2 CPUs an ordinary thread waking from that sleep can wait a whole
+	 * scheduling round (tens to hundreds of ms under EEVDF) before it
+	 * runs to raise `stop`; SCHED_FIFO wakes it at once.  Where that is
+	 * not permitted the repetition just runs longer: the figures stay
+	 * right, because time is measured up to the moment `stop` is raised.
+	 */
+	fifo = timer_fifo(true);
 	pthread_barrier_wait(&c->start);
 	t0 = now_s();
+	getrusage(RUSAGE_SELF, &ru0);
 	{
 		double t = t0 + opt.duration;
 
@@ -825,7 +869,11 @@ static int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct r
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
 			;
 	}
+	getrusage(RUSAGE_SELF, &ru1);
+	t_stop = now_s();
 	atomic_store_explicit(&c->stop, 1, memory_order_relaxed);
+	if (fifo)
+		timer_fifo(false);
 	pthread_barrier_wait(&c->done);
 
 	for (int i = 0; i < started; i++)
@@ -848,16 +896,40 @@ static int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct r
 		if (i == 0 || wk->t_start < t_first)
 			t_first = wk->t_start;
 	}
-	/* From the first worker's start, not from t0: with 128 threads on 2
-	 * CPUs the main thread may get the CPU back from the barrier long
-	 * after the workers, and their ops before t0 would count for free. */
-	res->elapsed = t_end - t_first;
+	/*
+	 * From the first worker's start to the stop signal.  Not from t0: the
+	 * workers may run before the main thread is back from the barrier.
+	 * Not to the last worker's stop: under oversubscription a worker that
+	 * was off the CPU when `stop` rose needs up to a scheduling round to
+	 * see it, and that tail, which adds a few ops and much time, would
+	 * read as a collapse that is not there.
+	 */
+	res->elapsed = t_stop - t_first;
+	res->tail = t_end - t_stop;
+	{
+		double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec + ru1.ru_stime.tv_sec -
+				      ru0.ru_stime.tv_sec) +
+			     (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec + ru1.ru_stime.tv_usec -
+				      ru0.ru_stime.tv_usec) * 1e-6;
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		double lanes = (double)(nthreads < ncpu ? nthreads : ncpu);
+
+		res->cpu_share = t_stop > t0 ? cpu / ((t_stop - t0) * lanes) : 0;
+	}
+	if (res->elapsed <= 0) {
+		res->elapsed = 0;
+		res->errors++;
+	}
 	res->ops_per_s = res->elapsed > 0 ? (double)res->ops / res->elapsed : 0;
 	res->extents_per_file = res->files ? (double)extents / (double)res->files : 0;
 
 	if (w == W_COUNTER) {
 		/* the exact sum must account for every add */
-		if ((uint64_t)bga_counter_sum(c->counter) != res->ops)
+		uint64_t done = 0;
+
+		for (int i = 0; i < nthreads; i++)
+			done += c->workers[i].ops_done;
+		if ((uint64_t)bga_counter_sum(c->counter) != done)
 			res->errors++;
 		bga_counter_destroy(c->counter);
 	} else {
@@ -949,9 +1021,13 @@ static void json_doubles(FILE *f, const struct cellres *cr, int which)
 	fputc('[', f);
 	for (int i = 0; i < cr->nreps; i++) {
 		const struct result *r = &cr->r[i];
-		double x = which == 0 ? r->ops_per_s : which == 1 ? r->elapsed : r->extents_per_file;
+		double x = which == 0 ? r->ops_per_s
+			   : which == 1 ? r->elapsed
+			   : which == 2 ? r->extents_per_file
+			   : which == 3 ? r->tail
+					: r->cpu_share;
 
-		fprintf(f, "%s%.6g", i ? ", " : "", x);
+		fprintf(f, "%s%.4g", i ? ", " : "", x);
 	}
 	fputc(']', f);
 }
@@ -999,10 +1075,11 @@ static int write_json(const char *path, struct cellres *cells, int ncells, doubl
 	fprintf(f, "], \"volume_blocks\": %llu, \"blocks_per_group\": 32768, \"working_set\": %u, "
 		   "\"file_blocks\": %u, \"writer_files\": %d, \"script_files\": %d, \"commit_every\": %u, "
 		   "\"batch\": %d, \"counter_batch\": %d, \"seed\": %llu, \"peer_image_blocks\": %llu, "
-		   "\"peer_rebuilds\": %d, \"interleaved_reps\": true},\n",
+		   "\"peer_rebuilds\": %d, \"interleaved_reps\": true, \"timer_policy\": \"%s\"},\n",
 		(unsigned long long)opt.nblocks, opt.working_set, opt.file_blocks, WRITER_FILES, SCRIPT_FILES,
 		opt.commit_every, BATCH, COUNTER_BATCH, (unsigned long long)opt.seed,
-		(unsigned long long)(peer ? peer_ext2_nblocks(peer) : 0), peer_rebuilds);
+		(unsigned long long)(peer ? peer_ext2_nblocks(peer) : 0), peer_rebuilds,
+		timer_policy_fifo ? "SCHED_FIFO" : "SCHED_OTHER");
 	fprintf(f, "  \"workloads\": [");
 	bool firstw = true;
 
@@ -1046,7 +1123,11 @@ static int write_json(const char *path, struct cellres *cells, int ncells, doubl
 			fprintf(f, ", \"ops\": [");
 			for (int k = 0; k < cr->nreps; k++)
 				fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)cr->r[k].ops);
-			fprintf(f, "], \"errors\": %llu", (unsigned long long)errors);
+			fprintf(f, "], \"tail_s\": ");
+			json_doubles(f, cr, 3);
+			fprintf(f, ", \"cpu_share\": ");
+			json_doubles(f, cr, 4);
+			fprintf(f, ", \"errors\": %llu", (unsigned long long)errors);
 			if (w == W_WRITERS) {
 				for (int k = 0; k < cr->nreps; k++)
 					v[k] = cr->r[k].extents_per_file;
