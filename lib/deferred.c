@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <urcu-bp.h>
+#include "rcu.h"
 
 #include <bgalloc/bitmap.h>
 

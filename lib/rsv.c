@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include <urcu-bp.h>
+#include "rcu.h"
 
 #include <bgalloc/bitmap.h>
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <urcu-bp.h>
+#include "rcu.h"
 
 #include <bgalloc/bitmap.h>
 

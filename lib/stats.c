@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <urcu-bp.h>
+#include "rcu.h"
 
 #include <bgalloc/bitmap.h>
 #include <bgalloc/locktab.h>

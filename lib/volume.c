@@ -6,7 +6,7 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <urcu-bp.h>
+#include "rcu.h"
 
 #include <bgalloc/bitmap.h>
 
@@ -261,7 +261,7 @@ static int claim_reserved(struct bga_volume *vol, uint64_t min, uint64_t *max)
  * the caller to the window size) becomes that window, and only up to `max`
  * of it is taken.
  */
-static int try_group_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t from,
+static inline __attribute__((always_inline)) int try_group_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t from,
 			    uint32_t min, uint32_t max, bool avoid, struct bga_window *book,
 			    struct bga_extent *out)
 {
@@ -501,6 +501,36 @@ int bga__range_check(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 	return 0;
 }
 
+/* The checks of bga__range_apply for one group, with its lock held. */
+static int range_usable_locked(const struct bga_volume *vol, const struct bga_geom *geo,
+			       const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n)
+{
+	if (!bga__group_is_used_locked(vol, geo, grp, g, off, n))
+		return -EINVAL;
+	if (grp->ext && grp->ext->dfree && bga__dfree_overlaps_locked(grp, off, n))
+		return -EINVAL;
+	return 0;
+}
+
+/* bga__range_apply for a range inside one group: the common case, one
+ * lock and no sorting. */
+static int range_apply_one(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t off,
+			   uint32_t n, bga__range_fn fn, void *arg)
+{
+	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
+	if (ch == NULL)
+		return -EINVAL; /* an untouched group is wholly free */
+	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
+	bga__group_lock(vol, g);
+	int rc = range_usable_locked(vol, geo, grp, g, off, n);
+	if (rc == 0)
+		rc = fn(vol, geo, grp, g, off, n, false, arg);
+	if (rc == 0)
+		fn(vol, geo, grp, g, off, n, true, arg);
+	bga__group_unlock(vol, g);
+	return rc;
+}
+
 /*
  * Run `fn` over [start, start+len) with every group lock of the range held,
  * after checking all-or-nothing that every block is allocated and not
@@ -512,6 +542,9 @@ int bga__range_apply(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 		     bga__range_fn fn, void *arg)
 {
 	uint64_t g0 = bga__group_of(vol, start), g1 = bga__group_of(vol, start + len - 1);
+	if (g0 == g1)
+		return range_apply_one(vol, geo, g0, (uint32_t)(start - bga__group_first(vol, g0)),
+				       (uint32_t)len, fn, arg);
 	uint32_t nslots = bga_locktab_nslots(vol->locks);
 	uint32_t stack_slots[16], *slots = stack_slots;
 	uint64_t ng = g1 - g0 + 1;
@@ -533,10 +566,8 @@ int bga__range_apply(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 			struct bga_group *grp = bga__group_get(vol, geo, g);
 			uint32_t off, n;
 			clip(vol, g, start, len, &off, &n);
-			if (!bga__group_is_used_locked(vol, geo, grp, g, off, n) ||
-			    (grp->ext && grp->ext->dfree && bga__dfree_overlaps_locked(grp, off, n)))
-				rc = -EINVAL;
-			else
+			rc = range_usable_locked(vol, geo, grp, g, off, n);
+			if (rc == 0)
 				rc = fn(vol, geo, grp, g, off, n, false, arg);
 		}
 		for (uint64_t g = g0; g <= g1 && rc == 0; g++) {
@@ -561,6 +592,25 @@ static int free_fn(struct bga_volume *vol, const struct bga_geom *geo, struct bg
 	return 0;
 }
 
+/* bga_free of a range inside one group: the common case, without the
+ * callbacks of bga__range_apply. */
+static int free_in_group(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t off,
+			 uint32_t n)
+{
+	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
+	if (ch == NULL)
+		return -EINVAL; /* an untouched group is wholly free */
+	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
+	bga__group_lock(vol, g);
+	int rc = range_usable_locked(vol, geo, grp, g, off, n);
+	if (rc == 0)
+		rc = bga__group_prepare_release_locked(vol, geo, grp, g, off, n);
+	if (rc == 0)
+		bga__group_release_locked(vol, geo, grp, g, off, n);
+	bga__group_unlock(vol, g);
+	return rc;
+}
+
 int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len)
 {
 	if (vol == NULL)
@@ -568,8 +618,14 @@ int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len)
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = rcu_dereference(vol->geom);
 	int rc = bga__range_check(vol, geo, start, len);
-	if (rc == 0)
-		rc = bga__range_apply(vol, geo, start, len, free_fn, NULL);
+	if (rc == 0) {
+		uint64_t g = bga__group_of(vol, start);
+		uint32_t off = (uint32_t)(start - bga__group_first(vol, g));
+		if (off + len <= vol->cfg.blocks_per_group)
+			rc = free_in_group(vol, geo, g, off, (uint32_t)len);
+		else
+			rc = bga__range_apply(vol, geo, start, len, free_fn, NULL);
+	}
 	if (rc == 0)
 		bga_counter_add(vol->used, -(int64_t)len);
 	urcu_bp_read_unlock();

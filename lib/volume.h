@@ -181,7 +181,13 @@ static inline struct bga_chunk *bga__chunk_get(const struct bga_volume *vol, uin
 /* Returns the chunk holding g, allocating it on first touch; NULL on ENOMEM. */
 struct bga_chunk *bga__chunk_ensure(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c);
 /* Descriptor of g, or NULL on ENOMEM. */
-struct bga_group *bga__group_get(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g);
+static inline struct bga_group *bga__group_get(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g)
+{
+	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
+	if (bga_unlikely(ch == NULL))
+		ch = bga__chunk_ensure(vol, geo, g >> BGA_CHUNK_SHIFT);
+	return ch ? &ch->groups[g & (BGA_CHUNK_GROUPS - 1)] : NULL;
+}
 
 void bga__group_lock(struct bga_volume *vol, uint64_t g);
 bool bga__group_trylock(struct bga_volume *vol, uint64_t g);

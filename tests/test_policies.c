@@ -351,8 +351,10 @@ static void *reserve_worker(void *arg)
 			uint64_t b = held[--n];
 			uint64_t txn = __atomic_load_n(&rs->txn, __ATOMIC_RELAXED) + 1;
 			int rc = (rng_next(&s) & 1) ? bga_free(rs->vol, b, 1) : bga_free_deferred(rs->vol, b, 1, txn);
-			if (rc == -EINVAL && bga_free_deferred(rs->vol, b, 1, txn + 1) == 0)
-				rc = 0; /* raced a commit of txn; a later txn is fine */
+			/* The sampler commits in a tight loop: a txn read a moment
+			 * ago may be committed already; a later one is fine. */
+			for (int retry = 0; rc == -EINVAL && retry < 1000; retry++)
+				rc = bga_free_deferred(rs->vol, b, 1, __atomic_load_n(&rs->txn, __ATOMIC_RELAXED) + 1);
 			if (rc != 0)
 				__atomic_fetch_add(&rs->violations, 1, __ATOMIC_RELAXED);
 		}
