@@ -30,6 +30,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -157,6 +158,12 @@ class Report:
                    "significant at %g." % (cfg["reps"], min_mwu_p(cfg["reps"], cfg["reps"]), self.alpha))
         self.p("        Many cells are tested: at p < %g about one in twenty true non-differences will "
                "still read 'sig'." % self.alpha)
+        seen = {v for w in d["workloads"] for v in w["variants"]}
+        if d.get("variants"):
+            self.p("variants:")
+            for v, doc in d["variants"].items():
+                if v in seen:
+                    self.p("  %-14s %s" % (v, doc))
         self.p()
 
     def workload_table(self, w):
@@ -170,6 +177,8 @@ class Report:
         self.p("=" * 100)
         self.p("%s: %s" % (name, w["title"]))
         self.p("one op = %s; throughput as %% of %s (= 100%%), sd in %%, p vs %s" % (w["op"], base, base))
+        if w.get("notes"):
+            self.p("(%s)" % w["notes"])
         self.p("-" * 100)
         colw = 29
         hdr = "threads |" + "".join(("%-*s" % (colw, " " + v)) for v in ([base] if have_base else []) + others)
@@ -432,6 +441,11 @@ def compare(old_path, new_path, alpha, fail_pct):
     for k in ("duration_s", "volume_blocks", "working_set", "file_blocks", "commit_every"):
         if a["config"].get(k) != b["config"].get(k):
             print("WARNING: config differs in %s: %r vs %r" % (k, a["config"].get(k), b["config"].get(k)))
+    sa = [x for w in a["workloads"] for c in w["cells"] for x in c.get("cpu_share", [])]
+    sb = [x for w in b["workloads"] for c in w["cells"] for x in c.get("cpu_share", [])]
+    if sa and sb and abs(median(sa) - median(sb)) > 0.2:
+        print("WARNING: the two runs got different shares of the CPUs (median %.0f%% vs %.0f%%): other load "
+              "on the machine differed, and so will the figures" % (median(sa) * 100, median(sb) * 100))
     print("change = median(new) / median(old) - 1; p = Mann-Whitney U, two-sided, on the raw repetitions; "
           "alpha = %g" % alpha)
     print()
@@ -491,6 +505,7 @@ def no_nan(x):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends quietly
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("result", nargs="?", help="bga-scale JSON")
     ap.add_argument("--out", help="directory for report.txt, summary.json and the PNGs (default: the JSON's)")

@@ -110,10 +110,20 @@ static const char *const variant_name[V_COUNT] = {
 	"bgalloc", "baseline", "ext2", "bgalloc-nowin", "percpu", "atomic",
 };
 
+/* Said in the JSON, and so in the report, next to every table. */
+static const char *const variant_doc[V_COUNT] = {
+	"bgalloc with its defaults (per-group locks in a hashed table, per-CPU counters)",
+	"bgalloc with BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS: one lock, one shared counter (ext3 before the patch)",
+	"libext2fs on a mke2fs image, one mutex around every call, as fuse2fs",
+	"bgalloc defaults, allocating without a reservation window",
+	"bga_counter in BGA_COUNTER_PERCPU mode",
+	"bga_counter in BGA_COUNTER_ATOMIC mode (one shared atomic)",
+};
+
 enum wl_id { W_CHURN, W_HOT, W_EXTENTS, W_WRITERS, W_SCRIPT, W_COUNTER, W_COUNT };
 
 struct workload {
-	const char *name, *title, *op;
+	const char *name, *title, *op, *notes;
 	enum variant variants[4];
 	int nvariants;
 	enum variant baseline;
@@ -121,16 +131,24 @@ struct workload {
 
 static const struct workload workloads[W_COUNT] = {
 	[W_CHURN] = {"churn", "Churn, random goal (free 1 + alloc 1, 4096-block working set, 2^20 blocks)",
-		     "free+alloc", {V_BGA, V_BASE, V_EXT2}, 3, V_BASE},
+		     "free+alloc", "ext2: ext2fs_new_block2 at the goal + ext2fs_block_alloc_stats2", {V_BGA, V_BASE, V_EXT2}, 3, V_BASE},
 	[W_HOT] = {"hot", "Hot-group churn (every allocation at goal 0)", "free+alloc",
-		   {V_BGA, V_BASE, V_EXT2}, 3, V_BASE},
+		   "as churn; the peer scans from block 0 past its metadata every time, as it would", {V_BGA, V_BASE, V_EXT2}, 3, V_BASE},
 	[W_EXTENTS] = {"extents", "Extents of 8..256 blocks, random goal, FIFO frees", "extent",
+		       "min_len = max_len = len for all; ext2: ext2fs_new_range(MIN_LENGTH) for exactly len; "
+		       "max(1, 1024/threads) extents live per thread",
 		       {V_BGA, V_BASE, V_EXT2}, 3, V_BASE},
 	[W_WRITERS] = {"writers", "Interleaved sequential writers (goal = last + 1, per-file windows)", "block",
+		       "256-block files from one shared directory goal; bgalloc and baseline through a bga_rsv "
+		       "window per file; ext2 and bgalloc-nowin without windows (libext2fs has none)",
 		       {V_BGA, V_BASE, V_EXT2, V_NOWIN}, 4, V_BASE},
 	[W_SCRIPT] = {"script", "Script mix: small files created/extended/deleted, deferred frees",
-		      "file op", {V_BGA, V_BASE, V_EXT2}, 3, V_BASE},
+		      "file op",
+		      "16 files per thread in a directory group of its own; deletes use bga_free_deferred in the "
+		      "running txn, bga_commit every 1024 ops of all threads; ext2 frees at once (no journal)",
+		      {V_BGA, V_BASE, V_EXT2}, 3, V_BASE},
 	[W_COUNTER] = {"counter", "bga_counter_add(c, 1): per-CPU vs atomic", "add",
+		       "batch 0 (auto); the exact sum is checked against the adds after every repetition",
 		       {V_PERCPU, V_ATOMIC}, 2, V_ATOMIC},
 };
 
@@ -1080,7 +1098,12 @@ static int write_json(const char *path, struct cellres *cells, int ncells, doubl
 		opt.commit_every, BATCH, COUNTER_BATCH, (unsigned long long)opt.seed,
 		(unsigned long long)(peer ? peer_ext2_nblocks(peer) : 0), peer_rebuilds,
 		timer_policy_fifo ? "SCHED_FIFO" : "SCHED_OTHER");
-	fprintf(f, "  \"workloads\": [");
+	fprintf(f, "  \"variants\": {");
+	for (int v = 0; v < V_COUNT; v++) {
+		fprintf(f, "%s\"%s\": ", v ? ", " : "", variant_name[v]);
+		json_str(f, variant_doc[v]);
+	}
+	fprintf(f, "},\n  \"workloads\": [");
 	bool firstw = true;
 
 	for (int w = 0; w < W_COUNT; w++) {
@@ -1093,6 +1116,8 @@ static int write_json(const char *path, struct cellres *cells, int ncells, doubl
 		json_str(f, wl->title);
 		fprintf(f, ", \"op\": ");
 		json_str(f, wl->op);
+		fprintf(f, ", \"notes\": ");
+		json_str(f, wl->notes);
 		fprintf(f, ", \"baseline\": \"%s\", \"variants\": [", variant_name[wl->baseline]);
 		bool firstv = true;
 
