@@ -314,7 +314,8 @@ struct worker {
 	uint64_t ops, ops_done, errors; /* ops: as counted (last batch half); ops_done: all */
 	double t_start, t_end;
 	/* workload state */
-	struct bga_extent *ext; /* churn/hot slots (len 0 = empty), extent FIFO */
+	uint64_t *blk;          /* churn/hot: the thread's share of the working set */
+	struct bga_extent *ext; /* extents: the FIFO (len 0 = empty) */
 	uint32_t n, head, count;
 	void *wstate;
 	uint64_t files_done, file_extents;
@@ -343,23 +344,25 @@ static inline bool should_stop(struct cell *c)
 
 /* -- churn and hot ---------------------------------------------------------- */
 
-static uint64_t churn_goal(struct worker *wk)
-{
-	return wk->cell->w == W_HOT ? 0 : rng_below(&wk->rng, wk->cell->vol.nblocks);
-}
+#define NO_BLOCK UINT64_MAX
 
 static int churn_setup(struct worker *wk)
 {
 	struct cell *c = wk->cell;
 	uint32_t share = opt.working_set / (uint32_t)c->nthreads;
+	struct bga_extent e;
 
 	wk->n = share ? share : 1;
-	wk->ext = calloc(wk->n, sizeof(*wk->ext));
-	if (!wk->ext)
+	/* block numbers only (8 bytes a slot): the random walk over the
+	 * slots is the harness's own cache footprint, kept small */
+	wk->blk = malloc(wk->n * sizeof(*wk->blk));
+	if (!wk->blk)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < wk->n; i++)
-		if (vol_alloc(&c->vol, churn_goal(wk), 1, 1, NULL, &wk->ext[i]))
-			wk->ext[i].len = 0;
+	for (uint32_t i = 0; i < wk->n; i++) {
+		uint64_t goal = c->w == W_HOT ? 0 : rng_below(&wk->rng, c->vol.nblocks);
+
+		wk->blk[i] = vol_alloc(&c->vol, goal, 1, 1, NULL, &e) ? NO_BLOCK : e.start;
+	}
 	return 0;
 }
 
@@ -367,30 +370,44 @@ static void churn_loop(struct worker *wk)
 {
 	struct cell *c = wk->cell;
 	struct vol *vl = &c->vol;
+	struct rng r = wk->rng; /* in a register, not reloaded after every call */
 	bool hot = c->w == W_HOT;
-	uint64_t ops = 0, errors = 0;
+	uint64_t ops = 0, errors = 0, *blk = wk->blk, n = wk->n, nblocks = vl->nblocks;
+	struct bga_extent e;
 
 	while (!should_stop(c)) {
 		for (int k = 0; k < BATCH; k++) {
-			struct bga_extent *e = &wk->ext[rng_below(&wk->rng, wk->n)];
-			uint64_t goal = hot ? 0 : rng_below(&wk->rng, vl->nblocks);
+			uint64_t *b = &blk[rng_below(&r, n)];
+			uint64_t goal = hot ? 0 : rng_below(&r, nblocks);
 
-			if (e->len && vol_free(vl, e->start, 1))
+			if (*b != NO_BLOCK && vol_free(vl, *b, 1))
 				errors++;
-			if (vol_alloc(vl, goal, 1, 1, NULL, e)) {
-				e->len = 0;
+			if (vol_alloc(vl, goal, 1, 1, NULL, &e)) {
+				*b = NO_BLOCK;
 				errors++;
+			} else {
+				*b = e.start;
 			}
 		}
 		ops += BATCH;
 	}
+	wk->rng = r;
 	wk->ops = ops;
 	wk->errors = errors;
 }
 
+static void churn_teardown(struct worker *wk)
+{
+	for (uint32_t i = 0; wk->blk && i < wk->n; i++)
+		if (wk->blk[i] != NO_BLOCK)
+			vol_free(&wk->cell->vol, wk->blk[i], 1);
+	free(wk->blk);
+	wk->blk = NULL;
+}
+
 static void ext_teardown(struct worker *wk)
 {
-	for (uint32_t i = 0; i < wk->n; i++)
+	for (uint32_t i = 0; wk->ext && i < wk->n; i++)
 		if (wk->ext[i].len)
 			vol_free(&wk->cell->vol, wk->ext[i].start, wk->ext[i].len);
 	free(wk->ext);
@@ -415,14 +432,16 @@ static void extents_loop(struct worker *wk)
 	struct vol *vl = &c->vol;
 	uint64_t ops = 0, errors = 0;
 
+	struct rng r = wk->rng;
+
 	while (!should_stop(c)) {
 		for (int k = 0; k < BATCH; k++) {
 			struct bga_extent *e = &wk->ext[wk->head];
-			uint64_t len = 8 + rng_below(&wk->rng, 249);
+			uint64_t len = 8 + rng_below(&r, 249);
 
 			if (e->len && vol_free(vl, e->start, e->len))
 				errors++;
-			if (vol_alloc(vl, rng_below(&wk->rng, vl->nblocks), len, len, NULL, e)) {
+			if (vol_alloc(vl, rng_below(&r, vl->nblocks), len, len, NULL, e)) {
 				e->len = 0;
 				errors++;
 			}
@@ -430,6 +449,7 @@ static void extents_loop(struct worker *wk)
 		}
 		ops += BATCH;
 	}
+	wk->rng = r;
 	wk->ops = ops;
 	wk->errors = errors;
 }
@@ -746,6 +766,8 @@ static void wl_teardown(struct worker *wk)
 	switch (wk->cell->w) {
 	case W_CHURN:
 	case W_HOT:
+		churn_teardown(wk);
+		break;
 	case W_EXTENTS:
 		ext_teardown(wk);
 		break;
