@@ -52,4 +52,4 @@ SECONDS=0
 cp "$json" "$out/runs/scale-$stamp-$rev.json"
 "$py" "$root/bench/report.py" "$json" --out "$out"
 echo "demo: measured and reported in ${SECONDS} s; this run is also saved as $out/runs/scale-$stamp-$rev.json"
-echo "demo: compare two runs with: bench/compare OLD.json NEW.json"
+echo "demo: compare two runs with: bench/compare.sh OLD.json NEW.json"
