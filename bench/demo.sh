@@ -5,7 +5,7 @@
 # e.g. bench/demo.sh build/release --quick
 #      bench/demo.sh build/release -w churn -t 1,2,64 -r 9
 # Writes build/demo/scale.json (and a copy under build/demo/runs/, named by
-# time and commit, for bench/compare), report.txt, summary.json, scale.png
+# time and commit, for bench/compare.sh), report.txt, summary.json, scale.png
 # and scale-<workload>.png.  Set BGA_DEMO_OUT to write elsewhere.
 set -euo pipefail
 
