@@ -37,6 +37,7 @@ build_lib() {
 build_libfuzzer() {
 	local dir=$ROOT/build/fuzz-libfuzzer h
 	local san="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
+	san+=" -fsanitize-ignorelist=$ROOT/tests/fuzz/sanitize-ignore.txt"
 	command -v clang >/dev/null || die "clang is missing (scripts/deps.sh fuzz)"
 	echo "== fuzz: building libFuzzer targets in $dir"
 	build_lib "$dir" clang "$san -fsanitize=fuzzer-no-link"
