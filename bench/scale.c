@@ -10,8 +10,11 @@
  * operations and never read the clock inside their loop, so at 128 threads
  * on 2 cores the driver's own cost is one relaxed load per batch.  The
  * throughput of a repetition is the sum of every thread's operations over
- * the time from the first thread's start to the last thread's stop (each
- * thread reads the clock twice per repetition, outside its loop).
+ * the time from the first thread's start to the moment `stop` is raised
+ * (each thread reads the clock twice per repetition, outside its loop; the
+ * batch that straddles the stop counts half).  The timer thread runs
+ * SCHED_FIFO where permitted so that it raises `stop` on time even with
+ * 128 threads queued on 2 CPUs.
  *
  * Repetitions are interleaved across variants (rep 1 of every variant, then
  * rep 2, ...), so a burst of noise from a shared machine lands on all
