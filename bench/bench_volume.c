@@ -293,8 +293,6 @@ out:
 
 #define THREADS .threads = {1, 2, 4, 16, 64}
 
-/* The cached sparse-search volume is large: every other setup drops it. */
-static void sparse_drop(void);
 
 /* ---- churn and hot-group churn ---------------------------------------- */
 
@@ -314,7 +312,6 @@ static void churn_setup(struct bench_state *st, enum variant v, double frac, int
 	struct rng r;
 	int rc;
 
-	sparse_drop();
 	if (!c) {
 		fprintf(stderr, "bench setup: out of memory\n");
 		return;
@@ -399,7 +396,6 @@ static void ext_setup(struct bench_state *st, enum variant v)
 	struct ext_ctx *c = calloc(1, sizeof(*c));
 	int rc;
 
-	sparse_drop();
 	if (!c) {
 		fprintf(stderr, "bench setup: out of memory\n");
 		return;
@@ -483,7 +479,6 @@ static void fill_setup(struct bench_state *st, enum variant v)
 	struct fill_ctx *c = calloc(1, sizeof(*c));
 	int rc;
 
-	sparse_drop();
 	if (!c) {
 		fprintf(stderr, "bench setup: out of memory\n");
 		return;
@@ -576,36 +571,43 @@ static void fill(struct bench_state *st)
 #define SPARSE_BPG UINT64_C(32768)
 
 /*
- * The full-but-one volume costs 2^20 allocations to build, so it is built
- * once per variant and kept across runs (each run gives back what it
- * takes).  Other benchmarks' setups drop it to free the memory.
+ * The full-but-one volume costs 2^20 allocations to build, so each of the
+ * four sparse volumes is built once, on first use, and kept until exit
+ * (each run gives back what it takes, so runs see the same state, and runs
+ * may come in any order, e.g. with --benchmark_enable_random_interleaving).
+ * A full one holds about 40 MB.
  */
-static struct sparse_cache {
-	int valid, full;
-	enum variant v;
+struct sparse_cache {
+	int valid;
 	struct vol vol;
 	double setup_s;
-} sparse;
+};
 
-static void sparse_drop(void)
+static struct sparse_cache sparse[2][2]; /* [variant][full] */
+
+static void sparse_drop_all(void)
 {
-	if (sparse.valid)
-		vol_close(&sparse.vol);
-	sparse.valid = 0;
+	for (int v = 0; v < 2; v++)
+		for (int f = 0; f < 2; f++)
+			if (sparse[v][f].valid)
+				vol_close(&sparse[v][f].vol);
 }
 
 static void sparse_setup(struct bench_state *st, enum variant v, int full)
 {
+	static int registered;
+	struct sparse_cache *c = &sparse[v][full];
 	double t0;
 	int rc;
 
-	if (sparse.valid && sparse.v == v && sparse.full == full) {
-		bench_set_ctx(st, &sparse);
+	if (c->valid) {
+		bench_set_ctx(st, c);
 		return;
 	}
-	sparse_drop();
+	if (!registered++)
+		atexit(sparse_drop_all);
 	t0 = now_s();
-	rc = vol_open(&sparse.vol, v, SPARSE_GROUPS * SPARSE_BPG);
+	rc = vol_open(&c->vol, v, SPARSE_GROUPS * SPARSE_BPG);
 	/* every group but the last, the farthest from goal 0 */
 	for (uint64_t g = 0; full && !rc && g < SPARSE_GROUPS - 1; g++) {
 		struct bga_request req = {
@@ -614,22 +616,20 @@ static void sparse_setup(struct bench_state *st, enum variant v, int full)
 		};
 		struct bga_extent e;
 
-		rc = bga_alloc(sparse.vol.bga, &req, &e);
+		rc = bga_alloc(c->vol.bga, &req, &e);
 	}
 	if (rc) {
 		fprintf(stderr, "sparse setup (%s, %s): %s\n", variant_name[v], full ? "full" : "empty",
 			strerror(-rc));
-		vol_close(&sparse.vol);
+		vol_close(&c->vol);
 		return;
 	}
-	sparse.setup_s = now_s() - t0;
+	c->setup_s = now_s() - t0;
 	if (full)
 		fprintf(stderr, "sparse setup (%s): 2^20 - 1 whole-group allocations in %.3f s\n",
-			variant_name[v], sparse.setup_s);
-	sparse.valid = 1;
-	sparse.v = v;
-	sparse.full = full;
-	bench_set_ctx(st, &sparse);
+			variant_name[v], c->setup_s);
+	c->valid = 1;
+	bench_set_ctx(st, c);
 }
 
 static void sparse_search(struct bench_state *st)
