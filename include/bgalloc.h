@@ -151,6 +151,15 @@ BGA_EXTERN int bga_unreserve(struct bga_volume *vol, uint64_t n);
 /* Blocks promised by bga_reserve() and not yet used or given back (exact). */
 BGA_EXTERN uint64_t bga_reserved(struct bga_volume *vol);
 
+/*
+ * Grow the volume to new_nblocks while other threads keep allocating.  The
+ * new blocks are free.  Calls that started before the grow see the old
+ * size until they return.  Returns 0 (also when new_nblocks equals the
+ * current size); -EINVAL for NULL vol, a shrink, or a size past
+ * BGA_MAX_BLOCKS or past 2^32 groups; -ENOMEM.
+ */
+BGA_EXTERN int bga_grow(struct bga_volume *vol, uint64_t new_nblocks);
+
 /* Free blocks, approximately (off by at most the counter's error bound), O(1).
  * Blocks waiting on deferred frees are not free.  0 for NULL. */
 BGA_EXTERN uint64_t bga_free_estimate(const struct bga_volume *vol);

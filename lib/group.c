@@ -39,23 +39,32 @@ static inline uint64_t word_mask(uint32_t off, uint32_t len)
 	return (len == 64 ? ~UINT64_C(0) : ((UINT64_C(1) << len) - 1)) << (off % 64);
 }
 
+struct bga_chunk *bga__chunk_create_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c)
+{
+	struct bga_chunk *ch = bga__chunk_get(vol, c);
+	if (ch != NULL)
+		return ch;
+	ch = calloc(1, sizeof(*ch));
+	if (ch == NULL)
+		return NULL;
+	group_init_fresh(vol, geo, ch, c);
+	__atomic_store_n(&vol->chunks[c], ch, __ATOMIC_RELEASE);
+	bga__idx_chunk_installed(vol, c);
+	return ch;
+}
+
 struct bga_chunk *bga__chunk_ensure(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c)
 {
 	struct bga_chunk *ch = bga__chunk_get(vol, c);
+	(void)geo;
 	if (bga_likely(ch != NULL))
 		return ch;
 	/* Once per chunk: serialised with bga_grow so that a grow never
 	 * misses a chunk installed while it runs. */
 	pthread_mutex_lock(&vol->grow_lock);
-	ch = bga__chunk_get(vol, c);
-	if (ch == NULL) {
-		ch = calloc(1, sizeof(*ch));
-		if (ch != NULL) {
-			group_init_fresh(vol, geo, ch, c);
-			__atomic_store_n(&vol->chunks[c], ch, __ATOMIC_RELEASE);
-			bga__idx_chunk_installed(vol, c);
-		}
-	}
+	/* The current geometry, not the caller's snapshot: grows change it
+	 * only under grow_lock, which we hold. */
+	ch = bga__chunk_create_locked(vol, vol->geom, c);
 	pthread_mutex_unlock(&vol->grow_lock);
 	return ch;
 }
@@ -99,8 +108,8 @@ void bga__group_set_run_locked(struct bga_volume *vol, struct bga_group *grp, ui
  * bitmap before a partial change.  Bits outside the span stay set forever,
  * so searches never return them.
  */
-static int group_materialise(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
-			     uint64_t g)
+int bga__group_materialise_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+				  uint64_t g)
 {
 	uint32_t bpg = vol->cfg.blocks_per_group, lo, hi;
 	uint64_t *map = malloc(BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
@@ -253,7 +262,7 @@ int bga__group_take_locked(struct bga_volume *vol, const struct bga_geom *geo, s
 			bga__group_set_run_locked(vol, grp, g, 0);
 			return 0;
 		}
-		int rc = group_materialise(vol, geo, grp, g);
+		int rc = bga__group_materialise_locked(vol, geo, grp, g);
 		if (rc)
 			return rc;
 	}
@@ -329,7 +338,7 @@ int bga__group_prepare_release_locked(struct bga_volume *vol, const struct bga_g
 	bga__group_span(vol, geo, g, &lo, &hi);
 	if (off == lo && len == hi - lo)
 		return 0;
-	return group_materialise(vol, geo, grp, g);
+	return bga__group_materialise_locked(vol, geo, grp, g);
 }
 
 void bga__group_refresh_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,

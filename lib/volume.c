@@ -66,7 +66,7 @@ static uint64_t groups_for(const struct bga_volume *vol, uint64_t nblocks)
 	return (nblocks + vol->cfg.blocks_per_group - 1) / vol->cfg.blocks_per_group;
 }
 
-static struct bga_geom *geom_new(const struct bga_volume *vol, uint64_t nblocks)
+struct bga_geom *bga__geom_new(const struct bga_volume *vol, uint64_t nblocks)
 {
 	struct bga_geom *geo = malloc(sizeof(*geo));
 	if (geo == NULL)
@@ -118,7 +118,7 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	for (unsigned k = 0; k < BGA_ORDERS; k++)
 		if (!(vol->summary[k] = calloc(BGA_BITMAP_WORDS(vol->max_chunks), sizeof(uint64_t))))
 			goto fail;
-	vol->geom = geom_new(vol, cfg->nblocks);
+	vol->geom = bga__geom_new(vol, cfg->nblocks);
 	if (vol->geom == NULL)
 		goto fail;
 	rc = bga_locktab_create(&vol->locks, vol->cfg.lock_slots, BGA_LOCK_DEFAULT);

@@ -178,6 +178,9 @@ static inline struct bga_chunk *bga__chunk_get(const struct bga_volume *vol, uin
 
 /* ---- group.c: one group, under its lock ---- */
 
+/* Chunk c, made now for geometry geo if missing, with grow_lock held.
+ * NULL on ENOMEM. */
+struct bga_chunk *bga__chunk_create_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c);
 /* Returns the chunk holding g, allocating it on first touch; NULL on ENOMEM. */
 struct bga_chunk *bga__chunk_ensure(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c);
 /* Descriptor of g, or NULL on ENOMEM. */
@@ -223,6 +226,10 @@ void bga__group_refresh_locked(struct bga_volume *vol, const struct bga_geom *ge
 			       uint64_t g);
 /* Set max_run (and the index bits) to `run`. */
 void bga__group_set_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t run);
+/* Give a bitmap-less (wholly free or wholly used) group its bitmap.
+ * 0 or -ENOMEM. */
+int bga__group_materialise_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+				  uint64_t g);
 /* Allocate grp->ext if needed; NULL on ENOMEM. */
 struct bga_group_ext *bga__group_ext_locked(struct bga_group *grp);
 /* True when bit off of the group is set (used). */
@@ -269,7 +276,10 @@ int bga__rsv_alloc(struct bga_volume *vol, const struct bga_geom *geo, const str
 /* Unlink every window of a group at destroy (handles stay valid to close). */
 void bga__rsv_destroy_group(struct bga_group *grp);
 
-/* ---- volume.c helpers shared with rsv.c and deferred.c ---- */
+/* ---- volume.c helpers shared with rsv.c, deferred.c and grow.c ---- */
+
+/* A geometry for nblocks blocks; NULL on ENOMEM. */
+struct bga_geom *bga__geom_new(const struct bga_volume *vol, uint64_t nblocks);
 
 /* The search without a window (goal, then the index, then everywhere). */
 int bga__alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req,

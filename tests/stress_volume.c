@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Threads allocate and free at random with ownership tracking: no block is
- * ever handed to two owners, every free succeeds, and bga_check is clean at
- * the end.  A plain program (no Criterion) so it runs under ThreadSanitizer.
+ * Threads allocate and free at random with ownership tracking while another
+ * grows the volume: no block is ever handed to two owners, every free
+ * succeeds, and bga_check is clean at the end.  A plain program (no Criterion) so it runs under ThreadSanitizer.
  * Exits 1 on any failure.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +64,7 @@ static void *work(void *arg)
 		uint64_t r = rng_next(&s);
 		if (n < HELD && (n == 0 || (r & 1))) {
 			struct bga_request req = {
-				.goal = (r & 6) == 0 ? BGA_NO_GOAL : (r & 6) == 2 ? 0 : rng_next(&s) % sh->nblocks,
+				.goal = (r & 6) == 0 ? BGA_NO_GOAL : (r & 6) == 2 ? 0 : rng_next(&s) % (sh->nblocks / 2 + 100),
 				.min_len = 1,
 				.max_len = 1 + rng_next(&s) % 32,
 			};
@@ -94,6 +95,20 @@ static void *work(void *arg)
 	return NULL;
 }
 
+/* Grows the volume in steps while the workers run (online growth). */
+static void *grower(void *arg)
+{
+	struct shared *sh = arg;
+	for (uint64_t size = sh->nblocks / 2 + 100; size <= sh->nblocks; size += sh->nblocks / 40) {
+		if (bga_grow(sh->vol, size) != 0)
+			fail(sh, "grow failed", size, 0);
+		sched_yield();
+	}
+	if (bga_grow(sh->vol, sh->nblocks) != 0)
+		fail(sh, "grow failed", sh->nblocks, 0);
+	return NULL;
+}
+
 static int run(uint32_t flags, const char *name)
 {
 	struct bga_config cfg;
@@ -101,10 +116,12 @@ static int run(uint32_t flags, const char *name)
 	cfg.blocks_per_group = 512;
 	cfg.flags = flags;
 	struct shared sh = {.nblocks = cfg.nblocks};
+	cfg.nblocks = cfg.nblocks / 2 + 100; /* the grower takes it to full size */
 	if (bga_create(&cfg, &sh.vol) != 0)
 		return 1;
-	sh.owner = calloc(cfg.nblocks, 1);
-	pthread_t t[THREADS];
+	sh.owner = calloc(sh.nblocks, 1);
+	pthread_t t[THREADS], gt;
+	pthread_create(&gt, NULL, grower, &sh);
 	struct worker w[THREADS];
 	for (int i = 0; i < THREADS; i++) {
 		w[i] = (struct worker){&sh, i};
@@ -112,11 +129,12 @@ static int run(uint32_t flags, const char *name)
 	}
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
+	pthread_join(gt, NULL);
 	struct bga_check_report rep;
 	if (bga_check(sh.vol, &rep) != 0)
 		fail(&sh, rep.message, 0, 0);
-	if (bga_free_exact(sh.vol) != cfg.nblocks)
-		fail(&sh, "blocks lost", bga_free_exact(sh.vol), cfg.nblocks);
+	if (bga_free_exact(sh.vol) != sh.nblocks)
+		fail(&sh, "blocks lost", bga_free_exact(sh.vol), sh.nblocks);
 	printf("stress_volume %s: %d threads x %d ops, %d failures\n", name, THREADS, OPS, sh.failures);
 	free(sh.owner);
 	bga_destroy(sh.vol);

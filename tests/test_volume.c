@@ -430,6 +430,94 @@ static void run_threads(uint32_t flags)
 Test(threads, eight_threads_no_double_handout) { run_threads(0); }
 Test(threads, eight_threads_baseline_modes) { run_threads(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS); }
 
+/* ---- growth ---- */
+
+static uint64_t drain(struct bga_volume *vol)
+{
+	struct bga_request req = {.goal = 0, .min_len = 1, .max_len = 1 << 20};
+	struct bga_extent e;
+	uint64_t n = 0;
+	while (bga_alloc(vol, &req, &e) == 0)
+		n += e.len;
+	return n;
+}
+
+Test(grow, new_blocks_are_free_and_usable)
+{
+	struct bga_volume *vol = make(1000, 256, 5);
+	struct bga_request req = {.goal = 990, .min_len = 10, .max_len = 10, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0, "the short last group's tail");
+	cr_assert_eq(bga_grow(vol, 999), -EINVAL, "no shrinking");
+	cr_assert_eq(bga_grow(NULL, 2000), -EINVAL);
+	cr_assert_eq(bga_grow(vol, BGA_MAX_BLOCKS + 1), -EINVAL);
+	cr_assert_eq(bga_grow(vol, 1000), 0, "same size is a no-op");
+	cr_assert_eq(bga_grow(vol, 2000), 0);
+	assert_clean(vol);
+	cr_assert_eq(bga_free_exact(vol), 2000 - 5 - 10);
+	req.goal = 1000;
+	req.max_len = 24;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0, "blocks past the old end");
+	cr_assert_eq(e.len, 24, "the old last group now runs to 1024");
+	cr_assert_eq(bga_grow(vol, 70000), 0, "into new chunks");
+	assert_clean(vol);
+	struct bga_config cfg;
+	cr_assert_eq(bga_volume_config(vol, &cfg), 0);
+	cr_assert_eq(cfg.nblocks, 70000);
+	cr_assert_eq(drain(vol), 70000 - 5 - 10 - 24);
+	cr_assert_eq(bga_free_exact(vol), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+static void *grow_churn(void *arg)
+{
+	struct worker *w = arg;
+	struct shared *sh = w->sh;
+	uint64_t s = 77 * (uint64_t)(w->id + 1);
+	struct bga_extent held[32];
+	int n = 0;
+	for (int i = 0; i < 20000; i++) {
+		if (n < 32 && (rng_next(&s) & 1)) {
+			struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 8};
+			if (bga_alloc(sh->vol, &req, &held[n]) == 0)
+				n++;
+		} else if (n > 0) {
+			struct bga_extent e = held[--n];
+			if (bga_free(sh->vol, e.start, e.len) != 0)
+				__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
+		}
+	}
+	while (n > 0) {
+		struct bga_extent e = held[--n];
+		if (bga_free(sh->vol, e.start, e.len) != 0)
+			__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+Test(grow, while_threads_allocate)
+{
+	struct shared sh = {.vol = make(300, 64, 0)};
+	pthread_t t[4];
+	struct worker w[4];
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct worker){&sh, i};
+		pthread_create(&t[i], NULL, grow_churn, &w[i]);
+	}
+	uint64_t size = 300;
+	for (int i = 0; i < 40; i++) {
+		size += 37 + (uint64_t)i * 11;
+		cr_assert_eq(bga_grow(sh.vol, size), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	cr_assert_eq(sh.failures, 0);
+	cr_assert_eq(bga_free_exact(sh.vol), size);
+	assert_clean(sh.vol);
+	bga_destroy(sh.vol);
+}
+
 Test(misc, strerror_names_codes)
 {
 	cr_assert_str_eq(bga_strerror(0), "success");
