@@ -74,7 +74,8 @@ static int run_dir(const char *dir, unsigned *count)
 		n++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_names);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
