@@ -34,7 +34,12 @@ static void check_group_locked(struct bga_volume *vol, const struct bga_geom *ge
 	uint32_t i = (uint32_t)(g & (BGA_CHUNK_GROUPS - 1)), lo, hi, bpg = vol->cfg.blocks_per_group;
 	const struct bga_group *grp = &ch->groups[i];
 	uint64_t first = bga__group_first(vol, g);
-	bga__group_span(vol, geo, g, &lo, &hi);
+	bga__grp_span(vol, grp, g, &lo, &hi);
+	uint32_t geo_lo, geo_hi;
+	bga__group_span(vol, geo, g, &geo_lo, &geo_hi);
+	if (hi != geo_hi)
+		report(r, g, UINT64_MAX, "group %llu: span ends at %u, the geometry says %u", (unsigned long long)g,
+		       hi, geo_hi);
 	uint32_t longest;
 	if (grp->bitmap == NULL) {
 		if (grp->free != 0 && grp->free != hi - lo)
@@ -67,7 +72,7 @@ static void check_group_locked(struct bga_volume *vol, const struct bga_geom *ge
 			report(r, g, UINT64_MAX, "group %llu: chunk summary order %u clear", (unsigned long long)g, k);
 	}
 	uint32_t bad;
-	if (!bga__dfree_check_locked(vol, geo, grp, g, &bad))
+	if (!bga__dfree_check_locked(vol, grp, g, &bad))
 		report(r, g, first + bad, "group %llu: block %llu waits on a deferred free but is free",
 		       (unsigned long long)g, (unsigned long long)(first + bad));
 	uint32_t prev_end = 0;

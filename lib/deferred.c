@@ -125,13 +125,13 @@ static uint64_t commit_group(struct bga_volume *vol, const struct bga_geom *geo,
 		*pp = d->next;
 		/* Pending blocks are allocated, so the group has a bitmap or is
 		 * wholly used; a partial release of the latter needs one. */
-		if (bga__group_prepare_release_locked(vol, geo, grp, g, d->off, d->len) != 0) {
+		if (bga__group_prepare_release_locked(vol, grp, g, d->off, d->len) != 0) {
 			d->next = *pp; /* out of memory: keep it for the next commit */
 			*pp = d;
 			pp = &d->next;
 			continue;
 		}
-		bga__group_release_locked(vol, geo, grp, g, d->off, d->len);
+		bga__group_release_locked(vol, grp, g, d->off, d->len);
 		grp->ext->dfree_blocks -= d->len;
 		released += d->len;
 		(*extents)++;
@@ -187,9 +187,9 @@ bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, ui
 		return exact == BGA_NO_GOAL && __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED) >= min_len;
 	for (; !fit && (g = bga_bitmap_next_set(vol->dfree_groups, gend, g)) < gend; g++) {
 		uint32_t lo, hi;
-		bga__group_span(vol, geo, g, &lo, &hi);
 		bga__group_lock(vol, g);
 		struct bga_group *grp = bga__group_get(vol, geo, g);
+		bga__grp_span(vol, grp, g, &lo, &hi);
 		if (grp->bitmap)
 			memcpy(scratch, grp->bitmap, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
 		else
@@ -210,13 +210,12 @@ bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, ui
 }
 
 /* For the checker: every pending block must be marked allocated. */
-bool bga__dfree_check_locked(const struct bga_volume *vol, const struct bga_geom *geo,
-			     const struct bga_group *grp, uint64_t g, uint32_t *bad_off)
+bool bga__dfree_check_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t *bad_off)
 {
 	if (grp->ext == NULL)
 		return true;
 	for (const struct bga_dfree *d = grp->ext->dfree; d; d = d->next) {
-		if (!bga__group_is_used_locked(vol, geo, grp, g, d->off, d->len)) {
+		if (!bga__group_is_used_locked(vol, grp, g, d->off, d->len)) {
 			*bad_off = d->off;
 			return false;
 		}

@@ -17,6 +17,7 @@ static void group_init_fresh(struct bga_volume *vol, const struct bga_geom *geo,
 		uint32_t lo = 0, hi = 0;
 		if (g < geo->ngroups)
 			bga__group_span(vol, geo, g, &lo, &hi);
+		grp->hi = hi;
 		grp->free = hi - lo;
 		grp->max_run = hi - lo;
 		for (uint32_t k = 0; k <= vol->max_order && (UINT32_C(1) << k) <= grp->max_run; k++)
@@ -108,14 +109,10 @@ void bga__group_set_run_locked(struct bga_volume *vol, struct bga_group *grp, ui
  * bitmap before a partial change.  Bits outside the span stay set forever,
  * so searches never return them.
  */
-int bga__group_materialise_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
-				  uint64_t g)
+void bga__group_fill_bitmap_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint64_t *map)
 {
 	uint32_t bpg = vol->cfg.blocks_per_group, lo, hi;
-	uint64_t *map = malloc(BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
-	if (map == NULL)
-		return -ENOMEM;
-	bga__group_span(vol, geo, g, &lo, &hi);
+	bga__grp_span(vol, grp, g, &lo, &hi);
 	if (grp->free == 0) {
 		memset(map, 0xff, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
 	} else {
@@ -124,22 +121,30 @@ int bga__group_materialise_locked(struct bga_volume *vol, const struct bga_geom 
 		bga_bitmap_set_range(map, hi, bpg - hi);
 	}
 	grp->bitmap = map;
+}
+
+int bga__group_materialise_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g)
+{
+	uint64_t *map = malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));
+	if (map == NULL)
+		return -ENOMEM;
+	bga__group_fill_bitmap_locked(vol, grp, g, map);
 	return 0;
 }
 
-bool bga__group_test_locked(const struct bga_volume *vol, const struct bga_geom *geo,
-			    const struct bga_group *grp, uint64_t g, uint32_t off)
+bool bga__group_test_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off)
 {
 	if (grp->bitmap)
 		return (grp->bitmap[off / 64] >> (off % 64)) & 1;
 	uint32_t lo, hi;
-	bga__group_span(vol, geo, g, &lo, &hi);
+	bga__grp_span(vol, grp, g, &lo, &hi);
 	return grp->free == 0 || off < lo || off >= hi;
 }
 
-bool bga__group_is_used_locked(const struct bga_volume *vol, const struct bga_geom *geo,
-			       const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len)
+bool bga__group_is_used_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len)
 {
+	if (off + len > grp->hi)
+		return false; /* past the span: not (yet) part of the volume */
 	if (grp->bitmap) {
 		if (in_one_word(off, len)) {
 			uint64_t m = word_mask(off, len);
@@ -148,7 +153,7 @@ bool bga__group_is_used_locked(const struct bga_volume *vol, const struct bga_ge
 		return bga_bitmap_range_is_set(grp->bitmap, off, len);
 	}
 	uint32_t lo, hi;
-	bga__group_span(vol, geo, g, &lo, &hi);
+	bga__grp_span(vol, grp, g, &lo, &hi);
 	return grp->free == 0 && off >= lo && off + len <= hi;
 }
 
@@ -165,14 +170,14 @@ static const struct bga_window *window_overlap(const struct bga_group *grp, cons
 	return NULL;
 }
 
-bool bga__group_find_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp,
 			    uint64_t g, uint32_t from, uint32_t min, uint32_t max, bool avoid_windows,
 			    const struct bga_window *own, uint32_t *off, uint32_t *len)
 {
 	uint32_t lo, hi;
 	if (grp->free < min || grp->max_run < min)
 		return false;
-	bga__group_span(vol, geo, g, &lo, &hi);
+	bga__grp_span(vol, grp, g, &lo, &hi);
 	if (from < lo)
 		from = lo;
 	bool windows = avoid_windows && grp->ext && grp->ext->windows;
@@ -249,12 +254,12 @@ static uint32_t free_above(const uint64_t *map, uint32_t end, uint32_t bpg)
 	return end >= bpg ? n : UINT32_MAX;
 }
 
-int bga__group_take_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp,
 			   uint64_t g, uint32_t off, uint32_t len)
 {
 	if (grp->bitmap == NULL) {
 		uint32_t lo, hi;
-		bga__group_span(vol, geo, g, &lo, &hi);
+		bga__grp_span(vol, grp, g, &lo, &hi);
 		BGA_ASSERT(grp->free == hi - lo);
 		if (off == lo && len == hi - lo) {
 			/* A whole group needs no bitmap: it stays wholly used. */
@@ -262,7 +267,7 @@ int bga__group_take_locked(struct bga_volume *vol, const struct bga_geom *geo, s
 			bga__group_set_run_locked(vol, grp, g, 0);
 			return 0;
 		}
-		int rc = bga__group_materialise_locked(vol, geo, grp, g);
+		int rc = bga__group_materialise_locked(vol, grp, g);
 		if (rc)
 			return rc;
 	}
@@ -283,11 +288,11 @@ int bga__group_take_locked(struct bga_volume *vol, const struct bga_geom *geo, s
 	return 0;
 }
 
-void bga__group_release_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+void bga__group_release_locked(struct bga_volume *vol, struct bga_group *grp,
 			       uint64_t g, uint32_t off, uint32_t len)
 {
 	uint32_t lo, hi;
-	bga__group_span(vol, geo, g, &lo, &hi);
+	bga__grp_span(vol, grp, g, &lo, &hi);
 	grp->flags &= ~BGA_GROUP_TRIMMED;
 	if (grp->bitmap == NULL) {
 		BGA_ASSERT(grp->free == 0);
@@ -329,23 +334,22 @@ void bga__group_release_locked(struct bga_volume *vol, const struct bga_geom *ge
 		bga__group_set_run_locked(vol, grp, g, BGA_MIN(merged, free));
 }
 
-int bga__group_prepare_release_locked(struct bga_volume *vol, const struct bga_geom *geo,
-				      struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len)
+int bga__group_prepare_release_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len)
 {
 	uint32_t lo, hi;
 	if (grp->bitmap != NULL)
 		return 0;
-	bga__group_span(vol, geo, g, &lo, &hi);
+	bga__grp_span(vol, grp, g, &lo, &hi);
 	if (off == lo && len == hi - lo)
 		return 0;
-	return bga__group_materialise_locked(vol, geo, grp, g);
+	return bga__group_materialise_locked(vol, grp, g);
 }
 
-void bga__group_refresh_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+void bga__group_refresh_locked(struct bga_volume *vol, struct bga_group *grp,
 			       uint64_t g)
 {
 	uint32_t lo, hi, run;
-	bga__group_span(vol, geo, g, &lo, &hi);
+	bga__grp_span(vol, grp, g, &lo, &hi);
 	if (grp->bitmap)
 		run = (uint32_t)bga_bitmap_longest_zero_run(grp->bitmap, hi);
 	else

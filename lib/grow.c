@@ -18,38 +18,50 @@
 #include "rcu.h"
 #include "volume.h"
 
-/* Give the old last group g the blocks [old_hi, new_hi) of its span. */
-static int extend_group(struct bga_volume *vol, const struct bga_geom *ngeo, uint64_t g, uint32_t old_hi)
+/*
+ * Give the old last group g the blocks up to its span end in ngeo.  A
+ * group without a bitmap gets `spare` (then owned by the group); the
+ * caller frees it otherwise.
+ */
+static void extend_group(struct bga_volume *vol, const struct bga_geom *ngeo, uint64_t g, uint64_t *spare)
 {
 	uint32_t lo, hi;
 	bga__group_span(vol, ngeo, g, &lo, &hi);
-	if (hi == old_hi)
-		return 0;
-	int rc = 0;
+	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
+	if (ch == NULL) {
+		free(spare); /* untouched, so full-size already */
+		return;
+	}
 	bga__group_lock(vol, g);
-	struct bga_group *grp = &bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT)->groups[g & (BGA_CHUNK_GROUPS - 1)];
-	if (grp->bitmap == NULL)
-		rc = bga__group_materialise_locked(vol, vol->geom, grp, g);
-	if (rc == 0) {
+	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
+	uint32_t old_hi = grp->hi;
+	if (hi != old_hi) {
+		if (grp->bitmap == NULL) {
+			bga__group_fill_bitmap_locked(vol, grp, g, spare);
+			spare = NULL;
+		}
 		bga_bitmap_clear_range(grp->bitmap, old_hi, hi - old_hi);
+		grp->hi = hi;
 		__atomic_store_n(&grp->free, grp->free + (hi - old_hi), __ATOMIC_RELAXED);
 		grp->flags &= ~BGA_GROUP_TRIMMED;
-		bga__group_refresh_locked(vol, ngeo, grp, g);
+		bga__group_refresh_locked(vol, grp, g);
 	}
 	bga__group_unlock(vol, g);
-	return rc;
+	free(spare);
 }
 
-/* Open the groups [g0, g1) of an existing chunk: they were past the end. */
-static void open_groups(struct bga_volume *vol, const struct bga_geom *ngeo, uint64_t g0, uint64_t g1)
+/* Open the groups [g0, g1) of chunk c: they were past the end, and are
+ * closed (empty span) in a chunk built for the old geometry. */
+static void open_groups(struct bga_volume *vol, const struct bga_geom *ngeo, struct bga_chunk *ch, uint64_t g0,
+			uint64_t g1)
 {
-	struct bga_chunk *ch = bga__chunk_get(vol, g0 >> BGA_CHUNK_SHIFT);
 	for (uint64_t g = g0; g < g1; g++) {
 		uint32_t lo, hi;
 		bga__group_span(vol, ngeo, g, &lo, &hi);
 		bga__group_lock(vol, g);
 		struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
-		BGA_ASSERT(grp->free == 0 && grp->bitmap == NULL);
+		BGA_ASSERT(grp->free == 0 && grp->bitmap == NULL && grp->hi == 0);
+		grp->hi = hi;
 		__atomic_store_n(&grp->free, hi - lo, __ATOMIC_RELAXED);
 		bga__group_set_run_locked(vol, grp, g, hi - lo);
 		bga__group_unlock(vol, g);
@@ -77,31 +89,40 @@ int bga_grow(struct bga_volume *vol, uint64_t new_nblocks)
 		free(ngeo);
 		goto out;
 	}
-	/* The chunk of the new last group is built now when that group is
-	 * short, so that a missing chunk still means full, free groups. */
+	/*
+	 * Everything that can fail comes first, before any group changes:
+	 *  - the chunk of a short new last group past the old chunks is built
+	 *    now, so that a missing chunk still means full, free groups;
+	 *  - new groups in the old last chunk need that chunk; a missing one
+	 *    is built for the old geometry (groups past the old end closed),
+	 *    so opening them is the same whether or not it was touched.
+	 * Readers of the old geometry never look past its groups, so these
+	 * chunks stay invisible to them.
+	 */
 	rc = -ENOMEM;
-	uint64_t last = ngeo->ngroups - 1;
-	bool short_last = new_nblocks % vol->cfg.blocks_per_group != 0;
-	if (short_last && (last >> BGA_CHUNK_SHIFT) >= old->nchunks) {
-		if (bga__chunk_create_locked(vol, ngeo, last >> BGA_CHUNK_SHIFT) == NULL) {
-			free(ngeo);
-			goto out;
-		}
-	}
-	uint32_t lo, old_hi;
-	uint64_t old_last = old->ngroups - 1;
-	bga__group_span(vol, old, old_last, &lo, &old_hi);
-	rc = extend_group(vol, ngeo, old_last, old_hi);
-	if (rc) {
+	uint64_t last = ngeo->ngroups - 1, chunk_end = old->nchunks << BGA_CHUNK_SHIFT;
+	bool new_last_chunk = new_nblocks % vol->cfg.blocks_per_group && (last >> BGA_CHUNK_SHIFT) >= old->nchunks;
+	uint64_t open_end = BGA_MIN(ngeo->ngroups, chunk_end);
+	struct bga_chunk *ch = NULL;
+	uint64_t *bitmap = malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));
+	if (!bitmap || (new_last_chunk && !bga__chunk_create_locked(vol, ngeo, last >> BGA_CHUNK_SHIFT)) ||
+	    (old->ngroups < open_end && !(ch = bga__chunk_create_locked(vol, old, old->nchunks - 1)))) {
+		free(bitmap);
 		free(ngeo);
 		goto out;
 	}
-	uint64_t chunk_end = (old->nchunks << BGA_CHUNK_SHIFT);
-	open_groups(vol, ngeo, old->ngroups, BGA_MIN(ngeo->ngroups, chunk_end));
 	bga__idx_mark_untouched(vol, old->nchunks, ngeo->nchunks);
-	if (short_last && (last >> BGA_CHUNK_SHIFT) >= old->nchunks)
+	if (new_last_chunk)
 		bga__idx_chunk_installed(vol, last >> BGA_CHUNK_SHIFT);
+	/* Publish, then open: until a group is opened under its lock its old
+	 * span holds (blocks past it are neither free nor freeable), so no
+	 * block is handed out before the geometry that contains it is
+	 * visible.  Opening cannot fail: the one allocation it needs (a
+	 * bitmap for the old last group) is made above. */
 	rcu_assign_pointer(vol->geom, ngeo);
+	extend_group(vol, ngeo, old->ngroups - 1, bitmap);
+	if (ch)
+		open_groups(vol, ngeo, ch, old->ngroups, open_end);
 	pthread_mutex_unlock(&vol->grow_lock);
 	/* Outside grow_lock: a reader may be waiting for it (to install a
 	 * chunk) inside its read-side section. */

@@ -151,7 +151,7 @@ static bool window_take(struct bga_volume *vol, const struct bga_geom *geo, stru
 		off = from;
 		len = BGA_MIN(max, end - from);
 	}
-	if (hit && bga__group_take_locked(vol, geo, grp, g, off, len) == 0) {
+	if (hit && bga__group_take_locked(vol, grp, g, off, len) == 0) {
 		w->used += len;
 		out->start = first + off;
 		out->len = len;

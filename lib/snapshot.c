@@ -37,12 +37,12 @@ static void put(struct buf *b, uint64_t v)
  * rejected call that merely touched a chunk or materialised a bitmap still
  * compares equal: an untouched group is written as a fresh one would be.
  */
-static void put_group_locked(struct buf *b, struct bga_volume *vol, const struct bga_geom *geo,
-			     const struct bga_chunk *ch, uint64_t g, uint64_t *map)
+static void put_group_locked(struct buf *b, struct bga_volume *vol, const struct bga_chunk *ch, uint64_t g,
+			     uint64_t *map)
 {
 	uint32_t bpg = vol->cfg.blocks_per_group, lo, hi, i = (uint32_t)(g & (BGA_CHUNK_GROUPS - 1));
-	bga__group_span(vol, geo, g, &lo, &hi);
 	const struct bga_group *grp = ch ? &ch->groups[i] : NULL;
+	bga__grp_span(vol, grp, g, &lo, &hi);
 	uint32_t nfree = grp ? grp->free : hi - lo, run = grp ? grp->max_run : hi - lo;
 	put(b, ((uint64_t)nfree << 32) | run);
 	put(b, grp ? grp->flags : 0);
@@ -93,7 +93,7 @@ int bga__snapshot(struct bga_volume *vol, void **out, size_t *len)
 		const struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
 		if (ch)
 			bga__group_lock(vol, g);
-		put_group_locked(&b, vol, geo, ch, g, map);
+		put_group_locked(&b, vol, ch, g, map);
 		if (ch)
 			bga__group_unlock(vol, g);
 	}

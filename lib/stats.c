@@ -17,18 +17,19 @@
  * its lock.  An untouched group needs no lock: it is wholly free.  Returns
  * the group's span end.
  */
-static uint32_t group_copy(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint64_t *map)
+static uint32_t group_copy(struct bga_volume *vol, uint64_t g, uint64_t *map)
 {
 	uint32_t bpg = vol->cfg.blocks_per_group, lo, hi;
 	size_t bytes = BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t);
-	bga__group_span(vol, geo, g, &lo, &hi);
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
 	if (ch == NULL) {
+		bga__grp_span(vol, NULL, g, &lo, &hi);
 		memset(map, 0, bytes);
 		return hi;
 	}
 	bga__group_lock(vol, g);
 	const struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
+	bga__grp_span(vol, grp, g, &lo, &hi);
 	if (grp->bitmap) {
 		memcpy(map, grp->bitmap, bytes);
 	} else {
@@ -94,7 +95,7 @@ int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_
 		rc = -ENOMEM;
 	for (uint64_t g = bga__group_of(vol, from); rc == 0 && g <= bga__group_of(vol, to - 1); g++) {
 		uint64_t first = bga__group_first(vol, g);
-		uint32_t hi = group_copy(vol, geo, g, map);
+		uint32_t hi = group_copy(vol, g, map);
 		uint32_t a = from > first ? (uint32_t)(from - first) : 0;
 		uint32_t b = (uint32_t)BGA_MIN((uint64_t)hi, to - first);
 		struct walk w = {first, cb, ctx};
@@ -156,7 +157,7 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 		return 0;
 	}
 	uint32_t bpg = vol->cfg.blocks_per_group, lo, hi;
-	bga__group_span(vol, geo, g, &lo, &hi);
+	bga__grp_span(vol, grp, g, &lo, &hi);
 	if (grp->bitmap) {
 		memcpy(scratch, grp->bitmap, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
 	} else {
@@ -170,7 +171,7 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 		struct trim_run *r = &l.runs[taken];
 		if (bga_counter_add_limited(vol->used, r->len, (int64_t)geo->capacity) != 0)
 			break; /* the rest is promised to reservations */
-		if (bga__group_take_locked(vol, geo, grp, g, r->off, r->len) != 0) {
+		if (bga__group_take_locked(vol, grp, g, r->off, r->len) != 0) {
 			bga_counter_add(vol->used, -(int64_t)r->len);
 			break;
 		}
@@ -191,7 +192,7 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 		bga__group_lock(vol, g);
 		bool keep = grp->flags & BGA_GROUP_TRIMMED;
 		for (size_t i = 0; i < taken; i++)
-			bga__group_release_locked(vol, geo, grp, g, l.runs[i].off, l.runs[i].len);
+			bga__group_release_locked(vol, grp, g, l.runs[i].off, l.runs[i].len);
 		if (keep && cbrc == 0)
 			grp->flags |= BGA_GROUP_TRIMMED;
 		bga__group_unlock(vol, g);
@@ -276,7 +277,7 @@ int bga_stats(struct bga_volume *vol, struct bga_stats *st)
 			const struct bga_group *grp = &ch->groups[g - g0];
 			if (grp->bitmap)
 				st->groups_initialised++;
-			uint32_t hi = group_copy(vol, geo, g, map);
+			uint32_t hi = group_copy(vol, g, map);
 			each_run(map, hi, 0, hi, 1, hist_fn, &h);
 		}
 	}

@@ -269,17 +269,17 @@ static inline __attribute__((always_inline)) int try_group_locked(struct bga_vol
 	uint32_t off, len, want = book ? BGA_MAX(max, book->end - book->start) : max;
 	if (grp == NULL)
 		return -ENOMEM;
-	if (!bga__group_find_locked(vol, geo, grp, g, from, min, want, avoid, NULL, &off, &len)) {
+	if (!bga__group_find_locked(vol, grp, g, from, min, want, avoid, NULL, &off, &len)) {
 		/* A failed whole-group search means max_run overstated the
 		 * longest run: fix it so the index stops pointing here. */
 		if (from == 0 && !(avoid && grp->ext && grp->ext->windows))
-			bga__group_refresh_locked(vol, geo, grp, g);
+			bga__group_refresh_locked(vol, grp, g);
 		return -ENOSPC;
 	}
 	if (book && bga__rsv_link_locked(grp, g, book, off, off + len) != 0)
 		return -ENOMEM;
 	len = BGA_MIN(len, max);
-	int rc = bga__group_take_locked(vol, geo, grp, g, off, len);
+	int rc = bga__group_take_locked(vol, grp, g, off, len);
 	if (rc) {
 		if (book)
 			bga__rsv_unlink_locked(grp, book);
@@ -356,10 +356,10 @@ static int alloc_exact(struct bga_volume *vol, const struct bga_geom *geo, uint6
 	struct bga_group *grp = bga__group_get(vol, geo, g);
 	if (grp == NULL) {
 		rc = -ENOMEM;
-	} else if (!bga__group_test_locked(vol, geo, grp, g, from) &&
-		   bga__group_find_locked(vol, geo, grp, g, from, min, max, false, NULL, &off, &len) &&
+	} else if (!bga__group_test_locked(vol, grp, g, from) &&
+		   bga__group_find_locked(vol, grp, g, from, min, max, false, NULL, &off, &len) &&
 		   off == from) {
-		rc = bga__group_take_locked(vol, geo, grp, g, off, len);
+		rc = bga__group_take_locked(vol, grp, g, off, len);
 		out->start = goal;
 		out->len = len;
 	}
@@ -502,10 +502,9 @@ int bga__range_check(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 }
 
 /* The checks of bga__range_apply for one group, with its lock held. */
-static int range_usable_locked(const struct bga_volume *vol, const struct bga_geom *geo,
-			       const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n)
+static int range_usable_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n)
 {
-	if (!bga__group_is_used_locked(vol, geo, grp, g, off, n))
+	if (!bga__group_is_used_locked(vol, grp, g, off, n))
 		return -EINVAL;
 	if (grp->ext && grp->ext->dfree && bga__dfree_overlaps_locked(grp, off, n))
 		return -EINVAL;
@@ -522,7 +521,7 @@ static int range_apply_one(struct bga_volume *vol, const struct bga_geom *geo, u
 		return -EINVAL; /* an untouched group is wholly free */
 	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
 	bga__group_lock(vol, g);
-	int rc = range_usable_locked(vol, geo, grp, g, off, n);
+	int rc = range_usable_locked(vol, grp, g, off, n);
 	if (rc == 0)
 		rc = fn(vol, geo, grp, g, off, n, false, arg);
 	if (rc == 0)
@@ -566,7 +565,7 @@ int bga__range_apply(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 			struct bga_group *grp = bga__group_get(vol, geo, g);
 			uint32_t off, n;
 			clip(vol, g, start, len, &off, &n);
-			rc = range_usable_locked(vol, geo, grp, g, off, n);
+			rc = range_usable_locked(vol, grp, g, off, n);
 			if (rc == 0)
 				rc = fn(vol, geo, grp, g, off, n, false, arg);
 		}
@@ -585,28 +584,28 @@ int bga__range_apply(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 static int free_fn(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp, uint64_t g,
 		   uint32_t off, uint32_t n, bool commit, void *arg)
 {
+	(void)geo;
 	(void)arg;
 	if (!commit)
-		return bga__group_prepare_release_locked(vol, geo, grp, g, off, n);
-	bga__group_release_locked(vol, geo, grp, g, off, n);
+		return bga__group_prepare_release_locked(vol, grp, g, off, n);
+	bga__group_release_locked(vol, grp, g, off, n);
 	return 0;
 }
 
 /* bga_free of a range inside one group: the common case, without the
  * callbacks of bga__range_apply. */
-static int free_in_group(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t off,
-			 uint32_t n)
+static int free_in_group(struct bga_volume *vol, uint64_t g, uint32_t off, uint32_t n)
 {
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
 	if (ch == NULL)
 		return -EINVAL; /* an untouched group is wholly free */
 	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
 	bga__group_lock(vol, g);
-	int rc = range_usable_locked(vol, geo, grp, g, off, n);
+	int rc = range_usable_locked(vol, grp, g, off, n);
 	if (rc == 0)
-		rc = bga__group_prepare_release_locked(vol, geo, grp, g, off, n);
+		rc = bga__group_prepare_release_locked(vol, grp, g, off, n);
 	if (rc == 0)
-		bga__group_release_locked(vol, geo, grp, g, off, n);
+		bga__group_release_locked(vol, grp, g, off, n);
 	bga__group_unlock(vol, g);
 	return rc;
 }
@@ -622,7 +621,7 @@ int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len)
 		uint64_t g = bga__group_of(vol, start);
 		uint32_t off = (uint32_t)(start - bga__group_first(vol, g));
 		if (off + len <= vol->cfg.blocks_per_group)
-			rc = free_in_group(vol, geo, g, off, (uint32_t)len);
+			rc = free_in_group(vol, g, off, (uint32_t)len);
 		else
 			rc = bga__range_apply(vol, geo, start, len, free_fn, NULL);
 	}

@@ -69,6 +69,9 @@ enum {
  * group index search and the statistics, which treat them as hints.
  *
  * Invariants (checked by bga_check and BGA_ASSERT):
+ *  - the usable span is [lo, hi): lo from first_data_block, hi kept here
+ *    so that a grow changes it under the lock, and every reader of the
+ *    group, whatever geometry it holds, sees the span the bitmap has;
  *  - bitmap == NULL  =>  free == 0 or free == span (hi - lo): the group is
  *    wholly used or wholly free;
  *  - bitmap != NULL  =>  popcount(bitmap) == blocks_per_group - free, and
@@ -82,7 +85,7 @@ struct bga_group {
 	uint32_t free;
 	uint32_t max_run;
 	uint32_t flags;
-	uint32_t unused;
+	uint32_t hi; /* end of the usable span (offset); see bga__grp_span */
 	struct bga_group_ext *ext;
 };
 
@@ -171,6 +174,21 @@ static inline void bga__group_span(const struct bga_volume *vol, const struct bg
 		*lo = *hi;
 }
 
+/*
+ * The usable span of a group as the group itself records it (grp may be
+ * NULL for a group of an untouched chunk, which is always full-size).
+ * Caller holds the group's lock, or the group is untouched.
+ */
+static inline void bga__grp_span(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g,
+				 uint32_t *lo, uint32_t *hi)
+{
+	uint64_t first = bga__group_first(vol, g);
+	*hi = grp ? grp->hi : vol->cfg.blocks_per_group;
+	*lo = first < vol->cfg.first_data_block ? (uint32_t)(vol->cfg.first_data_block - first) : 0;
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
 static inline struct bga_chunk *bga__chunk_get(const struct bga_volume *vol, uint64_t c)
 {
 	return __atomic_load_n(&vol->chunks[c], __ATOMIC_ACQUIRE);
@@ -201,11 +219,11 @@ void bga__group_unlock(struct bga_volume *vol, uint64_t g);
  * offset `from` (within the span), skipping other handles' windows when
  * `skip` is not NULL... see group.c.  Returns true and fills *off, *len.
  */
-bool bga__group_find_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp,
 			    uint64_t g, uint32_t from, uint32_t min, uint32_t max, bool avoid_windows,
 			    const struct bga_window *own, uint32_t *off, uint32_t *len);
 /* Mark [off, off+len) used.  The range must be free.  0 or -ENOMEM. */
-int bga__group_take_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp,
 			   uint64_t g, uint32_t off, uint32_t len);
 /*
  * Make sure a later release of [off, off+len) cannot fail: a wholly used
@@ -213,28 +231,26 @@ int bga__group_take_locked(struct bga_volume *vol, const struct bga_geom *geo, s
  * every group of a range before changing any, so a free stays
  * all-or-nothing even when memory runs out.
  */
-int bga__group_prepare_release_locked(struct bga_volume *vol, const struct bga_geom *geo,
-				      struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
+int bga__group_prepare_release_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
 /* Mark [off, off+len) free.  The range must be used and prepared. */
-void bga__group_release_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+void bga__group_release_locked(struct bga_volume *vol, struct bga_group *grp,
 			       uint64_t g, uint32_t off, uint32_t len);
 /* True when every block of [off, off+len) is allocated. */
-bool bga__group_is_used_locked(const struct bga_volume *vol, const struct bga_geom *geo,
-			       const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
+bool bga__group_is_used_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
 /* Recompute max_run exactly and update the index. */
-void bga__group_refresh_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
+void bga__group_refresh_locked(struct bga_volume *vol, struct bga_group *grp,
 			       uint64_t g);
 /* Set max_run (and the index bits) to `run`. */
 void bga__group_set_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t run);
 /* Give a bitmap-less (wholly free or wholly used) group its bitmap.
  * 0 or -ENOMEM. */
-int bga__group_materialise_locked(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp,
-				  uint64_t g);
+int bga__group_materialise_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g);
+/* The same with a caller-supplied map of blocks_per_group bits. */
+void bga__group_fill_bitmap_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint64_t *map);
 /* Allocate grp->ext if needed; NULL on ENOMEM. */
 struct bga_group_ext *bga__group_ext_locked(struct bga_group *grp);
 /* True when bit off of the group is set (used). */
-bool bga__group_test_locked(const struct bga_volume *vol, const struct bga_geom *geo,
-			    const struct bga_group *grp, uint64_t g, uint32_t off);
+bool bga__group_test_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off);
 
 /* ---- groupidx.c: the group index ---- */
 
@@ -261,8 +277,7 @@ bool bga__dfree_overlaps_locked(const struct bga_group *grp, uint32_t off, uint3
  * if pending deferred frees were committed? */
 bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, uint64_t min_len, uint64_t exact);
 /* Every pending block marked allocated?  Else *bad_off gets one. */
-bool bga__dfree_check_locked(const struct bga_volume *vol, const struct bga_geom *geo,
-			     const struct bga_group *grp, uint64_t g, uint32_t *bad_off);
+bool bga__dfree_check_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t *bad_off);
 /* Write the records as (txn, off << 32 | len) pairs into out (cap words);
  * returns the words needed.  out may be NULL. */
 size_t bga__dfree_dump_locked(const struct bga_group *grp, uint64_t *out, size_t cap);
