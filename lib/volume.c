@@ -511,25 +511,6 @@ static int range_usable_locked(const struct bga_volume *vol, const struct bga_gr
 	return 0;
 }
 
-/* bga__range_apply for a range inside one group: the common case, one
- * lock and no sorting. */
-static int range_apply_one(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t off,
-			   uint32_t n, bga__range_fn fn, void *arg)
-{
-	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
-	if (ch == NULL)
-		return -EINVAL; /* an untouched group is wholly free */
-	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
-	bga__group_lock(vol, g);
-	int rc = range_usable_locked(vol, grp, g, off, n);
-	if (rc == 0)
-		rc = fn(vol, geo, grp, g, off, n, false, arg);
-	if (rc == 0)
-		fn(vol, geo, grp, g, off, n, true, arg);
-	bga__group_unlock(vol, g);
-	return rc;
-}
-
 /*
  * Run `fn` over [start, start+len) with every group lock of the range held,
  * after checking all-or-nothing that every block is allocated and not
@@ -541,9 +522,6 @@ int bga__range_apply(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 		     bga__range_fn fn, void *arg)
 {
 	uint64_t g0 = bga__group_of(vol, start), g1 = bga__group_of(vol, start + len - 1);
-	if (g0 == g1)
-		return range_apply_one(vol, geo, g0, (uint32_t)(start - bga__group_first(vol, g0)),
-				       (uint32_t)len, fn, arg);
 	uint32_t nslots = bga_locktab_nslots(vol->locks);
 	uint32_t stack_slots[16], *slots = stack_slots;
 	uint64_t ng = g1 - g0 + 1;

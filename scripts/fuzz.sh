@@ -54,10 +54,11 @@ build_afl() {
 	command -v afl-clang-fast >/dev/null || die "afl-clang-fast is missing (scripts/deps.sh fuzz)"
 	echo "== fuzz: building AFL++ targets in $dir"
 	export AFL_USE_ASAN=1 AFL_USE_UBSAN=1 AFL_QUIET=1
-	build_lib "$dir" afl-clang-fast "-g -O1"
+	local ign="-fsanitize-ignorelist=$ROOT/tests/fuzz/sanitize-ignore.txt"
+	build_lib "$dir" afl-clang-fast "-g -O1 $ign"
 	for h in "${ALL_HARNESSES[@]}"; do
 		# shellcheck disable=SC2046
-		afl-clang-fast -std=gnu11 -Wall -Wextra -g -O1 -DBGA_DEBUG=1 \
+		afl-clang-fast -std=gnu11 -Wall -Wextra -g -O1 $ign -DBGA_DEBUG=1 \
 			-Iinclude -Ilib -Itests tests/fuzz/afl_driver.c tests/fuzz/$h.c tests/refmodel.c \
 			"$dir/lib/libbgalloc.a" $(libs) -o "$dir/$h"
 	done
@@ -87,7 +88,8 @@ run_libfuzzer() {
 			grep -E 'Test unit written to' "$log" || true
 		fi
 		printf '%-10s libfuzzer %8s execs in %4ss = %7s execs/s  exit %d\n' "$h" "${runs:-?}" "$took" \
-			"$(( ${runs:-0} / took ))" "$rc" | tee -a "$dir/summary.txt"
+			"$(awk -v r="${runs:-0}" -v t="$took" 'BEGIN { printf "%.1f", r / t }')" "$rc" |
+			tee -a "$dir/summary.txt"
 	done
 	return $status
 }
@@ -99,6 +101,7 @@ run_afl() {
 	for h in "$@"; do
 		out=$dir/out/$h
 		rm -rf "$out"
+		mkdir -p "$dir/out"
 		echo "== fuzz: AFL++ $h for ${secs}s (output $out)"
 		AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_AFFINITY=1 AFL_NO_UI=1 \
 		AFL_SKIP_CRASHES=0 ASAN_OPTIONS=abort_on_error=1:symbolize=0:detect_leaks=0 \
