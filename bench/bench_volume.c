@@ -40,6 +40,14 @@
  *    allocation at goal 0, freed straight back.  libext2fs is not run here:
  *    a 128 TiB mke2fs image is out of reach of a benchmark.  The setup
  *    time is reported as the counter fill_setup_s.
+ *
+ * Run, then read the ratios from the medians of that one run:
+ *   bga-bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+ *             --benchmark_enable_random_interleaving=true \
+ *             --benchmark_out=vol.json --benchmark_out_format=json
+ *   bench/volume_ratios.py vol.json
+ * Interleaving spreads a shared machine's changing load over every variant
+ * instead of letting it land on whichever ran at the wrong moment.
  */
 #define _GNU_SOURCE
 #include <errno.h>
