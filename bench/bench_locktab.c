@@ -85,7 +85,9 @@ static void lt_run(struct bench_state *st, bool contended)
 	 */
 	const uint64_t batch = contended ? 1 : 64;
 	int64_t items = 0;
-	static __thread char msg[128];
+	/* Not thread-local: Google Benchmark reads the message after the thread is gone. */
+	static char msgs[LT_SLOTS][128];
+	char *msg = msgs[bench_thread_index(st) % LT_SLOTS];
 
 	if (!c) {
 		bench_skip(st, "no context");
@@ -100,7 +102,7 @@ static void lt_run(struct bench_state *st, bool contended)
 		items += (int64_t)batch;
 		/* The coarse clock costs a few ns; look at it every 16 ops. */
 		if ((items & 15) == 0 && lt_now() > c->deadline) {
-			snprintf(msg, sizeof(msg), "collapsed: %.0f ops/s over %d s (all threads)",
+			snprintf(msg, sizeof(msgs[0]), "collapsed: %.0f ops/s over %d s (all threads)",
 				 (double)__atomic_load_n(&c->count[key].n, __ATOMIC_RELAXED) /
 					 LT_BUDGET_S,
 				 LT_BUDGET_S);
