@@ -28,16 +28,11 @@ static void group_init_fresh(struct bga_volume *vol, const struct bga_geom *geo,
 /*
  * Ranges inside one word are the common case (single blocks, small
  * extents): they are handled inline here, ranges that cross words go to
- * the bitmap primitive.  The mask of bits [off, off + len) of their word.
+ * the bitmap primitive.
  */
 static inline bool in_one_word(uint32_t off, uint32_t len)
 {
 	return off / 64 == (off + len - 1) / 64;
-}
-
-static inline uint64_t word_mask(uint32_t off, uint32_t len)
-{
-	return (len == 64 ? ~UINT64_C(0) : ((UINT64_C(1) << len) - 1)) << (off % 64);
 }
 
 struct bga_chunk *bga__chunk_create_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c)
@@ -147,7 +142,7 @@ bool bga__group_is_used_locked(const struct bga_volume *vol, const struct bga_gr
 		return false; /* past the span: not (yet) part of the volume */
 	if (grp->bitmap) {
 		if (in_one_word(off, len)) {
-			uint64_t m = word_mask(off, len);
+			uint64_t m = bga__word_mask(off, len);
 			return (grp->bitmap[off / 64] & m) == m;
 		}
 		return bga_bitmap_range_is_set(grp->bitmap, off, len);
@@ -181,18 +176,9 @@ bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp,
 	if (from < lo)
 		from = lo;
 	bool windows = avoid_windows && grp->ext && grp->ext->windows;
-	if (grp->bitmap && !windows && from < hi) {
-		/* The run at `from` when it is decided inside from's word: the
-		 * goal block itself is free, the usual case of a goal search. */
-		uint64_t w = grp->bitmap[from / 64] >> (from % 64);
-		uint32_t room = 64 - from % 64;
-		uint32_t run = w ? (uint32_t)__builtin_ctzll(w) : room;
-		if (run >= min && (run >= max || run < room)) {
-			*off = from;
-			*len = BGA_MIN(run, max);
-			return true;
-		}
-	}
+	/* A free run in the goal's own word, the usual case of a goal search. */
+	if (grp->bitmap && !windows && from < hi && bga__word_run(grp->bitmap, from, min, max, off, len))
+		return true;
 	while (from < hi) {
 		uint64_t pos, n;
 		if (grp->bitmap) {
@@ -272,7 +258,7 @@ int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp,
 			return rc;
 	}
 	if (in_one_word(off, len)) {
-		uint64_t m = word_mask(off, len);
+		uint64_t m = bga__word_mask(off, len);
 		BGA_ASSERT(!(grp->bitmap[off / 64] & m));
 		grp->bitmap[off / 64] |= m;
 	} else {
@@ -307,7 +293,7 @@ void bga__group_release_locked(struct bga_volume *vol, struct bga_group *grp,
 		abort();
 	}
 	if (in_one_word(off, len)) {
-		uint64_t m = word_mask(off, len);
+		uint64_t m = bga__word_mask(off, len);
 		BGA_ASSERT((grp->bitmap[off / 64] & m) == m);
 		grp->bitmap[off / 64] &= ~m;
 	} else {

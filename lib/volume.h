@@ -194,6 +194,40 @@ static inline struct bga_chunk *bga__chunk_get(const struct bga_volume *vol, uin
 	return __atomic_load_n(&vol->chunks[c], __ATOMIC_ACQUIRE);
 }
 
+/* ---- words of a group bitmap ---- */
+
+/* Mask of bits [off, off + len) of off's word; the range must not cross
+ * a word (1 <= len <= 64 - off % 64). */
+static inline uint64_t bga__word_mask(uint32_t off, uint32_t len)
+{
+	return (~UINT64_C(0) >> (64 - len)) << (off % 64);
+}
+
+/*
+ * The first free run at or after `from` when from's own word decides it:
+ * true with *start and *len set (min <= *len <= max) when a free bit at or
+ * after `from` in that word starts a run of at least min that reaches max
+ * or ends inside the word.  False means "look further", not "no run".
+ * Bits past a group's span are set, so a run never leaves it.
+ */
+static inline bool bga__word_run(const uint64_t *map, uint32_t from, uint32_t min, uint32_t max, uint32_t *start,
+				 uint32_t *len)
+{
+	uint32_t room = 64 - from % 64;
+	uint64_t w = map[from / 64] >> (from % 64); /* the top from % 64 bits read as free: room caps them */
+	uint32_t skip = ~w ? (uint32_t)__builtin_ctzll(~w) : 64;
+	if (skip >= room)
+		return false;
+	w >>= skip;
+	room -= skip;
+	uint32_t run = w ? (uint32_t)__builtin_ctzll(w) : room;
+	if (run < min || (run < max && run == room))
+		return false;
+	*start = from + skip;
+	*len = run < max ? run : max;
+	return true;
+}
+
 /* ---- group.c: one group, under its lock ---- */
 
 /* Chunk c, made now for geometry geo if missing, with grow_lock held.
