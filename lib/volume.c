@@ -310,8 +310,9 @@ static int try_group(struct bga_volume *vol, const struct bga_geom *geo, uint64_
  * search.  This is the hot path budget of DESIGN.md: one lock-table
  * lookup, one trylock/unlock, a few word operations, one group count
  * update (the counter add is the caller's charge).  Measured with
- * callgrind on single-thread churn: ~500 instructions per allocation
- * through the general search, ~NNN here.
+ * callgrind on single-thread churn (random goals, 2^20 blocks): 715
+ * instructions per bga_alloc through the general search, 392 with this
+ * path, the counter's charge included in both.
  */
 static bool alloc_at_goal(struct bga_volume *vol, uint64_t goal, uint32_t min, uint32_t max,
 			  struct bga_extent *out)
