@@ -14,6 +14,8 @@
 #include <stdlib.h>
 
 #include <bgalloc.h>
+
+#include "testutil.h"
 #include <bgalloc/counter.h>
 
 #include "volume.h"
@@ -36,14 +38,6 @@ struct worker {
 	struct shared *sh;
 	int id;
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
 
 static void fail(struct shared *sh, const char *what, uint64_t a)
 {

@@ -14,6 +14,8 @@
 
 #include <bgalloc.h>
 
+#include "testutil.h"
+
 #define THREADS 8
 #define OPS 100000
 #define HELD 64
@@ -29,14 +31,6 @@ struct worker {
 	struct shared *sh;
 	int id;
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
 
 static void fail(struct shared *sh, const char *what, uint64_t a, uint64_t b)
 {

@@ -8,18 +8,12 @@
 #include <criterion/criterion.h>
 
 #include <bgalloc.h>
+
+#include "testutil.h"
 #include <bgalloc/counter.h>
 
 #include "refmodel.h"
 #include "volume.h"
-
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
 
 static struct bga_volume *make(uint64_t nblocks, uint32_t bpg)
 {
@@ -29,13 +23,6 @@ static struct bga_volume *make(uint64_t nblocks, uint32_t bpg)
 	cfg.blocks_per_group = bpg;
 	cr_assert_eq(bga_create(&cfg, &vol), 0);
 	return vol;
-}
-
-static void assert_clean(struct bga_volume *vol)
-{
-	struct bga_check_report r;
-	int rc = bga_check(vol, &r);
-	cr_assert_eq(rc, 0, "bga_check: %s", r.message);
 }
 
 static int alloc1(struct bga_volume *vol, uint64_t goal, struct bga_rsv *rsv, uint32_t flags, uint64_t *blk)

@@ -11,16 +11,10 @@
 
 #include <bgalloc.h>
 
+#include "testutil.h"
+
 #include "refmodel.h"
 #include "snapshot.h"
-
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
 
 static struct bga_volume *make(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
 {
@@ -33,13 +27,6 @@ static struct bga_volume *make(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
 	cfg.rsv_default = cfg.rsv_max < 8 ? cfg.rsv_max : 8;
 	cr_assert_eq(bga_create(&cfg, &vol), 0);
 	return vol;
-}
-
-static void assert_clean(struct bga_volume *vol)
-{
-	struct bga_check_report r;
-	int rc = bga_check(vol, &r);
-	cr_assert_eq(rc, 0, "bga_check: %s", r.message);
 }
 
 /* Drive a volume and the reference model with the same random operations
