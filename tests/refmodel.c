@@ -372,6 +372,33 @@ static int refm_walk_cb(void *ctx, uint64_t start, uint64_t len)
 	return 0;
 }
 
+/* The free-extent histogram: the model's maximal runs, split at groups. */
+static int refm_compare_hist(struct refmodel *m, const struct bga_stats *st)
+{
+	uint64_t count[BGA_HIST_ORDERS] = { 0 }, blocks[BGA_HIST_ORDERS] = { 0 };
+	uint64_t b = 0, len, extents = 0;
+	unsigned k;
+
+	while (refm_next_extent(m, &b, &len)) {
+		k = 63u - (unsigned)__builtin_clzll(len);
+		count[k]++;
+		blocks[k] += len;
+		extents++;
+		b += len;
+	}
+	if (st->free_extents != extents)
+		return refm_fail(m, "bga_stats free_extents %" PRIu64 ", model %" PRIu64, st->free_extents, extents);
+	for (k = 0; k < BGA_HIST_ORDERS; k++)
+		if (st->hist_count[k] != count[k] || st->hist_blocks[k] != blocks[k])
+			return refm_fail(m, "bga_stats order %u: %" PRIu64 " extents / %" PRIu64 " blocks, model %" PRIu64
+					 " / %" PRIu64, k, st->hist_count[k], st->hist_blocks[k], count[k], blocks[k]);
+	if (!(st->frag_score >= 0.0 && st->frag_score <= 1.0))
+		return refm_fail(m, "bga_stats frag_score %g outside [0, 1]", st->frag_score);
+	if (m->nfree == 0 && st->frag_score != 0.0)
+		return refm_fail(m, "bga_stats frag_score %g with nothing free", st->frag_score);
+	return 0;
+}
+
 int refmodel_compare(struct refmodel *m, struct bga_volume *vol)
 {
 	struct refm_walk w = { .m = m, .next = 0 };
@@ -412,5 +439,5 @@ int refmodel_compare(struct refmodel *m, struct bga_volume *vol)
 				 " nblocks %" PRIu64 "; model %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
 				 st.free_blocks, st.reserved_blocks, st.deferred_blocks, st.last_committed_txn,
 				 st.nblocks, m->nfree, m->reserved, m->ndeferred, m->last_txn, m->cfg.nblocks);
-	return 0;
+	return refm_compare_hist(m, &st);
 }

@@ -127,7 +127,9 @@ uint64_t refmodel_run_at(const struct refmodel *m, uint64_t start, bool with_def
 /*
  * Compare the model with a quiescent volume: bga_free_exact(), bga_reserved(),
  * the free extents from bga_foreach_free() over the whole volume (maximal
- * runs split at group boundaries, in block order), and bga_check() clean.
+ * runs split at group boundaries, in block order), bga_check() clean, and
+ * bga_stats() (free, reserved and deferred blocks, last txn, the free-extent
+ * histogram and extent count, frag_score in [0, 1]).
  * Returns 0, or -EPROTO with m->err set.
  */
 int refmodel_compare(struct refmodel *m, struct bga_volume *vol);
