@@ -142,6 +142,11 @@ class Report:
         self.p("        p = Mann-Whitney U, two-sided, against the baseline column; sig = p < %g." % self.alpha)
         self.p("        threads beyond %d are oversubscription (%d CPUs): measured all the same."
                % (m["nproc"], m["nproc"]))
+        if cfg.get("pinning") == "round-robin":
+            self.p("        workers are bound round-robin to the %d allowed CPUs (as will-it-scale binds its "
+                   "tasks); --no-pin to unbind." % cfg.get("cpus_allowed", m["nproc"]))
+        elif cfg.get("pinning"):
+            self.p("        workers are not bound to CPUs (--no-pin).")
         self.p("        cpu = CPU time the process got in the window / (window x min(threads, CPUs)); well below "
                "100% means")
         self.p("        other work shared the machine, and the cell measured the scheduler as much as the "

@@ -169,6 +169,7 @@ static struct opts {
 	uint32_t commit_every;
 	uint64_t seed;
 	const char *json;
+	bool no_pin;
 	const char *meta[32];
 	int nmeta;
 	bool quiet;
@@ -817,6 +818,22 @@ struct result {
 
 static bool timer_policy_fifo = true; /* until refused once */
 
+/* The CPUs this process may run on, in order: workers are bound to them
+ * round-robin. */
+static int cpus[CPU_SETSIZE], ncpus_allowed;
+
+static void cpus_init(void)
+{
+	cpu_set_t set;
+
+	ncpus_allowed = 0;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set))
+			cpus[ncpus_allowed++] = i;
+}
+
 /* Switch the calling (timer) thread to SCHED_FIFO 1 or back to normal. */
 static bool timer_fifo(bool on)
 {
@@ -880,6 +897,20 @@ static int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct r
 	for (int i = 0; i < nthreads; i++) {
 		struct worker *wk = &c->workers[i];
 
+		/*
+		 * Bound round-robin to the allowed CPUs, as will-it-scale binds
+		 * its tasks.  Left to itself the scheduler was seen (kernel
+		 * 6.18, 2 vCPUs) to keep both threads of a 2-thread cell on
+		 * one CPU for a whole repetition (each got 50%), so the cell
+		 * measured neither contention nor parallelism.
+		 */
+		if (!opt.no_pin && ncpus_allowed > 0) {
+			cpu_set_t one;
+
+			CPU_ZERO(&one);
+			CPU_SET(cpus[i % ncpus_allowed], &one);
+			pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+		}
 		wk->cell = c;
 		wk->idx = i;
 		rng_seed(&wk->rng, opt.seed + (uint64_t)rep * 1000003u + (uint64_t)i,
@@ -1118,11 +1149,13 @@ static int write_json(const char *path, struct cellres *cells, int ncells, doubl
 	fprintf(f, "], \"volume_blocks\": %llu, \"blocks_per_group\": 32768, \"working_set\": %u, "
 		   "\"file_blocks\": %u, \"writer_files\": %d, \"script_files\": %d, \"commit_every\": %u, "
 		   "\"batch\": %d, \"counter_batch\": %d, \"seed\": %llu, \"peer_image_blocks\": %llu, "
-		   "\"peer_rebuilds\": %d, \"interleaved_reps\": true, \"timer_policy\": \"%s\"},\n",
+		   "\"peer_rebuilds\": %d, \"interleaved_reps\": true, \"timer_policy\": \"%s\", "
+		   "\"pinning\": \"%s\", \"cpus_allowed\": %d},\n",
 		(unsigned long long)opt.nblocks, opt.working_set, opt.file_blocks, WRITER_FILES, SCRIPT_FILES,
 		opt.commit_every, BATCH, COUNTER_BATCH, (unsigned long long)opt.seed,
 		(unsigned long long)(peer ? peer_ext2_nblocks(peer) : 0), peer_rebuilds,
-		timer_policy_fifo ? "SCHED_FIFO" : "SCHED_OTHER");
+		timer_policy_fifo ? "SCHED_FIFO" : "SCHED_OTHER",
+		opt.no_pin || !ncpus_allowed ? "none" : "round-robin", ncpus_allowed);
 	fprintf(f, "  \"variants\": {");
 	for (int v = 0; v < V_COUNT; v++) {
 		fprintf(f, "%s\"%s\": ", v ? ", " : "", variant_name[v]);
@@ -1219,6 +1252,8 @@ static void usage(FILE *f)
 		"      --commit-every=N script: ops of all threads between commits (default 1024)\n"
 		"      --seed=N         random seed (default 1)\n"
 		"      --meta=KEY=VAL   record KEY in the JSON's meta (e.g. git=$(git rev-parse HEAD))\n"
+		"      --no-pin         leave worker placement to the scheduler (default: bound\n"
+		"                       round-robin to the allowed CPUs)\n"
 		"  -q, --quiet          no progress line\n"
 		"      --list           list workloads and variants\n");
 }
@@ -1286,7 +1321,7 @@ static int parse_args(int argc, char **argv)
 {
 	static const int all_threads[] = {1, 2, 4, 8, 16, 32, 64, 128};
 	static const char *wl_names[W_COUNT];
-	enum { O_QUICK = 256, O_FULL, O_BLOCKS, O_WSET, O_FILE, O_COMMIT, O_SEED, O_META, O_LIST };
+	enum { O_QUICK = 256, O_FULL, O_BLOCKS, O_WSET, O_FILE, O_COMMIT, O_SEED, O_META, O_LIST, O_NOPIN };
 	static const struct option lo[] = {
 		{"quick", no_argument, NULL, O_QUICK},
 		{"full", no_argument, NULL, O_FULL},
@@ -1303,6 +1338,7 @@ static int parse_args(int argc, char **argv)
 		{"seed", required_argument, NULL, O_SEED},
 		{"meta", required_argument, NULL, O_META},
 		{"quiet", no_argument, NULL, 'q'},
+		{"no-pin", no_argument, NULL, O_NOPIN},
 		{"list", no_argument, NULL, O_LIST},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -1403,6 +1439,9 @@ static int parse_args(int argc, char **argv)
 		case 'q':
 			opt.quiet = true;
 			break;
+		case O_NOPIN:
+			opt.no_pin = true;
+			break;
 		case O_LIST:
 			for (int w = 0; w < W_COUNT; w++) {
 				printf("%-8s %s; variants:", workloads[w].name, workloads[w].title);
@@ -1436,6 +1475,7 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv))
 		return 2;
+	cpus_init();
 	for (int w = 0; w < W_COUNT; w++)
 		for (int i = 0; opt.wl_on[w] && i < workloads[w].nvariants; i++)
 			if (opt.var_on[workloads[w].variants[i]])
