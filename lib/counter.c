@@ -120,36 +120,9 @@ static inline void total_store_locked(struct bga_counter *c, int64_t v)
 	__atomic_store_n(&c->total, v, __ATOMIC_SEQ_CST);
 }
 
-/*
- * The rseq cpu_id read inlined here: bga__cpu_current() is a call into
- * cpu.c, and that call cost 2.3 ns of a 7 ns add (one thread, thread CPU
- * time, on the 2-vCPU machine); the inlined load costs 0.75 ns.  Anything
- * but a registered rseq area (valgrind, rseq=0 tunable) goes to cpu.c,
- * which owns the fallbacks.  __rseq_size is checked per call since it is
- * one load of a line that never changes.
- */
-static inline unsigned counter_cpu(void)
-{
-#if defined(__has_builtin)
-#if __has_builtin(__builtin_thread_pointer)
-#define COUNTER_HAVE_TP 1
-#endif
-#endif
-#ifdef COUNTER_HAVE_TP
-	if (bga_likely(__rseq_size >= offsetof(struct rseq, cpu_id) + sizeof(uint32_t))) {
-		int32_t cpu = *(volatile int32_t *)((char *)__builtin_thread_pointer() +
-						    __rseq_offset + offsetof(struct rseq, cpu_id));
-
-		if (bga_likely(cpu >= 0))
-			return (unsigned)cpu;
-	}
-#endif
-	return bga__cpu_current();
-}
-
 static struct counter_slot *my_slot(struct bga_counter *c)
 {
-	unsigned cpu = counter_cpu();
+	unsigned cpu = bga__cpu_hint();
 
 	/* nslots == bga__cpu_count() (_SC_NPROCESSORS_CONF), and every id
 	 * below that is a real slot; the compare is only for a kernel cpu_id

@@ -198,13 +198,13 @@ int bga_volume_config(const struct bga_volume *vol, struct bga_config *out)
 
 uint64_t bga__home(struct bga_volume *vol, const struct bga_geom *geo)
 {
-	uint64_t b = __atomic_load_n(&vol->home[bga__cpu_current() % vol->nhome], __ATOMIC_RELAXED);
+	uint64_t b = __atomic_load_n(&vol->home[bga__cpu_hint() % vol->nhome], __ATOMIC_RELAXED);
 	return b < geo->nblocks ? b : 0;
 }
 
 static void home_set(struct bga_volume *vol, uint64_t block)
 {
-	__atomic_store_n(&vol->home[bga__cpu_current() % vol->nhome], block, __ATOMIC_RELAXED);
+	__atomic_store_n(&vol->home[bga__cpu_hint() % vol->nhome], block, __ATOMIC_RELAXED);
 }
 
 /*
@@ -445,10 +445,15 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 	if (rc)
 		goto nospace;
 	uint64_t charged = max;
-	if (req->rsv == NULL && !(req->flags & BGA_EXACT_GOAL) && req->goal != BGA_NO_GOAL &&
-	    alloc_at_goal(vol, req->goal, (uint32_t)req->min_len, (uint32_t)max, out)) {
-		rc = 0;
-		goto refund;
+	if (req->rsv == NULL && !(req->flags & BGA_EXACT_GOAL)) {
+		bool nogoal = req->goal == BGA_NO_GOAL;
+		if (alloc_at_goal(vol, nogoal ? bga__home(vol, geo) : req->goal, (uint32_t)req->min_len,
+				  (uint32_t)max, out)) {
+			if (nogoal)
+				home_set(vol, out->start + out->len);
+			rc = 0;
+			goto refund;
+		}
 	}
 	for (int tries = 0;; tries++) {
 		if (req->rsv != NULL)
