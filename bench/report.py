@@ -207,7 +207,7 @@ class Report:
             for v in others:
                 c = cells.get((v, t))
                 if not c:
-                    line += "%-*s" % (colw, "   -")
+                    line += "%-*s" % (colw, " %10s" % "-")
                     continue
                 x = c["ops_per_s"]
                 vm = median(x)
@@ -230,8 +230,19 @@ class Report:
                     cs = "  cpu %3.0f%%" % (median(cpu) * 100) if cpu else ""
                     line += "%-*s" % (colw, " %10s%s" % (fmt_rate(median(c["ops_per_s"])), cs))
                 else:
-                    line += "%-*s" % (colw, "   -")
+                    line += "%-*s" % (colw, " %10s" % "-")
             self.p(line)
+        for key, label in (("lock_wait_pct", "lock acquisitions in the window that found the lock held, % (median):"),
+                           ("rsv_hit_pct", "allocations served from the file's window, % (median):")):
+            if not any(key in c for c in w["cells"]):
+                continue
+            self.p(label)
+            for t in threads:
+                line = "%7d |" % t
+                for v in ([base] if have_base else []) + others:
+                    c = cells.get((v, t))
+                    line += "%-*s" % (colw, " %10.2f" % median(c[key]) if c and key in c else " %10s" % "-")
+                self.p(line)
         if any("median_extents_per_file" in c for c in w["cells"]):
             self.p("extents per completed file (median; 1.0 = every file contiguous):")
             for t in threads:
@@ -239,7 +250,7 @@ class Report:
                 for v in ([base] if have_base else []) + others:
                     c = cells.get((v, t))
                     e = c.get("median_extents_per_file") if c else None
-                    line += "%-*s" % (colw, " %10.2f" % e if e is not None else "   -")
+                    line += "%-*s" % (colw, " %10.2f" % e if e is not None else " %10s" % "-")
                     if e is not None:
                         for row in ws["rows"]:
                             if row["threads"] == t and v in row["variants"]:

@@ -90,6 +90,7 @@
 
 #include <bgalloc.h>
 #include <bgalloc/counter.h>
+#include <bgalloc/locktab.h>
 
 #include "peer_ext2.h"
 
@@ -812,6 +813,8 @@ static void *worker_main(void *arg)
 struct result {
 	double ops_per_s, elapsed, extents_per_file;
 	double tail;      /* last thread's stop - the stop signal (not measured time) */
+	double lock_wait; /* bgalloc variants: % of lock acquisitions in the window that waited */
+	double rsv_hit;   /* writers through windows: allocations served from the window, % */
 	double cpu_share; /* process CPU time in the window / (elapsed * min(threads, CPUs)) */
 	uint64_t ops, errors, files;
 };
@@ -848,6 +851,21 @@ static bool timer_fifo(bool on)
 	return true;
 }
 
+/* Lock acquisitions and those that found the lock held, over every slot. */
+static void lock_totals(struct bga_volume *vol, uint64_t *acq, uint64_t *cont)
+{
+	struct bga_config cfg;
+	struct bga_lock_stats ls;
+
+	*acq = *cont = 0;
+	if (!vol || bga_volume_config(vol, &cfg))
+		return;
+	for (uint32_t s = 0; bga_lock_stats(vol, s, &ls) == 0; s++) {
+		*acq += ls.acquisitions;
+		*cont += ls.contended;
+	}
+}
+
 static int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct result *res)
 {
 	struct cell *c;
@@ -855,6 +873,7 @@ static int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct r
 	pthread_attr_t attr;
 	struct timespec until;
 	double t0, t_stop, t_first = 0, t_end = 0;
+	uint64_t acq0, cont0, acq1, cont1;
 	struct rusage ru0, ru1;
 	bool fifo;
 	int rc = 0, started = 0;
@@ -935,6 +954,7 @@ static int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct r
 	pthread_barrier_wait(&c->start);
 	t0 = now_s();
 	getrusage(RUSAGE_SELF, &ru0);
+	lock_totals(c->vol.bga, &acq0, &cont0);
 	{
 		double t = t0 + opt.duration;
 
@@ -945,6 +965,7 @@ static int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct r
 	}
 	getrusage(RUSAGE_SELF, &ru1);
 	t_stop = now_s();
+	lock_totals(c->vol.bga, &acq1, &cont1);
 	atomic_store_explicit(&c->stop, 1, memory_order_relaxed);
 	if (fifo)
 		timer_fifo(false);
@@ -1007,6 +1028,11 @@ static int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct r
 			res->errors++;
 		bga_counter_destroy(c->counter);
 	} else {
+		struct bga_stats st;
+
+		res->lock_wait = acq1 > acq0 ? 100.0 * (double)(cont1 - cont0) / (double)(acq1 - acq0) : 0;
+		if (c->vol.bga && bga_stats(c->vol.bga, &st) == 0)
+			res->rsv_hit = 100.0 * st.rsv_hit_ratio;
 		vol_close(&c->vol);
 	}
 	pthread_barrier_destroy(&c->start);
@@ -1099,7 +1125,9 @@ static void json_doubles(FILE *f, const struct cellres *cr, int which)
 			   : which == 1 ? r->elapsed
 			   : which == 2 ? r->extents_per_file
 			   : which == 3 ? r->tail
-					: r->cpu_share;
+			   : which == 4 ? r->cpu_share
+			   : which == 5 ? r->lock_wait
+					: r->rsv_hit;
 
 		fprintf(f, "%s%.4g", i ? ", " : "", x);
 	}
@@ -1210,6 +1238,14 @@ static int write_json(const char *path, struct cellres *cells, int ncells, doubl
 			json_doubles(f, cr, 3);
 			fprintf(f, ", \"cpu_share\": ");
 			json_doubles(f, cr, 4);
+			if (cr->v == V_BGA || cr->v == V_BASE || cr->v == V_NOWIN) {
+				fprintf(f, ", \"lock_wait_pct\": ");
+				json_doubles(f, cr, 5);
+			}
+			if (w == W_WRITERS && (cr->v == V_BGA || cr->v == V_BASE)) {
+				fprintf(f, ", \"rsv_hit_pct\": ");
+				json_doubles(f, cr, 6);
+			}
 			fprintf(f, ", \"errors\": %llu", (unsigned long long)errors);
 			if (w == W_WRITERS) {
 				for (int k = 0; k < cr->nreps; k++)
