@@ -14,7 +14,12 @@
  * (each thread reads the clock twice per repetition, outside its loop; the
  * batch that straddles the stop counts half).  The timer thread runs
  * SCHED_FIFO where permitted so that it raises `stop` on time even with
- * 128 threads queued on 2 CPUs.
+ * 128 threads queued on 2 CPUs.  Workers are bound round-robin to the
+ * allowed CPUs (--no-pin: not), so "2 threads" means 2 CPUs at once.
+ * Per cell the JSON also keeps the share of the CPUs the process got (a
+ * busy shared machine shows here), the share of lock acquisitions that
+ * waited (bgalloc variants) and, for writers, extents per file and the
+ * window hit ratio.
  *
  * Repetitions are interleaved across variants (rep 1 of every variant, then
  * rep 2, ...), so a burst of noise from a shared machine lands on all
