@@ -13,7 +13,7 @@ want() { # want <kind> <what> <debian package>
 	pc) pkg-config --exists "$what" 2>/dev/null || ok=0 ;;
 	cmd) command -v "$what" >/dev/null 2>&1 || ok=0 ;;
 	file) [ -e "$what" ] || ok=0 ;;
-	py) python3 -c "import $what" 2>/dev/null || ok=0 ;;
+	py) /usr/bin/python3 -c "import $what" 2>/dev/null || ok=0 ;; # Debian's python, where python3-* installs
 	esac
 	if [ $ok = 0 ]; then
 		echo "deps: $what is missing -> will install $pkg"
