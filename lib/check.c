@@ -73,7 +73,7 @@ static void check_group_locked(struct bga_volume *vol, const struct bga_geom *ge
 	}
 	uint32_t bad;
 	if (!bga__dfree_check_locked(vol, grp, g, &bad))
-		report(r, g, first + bad, "group %llu: block %llu waits on a deferred free but is free",
+		report(r, g, first + bad, "group %llu: block %llu waits on a deferred free but is free, or the pending map disagrees",
 		       (unsigned long long)g, (unsigned long long)(first + bad));
 	uint32_t prev_end = 0;
 	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next) {

@@ -27,10 +27,7 @@ struct bga_dfree {
 
 bool bga__dfree_overlaps_locked(const struct bga_group *grp, uint32_t off, uint32_t len)
 {
-	for (const struct bga_dfree *d = grp->ext->dfree; d; d = d->next)
-		if (d->off < off + len && off < d->off + d->len)
-			return true;
-	return false;
+	return grp->ext->pending && !bga_bitmap_range_is_clear(grp->ext->pending, off, len);
 }
 
 void bga__dfree_destroy_group(struct bga_group *grp)
@@ -42,6 +39,8 @@ void bga__dfree_destroy_group(struct bga_group *grp)
 		d = next;
 	}
 	grp->ext->dfree = NULL;
+	free(grp->ext->pending);
+	grp->ext->pending = NULL;
 }
 
 struct dfree_arg {
@@ -54,8 +53,12 @@ static int dfree_fn(struct bga_volume *vol, const struct bga_geom *geo, struct b
 {
 	struct dfree_arg *a = arg;
 	(void)geo;
-	if (!commit)
-		return bga__group_ext_locked(grp) ? 0 : -ENOMEM;
+	if (!commit) {
+		struct bga_group_ext *ext = bga__group_ext_locked(grp);
+		if (ext && !ext->pending)
+			ext->pending = calloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group), sizeof(uint64_t));
+		return ext && ext->pending ? 0 : -ENOMEM;
+	}
 	struct bga_dfree *d = a->spare;
 	a->spare = d->next;
 	d->txn = a->txn;
@@ -64,6 +67,7 @@ static int dfree_fn(struct bga_volume *vol, const struct bga_geom *geo, struct b
 	d->next = grp->ext->dfree;
 	grp->ext->dfree = d;
 	grp->ext->dfree_blocks += n;
+	bga_bitmap_set_range(grp->ext->pending, off, n);
 	__atomic_fetch_or(&vol->dfree_groups[g / 64], UINT64_C(1) << (g % 64), __ATOMIC_RELEASE);
 	return 0;
 }
@@ -132,6 +136,7 @@ static uint64_t commit_group(struct bga_volume *vol, const struct bga_geom *geo,
 			continue;
 		}
 		bga__group_release_locked(vol, grp, g, d->off, d->len);
+		bga_bitmap_clear_range(grp->ext->pending, d->off, d->len);
 		grp->ext->dfree_blocks -= d->len;
 		released += d->len;
 		(*extents)++;
@@ -194,8 +199,9 @@ bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, ui
 			memcpy(scratch, grp->bitmap, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
 		else
 			memset(scratch, 0xff, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
-		for (const struct bga_dfree *d = grp->ext ? grp->ext->dfree : NULL; d; d = d->next)
-			bga_bitmap_clear_range(scratch, d->off, d->len);
+		if (grp->ext && grp->ext->pending)
+			for (size_t w = 0; w < BGA_BITMAP_WORDS(bpg); w++)
+				scratch[w] &= ~grp->ext->pending[w];
 		if (exact == BGA_NO_GOAL) {
 			fit = bga_bitmap_longest_zero_run(scratch, hi) >= min_len;
 		} else {
@@ -215,10 +221,17 @@ bool bga__dfree_check_locked(const struct bga_volume *vol, const struct bga_grou
 	if (grp->ext == NULL)
 		return true;
 	for (const struct bga_dfree *d = grp->ext->dfree; d; d = d->next) {
-		if (!bga__group_is_used_locked(vol, grp, g, d->off, d->len)) {
+		if (!bga__group_is_used_locked(vol, grp, g, d->off, d->len) ||
+		    !bga_bitmap_range_is_set(grp->ext->pending, d->off, d->len)) {
 			*bad_off = d->off;
 			return false;
 		}
+	}
+	/* ... and the pending map holds exactly the records' blocks. */
+	if (grp->ext->pending &&
+	    bga_bitmap_popcount(grp->ext->pending, 0, vol->cfg.blocks_per_group) != grp->ext->dfree_blocks) {
+		*bad_off = 0;
+		return false;
 	}
 	return true;
 }

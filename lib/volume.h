@@ -56,6 +56,9 @@ struct bga_window {
 struct bga_group_ext {
 	struct bga_window *windows; /* sorted by start, disjoint; under the group lock */
 	struct bga_dfree *dfree;    /* pending deferred frees in this group */
+	uint64_t *pending;          /* blocks_per_group bits: set iff a block is in dfree;
+				     * made with the first record, so a free checks
+				     * for pending blocks in O(words), not O(records) */
 	uint32_t dfree_blocks;      /* blocks in dfree */
 };
 
