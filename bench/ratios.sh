@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Every "what it must show" ratio of the primitives, the volume and the
+# aging workload, each measured in one run (ratios of medians, so machine
+# load that changes between runs cannot enter them).  The scalability
+# report is `make demo` (bench/demo.sh).
+#   bench/ratios.sh BUILD_DIR [OUT_DIR]     BUILD_DIR from cmake -DBGA_BENCH=ON
+set -euo pipefail
+build=${1:?usage: bench/ratios.sh BUILD_DIR [OUT_DIR]}
+out=${2:-$build/ratios}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out"
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+gb=(--benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
+	--benchmark_report_aggregates_only=true --benchmark_out_format=json)
+
+echo "== primitives: counters (2 threads), default lock (64 vs 2 threads), bitmap scan vs libext2fs"
+"$build/bench/bga-micro" "${gb[@]}" --benchmark_out="$out/micro.json" \
+	--benchmark_filter='^(counter_add_(percpu|atomic)/.*threads:(1|2|4|16|64)$|locktab_(default|fas|mutex)_contended/.*threads:(1|2|4|16|64)$|bm_bitmap_next_zero_(auto|ext2))' \
+	>"$out/micro.txt"
+"$py" "$here/micro_ratios.py" "$out/micro.json" | tee "$out/micro-ratios.txt"
+
+echo
+echo "== volume: churn, hot group, sparse search against the baseline and libext2fs"
+"$build/bench/bga-bench" "${gb[@]}" --benchmark_out="$out/volume.json" \
+	--benchmark_filter='^(churn_(empty|half)__.*threads:(1|2|64)|hot__bgalloc/.*threads:(1|2)|sparse_(empty|full)__.*threads:1)$' \
+	>"$out/volume.txt"
+"$py" "$here/volume_ratios.py" "$out/volume.json" | tee "$out/volume-ratios.txt"
+
+echo
+echo "== aging: fragmentation against libext2fs on the same sequence"
+"$build/bench/bga-aging" --json "$out/aging.json" | tee "$out/aging.txt"
