@@ -48,6 +48,13 @@ test-tsan:
 	$(CMAKE) --build build/tsan -j $(JOBS)
 	cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^stress_'
 
+# Every "what it must show" ratio (primitives, volume, aging) in one go.
+bench:
+	@scripts/deps.sh bench
+	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DBGA_BENCH=ON
+	$(CMAKE) --build build/release -j $(JOBS)
+	bench/ratios.sh build/release
+
 micro:
 	@scripts/deps.sh bench
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DBGA_BENCH=ON
