@@ -258,14 +258,12 @@ int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp,
 			return rc;
 	}
 	if (in_one_word(off, len)) {
-		uint64_t m = bga__word_mask(off, len);
-		BGA_ASSERT(!(grp->bitmap[off / 64] & m));
-		grp->bitmap[off / 64] |= m;
-	} else {
-		uint64_t flipped = bga_bitmap_set_range(grp->bitmap, off, len);
-		(void)flipped;
-		BGA_ASSERT(flipped == len);
+		bga__group_take_word_locked(vol, grp, g, off, len);
+		return 0;
 	}
+	uint64_t flipped = bga_bitmap_set_range(grp->bitmap, off, len);
+	(void)flipped;
+	BGA_ASSERT(flipped == len);
 	uint32_t free = grp->free - len;
 	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
 	/* The longest run can only shrink; max_run stays an upper bound. */

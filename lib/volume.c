@@ -261,9 +261,9 @@ static int claim_reserved(struct bga_volume *vol, uint64_t min, uint64_t *max)
  * the caller to the window size) becomes that window, and only up to `max`
  * of it is taken.
  */
-static inline __attribute__((always_inline)) int try_group_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t from,
-			    uint32_t min, uint32_t max, bool avoid, struct bga_window *book,
-			    struct bga_extent *out)
+static inline __attribute__((always_inline)) int
+try_group_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t from, uint32_t min,
+		 uint32_t max, bool avoid, struct bga_window *book, struct bga_extent *out)
 {
 	struct bga_group *grp = bga__group_get(vol, geo, g);
 	uint32_t off, len, want = book ? BGA_MAX(max, book->end - book->start) : max;
@@ -306,8 +306,8 @@ static int try_group(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 /*
  * The common case without the search's machinery: a free run in the goal's
  * own word, at or after the goal, that the word decides, in a group that
- * is not contended and holds no windows.  Anything else returns false and takes the full
- * search.  This is the hot path budget of DESIGN.md: one lock-table
+ * is not contended and holds no windows.  Anything else returns false and
+ * takes the full search.  This is the hot path budget of DESIGN.md: one lock-table
  * lookup, one trylock/unlock, a few word operations, one group count
  * update (the counter add is the caller's charge).  Measured with
  * callgrind on single-thread churn (random goals, 2^20 blocks): 715
@@ -326,11 +326,7 @@ static bool alloc_at_goal(struct bga_volume *vol, uint64_t goal, uint32_t min, u
 	bool hit = grp->bitmap && off < grp->hi && !(grp->ext && grp->ext->windows) &&
 		   bga__word_run(grp->bitmap, off, min, max, &start, &len);
 	if (hit) {
-		grp->bitmap[start / 64] |= bga__word_mask(start, len);
-		uint32_t free = grp->free - len;
-		__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
-		if (grp->max_run > free)
-			bga__group_set_run_locked(vol, grp, g, free);
+		bga__group_take_word_locked(vol, grp, g, start, len);
 		out->start = bga__group_first(vol, g) + start;
 		out->len = len;
 	}

@@ -259,6 +259,23 @@ void bga__group_unlock(struct bga_volume *vol, uint64_t g);
 bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp,
 			    uint64_t g, uint32_t from, uint32_t min, uint32_t max, bool avoid_windows,
 			    const struct bga_window *own, uint32_t *off, uint32_t *len);
+/* Set max_run (and the index bits) to `run`. */
+void bga__group_set_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t run);
+
+/* Mark [off, off+len), free and inside one word of the group's bitmap,
+ * used.  The longest run can only shrink: max_run stays an upper bound. */
+static inline void bga__group_take_word_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
+					       uint32_t off, uint32_t len)
+{
+	uint64_t m = bga__word_mask(off, len);
+	BGA_ASSERT(!(grp->bitmap[off / 64] & m));
+	grp->bitmap[off / 64] |= m;
+	uint32_t free = grp->free - len;
+	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
+	if (grp->max_run > free)
+		bga__group_set_run_locked(vol, grp, g, free);
+}
+
 /* Mark [off, off+len) used.  The range must be free.  0 or -ENOMEM. */
 int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp,
 			   uint64_t g, uint32_t off, uint32_t len);
@@ -275,10 +292,7 @@ void bga__group_release_locked(struct bga_volume *vol, struct bga_group *grp,
 /* True when every block of [off, off+len) is allocated. */
 bool bga__group_is_used_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
 /* Recompute max_run exactly and update the index. */
-void bga__group_refresh_locked(struct bga_volume *vol, struct bga_group *grp,
-			       uint64_t g);
-/* Set max_run (and the index bits) to `run`. */
-void bga__group_set_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t run);
+void bga__group_refresh_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g);
 /* Give a bitmap-less (wholly free or wholly used) group its bitmap.
  * 0 or -ENOMEM. */
 int bga__group_materialise_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g);
