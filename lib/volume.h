@@ -252,13 +252,14 @@ bool bga__group_trylock(struct bga_volume *vol, uint64_t g);
 void bga__group_unlock(struct bga_volume *vol, uint64_t g);
 
 /*
- * Find a free run of min..max blocks in group g starting at or after
- * offset `from` (within the span), skipping other handles' windows when
- * `skip` is not NULL... see group.c.  Returns true and fills *off, *len.
+ * Find a free run of min..max blocks in group g that starts at or after
+ * offset `from`, inside the group's span.  With avoid_windows, runs that
+ * overlap a window other than `own` are skipped or cut short at the
+ * window (never below min).  Returns true and fills *off and *len.
  */
-bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp,
-			    uint64_t g, uint32_t from, uint32_t min, uint32_t max, bool avoid_windows,
-			    const struct bga_window *own, uint32_t *off, uint32_t *len);
+bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t from, uint32_t min,
+			    uint32_t max, bool avoid_windows, const struct bga_window *own, uint32_t *off,
+			    uint32_t *len);
 /* Set max_run (and the index bits) to `run`. */
 void bga__group_set_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t run);
 
@@ -277,20 +278,20 @@ static inline void bga__group_take_word_locked(struct bga_volume *vol, struct bg
 }
 
 /* Mark [off, off+len) used.  The range must be free.  0 or -ENOMEM. */
-int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp,
-			   uint64_t g, uint32_t off, uint32_t len);
+int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
 /*
  * Make sure a later release of [off, off+len) cannot fail: a wholly used
  * group without a bitmap gets one now.  0 or -ENOMEM.  Callers run it on
  * every group of a range before changing any, so a free stays
  * all-or-nothing even when memory runs out.
  */
-int bga__group_prepare_release_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
+int bga__group_prepare_release_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off,
+				      uint32_t len);
 /* Mark [off, off+len) free.  The range must be used and prepared. */
-void bga__group_release_locked(struct bga_volume *vol, struct bga_group *grp,
-			       uint64_t g, uint32_t off, uint32_t len);
+void bga__group_release_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
 /* True when every block of [off, off+len) is allocated. */
-bool bga__group_is_used_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
+bool bga__group_is_used_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off,
+			       uint32_t len);
 /* Recompute max_run exactly and update the index. */
 void bga__group_refresh_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g);
 /* Give a bitmap-less (wholly free or wholly used) group its bitmap.
