@@ -54,6 +54,14 @@ struct bga_config {
 	uint32_t rsv_default;      /* default 8: initial reservation window, blocks; <= rsv_max */
 	uint32_t rsv_max;          /* default 1027: largest window; <= 1 << 20 (windows are also capped at blocks_per_group) */
 	uint32_t flags;            /* BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS; other bits -EINVAL */
+	/*
+	 * Group lock kind, an enum bga_lock_kind of <bgalloc/locktab.h>;
+	 * default 0 = BGA_LOCK_DEFAULT, which with BGA_GLOBAL_LOCK means a
+	 * pthread mutex: the one lock of fuse2fs (a pthread mutex) and of ext3
+	 * before the patch (lock_super, a sleeping semaphore) both sleep.
+	 * Values past BGA_LOCK_MUTEX are -EINVAL.
+	 */
+	uint32_t lock_kind;
 	/* more fields may follow */
 };
 

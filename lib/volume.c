@@ -58,6 +58,8 @@ static int config_check(const struct bga_config *cfg)
 		return -EINVAL;
 	if (cfg->flags & ~(uint32_t)(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS))
 		return -EINVAL;
+	if (cfg->lock_kind > BGA_LOCK_MUTEX)
+		return -EINVAL;
 	return 0;
 }
 
@@ -97,8 +99,11 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 		unsigned n = ncpu < 32 ? ncpu : 32;
 		vol->cfg.lock_slots = 4u << (31 - __builtin_clz(n));
 	}
-	if (vol->cfg.flags & BGA_GLOBAL_LOCK)
+	if (vol->cfg.flags & BGA_GLOBAL_LOCK) {
 		vol->cfg.lock_slots = 1;
+		if (vol->cfg.lock_kind == BGA_LOCK_DEFAULT)
+			vol->cfg.lock_kind = BGA_LOCK_MUTEX;
+	}
 	if (vol->cfg.counter_batch == 0)
 		vol->cfg.counter_batch = (int32_t)(2 * ncpu > 32 ? 2 * ncpu : 32);
 	pthread_mutex_init(&vol->grow_lock, NULL);
@@ -121,7 +126,7 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	vol->geom = bga__geom_new(vol, cfg->nblocks);
 	if (vol->geom == NULL)
 		goto fail;
-	rc = bga_locktab_create(&vol->locks, vol->cfg.lock_slots, BGA_LOCK_DEFAULT);
+	rc = bga_locktab_create(&vol->locks, vol->cfg.lock_slots, (enum bga_lock_kind)vol->cfg.lock_kind);
 	if (rc)
 		goto fail;
 	rc = bga_counter_create(&vol->used, (int64_t)cfg->first_data_block * 0, vol->cfg.counter_batch,
