@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 
 #include <bgalloc.h>
+#include <bgalloc/locktab.h>
 
 #include "testutil.h"
 
@@ -221,6 +222,9 @@ Test(bad, config)
 	bga_config_init(&cfg, 1000);
 	cfg.flags = 1u << 7;
 	cr_assert_eq(bga_create(&cfg, &vol), -EINVAL);
+	bga_config_init(&cfg, 1000);
+	cfg.lock_kind = BGA_LOCK_MUTEX + 1;
+	cr_assert_eq(bga_create(&cfg, &vol), -EINVAL);
 	cr_assert_eq(bga_create(NULL, &vol), -EINVAL);
 	bga_config_init(&cfg, 1000);
 	cr_assert_eq(bga_create(&cfg, NULL), -EINVAL);
@@ -415,6 +419,25 @@ static void run_threads(uint32_t flags)
 }
 
 Test(threads, eight_threads_no_double_handout) { run_threads(0); }
+
+Test(threads, every_lock_kind)
+{
+	for (uint32_t kind = BGA_LOCK_FAS; kind <= BGA_LOCK_MUTEX; kind++) {
+		struct bga_config cfg;
+		struct bga_volume *vol;
+		bga_config_init(&cfg, 4096);
+		cfg.lock_kind = kind;
+		cr_assert_eq(bga_create(&cfg, &vol), 0, "kind %u", kind);
+		struct bga_request req = {.goal = 5, .min_len = 1, .max_len = 5000};
+		struct bga_extent e;
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+		cr_assert_eq(bga_free(vol, e.start, e.len), 0);
+		struct bga_lock_stats ls;
+		cr_assert_eq(bga_lock_stats(vol, 0, &ls), 0);
+		cr_assert_geq(ls.acquisitions, 2, "kind %u: the lock of group 0 was taken", kind);
+		bga_destroy(vol);
+	}
+}
 Test(threads, eight_threads_baseline_modes) { run_threads(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS); }
 
 /* ---- growth ---- */
