@@ -191,7 +191,7 @@ int bga__rsv_alloc(struct bga_volume *vol, const struct bga_geom *geo, const str
 	uint64_t goal = req->goal != BGA_NO_GOAL ? req->goal : next < geo->nblocks ? next : bga__home(vol, geo);
 	rsv->win.start = 0;
 	rsv->win.end = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
-	int rc = bga__search(vol, geo, goal, min, max, true, &rsv->win, out);
+	int rc = bga__search(vol, geo, goal, min, max, true, &rsv->win, out, NULL);
 	if (rc == 0) {
 		rsv->win.used = (uint32_t)out->len;
 		return 0;

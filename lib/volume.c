@@ -134,13 +134,14 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	if (rc)
 		goto fail;
 	rc = -ENOMEM;
-	vol->nhome = bga__cpu_count();
-	vol->home = calloc(vol->nhome, sizeof(*vol->home));
-	if (vol->home == NULL)
+	vol->ncpu = bga__cpu_count();
+	vol->cpu = aligned_alloc(BGA_CACHELINE, vol->ncpu * sizeof(*vol->cpu));
+	if (vol->cpu == NULL)
 		goto fail;
+	memset(vol->cpu, 0, vol->ncpu * sizeof(*vol->cpu));
 	/* Spread the CPUs' home groups evenly so unrelated callers start apart. */
-	for (unsigned i = 0; i < vol->nhome; i++)
-		vol->home[i] = bga__group_first(vol, vol->geom->ngroups * i / vol->nhome);
+	for (unsigned i = 0; i < vol->ncpu; i++)
+		vol->cpu[i].home = bga__group_first(vol, vol->geom->ngroups * i / vol->ncpu);
 
 	const struct bga_geom *geo = vol->geom;
 	bga__idx_mark_untouched(vol, 0, geo->nchunks);
@@ -184,7 +185,7 @@ void bga_destroy(struct bga_volume *vol)
 		free(vol->summary[k]);
 	free(vol->dfree_groups);
 	free(vol->geom);
-	free(vol->home);
+	free(vol->cpu);
 	bga_locktab_destroy(vol->locks);
 	bga_counter_destroy(vol->used);
 	pthread_mutex_destroy(&vol->grow_lock);
@@ -203,13 +204,8 @@ int bga_volume_config(const struct bga_volume *vol, struct bga_config *out)
 
 uint64_t bga__home(struct bga_volume *vol, const struct bga_geom *geo)
 {
-	uint64_t b = __atomic_load_n(&vol->home[bga__cpu_hint() % vol->nhome], __ATOMIC_RELAXED);
+	uint64_t b = __atomic_load_n(&bga__percpu(vol)->home, __ATOMIC_RELAXED);
 	return b < geo->nblocks ? b : 0;
-}
-
-static void home_set(struct bga_volume *vol, uint64_t block)
-{
-	__atomic_store_n(&vol->home[bga__cpu_hint() % vol->nhome], block, __ATOMIC_RELAXED);
 }
 
 /*
@@ -347,7 +343,7 @@ static bool alloc_at_goal(struct bga_volume *vol, uint64_t goal, uint32_t min, u
  * causes a false -ENOSPC.
  */
 int bga__search(struct bga_volume *vol, const struct bga_geom *geo, uint64_t goal, uint32_t min,
-		uint32_t max, bool avoid, struct bga_window *book, struct bga_extent *out)
+		uint32_t max, bool avoid, struct bga_window *book, struct bga_extent *out, bool *goal_busy)
 {
 	uint64_t g0 = bga__group_of(vol, goal);
 	uint64_t skipped[BGA_BUSY_SKIPS];
@@ -358,6 +354,8 @@ int bga__search(struct bga_volume *vol, const struct bga_geom *geo, uint64_t goa
 		return rc;
 	if (rc == -EBUSY)
 		skipped[nskipped++] = g0;
+	if (goal_busy)
+		*goal_busy = rc == -EBUSY;
 
 	uint64_t n = geo->ngroups;
 	/* Two segments: (g0, n) then [0, g0]; g0 again from its start. */
@@ -403,22 +401,60 @@ static int alloc_exact(struct bga_volume *vol, const struct bga_geom *geo, uint6
 	return rc;
 }
 
-/* The search without a window: other handles' windows are avoided while
- * free space exists elsewhere, and used only as a last resort. */
+/*
+ * Allocations whose goal group was found locked stick to the group they
+ * got instead for this many allocations before trying the goal's group
+ * again, so threads that aim at one hot group drift apart instead of
+ * taking turns at its lock and cache lines (DESIGN.md: "so threads drift
+ * apart instead of piling up").
+ */
+#define BGA_STEER_ALLOCS 64
+
+/*
+ * The search without a window.  The goal is resolved per CPU: no goal
+ * means the CPU's home; a goal in a group this CPU was steered away from
+ * means where it went instead.  Other handles' windows are avoided while
+ * free space exists elsewhere, and used only as a last resort.
+ */
 int bga__alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req,
 		     uint32_t min, uint32_t max, struct bga_extent *out)
 {
 	if (req->flags & BGA_EXACT_GOAL)
 		return alloc_exact(vol, geo, req->goal, min, max, out);
-	bool nogoal = req->goal == BGA_NO_GOAL;
-	uint64_t goal = nogoal ? bga__home(vol, geo) : req->goal;
-	bool windows = __atomic_load_n(&vol->rsv_open, __ATOMIC_RELAXED) != 0;
-	int rc = bga__search(vol, geo, goal, min, max, windows, NULL, out);
-	if (rc == -ENOSPC && windows)
-		rc = bga__search(vol, geo, goal, min, max, false, NULL, out);
-	if (rc == 0 && nogoal)
-		home_set(vol, out->start + out->len);
-	return rc;
+	struct bga_percpu *pc = bga__percpu(vol);
+	bool nogoal = req->goal == BGA_NO_GOAL, steered = false, busy = false;
+	uint64_t goal = req->goal;
+	if (nogoal) {
+		goal = bga__home(vol, geo);
+	} else if (__atomic_load_n(&pc->steer_left, __ATOMIC_RELAXED) &&
+		   __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
+		uint64_t to = __atomic_load_n(&pc->steer_to, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer_left, pc->steer_left - 1, __ATOMIC_RELAXED);
+		if (to < geo->nblocks) {
+			goal = to;
+			steered = true;
+		}
+	}
+	int rc = 0;
+	if (!alloc_at_goal(vol, goal, min, max, out)) {
+		bool windows = __atomic_load_n(&vol->rsv_open, __ATOMIC_RELAXED) != 0;
+		rc = bga__search(vol, geo, goal, min, max, windows, NULL, out, &busy);
+		if (rc == -ENOSPC && windows)
+			rc = bga__search(vol, geo, goal, min, max, false, NULL, out, NULL);
+	}
+	if (rc)
+		return rc;
+	uint64_t next = out->start + out->len;
+	if (nogoal) {
+		__atomic_store_n(&pc->home, next, __ATOMIC_RELAXED);
+	} else if (steered) {
+		__atomic_store_n(&pc->steer_to, next, __ATOMIC_RELAXED);
+	} else if (busy && bga__group_of(vol, out->start) != bga__group_of(vol, goal)) {
+		__atomic_store_n(&pc->steer_from, bga__group_of(vol, goal), __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer_to, next, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer_left, BGA_STEER_ALLOCS, __ATOMIC_RELAXED);
+	}
+	return 0;
 }
 
 int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
@@ -446,16 +482,6 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 	if (rc)
 		goto nospace;
 	uint64_t charged = max;
-	if (req->rsv == NULL && !(req->flags & BGA_EXACT_GOAL)) {
-		bool nogoal = req->goal == BGA_NO_GOAL;
-		if (alloc_at_goal(vol, nogoal ? bga__home(vol, geo) : req->goal, (uint32_t)req->min_len,
-				  (uint32_t)max, out)) {
-			if (nogoal)
-				home_set(vol, out->start + out->len);
-			rc = 0;
-			goto refund;
-		}
-	}
 	for (int tries = 0;; tries++) {
 		if (req->rsv != NULL)
 			rc = bga__rsv_alloc(vol, geo, req, (uint32_t)req->min_len, (uint32_t)max, out);
@@ -472,7 +498,6 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 			break;
 		sched_yield();
 	}
-refund:;
 	uint64_t refund = rc == 0 ? charged - out->len : charged;
 	if (refund) {
 		if (reserved)

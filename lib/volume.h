@@ -24,6 +24,7 @@
 #include <bgalloc/locktab.h>
 
 #include "compiler.h"
+#include "cpu.h"
 
 /* Groups are kept in chunks of 2^BGA_CHUNK_SHIFT descriptors, allocated on
  * first touch, so memory follows the groups used, not the volume size. */
@@ -114,6 +115,20 @@ struct bga_geom {
 	uint64_t capacity; /* nblocks - first_data_block */
 };
 
+/*
+ * Per-CPU placement hints, one padded line each: they are written on
+ * allocations, and two CPUs' hints in one line would make every such
+ * write a cross-CPU miss.  Hints only: a thread may migrate between
+ * reading and writing its CPU's entry, so the fields are relaxed atomics
+ * and any value they hold is safe.
+ */
+struct bga_percpu {
+	uint64_t home;       /* where BGA_NO_GOAL allocations look first */
+	uint64_t steer_from; /* a goal group whose lock this CPU found busy ... */
+	uint64_t steer_to;   /* ... and the block it allocates from instead */
+	uint32_t steer_left; /* allocations before steer_from is tried again */
+} __attribute__((aligned(BGA_CACHELINE)));
+
 struct bga_volume {
 	struct bga_config cfg;   /* resolved; nblocks is the creation size */
 	uint32_t bpg_shift;      /* log2(blocks_per_group) when a power of two, else 0 */
@@ -137,9 +152,8 @@ struct bga_volume {
 	struct bga_counter *used;
 	uint64_t reserved; /* atomic */
 
-	/* Per-CPU home groups for BGA_NO_GOAL allocations (atomic). */
-	uint64_t *home;
-	unsigned nhome;
+	struct bga_percpu *cpu; /* ncpu entries */
+	unsigned ncpu;
 
 	pthread_mutex_t grow_lock;   /* serialises bga_grow and chunk installs */
 	pthread_mutex_t commit_lock; /* serialises bga_commit */
@@ -355,16 +369,23 @@ int bga__alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const s
  * Find and take a run of min..max blocks: goal's group from the goal on,
  * then the group index round the volume.  avoid: skip other handles'
  * windows.  book: link that window over the run found (see rsv.c).
- * 0, -ENOSPC or -ENOMEM.
+ * *goal_busy (optional) tells whether the goal's group was skipped because
+ * its lock was held.  0, -ENOSPC or -ENOMEM.
  */
 int bga__search(struct bga_volume *vol, const struct bga_geom *geo, uint64_t goal, uint32_t min,
-		uint32_t max, bool avoid, struct bga_window *book, struct bga_extent *out);
+		uint32_t max, bool avoid, struct bga_window *book, struct bga_extent *out, bool *goal_busy);
+/* The calling CPU's placement hints. */
+static inline struct bga_percpu *bga__percpu(struct bga_volume *vol)
+{
+	return &vol->cpu[bga__cpu_hint() % vol->ncpu];
+}
+/* Where a BGA_NO_GOAL allocation of the calling CPU looks first. */
+uint64_t bga__home(struct bga_volume *vol, const struct bga_geom *geo);
 /* Link window w over [start, end) of group g, in start order.  0 or -ENOMEM. */
 int bga__rsv_link_locked(struct bga_group *grp, uint64_t g, struct bga_window *w, uint32_t start,
 			 uint32_t end);
 void bga__rsv_unlink_locked(struct bga_group *grp, struct bga_window *w);
-/* Home block of the calling CPU, for BGA_NO_GOAL. */
-uint64_t bga__home(struct bga_volume *vol, const struct bga_geom *geo);
+
 /* -EINVAL unless [start, start+len) is a non-empty range of usable blocks. */
 int bga__range_check(struct bga_volume *vol, const struct bga_geom *geo, uint64_t start, uint64_t len);
 /*
