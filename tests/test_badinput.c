@@ -31,8 +31,11 @@
  *          deferred free of txn 2; txn 1 committed.
  * FX_PROMISED 256 blocks, 128 per group; [0, 200) allocated and the
  *          other 56 blocks promised by bga_reserve(56).
+ * FX_JOIN  128 blocks, 64 per group; only [64, 96) free, and [96, 100)
+ *          waiting on a deferred free of txn 1: after the commit they join
+ *          into a run of 36 although only 4 blocks are pending.
  */
-enum fixture { FX_MAIN, FX_FULL, FX_PROMISED };
+enum fixture { FX_MAIN, FX_FULL, FX_PROMISED, FX_JOIN };
 
 #define MAIN_NBLOCKS 1000
 #define MAIN_BPG 128
@@ -181,6 +184,9 @@ static uint32_t lock_slots(struct bctx *c)
 	X(alloc_use_reserved_none, FX_FULL, -EINVAL, alloc_req(c, NOG, 1, 1, BGA_USE_RESERVED, NULL))   \
 	X(alloc_full_would_fit_after_commit, FX_FULL, -EAGAIN, alloc_req(c, NOG, 4, 8, 0, NULL))        \
 	X(alloc_full_no_run_even_after_commit, FX_FULL, -ENOSPC, alloc_req(c, NOG, 9, 9, 0, NULL))      \
+	X(alloc_deferred_joins_free_run, FX_JOIN, -EAGAIN, alloc_req(c, NOG, 36, 36, 0, NULL))        \
+	X(alloc_deferred_joins_free_run_goal, FX_JOIN, -EAGAIN, alloc_req(c, 70, 33, 40, 0, NULL))     \
+	X(alloc_deferred_joins_still_short, FX_JOIN, -ENOSPC, alloc_req(c, NOG, 37, 37, 0, NULL))      \
 	X(alloc_full_goal_deferred_no_run, FX_FULL, -ENOSPC, alloc_req(c, 20, 9, 16, 0, NULL))          \
 	X(alloc_promised_space, FX_PROMISED, -ENOSPC, alloc_req(c, NOG, 1, 1, 0, NULL))                 \
 	X(alloc_promised_space_goal, FX_PROMISED, -ENOSPC, alloc_req(c, 100, 1, 8, 0, NULL))            \
@@ -321,6 +327,19 @@ static void setup_full(struct bctx *c)
 	cr_assert_eq(bga_free_exact(c->vol), 0);
 }
 
+static void setup_join(struct bctx *c)
+{
+	bga_config_init(&c->cfg, 128);
+	c->cfg.blocks_per_group = 64;
+	c->cfg.rsv_max = 64;
+	cr_assert_eq(bga_create(&c->cfg, &c->vol), 0);
+	cr_assert_eq(alloc_req(c, 0, 64, 64, BGA_EXACT_GOAL, NULL), 0);
+	cr_assert_eq(alloc_req(c, 64, 64, 64, BGA_EXACT_GOAL, NULL), 0);
+	cr_assert_eq(bga_free(c->vol, 64, 32), 0);
+	cr_assert_eq(bga_free_deferred(c->vol, 96, 4, 1), 0);
+	cr_assert_eq(bga_free_exact(c->vol), 32);
+}
+
 static void setup_promised(struct bctx *c)
 {
 	bga_config_init(&c->cfg, 256);
@@ -362,6 +381,7 @@ ParameterizedTest(size_t *row, badinput, table)
 	case FX_MAIN: setup_main(&c); break;
 	case FX_FULL: setup_full(&c); break;
 	case FX_PROMISED: setup_promised(&c); break;
+	case FX_JOIN: setup_join(&c); break;
 	}
 	cr_assert_eq(bga__snapshot(c.vol, &before, &blen), 0);
 	free_before = bga_free_exact(c.vol);
