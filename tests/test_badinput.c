@@ -477,3 +477,29 @@ Test(badinput, window_after_set_size_0)
 	bga_rsv_close(c.rsv);
 	bga_destroy(c.vol);
 }
+
+/*
+ * rsv_max is "the largest window" (bgalloc.h): a request longer than the
+ * window may be served, but the window booked for it stays within rsv_max.
+ * (Found by fuzz_ops: tests/fuzz/crashes/fuzz_ops-window-longer-than-rsv_max.)
+ */
+Test(badinput, window_capped_at_rsv_max)
+{
+	struct bctx c;
+	struct bga_extent w;
+
+	memset(&c, 0, sizeof(c));
+	bga_config_init(&c.cfg, 1024);
+	c.cfg.blocks_per_group = 256;
+	c.cfg.rsv_default = 8;
+	c.cfg.rsv_max = 16;
+	cr_assert_eq(bga_create(&c.cfg, &c.vol), 0);
+	cr_assert_eq(bga_rsv_open(c.vol, &c.rsv), 0);
+	cr_assert_eq(alloc_req(&c, 0, 1, 128, 0, c.rsv), 0);
+	cr_assert_eq(bga_rsv_window(c.rsv, &w), 0);
+	cr_expect_leq(w.len, c.cfg.rsv_max, "window [%lu, +%lu) is longer than rsv_max %u", (unsigned long)w.start,
+		      (unsigned long)w.len, c.cfg.rsv_max);
+	cr_expect_eq(bga_check(c.vol, NULL), 0);
+	bga_rsv_close(c.rsv);
+	bga_destroy(c.vol);
+}
