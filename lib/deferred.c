@@ -6,8 +6,9 @@
  * already holding new data).
  *
  * Records live in their group, under the group's lock, not in one global
- * list.  A bitmap over groups (vol->dfree_groups) says which groups hold
- * records, so a commit visits only those.
+ * list.  Two levels of bitmaps (chunk->dfree per group, vol->dfree_chunks
+ * per chunk) say which groups hold records, so a commit visits only those
+ * and memory stays in proportion to the chunks touched.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,6 +49,59 @@ struct dfree_arg {
 	struct bga_dfree *spare; /* records preallocated, one per group */
 };
 
+/* Group g (its chunk exists) holds records now.  Group bit before chunk
+ * bit: see unmark_pending. */
+static void mark_pending(struct bga_volume *vol, uint64_t g)
+{
+	uint64_t c = g >> BGA_CHUNK_SHIFT, i = g & (BGA_CHUNK_GROUPS - 1);
+	struct bga_chunk *ch = bga__chunk_get(vol, c);
+	__atomic_fetch_or(&ch->dfree[i / 64], UINT64_C(1) << (i % 64), __ATOMIC_SEQ_CST);
+	__atomic_fetch_or(&vol->dfree_chunks[c / 64], UINT64_C(1) << (c % 64), __ATOMIC_SEQ_CST);
+}
+
+static bool chunk_pending_empty(const struct bga_chunk *ch)
+{
+	for (unsigned w = 0; w < BGA_CHUNK_WORDS; w++)
+		if (__atomic_load_n(&ch->dfree[w], __ATOMIC_SEQ_CST))
+			return false;
+	return true;
+}
+
+/*
+ * Group g holds no records any more (its lock is held).  Clearing the
+ * chunk bit races with another group of the chunk marking itself: clear,
+ * look again, and set it back if a group bit appeared (the index's
+ * summaries do the same).
+ */
+static void unmark_pending(struct bga_volume *vol, uint64_t g)
+{
+	uint64_t c = g >> BGA_CHUNK_SHIFT, i = g & (BGA_CHUNK_GROUPS - 1), m = UINT64_C(1) << (c % 64);
+	struct bga_chunk *ch = bga__chunk_get(vol, c);
+	__atomic_fetch_and(&ch->dfree[i / 64], ~(UINT64_C(1) << (i % 64)), __ATOMIC_SEQ_CST);
+	if (!chunk_pending_empty(ch))
+		return;
+	__atomic_fetch_and(&vol->dfree_chunks[c / 64], ~m, __ATOMIC_SEQ_CST);
+	if (!chunk_pending_empty(ch))
+		__atomic_fetch_or(&vol->dfree_chunks[c / 64], m, __ATOMIC_SEQ_CST);
+}
+
+/* The first group in [g, gend) that holds records, or gend. */
+static uint64_t next_pending(const struct bga_volume *vol, uint64_t g, uint64_t gend)
+{
+	uint64_t cend = (gend + BGA_CHUNK_GROUPS - 1) >> BGA_CHUNK_SHIFT;
+	while (g < gend) {
+		uint64_t c = bga_bitmap_next_set(vol->dfree_chunks, cend, g >> BGA_CHUNK_SHIFT);
+		if (c >= cend)
+			return gend;
+		uint64_t base = c << BGA_CHUNK_SHIFT, lim = BGA_MIN(gend - base, (uint64_t)BGA_CHUNK_GROUPS);
+		uint64_t i = bga_bitmap_next_set(bga__chunk_get(vol, c)->dfree, lim, g > base ? g - base : 0);
+		if (i < lim)
+			return base + i;
+		g = base + BGA_CHUNK_GROUPS;
+	}
+	return gend;
+}
+
 static int dfree_fn(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp, uint64_t g,
 		    uint32_t off, uint32_t n, bool commit, void *arg)
 {
@@ -68,7 +122,7 @@ static int dfree_fn(struct bga_volume *vol, const struct bga_geom *geo, struct b
 	grp->ext->dfree = d;
 	grp->ext->dfree_blocks += n;
 	bga_bitmap_set_range(grp->ext->pending, off, n);
-	__atomic_fetch_or(&vol->dfree_groups[g / 64], UINT64_C(1) << (g % 64), __ATOMIC_RELEASE);
+	mark_pending(vol, g);
 	return 0;
 }
 
@@ -143,7 +197,7 @@ static uint64_t commit_group(struct bga_volume *vol, const struct bga_geom *geo,
 		free(d);
 	}
 	if (grp->ext->dfree == NULL)
-		__atomic_fetch_and(&vol->dfree_groups[g / 64], ~(UINT64_C(1) << (g % 64)), __ATOMIC_RELEASE);
+		unmark_pending(vol, g);
 	bga__group_unlock(vol, g);
 	return released;
 }
@@ -163,7 +217,7 @@ int bga_commit(struct bga_volume *vol, uint64_t txn)
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = rcu_dereference(vol->geom);
 	uint64_t released = 0, extents = 0;
-	for (uint64_t g = 0; (g = bga_bitmap_next_set(vol->dfree_groups, geo->ngroups, g)) < geo->ngroups; g++)
+	for (uint64_t g = 0; (g = next_pending(vol, g, geo->ngroups)) < geo->ngroups; g++)
 		released += commit_group(vol, geo, g, txn, &extents);
 	urcu_bp_read_unlock();
 	if (released) {
@@ -190,7 +244,7 @@ bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, ui
 	bool fit = false;
 	if (scratch == NULL)
 		return exact == BGA_NO_GOAL && __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED) >= min_len;
-	for (; !fit && (g = bga_bitmap_next_set(vol->dfree_groups, gend, g)) < gend; g++) {
+	for (; !fit && (g = next_pending(vol, g, gend)) < gend; g++) {
 		uint32_t lo, hi;
 		bga__group_lock(vol, g);
 		struct bga_group *grp = bga__group_get(vol, geo, g);

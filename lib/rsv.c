@@ -193,7 +193,7 @@ int bga__rsv_alloc(struct bga_volume *vol, const struct bga_geom *geo, const str
 	rsv->win.end = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
 	int rc = bga__search(vol, geo, goal, min, max, true, &rsv->win, out, NULL);
 	if (rc == 0) {
-		rsv->win.used = (uint32_t)out->len;
+		rsv->win.used = BGA_MIN((uint32_t)out->len, rsv->win.end - rsv->win.start);
 		return 0;
 	}
 	/* No room for a window outside the others': allocate without one;

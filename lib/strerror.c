@@ -5,7 +5,8 @@
 
 const char *bga_strerror(int err)
 {
-	switch (err < 0 ? -err : err) {
+	/* Negated as unsigned: -INT_MIN does not fit an int. */
+	switch (err < 0 ? 0u - (unsigned)err : (unsigned)err) {
 	case 0: return "success";
 	case EINVAL: return "EINVAL: invalid argument, or blocks not in the state the call needs";
 	case ENOSPC: return "ENOSPC: no free run of the requested length, or free space is promised to reservations";

@@ -117,8 +117,8 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	vol->max_chunks = (max_groups + BGA_CHUNK_GROUPS - 1) >> BGA_CHUNK_SHIFT;
 	rc = -ENOMEM;
 	vol->chunks = calloc(vol->max_chunks, sizeof(*vol->chunks));
-	vol->dfree_groups = calloc(BGA_BITMAP_WORDS(max_groups), sizeof(uint64_t));
-	if (!vol->chunks || !vol->dfree_groups)
+	vol->dfree_chunks = calloc(BGA_BITMAP_WORDS(vol->max_chunks), sizeof(uint64_t));
+	if (!vol->chunks || !vol->dfree_chunks)
 		goto fail;
 	for (unsigned k = 0; k < BGA_ORDERS; k++)
 		if (!(vol->summary[k] = calloc(BGA_BITMAP_WORDS(vol->max_chunks), sizeof(uint64_t))))
@@ -164,7 +164,8 @@ void bga_destroy(struct bga_volume *vol)
 	if (vol == NULL)
 		return;
 	if (vol->chunks && vol->geom) {
-		for (uint64_t c = 0; c < vol->max_chunks; c++) {
+		/* Growth only adds chunks: none exists past the current end. */
+		for (uint64_t c = 0; c < vol->geom->nchunks; c++) {
 			struct bga_chunk *ch = vol->chunks[c];
 			if (ch == NULL)
 				continue;
@@ -183,7 +184,7 @@ void bga_destroy(struct bga_volume *vol)
 	free(vol->chunks);
 	for (unsigned k = 0; k < BGA_ORDERS; k++)
 		free(vol->summary[k]);
-	free(vol->dfree_groups);
+	free(vol->dfree_chunks);
 	free(vol->geom);
 	free(vol->cpu);
 	bga_locktab_destroy(vol->locks);
@@ -267,7 +268,8 @@ try_group_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g,
 		 uint32_t max, bool avoid, struct bga_window *book, struct bga_extent *out)
 {
 	struct bga_group *grp = bga__group_get(vol, geo, g);
-	uint32_t off, len, want = book ? BGA_MAX(max, book->end - book->start) : max;
+	uint32_t wsize = book ? book->end - book->start : 0;
+	uint32_t off, len, want = BGA_MAX(max, wsize);
 	if (grp == NULL)
 		return -ENOMEM;
 	if (!bga__group_find_locked(vol, grp, g, from, min, want, avoid, NULL, &off, &len)) {
@@ -277,7 +279,9 @@ try_group_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g,
 			bga__group_refresh_locked(vol, grp, g);
 		return -ENOSPC;
 	}
-	if (book && bga__rsv_link_locked(grp, g, book, off, off + len) != 0)
+	/* The window is at most its size (never above rsv_max); an extent
+	 * longer than the window goes on past it. */
+	if (book && bga__rsv_link_locked(grp, g, book, off, off + BGA_MIN(len, wsize)) != 0)
 		return -ENOMEM;
 	len = BGA_MIN(len, max);
 	int rc = bga__group_take_locked(vol, grp, g, off, len);
@@ -506,7 +510,16 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 			bga_counter_add(vol->used, -(int64_t)refund);
 	}
 nospace:
-	if (rc == -ENOSPC && __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED) >= req->min_len &&
+	/*
+	 * -EAGAIN only if the commit would make room: the pending blocks must
+	 * leave min_len blocks unpromised to reservations (a reserved request
+	 * brings its own promise), and a run of min_len must form.  Pending
+	 * blocks can join free ones, so no count of them alone decides.
+	 */
+	uint64_t pending = __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED);
+	if (rc == -ENOSPC && pending != 0 &&
+	    (reserved || (int64_t)geo->capacity - bga_counter_sum(vol->used) + (int64_t)pending >=
+				 (int64_t)req->min_len) &&
 	    bga__dfree_would_fit(vol, geo, req->min_len,
 				 (req->flags & BGA_EXACT_GOAL) ? req->goal : BGA_NO_GOAL))
 		rc = -EAGAIN;

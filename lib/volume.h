@@ -100,6 +100,7 @@ struct bga_group {
  */
 struct bga_chunk {
 	uint64_t bits[BGA_ORDERS][BGA_CHUNK_WORDS];
+	uint64_t dfree[BGA_CHUNK_WORDS]; /* groups holding pending deferred frees (atomic) */
 	struct bga_group groups[BGA_CHUNK_GROUPS];
 };
 
@@ -160,7 +161,7 @@ struct bga_volume {
 	uint64_t last_committed;     /* atomic */
 	uint64_t dfree_blocks;       /* atomic: blocks waiting on deferred frees */
 	uint64_t dfree_extents;      /* atomic */
-	uint64_t *dfree_groups;      /* atomic bitmap over groups with pending frees (max_groups bits) */
+	uint64_t *dfree_chunks;      /* atomic: chunks whose dfree map has a bit set (max_chunks bits) */
 
 	uint64_t rsv_hits, rsv_allocs, rsv_open; /* atomic statistics */
 };
