@@ -44,7 +44,18 @@
  * Ticket and MCS hand the lock to one particular waiter, which is usually
  * descheduled here.
  */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BGA_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(BGA_TSAN)
+/* ThreadSanitizer cannot see Concurrency Kit's inline-asm spinlocks, so it
+ * would report every access they protect; it understands pthread mutexes. */
+#define BGA_LOCK_KIND_DEFAULT BGA_LOCK_MUTEX
+#else
 #define BGA_LOCK_KIND_DEFAULT BGA_LOCK_FAS
+#endif
 
 #define LOCKTAB_MAX_SLOTS (1u << 20)
 

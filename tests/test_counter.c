@@ -193,7 +193,8 @@ static void *sampler(void *arg)
 	struct mt *mt = arg;
 	int64_t bound = bga_counter_error_bound(mt->c);
 
-	while (!atomic_load(&mt->stop)) {
+	/* At least one sample even if the adders finish before we run. */
+	do {
 		int64_t lo = mt->initial, hi = mt->initial, v;
 
 		for (int i = 0; i < NTHREADS; i++) {
@@ -209,7 +210,7 @@ static void *sampler(void *arg)
 		mt->checks++;
 		if (v < lo - bound || v > hi + bound)
 			mt->violations++;
-	}
+	} while (!atomic_load(&mt->stop));
 	return NULL;
 }
 
