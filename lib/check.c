@@ -90,7 +90,7 @@ int bga_check(struct bga_volume *vol, struct bga_check_report *out)
 		return -EINVAL;
 	struct bga_check_report r = {.violations = 0, .group = UINT64_MAX, .block = UINT64_MAX};
 	urcu_bp_read_lock();
-	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	uint64_t total_free = 0;
 	for (uint64_t c = 0; c < geo->nchunks; c++) {
 		const struct bga_chunk *ch = bga__chunk_get(vol, c);

@@ -90,11 +90,11 @@ static uint64_t next_pending(const struct bga_volume *vol, uint64_t g, uint64_t 
 {
 	uint64_t cend = (gend + BGA_CHUNK_GROUPS - 1) >> BGA_CHUNK_SHIFT;
 	while (g < gend) {
-		uint64_t c = bga_bitmap_next_set(vol->dfree_chunks, cend, g >> BGA_CHUNK_SHIFT);
+		uint64_t c = bga__atomic_next_set(vol->dfree_chunks, cend, g >> BGA_CHUNK_SHIFT);
 		if (c >= cend)
 			return gend;
 		uint64_t base = c << BGA_CHUNK_SHIFT, lim = BGA_MIN(gend - base, (uint64_t)BGA_CHUNK_GROUPS);
-		uint64_t i = bga_bitmap_next_set(bga__chunk_get(vol, c)->dfree, lim, g > base ? g - base : 0);
+		uint64_t i = bga__atomic_next_set(bga__chunk_get(vol, c)->dfree, lim, g > base ? g - base : 0);
 		if (i < lim)
 			return base + i;
 		g = base + BGA_CHUNK_GROUPS;
@@ -131,7 +131,7 @@ int bga_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, uint
 	if (vol == NULL || txn == 0 || txn <= __atomic_load_n(&vol->last_committed, __ATOMIC_ACQUIRE))
 		return -EINVAL;
 	urcu_bp_read_lock();
-	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	struct dfree_arg a = {.txn = txn, .spare = NULL};
 	int rc = bga__range_check(vol, geo, start, len);
 	if (rc == 0) {
@@ -215,7 +215,7 @@ int bga_commit(struct bga_volume *vol, uint64_t txn)
 	 * now on, so none can slip in behind the walk. */
 	__atomic_store_n(&vol->last_committed, txn, __ATOMIC_SEQ_CST);
 	urcu_bp_read_lock();
-	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	uint64_t released = 0, extents = 0;
 	for (uint64_t g = 0; (g = next_pending(vol, g, geo->ngroups)) < geo->ngroups; g++)
 		released += commit_group(vol, geo, g, txn, &extents);

@@ -116,7 +116,7 @@ static uint64_t next_in_order(const struct bga_volume *vol, unsigned k, uint64_t
 	while (g < to) {
 		uint64_t c = g >> BGA_CHUNK_SHIFT;
 		if (!((__atomic_load_n(&vol->summary[k][c / 64], __ATOMIC_ACQUIRE) >> (c % 64)) & 1)) {
-			c = bga_bitmap_next_set(vol->summary[k], cend, c + 1);
+			c = bga__atomic_next_set(vol->summary[k], cend, c + 1);
 			if (c >= cend)
 				return to;
 			g = c << BGA_CHUNK_SHIFT;
@@ -128,7 +128,7 @@ static uint64_t next_in_order(const struct bga_volume *vol, unsigned k, uint64_t
 		uint64_t base = c << BGA_CHUNK_SHIFT;
 		uint64_t lim = BGA_MIN(to - base, (uint64_t)BGA_CHUNK_GROUPS);
 		for (uint64_t i = g - base; i < lim; i++) {
-			i = bga_bitmap_next_set(ch->bits[k], lim, i);
+			i = bga__atomic_next_set(ch->bits[k], lim, i);
 			if (i >= lim)
 				break;
 			if (need == 0 || __atomic_load_n(&ch->groups[i].max_run, __ATOMIC_RELAXED) >= need)

@@ -68,6 +68,26 @@ static void open_groups(struct bga_volume *vol, const struct bga_geom *ngeo, str
 	}
 }
 
+/*
+ * Free a geometry once no reader can hold it.  Under ThreadSanitizer it is
+ * kept until bga_destroy instead: TSan cannot see liburcu's grace periods
+ * (they order through membarrier), so it would report the free against
+ * readers that finished long before.
+ */
+void bga__geom_retire(struct bga_volume *vol, struct bga_geom *old)
+{
+#ifdef BGA_TSAN_BUILD
+	pthread_mutex_lock(&vol->grow_lock);
+	old->retired = vol->retired;
+	vol->retired = old;
+	pthread_mutex_unlock(&vol->grow_lock);
+#else
+	(void)vol;
+	urcu_bp_synchronize_rcu();
+	free(old);
+#endif
+}
+
 int bga_grow(struct bga_volume *vol, uint64_t new_nblocks)
 {
 	if (vol == NULL || new_nblocks > BGA_MAX_BLOCKS)
@@ -119,15 +139,14 @@ int bga_grow(struct bga_volume *vol, uint64_t new_nblocks)
 	 * block is handed out before the geometry that contains it is
 	 * visible.  Opening cannot fail: the one allocation it needs (a
 	 * bitmap for the old last group) is made above. */
-	rcu_assign_pointer(vol->geom, ngeo);
+	bga_rcu_publish(vol->geom, ngeo);
 	extend_group(vol, ngeo, old->ngroups - 1, bitmap);
 	if (ch)
 		open_groups(vol, ngeo, ch, old->ngroups, open_end);
 	pthread_mutex_unlock(&vol->grow_lock);
 	/* Outside grow_lock: a reader may be waiting for it (to install a
 	 * chunk) inside its read-side section. */
-	urcu_bp_synchronize_rcu();
-	free(old);
+	bga__geom_retire(vol, old);
 	return 0;
 out:
 	pthread_mutex_unlock(&vol->grow_lock);

@@ -76,7 +76,7 @@ static void window_drop(struct bga_rsv *rsv)
 	uint64_t g = rsv->win.group;
 	bga__group_lock(vol, g);
 	urcu_bp_read_lock();
-	struct bga_group *grp = bga__group_get(vol, rcu_dereference(vol->geom), g);
+	struct bga_group *grp = bga__group_get(vol, bga_rcu_load(vol->geom), g);
 	urcu_bp_read_unlock();
 	bga__rsv_unlink_locked(grp, &rsv->win);
 	bga__group_unlock(vol, g);

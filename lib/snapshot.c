@@ -82,7 +82,7 @@ int bga__snapshot(struct bga_volume *vol, void **out, size_t *len)
 		return -ENOMEM;
 	struct buf b = {NULL, 0, 0, false};
 	urcu_bp_read_lock();
-	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	put(&b, geo->nblocks);
 	put(&b, (uint64_t)bga_counter_sum(vol->used));
 	put(&b, __atomic_load_n(&vol->reserved, __ATOMIC_RELAXED));

@@ -17,7 +17,7 @@
  * its lock.  An untouched group needs no lock: it is wholly free.  Returns
  * the group's span end.
  */
-static uint32_t group_copy(struct bga_volume *vol, uint64_t g, uint64_t *map)
+static uint32_t group_copy(struct bga_volume *vol, uint64_t g, uint64_t *map, bool *initialised)
 {
 	uint32_t bpg = vol->cfg.blocks_per_group, lo, hi;
 	size_t bytes = BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t);
@@ -25,11 +25,13 @@ static uint32_t group_copy(struct bga_volume *vol, uint64_t g, uint64_t *map)
 	if (ch == NULL) {
 		bga__grp_span(vol, NULL, g, &lo, &hi);
 		memset(map, 0, bytes);
+		*initialised = false;
 		return hi;
 	}
 	bga__group_lock(vol, g);
 	const struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
 	bga__grp_span(vol, grp, g, &lo, &hi);
+	*initialised = grp->bitmap != NULL;
 	if (grp->bitmap) {
 		memcpy(map, grp->bitmap, bytes);
 	} else {
@@ -88,14 +90,15 @@ int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_
 	if (vol == NULL || cb == NULL)
 		return -EINVAL;
 	urcu_bp_read_lock();
-	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	int rc = range_args(vol, geo, from, to, min_len);
 	uint64_t *map = rc ? NULL : malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));
 	if (rc == 0 && map == NULL)
 		rc = -ENOMEM;
 	for (uint64_t g = bga__group_of(vol, from); rc == 0 && g <= bga__group_of(vol, to - 1); g++) {
 		uint64_t first = bga__group_first(vol, g);
-		uint32_t hi = group_copy(vol, g, map);
+		bool initialised;
+		uint32_t hi = group_copy(vol, g, map, &initialised);
 		uint32_t a = from > first ? (uint32_t)(from - first) : 0;
 		uint32_t b = (uint32_t)BGA_MIN((uint64_t)hi, to - first);
 		struct walk w = {first, cb, ctx};
@@ -209,7 +212,7 @@ int bga_trim(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_le
 	if (vol == NULL || cb == NULL)
 		return -EINVAL;
 	urcu_bp_read_lock();
-	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	uint64_t done = 0;
 	int rc = range_args(vol, geo, from, to, min_len);
 	uint64_t *scratch = rc ? NULL : malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));
@@ -257,7 +260,7 @@ int bga_stats(struct bga_volume *vol, struct bga_stats *st)
 	if (map == NULL)
 		return -ENOMEM;
 	urcu_bp_read_lock();
-	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	struct hist h = {st, 0};
 	st->nblocks = geo->nblocks;
 	st->groups = geo->ngroups;
@@ -274,10 +277,9 @@ int bga_stats(struct bga_volume *vol, struct bga_stats *st)
 			continue;
 		}
 		for (uint64_t g = g0; g < g1; g++) {
-			const struct bga_group *grp = &ch->groups[g - g0];
-			if (grp->bitmap)
-				st->groups_initialised++;
-			uint32_t hi = group_copy(vol, g, map);
+			bool initialised;
+			uint32_t hi = group_copy(vol, g, map, &initialised);
+			st->groups_initialised += initialised;
 			each_run(map, hi, 0, hi, 1, hist_fn, &h);
 		}
 	}

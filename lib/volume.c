@@ -77,6 +77,7 @@ struct bga_geom *bga__geom_new(const struct bga_volume *vol, uint64_t nblocks)
 	geo->ngroups = groups_for(vol, nblocks);
 	geo->nchunks = (geo->ngroups + BGA_CHUNK_GROUPS - 1) >> BGA_CHUNK_SHIFT;
 	geo->capacity = nblocks - vol->cfg.first_data_block;
+	geo->retired = NULL;
 	return geo;
 }
 
@@ -186,6 +187,11 @@ void bga_destroy(struct bga_volume *vol)
 		free(vol->summary[k]);
 	free(vol->dfree_chunks);
 	free(vol->geom);
+	while (vol->retired) {
+		struct bga_geom *next = vol->retired->retired;
+		free(vol->retired);
+		vol->retired = next;
+	}
 	free(vol->cpu);
 	bga_locktab_destroy(vol->locks);
 	bga_counter_destroy(vol->used);
@@ -428,12 +434,13 @@ int bga__alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const s
 	struct bga_percpu *pc = bga__percpu(vol);
 	bool nogoal = req->goal == BGA_NO_GOAL, steered = false, busy = false;
 	uint64_t goal = req->goal;
+	uint32_t left;
 	if (nogoal) {
 		goal = bga__home(vol, geo);
-	} else if (__atomic_load_n(&pc->steer_left, __ATOMIC_RELAXED) &&
+	} else if ((left = __atomic_load_n(&pc->steer_left, __ATOMIC_RELAXED)) != 0 &&
 		   __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
 		uint64_t to = __atomic_load_n(&pc->steer_to, __ATOMIC_RELAXED);
-		__atomic_store_n(&pc->steer_left, pc->steer_left - 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer_left, left - 1, __ATOMIC_RELAXED);
 		if (to < geo->nblocks) {
 			goal = to;
 			steered = true;
@@ -473,7 +480,7 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 		return -EINVAL;
 
 	urcu_bp_read_lock();
-	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	int rc = -EINVAL;
 	if (req->goal != BGA_NO_GOAL && req->goal >= geo->nblocks)
 		goto out;
@@ -678,7 +685,7 @@ int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len)
 	if (vol == NULL)
 		return -EINVAL;
 	urcu_bp_read_lock();
-	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	int rc = bga__range_check(vol, geo, start, len);
 	if (rc == 0) {
 		uint64_t g = bga__group_of(vol, start);
@@ -701,7 +708,7 @@ int bga_reserve(struct bga_volume *vol, uint64_t n)
 	if (vol == NULL || n == 0)
 		return -EINVAL;
 	urcu_bp_read_lock();
-	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	int rc = -EINVAL;
 	if (n <= geo->nblocks) {
 		/* The limited add is what makes this exact: a "check, then
@@ -749,7 +756,7 @@ uint64_t bga_free_exact(struct bga_volume *vol)
 	if (vol == NULL)
 		return 0;
 	urcu_bp_read_lock();
-	const struct bga_geom *geo = rcu_dereference(vol->geom);
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	int64_t f = (int64_t)geo->capacity - bga_counter_sum(vol->used) +
 		    (int64_t)__atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
 	urcu_bp_read_unlock();

@@ -114,6 +114,7 @@ struct bga_geom {
 	uint64_t ngroups;
 	uint64_t nchunks;
 	uint64_t capacity; /* nblocks - first_data_block */
+	struct bga_geom *retired; /* ThreadSanitizer builds: kept until destroy */
 };
 
 /*
@@ -135,6 +136,7 @@ struct bga_volume {
 	uint32_t bpg_shift;      /* log2(blocks_per_group) when a power of two, else 0 */
 	uint32_t max_order;      /* floor(log2(blocks_per_group)) */
 	struct bga_geom *geom;   /* RCU-protected */
+	struct bga_geom *retired; /* see bga__geom_retire */
 
 	/*
 	 * The chunk directory and the per-order chunk summaries are sized for
@@ -210,6 +212,27 @@ static inline void bga__grp_span(const struct bga_volume *vol, const struct bga_
 static inline struct bga_chunk *bga__chunk_get(const struct bga_volume *vol, uint64_t c)
 {
 	return __atomic_load_n(&vol->chunks[c], __ATOMIC_ACQUIRE);
+}
+
+/*
+ * First set bit at or after `from` in [0, nbits) of a bitmap whose words
+ * other threads flip with atomic or/and while we read (the group index,
+ * the pending-free maps): each word is one relaxed atomic load, so the
+ * reads are well defined, and a word is only ever seen whole.  Returns
+ * nbits when none.  The maps it reads are small (64 words a chunk, one
+ * bit a chunk above), so word-at-a-time is enough here.
+ */
+static inline uint64_t bga__atomic_next_set(const uint64_t *map, uint64_t nbits, uint64_t from)
+{
+	while (from < nbits) {
+		uint64_t w = __atomic_load_n(&map[from / 64], __ATOMIC_RELAXED) >> (from % 64);
+		if (w) {
+			from += (uint64_t)__builtin_ctzll(w);
+			return from < nbits ? from : nbits;
+		}
+		from = (from | 63) + 1;
+	}
+	return nbits;
 }
 
 /* ---- words of a group bitmap ---- */
@@ -362,6 +385,8 @@ void bga__rsv_destroy_group(struct bga_group *grp);
 
 /* A geometry for nblocks blocks; NULL on ENOMEM. */
 struct bga_geom *bga__geom_new(const struct bga_volume *vol, uint64_t nblocks);
+/* Free a replaced geometry once no reader can hold it (grow.c). */
+void bga__geom_retire(struct bga_volume *vol, struct bga_geom *old);
 
 /* The search without a window (goal, then the index, then everywhere). */
 int bga__alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req,

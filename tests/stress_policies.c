@@ -105,8 +105,14 @@ static void *work(void *arg)
 			if (r & 16) {
 				rc = bga_free(sh->vol, e.start, e.len);
 			} else {
-				uint64_t t = __atomic_load_n(&sh->txn, __ATOMIC_ACQUIRE) + 2;
-				rc = bga_free_deferred(sh->vol, e.start, e.len, t);
+				/* The janitor commits concurrently: a txn read a
+				 * moment ago may be committed already, so a
+				 * refusal is retried with a fresh one. */
+				rc = -EINVAL;
+				for (int retry = 0; rc == -EINVAL && retry < 1000; retry++) {
+					uint64_t t = __atomic_load_n(&sh->txn, __ATOMIC_ACQUIRE) + 2;
+					rc = bga_free_deferred(sh->vol, e.start, e.len, t);
+				}
 			}
 			if (rc != 0)
 				fail(sh, "free", (uint64_t)-rc);
