@@ -28,13 +28,15 @@ int refmodel_config_check(const struct bga_config *cfg)
 		return -EINVAL;
 	if (cfg->blocks_per_group < 64 || cfg->blocks_per_group > (1u << 20) || cfg->blocks_per_group % 64)
 		return -EINVAL;
-	if (cfg->first_data_block >= cfg->nblocks)
+	if (cfg->first_data_block >= cfg->nblocks || cfg->first_data_block >= cfg->blocks_per_group)
 		return -EINVAL;
 	if (cfg->lock_slots && ((cfg->lock_slots & (cfg->lock_slots - 1)) || cfg->lock_slots > (1u << 20)))
 		return -EINVAL;
 	if (cfg->counter_batch < 0 || cfg->counter_batch > (1 << 24))
 		return -EINVAL;
 	if (cfg->rsv_default > cfg->rsv_max || cfg->rsv_max > (1u << 20))
+		return -EINVAL;
+	if (cfg->lock_kind > 4 /* BGA_LOCK_MUTEX */)
 		return -EINVAL;
 	if (cfg->flags & ~(uint32_t)(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS))
 		return -EINVAL;

@@ -69,7 +69,8 @@ static int alloc_req(struct bctx *c, uint64_t goal, uint64_t min_len, uint64_t m
 }
 
 /* bga_create() with one field of a valid config changed; *out must stay put. */
-enum cfg_field { CF_NONE, CF_NBLOCKS, CF_BPG, CF_FDB, CF_LOCK_SLOTS, CF_BATCH, CF_RSV_DEFAULT, CF_RSV_MAX, CF_FLAGS };
+enum cfg_field { CF_NONE, CF_NBLOCKS, CF_BPG, CF_FDB, CF_LOCK_SLOTS, CF_BATCH, CF_RSV_DEFAULT, CF_RSV_MAX, CF_FLAGS,
+		 CF_LOCK_KIND };
 
 static int create_with(enum cfg_field field, uint64_t value)
 {
@@ -91,6 +92,7 @@ static int create_with(enum cfg_field field, uint64_t value)
 	case CF_RSV_DEFAULT: cfg.rsv_default = (uint32_t)value; break;
 	case CF_RSV_MAX: cfg.rsv_max = (uint32_t)value; break;
 	case CF_FLAGS: cfg.flags = (uint32_t)value; break;
+	case CF_LOCK_KIND: cfg.lock_kind = (uint32_t)value; break;
 	}
 	rc = bga_create(&cfg, &out);
 	if (rc == 0) {
@@ -158,6 +160,9 @@ static uint32_t lock_slots(struct bctx *c)
 	X(create_rsv_max_over_bpg_is_fine, FX_MAIN, 0, create_with(CF_RSV_MAX, 257))                     \
 	X(create_flags_unknown_bit2, FX_MAIN, -EINVAL, create_with(CF_FLAGS, 1u << 2))                   \
 	X(create_flags_unknown_bit31, FX_MAIN, -EINVAL, create_with(CF_FLAGS, 1u << 31))                 \
+	X(create_lock_kind_past_mutex, FX_MAIN, -EINVAL, create_with(CF_LOCK_KIND, 5))                   \
+	X(create_lock_kind_u32_max, FX_MAIN, -EINVAL, create_with(CF_LOCK_KIND, UINT32_MAX))             \
+	X(create_fdb_eq_bpg, FX_MAIN, -EINVAL, create_with(CF_FDB, 256))                                 \
 	/* bga_alloc: NULL arguments */                                                                 \
 	X(alloc_null_vol, FX_MAIN, -EINVAL, bga_alloc(NULL, &(struct bga_request){ NOG, 1, 1, NULL, 0 }, &c->ext)) \
 	X(alloc_null_req, FX_MAIN, -EINVAL, bga_alloc(V, NULL, &c->ext))                                 \
@@ -276,7 +281,14 @@ static uint32_t lock_slots(struct bctx *c)
 	X(check_null_vol, FX_MAIN, -EINVAL, bga_check(NULL, NULL))                                       \
 	X(check_clean_null_report, FX_MAIN, 0, bga_check(V, NULL))                                       \
 	X(volume_config_null_vol, FX_MAIN, -EINVAL, bga_volume_config(NULL, &c->cfg))                    \
-	X(volume_config_null_out, FX_MAIN, -EINVAL, bga_volume_config(V, NULL))
+	X(volume_config_null_out, FX_MAIN, -EINVAL, bga_volume_config(V, NULL))                          \
+	/* bga_grow */                                                                                  \
+	X(grow_null_vol, FX_MAIN, -EINVAL, bga_grow(NULL, NB + 1))                                       \
+	X(grow_shrink, FX_MAIN, -EINVAL, bga_grow(V, NB - 1))                                            \
+	X(grow_to_0, FX_MAIN, -EINVAL, bga_grow(V, 0))                                                   \
+	X(grow_past_max, FX_MAIN, -EINVAL, bga_grow(V, BGA_MAX_BLOCKS + 1))                              \
+	X(grow_u64_max, FX_MAIN, -EINVAL, bga_grow(V, UINT64_MAX))                                       \
+	X(grow_same_size, FX_MAIN, 0, bga_grow(V, NB))
 
 #define X_FN(name, fx, expected, call) \
 	static int call_##name(struct bctx *c) \
@@ -417,7 +429,7 @@ Test(badinput, table_covers_every_function)
 	static const char *const prefixes[] = { "create_", "alloc_", "free_", "fdef_", "commit_", "reserve_",
 						"unreserve_", "reserved_", "free_estimate_", "free_exact_",
 						"rsv_open_", "rsv_set_size_", "rsv_window_", "foreach_", "trim_",
-						"stats_", "lock_stats_", "check_", "volume_config_" };
+						"stats_", "lock_stats_", "check_", "volume_config_", "grow_" };
 	size_t i, j, n;
 
 	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
