@@ -516,7 +516,7 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 		else
 			bga_counter_add(vol->used, -(int64_t)refund);
 	}
-nospace:
+nospace:;
 	/*
 	 * -EAGAIN only if the commit would make room: the pending blocks must
 	 * leave min_len blocks unpromised to reservations (a reserved request

@@ -62,6 +62,24 @@ int refmodel_init(struct refmodel *m, const struct bga_config *cfg)
 	return 0;
 }
 
+int refmodel_grow(struct refmodel *m, uint64_t nblocks)
+{
+	if (nblocks > BGA_MAX_BLOCKS || nblocks < m->cfg.nblocks)
+		return -EINVAL;
+	if (nblocks == m->cfg.nblocks)
+		return 0;
+	if (nblocks > REFM_MAX_BLOCKS)
+		return -EFBIG;
+	uint8_t *state = realloc(m->state, nblocks);
+	if (!state)
+		return -ENOMEM;
+	memset(state + m->cfg.nblocks, REFM_FREE, nblocks - m->cfg.nblocks);
+	m->state = state;
+	m->nfree += nblocks - m->cfg.nblocks;
+	m->cfg.nblocks = nblocks;
+	return 0;
+}
+
 void refmodel_fini(struct refmodel *m)
 {
 	free(m->state);

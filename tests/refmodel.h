@@ -110,6 +110,13 @@ int refmodel_commit(struct refmodel *m, uint64_t txn);
 int refmodel_reserve(struct refmodel *m, uint64_t n);
 int refmodel_unreserve(struct refmodel *m, uint64_t n);
 
+/*
+ * Mirror bga_grow(): -EINVAL for a shrink or a size past BGA_MAX_BLOCKS, 0
+ * for the same size; otherwise the new blocks are free.  -EFBIG when the
+ * model cannot hold the size (past REFM_MAX_BLOCKS), -ENOMEM.
+ */
+int refmodel_grow(struct refmodel *m, uint64_t nblocks);
+
 /* Free blocks (what bga_free_exact() must return). */
 uint64_t refmodel_free_count(const struct refmodel *m);
 

@@ -565,6 +565,31 @@ static void decode_config(struct fz *f)
 	c->counter_batch = (b & 0x20) ? 1 + (b >> 6) : 0;
 }
 
+/* bga_grow: usually a little larger, sometimes a shrink or past the limit. */
+static void op_grow(struct fz *f)
+{
+	uint64_t n = f->cfg.nblocks;
+	switch (fz_u8(&f->in) % 4) {
+	case 0: n -= n > 1 ? 1 : 0; break; /* a shrink (or, at 1 block, the same size) */
+	case 1: n = BGA_MAX_BLOCKS + 1 + fz_u8(&f->in); break;
+	default: n += fz_below(&f->in, 2 * (uint64_t)f->cfg.blocks_per_group + 1); break;
+	}
+	if (n > 1u << 16 && n <= BGA_MAX_BLOCKS)
+		return; /* keep the model small */
+	int want = refmodel_grow(&f->m, n);
+	expect_rc(f, "grow", bga_grow(f->vol, n), want);
+	if (want == 0 && n != f->cfg.nblocks) {
+		uint64_t ngroups = (n + f->cfg.blocks_per_group - 1) / f->cfg.blocks_per_group;
+		uint8_t *t = realloc(f->maybe_trimmed, ngroups);
+		if (!t)
+			abort();
+		memset(t + f->ngroups, 0, ngroups - f->ngroups);
+		f->maybe_trimmed = t;
+		f->ngroups = ngroups;
+		f->cfg.nblocks = n;
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz f;
@@ -598,7 +623,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 11: case 12: op_window(&f); break;
 		case 13: op_walk(&f, false); break;
 		case 14: op_walk(&f, true); break;
-		default: op_alloc(&f); break;
+		case 15: op_grow(&f); break;
 		}
 		check_windows(&f);
 		compare(&f);
