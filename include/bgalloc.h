@@ -181,8 +181,10 @@ BGA_EXTERN uint64_t bga_free_exact(struct bga_volume *vol);
  * (req.rsv) take blocks from the window first, and other callers avoid
  * it while free space exists elsewhere (never causing a false -ENOSPC).
  * The window's size starts at cfg.rsv_default and doubles, up to
- * cfg.rsv_max, whenever more than half of the last window was used.
- * Windows never overlap.  A handle is used by one thread at a time.
+ * cfg.rsv_max, whenever more than half of the last window was used; a
+ * window is at most that size (and at most blocks_per_group), though an
+ * allocation through the handle with a larger max_len may go on past its
+ * end.  Windows never overlap.  A handle is used by one thread at a time.
  *
  * bga_rsv_open: returns 0, -EINVAL (NULL) or -ENOMEM.
  * bga_rsv_close: gives back the unused part of the window at once; NULL is
@@ -194,7 +196,8 @@ BGA_EXTERN int bga_rsv_open(struct bga_volume *vol, struct bga_rsv **out);
 BGA_EXTERN void bga_rsv_close(struct bga_rsv *rsv);
 BGA_EXTERN int bga_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks);
 
-/* The window the handle holds now: start and length (len 0 when none). */
+/* The window the handle holds now: start and length (len 0 when none).
+ * 0, or -EINVAL for a NULL argument. */
 BGA_EXTERN int bga_rsv_window(const struct bga_rsv *rsv, struct bga_extent *out);
 
 /*
@@ -214,9 +217,14 @@ BGA_EXTERN int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t 
  * [from, to), mark it in use, call cb (the caller's discard) with no lock
  * held, then free it again.  Other threads keep allocating elsewhere
  * meanwhile; no block is ever handed out or lost.  Groups trimmed before
- * and not freed into since are skipped.  A non-zero return from cb stops
- * the trim (the extent is still freed) and is returned.  Same -EINVAL
- * cases as bga_foreach_free(); *trimmed (optional) gets the block count.
+ * and not freed into since are skipped.  Each group's qualifying extents
+ * are claimed together, then discarded one by one.  Extents are charged
+ * like allocations while claimed, so space promised to bga_reserve() is
+ * never trimmed: the claim stops at the first extent the unpromised space
+ * cannot cover, and that group is not marked trimmed.  A non-zero return
+ * from cb stops the trim (every claimed extent is still freed) and is
+ * returned.  Same -EINVAL cases as bga_foreach_free(); *trimmed
+ * (optional) gets the blocks whose discard returned 0.
  */
 BGA_EXTERN int bga_trim(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len,
                         bga_extent_cb cb, void *ctx, uint64_t *trimmed);
@@ -292,7 +300,8 @@ BGA_EXTERN int bga_check(struct bga_volume *vol, struct bga_check_report *report
  * accepting err either negative or positive.  Never NULL. */
 BGA_EXTERN const char *bga_strerror(int err);
 
-/* The configuration the volume runs with (defaults resolved). */
+/* The configuration the volume runs with (defaults resolved, nblocks the
+ * current size).  0, or -EINVAL for a NULL argument. */
 BGA_EXTERN int bga_volume_config(const struct bga_volume *vol, struct bga_config *out);
 
 #ifdef __cplusplus
