@@ -61,54 +61,12 @@
 #include <bgalloc.h>
 
 #include "peer_ext2.h"
+#include "rng.h"
 #include "shim.h"
 
 enum variant { V_BGA, V_BASE, V_EXT2 };
 
 static const char *const variant_name[] = {"bgalloc", "baseline", "ext2"};
-
-/* ---- per-thread random numbers --------------------------------------- */
-
-struct rng {
-	uint64_t s;
-};
-
-static inline void rng_seed(struct rng *r, uint64_t a, uint64_t b)
-{
-	/* splitmix64 of (a, b): distinct, never-zero xorshift states for
-	 * neighbouring thread indices. */
-	uint64_t z = a * 0x9e3779b97f4a7c15ull + b * 0xbf58476d1ce4e5b9ull + 0x94d049bb133111ebull;
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	r->s = z ? z : 1;
-}
-
-static inline uint64_t rng_next(struct rng *r)
-{
-	uint64_t x = r->s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	r->s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
-
-/* Uniform in [0, n) without a division (Lemire's multiply-shift). */
-static inline uint64_t rng_below(struct rng *r, uint64_t n)
-{
-	return (uint64_t)(((unsigned __int128)rng_next(r) * n) >> 64);
-}
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* ---- one face over the three allocators ------------------------------ */
 

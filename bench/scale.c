@@ -98,6 +98,7 @@
 #include <bgalloc/locktab.h>
 
 #include "peer_ext2.h"
+#include "rng.h"
 
 #define CACHELINE 128
 #define MAX_THREADS 1024
@@ -183,42 +184,6 @@ static struct opts {
 
 /* ---- random numbers ------------------------------------------------------ */
 
-struct rng {
-	uint64_t s;
-};
-
-static void rng_seed(struct rng *r, uint64_t a, uint64_t b)
-{
-	/* splitmix64 finaliser: neighbouring (a, b) give unrelated streams. */
-	uint64_t z = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	r->s = z ? z : 1;
-}
-
-static inline uint64_t rng_next(struct rng *r)
-{
-	/* xorshift64*: a few cycles, next to allocator calls of 10-1000 ns. */
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * 0x2545f4914f6cdd1dull;
-}
-
-static inline uint64_t rng_below(struct rng *r, uint64_t n)
-{
-	return (uint64_t)(((unsigned __int128)rng_next(r) * n) >> 64);
-}
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* ---- the allocators behind one face -------------------------------------- */
 
