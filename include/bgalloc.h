@@ -240,15 +240,19 @@ struct bga_stats {
 	uint64_t hist_blocks[BGA_HIST_ORDERS];
 	uint64_t free_extents;
 	/*
-	 * Fragmentation score in [0, 1], after Ceph's allocator score: each
-	 * free extent of length L is worth L * (1 + log2(min(L, G)))/...
-	 * normalised so that 0 means all free space sits in the largest
-	 * possible runs (whole groups) and 1 means it is all single blocks.
-	 * Exactly: score = (ideal - actual) / (ideal - terrible), where
-	 * actual = sum over extents of len * w(len), w(L) = log2(min(L, G)),
-	 * ideal = the same for the free blocks packed into runs of G =
-	 * blocks_per_group, terrible = 0 (every run of length 1).  0 when
-	 * nothing is free.
+	 * Fragmentation score in [0, 1], in the spirit of Ceph's allocator
+	 * score (ideal - actual) / (ideal - terrible): a free extent of length
+	 * L is worth L * log2(L), so the worth of the free space grows with
+	 * the length of its runs.
+	 *   actual   = the sum of L * log2(L) over the free extents (split at
+	 *              group boundaries, as bga_foreach_free reports them);
+	 *   ideal    = the same for the free blocks packed into whole groups:
+	 *              floor(F / G) * G * log2(G) + r * log2(r), F free blocks,
+	 *              G = blocks_per_group, r = F mod G;
+	 *   terrible = 0 (every free block alone).
+	 * score = (ideal - actual) / ideal: 0 when all free space lies in the
+	 * longest runs possible, 1 when it is all single blocks; 0 when ideal
+	 * is 0 (fewer than two free blocks).
 	 */
 	double frag_score;
 	/* lock contention, summed over slots, and the busiest slot */
