@@ -233,6 +233,8 @@ BGA_EXTERN int bga_trim(struct bga_volume *vol, uint64_t from, uint64_t to, uint
 
 struct bga_stats {
 	uint64_t nblocks, free_blocks, reserved_blocks;
+	/* groups_initialised: groups with a bitmap in memory;
+	 * groups_quarantined: 0 until on-disk persistence exists */
 	uint64_t groups, groups_initialised, groups_quarantined;
 	/* free extents whose length is in [2^k, 2^(k+1)): count and blocks,
 	 * the buckets e2freefrag prints */
@@ -263,7 +265,7 @@ struct bga_stats {
 	 * window (hits) against all allocations through a handle */
 	uint64_t rsv_hits, rsv_allocs;
 	double rsv_hit_ratio;
-	uint64_t rsv_windows_open;
+	uint64_t rsv_windows_open; /* handles open (bga_rsv_open minus close) */
 	uint64_t deferred_blocks, deferred_extents;
 	uint64_t last_committed_txn;
 };
