@@ -138,7 +138,10 @@ BGA_EXTERN int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len);
 BGA_EXTERN int bga_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, uint64_t txn);
 
 /*
- * Release every deferred free with txn <= `txn`, in O(number released).
+ * Release every deferred free with txn <= `txn`.  Only groups holding
+ * pending frees are visited, so the cost is O(records in those groups),
+ * not O(groups); a deferred free racing the commit of its own txn is
+ * released by that commit or by the next one, never before.
  * Commits must not go backwards: -EINVAL when vol is NULL, txn is 0 or
  * txn is less than the last committed txn (committing the same txn again
  * is a no-op).  Returns 0 otherwise.
