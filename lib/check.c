@@ -60,7 +60,7 @@ static void check_group_locked(struct bga_volume *vol, const struct bga_geom *ge
 		}
 		longest = (uint32_t)bga_bitmap_longest_zero_run(grp->bitmap, hi);
 	}
-	if (grp->max_run < longest || grp->max_run > grp->free)
+	if (grp->max_run < longest || (grp->free == 0 && grp->max_run != 0))
 		report(r, g, UINT64_MAX, "group %llu: max_run %u but longest free run %u, free %u",
 		       (unsigned long long)g, grp->max_run, longest, grp->free);
 	for (unsigned k = 0; k < BGA_ORDERS; k++) {

@@ -267,8 +267,8 @@ int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp,
 	uint32_t free = grp->free - len;
 	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
 	/* The longest run can only shrink; max_run stays an upper bound. */
-	if (grp->max_run > free)
-		bga__group_set_run_locked(vol, grp, g, free);
+	if (free == 0)
+		bga__group_set_run_locked(vol, grp, g, 0);
 	return 0;
 }
 
@@ -315,7 +315,7 @@ void bga__group_release_locked(struct bga_volume *vol, struct bga_group *grp,
 	uint32_t above = free_above(grp->bitmap, off + len, vol->cfg.blocks_per_group);
 	uint32_t merged = (below == UINT32_MAX || above == UINT32_MAX) ? free : below + len + above;
 	if (merged > grp->max_run)
-		bga__group_set_run_locked(vol, grp, g, BGA_MIN(merged, free));
+		bga__group_set_run_locked(vol, grp, g, merged);
 }
 
 int bga__group_prepare_release_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len)

@@ -80,8 +80,12 @@ enum {
  *    wholly used or wholly free;
  *  - bitmap != NULL  =>  popcount(bitmap) == blocks_per_group - free, and
  *    every bit outside [lo, hi) is set;
- *  - max_run >= the longest free run (an upper bound, exact after a
- *    recompute) and max_run <= free;
+ *  - max_run >= the longest free run: an upper bound, exact after a
+ *    recompute, and 0 when free is 0.  It may exceed free: allocations
+ *    leave it alone (keeping it tight cost a store and often an index
+ *    update per allocation), so a free that lands in a long run finds it
+ *    large enough already and skips its merge scan.  A search it misleads
+ *    recomputes it (bga__group_refresh_locked);
  *  - the group index holds bit k for this group iff max_run >= 2^k.
  */
 struct bga_group {
@@ -302,7 +306,8 @@ bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp, uint6
 void bga__group_set_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t run);
 
 /* Mark [off, off+len), free and inside one word of the group's bitmap,
- * used.  The longest run can only shrink: max_run stays an upper bound. */
+ * used.  The longest run can only shrink: max_run stays an upper bound,
+ * and drops to 0 with the last free block. */
 static inline void bga__group_take_word_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
 					       uint32_t off, uint32_t len)
 {
@@ -311,8 +316,8 @@ static inline void bga__group_take_word_locked(struct bga_volume *vol, struct bg
 	grp->bitmap[off / 64] |= m;
 	uint32_t free = grp->free - len;
 	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
-	if (grp->max_run > free)
-		bga__group_set_run_locked(vol, grp, g, free);
+	if (free == 0)
+		bga__group_set_run_locked(vol, grp, g, 0);
 }
 
 /* Mark [off, off+len) used.  The range must be free.  0 or -ENOMEM. */
