@@ -65,21 +65,6 @@ struct bga_chunk *bga__chunk_ensure(struct bga_volume *vol, const struct bga_geo
 	return ch;
 }
 
-void bga__group_lock(struct bga_volume *vol, uint64_t g)
-{
-	bga_locktab_lock(vol->locks, g);
-}
-
-bool bga__group_trylock(struct bga_volume *vol, uint64_t g)
-{
-	return bga_locktab_trylock(vol->locks, g);
-}
-
-void bga__group_unlock(struct bga_volume *vol, uint64_t g)
-{
-	bga_locktab_unlock(vol->locks, g);
-}
-
 struct bga_group_ext *bga__group_ext_locked(struct bga_group *grp)
 {
 	if (grp->ext == NULL)

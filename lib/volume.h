@@ -289,9 +289,21 @@ static inline struct bga_group *bga__group_get(struct bga_volume *vol, const str
 	return ch ? &ch->groups[g & (BGA_CHUNK_GROUPS - 1)] : NULL;
 }
 
-void bga__group_lock(struct bga_volume *vol, uint64_t g);
-bool bga__group_trylock(struct bga_volume *vol, uint64_t g);
-void bga__group_unlock(struct bga_volume *vol, uint64_t g);
+/* Group g's lock: its slot of the hashed lock table. */
+static inline void bga__group_lock(struct bga_volume *vol, uint64_t g)
+{
+	bga_locktab_lock(vol->locks, g);
+}
+
+static inline bool bga__group_trylock(struct bga_volume *vol, uint64_t g)
+{
+	return bga_locktab_trylock(vol->locks, g);
+}
+
+static inline void bga__group_unlock(struct bga_volume *vol, uint64_t g)
+{
+	bga_locktab_unlock(vol->locks, g);
+}
 
 /*
  * Find a free run of min..max blocks in group g that starts at or after
