@@ -21,14 +21,12 @@
 /*
  * A handle.  `win` is linked into a group's window list while win.linked;
  * its fields are then under that group's lock.  The handle itself is used
- * by one thread at a time (the contract), so size and the counters need
- * no lock.
+ * by one thread at a time (the contract), so its size needs no lock.
  */
 struct bga_rsv {
 	struct bga_volume *vol;
 	struct bga_window win;
 	uint32_t size; /* goal size of the next window; 0 = windows off */
-	uint64_t hits, allocs;
 };
 
 int bga__rsv_link_locked(struct bga_group *grp, uint64_t g, struct bga_window *w, uint32_t start,
@@ -175,14 +173,13 @@ int bga__rsv_alloc(struct bga_volume *vol, const struct bga_geom *geo, const str
 		return -EINVAL;
 	if (rsv->size == 0 || (req->flags & BGA_EXACT_GOAL))
 		return bga__alloc_plain(vol, geo, req, min, max, out);
-	rsv->allocs++;
-	__atomic_fetch_add(&vol->rsv_allocs, 1, __ATOMIC_RELAXED);
+	struct bga_percpu *pc = bga__percpu(vol);
+	__atomic_fetch_add(&pc->rsv_allocs, 1, __ATOMIC_RELAXED);
 	uint64_t next = BGA_NO_GOAL;
 	if (rsv->win.linked) {
 		next = bga__group_first(vol, rsv->win.group) + rsv->win.end;
 		if (window_take(vol, geo, rsv, req->goal, min, max, out)) {
-			rsv->hits++;
-			__atomic_fetch_add(&vol->rsv_hits, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pc->rsv_hits, 1, __ATOMIC_RELAXED);
 			return 0;
 		}
 	}

@@ -309,8 +309,10 @@ int bga_stats(struct bga_volume *vol, struct bga_stats *st)
 			st->busiest_slot_contended = ls.contended;
 		}
 	}
-	st->rsv_hits = __atomic_load_n(&vol->rsv_hits, __ATOMIC_RELAXED);
-	st->rsv_allocs = __atomic_load_n(&vol->rsv_allocs, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < vol->ncpu; i++) {
+		st->rsv_hits += __atomic_load_n(&vol->cpu[i].rsv_hits, __ATOMIC_RELAXED);
+		st->rsv_allocs += __atomic_load_n(&vol->cpu[i].rsv_allocs, __ATOMIC_RELAXED);
+	}
 	st->rsv_hit_ratio = st->rsv_allocs ? (double)st->rsv_hits / (double)st->rsv_allocs : 0;
 	st->rsv_windows_open = __atomic_load_n(&vol->rsv_open, __ATOMIC_RELAXED);
 	st->deferred_blocks = __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED);

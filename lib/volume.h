@@ -133,6 +133,10 @@ struct bga_percpu {
 	uint64_t steer_from; /* a goal group whose lock this CPU found busy ... */
 	uint64_t steer_to;   /* ... and the block it allocates from instead */
 	uint32_t steer_left; /* allocations before steer_from is tried again */
+	/* allocations through a window handle on this CPU, and those its
+	 * window served: statistics kept per CPU so that counting them never
+	 * moves a shared line (bga_stats sums them) */
+	uint64_t rsv_allocs, rsv_hits;
 } __attribute__((aligned(BGA_CACHELINE)));
 
 struct bga_volume {
@@ -169,7 +173,7 @@ struct bga_volume {
 	uint64_t dfree_extents;      /* atomic */
 	uint64_t *dfree_chunks;      /* atomic: chunks whose dfree map has a bit set (max_chunks bits) */
 
-	uint64_t rsv_hits, rsv_allocs, rsv_open; /* atomic statistics */
+	uint64_t rsv_open; /* atomic: handles open */
 };
 
 /* ---- geometry helpers ---- */
