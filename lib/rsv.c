@@ -27,7 +27,21 @@ struct bga_rsv {
 	struct bga_volume *vol;
 	struct bga_window win;
 	uint32_t size; /* goal size of the next window; 0 = windows off */
+	uint32_t colour; /* which of BGA_RSV_COLOURS slices of a group a new file starts in */
 };
+
+/*
+ * Files that start at one goal (one directory) would book their first
+ * windows back to back, and each window after the first would then have
+ * to jump past a neighbour's: a new extent every window.  As ext4 colours
+ * a new file's first goal by its process, a handle's first window starts
+ * in its own slice of the goal's group, leaving each file room to grow in
+ * place.  Measured with bga-scale's writers (256-block files from one
+ * directory goal): 4.8-6.4 extents per file at 8-64 threads without
+ * colours, 1.05-1.2 with them at 2-8 threads (2.4 at 64); the 16-writer
+ * lock-step test (tests/test_policies.c) went from 6.9 to 1.0.
+ */
+#define BGA_RSV_COLOURS 16u
 
 int bga__rsv_link_locked(struct bga_group *grp, uint64_t g, struct bga_window *w, uint32_t start,
 			 uint32_t end)
@@ -89,6 +103,7 @@ int bga_rsv_open(struct bga_volume *vol, struct bga_rsv **out)
 		return -ENOMEM;
 	rsv->vol = vol;
 	rsv->size = vol->cfg.rsv_default;
+	rsv->colour = (uint32_t)(__atomic_fetch_add(&vol->rsv_seq, 1, __ATOMIC_RELAXED) % BGA_RSV_COLOURS);
 	__atomic_fetch_add(&vol->rsv_open, 1, __ATOMIC_RELAXED);
 	*out = rsv;
 	return 0;
@@ -165,6 +180,15 @@ static bool window_take(struct bga_volume *vol, const struct bga_geom *geo, stru
 	return hit;
 }
 
+/* goal moved by colour slices of its group, within the group. */
+static uint64_t coloured(const struct bga_volume *vol, const struct bga_geom *geo, uint64_t goal, uint32_t colour)
+{
+	uint32_t bpg = vol->cfg.blocks_per_group;
+	uint64_t first = bga__group_first(vol, bga__group_of(vol, goal));
+	uint64_t off = (goal - first + (uint64_t)colour * (bpg / BGA_RSV_COLOURS)) % bpg;
+	return first + off < geo->nblocks ? first + off : goal;
+}
+
 int bga__rsv_alloc(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req,
 		   uint32_t min, uint32_t max, struct bga_extent *out)
 {
@@ -184,8 +208,11 @@ int bga__rsv_alloc(struct bga_volume *vol, const struct bga_geom *geo, const str
 		}
 	}
 	/* Book a new window from the goal on (or right after the old one, so
-	 * a file written in order stays contiguous). */
+	 * a file written in order stays contiguous); a first window starts in
+	 * the handle's colour of the goal's group. */
 	uint64_t goal = req->goal != BGA_NO_GOAL ? req->goal : next < geo->nblocks ? next : bga__home(vol, geo);
+	if (next == BGA_NO_GOAL)
+		goal = coloured(vol, geo, goal, rsv->colour);
 	rsv->win.start = 0;
 	rsv->win.end = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
 	int rc = bga__search(vol, geo, goal, min, max, true, &rsv->win, out, NULL);

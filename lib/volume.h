@@ -174,6 +174,7 @@ struct bga_volume {
 	uint64_t *dfree_chunks;      /* atomic: chunks whose dfree map has a bit set (max_chunks bits) */
 
 	uint64_t rsv_open; /* atomic: handles open */
+	uint64_t rsv_seq;  /* atomic: handles ever opened (their colours) */
 };
 
 /* ---- geometry helpers ---- */
