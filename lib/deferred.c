@@ -229,41 +229,50 @@ int bga_commit(struct bga_volume *vol, uint64_t txn)
 	return 0;
 }
 
+/* Would group g hold the run asked for once its pending frees commit? */
+static bool group_would_fit(struct bga_volume *vol, uint64_t g, uint64_t min_len, uint64_t exact, uint64_t *scratch)
+{
+	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
+	struct bga_group *grp = ch ? &ch->groups[g & (BGA_CHUNK_GROUPS - 1)] : NULL;
+	if (grp)
+		bga__group_lock(vol, g);
+	uint32_t hi = bga__group_copy_locked(vol, grp, g, scratch, true);
+	bool fit;
+	if (exact == BGA_NO_GOAL) {
+		fit = bga_bitmap_longest_zero_run(scratch, hi) >= min_len;
+	} else {
+		uint64_t off = exact - bga__group_first(vol, g), start;
+		uint64_t run = bga_bitmap_zero_run_at(scratch, hi, off, &start);
+		fit = run && start + run - off >= min_len;
+	}
+	if (grp)
+		bga__group_unlock(vol, g);
+	return fit;
+}
+
 /*
  * After a failed allocation: would a run of min_len exist (starting at
- * `exact`, unless that is BGA_NO_GOAL) if every pending deferred free were
- * committed?  Looks only at groups holding records, on a scratch copy of
- * each bitmap.  The slow path of an -ENOSPC, so it may allocate.
+ * `exact`, unless that is BGA_NO_GOAL) once every pending deferred free
+ * is committed?  Such a run is made of free and pending blocks: in a
+ * group without pending frees it exists already (the allocation may have
+ * failed on promised space alone), so the index's candidates are looked
+ * at as well as the groups that hold pending frees.  The slow path of an
+ * -ENOSPC, so it may allocate.
  */
 bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, uint64_t min_len, uint64_t exact)
 {
-	uint32_t bpg = vol->cfg.blocks_per_group;
-	uint64_t *scratch = malloc(BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
-	uint64_t g = exact == BGA_NO_GOAL ? 0 : bga__group_of(vol, exact);
-	uint64_t gend = exact == BGA_NO_GOAL ? geo->ngroups : g + 1;
+	uint64_t *scratch = malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));
+	uint64_t n = geo->ngroups;
 	bool fit = false;
 	if (scratch == NULL)
 		return exact == BGA_NO_GOAL && __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED) >= min_len;
-	for (; !fit && (g = next_pending(vol, g, gend)) < gend; g++) {
-		uint32_t lo, hi;
-		bga__group_lock(vol, g);
-		struct bga_group *grp = bga__group_get(vol, geo, g);
-		bga__grp_span(vol, grp, g, &lo, &hi);
-		if (grp->bitmap)
-			memcpy(scratch, grp->bitmap, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
-		else
-			memset(scratch, 0xff, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
-		if (grp->ext && grp->ext->pending)
-			for (size_t w = 0; w < BGA_BITMAP_WORDS(bpg); w++)
-				scratch[w] &= ~grp->ext->pending[w];
-		if (exact == BGA_NO_GOAL) {
-			fit = bga_bitmap_longest_zero_run(scratch, hi) >= min_len;
-		} else {
-			uint64_t off = exact - bga__group_first(vol, g), start;
-			uint64_t run = bga_bitmap_zero_run_at(scratch, hi, off, &start);
-			fit = run && start + run - off >= min_len;
-		}
-		bga__group_unlock(vol, g);
+	if (exact != BGA_NO_GOAL) {
+		fit = group_would_fit(vol, bga__group_of(vol, exact), min_len, exact, scratch);
+	} else {
+		for (uint64_t g = 0; !fit && (g = bga__idx_next(vol, g, n, min_len)) < n; g++)
+			fit = group_would_fit(vol, g, min_len, exact, scratch);
+		for (uint64_t g = 0; !fit && (g = next_pending(vol, g, n)) < n; g++)
+			fit = group_would_fit(vol, g, min_len, exact, scratch);
 	}
 	free(scratch);
 	return fit;

@@ -103,6 +103,25 @@ void bga__group_fill_bitmap_locked(struct bga_volume *vol, struct bga_group *grp
 	grp->bitmap = map;
 }
 
+uint32_t bga__group_copy_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint64_t *map,
+				bool commit_pending)
+{
+	uint32_t bpg = vol->cfg.blocks_per_group, lo, hi;
+	size_t words = BGA_BITMAP_WORDS(bpg);
+	bga__grp_span(vol, grp, g, &lo, &hi);
+	if (grp && grp->bitmap) {
+		memcpy(map, grp->bitmap, words * sizeof(uint64_t));
+	} else {
+		memset(map, grp && grp->free == 0 ? 0xff : 0, words * sizeof(uint64_t));
+		bga_bitmap_set_range(map, 0, lo);
+		bga_bitmap_set_range(map, hi, bpg - hi);
+	}
+	if (commit_pending && grp && grp->ext && grp->ext->pending)
+		for (size_t w = 0; w < words; w++)
+			map[w] &= ~grp->ext->pending[w];
+	return hi;
+}
+
 int bga__group_materialise_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g)
 {
 	uint64_t *map = malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));

@@ -19,26 +19,15 @@
  */
 static uint32_t group_copy(struct bga_volume *vol, uint64_t g, uint64_t *map, bool *initialised)
 {
-	uint32_t bpg = vol->cfg.blocks_per_group, lo, hi;
-	size_t bytes = BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t);
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
 	if (ch == NULL) {
-		bga__grp_span(vol, NULL, g, &lo, &hi);
-		memset(map, 0, bytes);
 		*initialised = false;
-		return hi;
+		return bga__group_copy_locked(vol, NULL, g, map, false);
 	}
 	bga__group_lock(vol, g);
 	const struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
-	bga__grp_span(vol, grp, g, &lo, &hi);
 	*initialised = grp->bitmap != NULL;
-	if (grp->bitmap) {
-		memcpy(map, grp->bitmap, bytes);
-	} else {
-		memset(map, grp->free ? 0 : 0xff, bytes);
-		bga_bitmap_set_range(map, 0, lo);
-		bga_bitmap_set_range(map, hi, bpg - hi);
-	}
+	uint32_t hi = bga__group_copy_locked(vol, grp, g, map, false);
 	bga__group_unlock(vol, g);
 	return hi;
 }
@@ -159,15 +148,9 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 		bga__group_unlock(vol, g);
 		return 0;
 	}
-	uint32_t bpg = vol->cfg.blocks_per_group, lo, hi;
+	uint32_t lo, hi;
 	bga__grp_span(vol, grp, g, &lo, &hi);
-	if (grp->bitmap) {
-		memcpy(scratch, grp->bitmap, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
-	} else {
-		memset(scratch, grp->free ? 0 : 0xff, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
-		bga_bitmap_set_range(scratch, 0, lo);
-		bga_bitmap_set_range(scratch, hi, bpg - hi);
-	}
+	bga__group_copy_locked(vol, grp, g, scratch, false);
 	rc = each_run(scratch, hi, a, BGA_MIN(b, hi), min_len, trim_collect, &l);
 	size_t taken = 0;
 	for (; rc == 0 && taken < l.n; taken++) {

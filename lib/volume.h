@@ -359,6 +359,15 @@ void bga__group_refresh_locked(struct bga_volume *vol, struct bga_group *grp, ui
 int bga__group_materialise_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g);
 /* The same with a caller-supplied map of blocks_per_group bits. */
 void bga__group_fill_bitmap_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint64_t *map);
+/*
+ * Copy group g's map of used blocks into `map` (blocks_per_group bits, set
+ * = used, every bit outside the span set), whatever its storage: grp NULL
+ * is an untouched group, wholly free.  With commit_pending, blocks waiting
+ * on deferred frees count as free (the state after a commit).  Caller
+ * holds g's lock (or grp is NULL).  Returns the span end.
+ */
+uint32_t bga__group_copy_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint64_t *map,
+				bool commit_pending);
 /* Allocate grp->ext if needed; NULL on ENOMEM. */
 struct bga_group_ext *bga__group_ext_locked(struct bga_group *grp);
 /* True when bit off of the group is set (used). */
