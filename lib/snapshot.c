@@ -46,13 +46,7 @@ static void put_group_locked(struct buf *b, struct bga_volume *vol, const struct
 	uint32_t nfree = grp ? grp->free : hi - lo, run = grp ? grp->max_run : hi - lo;
 	put(b, ((uint64_t)nfree << 32) | run);
 	put(b, grp ? grp->flags : 0);
-	if (grp && grp->bitmap) {
-		memcpy(map, grp->bitmap, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
-	} else {
-		memset(map, nfree ? 0 : 0xff, BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
-		bga_bitmap_set_range(map, 0, lo);
-		bga_bitmap_set_range(map, hi, bpg - hi);
-	}
+	bga__group_copy_locked(vol, grp, g, map, false);
 	for (size_t w = 0; w < BGA_BITMAP_WORDS(bpg); w++)
 		put(b, map[w]);
 	for (const struct bga_window *w = grp && grp->ext ? grp->ext->windows : NULL; w; w = w->next)
