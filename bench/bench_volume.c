@@ -320,6 +320,8 @@ static void churn(struct bench_state *st)
 	struct rng r;
 	int rc = 0;
 
+	bench_pin(st);
+
 	if (!c) {
 		bench_skip(st, "setup failed (see stderr)");
 		return;
@@ -393,6 +395,8 @@ static void extents(struct bench_state *st)
 	struct bga_extent *ring, e;
 	struct rng r;
 	int rc = 0;
+
+	bench_pin(st);
 
 	if (!c) {
 		bench_skip(st, "setup failed (see stderr)");
@@ -481,6 +485,8 @@ static void fill(struct bench_state *st)
 	struct fill_ctx *c = bench_ctx(st);
 	int nthr = bench_threads(st), ti = bench_thread_index(st);
 	uint64_t items = 0;
+
+	bench_pin(st);
 
 	if (!c) {
 		bench_skip(st, "setup failed (see stderr)");

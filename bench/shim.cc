@@ -4,6 +4,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <array>
 #include <cstdio>
 #include <utility>
@@ -101,6 +104,22 @@ void bench_set_counter(bench_state *st, const char *name, double value)
 }
 
 void bench_skip(bench_state *st, const char *msg) { st->gb->SkipWithError(msg); }
+
+void bench_pin(const bench_state *st)
+{
+	cpu_set_t allowed, one;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+		return;
+	int n = CPU_COUNT(&allowed), want = st->gb->thread_index() % (n > 0 ? n : 1);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed) || want-- > 0)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+		return;
+	}
+}
 
 int bench_main(int argc, char **argv)
 {

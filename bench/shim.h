@@ -68,6 +68,15 @@ void bench_set_counter(struct bench_state *st, const char *name, double value);
 /* Report an error for this run; the loop then stops. */
 void bench_skip(struct bench_state *st, const char *msg);
 
+/*
+ * Bind the calling benchmark thread to one CPU, round-robin by thread
+ * index over the CPUs the process may use, as will-it-scale binds its
+ * tasks: unbound, the scheduler sometimes runs two threads of a 2-thread
+ * run on one CPU, and a spinning waiter then times the scheduler rather
+ * than the code.  Threads beyond the CPU count share CPUs evenly.
+ */
+void bench_pin(const struct bench_state *st);
+
 /* Parse Google Benchmark flags and run everything registered. */
 int bench_main(int argc, char **argv);
 
