@@ -29,6 +29,7 @@
 #include <bgalloc/counter.h>
 
 #include "cpu.h"
+#include "testutil.h"
 
 extern char **environ;
 
@@ -47,23 +48,6 @@ static long iters = 50000;
 			failures++;                                             \
 		}                                                               \
 	} while (0)
-
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t rnd(struct rng *r)
-{
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * 0x2545F4914F6CDD1DULL;
-}
-
-static int64_t between(struct rng *r, int64_t lo, int64_t hi)
-{
-	return lo + (int64_t)(rnd(r) % (uint64_t)(hi - lo + 1));
-}
 
 /* ---------------------------------------------------------------- */
 

@@ -14,27 +14,9 @@
 
 #include "bitmap_impl.h"
 #include "compiler.h"
+#include "testutil.h"
 
 #define SEED 0x6267616c6c6f63ULL /* "bgalloc" */
-
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t rnd(struct rng *r)
-{
-	/* xorshift64*: enough for test data, and reproducible. */
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * 0x2545F4914F6CDD1DULL;
-}
-
-/* Uniform in [0, n); n > 0. */
-static uint64_t below(struct rng *r, uint64_t n)
-{
-	return rnd(r) % n;
-}
 
 /* ---------------------------------------------------------------- */
 /* The reference: one bit at a time, only ever below nbits. */

@@ -25,28 +25,11 @@
 #include <bgalloc/counter.h>
 
 #include "cpu.h"
+#include "testutil.h"
 
 extern char **environ;
 
 static const enum bga_counter_mode modes[] = {BGA_COUNTER_PERCPU, BGA_COUNTER_ATOMIC};
-
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t rnd(struct rng *r)
-{
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * 0x2545F4914F6CDD1DULL;
-}
-
-/* Uniform in [lo, hi]. */
-static int64_t between(struct rng *r, int64_t lo, int64_t hi)
-{
-	return lo + (int64_t)(rnd(r) % (uint64_t)(hi - lo + 1));
-}
 
 static struct bga_counter *mk(int64_t initial, int32_t batch, enum bga_counter_mode mode)
 {

@@ -16,6 +16,32 @@ static inline uint64_t rng_next(uint64_t *s)
 	return *s;
 }
 
+/* The same family with a struct, for tests that keep several streams:
+ * xorshift64* (Vigna), reproducible from the seed in s (not 0). */
+struct rng {
+	uint64_t s;
+};
+
+static inline uint64_t rnd(struct rng *r)
+{
+	r->s ^= r->s >> 12;
+	r->s ^= r->s << 25;
+	r->s ^= r->s >> 27;
+	return r->s * 0x2545F4914F6CDD1DULL;
+}
+
+/* Uniform enough in [0, n); n > 0. */
+static inline uint64_t below(struct rng *r, uint64_t n)
+{
+	return rnd(r) % n;
+}
+
+/* Uniform enough in [lo, hi]. */
+static inline int64_t between(struct rng *r, int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(rnd(r) % (uint64_t)(hi - lo + 1));
+}
+
 #ifdef CRITERION_H_
 #include <bgalloc.h>
 
