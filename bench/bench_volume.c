@@ -63,6 +63,7 @@
 #include "peer_ext2.h"
 #include "rng.h"
 #include "shim.h"
+#include "vol.h"
 
 enum variant { V_BGA, V_BASE, V_EXT2 };
 
@@ -70,32 +71,18 @@ static const char *const variant_name[] = {"bgalloc", "baseline", "ext2"};
 
 /* ---- one face over the three allocators ------------------------------ */
 
-struct vol {
-	enum variant v;
-	uint64_t nblocks;
-	struct bga_volume *bga;
-	struct peer_ext2 *peer;
-};
-
 static int vol_open(struct vol *vl, enum variant v, uint64_t nblocks)
 {
-	struct bga_config cfg;
 	int rc;
 
 	memset(vl, 0, sizeof(*vl));
-	vl->v = v;
-	if (v == V_EXT2) {
-		rc = peer_ext2_create(NULL, nblocks, &vl->peer);
-		if (rc)
-			return rc;
-		vl->nblocks = peer_ext2_nblocks(vl->peer);
-		return 0;
-	}
-	bga_config_init(&cfg, nblocks);
-	if (v == V_BASE)
-		cfg.flags = BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS;
-	vl->nblocks = nblocks;
-	return bga_create(&cfg, &vl->bga);
+	if (v != V_EXT2)
+		return vol_open_bga(vl, nblocks, v == V_BASE);
+	rc = peer_ext2_create(NULL, nblocks, &vl->peer);
+	if (rc)
+		return rc;
+	vl->nblocks = peer_ext2_nblocks(vl->peer);
+	return 0;
 }
 
 static void vol_close(struct vol *vl)
@@ -108,39 +95,9 @@ static void vol_close(struct vol *vl)
 	vl->bga = NULL;
 }
 
-/*
- * For the peer, min_len is ignored: one block through ext2fs_new_block2,
- * or exactly max_len through ext2fs_new_range.  A goal of BGA_NO_GOAL means
- * the start of the file system to libext2fs.
- */
-static inline int vol_alloc(struct vol *vl, uint64_t goal, uint64_t min_len, uint64_t max_len,
-			    struct bga_extent *out)
-{
-	if (vl->v != V_EXT2) {
-		struct bga_request req = {
-			.goal = goal, .min_len = min_len, .max_len = max_len, .rsv = NULL, .flags = 0,
-		};
-
-		return bga_alloc(vl->bga, &req, out);
-	}
-	if (goal == BGA_NO_GOAL)
-		goal = 0;
-	out->len = max_len;
-	if (max_len == 1)
-		return peer_ext2_alloc_block(vl->peer, goal, &out->start);
-	return peer_ext2_alloc_range(vl->peer, goal, max_len, &out->start);
-}
-
-static inline int vol_free(struct vol *vl, uint64_t start, uint64_t len)
-{
-	if (vl->v != V_EXT2)
-		return bga_free(vl->bga, start, len);
-	return peer_ext2_free(vl->peer, start, len);
-}
-
 static uint64_t vol_free_count(struct vol *vl)
 {
-	if (vl->v != V_EXT2)
+	if (vl->bga)
 		return bga_free_exact(vl->bga);
 	return peer_ext2_free_blocks(vl->peer);
 }
@@ -179,7 +136,7 @@ static int runs_add(void *ctx, uint64_t start, uint64_t len)
 static int vol_free_runs(struct vol *vl, struct runs *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (vl->v != V_EXT2)
+	if (vl->bga)
 		return bga_foreach_free(vl->bga, 0, vl->nblocks, 1, runs_add, out);
 
 	ext2fs_block_bitmap map = peer_ext2_fs(vl->peer)->block_map;
@@ -235,7 +192,7 @@ static int vol_prefill(struct vol *vl, double frac, uint64_t seed)
 			stop = (s / gsize + 1) * gsize;
 			while (b < end && b < stop && rng_next(&r) < thresh)
 				b++;
-			if (vl->v == V_EXT2) {
+			if (!vl->bga) {
 				ext2fs_block_alloc_stats_range(peer_ext2_fs(vl->peer), s, (blk_t)(b - s), +1);
 			} else {
 				struct bga_request req = {
@@ -288,7 +245,7 @@ static void churn_setup(struct bench_state *st, enum variant v, double frac, int
 		rc = vol_prefill(&c->vol, frac, 1);
 	rng_seed(&r, 2, 0);
 	for (int i = 0; i < CHURN_WSET && !rc; i++) {
-		rc = vol_alloc(&c->vol, hot ? 0 : rng_below(&r, c->vol.nblocks), 1, 1, &e);
+		rc = vol_alloc(&c->vol, hot ? 0 : rng_below(&r, c->vol.nblocks), 1, 1, NULL, &e);
 		c->slot[i] = e.start;
 	}
 	if (rc) {
@@ -337,7 +294,7 @@ static void churn(struct bench_state *st)
 			rc = vol_free(&c->vol, slot[k], 1);
 			if (rc)
 				break;
-			rc = vol_alloc(&c->vol, goal, 1, 1, &e);
+			rc = vol_alloc(&c->vol, goal, 1, 1, NULL, &e);
 			if (rc)
 				break;
 			slot[k] = e.start;
@@ -416,7 +373,7 @@ static void extents(struct bench_state *st)
 				head = (head + 1) % cap;
 				count--;
 			}
-			rc = vol_alloc(&c->vol, goal, len, len, &e);
+			rc = vol_alloc(&c->vol, goal, len, len, NULL, &e);
 			if (rc)
 				break;
 			ring[(head + count) % cap] = e;
@@ -499,11 +456,11 @@ static void fill(struct bench_state *st)
 		struct bga_extent e;
 		int rc;
 
-		if (c->vol.v == V_EXT2)
+		if (!c->vol.bga)
 			goal = c->vol.nblocks / (uint64_t)nthr * (uint64_t)ti;
-		while ((rc = vol_alloc(&c->vol, goal, 1, 1, &e)) == 0) {
+		while ((rc = vol_alloc(&c->vol, goal, 1, 1, NULL, &e)) == 0) {
 			n++;
-			if (c->vol.v == V_EXT2)
+			if (!c->vol.bga)
 				goal = e.start + 1;
 		}
 		if (rc != -ENOSPC)
@@ -617,7 +574,7 @@ static void sparse_search(struct bench_state *st)
 	}
 	while (!rc && bench_keep_running_batch(st, 64)) {
 		for (int i = 0; i < 64; i++) {
-			rc = vol_alloc(&c->vol, 0, 1, 1, &e);
+			rc = vol_alloc(&c->vol, 0, 1, 1, NULL, &e);
 			if (rc)
 				break;
 			rc = vol_free(&c->vol, e.start, 1);

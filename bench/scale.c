@@ -99,6 +99,7 @@
 
 #include "peer_ext2.h"
 #include "rng.h"
+#include "vol.h"
 
 #define CACHELINE 128
 #define MAX_THREADS 1024
@@ -182,21 +183,11 @@ static struct opts {
 	bool quiet;
 } opt;
 
-/* ---- random numbers ------------------------------------------------------ */
-
-
 /* ---- the allocators behind one face -------------------------------------- */
 
 static struct peer_ext2 *peer;   /* made once per process */
 static uint64_t peer_pristine;   /* its free count right after mke2fs */
 static int peer_rebuilds;
-
-struct vol {
-	enum variant v;
-	uint64_t nblocks;
-	struct bga_volume *bga;
-	struct peer_ext2 *peer;
-};
 
 static int peer_get(void)
 {
@@ -215,10 +206,7 @@ static int peer_get(void)
 
 static int vol_open(struct vol *vl, enum variant v)
 {
-	struct bga_config cfg;
-
 	memset(vl, 0, sizeof(*vl));
-	vl->v = v;
 	if (v == V_EXT2) {
 		int rc = peer_get();
 
@@ -228,11 +216,7 @@ static int vol_open(struct vol *vl, enum variant v)
 		vl->nblocks = peer_ext2_nblocks(peer);
 		return 0;
 	}
-	bga_config_init(&cfg, opt.nblocks);
-	if (v == V_BASE)
-		cfg.flags = BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS;
-	vl->nblocks = opt.nblocks;
-	return bga_create(&cfg, &vl->bga);
+	return vol_open_bga(vl, opt.nblocks, v == V_BASE);
 }
 
 /* The peer outlives the cell; it must come back exactly as it was. */
@@ -247,31 +231,6 @@ static void vol_close(struct vol *vl)
 		peer_rebuilds++;
 	}
 	memset(vl, 0, sizeof(*vl));
-}
-
-static inline int vol_alloc(struct vol *vl, uint64_t goal, uint64_t min_len, uint64_t max_len,
-			    struct bga_rsv *rsv, struct bga_extent *out)
-{
-	if (vl->v != V_EXT2) {
-		struct bga_request req = {
-			.goal = goal, .min_len = min_len, .max_len = max_len, .rsv = rsv, .flags = 0,
-		};
-
-		return bga_alloc(vl->bga, &req, out);
-	}
-	if (goal >= vl->nblocks)
-		goal = goal == BGA_NO_GOAL ? 0 : goal % vl->nblocks;
-	out->len = max_len;
-	if (max_len == 1)
-		return peer_ext2_alloc_block(vl->peer, goal, &out->start);
-	return peer_ext2_alloc_range(vl->peer, goal, max_len, &out->start);
-}
-
-static inline int vol_free(struct vol *vl, uint64_t start, uint64_t len)
-{
-	if (vl->v != V_EXT2)
-		return bga_free(vl->bga, start, len);
-	return peer_ext2_free(vl->peer, start, len);
 }
 
 /* ---- one repetition -------------------------------------------------------- */
