@@ -99,8 +99,12 @@ BGA_EXTERN void bga_destroy(struct bga_volume *vol);
  * Allocate one extent of min_len .. max_len blocks (max_len is capped at
  * blocks_per_group; an extent never crosses a group boundary), as near
  * req->goal as possible: the goal block, then forward in its group, then
- * other groups found through the group index, nearest first.  With
- * BGA_NO_GOAL the search starts at the calling CPU's home group.
+ * the groups after it that the group index says can hold min_len,
+ * wrapping round to the goal's group.  With BGA_NO_GOAL the search starts
+ * at the calling CPU's home group.  The goal is a preference: when its
+ * group's lock is held, the allocation is taken elsewhere rather than
+ * waited for, and the calling CPU keeps using the group it got instead for
+ * the next allocations aimed at that group (BGA_EXACT_GOAL always waits).
  *
  * With req->rsv, blocks come from the window first; see bga_rsv_open().
  * With BGA_USE_RESERVED the extent is charged to an earlier bga_reserve();
@@ -115,7 +119,8 @@ BGA_EXTERN void bga_destroy(struct bga_volume *vol);
  *           starts at the goal), or the free space is promised to
  *           reservations;
  *  -EAGAIN  not now, but the request would fit once pending deferred
- *           frees are committed (bga_commit()).
+ *           frees are committed (bga_commit());
+ *  -ENOMEM  a group's bitmap or descriptors could not be allocated.
  */
 BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
 
@@ -124,7 +129,9 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
  * changed, when vol is NULL, len is 0, any block lies outside the volume
  * or below first_data_block, or any block is not allocated (a double free,
  * or a block waiting on a deferred free).  Ranges that span groups are
- * allowed; their locks are taken in group order.  Returns 0 otherwise.
+ * allowed; their locks are taken in lock-slot order.  -ENOMEM, with
+ * nothing changed, when freeing part of a wholly used group needs its
+ * bitmap and none can be allocated.  Returns 0 otherwise.
  */
 BGA_EXTERN int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len);
 
@@ -133,7 +140,8 @@ BGA_EXTERN int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len);
  * allocated, and unavailable, until bga_commit(vol, t) with t >= txn.
  * Same all-or-nothing checks as bga_free(), plus -EINVAL when any block
  * already waits on a deferred free, or txn is 0 or not greater than the
- * last committed txn.  Returns 0 otherwise.
+ * last committed txn; -ENOMEM, with nothing changed, when its record or
+ * its group's pending map cannot be allocated.  Returns 0 otherwise.
  */
 BGA_EXTERN int bga_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, uint64_t txn);
 
@@ -209,7 +217,7 @@ BGA_EXTERN int bga_rsv_window(const struct bga_rsv *rsv, struct bga_extent *out)
  * group boundaries.  A snapshot per group: each group is read under its
  * lock, the callback runs with no lock held.  A non-zero return from cb
  * stops the walk and is returned.  -EINVAL for NULL vol/cb, from >= to,
- * to > nblocks or min_len 0.
+ * to > nblocks or min_len 0; -ENOMEM for its scratch map.
  */
 typedef int (*bga_extent_cb)(void *ctx, uint64_t start, uint64_t len);
 BGA_EXTERN int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len,
@@ -226,7 +234,7 @@ BGA_EXTERN int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t 
  * never trimmed: the claim stops at the first extent the unpromised space
  * cannot cover, and that group is not marked trimmed.  A non-zero return
  * from cb stops the trim (every claimed extent is still freed) and is
- * returned.  Same -EINVAL cases as bga_foreach_free(); *trimmed
+ * returned.  Same errors as bga_foreach_free(); *trimmed
  * (optional) gets the blocks whose discard returned 0.
  */
 BGA_EXTERN int bga_trim(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len,
@@ -276,7 +284,7 @@ struct bga_stats {
 /*
  * Fill *st.  Walks every initialised group under its lock, so it costs
  * O(touched groups); figures are a consistent snapshot per group, not
- * across groups while other threads run.  -EINVAL for NULL.
+ * across groups while other threads run.  -EINVAL for NULL, -ENOMEM.
  */
 BGA_EXTERN int bga_stats(struct bga_volume *vol, struct bga_stats *st);
 

@@ -33,7 +33,7 @@ static uint32_t group_copy(struct bga_volume *vol, uint64_t g, uint64_t *map, bo
 }
 
 /* Call fn for each free run of at least min_len inside [from, to) of map. */
-static int each_run(const uint64_t *map, uint32_t nbits, uint32_t from, uint32_t to, uint64_t min_len,
+static int each_run(const uint64_t *map, uint32_t from, uint32_t to, uint64_t min_len,
 		    int (*fn)(void *, uint32_t, uint32_t), void *arg)
 {
 	uint32_t pos = from;
@@ -42,7 +42,6 @@ static int each_run(const uint64_t *map, uint32_t nbits, uint32_t from, uint32_t
 		if (s >= to)
 			break;
 		uint64_t e = bga_bitmap_next_set(map, to, s);
-		(void)nbits;
 		if (e - s >= min_len) {
 			int rc = fn(arg, (uint32_t)s, (uint32_t)(e - s));
 			if (rc)
@@ -91,7 +90,7 @@ int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_
 		uint32_t a = from > first ? (uint32_t)(from - first) : 0;
 		uint32_t b = (uint32_t)BGA_MIN((uint64_t)hi, to - first);
 		struct walk w = {first, cb, ctx};
-		rc = each_run(map, hi, a, b, min_len, walk_fn, &w);
+		rc = each_run(map, a, b, min_len, walk_fn, &w);
 	}
 	free(map);
 	urcu_bp_read_unlock();
@@ -151,7 +150,7 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 	uint32_t lo, hi;
 	bga__grp_span(vol, grp, g, &lo, &hi);
 	bga__group_copy_locked(vol, grp, g, scratch, false);
-	rc = each_run(scratch, hi, a, BGA_MIN(b, hi), min_len, trim_collect, &l);
+	rc = each_run(scratch, a, BGA_MIN(b, hi), min_len, trim_collect, &l);
 	size_t taken = 0;
 	for (; rc == 0 && taken < l.n; taken++) {
 		struct trim_run *r = &l.runs[taken];
@@ -263,7 +262,7 @@ int bga_stats(struct bga_volume *vol, struct bga_stats *st)
 			bool initialised;
 			uint32_t hi = group_copy(vol, g, map, &initialised);
 			st->groups_initialised += initialised;
-			each_run(map, hi, 0, hi, 1, hist_fn, &h);
+			each_run(map, 0, hi, 1, hist_fn, &h);
 		}
 	}
 	urcu_bp_read_unlock();

@@ -205,7 +205,10 @@ int bga_volume_config(const struct bga_volume *vol, struct bga_config *out)
 	if (vol == NULL || out == NULL)
 		return -EINVAL;
 	*out = vol->cfg;
-	out->nblocks = __atomic_load_n(&vol->geom, __ATOMIC_ACQUIRE)->nblocks;
+	/* Under the read lock: a concurrent grow may free this geometry. */
+	urcu_bp_read_lock();
+	out->nblocks = bga_rcu_load(vol->geom)->nblocks;
+	urcu_bp_read_unlock();
 	return 0;
 }
 
@@ -745,10 +748,11 @@ uint64_t bga_free_estimate(const struct bga_volume *vol)
 {
 	if (vol == NULL)
 		return 0;
-	const struct bga_geom *geo = __atomic_load_n(&vol->geom, __ATOMIC_ACQUIRE);
-	int64_t f = (int64_t)geo->capacity - bga_counter_read(vol->used) +
-		    (int64_t)__atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
-	return f < 0 ? 0 : f > (int64_t)geo->capacity ? geo->capacity : (uint64_t)f;
+	urcu_bp_read_lock();
+	int64_t cap = (int64_t)bga_rcu_load(vol->geom)->capacity;
+	urcu_bp_read_unlock();
+	int64_t f = cap - bga_counter_read(vol->used) + (int64_t)__atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
+	return f < 0 ? 0 : f > cap ? (uint64_t)cap : (uint64_t)f;
 }
 
 uint64_t bga_free_exact(struct bga_volume *vol)
