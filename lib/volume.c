@@ -212,12 +212,6 @@ int bga_volume_config(const struct bga_volume *vol, struct bga_config *out)
 	return 0;
 }
 
-uint64_t bga__home(struct bga_volume *vol, const struct bga_geom *geo)
-{
-	uint64_t b = __atomic_load_n(&bga__percpu(vol)->home, __ATOMIC_RELAXED);
-	return b < geo->nblocks ? b : 0;
-}
-
 /*
  * Charge the used counter for an allocation before any block is taken, so
  * that the bitmaps never hold more taken blocks than the counter admits:
@@ -439,7 +433,7 @@ int bga__alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const s
 	uint64_t goal = req->goal;
 	uint32_t left;
 	if (nogoal) {
-		goal = bga__home(vol, geo);
+		goal = bga__home(pc, geo);
 	} else if ((left = __atomic_load_n(&pc->steer_left, __ATOMIC_RELAXED)) != 0 &&
 		   __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
 		uint64_t to = __atomic_load_n(&pc->steer_to, __ATOMIC_RELAXED);
