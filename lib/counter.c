@@ -17,71 +17,8 @@
 #include <sys/rseq.h>
 
 #include "compiler.h"
+#include "counter_impl.h"
 #include "cpu.h"
-
-/*
- * A slot word packs three things so that one CAS validates all of them:
- *
- *   bits  0..31  the slot's value, an int32 in [-(batch-1), batch-1]
- *   bits 32..62  a generation, bumped each time the slot is unsealed
- *   bit  63      SEALED: a flush (see counter_flush_locked) owns the slot
- *
- * The generation exists only for add_limited's fast path: a fast adder that
- * loaded an unsealed word and later CASes it successfully knows that no
- * flush sealed the slot in between (a seal followed by an unseal would
- * otherwise restore the same word: ABA).  31 bits wrap after 2^31 flushes,
- * far more than can happen while one thread sits between its load and its
- * CAS.
- */
-#define SLOT_SEALED (1ull << 63)
-#define SLOT_GEN_ONE (1ull << 32)
-#define SLOT_GEN_MASK (~SLOT_SEALED & ~0xffffffffull)
-
-struct counter_slot {
-	uint64_t word;
-} __attribute__((aligned(BGA_CACHELINE)));
-
-/*
- * Invariants (checked with BGA_ASSERT in BGA_DEBUG builds):
- *   - every slot's value v satisfies |v| <= batch - 1 at every instant,
- *     because values only change by a CAS that checks the bound;
- *   - in per-CPU mode total changes only with `lock` held (slots are folded
- *     into it under the lock), so at most one fold is in flight;
- *   - a slot is SEALED only while `lock` is held by a flush;
- *   - once `limited` is set (first add_limited call), total never grows
- *     except inside a flush, i.e. while every slot is SEALED.  This is what
- *     add_limited's fast path relies on (proof at bga_counter_add_limited).
- *
- * Lock order: `lock` is a leaf; nothing else is taken while holding it.
- *
- * Layout: the read-mostly fields share the first line, total and lock the
- * second (they are written together, on folds), and each slot has its own
- * line, so a per-CPU add touches only its own line.
- */
-struct bga_counter {
-	enum bga_counter_mode mode;
-	int32_t batch;
-	unsigned nslots;
-	int64_t bound;
-
-	struct {
-		int64_t total;
-		ck_spinlock_fas_t lock;
-		bool limited;
-	} __attribute__((aligned(BGA_CACHELINE)));
-
-	struct counter_slot slots[];
-};
-
-static inline int32_t slot_value(uint64_t w)
-{
-	return (int32_t)(uint32_t)w;
-}
-
-static inline uint64_t slot_with(uint64_t w, int64_t v)
-{
-	return (w & ~0xffffffffull) | (uint32_t)(int32_t)v;
-}
 
 /*
  * The lock is held for a few dozen nanoseconds, but the benchmarks run up
@@ -110,26 +47,9 @@ static void counter_unlock(struct bga_counter *c)
 	ck_spinlock_fas_unlock(&c->lock);
 }
 
-static inline int64_t total_load(const struct bga_counter *c)
-{
-	return __atomic_load_n(&c->total, __ATOMIC_SEQ_CST);
-}
-
 static inline void total_store_locked(struct bga_counter *c, int64_t v)
 {
 	__atomic_store_n(&c->total, v, __ATOMIC_SEQ_CST);
-}
-
-static struct counter_slot *my_slot(struct bga_counter *c)
-{
-	unsigned cpu = bga__cpu_hint();
-
-	/* nslots == bga__cpu_count() (_SC_NPROCESSORS_CONF), and every id
-	 * below that is a real slot; the compare is only for a kernel cpu_id
-	 * past it (CPUs hot-added beyond the configured set). */
-	if (bga_unlikely(cpu >= c->nslots))
-		cpu %= c->nslots;
-	return &c->slots[cpu];
 }
 
 int bga_counter_create(struct bga_counter **out, int64_t initial, int32_t batch,
@@ -196,7 +116,7 @@ static int64_t counter_flush_locked(struct bga_counter *c, int64_t delta, bool c
 		uint64_t old = __atomic_fetch_or(&c->slots[i].word, SLOT_SEALED, __ATOMIC_SEQ_CST);
 
 		BGA_ASSERT(!(old & SLOT_SEALED));
-		value += slot_value(old);
+		value += counter_slot_value(old);
 	}
 	*added = !check || (!__builtin_add_overflow(value, delta, &next) && next <= limit);
 	/* One store of the whole result: between the seals and this store the
@@ -227,12 +147,12 @@ static __attribute__((noinline, cold)) void counter_add_slow(struct bga_counter 
 	counter_lock(c);
 	for (;;) {
 		uint64_t w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
-		int64_t v = slot_value(w), nv = v + delta;
+		int64_t v = counter_slot_value(w), nv = v + delta;
 
 		BGA_ASSERT(!(w & SLOT_SEALED));
 		if (nv > -c->batch && nv < c->batch) {
 			/* A fold in the meantime made room. */
-			if (__atomic_compare_exchange_n(&s->word, &w, slot_with(w, nv), false,
+			if (__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, nv), false,
 							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 				break;
 			continue;
@@ -245,7 +165,7 @@ static __attribute__((noinline, cold)) void counter_add_slow(struct bga_counter 
 		}
 		/* Fold.  With add_limited in use nv <= -batch here, so total
 		 * only shrinks outside a flush. */
-		if (__atomic_compare_exchange_n(&s->word, &w, slot_with(w, 0), false,
+		if (__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, 0), false,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
 			total_store_locked(c, __atomic_load_n(&c->total, __ATOMIC_RELAXED) + nv);
 			break;
@@ -256,32 +176,12 @@ static __attribute__((noinline, cold)) void counter_add_slow(struct bga_counter 
 
 void bga_counter_add(struct bga_counter *c, int64_t delta)
 {
-	struct counter_slot *s;
-	uint64_t w;
-
 	if (c->mode == BGA_COUNTER_ATOMIC) {
 		__atomic_fetch_add(&c->total, delta, __ATOMIC_RELAXED);
 		return;
 	}
-	/*
-	 * A CAS rather than a fetch_add: fetch_add cannot refuse, so k
-	 * threads sharing a slot (after migration, or under the hash source)
-	 * could each push it up to batch past the fold point before anyone
-	 * folds, and no bound independent of the thread count would hold.
-	 * On the slot's own line a CAS costs the same lock-prefixed
-	 * instruction as fetch_add.
-	 */
-	s = my_slot(c);
-	w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
-	do {
-		int64_t nv = slot_value(w) + delta;
-
-		if (bga_unlikely((w & SLOT_SEALED) || nv <= -c->batch || nv >= c->batch)) {
-			counter_add_slow(c, s, delta);
-			return;
-		}
-	} while (!__atomic_compare_exchange_n(&s->word, &w, slot_with(w, slot_value(w) + delta),
-					      true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	if (!bga__counter_add_fast(c, delta))
+		counter_add_slow(c, counter_my_slot(c), delta);
 }
 
 int64_t bga_counter_read(const struct bga_counter *c)
@@ -295,15 +195,15 @@ int64_t bga_counter_sum(struct bga_counter *c)
 	unsigned i;
 
 	if (c->mode == BGA_COUNTER_ATOMIC)
-		return total_load(c);
+		return counter_total_load(c);
 	counter_lock(c);
 	v = __atomic_load_n(&c->total, __ATOMIC_RELAXED);
 	for (i = 0; i < c->nslots; i++) {
 		uint64_t w = __atomic_load_n(&c->slots[i].word, __ATOMIC_SEQ_CST);
 
 		BGA_ASSERT(!(w & SLOT_SEALED));
-		BGA_ASSERT(slot_value(w) > -c->batch && slot_value(w) < c->batch);
-		v += slot_value(w);
+		BGA_ASSERT(counter_slot_value(w) > -c->batch && counter_slot_value(w) < c->batch);
+		v += counter_slot_value(w);
 	}
 	counter_unlock(c);
 	return v;
@@ -372,9 +272,6 @@ static int atomic_add_limited(struct bga_counter *c, int64_t delta, int64_t limi
  */
 int bga_counter_add_limited(struct bga_counter *c, int64_t delta, int64_t limit)
 {
-	struct counter_slot *s;
-	int64_t room;
-	uint64_t w;
 	bool added;
 
 	if (delta <= 0) {
@@ -385,23 +282,14 @@ int bga_counter_add_limited(struct bga_counter *c, int64_t delta, int64_t limit)
 		return atomic_add_limited(c, delta, limit);
 	if (bga_unlikely(!__atomic_load_n(&c->limited, __ATOMIC_ACQUIRE))) {
 		/* First use: set the flag under the lock, so every fold that
-		 * grew T without a flush finished before any fast path below
-		 * reads T. */
+		 * grew T without a flush finished before any fast path reads
+		 * T. */
 		counter_lock(c);
 		__atomic_store_n(&c->limited, true, __ATOMIC_RELEASE);
 		counter_unlock(c);
 	}
-	if (delta < c->batch && !__builtin_sub_overflow(limit, c->bound + delta, &room)) {
-		s = my_slot(c);
-		w = __atomic_load_n(&s->word, __ATOMIC_SEQ_CST);
-		while (!(w & SLOT_SEALED) && slot_value(w) + delta < c->batch &&
-		       total_load(c) <= room) {
-			if (__atomic_compare_exchange_n(&s->word, &w,
-							slot_with(w, slot_value(w) + delta), false,
-							__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-				return 0;
-		}
-	}
+	if (bga__counter_add_limited_fast(c, delta, limit))
+		return 0;
 	counter_lock(c);
 	counter_flush_locked(c, delta, true, limit, &added);
 	counter_unlock(c);

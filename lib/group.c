@@ -25,16 +25,6 @@ static void group_init_fresh(struct bga_volume *vol, const struct bga_geom *geo,
 	}
 }
 
-/*
- * Ranges inside one word are the common case (single blocks, small
- * extents): they are handled inline here, ranges that cross words go to
- * the bitmap primitive.
- */
-static inline bool in_one_word(uint32_t off, uint32_t len)
-{
-	return off / 64 == (off + len - 1) / 64;
-}
-
 struct bga_chunk *bga__chunk_create_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c)
 {
 	struct bga_chunk *ch = bga__chunk_get(vol, c);
@@ -140,12 +130,12 @@ bool bga__group_test_locked(const struct bga_volume *vol, const struct bga_group
 	return grp->free == 0 || off < lo || off >= hi;
 }
 
-bool bga__group_is_used_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len)
+bool bga__group_is_used_slow(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len)
 {
 	if (off + len > grp->hi)
 		return false; /* past the span: not (yet) part of the volume */
 	if (grp->bitmap) {
-		if (in_one_word(off, len)) {
+		if (bga__in_one_word(off, len)) {
 			uint64_t m = bga__word_mask(off, len);
 			return (grp->bitmap[off / 64] & m) == m;
 		}
@@ -261,7 +251,7 @@ int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp,
 		if (rc)
 			return rc;
 	}
-	if (in_one_word(off, len)) {
+	if (bga__in_one_word(off, len)) {
 		bga__group_take_word_locked(vol, grp, g, off, len);
 		return 0;
 	}
@@ -276,15 +266,14 @@ int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp,
 	return 0;
 }
 
-void bga__group_release_locked(struct bga_volume *vol, struct bga_group *grp,
-			       uint64_t g, uint32_t off, uint32_t len)
+void bga__group_release_slow(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len)
 {
-	uint32_t lo, hi;
-	bga__grp_span(vol, grp, g, &lo, &hi);
-	grp->flags &= ~BGA_GROUP_TRIMMED;
 	if (grp->bitmap == NULL) {
+		uint32_t lo, hi;
+		bga__grp_span(vol, grp, g, &lo, &hi);
 		BGA_ASSERT(grp->free == 0);
 		if (off == lo && len == hi - lo) {
+			grp->flags &= ~BGA_GROUP_TRIMMED;
 			__atomic_store_n(&grp->free, len, __ATOMIC_RELAXED);
 			bga__group_set_run_locked(vol, grp, g, len);
 			return;
@@ -294,35 +283,35 @@ void bga__group_release_locked(struct bga_volume *vol, struct bga_group *grp,
 		BGA_ASSERT(0 && "release of part of an unprepared group");
 		abort();
 	}
-	if (in_one_word(off, len)) {
-		uint64_t m = bga__word_mask(off, len);
-		BGA_ASSERT((grp->bitmap[off / 64] & m) == m);
-		grp->bitmap[off / 64] &= ~m;
-	} else {
-		uint64_t flipped = bga_bitmap_clear_range(grp->bitmap, off, len);
-		(void)flipped;
-		BGA_ASSERT(flipped == len);
-	}
-	uint32_t free = grp->free + len;
-	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
-	if (grp->max_run >= free)
+	if (bga__in_one_word(off, len)) {
+		bga__group_release_locked(vol, grp, g, off, len);
 		return;
-	/*
-	 * Only the run that now holds the freed range can have grown.  Its
-	 * ends are looked for within a word or two; a run that goes on
-	 * further raises max_run to `free`, a valid upper bound that the
-	 * next search disappointed by this group makes exact again
-	 * (bga__group_refresh_locked).  Measured: scanning whole runs was
-	 * ~150 of the ~1300 instructions of a churn operation (callgrind).
-	 */
+	}
+	uint64_t flipped = bga_bitmap_clear_range(grp->bitmap, off, len);
+	(void)flipped;
+	BGA_ASSERT(flipped == len);
+	bga__group_freed_locked(vol, grp, g, off, len);
+}
+
+/*
+ * The run's ends are looked for within a word or two; a run that goes on
+ * further raises max_run to `free`, a valid upper bound that the next
+ * search disappointed by this group makes exact again
+ * (bga__group_refresh_locked).  Measured: scanning whole runs was ~150 of
+ * the ~1300 instructions of a churn operation (callgrind).
+ */
+void bga__group_merge_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off,
+				 uint32_t len)
+{
 	uint32_t below = free_below(grp->bitmap, off);
 	uint32_t above = free_above(grp->bitmap, off + len, vol->cfg.blocks_per_group);
-	uint32_t merged = (below == UINT32_MAX || above == UINT32_MAX) ? free : below + len + above;
+	uint32_t merged = (below == UINT32_MAX || above == UINT32_MAX) ? grp->free : below + len + above;
 	if (merged > grp->max_run)
 		bga__group_set_run_locked(vol, grp, g, merged);
 }
 
-int bga__group_prepare_release_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len)
+int bga__group_prepare_release_slow(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off,
+				    uint32_t len)
 {
 	uint32_t lo, hi;
 	if (grp->bitmap != NULL)

@@ -21,6 +21,7 @@
 #include <bgalloc/locktab.h>
 
 #include "compiler.h"
+#include "locktab_impl.h"
 
 /*
  * The default kind, chosen on a measurement: bench/bench_locktab.c,
@@ -90,51 +91,12 @@ struct mcs_pool {
 
 static __thread struct mcs_pool mcs_pool;
 
-/*
- * One slot, alone on its cache line(s).  The statistics sit next to the
- * lock word: the holder owns the line anyway, so bumping them costs no
- * extra miss.
- *
- * Invariants:
- * - acquisitions, contended and wait_ns are written only by the holder;
- * - try_failed is written atomically by anyone (a failing trylock holds
- *   nothing);
- * - mcs_holder is non-NULL exactly while an MCS slot is held, and points
- *   at a node of the holder's pool or at a heap node.
- */
-struct locktab_slot {
-	union {
-		ck_spinlock_fas_t fas;
-		ck_spinlock_ticket_t ticket;
-		ck_spinlock_mcs_t mcs;
-		pthread_mutex_t mutex;
-	} u;
-	struct ck_spinlock_mcs *mcs_holder;
-	uint64_t acquisitions;
-	uint64_t contended;
-	uint64_t wait_ns;
-	uint64_t try_failed;
-} __attribute__((aligned(BGA_CACHELINE)));
-
-_Static_assert(sizeof(struct locktab_slot) == BGA_CACHELINE, "a slot fills exactly one padded line");
-
-struct bga_locktab {
-	struct locktab_slot *slots;
-	uint32_t mask; /* nslots - 1; nslots a power of two */
-	enum bga_lock_kind kind;
-};
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static inline struct locktab_slot *slot_of(struct bga_locktab *t, uint64_t key)
-{
-	return &t->slots[key & t->mask];
 }
 
 static uint32_t auto_nslots(void)
@@ -354,48 +316,40 @@ static void slot_lock_contended(struct locktab_slot *s, enum bga_lock_kind kind)
 	}
 }
 
-/*
- * The statistics are written by the holder with plain (volatile) loads and
- * stores: no other writer exists while the lock is held, and readers only
- * need a torn-free 64-bit value.
- */
-static inline void stat_add(uint64_t *p, uint64_t v)
-{
-	ck_pr_store_64(p, ck_pr_load_64(p) + v);
-}
 
-void bga_locktab_lock(struct bga_locktab *t, uint64_t key)
+/*
+ * The slow paths of locktab_impl.h's inline lock, trylock and unlock: any
+ * kind but fas, and a fas lock that was found held.  A held fas lock is
+ * tried once more here, which is harmless.
+ */
+void bga__locktab_lock_slow(struct bga_locktab *t, struct locktab_slot *s)
 {
-	struct locktab_slot *s = slot_of(t, key);
 	uint64_t start;
 
 	/* Try first: the clock is read only when the lock is found held. */
 	if (bga_likely(slot_trylock(s, t->kind))) {
-		stat_add(&s->acquisitions, 1);
+		bga__locktab_stat_add(&s->acquisitions, 1);
 		return;
 	}
 	start = now_ns();
 	slot_lock_contended(s, t->kind);
-	stat_add(&s->acquisitions, 1);
-	stat_add(&s->contended, 1);
-	stat_add(&s->wait_ns, now_ns() - start);
+	bga__locktab_stat_add(&s->acquisitions, 1);
+	bga__locktab_stat_add(&s->contended, 1);
+	bga__locktab_stat_add(&s->wait_ns, now_ns() - start);
 }
 
-bool bga_locktab_trylock(struct bga_locktab *t, uint64_t key)
+bool bga__locktab_trylock_slow(struct bga_locktab *t, struct locktab_slot *s)
 {
-	struct locktab_slot *s = slot_of(t, key);
-
 	if (slot_trylock(s, t->kind)) {
-		stat_add(&s->acquisitions, 1);
+		bga__locktab_stat_add(&s->acquisitions, 1);
 		return true;
 	}
 	ck_pr_inc_64(&s->try_failed);
 	return false;
 }
 
-void bga_locktab_unlock(struct bga_locktab *t, uint64_t key)
+void bga__locktab_unlock_slow(struct bga_locktab *t, struct locktab_slot *s)
 {
-	struct locktab_slot *s = slot_of(t, key);
 	struct ck_spinlock_mcs *node;
 
 	switch (t->kind) {
@@ -419,6 +373,21 @@ void bga_locktab_unlock(struct bga_locktab *t, uint64_t key)
 		pthread_mutex_unlock(&s->u.mutex);
 		break;
 	}
+}
+
+void bga_locktab_lock(struct bga_locktab *t, uint64_t key)
+{
+	bga__locktab_lock(t, key);
+}
+
+bool bga_locktab_trylock(struct bga_locktab *t, uint64_t key)
+{
+	return bga__locktab_trylock(t, key);
+}
+
+void bga_locktab_unlock(struct bga_locktab *t, uint64_t key)
+{
+	bga__locktab_unlock(t, key);
 }
 
 int bga_locktab_stats(const struct bga_locktab *t, uint32_t slot, struct bga_lock_stats *out)

@@ -221,7 +221,7 @@ int bga_volume_config(const struct bga_volume *vol, struct bga_config *out)
 static int charge(struct bga_volume *vol, const struct bga_geom *geo, uint64_t min, uint64_t *max)
 {
 	int64_t cap = (int64_t)geo->capacity;
-	if (bga_likely(bga_counter_add_limited(vol->used, (int64_t)*max, cap) == 0))
+	if (bga_likely(bga__counter_add_limited(vol->used, (int64_t)*max, cap) == 0))
 		return 0;
 	for (;;) {
 		int64_t left = cap - bga_counter_sum(vol->used);
@@ -423,8 +423,9 @@ static int alloc_exact(struct bga_volume *vol, const struct bga_geom *geo, uint6
  * means where it went instead.  Other handles' windows are avoided while
  * free space exists elsewhere, and used only as a last resort.
  */
-int bga__alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req,
-		     uint32_t min, uint32_t max, struct bga_extent *out)
+static inline __attribute__((always_inline)) int
+alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req, uint32_t min,
+	    uint32_t max, struct bga_extent *out)
 {
 	if (req->flags & BGA_EXACT_GOAL)
 		return alloc_exact(vol, geo, req->goal, min, max, out);
@@ -465,6 +466,13 @@ int bga__alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const s
 	return 0;
 }
 
+/* alloc_plain for rsv.c; bga_alloc has it inline. */
+int bga__alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req,
+		     uint32_t min, uint32_t max, struct bga_extent *out)
+{
+	return alloc_plain(vol, geo, req, min, max, out);
+}
+
 int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
 {
 	if (vol == NULL || req == NULL || out == NULL)
@@ -494,7 +502,7 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 		if (req->rsv != NULL)
 			rc = bga__rsv_alloc(vol, geo, req, (uint32_t)req->min_len, (uint32_t)max, out);
 		else
-			rc = bga__alloc_plain(vol, geo, req, (uint32_t)req->min_len, (uint32_t)max, out);
+			rc = alloc_plain(vol, geo, req, (uint32_t)req->min_len, (uint32_t)max, out);
 		/*
 		 * A search visits groups one at a time, so blocks freed
 		 * behind it while others are taken ahead of it can make it
@@ -693,7 +701,7 @@ int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len)
 			rc = bga__range_apply(vol, geo, start, len, free_fn, NULL);
 	}
 	if (rc == 0)
-		bga_counter_add(vol->used, -(int64_t)len);
+		bga__counter_add(vol->used, -(int64_t)len);
 	urcu_bp_read_unlock();
 	return rc;
 }

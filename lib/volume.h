@@ -24,7 +24,9 @@
 #include <bgalloc/locktab.h>
 
 #include "compiler.h"
+#include "counter_impl.h"
 #include "cpu.h"
+#include "locktab_impl.h"
 
 /* Groups are kept in chunks of 2^BGA_CHUNK_SHIFT descriptors, allocated on
  * first touch, so memory follows the groups used, not the volume size. */
@@ -246,6 +248,16 @@ static inline uint64_t bga__atomic_next_set(const uint64_t *map, uint64_t nbits,
 
 /* ---- words of a group bitmap ---- */
 
+/*
+ * Ranges inside one word are the common case (single blocks, small
+ * extents): they are handled inline, ranges that cross words go to the
+ * bitmap primitives.
+ */
+static inline bool bga__in_one_word(uint32_t off, uint32_t len)
+{
+	return off / 64 == (off + len - 1) / 64;
+}
+
 /* Mask of bits [off, off + len) of off's word; the range must not cross
  * a word (1 <= len <= 64 - off % 64). */
 static inline uint64_t bga__word_mask(uint32_t off, uint32_t len)
@@ -297,17 +309,17 @@ static inline struct bga_group *bga__group_get(struct bga_volume *vol, const str
 /* Group g's lock: its slot of the hashed lock table. */
 static inline void bga__group_lock(struct bga_volume *vol, uint64_t g)
 {
-	bga_locktab_lock(vol->locks, g);
+	bga__locktab_lock(vol->locks, g);
 }
 
 static inline bool bga__group_trylock(struct bga_volume *vol, uint64_t g)
 {
-	return bga_locktab_trylock(vol->locks, g);
+	return bga__locktab_trylock(vol->locks, g);
 }
 
 static inline void bga__group_unlock(struct bga_volume *vol, uint64_t g)
 {
-	bga_locktab_unlock(vol->locks, g);
+	bga__locktab_unlock(vol->locks, g);
 }
 
 /*
@@ -339,19 +351,74 @@ static inline void bga__group_take_word_locked(struct bga_volume *vol, struct bg
 
 /* Mark [off, off+len) used.  The range must be free.  0 or -ENOMEM. */
 int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
+/* The out-of-line rest of the three below (group.c). */
+int bga__group_prepare_release_slow(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off,
+				    uint32_t len);
+void bga__group_release_slow(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
+bool bga__group_is_used_slow(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off,
+			     uint32_t len);
+/* A release raised free above max_run: look for the merged run's ends
+ * next to [off, off+len) and raise max_run to cover it. */
+void bga__group_merge_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off,
+				 uint32_t len);
+
 /*
  * Make sure a later release of [off, off+len) cannot fail: a wholly used
  * group without a bitmap gets one now.  0 or -ENOMEM.  Callers run it on
  * every group of a range before changing any, so a free stays
  * all-or-nothing even when memory runs out.
  */
-int bga__group_prepare_release_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off,
-				      uint32_t len);
-/* Mark [off, off+len) free.  The range must be used and prepared. */
-void bga__group_release_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
+static inline int bga__group_prepare_release_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
+						    uint32_t off, uint32_t len)
+{
+	if (bga_likely(grp->bitmap != NULL))
+		return 0;
+	return bga__group_prepare_release_slow(vol, grp, g, off, len);
+}
+
+/* The count, flag and run bookkeeping of a release of [off, off+len)
+ * whose bits are already clear. */
+static inline void bga__group_freed_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
+					   uint32_t off, uint32_t len)
+{
+	if (bga_unlikely(grp->flags & BGA_GROUP_TRIMMED))
+		grp->flags &= ~BGA_GROUP_TRIMMED;
+	uint32_t free = grp->free + len;
+	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
+	/*
+	 * Only the run that now holds the freed range can have grown, and
+	 * max_run (an upper bound) usually covers it already: allocations
+	 * leave max_run alone.
+	 */
+	if (grp->max_run < free)
+		bga__group_merge_run_locked(vol, grp, g, off, len);
+}
+
+/* Mark [off, off+len) free.  The range must be used and prepared.  A
+ * range inside one word of a bitmap is the inline case. */
+static inline void bga__group_release_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
+					     uint32_t off, uint32_t len)
+{
+	if (bga_likely(grp->bitmap != NULL && bga__in_one_word(off, len))) {
+		uint64_t m = bga__word_mask(off, len);
+		BGA_ASSERT((grp->bitmap[off / 64] & m) == m);
+		grp->bitmap[off / 64] &= ~m;
+		bga__group_freed_locked(vol, grp, g, off, len);
+		return;
+	}
+	bga__group_release_slow(vol, grp, g, off, len);
+}
+
 /* True when every block of [off, off+len) is allocated. */
-bool bga__group_is_used_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off,
-			       uint32_t len);
+static inline bool bga__group_is_used_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g,
+					     uint32_t off, uint32_t len)
+{
+	if (bga_likely(grp->bitmap != NULL && bga__in_one_word(off, len) && off + len <= grp->hi)) {
+		uint64_t m = bga__word_mask(off, len);
+		return (grp->bitmap[off / 64] & m) == m;
+	}
+	return bga__group_is_used_slow(vol, grp, g, off, len);
+}
 /* Recompute max_run exactly and update the index. */
 void bga__group_refresh_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g);
 /* Give a bitmap-less (wholly free or wholly used) group its bitmap.
@@ -434,7 +501,12 @@ int bga__search(struct bga_volume *vol, const struct bga_geom *geo, uint64_t goa
 /* The calling CPU's placement hints. */
 static inline struct bga_percpu *bga__percpu(struct bga_volume *vol)
 {
-	return &vol->cpu[bga__cpu_hint() % vol->ncpu];
+	unsigned cpu = bga__cpu_hint();
+	/* As counter_my_slot: only a CPU hot-added past the configured set
+	 * needs the (slow) division. */
+	if (bga_unlikely(cpu >= vol->ncpu))
+		cpu %= vol->ncpu;
+	return &vol->cpu[cpu];
 }
 /* Where a BGA_NO_GOAL allocation on pc's CPU looks first. */
 static inline uint64_t bga__home(const struct bga_percpu *pc, const struct bga_geom *geo)

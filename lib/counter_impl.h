@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_COUNTER_IMPL_H
+#define BGA_COUNTER_IMPL_H
+
+/*
+ * The per-CPU counter's layout and its lock-free fast paths, inline, for
+ * the allocator's hot path (include/bgalloc/counter.h has the contract;
+ * counter.c the folds, the flush and the proof that the limited add cannot
+ * overshoot).  Every allocation charges the counter and every free gives
+ * back: through calls these cost a churn operation about 100 instructions
+ * of 700 (callgrind), inline about 30.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ck_spinlock.h>
+
+#include <bgalloc/counter.h>
+
+#include "compiler.h"
+#include "cpu.h"
+
+/*
+ * A slot word packs three things so that one CAS validates all of them:
+ *
+ *   bits  0..31  the slot's value, an int32 in [-(batch-1), batch-1]
+ *   bits 32..62  a generation, bumped each time the slot is unsealed
+ *   bit  63      SEALED: a flush (see counter_flush_locked) owns the slot
+ *
+ * The generation exists only for add_limited's fast path: a fast adder that
+ * loaded an unsealed word and later CASes it successfully knows that no
+ * flush sealed the slot in between (a seal followed by an unseal would
+ * otherwise restore the same word: ABA).  31 bits wrap after 2^31 flushes,
+ * far more than can happen while one thread sits between its load and its
+ * CAS.
+ */
+#define SLOT_SEALED (1ull << 63)
+#define SLOT_GEN_ONE (1ull << 32)
+#define SLOT_GEN_MASK (~SLOT_SEALED & ~0xffffffffull)
+
+struct counter_slot {
+	uint64_t word;
+} __attribute__((aligned(BGA_CACHELINE)));
+
+/*
+ * Invariants (checked with BGA_ASSERT in BGA_DEBUG builds):
+ *   - every slot's value v satisfies |v| <= batch - 1 at every instant,
+ *     because values only change by a CAS that checks the bound;
+ *   - in per-CPU mode total changes only with `lock` held (slots are folded
+ *     into it under the lock), so at most one fold is in flight;
+ *   - a slot is SEALED only while `lock` is held by a flush;
+ *   - once `limited` is set (first add_limited call), total never grows
+ *     except inside a flush, i.e. while every slot is SEALED.  This is what
+ *     add_limited's fast path relies on (proof at bga_counter_add_limited).
+ *
+ * Lock order: `lock` is a leaf; nothing else is taken while holding it.
+ *
+ * Layout: the read-mostly fields share the first line, total and lock the
+ * second (they are written together, on folds), and each slot has its own
+ * line, so a per-CPU add touches only its own line.
+ */
+struct bga_counter {
+	enum bga_counter_mode mode;
+	int32_t batch;
+	unsigned nslots;
+	int64_t bound;
+
+	struct {
+		int64_t total;
+		ck_spinlock_fas_t lock;
+		bool limited;
+	} __attribute__((aligned(BGA_CACHELINE)));
+
+	struct counter_slot slots[];
+};
+
+static inline int32_t counter_slot_value(uint64_t w)
+{
+	return (int32_t)(uint32_t)w;
+}
+
+static inline uint64_t counter_slot_with(uint64_t w, int64_t v)
+{
+	return (w & ~0xffffffffull) | (uint32_t)(int32_t)v;
+}
+
+static inline int64_t counter_total_load(const struct bga_counter *c)
+{
+	return __atomic_load_n(&c->total, __ATOMIC_SEQ_CST);
+}
+
+static inline struct counter_slot *counter_my_slot(struct bga_counter *c)
+{
+	unsigned cpu = bga__cpu_hint();
+
+	/* nslots == bga__cpu_count() (_SC_NPROCESSORS_CONF), and every id
+	 * below that is a real slot; the compare is only for a kernel cpu_id
+	 * past it (CPUs hot-added beyond the configured set). */
+	if (bga_unlikely(cpu >= c->nslots))
+		cpu %= c->nslots;
+	return &c->slots[cpu];
+}
+
+/*
+ * bga_counter_add's per-CPU fast path: true when delta went into this
+ * CPU's slot.  False (nothing changed) in atomic mode, and when the slot
+ * is sealed or would reach +-batch: then the caller folds.
+ *
+ * A CAS rather than a fetch_add: fetch_add cannot refuse, so k threads
+ * sharing a slot (after migration, or under the hash source) could each
+ * push it up to batch past the fold point before anyone folds, and no
+ * bound independent of the thread count would hold.  On the slot's own
+ * line a CAS costs the same lock-prefixed instruction as fetch_add.
+ */
+static inline bool bga__counter_add_fast(struct bga_counter *c, int64_t delta)
+{
+	if (bga_unlikely(c->mode != BGA_COUNTER_PERCPU))
+		return false;
+	struct counter_slot *s = counter_my_slot(c);
+	uint64_t w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
+	int64_t nv;
+	do {
+		nv = counter_slot_value(w) + delta;
+		if (bga_unlikely((w & SLOT_SEALED) || nv <= -c->batch || nv >= c->batch))
+			return false;
+	} while (!__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, nv), true,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+/*
+ * bga_counter_add_limited's per-CPU fast path, for 0 < delta < batch once
+ * the counter is in limited use: true when delta went into this CPU's
+ * slot, which is safe while total + bound + delta <= limit (the proof is
+ * at bga_counter_add_limited).  False (nothing changed) otherwise: then
+ * the caller decides exactly.
+ */
+static inline bool bga__counter_add_limited_fast(struct bga_counter *c, int64_t delta, int64_t limit)
+{
+	int64_t room;
+	if (bga_unlikely(c->mode != BGA_COUNTER_PERCPU || delta <= 0 || delta >= c->batch ||
+			 !__atomic_load_n(&c->limited, __ATOMIC_ACQUIRE) ||
+			 __builtin_sub_overflow(limit, c->bound + delta, &room)))
+		return false;
+	struct counter_slot *s = counter_my_slot(c);
+	uint64_t w = __atomic_load_n(&s->word, __ATOMIC_SEQ_CST);
+	while (!(w & SLOT_SEALED) && counter_slot_value(w) + delta < c->batch &&
+	       counter_total_load(c) <= room) {
+		if (__atomic_compare_exchange_n(&s->word, &w,
+						counter_slot_with(w, counter_slot_value(w) + delta), false,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			return true;
+	}
+	return false;
+}
+
+/* The whole of bga_counter_add and bga_counter_add_limited, with the
+ * fast path inline. */
+static inline void bga__counter_add(struct bga_counter *c, int64_t delta)
+{
+	if (!bga__counter_add_fast(c, delta))
+		bga_counter_add(c, delta);
+}
+
+static inline int bga__counter_add_limited(struct bga_counter *c, int64_t delta, int64_t limit)
+{
+	if (bga_likely(bga__counter_add_limited_fast(c, delta, limit)))
+		return 0;
+	return bga_counter_add_limited(c, delta, limit);
+}
+
+#endif
