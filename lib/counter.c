@@ -222,18 +222,6 @@ int bga_counter_compare(struct bga_counter *c, int64_t rhs)
 	return (v > rhs) - (v < rhs);
 }
 
-static int atomic_add_limited(struct bga_counter *c, int64_t delta, int64_t limit)
-{
-	int64_t cur = __atomic_load_n(&c->total, __ATOMIC_RELAXED), next;
-
-	do {
-		if (__builtin_add_overflow(cur, delta, &next) || next > limit)
-			return -ENOSPC;
-	} while (!__atomic_compare_exchange_n(&c->total, &cur, next, true, __ATOMIC_SEQ_CST,
-					      __ATOMIC_RELAXED));
-	return 0;
-}
-
 /*
  * Why the fast path cannot overshoot, even with any number of concurrent
  * fast-path adders (and plain adds) on any slots.  Let B = bound =
@@ -279,7 +267,7 @@ int bga_counter_add_limited(struct bga_counter *c, int64_t delta, int64_t limit)
 		return 0;
 	}
 	if (c->mode == BGA_COUNTER_ATOMIC)
-		return atomic_add_limited(c, delta, limit);
+		return counter_atomic_add_limited(c, delta, limit);
 	if (bga_unlikely(!__atomic_load_n(&c->limited, __ATOMIC_ACQUIRE))) {
 		/* First use: set the flag under the lock, so every fold that
 		 * grew T without a flush finished before any fast path reads

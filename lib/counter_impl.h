@@ -11,6 +11,7 @@
  * of 700 (callgrind), inline about 30.
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -129,16 +130,31 @@ static inline bool bga__counter_add_fast(struct bga_counter *c, int64_t delta)
 	return true;
 }
 
+/* The atomic mode's limited add: one CAS loop on the total, exact. */
+static inline int counter_atomic_add_limited(struct bga_counter *c, int64_t delta, int64_t limit)
+{
+	int64_t cur = __atomic_load_n(&c->total, __ATOMIC_RELAXED), next;
+	do {
+		if (__builtin_add_overflow(cur, delta, &next) || next > limit)
+			return -ENOSPC;
+	} while (!__atomic_compare_exchange_n(&c->total, &cur, next, true, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	return 0;
+}
+
 /*
  * bga_counter_add_limited's per-CPU fast path, for 0 < delta < batch once
  * the counter is in limited use: true when delta went into this CPU's
  * slot, which is safe while total + bound + delta <= limit (the proof is
  * at bga_counter_add_limited).  False (nothing changed) otherwise: then
- * the caller decides exactly.
+ * the caller decides exactly.  In atomic mode it is the whole limited
+ * add (exact), for 0 < delta.
  */
 static inline bool bga__counter_add_limited_fast(struct bga_counter *c, int64_t delta, int64_t limit)
 {
 	int64_t room;
+	if (c->mode == BGA_COUNTER_ATOMIC && delta > 0)
+		return counter_atomic_add_limited(c, delta, limit) == 0;
 	if (bga_unlikely(c->mode != BGA_COUNTER_PERCPU || delta <= 0 || delta >= c->batch ||
 			 !__atomic_load_n(&c->limited, __ATOMIC_ACQUIRE) ||
 			 __builtin_sub_overflow(limit, c->bound + delta, &room)))

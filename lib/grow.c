@@ -143,6 +143,7 @@ int bga_grow(struct bga_volume *vol, uint64_t new_nblocks)
 	extend_group(vol, ngeo, old->ngroups - 1, bitmap);
 	if (ch)
 		open_groups(vol, ngeo, ch, old->ngroups, open_end);
+	__atomic_store_n(&vol->nblocks_floor, new_nblocks, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&vol->grow_lock);
 	/* Outside grow_lock: a reader may be waiting for it (to install a
 	 * chunk) inside its read-side section. */

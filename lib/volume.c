@@ -127,6 +127,7 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	vol->geom = bga__geom_new(vol, cfg->nblocks);
 	if (vol->geom == NULL)
 		goto fail;
+	vol->nblocks_floor = cfg->nblocks;
 	rc = bga_locktab_create(&vol->locks, vol->cfg.lock_slots, (enum bga_lock_kind)vol->cfg.lock_kind);
 	if (rc)
 		goto fail;
@@ -314,16 +315,19 @@ static int try_group(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 /*
  * The common case without the search's machinery: a free run in the goal's
  * own word, at or after the goal, that the word decides, in a group that
- * is not contended and holds no windows.  Anything else returns false and
- * takes the full search.  This is the hot path budget of DESIGN.md: one lock-table
- * lookup, one trylock/unlock, a few word operations, one group count
- * update (the counter add is the caller's charge).  Measured with
- * callgrind on single-thread churn (random goals, 2^20 blocks): 715
- * instructions per bga_alloc through the general search, 392 with this
- * path, the counter's charge included in both.
+ * is not contended and holds no windows.  Anything else returns false with
+ * nothing changed, and takes the full search.  This is the hot path budget
+ * of DESIGN.md: one lock-table lookup, one trylock/unlock, a few word
+ * operations, one group count update.
+ *
+ * With `charge`, the run found is charged to the used counter here, under
+ * the group lock and before it is taken, through the counter's lock-free
+ * path against `cap` (a capacity that is never above the real one); if
+ * that path cannot decide, nothing is taken and false is returned.
+ * Without it the caller has charged max already.
  */
-static bool alloc_at_goal(struct bga_volume *vol, uint64_t goal, uint32_t min, uint32_t max,
-			  struct bga_extent *out)
+static bool alloc_at_goal(struct bga_volume *vol, uint64_t goal, uint32_t min, uint32_t max, bool charge,
+			  int64_t cap, struct bga_extent *out)
 {
 	uint64_t g = bga__group_of(vol, goal);
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
@@ -332,7 +336,8 @@ static bool alloc_at_goal(struct bga_volume *vol, uint64_t goal, uint32_t min, u
 		return false;
 	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
 	bool hit = grp->bitmap && off < grp->hi && !(grp->ext && grp->ext->windows) &&
-		   bga__word_run(grp->bitmap, off, min, max, &start, &len);
+		   bga__word_run(grp->bitmap, off, min, max, &start, &len) &&
+		   (!charge || bga__counter_add_limited_fast(vol->used, len, cap));
 	if (hit) {
 		bga__group_take_word_locked(vol, grp, g, start, len);
 		out->start = bga__group_first(vol, g) + start;
@@ -418,10 +423,59 @@ static int alloc_exact(struct bga_volume *vol, const struct bga_geom *geo, uint6
 #define BGA_STEER_ALLOCS 64
 
 /*
- * The search without a window.  The goal is resolved per CPU: no goal
- * means the CPU's home; a goal in a group this CPU was steered away from
- * means where it went instead.  Other handles' windows are avoided while
- * free space exists elsewhere, and used only as a last resort.
+ * Where a plain request looks first on this CPU: its home for
+ * BGA_NO_GOAL; for a goal in a group this CPU was steered away from, where
+ * it went instead; the goal itself otherwise.  Hints at or past `nblocks`
+ * are stale and dropped.
+ */
+static inline uint64_t resolve_goal(const struct bga_volume *vol, struct bga_percpu *pc, uint64_t goal,
+				    uint64_t nblocks, bool *steered)
+{
+	*steered = false;
+	if (goal == BGA_NO_GOAL) {
+		uint64_t b = __atomic_load_n(&pc->home, __ATOMIC_RELAXED);
+		return b < nblocks ? b : 0;
+	}
+	if (__atomic_load_n(&pc->steer_left, __ATOMIC_RELAXED) != 0 &&
+	    __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
+		uint64_t to = __atomic_load_n(&pc->steer_to, __ATOMIC_RELAXED);
+		if (to < nblocks) {
+			*steered = true;
+			return to;
+		}
+	}
+	return goal;
+}
+
+/*
+ * After a plain request for `want` (req->goal) landed at *out, having
+ * looked first at `goal`: move the CPU's home on, count a steered
+ * allocation, or, when the goal's group was busy and the search went
+ * elsewhere, steer this CPU's later requests for that group to where it
+ * went.
+ */
+static inline void note_result(const struct bga_volume *vol, struct bga_percpu *pc, uint64_t want, uint64_t goal,
+			       bool steered, bool busy, const struct bga_extent *out)
+{
+	uint64_t next = out->start + out->len;
+	if (want == BGA_NO_GOAL) {
+		__atomic_store_n(&pc->home, next, __ATOMIC_RELAXED);
+	} else if (steered) {
+		uint32_t left = __atomic_load_n(&pc->steer_left, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer_to, next, __ATOMIC_RELAXED);
+		if (left != 0)
+			__atomic_store_n(&pc->steer_left, left - 1, __ATOMIC_RELAXED);
+	} else if (busy && bga__group_of(vol, out->start) != bga__group_of(vol, goal)) {
+		__atomic_store_n(&pc->steer_from, bga__group_of(vol, goal), __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer_to, next, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer_left, BGA_STEER_ALLOCS, __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * The search without a window, for a request whose max blocks are
+ * charged already.  Other handles' windows are avoided while free space
+ * exists elsewhere, and used only as a last resort.
  */
 static inline __attribute__((always_inline)) int
 alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req, uint32_t min,
@@ -430,40 +484,45 @@ alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const struct bga
 	if (req->flags & BGA_EXACT_GOAL)
 		return alloc_exact(vol, geo, req->goal, min, max, out);
 	struct bga_percpu *pc = bga__percpu(vol);
-	bool nogoal = req->goal == BGA_NO_GOAL, steered = false, busy = false;
-	uint64_t goal = req->goal;
-	uint32_t left;
-	if (nogoal) {
-		goal = bga__home(pc, geo);
-	} else if ((left = __atomic_load_n(&pc->steer_left, __ATOMIC_RELAXED)) != 0 &&
-		   __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
-		uint64_t to = __atomic_load_n(&pc->steer_to, __ATOMIC_RELAXED);
-		__atomic_store_n(&pc->steer_left, left - 1, __ATOMIC_RELAXED);
-		if (to < geo->nblocks) {
-			goal = to;
-			steered = true;
-		}
-	}
+	bool steered, busy = false;
+	uint64_t goal = resolve_goal(vol, pc, req->goal, geo->nblocks, &steered);
 	int rc = 0;
-	if (!alloc_at_goal(vol, goal, min, max, out)) {
+	if (!alloc_at_goal(vol, goal, min, max, false, 0, out)) {
 		bool windows = __atomic_load_n(&vol->rsv_open, __ATOMIC_RELAXED) != 0;
 		rc = bga__search(vol, geo, goal, min, max, windows, NULL, out, &busy);
 		if (rc == -ENOSPC && windows)
 			rc = bga__search(vol, geo, goal, min, max, false, NULL, out, NULL);
 	}
-	if (rc)
-		return rc;
-	uint64_t next = out->start + out->len;
-	if (nogoal) {
-		__atomic_store_n(&pc->home, next, __ATOMIC_RELAXED);
-	} else if (steered) {
-		__atomic_store_n(&pc->steer_to, next, __ATOMIC_RELAXED);
-	} else if (busy && bga__group_of(vol, out->start) != bga__group_of(vol, goal)) {
-		__atomic_store_n(&pc->steer_from, bga__group_of(vol, goal), __ATOMIC_RELAXED);
-		__atomic_store_n(&pc->steer_to, next, __ATOMIC_RELAXED);
-		__atomic_store_n(&pc->steer_left, BGA_STEER_ALLOCS, __ATOMIC_RELAXED);
-	}
-	return 0;
+	if (rc == 0)
+		note_result(vol, pc, req->goal, goal, steered, busy, out);
+	return rc;
+}
+
+/*
+ * bga_alloc's common case, without RCU, the charge and retry loop, or the
+ * search: a plain request (no window handle, no flags) whose resolved
+ * goal, below vol->nblocks_floor, has a run its own word decides, in an
+ * uncontended group (alloc_at_goal, charging there against the floor's
+ * capacity).  Returns false with nothing changed otherwise; bga_alloc
+ * then takes the full path, which decides on the geometry.  callgrind,
+ * single-thread churn: the RCU read section, the charge before the
+ * search and the loop's bookkeeping cost a hit about 100 instructions.
+ */
+static inline __attribute__((always_inline)) bool alloc_fast(struct bga_volume *vol, const struct bga_request *req,
+							     struct bga_extent *out)
+{
+	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
+	struct bga_percpu *pc = bga__percpu(vol);
+	bool steered;
+	uint64_t goal = resolve_goal(vol, pc, req->goal, floor, &steered);
+	if (goal >= floor)
+		return false;
+	uint32_t max = (uint32_t)BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group);
+	int64_t cap = (int64_t)(floor - vol->cfg.first_data_block);
+	if (!alloc_at_goal(vol, goal, (uint32_t)req->min_len, max, true, cap, out))
+		return false;
+	note_result(vol, pc, req->goal, goal, steered, false, out);
+	return true;
 }
 
 /* alloc_plain for rsv.c; bga_alloc has it inline. */
@@ -483,6 +542,9 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 		return -EINVAL;
 	if ((req->flags & BGA_EXACT_GOAL) && req->goal == BGA_NO_GOAL)
 		return -EINVAL;
+	if (req->rsv == NULL && req->flags == 0 && req->min_len <= vol->cfg.blocks_per_group &&
+	    alloc_fast(vol, req, out))
+		return 0;
 
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);
@@ -689,20 +751,26 @@ int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len)
 {
 	if (vol == NULL)
 		return -EINVAL;
-	urcu_bp_read_lock();
-	const struct bga_geom *geo = bga_rcu_load(vol->geom);
-	int rc = bga__range_check(vol, geo, start, len);
-	if (rc == 0) {
-		uint64_t g = bga__group_of(vol, start);
-		uint32_t off = (uint32_t)(start - bga__group_first(vol, g));
-		if (off + len <= vol->cfg.blocks_per_group)
-			rc = free_in_group(vol, g, off, (uint32_t)len);
-		else
-			rc = bga__range_apply(vol, geo, start, len, free_fn, NULL);
+	uint64_t g = bga__group_of(vol, start);
+	uint32_t off = (uint32_t)(start - bga__group_first(vol, g));
+	bool one_group = len != 0 && len <= vol->cfg.blocks_per_group - off;
+	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
+	int rc;
+	if (one_group && start >= vol->cfg.first_data_block && start < floor && len <= floor - start) {
+		/* Inside every geometry, and free_in_group reads none: no
+		 * RCU section. */
+		rc = free_in_group(vol, g, off, (uint32_t)len);
+	} else {
+		urcu_bp_read_lock();
+		const struct bga_geom *geo = bga_rcu_load(vol->geom);
+		rc = bga__range_check(vol, geo, start, len);
+		if (rc == 0)
+			rc = one_group ? free_in_group(vol, g, off, (uint32_t)len)
+				       : bga__range_apply(vol, geo, start, len, free_fn, NULL);
+		urcu_bp_read_unlock();
 	}
 	if (rc == 0)
 		bga__counter_add(vol->used, -(int64_t)len);
-	urcu_bp_read_unlock();
 	return rc;
 }
 

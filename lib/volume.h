@@ -146,6 +146,15 @@ struct bga_volume {
 	uint32_t bpg_shift;      /* log2(blocks_per_group) when a power of two, else 0 */
 	uint32_t max_order;      /* floor(log2(blocks_per_group)) */
 	struct bga_geom *geom;   /* RCU-protected */
+	/*
+	 * geom->nblocks as of the last completed grow, read without RCU by
+	 * the fast paths of bga_alloc and bga_free: a grow stores it (release)
+	 * after it has published the new geometry and opened its groups, and
+	 * sizes only grow, so every block below it exists, in an open group,
+	 * in every geometry a reader can hold.  Anything at or past it goes
+	 * to the RCU path, which decides on the geometry itself.
+	 */
+	uint64_t nblocks_floor;
 	struct bga_geom *retired; /* see bga__geom_retire */
 
 	/*
