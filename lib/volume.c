@@ -421,6 +421,15 @@ static int alloc_exact(struct bga_volume *vol, const struct bga_geom *geo, uint6
  * apart instead of piling up").
  */
 #define BGA_STEER_ALLOCS 64
+/*
+ * Backoff: a group found busy again within BGA_STEER_ALLOCS allocations
+ * of this CPU's return to it keeps the CPU away twice as long as last
+ * time, up to this many allocations.  A CPU that keeps coming back to a
+ * group another CPU lives in then stops paying for a busy lock (and that
+ * group's lines) every 64 allocations; a group found busy only now and
+ * then costs 64 steered allocations as before.
+ */
+#define BGA_STEER_MAX 4096
 
 /*
  * Where a plain request looks first on this CPU: its home for
@@ -466,9 +475,20 @@ static inline void note_result(const struct bga_volume *vol, struct bga_percpu *
 		if (left != 0)
 			__atomic_store_n(&pc->steer_left, left - 1, __ATOMIC_RELAXED);
 	} else if (busy && bga__group_of(vol, out->start) != bga__group_of(vol, goal)) {
-		__atomic_store_n(&pc->steer_from, bga__group_of(vol, goal), __ATOMIC_RELAXED);
+		uint64_t from = bga__group_of(vol, goal);
+		uint32_t len = BGA_STEER_ALLOCS, prev = __atomic_load_n(&pc->steer_len, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == from && prev >= BGA_STEER_ALLOCS &&
+		    __atomic_load_n(&pc->steer_since, __ATOMIC_RELAXED) < BGA_STEER_ALLOCS)
+			len = BGA_MIN(2 * prev, BGA_STEER_MAX);
+		__atomic_store_n(&pc->steer_from, from, __ATOMIC_RELAXED);
 		__atomic_store_n(&pc->steer_to, next, __ATOMIC_RELAXED);
-		__atomic_store_n(&pc->steer_left, BGA_STEER_ALLOCS, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer_left, len, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer_len, len, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer_since, 0, __ATOMIC_RELAXED);
+	} else if (__atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
+		uint32_t since = __atomic_load_n(&pc->steer_since, __ATOMIC_RELAXED);
+		if (since < BGA_STEER_ALLOCS)
+			__atomic_store_n(&pc->steer_since, since + 1, __ATOMIC_RELAXED);
 	}
 }
 

@@ -135,6 +135,8 @@ struct bga_percpu {
 	uint64_t steer_from; /* a goal group whose lock this CPU found busy ... */
 	uint64_t steer_to;   /* ... and the block it allocates from instead */
 	uint32_t steer_left; /* allocations before steer_from is tried again */
+	uint32_t steer_len;  /* what steer_left started from (see note_result) */
+	uint32_t steer_since; /* allocations in steer_from since steering ran out */
 	/* allocations through a window handle on this CPU, and those its
 	 * window served: statistics kept per CPU so that counting them never
 	 * moves a shared line (bga_stats sums them) */

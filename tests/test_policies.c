@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Filesystem policies: windows, deferred frees, reservations, trim, stats. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,63 @@ static int alloc1(struct bga_volume *vol, uint64_t goal, struct bga_rsv *rsv, ui
 	if (rc == 0)
 		*blk = e.start;
 	return rc;
+}
+
+/* ---- steering around a busy goal group ---- */
+
+/*
+ * Where `n` allocations at goal 0 land, counted as in group 0 or not,
+ * with the test thread pinned (steering state is per CPU).
+ */
+static unsigned allocs_in_group0(struct bga_volume *vol, unsigned n, uint32_t bpg)
+{
+	unsigned in0 = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t b = UINT64_MAX;
+		cr_assert_eq(alloc1(vol, 0, NULL, 0, &b), 0);
+		in0 += b < bpg;
+	}
+	return in0;
+}
+
+/*
+ * A goal group found busy sends this CPU elsewhere for 64 allocations; found
+ * busy again as soon as the CPU comes back, for twice as long; after 64
+ * uncontended allocations back in it, the next busy spell costs 64 again.
+ * "Busy" is the group's lock slot held by the test itself (fas and mutex
+ * trylocks both refuse a holder), so the searches pass it over.
+ */
+Test(steering, backs_off_from_a_group_that_stays_busy)
+{
+	const uint32_t bpg = 4096;
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	cr_assert_eq(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
+	bga_config_init(&cfg, 64 * bpg);
+	cfg.blocks_per_group = bpg;
+	cfg.lock_slots = 64; /* group 0 alone in its slot */
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+
+	bga_locktab_lock(vol->locks, 0);
+	cr_assert_eq(allocs_in_group0(vol, 1, bpg), 0, "a busy goal group is passed over");
+	cr_assert_eq(allocs_in_group0(vol, 64, bpg), 0, "64 steered allocations");
+	cr_assert_eq(allocs_in_group0(vol, 1, bpg), 0, "back, and busy again");
+	bga_locktab_unlock(vol->locks, 0);
+	cr_assert_eq(allocs_in_group0(vol, 128, bpg), 0, "the second spell lasts twice as long");
+	cr_assert_eq(allocs_in_group0(vol, 64, bpg), 64, "then the goal group again, uncontended");
+
+	bga_locktab_lock(vol->locks, 0);
+	cr_assert_eq(allocs_in_group0(vol, 1, bpg), 0);
+	bga_locktab_unlock(vol->locks, 0);
+	cr_assert_eq(allocs_in_group0(vol, 64, bpg), 0, "a fresh busy spell costs 64 again");
+	cr_assert_eq(allocs_in_group0(vol, 1, bpg), 1);
+
+	struct bga_check_report rep;
+	cr_assert_eq(bga_check(vol, &rep), 0, "%s", rep.message);
+	bga_destroy(vol);
 }
 
 /* ---- reservation windows ---- */
