@@ -105,14 +105,24 @@ void bench_set_counter(bench_state *st, const char *name, double value)
 
 void bench_skip(bench_state *st, const char *msg) { st->gb->SkipWithError(msg); }
 
+/*
+ * The CPUs the process may use, read once before any thread is bound.
+ * Read later, the main thread's own mask would answer: it runs thread 0
+ * and was bound to one CPU by the first benchmark, and the threads Google
+ * Benchmark starts inherit that mask, so every later multi-threaded run
+ * would have been bound to that single CPU.
+ */
+static cpu_set_t allowed_cpus;
+static int nallowed_cpus;
+
 void bench_pin(const bench_state *st)
 {
-	cpu_set_t allowed, one;
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+	cpu_set_t one;
+	if (nallowed_cpus == 0)
 		return;
-	int n = CPU_COUNT(&allowed), want = st->gb->thread_index() % (n > 0 ? n : 1);
+	int want = st->gb->thread_index() % nallowed_cpus;
 	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &allowed) || want-- > 0)
+		if (!CPU_ISSET(cpu, &allowed_cpus) || want-- > 0)
 			continue;
 		CPU_ZERO(&one);
 		CPU_SET(cpu, &one);
@@ -126,6 +136,8 @@ int bench_main(int argc, char **argv)
 	static const auto setups = make_hooks(std::make_integer_sequence<int, kMaxDefs>{}, true);
 	static const auto teardowns = make_hooks(std::make_integer_sequence<int, kMaxDefs>{}, false);
 	std::vector<bench_def> &defs = registry();
+	if (sched_getaffinity(0, sizeof(allowed_cpus), &allowed_cpus) == 0)
+		nallowed_cpus = CPU_COUNT(&allowed_cpus);
 	if (defs.size() > (size_t)kMaxDefs) {
 		fprintf(stderr, "bench shim: more than %d benchmarks registered\n", kMaxDefs);
 		return 2;
