@@ -31,3 +31,7 @@ echo "== volume: churn, hot group, sparse search against the baseline and libext
 echo
 echo "== aging: fragmentation against libext2fs on the same sequence"
 "$build/bench/bga-aging" --json "$out/aging.json" | tee "$out/aging.txt"
+
+echo
+echo "== sharing: one line between the CPUs, churn with shared and with disjoint groups"
+"$build/bench/bga-share" 5 1000000 | tee "$out/share.txt"
