@@ -132,6 +132,11 @@ class Report:
         d, cfg, m = self.d, self.d["config"], self.d["machine"]
         self.p("bga-scale: allocator scalability, %s" % d["started"])
         self.p("machine: %d CPUs online (%s), Linux %s %s" % (m["nproc"], m["cpu_model"], m["kernel"], m["arch"]))
+        xfer = m.get("line_transfer_ns")
+        if xfer and min(xfer) > 0:
+            self.p("         one cache line between the first two CPUs: %.0f ns at the start, %.0f ns at the end"
+                   % tuple(xfer))
+            self.p("         (bench/xfer.h; every cell whose threads share lines moves with it)")
         meta = d.get("meta") or {}
         if meta:
             self.p("build: " + ", ".join("%s=%s" % kv for kv in sorted(meta.items())))

@@ -99,6 +99,7 @@
 
 #include "peer_ext2.h"
 #include "rng.h"
+#include "xfer.h"
 #include "vol.h"
 
 #define CACHELINE 128
@@ -753,6 +754,10 @@ static bool timer_policy_fifo = true; /* until refused once */
 /* The CPUs this process may run on, in order: workers are bound to them
  * round-robin. */
 static int cpus[CPU_SETSIZE], ncpus_allowed;
+/* One cache line between the first two allowed CPUs, ns per transfer, at
+ * the start and at the end of the run (xfer.h); < 0: not measured. */
+static double xfer_ns[2] = {-1, -1};
+#define XFER_PINGS 200000u
 
 static void cpus_init(void)
 {
@@ -1080,8 +1085,9 @@ static int write_json(const char *path, struct cellres *cells, int ncells, doubl
 
 	fprintf(f, "{\n  \"tool\": \"bga-scale\",\n  \"format\": 1,\n  \"started\": \"%s\",\n", when);
 	fprintf(f, "  \"wall_s\": %.3f,\n", wall);
-	fprintf(f, "  \"machine\": {\"nproc\": %ld, \"nproc_conf\": %ld, \"cpu_model\": ",
-		sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_NPROCESSORS_CONF));
+	fprintf(f, "  \"machine\": {\"nproc\": %ld, \"nproc_conf\": %ld, \"line_transfer_ns\": [%.1f, %.1f], "
+		   "\"cpu_model\": ",
+		sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_NPROCESSORS_CONF), xfer_ns[0], xfer_ns[1]);
 	json_str(f, model);
 	fprintf(f, ", \"kernel\": ");
 	json_str(f, u.release);
@@ -1452,6 +1458,8 @@ int main(int argc, char **argv)
 	cells = calloc((size_t)total, sizeof(*cells));
 	if (!cells)
 		return 1;
+	if (ncpus_allowed >= 2)
+		xfer_ns[0] = xfer_line_ns(cpus[0], cpus[1], XFER_PINGS);
 
 	for (int w = 0; w < W_COUNT; w++) {
 		const struct workload *wl = &workloads[w];
@@ -1499,6 +1507,8 @@ int main(int argc, char **argv)
 			done = ncells;
 		}
 	}
+	if (ncpus_allowed >= 2)
+		xfer_ns[1] = xfer_line_ns(cpus[0], cpus[1], XFER_PINGS);
 	if (!opt.quiet)
 		fprintf(stderr, "%s[%d cells, %.1f s]\n", tty ? "\r\033[K" : "", total, now_s() - t_start);
 	if (opt.json && write_json(opt.json, cells, ncells, started, now_s() - t_start))

@@ -40,53 +40,11 @@
 #include <bgalloc.h>
 
 #include "rng.h"
+#include "xfer.h"
 
 #define NBLOCKS (UINT64_C(1) << 20)
 #define WSET 4096
 #define PINGS 1000000
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-/* ---- 1. one line between two CPUs ---- */
-
-static volatile uint64_t flag __attribute__((aligned(128)));
-
-static void *pong(void *arg)
-{
-	(void)arg;
-	pin(1);
-	for (uint64_t i = 0; i < PINGS; i++) {
-		while (flag != 2 * i + 1)
-			;
-		flag = 2 * i + 2;
-	}
-	return NULL;
-}
-
-/* ns for one line transfer (half a round trip). */
-static double line_transfer_ns(void)
-{
-	pthread_t t;
-	flag = 0;
-	if (pthread_create(&t, NULL, pong, NULL) != 0)
-		return -1;
-	pin(0);
-	double t0 = now_s();
-	for (uint64_t i = 0; i < PINGS; i++) {
-		flag = 2 * i + 1;
-		while (flag != 2 * i + 2)
-			;
-	}
-	double t1 = now_s();
-	pthread_join(t, NULL);
-	return (t1 - t0) / PINGS * 1e9 / 2;
-}
 
 /* ---- 2. churn ---- */
 
@@ -135,7 +93,7 @@ static void *churn(void *arg)
 	struct bga_extent e;
 	struct rng r;
 
-	pin(w->id % 2);
+	pin_to_cpu(w->id % 2);
 	rng_seed(&r, 77, (uint64_t)w->id);
 	for (uint64_t i = 0; i < per && !w->rc; i++) {
 		struct bga_request q = {.goal = lo + rng_below(&r, span), .min_len = 1, .max_len = 1};
@@ -229,7 +187,7 @@ int main(int argc, char **argv)
 		if (!(v[k] = calloc((size_t)reps, sizeof(double))))
 			return 1;
 	for (int r = 0; r < reps; r++) {
-		xfer[r] = line_transfer_ns();
+		xfer[r] = xfer_line_ns(0, 1, PINGS);
 		for (int k = 0; k < NSET; k++) {
 			v[k][r] = run_setting(&settings[k], ops);
 			if (v[k][r] < 0) {
