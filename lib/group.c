@@ -314,8 +314,7 @@ int bga__group_prepare_release_slow(struct bga_volume *vol, struct bga_group *gr
 				    uint32_t len)
 {
 	uint32_t lo, hi;
-	if (grp->bitmap != NULL)
-		return 0;
+	BGA_ASSERT(grp->bitmap == NULL); /* the inline part returned already */
 	bga__grp_span(vol, grp, g, &lo, &hi);
 	if (off == lo && len == hi - lo)
 		return 0;

@@ -63,7 +63,6 @@ static int config_check(const struct bga_config *cfg)
 	return 0;
 }
 
-
 static uint64_t groups_for(const struct bga_volume *vol, uint64_t nblocks)
 {
 	return (nblocks + vol->cfg.blocks_per_group - 1) / vol->cfg.blocks_per_group;
@@ -107,8 +106,8 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 		 * least one slot per group up to BGA_AUTO_SLOTS_MAX: groups
 		 * that share a slot share its line, so threads working in
 		 * different groups still move it between CPUs.  bga-share, two
-		 * threads each in its own half of 32 groups: 1.27x of one
-		 * thread with 8 slots, 2.00x with 256 (BENCHMARKS.md).
+		 * threads each in its own half of 32 groups: 1.26x of one
+		 * thread with 8 slots, 1.94x with one per group (BENCHMARKS.md).
 		 */
 		unsigned n = ncpu < 32 ? ncpu : 32;
 		uint32_t slots = 4u << (31 - __builtin_clz(n));

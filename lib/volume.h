@@ -136,7 +136,8 @@ struct bga_percpu {
 	uint64_t steer_to;   /* ... and the block it allocates from instead */
 	uint32_t steer_left; /* allocations before steer_from is tried again */
 	uint32_t steer_len;  /* what steer_left started from (see note_result) */
-	uint32_t steer_since; /* allocations in steer_from since steering ran out */
+	uint32_t steer_since; /* unsteered allocations aimed at steer_from since
+			       * the CPU came back to it, up to 64 */
 	/* allocations through a window handle on this CPU, and those its
 	 * window served: statistics kept per CPU so that counting them never
 	 * moves a shared line (bga_stats sums them) */
