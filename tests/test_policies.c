@@ -66,9 +66,13 @@ Test(steering, backs_off_from_a_group_that_stays_busy)
 	const uint32_t bpg = 4096;
 	struct bga_config cfg;
 	struct bga_volume *vol;
-	cpu_set_t one;
+	cpu_set_t allowed, one;
+	int cpu = 0;
+	cr_assert_eq(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+	while (!CPU_ISSET(cpu, &allowed))
+		cpu++;
 	CPU_ZERO(&one);
-	CPU_SET(0, &one);
+	CPU_SET(cpu, &one);
 	cr_assert_eq(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
 	bga_config_init(&cfg, 64 * bpg);
 	cfg.blocks_per_group = bpg;
