@@ -223,40 +223,74 @@ int bga_counter_compare(struct bga_counter *c, int64_t rhs)
 }
 
 /*
- * Why the fast path cannot overshoot, even with any number of concurrent
- * fast-path adders (and plain adds) on any slots.  Let B = bound =
- * (nslots+1)*(batch-1), V the exact value, T the shared total, and
+ * A limited add that did not fit its slot, far from the limit: fold this
+ * CPU's slot and delta into the total, under the lock, without sealing the
+ * other slots.  Allowed only when T + B + delta <= limit with T read under
+ * the lock (only lock holders change T), which is what keeps the fast
+ * path sound (proof below).  A flush seals every slot, which moves every
+ * other CPU's slot line here; doing that on every batch-th positive add
+ * cost 2-thread limited adds most of their speed.  Returns false, with
+ * nothing changed, when the check fails: then the caller flushes.
+ */
+static bool counter_fold_checked_locked(struct bga_counter *c, int64_t delta, int64_t limit)
+{
+	int64_t t = __atomic_load_n(&c->total, __ATOMIC_RELAXED), room;
+	if (__builtin_sub_overflow(limit, c->bound, &room) || __builtin_sub_overflow(room, delta, &room) || t > room)
+		return false;
+	struct counter_slot *s = counter_my_slot(c);
+	uint64_t w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
+	/* Seals happen only under the lock, which we hold. */
+	BGA_ASSERT(!(w & SLOT_SEALED));
+	while (!__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, 0), false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED))
+		;
+	total_store_locked(c, t + counter_slot_value(w) + delta);
+	return true;
+}
+
+/*
+ * Why no limited add overshoots, with any number of concurrent fast-path
+ * adders (and plain adds) on any slots.  Let b = batch, B = bound =
+ * (nslots+1)*(b-1), V the exact value, T the shared total, and
  * V = T + (sum of slot values) + (the one fold in flight, if any).
  *
- *  (1) At every instant V <= T + B: each slot value is within batch-1 of 0
+ *  (1) At every instant V <= T + B: each slot value is within b-1 of 0
  *      (every change to it is a CAS that checks so, or a seal that sets 0),
- *      and at most one fold, itself at most batch-1 in magnitude, is in
- *      flight (folds run under the lock; a flush moves every slot at once
- *      but zeroes them first, so its in-flight part plus the slots is still
- *      at most nslots*(batch-1)).
- *  (2) Once `limited` is set, T grows only inside a flush, and a flush
- *      seals every slot before it stores T and unseals after.  Plain folds
- *      that would grow T flush instead (counter_add_slow); folds of
- *      negative overflow only shrink T.
+ *      and at most one fold, itself at most b-1 in magnitude, is in flight
+ *      (folds run under the lock; a flush moves every slot at once but
+ *      zeroes them first, so its in-flight part plus the slots is still at
+ *      most nslots*(b-1)).
+ *  (2) Once `limited` is set, T grows only under the lock: in a flush
+ *      (which seals every slot before it stores T and unseals after, and
+ *      decides on the exact value), or in a checked fold G, which zeroes
+ *      its own slot (value s_G) and stores T = T_G + s_G + d_G only if
+ *      T_G + B + d_G <= limit.  After G, T <= limit - B + s_G <= limit -
+ *      nslots*(b-1).  Plain folds that would grow T flush instead
+ *      (counter_add_slow); folds of negative overflow only shrink T.
  *  (3) A fast adder F loads its slot word w (unsealed, generation g), then
- *      loads T = t, checks t + B + delta <= limit, and CASes w -> w+delta.
- *      If the CAS succeeds, no flush sealed this slot between the load of w
- *      and the CAS (the seal sets SEALED and the unseal bumps g, so the
- *      word differs from w until 2^31 flushes wrap g).  A flush stores T
- *      only while this slot is sealed, so no flush stored T between F's
- *      two loads and its CAS; by (2) nothing else grew T; hence at F's CAS,
- *      T <= t.  A flush that sealed the slot after F's CAS counted F's
- *      delta in its exact sum, so it decides with F included.
- *  (4) So right after F's CAS, by (1), V <= T + B <= t + B <= limit - delta
- *      <= limit: the value is within the limit at the instant F's delta
- *      becomes part of it, however many other fast adders (each bounded by
- *      its own slot) landed in between.
+ *      loads T = t, checks t + B + d <= limit, and CASes w -> w+d.  If the
+ *      CAS succeeds, no flush sealed this slot between the load of w and
+ *      the CAS (the seal sets SEALED and the unseal bumps g, so the word
+ *      differs from w until 2^31 flushes wrap g), and a flush stores T only
+ *      while this slot is sealed, so no flush stored T in between.  Right
+ *      after F's CAS:
+ *       - if no checked fold stored T since F loaded t, T <= t, and by (1)
+ *         V <= T + B <= t + B <= limit - d;
+ *       - if one did, let G be the last: T has not grown since, so
+ *         T <= limit - nslots*(b-1) by (2).  With no fold in flight,
+ *         V <= T + nslots*(b-1) <= limit; with a checked fold H in flight
+ *         (slot zeroed, T not stored yet), T is the T_H that H checked, so
+ *         V <= T + B <= limit - d_H.
+ *      Either way V <= limit at the instant F's delta becomes part of it.
+ *      A checked fold itself leaves V <= T + nslots*(b-1) <= limit, and a
+ *      flush that sealed F's slot after the CAS counted F's delta in its
+ *      exact sum.
  *
  * The orderings: F's loads are acquire/seq_cst and the CAS is seq_cst, and
- * the flush's seal, T store and unseal are seq_cst, so "between" above is
- * the single total order of those operations.  The slow path decides on
- * the exact value with every slot sealed, like the kernel's
- * __percpu_counter_limited_add but without its window for fast adders.
+ * the flush's seal, T store and unseal and the checked fold's CAS and T
+ * store are seq_cst, so "between" above is the single total order of
+ * those operations.  The kernel's __percpu_counter_limited_add checks
+ * against an unlocked sum and has a window for fast adders; this has none.
  */
 int bga_counter_add_limited(struct bga_counter *c, int64_t delta, int64_t limit)
 {
@@ -279,7 +313,9 @@ int bga_counter_add_limited(struct bga_counter *c, int64_t delta, int64_t limit)
 	if (bga__counter_add_limited_fast(c, delta, limit))
 		return 0;
 	counter_lock(c);
-	counter_flush_locked(c, delta, true, limit, &added);
+	added = counter_fold_checked_locked(c, delta, limit);
+	if (!added)
+		counter_flush_locked(c, delta, true, limit, &added);
 	counter_unlock(c);
 	return added ? 0 : -ENOSPC;
 }

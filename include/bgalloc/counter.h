@@ -89,10 +89,13 @@ BGA_EXTERN int bga_counter_compare(struct bga_counter *c, int64_t rhs);
  * Returns 0 when added, -ENOSPC when it would exceed (nothing changed).
  *
  * Cost: lock-free while total + error bound + delta <= limit and the delta
- * fits the caller's slot; otherwise it takes the lock and decides on the
- * exact value with every slot sealed (O(nslots)).  Once a counter has seen
- * add_limited, folds that would grow the total also seal every slot: that
- * is what keeps the lock-free path exact.  Atomic mode: a CAS loop.
+ * fits the caller's slot.  A delta that does not fit the slot takes the
+ * lock: while total + error bound + delta <= limit still holds, it folds
+ * only the caller's slot into the total; nearer the limit it decides on
+ * the exact value with every slot sealed (O(nslots)).  Once a counter has
+ * seen add_limited, plain adds whose folds would grow the total also seal
+ * every slot: that is what keeps the lock-free path exact.  Atomic mode: a
+ * CAS loop.
  */
 BGA_EXTERN int bga_counter_add_limited(struct bga_counter *c, int64_t delta, int64_t limit);
 
