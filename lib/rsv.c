@@ -210,7 +210,7 @@ int bga__rsv_alloc(struct bga_volume *vol, const struct bga_geom *geo, const str
 	/* Book a new window from the goal on (or right after the old one, so
 	 * a file written in order stays contiguous); a first window starts in
 	 * the handle's colour of the goal's group. */
-	uint64_t goal = req->goal != BGA_NO_GOAL ? req->goal : next < geo->nblocks ? next : bga__home(bga__percpu(vol), geo);
+	uint64_t goal = req->goal != BGA_NO_GOAL ? req->goal : next < geo->nblocks ? next : bga__home(bga__percpu(vol), geo->nblocks);
 	if (next == BGA_NO_GOAL)
 		goal = coloured(vol, geo, goal, rsv->colour);
 	rsv->win.start = 0;

@@ -457,10 +457,8 @@ static inline uint64_t resolve_goal(const struct bga_volume *vol, struct bga_per
 				    uint64_t nblocks, bool *steered)
 {
 	*steered = false;
-	if (goal == BGA_NO_GOAL) {
-		uint64_t b = __atomic_load_n(&pc->home, __ATOMIC_RELAXED);
-		return b < nblocks ? b : 0;
-	}
+	if (goal == BGA_NO_GOAL)
+		return bga__home(pc, nblocks);
 	if (__atomic_load_n(&pc->steer_left, __ATOMIC_RELAXED) != 0 &&
 	    __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
 		uint64_t to = __atomic_load_n(&pc->steer_to, __ATOMIC_RELAXED);
@@ -501,7 +499,9 @@ static inline void note_result(const struct bga_volume *vol, struct bga_percpu *
 		__atomic_store_n(&pc->steer_left, len, __ATOMIC_RELAXED);
 		__atomic_store_n(&pc->steer_len, len, __ATOMIC_RELAXED);
 		__atomic_store_n(&pc->steer_since, 0, __ATOMIC_RELAXED);
-	} else if (__atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
+	} else if (__atomic_load_n(&pc->steer_len, __ATOMIC_RELAXED) != 0 &&
+		   __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
+		/* Only a CPU that was steered once counts its returns. */
 		uint32_t since = __atomic_load_n(&pc->steer_since, __ATOMIC_RELAXED);
 		if (since < BGA_STEER_ALLOCS)
 			__atomic_store_n(&pc->steer_since, since + 1, __ATOMIC_RELAXED);

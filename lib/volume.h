@@ -520,11 +520,12 @@ static inline struct bga_percpu *bga__percpu(struct bga_volume *vol)
 		cpu %= vol->ncpu;
 	return &vol->cpu[cpu];
 }
-/* Where a BGA_NO_GOAL allocation on pc's CPU looks first. */
-static inline uint64_t bga__home(const struct bga_percpu *pc, const struct bga_geom *geo)
+/* Where a BGA_NO_GOAL allocation on pc's CPU looks first, in a volume of
+ * nblocks (a home past it is stale). */
+static inline uint64_t bga__home(const struct bga_percpu *pc, uint64_t nblocks)
 {
 	uint64_t b = __atomic_load_n(&pc->home, __ATOMIC_RELAXED);
-	return b < geo->nblocks ? b : 0;
+	return b < nblocks ? b : 0;
 }
 /* Link window w over [start, end) of group g, in start order.  0 or -ENOMEM. */
 int bga__rsv_link_locked(struct bga_group *grp, uint64_t g, struct bga_window *w, uint32_t start,
