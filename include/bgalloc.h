@@ -175,8 +175,8 @@ BGA_EXTERN uint64_t bga_reserved(struct bga_volume *vol);
 
 /*
  * Grow the volume to new_nblocks while other threads keep allocating.  The
- * new blocks are free.  Calls that started before the grow see the old
- * size until they return.  Returns 0 (also when new_nblocks equals the
+ * new blocks are free.  Each call sees one size throughout, the old or
+ * the new one, when it runs concurrently with a grow.  Returns 0 (also when new_nblocks equals the
  * current size); -EINVAL for NULL vol, a shrink, or a size past
  * BGA_MAX_BLOCKS or past 2^32 groups; -ENOMEM.
  */
