@@ -216,6 +216,21 @@ out:
 
 #define THREADS .threads = {1, 2, 4, 16, 64}
 
+/*
+ * The teardown of a context that holds nothing but its volume and plain
+ * memory (churn's and extents'): each starts with its struct vol, so the
+ * context pointer is the volume's.
+ */
+static void vol_ctx_teardown(struct bench_state *st)
+{
+	struct vol *vl = bench_ctx(st);
+
+	if (!vl)
+		return;
+	vol_close(vl);
+	free(vl);
+}
+
 
 /* ---- churn and hot-group churn ---------------------------------------- */
 
@@ -252,20 +267,9 @@ static void churn_setup(struct bench_state *st, enum variant v, double frac, int
 		fprintf(stderr, "churn setup (%s): %s\n", variant_name[v], strerror(-rc));
 		vol_close(&c->vol);
 		free(c);
-		
 		return;
 	}
 	bench_set_ctx(st, c);
-}
-
-static void churn_teardown(struct bench_state *st)
-{
-	struct churn_ctx *c = bench_ctx(st);
-
-	if (!c)
-		return;
-	vol_close(&c->vol);
-	free(c);
 }
 
 static void churn(struct bench_state *st)
@@ -332,16 +336,6 @@ static void ext_setup(struct bench_state *st, enum variant v)
 		return;
 	}
 	bench_set_ctx(st, c);
-}
-
-static void ext_teardown(struct bench_state *st)
-{
-	struct ext_ctx *c = bench_ctx(st);
-
-	if (!c)
-		return;
-	vol_close(&c->vol);
-	free(c);
 }
 
 static void extents(struct bench_state *st)
@@ -603,21 +597,21 @@ static void sparse_search(struct bench_state *st)
 	}                                                                         \
 	BENCH(name, .setup = name##_setup, .teardown = teardown_fn, THREADS)
 
-BENCH_VARIANT(churn_empty__bgalloc, churn, churn_setup(st, V_BGA, 0, 0), churn_teardown);
-BENCH_VARIANT(churn_empty__baseline, churn, churn_setup(st, V_BASE, 0, 0), churn_teardown);
-BENCH_VARIANT(churn_empty__ext2, churn, churn_setup(st, V_EXT2, 0, 0), churn_teardown);
+BENCH_VARIANT(churn_empty__bgalloc, churn, churn_setup(st, V_BGA, 0, 0), vol_ctx_teardown);
+BENCH_VARIANT(churn_empty__baseline, churn, churn_setup(st, V_BASE, 0, 0), vol_ctx_teardown);
+BENCH_VARIANT(churn_empty__ext2, churn, churn_setup(st, V_EXT2, 0, 0), vol_ctx_teardown);
 
-BENCH_VARIANT(churn_half__bgalloc, churn, churn_setup(st, V_BGA, 0.5, 0), churn_teardown);
-BENCH_VARIANT(churn_half__baseline, churn, churn_setup(st, V_BASE, 0.5, 0), churn_teardown);
-BENCH_VARIANT(churn_half__ext2, churn, churn_setup(st, V_EXT2, 0.5, 0), churn_teardown);
+BENCH_VARIANT(churn_half__bgalloc, churn, churn_setup(st, V_BGA, 0.5, 0), vol_ctx_teardown);
+BENCH_VARIANT(churn_half__baseline, churn, churn_setup(st, V_BASE, 0.5, 0), vol_ctx_teardown);
+BENCH_VARIANT(churn_half__ext2, churn, churn_setup(st, V_EXT2, 0.5, 0), vol_ctx_teardown);
 
-BENCH_VARIANT(hot__bgalloc, churn, churn_setup(st, V_BGA, 0, 1), churn_teardown);
-BENCH_VARIANT(hot__baseline, churn, churn_setup(st, V_BASE, 0, 1), churn_teardown);
-BENCH_VARIANT(hot__ext2, churn, churn_setup(st, V_EXT2, 0, 1), churn_teardown);
+BENCH_VARIANT(hot__bgalloc, churn, churn_setup(st, V_BGA, 0, 1), vol_ctx_teardown);
+BENCH_VARIANT(hot__baseline, churn, churn_setup(st, V_BASE, 0, 1), vol_ctx_teardown);
+BENCH_VARIANT(hot__ext2, churn, churn_setup(st, V_EXT2, 0, 1), vol_ctx_teardown);
 
-BENCH_VARIANT(extents__bgalloc, extents, ext_setup(st, V_BGA), ext_teardown);
-BENCH_VARIANT(extents__baseline, extents, ext_setup(st, V_BASE), ext_teardown);
-BENCH_VARIANT(extents__ext2, extents, ext_setup(st, V_EXT2), ext_teardown);
+BENCH_VARIANT(extents__bgalloc, extents, ext_setup(st, V_BGA), vol_ctx_teardown);
+BENCH_VARIANT(extents__baseline, extents, ext_setup(st, V_BASE), vol_ctx_teardown);
+BENCH_VARIANT(extents__ext2, extents, ext_setup(st, V_EXT2), vol_ctx_teardown);
 
 BENCH_VARIANT(fill__bgalloc, fill, fill_setup(st, V_BGA), fill_teardown);
 BENCH_VARIANT(fill__baseline, fill, fill_setup(st, V_BASE), fill_teardown);

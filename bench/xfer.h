@@ -10,9 +10,8 @@
  * threads share lines moves with it, so the drivers print it beside them.
  */
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
+/* Needs _GNU_SOURCE (pthread_setaffinity_np), defined by the includer
+ * before its first system header. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
