@@ -326,7 +326,8 @@ static void setup_main(struct bctx *c)
 	cr_assert_eq(bga_free_exact(c->vol), MAIN_NBLOCKS - MAIN_FDB - 24);
 }
 
-static void setup_full(struct bctx *c)
+/* Two groups of 64 blocks, both wholly allocated. */
+static void setup_two_used_groups(struct bctx *c)
 {
 	bga_config_init(&c->cfg, 128);
 	c->cfg.blocks_per_group = 64;
@@ -334,6 +335,11 @@ static void setup_full(struct bctx *c)
 	cr_assert_eq(bga_create(&c->cfg, &c->vol), 0);
 	cr_assert_eq(alloc_req(c, 0, 64, 64, BGA_EXACT_GOAL, NULL), 0);
 	cr_assert_eq(alloc_req(c, 64, 64, 64, BGA_EXACT_GOAL, NULL), 0);
+}
+
+static void setup_full(struct bctx *c)
+{
+	setup_two_used_groups(c);
 	cr_assert_eq(bga_commit(c->vol, 1), 0);
 	cr_assert_eq(bga_free_deferred(c->vol, 8, 8, 2), 0);
 	cr_assert_eq(bga_free_exact(c->vol), 0);
@@ -341,12 +347,7 @@ static void setup_full(struct bctx *c)
 
 static void setup_join(struct bctx *c)
 {
-	bga_config_init(&c->cfg, 128);
-	c->cfg.blocks_per_group = 64;
-	c->cfg.rsv_max = 64;
-	cr_assert_eq(bga_create(&c->cfg, &c->vol), 0);
-	cr_assert_eq(alloc_req(c, 0, 64, 64, BGA_EXACT_GOAL, NULL), 0);
-	cr_assert_eq(alloc_req(c, 64, 64, 64, BGA_EXACT_GOAL, NULL), 0);
+	setup_two_used_groups(c);
 	cr_assert_eq(bga_free(c->vol, 64, 32), 0);
 	cr_assert_eq(bga_free_deferred(c->vol, 96, 4, 1), 0);
 	cr_assert_eq(bga_free_exact(c->vol), 32);
