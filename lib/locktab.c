@@ -319,15 +319,16 @@ static void slot_lock_contended(struct locktab_slot *s, enum bga_lock_kind kind)
 
 /*
  * The slow paths of locktab_impl.h's inline lock, trylock and unlock: any
- * kind but fas, and a fas lock that was found held.  A held fas lock is
- * tried once more here, which is harmless.
+ * kind but fas, and a fas lock that the inline path found held (it is not
+ * tried again here: that would be one more exchange on a line another CPU
+ * owns).
  */
 void bga__locktab_lock_slow(struct bga_locktab *t, struct locktab_slot *s)
 {
 	uint64_t start;
 
 	/* Try first: the clock is read only when the lock is found held. */
-	if (bga_likely(slot_trylock(s, t->kind))) {
+	if (t->kind != BGA_LOCK_FAS && bga_likely(slot_trylock(s, t->kind))) {
 		bga__locktab_stat_add(&s->acquisitions, 1);
 		return;
 	}
@@ -352,11 +353,8 @@ void bga__locktab_unlock_slow(struct bga_locktab *t, struct locktab_slot *s)
 {
 	struct ck_spinlock_mcs *node;
 
+	BGA_ASSERT(t->kind != BGA_LOCK_FAS); /* unlocked inline */
 	switch (t->kind) {
-	case BGA_LOCK_FAS:
-		BGA_ASSERT(ck_spinlock_fas_locked(&s->u.fas));
-		ck_spinlock_fas_unlock(&s->u.fas);
-		break;
 	case BGA_LOCK_TICKET:
 		BGA_ASSERT(ck_spinlock_ticket_locked(&s->u.ticket));
 		ck_spinlock_ticket_unlock(&s->u.ticket);
