@@ -52,16 +52,42 @@ static int each_run(const uint64_t *map, uint32_t from, uint32_t to, uint64_t mi
 	return 0;
 }
 
-static int range_args(struct bga_volume *vol, const struct bga_geom *geo, uint64_t from, uint64_t to,
-		      uint64_t min_len)
+/*
+ * One group's part of a walk over [from, to): offsets [a, b) of group g,
+ * b not yet cut to the group's span, and a scratch map of
+ * blocks_per_group bits.
+ */
+typedef int (*group_part_fn)(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t a,
+			     uint32_t b, uint64_t *scratch, void *arg);
+
+/*
+ * Check [from, to) and min_len (-EINVAL), then call fn for each group the
+ * range covers, in order, until one returns non-zero: one RCU read
+ * section and one scratch map (-ENOMEM) for the whole walk.
+ */
+static int walk_groups(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len, group_part_fn fn,
+		       void *arg)
 {
-	if (vol == NULL || from >= to || to > geo->nblocks || min_len == 0)
-		return -EINVAL;
-	return 0;
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
+	int rc = from >= to || to > geo->nblocks || min_len == 0 ? -EINVAL : 0;
+	uint64_t *scratch = rc ? NULL : malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));
+	if (rc == 0 && scratch == NULL)
+		rc = -ENOMEM;
+	for (uint64_t g = bga__group_of(vol, from); rc == 0 && g <= bga__group_of(vol, to - 1); g++) {
+		uint64_t first = bga__group_first(vol, g);
+		uint32_t a = from > first ? (uint32_t)(from - first) : 0;
+		uint32_t b = (uint32_t)BGA_MIN((uint64_t)vol->cfg.blocks_per_group, to - first);
+		rc = fn(vol, geo, g, a, b, scratch, arg);
+	}
+	free(scratch);
+	urcu_bp_read_unlock();
+	return rc;
 }
 
 struct walk {
 	uint64_t base;
+	uint64_t min_len;
 	bga_extent_cb cb;
 	void *ctx;
 };
@@ -72,29 +98,24 @@ static int walk_fn(void *arg, uint32_t off, uint32_t len)
 	return w->cb(w->ctx, w->base + off, len);
 }
 
+static int foreach_group(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t a, uint32_t b,
+			 uint64_t *map, void *arg)
+{
+	(void)geo;
+	struct walk *w = arg;
+	bool initialised;
+	uint32_t hi = group_copy(vol, g, map, &initialised);
+	w->base = bga__group_first(vol, g);
+	return each_run(map, a, BGA_MIN(b, hi), w->min_len, walk_fn, w);
+}
+
 int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len, bga_extent_cb cb,
 		     void *ctx)
 {
 	if (vol == NULL || cb == NULL)
 		return -EINVAL;
-	urcu_bp_read_lock();
-	const struct bga_geom *geo = bga_rcu_load(vol->geom);
-	int rc = range_args(vol, geo, from, to, min_len);
-	uint64_t *map = rc ? NULL : malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));
-	if (rc == 0 && map == NULL)
-		rc = -ENOMEM;
-	for (uint64_t g = bga__group_of(vol, from); rc == 0 && g <= bga__group_of(vol, to - 1); g++) {
-		uint64_t first = bga__group_first(vol, g);
-		bool initialised;
-		uint32_t hi = group_copy(vol, g, map, &initialised);
-		uint32_t a = from > first ? (uint32_t)(from - first) : 0;
-		uint32_t b = (uint32_t)BGA_MIN((uint64_t)hi, to - first);
-		struct walk w = {first, cb, ctx};
-		rc = each_run(map, a, b, min_len, walk_fn, &w);
-	}
-	free(map);
-	urcu_bp_read_unlock();
-	return rc;
+	struct walk w = {0, min_len, cb, ctx};
+	return walk_groups(vol, from, to, min_len, foreach_group, &w);
 }
 
 /* ---- trim ---- */
@@ -131,9 +152,17 @@ static int trim_collect(void *arg, uint32_t off, uint32_t len)
  * it, and our own give-back keeps it, so the flag means "no block was
  * freed here since every free run was discarded".
  */
+struct trim_args {
+	uint64_t min_len;
+	bga_extent_cb cb;
+	void *ctx;
+	uint64_t trimmed;
+};
+
 static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t a, uint32_t b,
-		      uint64_t min_len, bga_extent_cb cb, void *ctx, uint64_t *trimmed, uint64_t *scratch)
+		      uint64_t *scratch, void *arg)
 {
+	struct trim_args *t = arg;
 	struct trim_list l = {NULL, 0, 0};
 	uint64_t first = bga__group_first(vol, g);
 	int rc = 0;
@@ -150,7 +179,7 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 	uint32_t lo, hi;
 	bga__grp_span(vol, grp, g, &lo, &hi);
 	bga__group_copy_locked(vol, grp, g, scratch, false);
-	rc = each_run(scratch, a, BGA_MIN(b, hi), min_len, trim_collect, &l);
+	rc = each_run(scratch, a, BGA_MIN(b, hi), t->min_len, trim_collect, &l);
 	size_t taken = 0;
 	for (; rc == 0 && taken < l.n; taken++) {
 		struct trim_run *r = &l.runs[taken];
@@ -169,9 +198,9 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 	int cbrc = 0;
 	for (size_t i = 0; i < taken; i++) {
 		if (cbrc == 0)
-			cbrc = cb(ctx, first + l.runs[i].off, l.runs[i].len);
+			cbrc = t->cb(t->ctx, first + l.runs[i].off, l.runs[i].len);
 		if (cbrc == 0)
-			*trimmed += l.runs[i].len;
+			t->trimmed += l.runs[i].len;
 	}
 	if (taken) {
 		bga__group_lock(vol, g);
@@ -193,23 +222,10 @@ int bga_trim(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_le
 {
 	if (vol == NULL || cb == NULL)
 		return -EINVAL;
-	urcu_bp_read_lock();
-	const struct bga_geom *geo = bga_rcu_load(vol->geom);
-	uint64_t done = 0;
-	int rc = range_args(vol, geo, from, to, min_len);
-	uint64_t *scratch = rc ? NULL : malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));
-	if (rc == 0 && scratch == NULL)
-		rc = -ENOMEM;
-	for (uint64_t g = bga__group_of(vol, from); rc == 0 && g <= bga__group_of(vol, to - 1); g++) {
-		uint64_t first = bga__group_first(vol, g);
-		uint32_t a = from > first ? (uint32_t)(from - first) : 0;
-		uint32_t b = (uint32_t)BGA_MIN((uint64_t)vol->cfg.blocks_per_group, to - first);
-		rc = trim_group(vol, geo, g, a, b, min_len, cb, ctx, &done, scratch);
-	}
-	free(scratch);
-	urcu_bp_read_unlock();
+	struct trim_args t = {min_len, cb, ctx, 0};
+	int rc = walk_groups(vol, from, to, min_len, trim_group, &t);
 	if (trimmed)
-		*trimmed = done;
+		*trimmed = t.trimmed;
 	return rc;
 }
 
