@@ -316,6 +316,57 @@ struct bga_check_report {
  */
 BGA_EXTERN int bga_check(struct bga_volume *vol, struct bga_check_report *report);
 
+/* ---- persistence (lib/persist.c, docs/FORMAT.md) ---- */
+
+/*
+ * Caller I/O over a metadata area, at byte offsets from its start.  Each
+ * callback returns 0 or a negative errno.  Between two flush calls the
+ * library assumes writes may reach the device in any order, any subset may
+ * be lost, and a write may land in part (each 512-byte sector is atomic).
+ */
+struct bga_io {
+	void *ctx;
+	int (*read)(void *ctx, void *buf, size_t len, uint64_t off);
+	int (*write)(void *ctx, const void *buf, size_t len, uint64_t off);
+	int (*flush)(void *ctx);
+};
+
+/* bga_load_ex flags */
+enum {
+	BGA_LOAD_STRICT = 1u << 0,   /* any quarantined group fails the load with -EUCLEAN */
+	BGA_LOAD_PREFETCH = 1u << 1, /* read every bitmap ahead in the background (see bga_prefetch) */
+};
+
+/*
+ * Bytes of metadata area that a volume of cfg->nblocks blocks needs.
+ * 0 and *bytes set; -EINVAL for NULL or a configuration bga_create rejects.
+ */
+BGA_EXTERN int bga_metadata_size(const struct bga_config *cfg, uint64_t *bytes);
+
+/*
+ * Store the volume's state through io, crash-atomically (docs/FORMAT.md).
+ * See persist.c's header comment and docs/FORMAT.md for the contract.
+ */
+BGA_EXTERN int bga_store(struct bga_volume *vol, const struct bga_io *io);
+
+/* Load a stored volume.  cfg NULL: geometry and tuning from the image. */
+BGA_EXTERN int bga_load(const struct bga_io *io, const struct bga_config *cfg, struct bga_volume **out);
+BGA_EXTERN int bga_load_ex(const struct bga_io *io, const struct bga_config *cfg, uint32_t flags,
+                           struct bga_volume **out);
+
+/* Read every not-yet-read bitmap of a loaded volume now.  0, -EINVAL, or
+ * the first I/O error (the groups it could not read are quarantined). */
+BGA_EXTERN int bga_prefetch(struct bga_volume *vol);
+
+/*
+ * A file-backed bga_io for any embedder: the metadata area is the bytes
+ * [base, base + size) of the file at path (created with O_CREAT when
+ * create is non-zero).  Reads past the file's end read zeros.
+ * 0 or a negative errno; bga_io_file_close releases it.
+ */
+BGA_EXTERN int bga_io_file_open(const char *path, uint64_t base, int create, struct bga_io *io);
+BGA_EXTERN void bga_io_file_close(struct bga_io *io);
+
 /* Name of an error code returned by this library ("ENOSPC: no space ..."),
  * accepting err either negative or positive.  Never NULL. */
 BGA_EXTERN const char *bga_strerror(int err);
