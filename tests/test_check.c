@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The checker, proved: each test corrupts one invariant class through the
+ * internal layout (lib/volume.h, which only tests include), asserts that
+ * bga_check() returns -EUCLEAN and names that class with the right group
+ * and block, then restores the state, checks it clean again and destroys.
+ * bga_check keeps the first violation it meets, so each corruption is
+ * chosen to be the first thing the walk finds wrong.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <bgalloc.h>
+#include <bgalloc/counter.h>
+
+#include "testutil.h"
+
+#include "volume.h"
+
+static struct bga_volume *make(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, nblocks);
+	cfg.blocks_per_group = bpg;
+	cfg.first_data_block = fdb;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	return vol;
+}
+
+/* Group g's descriptor (single-threaded: no lock needed). */
+static struct bga_group *grp_of(struct bga_volume *vol, uint64_t g)
+{
+	struct bga_group *grp = bga__group_get(vol, vol->geom, g);
+	cr_assert_not_null(grp);
+	return grp;
+}
+
+static void alloc_exact(struct bga_volume *vol, uint64_t start, uint64_t len)
+{
+	struct bga_request req = {.goal = start, .min_len = len, .max_len = len, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0, "alloc %llu+%llu", (unsigned long long)start,
+		     (unsigned long long)len);
+	cr_assert_eq(e.start, start);
+	cr_assert_eq(e.len, len);
+}
+
+/* bga_check must report the class named by `what` first, at group g and
+ * block b (UINT64_MAX where the class names none). */
+static void expect_violation(struct bga_volume *vol, const char *what, uint64_t g, uint64_t b)
+{
+	struct bga_check_report r;
+	memset(&r, 0x5a, sizeof(r));
+	cr_assert_eq(bga_check(vol, &r), -EUCLEAN, "corruption '%s' not caught", what);
+	cr_assert_geq(r.violations, 1);
+	cr_assert(strstr(r.message, what) != NULL, "expected '%s', got '%s'", what, r.message);
+	cr_assert_eq(r.group, g, "'%s': group %llu, expected %llu", r.message, (unsigned long long)r.group,
+		     (unsigned long long)g);
+	cr_assert_eq(r.block, b, "'%s': block %llu, expected %llu", r.message, (unsigned long long)r.block,
+		     (unsigned long long)b);
+	/* A NULL report gives the same verdict. */
+	cr_assert_eq(bga_check(vol, NULL), -EUCLEAN);
+}
+
+static void done(struct bga_volume *vol)
+{
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+Test(check, clean_volume_reports_nothing)
+{
+	struct bga_volume *vol = make(64 * 64, 64, 0);
+	alloc_exact(vol, 70, 5);
+	struct bga_check_report r;
+	memset(&r, 0x5a, sizeof(r));
+	cr_assert_eq(bga_check(vol, &r), 0);
+	cr_assert_eq(r.violations, 0);
+	cr_assert_eq(r.group, UINT64_MAX);
+	cr_assert_eq(r.block, UINT64_MAX);
+	cr_assert_eq(bga_check(NULL, &r), -EINVAL);
+	done(vol);
+}
+
+Test(check, bitmap_bit)
+{
+	struct bga_volume *vol = make(64 * 64, 64, 0);
+	alloc_exact(vol, 3 * 64 + 10, 4);
+	struct bga_group *grp = grp_of(vol, 3);
+	cr_assert_not_null(grp->bitmap);
+	/* A free block marked used behind the count's back. */
+	grp->bitmap[0] |= UINT64_C(1) << 40;
+	expect_violation(vol, "bitmap has", 3, UINT64_MAX);
+	grp->bitmap[0] &= ~(UINT64_C(1) << 40);
+	/* ... and a used block marked free. */
+	grp->bitmap[0] &= ~(UINT64_C(1) << 11);
+	expect_violation(vol, "bitmap has", 3, UINT64_MAX);
+	grp->bitmap[0] |= UINT64_C(1) << 11;
+	done(vol);
+}
+
+Test(check, group_free_count)
+{
+	struct bga_volume *vol = make(64 * 64, 64, 0);
+	alloc_exact(vol, 5 * 64 + 1, 1);
+	struct bga_group *grp = grp_of(vol, 5);
+	grp->free--;
+	expect_violation(vol, "free count says", 5, UINT64_MAX);
+	grp->free++;
+	/* A group without a bitmap must be wholly free or wholly used. */
+	struct bga_group *g7 = grp_of(vol, 7);
+	cr_assert_null(g7->bitmap);
+	cr_assert_eq(g7->free, 64);
+	g7->free = 20;
+	expect_violation(vol, "no bitmap but free", 7, UINT64_MAX);
+	g7->free = 64;
+	done(vol);
+}
+
+Test(check, counter)
+{
+	struct bga_volume *vol = make(64 * 64, 64, 0);
+	alloc_exact(vol, 100, 9);
+	bga_counter_add(vol->used, 3);
+	expect_violation(vol, "the counter says", UINT64_MAX, UINT64_MAX);
+	bga_counter_add(vol->used, -6);
+	expect_violation(vol, "the counter says", UINT64_MAX, UINT64_MAX);
+	bga_counter_add(vol->used, 3);
+	done(vol);
+}
+
+Test(check, index_bit)
+{
+	struct bga_volume *vol = make(64 * 64, 64, 0);
+	alloc_exact(vol, 2 * 64, 60);
+	struct bga_chunk *ch = bga__chunk_get(vol, 0);
+	cr_assert_not_null(ch);
+	/* Order 0 is set for every group with a free block: clear group 9's. */
+	cr_assert(ch->bits[0][0] & (UINT64_C(1) << 9));
+	ch->bits[0][0] &= ~(UINT64_C(1) << 9);
+	expect_violation(vol, "index order 0 bit", 9, UINT64_MAX);
+	ch->bits[0][0] |= UINT64_C(1) << 9;
+	/* A bit set that no max_run allows: order 7 (128 blocks) in groups
+	 * of 64. */
+	cr_assert_not(ch->bits[7][0] & (UINT64_C(1) << 2));
+	ch->bits[7][0] |= UINT64_C(1) << 2;
+	expect_violation(vol, "index order 7 bit is 1", 2, UINT64_MAX);
+	ch->bits[7][0] &= ~(UINT64_C(1) << 2);
+	done(vol);
+}
+
+Test(check, max_run_below_longest_run)
+{
+	struct bga_volume *vol = make(64 * 64, 64, 0);
+	alloc_exact(vol, 4 * 64, 8);
+	struct bga_group *grp = grp_of(vol, 4);
+	uint32_t old = grp->max_run;
+	cr_assert_geq(old, 56);
+	grp->max_run = 3; /* the index still says >= 32: the run check comes first */
+	expect_violation(vol, "max_run 3 but longest free run 56", 4, UINT64_MAX);
+	grp->max_run = old;
+	done(vol);
+}
+
+Test(check, chunk_summary_bit)
+{
+	/* Two chunks: chunk 0 touched, chunk 1 untouched. */
+	struct bga_volume *vol = make(2 * BGA_CHUNK_GROUPS * 64, 64, 0);
+	alloc_exact(vol, 64 * 10, 3);
+	cr_assert_not_null(bga__chunk_get(vol, 0));
+	cr_assert_null(bga__chunk_get(vol, 1));
+	cr_assert(vol->summary[0][0] & 1);
+	vol->summary[0][0] &= ~UINT64_C(1);
+	/* Group 0 of chunk 0 is the first group the walk meets. */
+	expect_violation(vol, "chunk summary order 0 clear", 0, UINT64_MAX);
+	vol->summary[0][0] |= 1;
+	/* An untouched chunk counts as all-free groups: every order set. */
+	cr_assert(vol->summary[3][0] & 2);
+	vol->summary[3][0] &= ~UINT64_C(2);
+	expect_violation(vol, "untouched chunk 1: summary order 3 clear", BGA_CHUNK_GROUPS, UINT64_MAX);
+	vol->summary[3][0] |= 2;
+	done(vol);
+}
+
+/* Two handles with windows in one group; returns the group's list. */
+static struct bga_window *two_windows(struct bga_volume *vol, struct bga_rsv **a, struct bga_rsv **b, uint64_t *g)
+{
+	cr_assert_eq(bga_rsv_open(vol, a), 0);
+	cr_assert_eq(bga_rsv_open(vol, b), 0);
+	cr_assert_eq(bga_rsv_set_size(*a, 16), 0);
+	cr_assert_eq(bga_rsv_set_size(*b, 16), 0);
+	struct bga_extent e;
+	struct bga_request req = {.goal = 6 * 512, .min_len = 1, .max_len = 1, .rsv = *a};
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	*g = e.start / 512;
+	req.rsv = *b;
+	req.goal = e.start;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(e.start / 512, *g, "both windows in one group");
+	struct bga_window *w = grp_of(vol, *g)->ext->windows;
+	cr_assert_not_null(w);
+	cr_assert_not_null(w->next, "two windows linked");
+	cr_assert_leq(w->end, w->next->start);
+	return w;
+}
+
+Test(check, window_overlap)
+{
+	struct bga_volume *vol = make(16 * 512, 512, 0);
+	struct bga_rsv *a, *b;
+	uint64_t g;
+	struct bga_window *w = two_windows(vol, &a, &b, &g);
+	uint32_t start = w->next->start;
+	w->next->start = w->end - 1;
+	expect_violation(vol, "overlaps or leaves the group", g, g * 512 + w->end - 1);
+	w->next->start = start;
+	assert_clean(vol);
+	/* A window past the group's span. */
+	struct bga_window *last = w->next;
+	uint32_t end = last->end;
+	last->end = 513;
+	expect_violation(vol, "overlaps or leaves the group", g, g * 512 + last->start);
+	last->end = end;
+	/* A window that names another group. */
+	w->group = g + 1;
+	expect_violation(vol, "overlaps or leaves the group", g, g * 512 + w->start);
+	w->group = g;
+	bga_rsv_close(a);
+	bga_rsv_close(b);
+	done(vol);
+}
+
+Test(check, pending_block_marked_free)
+{
+	struct bga_volume *vol = make(16 * 64, 64, 0);
+	alloc_exact(vol, 2 * 64, 63); /* not all 64: the group keeps a bitmap */
+	cr_assert_eq(bga_free_deferred(vol, 2 * 64 + 20, 3, 1), 0);
+	struct bga_group *grp = grp_of(vol, 2);
+	cr_assert_not_null(grp->bitmap);
+	/* The pending block 21 shows free, with the count kept in step so
+	 * the popcount agrees: only the deferred-free rule is broken. */
+	grp->bitmap[0] &= ~(UINT64_C(1) << 21);
+	grp->free++;
+	expect_violation(vol, "waits on a deferred free", 2, 2 * 64 + 20);
+	grp->bitmap[0] |= UINT64_C(1) << 21;
+	grp->free--;
+	assert_clean(vol);
+	/* The pending map names a block that no record holds. */
+	grp->ext->pending[0] |= UINT64_C(1) << 40;
+	expect_violation(vol, "pending map disagrees", 2, 2 * 64);
+	grp->ext->pending[0] &= ~(UINT64_C(1) << 40);
+	assert_clean(vol);
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	done(vol);
+}
+
+Test(check, reserved_above_free)
+{
+	struct bga_volume *vol = make(16 * 64, 64, 0);
+	for (uint64_t g = 0; g < 15; g++)
+		alloc_exact(vol, g * 64, 64);
+	alloc_exact(vol, 15 * 64, 40); /* 24 free */
+	cr_assert_eq(bga_reserve(vol, 20), 0);
+	assert_clean(vol);
+	/* Twenty more reserved than free, charged to the counter as a
+	 * reservation is, so the counter sum itself still agrees. */
+	__atomic_fetch_add(&vol->reserved, 24, __ATOMIC_RELAXED);
+	bga_counter_add(vol->used, 24);
+	expect_violation(vol, "44 blocks reserved but only 24 free", UINT64_MAX, UINT64_MAX);
+	__atomic_fetch_sub(&vol->reserved, 24, __ATOMIC_RELAXED);
+	bga_counter_add(vol->used, -24);
+	cr_assert_eq(bga_unreserve(vol, 20), 0);
+	done(vol);
+}
+
+Test(check, block_below_first_data_block)
+{
+	struct bga_volume *vol = make(16 * 64, 64, 10);
+	alloc_exact(vol, 10, 2); /* group 0 gets its bitmap */
+	struct bga_group *grp = grp_of(vol, 0);
+	cr_assert_not_null(grp->bitmap);
+	cr_assert(grp->bitmap[0] & (UINT64_C(1) << 3));
+	grp->bitmap[0] &= ~(UINT64_C(1) << 3);
+	grp->free++; /* popcount in step: only the span rule is broken */
+	expect_violation(vol, "outside the usable span is free", 0, 3);
+	grp->bitmap[0] |= UINT64_C(1) << 3;
+	grp->free--;
+	done(vol);
+}
+
+Test(check, block_past_the_end)
+{
+	/* A short last group: blocks 40..63 of group 3 lie past the end. */
+	struct bga_volume *vol = make(3 * 64 + 40, 64, 0);
+	alloc_exact(vol, 3 * 64, 1);
+	struct bga_group *grp = grp_of(vol, 3);
+	cr_assert_not_null(grp->bitmap);
+	grp->bitmap[0] &= ~(UINT64_C(1) << 50);
+	grp->free++;
+	expect_violation(vol, "outside the usable span is free", 3, 3 * 64 + 50);
+	grp->bitmap[0] |= UINT64_C(1) << 50;
+	grp->free--;
+	done(vol);
+}
+
+Test(check, span_end_disagrees_with_geometry)
+{
+	struct bga_volume *vol = make(16 * 64, 64, 0);
+	alloc_exact(vol, 5 * 64, 1);
+	struct bga_group *grp = grp_of(vol, 5);
+	grp->hi = 60;
+	expect_violation(vol, "span ends at 60, the geometry says 64", 5, UINT64_MAX);
+	grp->hi = 64;
+	done(vol);
+}
+
+Test(check, first_violation_wins_and_all_are_counted)
+{
+	struct bga_volume *vol = make(16 * 64, 64, 0);
+	alloc_exact(vol, 64, 64);
+	alloc_exact(vol, 5 * 64, 1);
+	struct bga_group *g5 = grp_of(vol, 5);
+	g5->free -= 2;
+	bga_counter_add(vol->used, 1);
+	struct bga_check_report r;
+	cr_assert_eq(bga_check(vol, &r), -EUCLEAN);
+	cr_assert_geq(r.violations, 2, "the walk goes on after the first");
+	cr_assert_eq(r.group, 5);
+	cr_assert(strstr(r.message, "free count says"), "%s", r.message);
+	g5->free += 2;
+	bga_counter_add(vol->used, -1);
+	done(vol);
+}
