@@ -167,12 +167,11 @@ int bga_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, uint
  * Release group g's records with txn <= `txn`.  Returns blocks released;
  * *extents gets the number of records.
  */
-static uint64_t commit_group(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint64_t txn,
-			     uint64_t *extents)
+static uint64_t commit_group(struct bga_volume *vol, uint64_t g, uint64_t txn, uint64_t *extents)
 {
 	uint64_t released = 0;
 	bga__group_lock(vol, g);
-	struct bga_group *grp = bga__group_get(vol, geo, g);
+	struct bga_group *grp = bga__group_lookup(vol, g); /* it holds pending frees */
 	struct bga_dfree **pp = &grp->ext->dfree;
 	while (*pp) {
 		struct bga_dfree *d = *pp;
@@ -206,8 +205,10 @@ int bga_commit(struct bga_volume *vol, uint64_t txn)
 {
 	if (vol == NULL || txn == 0)
 		return -EINVAL;
+	bga__lockdep_acquire(BGA_LOCKDEP_COMMIT, 0, true);
 	pthread_mutex_lock(&vol->commit_lock);
 	if (txn < __atomic_load_n(&vol->last_committed, __ATOMIC_ACQUIRE)) {
+		bga__lockdep_release(BGA_LOCKDEP_COMMIT, 0);
 		pthread_mutex_unlock(&vol->commit_lock);
 		return -EINVAL;
 	}
@@ -218,13 +219,14 @@ int bga_commit(struct bga_volume *vol, uint64_t txn)
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	uint64_t released = 0, extents = 0;
 	for (uint64_t g = 0; (g = next_pending(vol, g, geo->ngroups)) < geo->ngroups; g++)
-		released += commit_group(vol, geo, g, txn, &extents);
+		released += commit_group(vol, g, txn, &extents);
 	urcu_bp_read_unlock();
 	if (released) {
 		bga_counter_add(vol->used, -(int64_t)released);
 		__atomic_fetch_sub(&vol->dfree_blocks, released, __ATOMIC_RELAXED);
 		__atomic_fetch_sub(&vol->dfree_extents, extents, __ATOMIC_RELAXED);
 	}
+	bga__lockdep_release(BGA_LOCKDEP_COMMIT, 0);
 	pthread_mutex_unlock(&vol->commit_lock);
 	return 0;
 }

@@ -39,19 +39,19 @@ struct bga_chunk *bga__chunk_create_locked(struct bga_volume *vol, const struct 
 	return ch;
 }
 
-struct bga_chunk *bga__chunk_ensure(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c)
+struct bga_chunk *bga__chunk_ensure(struct bga_volume *vol, uint64_t c)
 {
 	struct bga_chunk *ch = bga__chunk_get(vol, c);
-	(void)geo;
 	if (bga_likely(ch != NULL))
 		return ch;
 	/* Once per chunk: serialised with bga_grow so that a grow never
-	 * misses a chunk installed while it runs. */
-	pthread_mutex_lock(&vol->grow_lock);
+	 * misses a chunk installed while it runs.  The grow takes group locks
+	 * under grow_lock, so no group lock may be held here (lockdep.h). */
+	bga__grow_lock(vol);
 	/* The current geometry, not the caller's snapshot: grows change it
 	 * only under grow_lock, which we hold. */
 	ch = bga__chunk_create_locked(vol, vol->geom, c);
-	pthread_mutex_unlock(&vol->grow_lock);
+	bga__grow_unlock(vol);
 	return ch;
 }
 

@@ -77,10 +77,10 @@ static void open_groups(struct bga_volume *vol, const struct bga_geom *ngeo, str
 void bga__geom_retire(struct bga_volume *vol, struct bga_geom *old)
 {
 #ifdef BGA_TSAN_BUILD
-	pthread_mutex_lock(&vol->grow_lock);
+	bga__grow_lock(vol);
 	old->retired = vol->retired;
 	vol->retired = old;
-	pthread_mutex_unlock(&vol->grow_lock);
+	bga__grow_unlock(vol);
 #else
 	(void)vol;
 	urcu_bp_synchronize_rcu();
@@ -92,7 +92,7 @@ int bga_grow(struct bga_volume *vol, uint64_t new_nblocks)
 {
 	if (vol == NULL || new_nblocks > BGA_MAX_BLOCKS)
 		return -EINVAL;
-	pthread_mutex_lock(&vol->grow_lock);
+	bga__grow_lock(vol);
 	struct bga_geom *old = vol->geom;
 	int rc = -EINVAL;
 	if (new_nblocks < old->nblocks)
@@ -144,12 +144,12 @@ int bga_grow(struct bga_volume *vol, uint64_t new_nblocks)
 	if (ch)
 		open_groups(vol, ngeo, ch, old->ngroups, open_end);
 	__atomic_store_n(&vol->nblocks_floor, new_nblocks, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&vol->grow_lock);
+	bga__grow_unlock(vol);
 	/* Outside grow_lock: a reader may be waiting for it (to install a
 	 * chunk) inside its read-side section. */
 	bga__geom_retire(vol, old);
 	return 0;
 out:
-	pthread_mutex_unlock(&vol->grow_lock);
+	bga__grow_unlock(vol);
 	return rc;
 }

@@ -87,10 +87,7 @@ static void window_drop(struct bga_rsv *rsv)
 		return;
 	uint64_t g = rsv->win.group;
 	bga__group_lock(vol, g);
-	urcu_bp_read_lock();
-	struct bga_group *grp = bga__group_get(vol, bga_rcu_load(vol->geom), g);
-	urcu_bp_read_unlock();
-	bga__rsv_unlink_locked(grp, &rsv->win);
+	bga__rsv_unlink_locked(bga__group_lookup(vol, g), &rsv->win); /* it holds the window */
 	bga__group_unlock(vol, g);
 }
 
@@ -138,14 +135,14 @@ int bga_rsv_window(const struct bga_rsv *rsv, struct bga_extent *out)
 }
 
 /* Take min..max blocks from the handle's own window, from `goal` on. */
-static bool window_take(struct bga_volume *vol, const struct bga_geom *geo, struct bga_rsv *rsv,
-			uint64_t goal, uint32_t min, uint32_t max, struct bga_extent *out)
+static bool window_take(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, uint64_t goal,
+			struct bga_extent *out)
 {
 	struct bga_window *w = &rsv->win;
 	uint64_t g = w->group, first = bga__group_first(vol, g);
 	bool hit = false;
 	bga__group_lock(vol, g);
-	struct bga_group *grp = bga__group_get(vol, geo, g);
+	struct bga_group *grp = bga__group_lookup(vol, g); /* it holds the window */
 	uint32_t from = w->start, off, len;
 	if (goal != BGA_NO_GOAL && goal >= first + w->start && goal < first + w->end)
 		from = (uint32_t)(goal - first);
@@ -155,16 +152,16 @@ static bool window_take(struct bga_volume *vol, const struct bga_geom *geo, stru
 	uint32_t end = w->end;
 	if (grp->bitmap != NULL) {
 		uint64_t n;
-		uint64_t pos = bga_bitmap_find_zero_run(grp->bitmap, end, from, min, max, &n);
+		uint64_t pos = bga_bitmap_find_zero_run(grp->bitmap, end, from, ac->min, ac->max, &n);
 		hit = pos < end;
 		off = (uint32_t)pos;
 		len = (uint32_t)n;
 	} else {
-		hit = grp->free != 0 && end - from >= min;
+		hit = grp->free != 0 && end - from >= ac->min;
 		off = from;
-		len = BGA_MIN(max, end - from);
+		len = BGA_MIN(ac->max, end - from);
 	}
-	if (hit && bga__group_take_locked(vol, grp, g, off, len) == 0) {
+	if (hit && bga__take_locked(vol, ac, grp, g, off, &len) == 0) {
 		w->used += len;
 		out->start = first + off;
 		out->len = len;
@@ -189,23 +186,26 @@ static uint64_t coloured(const struct bga_volume *vol, const struct bga_geom *ge
 	return first + off < geo->nblocks ? first + off : goal;
 }
 
-int bga__rsv_alloc(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req,
-		   uint32_t min, uint32_t max, struct bga_extent *out)
+int bga__rsv_alloc(struct bga_volume *vol, struct bga_actx *ac, const struct bga_request *req,
+		   struct bga_extent *out)
 {
+	const struct bga_geom *geo = ac->geo;
 	struct bga_rsv *rsv = req->rsv;
 	if (rsv->vol != vol)
 		return -EINVAL;
 	if (rsv->size == 0 || (req->flags & BGA_EXACT_GOAL))
-		return bga__alloc_plain(vol, geo, req, min, max, out);
+		return bga__alloc_plain(vol, ac, req, out);
 	struct bga_percpu *pc = bga__percpu(vol);
 	__atomic_fetch_add(&pc->rsv_allocs, 1, __ATOMIC_RELAXED);
 	uint64_t next = BGA_NO_GOAL;
 	if (rsv->win.linked) {
 		next = bga__group_first(vol, rsv->win.group) + rsv->win.end;
-		if (window_take(vol, geo, rsv, req->goal, min, max, out)) {
+		if (window_take(vol, ac, rsv, req->goal, out)) {
 			__atomic_fetch_add(&pc->rsv_hits, 1, __ATOMIC_RELAXED);
 			return 0;
 		}
+		if (ac->stop)
+			return ac->stop;
 	}
 	/* Book a new window from the goal on (or right after the old one, so
 	 * a file written in order stays contiguous); a first window starts in
@@ -215,13 +215,15 @@ int bga__rsv_alloc(struct bga_volume *vol, const struct bga_geom *geo, const str
 		goal = coloured(vol, geo, goal, rsv->colour);
 	rsv->win.start = 0;
 	rsv->win.end = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
-	int rc = bga__search(vol, geo, goal, min, max, true, &rsv->win, out, NULL);
+	int rc = bga__search(vol, ac, goal, true, &rsv->win, out, NULL);
 	if (rc == 0) {
 		rsv->win.used = BGA_MIN((uint32_t)out->len, rsv->win.end - rsv->win.start);
 		return 0;
 	}
+	if (ac->stop)
+		return ac->stop;
 	/* No room for a window outside the others': allocate without one;
 	 * windows must never cause a false -ENOSPC. */
-	return bga__alloc_plain(vol, geo, req, min, max, out);
+	return bga__alloc_plain(vol, ac, req, out);
 }
 

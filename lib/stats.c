@@ -165,13 +165,11 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 	struct trim_args *t = arg;
 	struct trim_list l = {NULL, 0, 0};
 	uint64_t first = bga__group_first(vol, g);
-	int rc = 0;
+	int rc = bga__group_ensure(vol, g); /* before the lock: lockdep.h */
+	if (rc)
+		return rc;
 	bga__group_lock(vol, g);
-	struct bga_group *grp = bga__group_get(vol, geo, g);
-	if (grp == NULL) {
-		bga__group_unlock(vol, g);
-		return -ENOMEM;
-	}
+	struct bga_group *grp = bga__group_lookup(vol, g);
 	if (grp->flags & BGA_GROUP_TRIMMED) {
 		bga__group_unlock(vol, g);
 		return 0;
@@ -183,12 +181,12 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 	size_t taken = 0;
 	for (; rc == 0 && taken < l.n; taken++) {
 		struct trim_run *r = &l.runs[taken];
-		if (bga_counter_add_limited(vol->used, r->len, (int64_t)geo->capacity) != 0)
-			break; /* the rest is promised to reservations */
-		if (bga__group_take_locked(vol, grp, g, r->off, r->len) != 0) {
-			bga_counter_add(vol->used, -(int64_t)r->len);
+		/* Charged like an allocation of exactly the run: a failed
+		 * charge means the rest is promised to reservations. */
+		struct bga_actx ac = {.geo = geo, .min = (uint32_t)r->len, .max = (uint32_t)r->len};
+		uint32_t len = (uint32_t)r->len;
+		if (bga__take_locked(vol, &ac, grp, g, r->off, &len) != 0)
 			break;
-		}
 	}
 	bool whole = taken == l.n && rc == 0 && a <= lo && b >= hi;
 	if (whole)

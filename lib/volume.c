@@ -166,9 +166,9 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	/* Chunks holding a partial group (below first_data_block, or the short
 	 * last group) are built now so that a missing chunk always means
 	 * wholly free, full-size groups. */
-	if (cfg->first_data_block && !bga__chunk_ensure(vol, geo, 0))
+	if (cfg->first_data_block && !bga__chunk_ensure(vol, 0))
 		goto fail;
-	if (cfg->nblocks % bpg && !bga__chunk_ensure(vol, geo, geo->nchunks - 1))
+	if (cfg->nblocks % bpg && !bga__chunk_ensure(vol, geo->nchunks - 1))
 		goto fail;
 	*out = vol;
 	return 0;
@@ -230,69 +230,93 @@ int bga_volume_config(const struct bga_volume *vol, struct bga_config *out)
 }
 
 /*
- * Charge the used counter for an allocation before any block is taken, so
- * that the bitmaps never hold more taken blocks than the counter admits:
- * that is what keeps free - reserved >= 0 under concurrency.  Try max
- * first; near full, fall back to what is left, down to min.
+ * Blocks are charged where they are taken, under the group lock, and for
+ * what was found, never for max_len before the search: an up-front charge
+ * made every other request see no room while it was in flight, and so
+ * returned -ENOSPC (and -EAGAIN) while unpromised free runs existed
+ * (issue 10).  A charge can then fail only when the blocks that nobody
+ * owns or was promised number fewer than min_len, which is exactly when
+ * -ENOSPC is due.
  */
-static int charge(struct bga_volume *vol, const struct bga_geom *geo, uint64_t min, uint64_t *max)
+int bga__charge_locked(struct bga_volume *vol, struct bga_actx *ac, uint32_t *len)
 {
-	int64_t cap = (int64_t)geo->capacity;
-	if (bga_likely(bga__counter_add_limited(vol->used, (int64_t)*max, cap) == 0))
+	if (ac->reserved) {
+		uint64_t r = __atomic_load_n(&vol->reserved, __ATOMIC_RELAXED), want;
+		do {
+			if (r < ac->min) {
+				ac->stop = -EINVAL; /* fewer than min_len reserved now */
+				return ac->stop;
+			}
+			want = BGA_MIN((uint64_t)*len, r);
+		} while (!__atomic_compare_exchange_n(&vol->reserved, &r, r - want, false, __ATOMIC_ACQ_REL,
+						      __ATOMIC_RELAXED));
+		*len = (uint32_t)want;
+		return 0;
+	}
+	int64_t cap = (int64_t)ac->geo->capacity;
+	if (bga_likely(bga__counter_add_limited(vol->used, *len, cap) == 0))
 		return 0;
 	for (;;) {
 		int64_t left = cap - bga_counter_sum(vol->used);
-		if (left < (int64_t)min)
-			return -ENOSPC;
-		uint64_t want = BGA_MIN(*max, (uint64_t)left);
-		if (bga_counter_add_limited(vol->used, (int64_t)want, cap) == 0) {
-			*max = want;
+		if (left < (int64_t)ac->min) {
+			ac->stop = -ENOSPC; /* the count decides for every group */
+			return ac->stop;
+		}
+		uint32_t want = (uint32_t)BGA_MIN((int64_t)*len, left);
+		if (bga_counter_add_limited(vol->used, want, cap) == 0) {
+			*len = want;
 			return 0;
 		}
 	}
 }
 
-/*
- * Free blocks that the caller may take, exactly: what nobody has charged
- * or reserved, plus the caller's own charge (or reserved claim), which
- * it holds but has not taken yet.
- */
-static int64_t blocks_free(struct bga_volume *vol, const struct bga_geom *geo, uint64_t charged)
+/* Give back a charge whose blocks were not taken. */
+static void uncharge(struct bga_volume *vol, const struct bga_actx *ac, uint32_t len)
 {
-	return (int64_t)geo->capacity - bga_counter_sum(vol->used) + (int64_t)charged;
+	if (ac->reserved)
+		__atomic_fetch_add(&vol->reserved, len, __ATOMIC_RELAXED);
+	else
+		bga_counter_add(vol->used, -(int64_t)len);
 }
 
-/* Take the reserved-blocks claim for a BGA_USE_RESERVED request. */
-static int claim_reserved(struct bga_volume *vol, uint64_t min, uint64_t *max)
+int bga__take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp, uint64_t g, uint32_t off,
+		     uint32_t *len)
 {
-	uint64_t r = __atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
-	uint64_t want;
-	do {
-		if (r < min)
-			return -EINVAL;
-		want = BGA_MIN(*max, r);
-	} while (!__atomic_compare_exchange_n(&vol->reserved, &r, r - want, false, __ATOMIC_ACQ_REL,
-					      __ATOMIC_RELAXED));
-	*max = want;
-	return 0;
+	int rc = bga__charge_locked(vol, ac, len);
+	if (rc)
+		return rc;
+	rc = bga__group_take_locked(vol, grp, g, off, *len);
+	if (rc)
+		uncharge(vol, ac, *len);
+	return rc;
+}
+
+/*
+ * Blocks that nobody owns and nobody was promised, exactly (a reserved
+ * request counts what is reserved, which it may draw on).
+ */
+static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *ac)
+{
+	if (ac->reserved)
+		return (int64_t)__atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
+	return (int64_t)ac->geo->capacity - bga_counter_sum(vol->used);
 }
 
 /*
  * Try one group under its lock.  `from` is the first offset to look at.
  * With `book`, the run found (up to book->end - book->start blocks, set by
- * the caller to the window size) becomes that window, and only up to `max`
- * of it is taken.
+ * the caller to the window size) becomes that window, and only up to
+ * ac->max of it is taken.  -ENOSPC: no run here (or ac->stop says the
+ * count ruled the whole request out).
  */
 static inline __attribute__((always_inline)) int
-try_group_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t from, uint32_t min,
-		 uint32_t max, bool avoid, struct bga_window *book, struct bga_extent *out)
+try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, bool avoid,
+		 struct bga_window *book, struct bga_extent *out)
 {
-	struct bga_group *grp = bga__group_get(vol, geo, g);
+	struct bga_group *grp = bga__group_lookup(vol, g);
 	uint32_t wsize = book ? book->end - book->start : 0;
-	uint32_t off, len, want = BGA_MAX(max, wsize);
-	if (grp == NULL)
-		return -ENOMEM;
-	if (!bga__group_find_locked(vol, grp, g, from, min, want, avoid, NULL, &off, &len)) {
+	uint32_t off, len, want = BGA_MAX(ac->max, wsize);
+	if (!bga__group_find_locked(vol, grp, g, from, ac->min, want, avoid, NULL, &off, &len)) {
 		/* A failed whole-group search means max_run overstated the
 		 * longest run: fix it so the index stops pointing here. */
 		if (from == 0 && !(avoid && grp->ext && grp->ext->windows))
@@ -303,8 +327,8 @@ try_group_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g,
 	 * longer than the window goes on past it. */
 	if (book && bga__rsv_link_locked(grp, g, book, off, off + BGA_MIN(len, wsize)) != 0)
 		return -ENOMEM;
-	len = BGA_MIN(len, max);
-	int rc = bga__group_take_locked(vol, grp, g, off, len);
+	len = BGA_MIN(len, ac->max);
+	int rc = bga__take_locked(vol, ac, grp, g, off, &len);
 	if (rc) {
 		if (book)
 			bga__rsv_unlink_locked(grp, book);
@@ -315,15 +339,17 @@ try_group_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g,
 	return 0;
 }
 
-static int try_group(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t from,
-		     uint32_t min, uint32_t max, bool avoid, struct bga_window *book, bool wait,
-		     struct bga_extent *out)
+static int try_group(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, bool avoid,
+		     struct bga_window *book, bool wait, struct bga_extent *out)
 {
+	int rc = bga__group_ensure(vol, g); /* before the lock: lockdep.h */
+	if (rc)
+		return rc;
 	if (wait)
 		bga__group_lock(vol, g);
 	else if (!bga__group_trylock(vol, g))
 		return -EBUSY;
-	int rc = try_group_locked(vol, geo, g, from, min, max, avoid, book, out);
+	rc = try_group_locked(vol, ac, g, from, avoid, book, out);
 	bga__group_unlock(vol, g);
 	return rc;
 }
@@ -336,14 +362,13 @@ static int try_group(struct bga_volume *vol, const struct bga_geom *geo, uint64_
  * of DESIGN.md: one lock-table lookup, one trylock/unlock, a few word
  * operations, one group count update.
  *
- * With `charge`, the run found is charged to the used counter here, under
- * the group lock and before it is taken, through the counter's lock-free
- * path against `cap` (a capacity that is never above the real one); if
- * that path cannot decide, nothing is taken and false is returned.
- * Without it the caller has charged max already.
+ * The run found is charged to the used counter here, under the group lock
+ * and before it is taken, through the counter's lock-free path against
+ * `cap` (a capacity that is never above the real one); if that path
+ * cannot decide, nothing is taken and false is returned.
  */
-static bool alloc_at_goal(struct bga_volume *vol, uint64_t goal, uint32_t min, uint32_t max, bool charge,
-			  int64_t cap, struct bga_extent *out)
+static bool alloc_at_goal(struct bga_volume *vol, uint64_t goal, uint32_t min, uint32_t max, int64_t cap,
+			  struct bga_extent *out)
 {
 	uint64_t g = bga__group_of(vol, goal);
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
@@ -353,7 +378,7 @@ static bool alloc_at_goal(struct bga_volume *vol, uint64_t goal, uint32_t min, u
 	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
 	bool hit = grp->bitmap && off < grp->hi && !(grp->ext && grp->ext->windows) &&
 		   bga__word_run(grp->bitmap, off, min, max, &start, &len) &&
-		   (!charge || bga__counter_add_limited_fast(vol->used, len, cap));
+		   bga__counter_add_limited_fast(vol->used, len, cap);
 	if (hit) {
 		bga__group_take_word_locked(vol, grp, g, start, len);
 		out->start = bga__group_first(vol, g) + start;
@@ -368,18 +393,20 @@ static bool alloc_at_goal(struct bga_volume *vol, uint64_t goal, uint32_t min, u
  * then the index from the next group round to the goal's group again.
  * Busy groups are skipped (trylock) a few times before the search blocks;
  * skipped groups are visited again at the end, so contention never
- * causes a false -ENOSPC.
+ * causes a false -ENOSPC.  Stops at once when ac->stop is set.
  */
-int bga__search(struct bga_volume *vol, const struct bga_geom *geo, uint64_t goal, uint32_t min,
-		uint32_t max, bool avoid, struct bga_window *book, struct bga_extent *out, bool *goal_busy)
+int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, bool avoid, struct bga_window *book,
+		struct bga_extent *out, bool *goal_busy)
 {
+	const struct bga_geom *geo = ac->geo;
 	uint64_t g0 = bga__group_of(vol, goal);
 	uint64_t skipped[BGA_BUSY_SKIPS];
 	unsigned nskipped = 0;
-	int rc = try_group(vol, geo, g0, (uint32_t)(goal - bga__group_first(vol, g0)), min, max, avoid,
-			   book, false, out);
+	int rc = try_group(vol, ac, g0, (uint32_t)(goal - bga__group_first(vol, g0)), avoid, book, false, out);
 	if (rc != -EBUSY && rc != -ENOSPC)
 		return rc;
+	if (ac->stop)
+		return ac->stop;
 	if (rc == -EBUSY)
 		skipped[nskipped++] = g0;
 	if (goal_busy)
@@ -389,39 +416,39 @@ int bga__search(struct bga_volume *vol, const struct bga_geom *geo, uint64_t goa
 	/* Two segments: (g0, n) then [0, g0]; g0 again from its start. */
 	for (int seg = 0; seg < 2; seg++) {
 		uint64_t g = seg == 0 ? g0 + 1 : 0, end = seg == 0 ? n : g0 + 1;
-		while ((g = bga__idx_next(vol, g, end, min)) < end) {
+		while ((g = bga__idx_next(vol, g, end, ac->min)) < end) {
 			bool wait = nskipped >= BGA_BUSY_SKIPS;
-			rc = try_group(vol, geo, g, 0, min, max, avoid, book, wait, out);
-			if (rc == -EBUSY) {
+			rc = try_group(vol, ac, g, 0, avoid, book, wait, out);
+			if (rc == -EBUSY)
 				skipped[nskipped++] = g;
-			} else if (rc != -ENOSPC) {
+			else if (rc != -ENOSPC)
 				return rc;
-			}
+			else if (ac->stop)
+				return ac->stop;
 			g++;
 		}
 	}
 	for (unsigned i = 0; i < nskipped; i++) {
-		rc = try_group(vol, geo, skipped[i], 0, min, max, avoid, book, true, out);
-		if (rc != -ENOSPC)
-			return rc;
+		rc = try_group(vol, ac, skipped[i], 0, avoid, book, true, out);
+		if (rc != -ENOSPC || ac->stop)
+			return ac->stop ? ac->stop : rc;
 	}
 	return -ENOSPC;
 }
 
-static int alloc_exact(struct bga_volume *vol, const struct bga_geom *geo, uint64_t goal, uint32_t min,
-		       uint32_t max, struct bga_extent *out)
+static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, struct bga_extent *out)
 {
 	uint64_t g = bga__group_of(vol, goal);
 	uint32_t from = (uint32_t)(goal - bga__group_first(vol, g)), off, len;
-	int rc = -ENOSPC;
+	int rc = bga__group_ensure(vol, g); /* before the lock: lockdep.h */
+	if (rc)
+		return rc;
+	rc = -ENOSPC;
 	bga__group_lock(vol, g);
-	struct bga_group *grp = bga__group_get(vol, geo, g);
-	if (grp == NULL) {
-		rc = -ENOMEM;
-	} else if (!bga__group_test_locked(vol, grp, g, from) &&
-		   bga__group_find_locked(vol, grp, g, from, min, max, false, NULL, &off, &len) &&
-		   off == from) {
-		rc = bga__group_take_locked(vol, grp, g, off, len);
+	struct bga_group *grp = bga__group_lookup(vol, g);
+	if (!bga__group_test_locked(vol, grp, g, from) &&
+	    bga__group_find_locked(vol, grp, g, from, ac->min, ac->max, false, NULL, &off, &len) && off == from) {
+		rc = bga__take_locked(vol, ac, grp, g, off, &len);
 		out->start = goal;
 		out->len = len;
 	}
@@ -509,25 +536,23 @@ static inline void note_result(const struct bga_volume *vol, struct bga_percpu *
 }
 
 /*
- * The search without a window, for a request whose max blocks are
- * charged already.  Other handles' windows are avoided while free space
- * exists elsewhere, and used only as a last resort.
+ * The search without a window.  Other handles' windows are avoided while
+ * free space exists elsewhere, and used only as a last resort.
  */
-static inline __attribute__((always_inline)) int
-alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req, uint32_t min,
-	    uint32_t max, struct bga_extent *out)
+static inline __attribute__((always_inline)) int alloc_plain(struct bga_volume *vol, struct bga_actx *ac,
+							     const struct bga_request *req, struct bga_extent *out)
 {
 	if (req->flags & BGA_EXACT_GOAL)
-		return alloc_exact(vol, geo, req->goal, min, max, out);
+		return alloc_exact(vol, ac, req->goal, out);
 	struct bga_percpu *pc = bga__percpu(vol);
 	bool steered, busy = false;
-	uint64_t goal = resolve_goal(vol, pc, req->goal, geo->nblocks, &steered);
+	uint64_t goal = resolve_goal(vol, pc, req->goal, ac->geo->nblocks, &steered);
 	int rc = 0;
-	if (!alloc_at_goal(vol, goal, min, max, false, 0, out)) {
+	if (ac->reserved || !alloc_at_goal(vol, goal, ac->min, ac->max, (int64_t)ac->geo->capacity, out)) {
 		bool windows = __atomic_load_n(&vol->rsv_open, __ATOMIC_RELAXED) != 0;
-		rc = bga__search(vol, geo, goal, min, max, windows, NULL, out, &busy);
-		if (rc == -ENOSPC && windows)
-			rc = bga__search(vol, geo, goal, min, max, false, NULL, out, NULL);
+		rc = bga__search(vol, ac, goal, windows, NULL, out, &busy);
+		if (rc == -ENOSPC && windows && !ac->stop)
+			rc = bga__search(vol, ac, goal, false, NULL, out, NULL);
 	}
 	if (rc == 0)
 		note_result(vol, pc, req->goal, goal, steered, busy, out);
@@ -535,14 +560,12 @@ alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const struct bga
 }
 
 /*
- * bga_alloc's common case, without RCU, the charge and retry loop, or the
- * search: a plain request (no window handle, no flags) whose resolved
- * goal, below vol->nblocks_floor, has a run its own word decides, in an
- * uncontended group (alloc_at_goal, charging there against the floor's
- * capacity).  Returns false with nothing changed otherwise; bga_alloc
- * then takes the full path, which decides on the geometry.  callgrind,
- * single-thread churn: the RCU read section, the charge before the
- * search and the loop's bookkeeping cost a hit about 100 instructions.
+ * bga_alloc's common case, without RCU, the retry loop, or the search: a
+ * plain request (no window handle, no flags) whose resolved goal, below
+ * vol->nblocks_floor, has a run its own word decides, in an uncontended
+ * group (alloc_at_goal, charging there against the floor's capacity).
+ * Returns false with nothing changed otherwise; bga_alloc then takes the
+ * full path, which decides on the geometry.
  */
 static inline __attribute__((always_inline)) bool alloc_fast(struct bga_volume *vol, const struct bga_request *req,
 							     struct bga_extent *out)
@@ -555,17 +578,17 @@ static inline __attribute__((always_inline)) bool alloc_fast(struct bga_volume *
 		return false;
 	uint32_t max = (uint32_t)BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group);
 	int64_t cap = (int64_t)(floor - vol->cfg.first_data_block);
-	if (!alloc_at_goal(vol, goal, (uint32_t)req->min_len, max, true, cap, out))
+	if (!alloc_at_goal(vol, goal, (uint32_t)req->min_len, max, cap, out))
 		return false;
 	note_result(vol, pc, req->goal, goal, steered, false, out);
 	return true;
 }
 
 /* alloc_plain for rsv.c; bga_alloc has it inline. */
-int bga__alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req,
-		     uint32_t min, uint32_t max, struct bga_extent *out)
+int bga__alloc_plain(struct bga_volume *vol, struct bga_actx *ac, const struct bga_request *req,
+		     struct bga_extent *out)
 {
-	return alloc_plain(vol, geo, req, min, max, out);
+	return alloc_plain(vol, ac, req, out);
 }
 
 int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
@@ -587,37 +610,33 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 	int rc = -EINVAL;
 	if (req->goal != BGA_NO_GOAL && req->goal >= geo->nblocks)
 		goto out;
+	bool reserved = req->flags & BGA_USE_RESERVED;
+	if (reserved && __atomic_load_n(&vol->reserved, __ATOMIC_RELAXED) < req->min_len)
+		goto out;
 	rc = -ENOSPC;
 	if (req->min_len > vol->cfg.blocks_per_group)
-		goto out; /* extents never cross a group boundary */
-	uint64_t max = BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group);
-	bool reserved = req->flags & BGA_USE_RESERVED;
-	rc = reserved ? claim_reserved(vol, req->min_len, &max) : charge(vol, geo, req->min_len, &max);
-	if (rc)
-		goto nospace;
-	uint64_t charged = max;
+		goto nospace; /* extents never cross a group boundary */
+	struct bga_actx ac = {
+		.geo = geo,
+		.min = (uint32_t)req->min_len,
+		.max = (uint32_t)BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group),
+		.reserved = reserved,
+	};
 	for (int tries = 0;; tries++) {
 		if (req->rsv != NULL)
-			rc = bga__rsv_alloc(vol, geo, req, (uint32_t)req->min_len, (uint32_t)max, out);
+			rc = bga__rsv_alloc(vol, &ac, req, out);
 		else
-			rc = alloc_plain(vol, geo, req, (uint32_t)req->min_len, (uint32_t)max, out);
+			rc = alloc_plain(vol, &ac, req, out);
 		/*
 		 * A search visits groups one at a time, so blocks freed
 		 * behind it while others are taken ahead of it can make it
 		 * miss free space that existed throughout.  The exact counter
 		 * tells: while it shows room for min_len, search again.
 		 */
-		if (rc != -ENOSPC || tries == BGA_SEARCH_RETRIES || (req->flags & BGA_EXACT_GOAL) ||
-		    blocks_free(vol, geo, charged) < (int64_t)req->min_len)
+		if (rc != -ENOSPC || ac.stop || tries == BGA_SEARCH_RETRIES || (req->flags & BGA_EXACT_GOAL) ||
+		    blocks_unpromised(vol, &ac) < (int64_t)req->min_len)
 			break;
 		sched_yield();
-	}
-	uint64_t refund = rc == 0 ? charged - out->len : charged;
-	if (refund) {
-		if (reserved)
-			__atomic_fetch_add(&vol->reserved, refund, __ATOMIC_RELAXED);
-		else
-			bga_counter_add(vol->used, -(int64_t)refund);
 	}
 nospace:;
 	/*
@@ -667,15 +686,19 @@ static void lock_groups(struct bga_volume *vol, uint64_t g0, uint64_t g1, uint32
 				slots[u++] = slots[i];
 		k = u;
 	}
-	for (uint32_t i = 0; i < k; i++)
+	for (uint32_t i = 0; i < k; i++) {
+		bga__lockdep_acquire(BGA_LOCKDEP_GROUP, slots[i], true);
 		bga_locktab_lock(vol->locks, slots[i]);
+	}
 	*nslots = k;
 }
 
 static void unlock_groups(struct bga_volume *vol, const uint32_t *slots, uint32_t n)
 {
-	for (uint32_t i = n; i-- > 0;)
+	for (uint32_t i = n; i-- > 0;) {
+		bga__lockdep_release(BGA_LOCKDEP_GROUP, slots[i]);
 		bga_locktab_unlock(vol->locks, slots[i]);
+	}
 }
 
 /* The part of [start, start+len) inside group g, as group offsets. */
@@ -735,7 +758,7 @@ int bga__range_apply(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 	if (rc == 0) {
 		lock_groups(vol, g0, g1, slots, &held);
 		for (uint64_t g = g0; g <= g1 && rc == 0; g++) {
-			struct bga_group *grp = bga__group_get(vol, geo, g);
+			struct bga_group *grp = bga__group_lookup(vol, g);
 			uint32_t off, n;
 			clip(vol, g, start, len, &off, &n);
 			rc = range_usable_locked(vol, grp, g, off, n);
@@ -745,7 +768,7 @@ int bga__range_apply(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 		for (uint64_t g = g0; g <= g1 && rc == 0; g++) {
 			uint32_t off, n;
 			clip(vol, g, start, len, &off, &n);
-			fn(vol, geo, bga__group_get(vol, geo, g), g, off, n, true, arg);
+			fn(vol, geo, bga__group_lookup(vol, g), g, off, n, true, arg);
 		}
 		unlock_groups(vol, slots, held);
 	}

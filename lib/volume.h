@@ -6,14 +6,18 @@
  * Internal layout of a volume.  Shared by group.c, groupidx.c, rsv.c,
  * deferred.c, volume.c, check.c and stats.c; nothing here is public.
  *
- * Lock order (outermost first):
+ * Lock order (outermost first; checked in BGA_DEBUG builds, lockdep.h):
  *   vol->commit_lock  (bga_commit only)
+ *   vol->grow_lock    (bga_grow, and chunk installs: bga__chunk_ensure)
  *   group locks, taken in ascending lock-table slot order when several are
  *     held (a free spanning groups); allocation holds one at a time
- *   the counter's internal fold lock
+ *   the counter's internal fold lock (a leaf)
+ * So a chunk is installed before any group lock is taken: lookups under a
+ * group lock (bga__group_lookup) never allocate and never wait for a grow.
  * No group lock is ever held while calling back into the user.
  */
 
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -27,6 +31,7 @@
 #include "counter_impl.h"
 #include "cpu.h"
 #include "locktab_impl.h"
+#include "lockdep.h"
 
 /* Groups are kept in chunks of 2^BGA_CHUNK_SHIFT descriptors, allocated on
  * first touch, so memory follows the groups used, not the volume size. */
@@ -41,6 +46,7 @@
 #define BGA_MAX_GROUPS (UINT64_C(1) << 32)
 
 struct bga_dfree;
+struct bga_actx;
 
 /*
  * A reservation window: blocks [start, end) of one group booked for one
@@ -307,31 +313,61 @@ static inline bool bga__word_run(const uint64_t *map, uint32_t from, uint32_t mi
 /* Chunk c, made now for geometry geo if missing, with grow_lock held.
  * NULL on ENOMEM. */
 struct bga_chunk *bga__chunk_create_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c);
-/* Returns the chunk holding g, allocating it on first touch; NULL on ENOMEM. */
-struct bga_chunk *bga__chunk_ensure(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c);
-/* Descriptor of g, or NULL on ENOMEM. */
-static inline struct bga_group *bga__group_get(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g)
+/*
+ * The chunk c, installed on first touch (taking grow_lock); NULL on
+ * ENOMEM.  The caller must hold no group lock (the lock order above):
+ * paths that may reach an untouched chunk call this first, then lock.
+ */
+struct bga_chunk *bga__chunk_ensure(struct bga_volume *vol, uint64_t c);
+/* The chunk holding group g installed, as bga__chunk_ensure: 0 or -ENOMEM. */
+static inline int bga__group_ensure(struct bga_volume *vol, uint64_t g)
+{
+	if (bga_likely(bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT) != NULL))
+		return 0;
+	return bga__chunk_ensure(vol, g >> BGA_CHUNK_SHIFT) ? 0 : -ENOMEM;
+}
+/* Descriptor of g, whose chunk the caller knows to be installed (it ran
+ * bga__group_ensure, or the group holds blocks, windows or pending
+ * frees).  A lookup: it never allocates, so it is safe under any lock. */
+static inline struct bga_group *bga__group_lookup(const struct bga_volume *vol, uint64_t g)
 {
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
-	if (bga_unlikely(ch == NULL))
-		ch = bga__chunk_ensure(vol, geo, g >> BGA_CHUNK_SHIFT);
-	return ch ? &ch->groups[g & (BGA_CHUNK_GROUPS - 1)] : NULL;
+	BGA_ASSERT(ch != NULL);
+	return &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
 }
 
 /* Group g's lock: its slot of the hashed lock table. */
 static inline void bga__group_lock(struct bga_volume *vol, uint64_t g)
 {
+	bga__lockdep_acquire(BGA_LOCKDEP_GROUP, bga_locktab_slot(vol->locks, g), true);
 	bga__locktab_lock(vol->locks, g);
 }
 
 static inline bool bga__group_trylock(struct bga_volume *vol, uint64_t g)
 {
-	return bga__locktab_trylock(vol->locks, g);
+	bool ok = bga__locktab_trylock(vol->locks, g);
+	if (ok)
+		bga__lockdep_acquire(BGA_LOCKDEP_GROUP, bga_locktab_slot(vol->locks, g), false);
+	return ok;
 }
 
 static inline void bga__group_unlock(struct bga_volume *vol, uint64_t g)
 {
+	bga__lockdep_release(BGA_LOCKDEP_GROUP, bga_locktab_slot(vol->locks, g));
 	bga__locktab_unlock(vol->locks, g);
+}
+
+/* The volume's two mutexes, with their places in the lock order. */
+static inline void bga__grow_lock(struct bga_volume *vol)
+{
+	bga__lockdep_acquire(BGA_LOCKDEP_GROW, 0, true);
+	pthread_mutex_lock(&vol->grow_lock);
+}
+
+static inline void bga__grow_unlock(struct bga_volume *vol)
+{
+	bga__lockdep_release(BGA_LOCKDEP_GROW, 0);
+	pthread_mutex_unlock(&vol->grow_lock);
 }
 
 /*
@@ -484,10 +520,10 @@ size_t bga__dfree_dump_locked(const struct bga_group *grp, uint64_t *out, size_t
 /* Drop every pending record at destroy. */
 void bga__dfree_destroy_group(struct bga_group *grp);
 
-/* Allocate through a reservation window (req->rsv != NULL), min..max
- * blocks already charged.  Same returns as bga_alloc. */
-int bga__rsv_alloc(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req,
-		   uint32_t min, uint32_t max, struct bga_extent *out);
+/* Allocate through a reservation window (req->rsv != NULL).  Same
+ * returns as bga_alloc. */
+int bga__rsv_alloc(struct bga_volume *vol, struct bga_actx *ac, const struct bga_request *req,
+		   struct bga_extent *out);
 /* Unlink every window of a group at destroy (handles stay valid to close). */
 void bga__rsv_destroy_group(struct bga_group *grp);
 
@@ -498,18 +534,46 @@ struct bga_geom *bga__geom_new(const struct bga_volume *vol, uint64_t nblocks);
 /* Free a replaced geometry once no reader can hold it (grow.c). */
 void bga__geom_retire(struct bga_volume *vol, struct bga_geom *old);
 
-/* The search without a window (goal, then the index, then everywhere). */
-int bga__alloc_plain(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req,
-		     uint32_t min, uint32_t max, struct bga_extent *out);
 /*
- * Find and take a run of min..max blocks: goal's group from the goal on,
- * then the group index round the volume.  avoid: skip other handles'
- * windows.  book: link that window over the run found (see rsv.c).
- * *goal_busy (optional) tells whether the goal's group was skipped because
- * its lock was held.  0, -ENOSPC or -ENOMEM.
+ * One allocation's state through the slow path.  Blocks are charged where
+ * they are taken, under the group lock, for what was found
+ * (bga__take_locked); nothing is charged before a run is found.
  */
-int bga__search(struct bga_volume *vol, const struct bga_geom *geo, uint64_t goal, uint32_t min,
-		uint32_t max, bool avoid, struct bga_window *book, struct bga_extent *out, bool *goal_busy);
+struct bga_actx {
+	const struct bga_geom *geo; /* the call's geometry (RCU) */
+	uint32_t min, max;          /* min_len, and max_len capped at blocks_per_group */
+	bool reserved;              /* BGA_USE_RESERVED: draw on vol->reserved */
+	int stop;                   /* set when the count, not the search, ruled the
+				     * request out: -ENOSPC, or -EINVAL when fewer than
+				     * min are reserved; every search stops at once */
+};
+/*
+ * Charge *len blocks (cut down to no fewer than ac->min) for a run about to
+ * be taken: to the used counter against the capacity, or out of
+ * vol->reserved.  The caller holds the run's group lock.  0, or ac->stop
+ * set and returned.
+ */
+int bga__charge_locked(struct bga_volume *vol, struct bga_actx *ac, uint32_t *len);
+/*
+ * The one place blocks are taken from a group for an allocation (the
+ * search, exact goals, windows, trim): charge, then mark
+ * [off, off + *len) used.  *len may come back shorter (no shorter than
+ * ac->min).  0; ac->stop's code; -ENOMEM with nothing charged or taken.
+ */
+int bga__take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp, uint64_t g, uint32_t off,
+		     uint32_t *len);
+/* The search without a window (goal, then the index, then everywhere). */
+int bga__alloc_plain(struct bga_volume *vol, struct bga_actx *ac, const struct bga_request *req,
+		     struct bga_extent *out);
+/*
+ * Find and take a run of ac->min..ac->max blocks: goal's group from the
+ * goal on, then the group index round the volume.  avoid: skip other
+ * handles' windows.  book: link that window over the run found (see
+ * rsv.c).  *goal_busy (optional) tells whether the goal's group was
+ * skipped because its lock was held.  0, -ENOSPC, -ENOMEM or ac->stop.
+ */
+int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, bool avoid, struct bga_window *book,
+		struct bga_extent *out, bool *goal_busy);
 /* The calling CPU's placement hints. */
 static inline struct bga_percpu *bga__percpu(struct bga_volume *vol)
 {

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The lock-order checker of lockdep.h (debug builds only). */
+#include "lockdep.h"
+
+#ifdef BGA_DEBUG
+#include <stdio.h>
+#include <stdlib.h>
+
+/*
+ * The locks this thread holds, in the order taken.  A range free can hold
+ * every lock-table slot; past the stack's depth the extra locks are only
+ * counted.  They are taken in ascending slot order, so the recorded ones
+ * (the lowest) still order every later acquisition correctly against
+ * other levels, and the top recorded slot is below any later one.
+ */
+#define LOCKDEP_DEPTH 64
+struct held {
+	unsigned level;
+	uint64_t sub;
+};
+static __thread struct held stack[LOCKDEP_DEPTH];
+static __thread unsigned depth, overflow;
+
+static const char *level_name(unsigned level)
+{
+	switch (level) {
+	case BGA_LOCKDEP_COMMIT:
+		return "commit_lock";
+	case BGA_LOCKDEP_GROW:
+		return "grow_lock";
+	case BGA_LOCKDEP_GROUP:
+		return "group lock slot";
+	default:
+		return "?";
+	}
+}
+
+void bga__lockdep_acquire(unsigned level, uint64_t sub, bool check)
+{
+	for (unsigned i = 0; check && i < depth; i++) {
+		const struct held *h = &stack[i];
+		if (h->level < level || (h->level == level && level == BGA_LOCKDEP_GROUP && h->sub < sub))
+			continue;
+		fprintf(stderr,
+			"bgalloc: lock order violated: waiting for %s %llu while holding %s %llu "
+			"(order: commit_lock, grow_lock, group locks by ascending slot)\n",
+			level_name(level), (unsigned long long)sub, level_name(h->level),
+			(unsigned long long)h->sub);
+		abort();
+	}
+	if (depth < LOCKDEP_DEPTH)
+		stack[depth++] = (struct held){level, sub};
+	else
+		overflow++;
+}
+
+void bga__lockdep_release(unsigned level, uint64_t sub)
+{
+	for (unsigned i = depth; i-- > 0;) {
+		if (stack[i].level != level || stack[i].sub != sub)
+			continue;
+		for (unsigned j = i; j + 1 < depth; j++)
+			stack[j] = stack[j + 1];
+		depth--;
+		return;
+	}
+	if (overflow == 0) {
+		fprintf(stderr, "bgalloc: released %s %llu, which this thread does not hold\n", level_name(level),
+			(unsigned long long)sub);
+		abort();
+	}
+	overflow--;
+}
+
+unsigned bga__lockdep_held(void)
+{
+	return depth + overflow;
+}
+#endif

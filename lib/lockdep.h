@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_LOCKDEP_H
+#define BGA_LOCKDEP_H
+
+/*
+ * A small lockdep for the volume's locks, in debug builds (BGA_DEBUG) only.
+ *
+ * Every lock has a level; a thread may block on a lock only when every
+ * lock it holds has a lower level, or, for group locks (level
+ * BGA_LOCKDEP_GROUP), the same level and a lower lock-table slot.  The
+ * levels, outermost first (the order of struct bga_volume's comment):
+ *
+ *   BGA_LOCKDEP_COMMIT  vol->commit_lock   (bga_commit)
+ *   BGA_LOCKDEP_GROW    vol->grow_lock     (bga_grow, chunk installs)
+ *   BGA_LOCKDEP_GROUP   group locks, ascending slot order
+ *
+ * The counter's fold lock is a leaf: it is taken inside any of these and
+ * never holds another lock, so it is not tracked.
+ *
+ * A trylock cannot wait, so it is not checked, but a lock it takes is
+ * recorded: blocking on a lower lock while holding it is still an
+ * inversion.  A violation aborts with both locks named, so the next
+ * inversion fails a test at once instead of hanging once in a million runs.
+ * Release builds compile all of this to nothing.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum {
+	BGA_LOCKDEP_COMMIT = 1,
+	BGA_LOCKDEP_GROW = 2,
+	BGA_LOCKDEP_GROUP = 3,
+};
+
+#ifdef BGA_DEBUG
+/* Record that the calling thread takes (level, sub); with `check`, first
+ * assert the order above against every lock it holds. */
+void bga__lockdep_acquire(unsigned level, uint64_t sub, bool check);
+/* Record that the calling thread dropped (level, sub). */
+void bga__lockdep_release(unsigned level, uint64_t sub);
+/* Locks the calling thread holds now (tests). */
+unsigned bga__lockdep_held(void);
+#else
+static inline void bga__lockdep_acquire(unsigned level, uint64_t sub, bool check)
+{
+	(void)level;
+	(void)sub;
+	(void)check;
+}
+static inline void bga__lockdep_release(unsigned level, uint64_t sub)
+{
+	(void)level;
+	(void)sub;
+}
+#endif
+
+#endif
