@@ -34,9 +34,8 @@ static struct bga_volume *make(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
 /* Group g's descriptor (single-threaded: no lock needed). */
 static struct bga_group *grp_of(struct bga_volume *vol, uint64_t g)
 {
-	struct bga_group *grp = bga__group_get(vol, vol->geom, g);
-	cr_assert_not_null(grp);
-	return grp;
+	cr_assert_eq(bga__group_ensure(vol, g), 0);
+	return bga__group_lookup(vol, g);
 }
 
 static void alloc_exact(struct bga_volume *vol, uint64_t start, uint64_t len)
