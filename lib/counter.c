@@ -8,13 +8,17 @@
 #include <ck_pr.h>
 #include <ck_spinlock.h>
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/rseq.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "compiler.h"
 #include "counter_impl.h"
@@ -52,8 +56,84 @@ static inline void total_store_locked(struct bga_counter *c, int64_t v)
 	__atomic_store_n(&c->total, v, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * Whether this process can run the counter's restartable sequences: the
+ * arch has them (counter_rseq.h), glibc registered an area with the rseq_cs
+ * field, and the kernel gives membarrier(PRIVATE_EXPEDITED_RSEQ), which is
+ * what lets a flush stop adders; registering for it once is per process.
+ * One trial call, so that a flush never meets a failing membarrier (it
+ * could not stop adders then).  BGA_COUNTER_RSEQ=0 in the environment
+ * turns the path off, for comparing it with the CAS path in one build.
+ * Racing first calls do the same idempotent work.  1 usable, -1 not.
+ */
+static int rseq_state;
+
+static int counter_rseq_probe(void)
+{
+#if BGA_COUNTER_HAVE_RSEQ
+	const char *env = getenv("BGA_COUNTER_RSEQ");
+	long cmds;
+
+	if (env && strcmp(env, "0") == 0)
+		return -1;
+	if (__rseq_size < offsetof(struct rseq, rseq_cs) + sizeof(uint64_t))
+		return -1;
+	cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ))
+		return -1;
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0) != 0 ||
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0) != 0)
+		return -1;
+	return 1;
+#else
+	return -1;
+#endif
+}
+
+static bool counter_rseq_usable(void)
+{
+	int st = __atomic_load_n(&rseq_state, __ATOMIC_ACQUIRE);
+
+	if (bga_unlikely(st == 0)) {
+		st = counter_rseq_probe();
+		__atomic_store_n(&rseq_state, st, __ATOMIC_RELEASE);
+	}
+	/* And rseq is live in the creating thread (valgrind fails the
+	 * registration of every thread, leaving cpu_id negative). */
+	return st > 0 && bga__cpu_source()[0] == 'r';
+}
+
+/*
+ * The process-wide fence of the rseq path: when it returns, every section
+ * of this process that was running has committed (and its store is
+ * visible here) or has been aborted, and every section that starts later
+ * sees what this thread stored before the call (the kernel documents
+ * PRIVATE_EXPEDITED_RSEQ as PRIVATE_EXPEDITED, a barrier on every CPU
+ * running a thread of the process, plus the restart).  The probe made one
+ * such call already, so a failure here is a kernel that changed under
+ * us: no safe way on, hence abort.  BGA_COUNTER_TEST_SKIP_MEMBARRIER
+ * (test builds only) removes the call, to show stress_counter catching it.
+ */
+static void counter_stop_adders(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#ifndef BGA_COUNTER_TEST_SKIP_MEMBARRIER
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0) != 0) {
+		perror("bgalloc: membarrier(PRIVATE_EXPEDITED_RSEQ)");
+		abort();
+	}
+#endif
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
 int bga_counter_create(struct bga_counter **out, int64_t initial, int32_t batch,
 		       enum bga_counter_mode mode)
+{
+	return bga__counter_create_on(out, initial, batch, mode, true);
+}
+
+int bga__counter_create_on(struct bga_counter **out, int64_t initial, int32_t batch,
+			   enum bga_counter_mode mode, bool rseq)
 {
 	struct bga_counter *c;
 	unsigned ncpus, nslots;
@@ -80,6 +160,10 @@ int bga_counter_create(struct bga_counter **out, int64_t initial, int32_t batch,
 	 */
 	c->bound = mode == BGA_COUNTER_PERCPU ? ((int64_t)nslots + 1) * (batch - 1) : 0;
 	c->total = initial;
+	c->path = mode == BGA_COUNTER_ATOMIC ? CTR_PATH_ATOMIC
+		  : rseq && counter_rseq_usable() ? CTR_PATH_RSEQ
+						   : CTR_PATH_CAS;
+	c->rseq_off = c->path == CTR_PATH_RSEQ ? __rseq_offset : 0;
 	ck_spinlock_fas_init(&c->lock);
 	*out = c;
 	return 0;
@@ -105,6 +189,9 @@ void bga_counter_destroy(struct bga_counter *c)
  * when total has to grow in a counter used with add_limited, i.e. about
  * once per `batch` of positive adds per CPU, or near the limit.
  */
+static int64_t counter_rseq_flush_locked(struct bga_counter *c, int64_t delta, bool check,
+					 int64_t limit, bool *added);
+
 static int64_t counter_flush_locked(struct bga_counter *c, int64_t delta, bool check,
 				    int64_t limit, bool *added)
 {
@@ -112,6 +199,8 @@ static int64_t counter_flush_locked(struct bga_counter *c, int64_t delta, bool c
 	int64_t next;
 	unsigned i;
 
+	if (c->path == CTR_PATH_RSEQ)
+		return counter_rseq_flush_locked(c, delta, check, limit, added);
 	for (i = 0; i < c->nslots; i++) {
 		uint64_t old = __atomic_fetch_or(&c->slots[i].word, SLOT_SEALED, __ATOMIC_SEQ_CST);
 
@@ -139,12 +228,20 @@ static int64_t counter_flush_locked(struct bga_counter *c, int64_t delta, bool c
  * large delta, send the delta to total directly).  Retried under the lock
  * because fast adders keep CASing the slot without it.
  */
-static __attribute__((noinline, cold)) void counter_add_slow(struct bga_counter *c,
-							   struct counter_slot *s, int64_t delta)
+static void counter_rseq_add_locked(struct bga_counter *c, int64_t delta);
+
+static __attribute__((noinline, cold)) void counter_add_slow(struct bga_counter *c, int64_t delta)
 {
+	struct counter_slot *s;
 	bool added;
 
 	counter_lock(c);
+	if (c->path == CTR_PATH_RSEQ) {
+		counter_rseq_add_locked(c, delta);
+		counter_unlock(c);
+		return;
+	}
+	s = counter_my_slot(c);
 	for (;;) {
 		uint64_t w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
 		int64_t v = counter_slot_value(w), nv = v + delta;
@@ -181,7 +278,7 @@ void bga_counter_add(struct bga_counter *c, int64_t delta)
 		return;
 	}
 	if (!bga__counter_add_fast(c, delta))
-		counter_add_slow(c, counter_my_slot(c), delta);
+		counter_add_slow(c, delta);
 }
 
 int64_t bga_counter_read(const struct bga_counter *c)
@@ -201,7 +298,7 @@ int64_t bga_counter_sum(struct bga_counter *c)
 	for (i = 0; i < c->nslots; i++) {
 		uint64_t w = __atomic_load_n(&c->slots[i].word, __ATOMIC_SEQ_CST);
 
-		BGA_ASSERT(!(w & SLOT_SEALED));
+		BGA_ASSERT(!(w & SLOT_SEALED) && !c->slots[i].rseq_sealed);
 		BGA_ASSERT(counter_slot_value(w) > -c->batch && counter_slot_value(w) < c->batch);
 		v += counter_slot_value(w);
 	}
@@ -237,6 +334,14 @@ static bool counter_fold_checked_locked(struct bga_counter *c, int64_t delta, in
 	int64_t t = __atomic_load_n(&c->total, __ATOMIC_RELAXED), room;
 	if (__builtin_sub_overflow(limit, c->bound, &room) || __builtin_sub_overflow(room, delta, &room) || t > room)
 		return false;
+	if (c->path == CTR_PATH_RSEQ) {
+		int64_t v;
+
+		/* This CPU's slot (0 without rseq in this thread). */
+		ctr_rseq_take(c->rseq_off, c->slots, c->nslots, &v);
+		total_store_locked(c, t + v + delta);
+		return true;
+	}
 	struct counter_slot *s = counter_my_slot(c);
 	uint64_t w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
 	/* Seals happen only under the lock, which we hold. */
@@ -333,4 +438,158 @@ int32_t bga_counter_batch(const struct bga_counter *c)
 enum bga_counter_mode bga_counter_mode_of(const struct bga_counter *c)
 {
 	return c->mode;
+}
+
+int bga_counter_uses_rseq(const struct bga_counter *c)
+{
+	return c->path == CTR_PATH_RSEQ;
+}
+
+const char *bga_counter_mode_name(const struct bga_counter *c)
+{
+	static const char *const names[] = {
+		[CTR_PATH_RSEQ] = "percpu-rseq",
+		[CTR_PATH_CAS] = "percpu-cas",
+		[CTR_PATH_ATOMIC] = "atomic",
+	};
+
+	return names[c->path];
+}
+
+
+/* -- the rseq path -------------------------------------------------------- */
+
+/*
+ * Why the rseq path keeps every promise of counter.h.  Notation as in the
+ * proof at bga_counter_add_limited (b, B, V, T; "fold in flight").  The
+ * sections are in counter_rseq.h; what the kernel gives them:
+ *
+ *  (R) A section that commits ran from its descriptor store to its one
+ *      store with no other thread of its CPU running in between and on
+ *      one CPU throughout (preemption, migration and signals abort it), so
+ *      the cpu_id it read names the CPU it ran on, and two sections on the
+ *      same slot never interleave: each is one load-check-store, atomic
+ *      with respect to the others, with no locked instruction.
+ *  (M) counter_stop_adders() (membarrier PRIVATE_EXPEDITED_RSEQ) aborts
+ *      every section running in the process when it is called and is a
+ *      barrier on every CPU running one of its threads.  So a section S and
+ *      a call M relate one of three ways: S committed before M reached its
+ *      CPU, and M's caller sees S's store after M returns; or S was in
+ *      progress when M reached its CPU (running, or preempted, which
+ *      aborts it anyway), and S does not commit; or S started after M
+ *      returned, and S sees everything M's caller stored before M.
+ *
+ * Who writes a slot on this path: committed sections on the slot's CPU
+ * (add, limited add; take only from the lock holder), and a flush (lock
+ * holder) between its membarrier and its unseal.  Never a CAS: the path is
+ * fixed per counter at create, and a thread whose section reports
+ * CTR_RSEQ_NONE (no rseq area, or no slot for its CPU) takes the lock and
+ * works on the total (counter_rseq_add_locked).
+ *
+ *  (a) The bound: a section stores only values it checked to be within
+ *      b-1 of 0; take and flush store 0.  By (R) no other store to the slot
+ *      falls between a section's load and its store, so what it checked is
+ *      what it replaced: |slot| <= b-1 always, and no add is lost.
+ *  (b) The flush: it seals every slot (rseq_sealed, a word no section
+ *      writes, so no commit can undo it), then calls M.  By (M) each
+ *      section on a slot has committed, visibly, or will start after M and
+ *      find the slot sealed, storing nothing, until the flush unseals.  So
+ *      between M and the unseal the flush is the only writer of the slots:
+ *      the sum it reads, with T (only lock holders write T), is the exact
+ *      V, and zeroing after reading loses nothing.  The seal in the word
+ *      (the CAS path's) would not do: a section that loaded the word before
+ *      the seal would commit it back unsealed.  Without M, a section that
+ *      loaded v before the seal and stores v+d after the flush read and
+ *      zeroed the slot counts v twice: stress_counter's limited runs catch
+ *      that (BGA_COUNTER_TEST_SKIP_MEMBARRIER).
+ *  (c) The exact sum moves nothing, so it needs no seal or membarrier:
+ *      under the lock nothing moves between slots and T, every add that
+ *      completed before the call is in a slot or in T, and each slot is
+ *      read with one 32-bit load.  Same as the CAS path.
+ *  (d) T grows only under the lock, in a flush or a checked fold, once
+ *      `limited` is set: counter_rseq_add_locked flushes a positive
+ *      overflow, flushes when a take leaves a positive amount to fold, and
+ *      sends positive deltas of threads without rseq through a flush.
+ *      Statement (2) of the CAS proof holds as it stands (a checked fold
+ *      zeroes its slot with a take section instead of a CAS).
+ *  (e) The limited fast path: F's section loads its slot's seal (clear),
+ *      value v and T = t, checks v+d <= b-1 and t <= limit - B - d, and
+ *      commits v+d.  Claim: no flush stores T between F's load of t and
+ *      F's commit.  A flush stores T after its seals and its M.  If M
+ *      reached F's CPU while F's section ran, F did not commit.  If F's
+ *      section started after M, F's seal load came after the seal and
+ *      before the flush's T store (it precedes F's load of t), hence before
+ *      the unseal, so F saw the seal and did not commit.  Otherwise F
+ *      committed before M, so before the T store.  With the claim, and
+ *      with (R) for F against a checked fold's take on the same slot, step
+ *      (3) of the CAS proof applies word for word: V <= limit at the
+ *      instant F's delta becomes part of it.  The loads in F are in program
+ *      order (x86 keeps loads ordered, and the asm is one block), and the
+ *      flush's seal stores are ordered before M by M itself.
+ *  (f) The error bound: values leave a slot only under the lock, by a take
+ *      (at most b-1, in flight until T is stored) or by a flush (all slots
+ *      at once, in flight until its single T store, at most nslots*(b-1)
+ *      plus what a take handed it, at most b-1).  So read() is off by at
+ *      most B = (nslots + 1) * (b - 1), as on the CAS path.
+ */
+
+/* The total takes `amount` under the lock, keeping (d): a positive amount
+ * in a counter in limited use goes through a flush. */
+static void counter_rseq_to_total_locked(struct bga_counter *c, int64_t amount)
+{
+	bool added;
+
+	if (amount > 0 && __atomic_load_n(&c->limited, __ATOMIC_RELAXED))
+		counter_flush_locked(c, amount, false, 0, &added);
+	else
+		total_store_locked(c, __atomic_load_n(&c->total, __ATOMIC_RELAXED) + amount);
+}
+
+/* bga_counter_add after its section found the slot full (or this thread
+ * has no rseq): try again (other threads of this CPU may have made room),
+ * else fold this CPU's slot with delta into the total. */
+static void counter_rseq_add_locked(struct bga_counter *c, int64_t delta)
+{
+	int64_t v;
+	int r = ctr_rseq_add(c->rseq_off, c->slots, c->nslots, delta, c->batch - 1,
+			     2 * (uint64_t)(c->batch - 1));
+
+	if (r == CTR_RSEQ_OK)
+		return;
+	/* Full and growing: flush delta straight in, (d). */
+	if (r == CTR_RSEQ_FULL && delta > 0 && __atomic_load_n(&c->limited, __ATOMIC_RELAXED)) {
+		counter_rseq_to_total_locked(c, delta);
+		return;
+	}
+	/* The take may run on another CPU than the add did (migration): it
+	 * folds whatever that slot holds, which is as good. */
+	ctr_rseq_take(c->rseq_off, c->slots, c->nslots, &v);
+	counter_rseq_to_total_locked(c, v + delta);
+}
+
+static int64_t counter_rseq_flush_locked(struct bga_counter *c, int64_t delta, bool check,
+					 int64_t limit, bool *added)
+{
+	int64_t value = __atomic_load_n(&c->total, __ATOMIC_RELAXED), next;
+	unsigned i;
+
+	for (i = 0; i < c->nslots; i++) {
+		BGA_ASSERT(!c->slots[i].rseq_sealed);
+		__atomic_store_n(&c->slots[i].rseq_sealed, 1, __ATOMIC_RELAXED);
+	}
+	counter_stop_adders(); /* (b) */
+	for (i = 0; i < c->nslots; i++) {
+		uint64_t w = __atomic_load_n(&c->slots[i].word, __ATOMIC_RELAXED);
+
+		BGA_ASSERT(!(w >> 32));
+		value += counter_slot_value(w);
+		__atomic_store_n(&c->slots[i].word, 0, __ATOMIC_RELAXED);
+	}
+	*added = !check || (!__builtin_add_overflow(value, delta, &next) && next <= limit);
+	total_store_locked(c, *added ? value + delta : value);
+	/* Release: a section that sees the seal clear sees the zeroed slot
+	 * and the new total. */
+	for (i = 0; i < c->nslots; i++)
+		__atomic_store_n(&c->slots[i].rseq_sealed, 0, __ATOMIC_RELEASE);
+	return value;
 }

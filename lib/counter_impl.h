@@ -12,6 +12,7 @@
  */
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -20,6 +21,7 @@
 #include <bgalloc/counter.h>
 
 #include "compiler.h"
+#include "counter_rseq.h"
 #include "cpu.h"
 
 /*
@@ -40,8 +42,16 @@
 #define SLOT_GEN_ONE (1ull << 32)
 #define SLOT_GEN_MASK (~SLOT_SEALED & ~0xffffffffull)
 
+/*
+ * On the rseq path (CTR_PATH_RSEQ) the word holds only the value (bits
+ * 32..63 stay 0: the sections store 32 bits) and a flush seals the slot
+ * with `rseq_sealed` instead: a section never writes that flag, so its
+ * commit cannot undo a seal (with the seal in the word, a section that
+ * loaded the word before the seal would store it back unsealed).
+ */
 struct counter_slot {
 	uint64_t word;
+	uint32_t rseq_sealed;
 } __attribute__((aligned(BGA_CACHELINE)));
 
 /*
@@ -50,7 +60,11 @@ struct counter_slot {
  *     because values only change by a CAS that checks the bound;
  *   - in per-CPU mode total changes only with `lock` held (slots are folded
  *     into it under the lock), so at most one fold is in flight;
- *   - a slot is SEALED only while `lock` is held by a flush;
+ *   - a slot is SEALED (rseq_sealed on CTR_PATH_RSEQ) only while `lock` is
+ *     held by a flush;
+ *   - on CTR_PATH_RSEQ a slot's word changes only by a committed section
+ *     of its CPU or by a flush between its membarrier and its unseal (the
+ *     proof is in counter.c's rseq section), and bits 32..63 stay 0;
  *   - once `limited` is set (first add_limited call), total never grows
  *     except inside a flush, i.e. while every slot is SEALED.  This is what
  *     add_limited's fast path relies on (proof at bga_counter_add_limited).
@@ -61,11 +75,26 @@ struct counter_slot {
  * second (they are written together, on folds), and each slot has its own
  * line, so a per-CPU add touches only its own line.
  */
+/*
+ * How a per-CPU counter's slots are updated, fixed at create (every thread
+ * of the counter must use the same one: a section's plain store would lose
+ * a concurrent CAS on the same slot):
+ *   CTR_PATH_RSEQ    restartable sequences (counter_rseq.h); a thread
+ *                    without an rseq area, or on a CPU without a slot, adds
+ *                    under the lock instead (counter.c);
+ *   CTR_PATH_CAS     a CAS on the slot word (valgrind, glibc.pthread.rseq=0,
+ *                    no membarrier, TSan builds, other architectures);
+ *   CTR_PATH_ATOMIC  BGA_COUNTER_ATOMIC: no slots.
+ */
+enum counter_path { CTR_PATH_RSEQ = 0, CTR_PATH_CAS = 1, CTR_PATH_ATOMIC = 2 };
+
 struct bga_counter {
 	enum bga_counter_mode mode;
 	int32_t batch;
 	unsigned nslots;
+	enum counter_path path;
 	int64_t bound;
+	ptrdiff_t rseq_off; /* __rseq_offset, copied at create (CTR_PATH_RSEQ) */
 
 	struct {
 		int64_t total;
@@ -116,7 +145,10 @@ static inline struct counter_slot *counter_my_slot(struct bga_counter *c)
  */
 static inline bool bga__counter_add_fast(struct bga_counter *c, int64_t delta)
 {
-	if (bga_unlikely(c->mode != BGA_COUNTER_PERCPU))
+	if (bga_likely(c->path == CTR_PATH_RSEQ))
+		return ctr_rseq_add(c->rseq_off, c->slots, c->nslots, delta, c->batch - 1,
+				    2 * (uint64_t)(c->batch - 1)) == CTR_RSEQ_OK;
+	if (bga_unlikely(c->path != CTR_PATH_CAS))
 		return false;
 	struct counter_slot *s = counter_my_slot(c);
 	uint64_t w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
@@ -159,6 +191,9 @@ static inline bool bga__counter_add_limited_fast(struct bga_counter *c, int64_t 
 			 !__atomic_load_n(&c->limited, __ATOMIC_ACQUIRE) ||
 			 __builtin_sub_overflow(limit, c->bound + delta, &room)))
 		return false;
+	if (bga_likely(c->path == CTR_PATH_RSEQ))
+		return ctr_rseq_add_limited(c->rseq_off, c->slots, c->nslots, delta, c->batch - 1,
+					    &c->total, room) == CTR_RSEQ_OK;
 	struct counter_slot *s = counter_my_slot(c);
 	uint64_t w = __atomic_load_n(&s->word, __ATOMIC_SEQ_CST);
 	while (!(w & SLOT_SEALED) && counter_slot_value(w) + delta < c->batch &&
@@ -170,6 +205,11 @@ static inline bool bga__counter_add_limited_fast(struct bga_counter *c, int64_t 
 	}
 	return false;
 }
+
+/* bga_counter_create, with `rseq` false forcing the CAS path (tests and
+ * benchmarks compare the two in one process). */
+int bga__counter_create_on(struct bga_counter **out, int64_t initial, int32_t batch,
+			   enum bga_counter_mode mode, bool rseq);
 
 /* The whole of bga_counter_add and bga_counter_add_limited, with the
  * fast path inline. */

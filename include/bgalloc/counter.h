@@ -7,10 +7,27 @@
  *
  * A counter holds a shared total and one slot per possible CPU
  * (_SC_NPROCESSORS_CONF), each slot on its own 128-byte line.
- * bga_counter_add() adds to the calling CPU's slot with a relaxed CAS that
- * keeps the slot within batch-1 of zero; an add that would take the slot to
- * +-batch or beyond folds the slot (and the delta) into the total under a
- * small per-counter lock.  The true value is total + sum(slots).
+ * bga_counter_add() adds to the calling CPU's slot, keeping the slot within
+ * batch-1 of zero; an add that would take the slot to +-batch or beyond
+ * folds the slot (and the delta) into the total under a small per-counter
+ * lock.  The true value is total + sum(slots).
+ *
+ * How a slot is updated is chosen when the counter is created, and
+ * reported by bga_counter_mode_name():
+ *   "percpu-rseq"  a restartable sequence (Linux rseq, on the area glibc
+ *                  2.35+ registers): load, check, plain store, no locked
+ *                  instruction.  Used on x86-64 when glibc registered rseq
+ *                  in the creating thread and the kernel offers
+ *                  membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ), which
+ *                  the exact folds use to stop adders (the process is
+ *                  registered for it on first use).  A thread that has no
+ *                  rseq area still works, through the lock.
+ *   "percpu-cas"   a relaxed CAS on the slot: under valgrind, with
+ *                  GLIBC_TUNABLES=glibc.pthread.rseq=0 or
+ *                  BGA_COUNTER_RSEQ=0, in ThreadSanitizer builds, on other
+ *                  architectures, and without that membarrier.
+ *   "atomic"       BGA_COUNTER_ATOMIC.
+ * Every promise below holds on either path.
  *
  * In BGA_COUNTER_ATOMIC mode the same API drives one shared atomic integer,
  * the baseline the per-CPU mode is measured against; read and sum are then
@@ -108,6 +125,14 @@ BGA_EXTERN int32_t bga_counter_batch(const struct bga_counter *c);
 
 /* The mode the counter was created with. */
 BGA_EXTERN enum bga_counter_mode bga_counter_mode_of(const struct bga_counter *c);
+
+/* 1 when the counter's adds run as restartable sequences ("percpu-rseq"
+ * above), 0 otherwise.  Fixed for the counter's life. */
+BGA_EXTERN int bga_counter_uses_rseq(const struct bga_counter *c);
+
+/* "percpu-rseq", "percpu-cas" or "atomic": how adds update the counter (see
+ * the top of this header).  A static string; for reports. */
+BGA_EXTERN const char *bga_counter_mode_name(const struct bga_counter *c);
 
 #ifdef __cplusplus
 }
