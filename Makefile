@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CMAKE ?= cmake
 
-.PHONY: all deps build demo test test-asan test-tsan bench micro fuzz fuzz-afl install clean
+.PHONY: all deps build demo test test-asan test-tsan soak bench micro fuzz fuzz-afl install clean
 
 all: build
 
@@ -47,6 +47,21 @@ test-tsan:
 	$(CMAKE) -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBGA_TESTS=ON -DBGA_TSAN=ON
 	$(CMAKE) --build build/tsan -j $(JOBS)
 	cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^stress_'
+
+# The stress programs and the fuzz replays, long: SOAK_SECONDS in all, split
+# evenly, one program at a time (each gets both cores), through the one knob
+# they all read, BGA_STRESS_SECONDS (tests/stress_time.h; `make test` leaves
+# it unset: a few seconds each).  A share must stay under ctest's 600 s limit.
+SOAK_SECONDS ?= 1800
+soak:
+	@scripts/deps.sh test
+	$(CMAKE) -S . -B build/soak -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBGA_TESTS=ON -DBGA_DEBUG=ON
+	$(CMAKE) --build build/soak -j $(JOBS)
+	cd build/soak && n=$$(ctest -N -R '^(stress_|fuzz_replay_)' | grep -c 'Test *#'); \
+	share=$$(( $(SOAK_SECONDS) / n )); \
+	if [ $$share -gt 540 ]; then echo "soak: $$share s a program is past ctest's limit; lower SOAK_SECONDS"; exit 2; fi; \
+	echo "soak: $$n programs, $$share s each"; \
+	BGA_STRESS_SECONDS=$$share ctest --output-on-failure -j 1 -R '^(stress_|fuzz_replay_)'
 
 # Every "what it must show" ratio (primitives, volume, aging) in one go.
 bench:

@@ -5,7 +5,8 @@
  * at once or deferred, while one thread commits and trims.  Checks: no
  * block handed to two owners, no reserved allocation fails, free minus
  * reserved never negative (sampled), bga_check clean at the end, nothing
- * lost after the final commit.  Exits 1 on any failure.
+ * lost after the final commit.  Rounds (a fresh volume each) repeat for
+ * BGA_STRESS_SECONDS (stress_time.h).  Exits 1 on any failure.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -15,13 +16,14 @@
 
 #include <bgalloc.h>
 
+#include "stress_time.h"
 #include "testutil.h"
 #include <bgalloc/counter.h>
 
 #include "volume.h"
 
 #define THREADS 8
-#define OPS 20000
+#define OPS 20000 /* per worker and round */
 #define HELD 48
 
 struct shared {
@@ -37,6 +39,7 @@ struct shared {
 struct worker {
 	struct shared *sh;
 	int id;
+	uint64_t round;
 };
 
 static void fail(struct shared *sh, const char *what, uint64_t a)
@@ -65,7 +68,7 @@ static void *work(void *arg)
 {
 	struct worker *w = arg;
 	struct shared *sh = w->sh;
-	uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1);
+	uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1) + w->round;
 	struct bga_extent held[HELD];
 	struct bga_rsv *rsv;
 	int n = 0;
@@ -155,21 +158,24 @@ static void *janitor(void *arg)
 	return NULL;
 }
 
-int main(void)
+static void round_once(uint64_t round, int *failures, uint64_t *samples)
 {
 	struct bga_config cfg;
 	bga_config_init(&cfg, 8 * 256);
 	cfg.blocks_per_group = 256;
 	cfg.rsv_max = 64;
 	struct shared sh = {.nblocks = cfg.nblocks};
-	if (bga_create(&cfg, &sh.vol) != 0)
-		return 1;
+	if (bga_create(&cfg, &sh.vol) != 0) {
+		fprintf(stderr, "stress_policies: bga_create failed\n");
+		++*failures;
+		return;
+	}
 	sh.owner = calloc(cfg.nblocks, 1);
 	pthread_t t[THREADS], j;
 	struct worker w[THREADS];
 	pthread_create(&j, NULL, janitor, &sh);
 	for (int i = 0; i < THREADS; i++) {
-		w[i] = (struct worker){&sh, i};
+		w[i] = (struct worker){&sh, i, round};
 		pthread_create(&t[i], NULL, work, &w[i]);
 	}
 	for (int i = 0; i < THREADS; i++)
@@ -183,9 +189,20 @@ int main(void)
 		fail(&sh, rep.message, 0);
 	if (bga_free_exact(sh.vol) != cfg.nblocks || bga_reserved(sh.vol) != 0)
 		fail(&sh, "blocks lost or reservations leaked", bga_free_exact(sh.vol));
-	printf("stress_policies: %d threads x %d ops, %llu commit/trim rounds, %d failures\n", THREADS, OPS,
-	       (unsigned long long)sh.samples, sh.failures);
 	free(sh.owner);
 	bga_destroy(sh.vol);
-	return sh.failures != 0;
+	*failures += sh.failures;
+	*samples += sh.samples;
+}
+
+int main(void)
+{
+	uint64_t deadline = stress_deadline(stress_seconds(BGA_STRESS_DEFAULT_SECONDS)), rounds = 0, samples = 0;
+	int failures = 0;
+	do
+		round_once(rounds++, &failures, &samples);
+	while (!failures && !stress_expired(deadline));
+	printf("stress_policies: %llu rounds of %d threads x %d ops, %llu commit/trim rounds, %d failures\n",
+	       (unsigned long long)rounds, THREADS, OPS, (unsigned long long)samples, failures);
+	return failures != 0;
 }

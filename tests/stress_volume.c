@@ -3,7 +3,9 @@
  * Threads allocate and free at random with ownership tracking while another
  * grows the volume: no block is ever handed to two owners, every free
  * succeeds, and bga_check is clean at the end.  A plain program (no Criterion) so it runs under ThreadSanitizer.
- * Exits 1 on any failure.
+ * Each configuration repeats rounds (a fresh half-size volume grown to
+ * full size while the workers run) for its share of BGA_STRESS_SECONDS
+ * (stress_time.h).  Exits 1 on any failure.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -14,10 +16,11 @@
 
 #include <bgalloc.h>
 
+#include "stress_time.h"
 #include "testutil.h"
 
 #define THREADS 8
-#define OPS 100000
+#define OPS 20000 /* per worker and round */
 #define HELD 64
 
 struct shared {
@@ -30,6 +33,7 @@ struct shared {
 struct worker {
 	struct shared *sh;
 	int id;
+	uint64_t round;
 };
 
 static void fail(struct shared *sh, const char *what, uint64_t a, uint64_t b)
@@ -51,7 +55,7 @@ static void *work(void *arg)
 {
 	struct worker *w = arg;
 	struct shared *sh = w->sh;
-	uint64_t s = 0x2545f4914f6cdd1dull * (uint64_t)(w->id + 1);
+	uint64_t s = 0x2545f4914f6cdd1dull * (uint64_t)(w->id + 1) + w->round;
 	struct bga_extent held[HELD];
 	int n = 0;
 	for (int i = 0; i < OPS; i++) {
@@ -103,7 +107,7 @@ static void *grower(void *arg)
 	return NULL;
 }
 
-static int run(uint32_t flags, const char *name)
+static int round_once(uint32_t flags, uint64_t round, int *failures)
 {
 	struct bga_config cfg;
 	bga_config_init(&cfg, 16 * 512);
@@ -111,14 +115,16 @@ static int run(uint32_t flags, const char *name)
 	cfg.flags = flags;
 	struct shared sh = {.nblocks = cfg.nblocks};
 	cfg.nblocks = cfg.nblocks / 2 + 100; /* the grower takes it to full size */
-	if (bga_create(&cfg, &sh.vol) != 0)
-		return 1;
+	if (bga_create(&cfg, &sh.vol) != 0) {
+		fprintf(stderr, "stress_volume: bga_create failed\n");
+		return ++*failures;
+	}
 	sh.owner = calloc(sh.nblocks, 1);
 	pthread_t t[THREADS], gt;
 	pthread_create(&gt, NULL, grower, &sh);
 	struct worker w[THREADS];
 	for (int i = 0; i < THREADS; i++) {
-		w[i] = (struct worker){&sh, i};
+		w[i] = (struct worker){&sh, i, round};
 		pthread_create(&t[i], NULL, work, &w[i]);
 	}
 	for (int i = 0; i < THREADS; i++)
@@ -129,15 +135,29 @@ static int run(uint32_t flags, const char *name)
 		fail(&sh, rep.message, 0, 0);
 	if (bga_free_exact(sh.vol) != sh.nblocks)
 		fail(&sh, "blocks lost", bga_free_exact(sh.vol), sh.nblocks);
-	printf("stress_volume %s: %d threads x %d ops, %d failures\n", name, THREADS, OPS, sh.failures);
 	free(sh.owner);
 	bga_destroy(sh.vol);
+	*failures += sh.failures;
 	return sh.failures != 0;
+}
+
+/* Rounds until the deadline (at least one). */
+static int run(uint32_t flags, const char *name, double seconds)
+{
+	uint64_t deadline = stress_deadline(seconds), rounds = 0;
+	int failures = 0;
+	do
+		round_once(flags, rounds++, &failures);
+	while (!failures && !stress_expired(deadline));
+	printf("stress_volume %s: %llu rounds of %d threads x %d ops, %d failures\n", name,
+	       (unsigned long long)rounds, THREADS, OPS, failures);
+	return failures != 0;
 }
 
 int main(void)
 {
-	int bad = run(0, "default");
-	bad |= run(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS, "baseline");
+	double seconds = stress_seconds(BGA_STRESS_DEFAULT_SECONDS);
+	int bad = run(0, "default", seconds / 2);
+	bad |= run(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS, "baseline", seconds / 2);
 	return bad;
 }
