@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The two contract breaks of issue 10, as repeatable scenarios:
+ *
+ *  grow    one thread grows the volume a block at a time across chunk
+ *          boundaries while others make first touches of untouched chunks
+ *          (exact-goal allocations, plain searches, trims) in groups that
+ *          share the lock slot of the group the next grow extends.  Before
+ *          the fix the two took grow_lock and the slot lock in opposite
+ *          orders and hung within seconds.  A watchdog fails the run (exit
+ *          1, never a hang) when no thread makes progress for 10 seconds.
+ *  enospc  one group, wholly used but for 16 single blocks far apart (and 8
+ *          more waiting on a deferred free that is never committed).
+ *          Thread A allocates min 1 max 256 and frees, thread B min 1 max 1
+ *          and frees: each holds at most one block, so at least 14 free
+ *          blocks exist at every instant.  Any -ENOSPC or -EAGAIN, or a
+ *          bga_free_exact below 14, is a failure.
+ *
+ * Usage: stress_reliability [grow|enospc|all] [runs]; runs defaults to
+ * BGA_RELIABILITY_RUNS or 20.  A plain program, so it runs under TSan.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bgalloc.h>
+
+#include "testutil.h"
+#include "volume.h" /* the lock slot of a group, to aim at the grower's */
+
+static int failures;
+
+static void fail(const char *what, long long a, long long b)
+{
+	if (__atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED) < 10)
+		fprintf(stderr, "stress_reliability: %s (%lld, %lld)\n", what, a, b);
+}
+
+/* ---- progress watchdog ---- */
+
+static uint64_t progress;
+static volatile int watchdog_stop;
+
+static void *watchdog(void *arg)
+{
+	const char *name = arg;
+	uint64_t last = __atomic_load_n(&progress, __ATOMIC_RELAXED);
+	int idle = 0;
+	while (!watchdog_stop) {
+		usleep(100 * 1000);
+		uint64_t now = __atomic_load_n(&progress, __ATOMIC_RELAXED);
+		idle = now == last ? idle + 1 : 0;
+		last = now;
+		if (idle >= 100) {
+			fprintf(stderr, "stress_reliability: %s: no progress for 10 s: deadlock\n", name);
+			_exit(1);
+		}
+	}
+	return NULL;
+}
+
+/* ---- grow against first touches ---- */
+
+#define BPG 64u
+#define CHUNK_BLOCKS ((uint64_t)BPG << BGA_CHUNK_SHIFT)
+#define TOUCH_CHUNKS 48 /* chunks the toucher threads aim at, per run (memory) */
+
+struct grow_run {
+	struct bga_volume *vol;
+	uint64_t start_blocks, grows;
+	volatile int done;
+	uint64_t seed;
+};
+
+static void *grower(void *arg)
+{
+	struct grow_run *r = arg;
+	for (uint64_t i = 1; i <= r->grows; i++) {
+		int rc = bga_grow(r->vol, r->start_blocks + i);
+		if (rc)
+			fail("grow", rc, (long long)i);
+		__atomic_fetch_add(&progress, 1, __ATOMIC_RELAXED);
+	}
+	r->done = 1;
+	return NULL;
+}
+
+static int discard_nothing(void *ctx, uint64_t start, uint64_t len)
+{
+	(void)ctx, (void)start, (void)len;
+	return 0;
+}
+
+struct toucher {
+	struct grow_run *r;
+	int id;
+};
+
+static void *touch(void *arg)
+{
+	struct toucher *t = arg;
+	struct grow_run *r = t->r;
+	struct rng rng = {r->seed * 7919 + (uint64_t)t->id + 1};
+	uint32_t nslots = bga_locktab_nslots(r->vol->locks);
+	while (!r->done) {
+		/* The group the next grow extends, and a group of an untouched
+		 * chunk below it that shares its lock slot. */
+		struct bga_config cfg;
+		bga_volume_config(r->vol, &cfg);
+		uint64_t last = (cfg.nblocks - 1) / BPG;
+		uint32_t slot = bga_locktab_slot(r->vol->locks, last);
+		uint64_t c = below(&rng, TOUCH_CHUNKS);
+		uint64_t g = c << BGA_CHUNK_SHIFT;
+		for (uint64_t k = 0; k < nslots && bga_locktab_slot(r->vol->locks, g) != slot; k++)
+			g++;
+		uint64_t b = g * BPG;
+		struct bga_extent e;
+		int rc = 0;
+		switch (below(&rng, 3)) {
+		case 0: {
+			struct bga_request req = {.goal = b, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
+			rc = bga_alloc(r->vol, &req, &e);
+			break;
+		}
+		case 1: {
+			struct bga_request req = {.goal = b, .min_len = 1, .max_len = 8};
+			rc = bga_alloc(r->vol, &req, &e);
+			break;
+		}
+		default:
+			rc = bga_trim(r->vol, b, b + BPG, 1, discard_nothing, NULL, NULL);
+			e.len = 0;
+			break;
+		}
+		if (rc == 0 && e.len && (rc = bga_free(r->vol, e.start, e.len)) != 0)
+			fail("free after first touch", rc, (long long)e.start);
+		else if (rc != 0 && rc != -ENOSPC)
+			fail("first touch", rc, (long long)b);
+		__atomic_fetch_add(&progress, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void grow_once(uint64_t run, struct bga_config cfg)
+{
+	/* About 4000 chunks: a volume past 4096 groups, so searches reach
+	 * untouched chunks through the index. */
+	uint64_t start = 4000 * CHUNK_BLOCKS - 100 + run % 97;
+	cfg.nblocks = start;
+	struct grow_run r = {.start_blocks = start, .grows = 300, .seed = run + 1};
+	int rc = bga_create(&cfg, &r.vol);
+	if (rc) {
+		fail("create", rc, 0);
+		return;
+	}
+	pthread_t gt, tt[3];
+	struct toucher t[3];
+	pthread_create(&gt, NULL, grower, &r);
+	for (int i = 0; i < 3; i++) {
+		t[i] = (struct toucher){&r, i};
+		pthread_create(&tt[i], NULL, touch, &t[i]);
+	}
+	pthread_join(gt, NULL);
+	for (int i = 0; i < 3; i++)
+		pthread_join(tt[i], NULL);
+	struct bga_check_report rep;
+	if (bga_check(r.vol, &rep) != 0)
+		fail(rep.message, (long long)rep.group, (long long)rep.block);
+	bga_destroy(r.vol);
+}
+
+static void scenario_grow(int runs)
+{
+	for (int i = 0; i < runs; i++) {
+		struct bga_config cfg;
+		bga_config_init(&cfg, 1);
+		cfg.blocks_per_group = BPG;
+		if (i % 3 == 1)
+			cfg.lock_slots = 1;
+		else if (i % 3 == 2)
+			cfg.flags = BGA_GLOBAL_LOCK;
+		grow_once((uint64_t)i, cfg);
+	}
+}
+
+/* ---- false ENOSPC near full ---- */
+
+#define GROUP 4096u
+#define HOLES 16u
+#define PENDING 8u
+#define OPS 20000
+
+struct enospc_run {
+	struct bga_volume *vol;
+	volatile int stop;
+};
+
+static void *churn(void *arg, uint64_t max_len, bool goal)
+{
+	struct enospc_run *r = arg;
+	struct rng rng = {max_len * 31 + 7};
+	for (int i = 0; i < OPS; i++) {
+		struct bga_request req = {
+			.goal = goal ? below(&rng, GROUP) : BGA_NO_GOAL, .min_len = 1, .max_len = max_len};
+		struct bga_extent e;
+		int rc = bga_alloc(r->vol, &req, &e);
+		if (rc != 0) {
+			fail(rc == -EAGAIN ? "false -EAGAIN" : "false -ENOSPC", rc, (long long)max_len);
+			continue;
+		}
+		if (e.len != 1)
+			fail("more than one block from a group of single holes", (long long)e.len, 0);
+		if ((rc = bga_free(r->vol, e.start, e.len)) != 0)
+			fail("free", rc, (long long)e.start);
+		__atomic_fetch_add(&progress, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void *churn_a(void *arg)
+{
+	return churn(arg, 256, false);
+}
+
+static void *churn_b(void *arg)
+{
+	return churn(arg, 1, true);
+}
+
+static void *watch_free(void *arg)
+{
+	struct enospc_run *r = arg;
+	while (!r->stop) {
+		uint64_t f = bga_free_exact(r->vol);
+		if (f < HOLES - 2)
+			fail("bga_free_exact below the blocks nobody holds", (long long)f, HOLES - 2);
+	}
+	return NULL;
+}
+
+static void enospc_once(int run)
+{
+	struct bga_config cfg;
+	bga_config_init(&cfg, GROUP);
+	cfg.blocks_per_group = GROUP;
+	if (run % 2)
+		cfg.flags = BGA_ATOMIC_COUNTERS;
+	struct enospc_run r = {0};
+	struct bga_extent all;
+	struct bga_request whole = {.goal = 0, .min_len = GROUP, .max_len = GROUP};
+	if (bga_create(&cfg, &r.vol) || bga_alloc(r.vol, &whole, &all)) {
+		fail("setup", 0, 0);
+		return;
+	}
+	for (uint32_t i = 0; i < HOLES; i++)
+		if (bga_free(r.vol, (uint64_t)i * (GROUP / HOLES) + 7, 1))
+			fail("setup free", i, 0);
+	for (uint32_t i = 0; i < PENDING; i++)
+		if (bga_free_deferred(r.vol, (uint64_t)i * (GROUP / PENDING) + 100, 1, 1))
+			fail("setup deferred free", i, 0);
+	pthread_t a, b, w;
+	pthread_create(&w, NULL, watch_free, &r);
+	pthread_create(&a, NULL, churn_a, &r);
+	pthread_create(&b, NULL, churn_b, &r);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	r.stop = 1;
+	pthread_join(w, NULL);
+	if (bga_free_exact(r.vol) != HOLES)
+		fail("free count after the run", (long long)bga_free_exact(r.vol), HOLES);
+	struct bga_check_report rep;
+	if (bga_check(r.vol, &rep) != 0)
+		fail(rep.message, (long long)rep.group, (long long)rep.block);
+	bga_destroy(r.vol);
+}
+
+int main(int argc, char **argv)
+{
+	const char *which = argc > 1 ? argv[1] : "all";
+	const char *env = getenv("BGA_RELIABILITY_RUNS");
+	int runs = argc > 2 ? atoi(argv[2]) : env ? atoi(env) : 20;
+	if (runs <= 0)
+		runs = 20;
+	pthread_t wd;
+	pthread_create(&wd, NULL, watchdog, (void *)which);
+	bool all = strcmp(which, "all") == 0;
+	if (all || strcmp(which, "grow") == 0)
+		scenario_grow(runs);
+	if (all || strcmp(which, "enospc") == 0)
+		for (int i = 0; i < runs && failures == 0; i++)
+			enospc_once(i);
+	watchdog_stop = 1;
+	pthread_join(wd, NULL);
+	printf("stress_reliability %s: %d runs, %d failures\n", which, runs, failures);
+	return failures ? 1 : 0;
+}
