@@ -126,6 +126,27 @@ static uint32_t lock_slots(struct bctx *c)
 	return cfg.lock_slots;
 }
 
+/* An allocation through a window handle opened on another volume. */
+static int alloc_foreign_rsv(struct bctx *c)
+{
+	struct bga_config cfg;
+	struct bga_volume *other;
+	struct bga_rsv *rsv;
+	int rc, rc2;
+
+	bga_config_init(&cfg, MAIN_NBLOCKS);
+	cfg.blocks_per_group = MAIN_BPG;
+	cr_assert_eq(bga_create(&cfg, &other), 0);
+	cr_assert_eq(bga_rsv_open(other, &rsv), 0);
+	rc = alloc_req(c, BGA_NO_GOAL, 1, 4, 0, rsv);
+	rc2 = alloc_req(c, 300, 1, 4, 0, rsv); /* with a goal too */
+	rc = rc == -EINVAL ? rc2 : rc;
+	bga_rsv_close(rsv);
+	cr_expect_eq(bga_free_exact(other), MAIN_NBLOCKS, "the other volume was touched");
+	bga_destroy(other);
+	return rc;
+}
+
 #define R (c->rsv)
 #define V (c->vol)
 #define NB MAIN_NBLOCKS
@@ -173,6 +194,7 @@ static uint32_t lock_slots(struct bctx *c)
 	X(alloc_min_gt_max, FX_MAIN, -EINVAL, alloc_req(c, NOG, 9, 8, 0, NULL))                         \
 	X(alloc_min_huge_gt_max, FX_MAIN, -EINVAL, alloc_req(c, NOG, UINT64_MAX, 1, 0, NULL))           \
 	X(alloc_min_gt_max_with_rsv, FX_MAIN, -EINVAL, alloc_req(c, NOG, 9, 8, 0, R))                   \
+	X(alloc_rsv_of_another_volume, FX_MAIN, -EINVAL, alloc_foreign_rsv(c))                          \
 	/* bga_alloc: goals */                                                                          \
 	X(alloc_goal_eq_nblocks, FX_MAIN, -EINVAL, alloc_req(c, NB, 1, 1, 0, NULL))                     \
 	X(alloc_goal_past_end, FX_MAIN, -EINVAL, alloc_req(c, NOG - 1, 1, 1, 0, NULL))                  \
@@ -431,13 +453,28 @@ Test(badinput, table_covers_every_function)
 						"unreserve_", "reserved_", "free_estimate_", "free_exact_",
 						"rsv_open_", "rsv_set_size_", "rsv_window_", "foreach_", "trim_",
 						"stats_", "lock_stats_", "check_", "volume_config_", "grow_" };
-	size_t i, j, n;
+	enum { NPREFIXES = sizeof(prefixes) / sizeof(prefixes[0]) };
+	size_t i, j, n[NPREFIXES] = { 0 };
 
-	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-		for (j = 0, n = 0; j < NCASES; j++)
-			n += strncmp(cases[j].name, prefixes[i], strlen(prefixes[i])) == 0;
-		cr_expect_geq(n, 1, "no bad-input row for %s*", prefixes[i]);
+	/* Each row counts for the longest prefix it has, so "free_" rows
+	 * are not made up by "free_estimate_" or "free_exact_" ones. */
+	for (j = 0; j < NCASES; j++) {
+		size_t best = NPREFIXES, best_len = 0;
+
+		for (i = 0; i < NPREFIXES; i++) {
+			size_t len = strlen(prefixes[i]);
+
+			if (len > best_len && strncmp(cases[j].name, prefixes[i], len) == 0) {
+				best = i;
+				best_len = len;
+			}
+		}
+		cr_expect_neq(best, (size_t)NPREFIXES, "row %s belongs to no family", cases[j].name);
+		if (best < NPREFIXES)
+			n[best]++;
 	}
+	for (i = 0; i < NPREFIXES; i++)
+		cr_expect_geq(n[i], 1, "no bad-input row for %s*", prefixes[i]);
 }
 
 /* Calls with nothing to return must cope with NULL. */
@@ -450,21 +487,40 @@ Test(badinput, null_handles_ignored)
 	cr_expect_eq(bga_reserved(NULL), 0);
 }
 
-/* bga_strerror never returns NULL, for any int, and names each code it returns. */
+/*
+ * bga_strerror never returns NULL, for any int; each code a function of
+ * <bgalloc.h> returns is named by its own string (which starts with the
+ * code's name), the sign does not matter, and anything else is "unknown
+ * error".
+ */
 Test(badinput, strerror_total)
 {
-	static const int codes[] = { 0, EINVAL, ENOSPC, EAGAIN, ENOMEM, EUCLEAN, 1, 9999, INT_MAX };
-	size_t i;
+	static const struct {
+		int code;
+		const char *name;
+	} known[] = { { EINVAL, "EINVAL" }, { ENOSPC, "ENOSPC" }, { EAGAIN, "EAGAIN" }, { ENOMEM, "ENOMEM" },
+		      { EUCLEAN, "EUCLEAN" }, { EBUSY, "EBUSY" }, { EIO, "EIO" }, { EBADMSG, "EBADMSG" } };
+	static const int unknown[] = { 1, EPERM, ENOENT, 9999, INT_MAX, INT_MIN };
+	size_t i, j;
 
-	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
-		cr_expect_not_null(bga_strerror(codes[i]));
-		cr_expect_not_null(bga_strerror(-codes[i]));
-		cr_expect_str_eq(bga_strerror(codes[i]), bga_strerror(-codes[i]), "sign of %d matters", codes[i]);
+	cr_expect_str_eq(bga_strerror(0), "success");
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		const char *s = bga_strerror(-known[i].code);
+
+		cr_assert_not_null(s);
+		cr_expect(strncmp(s, known[i].name, strlen(known[i].name)) == 0 && s[strlen(known[i].name)] == ':',
+			  "bga_strerror(-%s) is \"%s\"", known[i].name, s);
+		cr_expect_str_eq(bga_strerror(known[i].code), s, "sign of %s matters", known[i].name);
+		for (j = 0; j < i; j++)
+			cr_expect_str_neq(bga_strerror(-known[j].code), s, "%s and %s share a string",
+					  known[j].name, known[i].name);
 	}
-	cr_expect_not_null(bga_strerror(INT_MIN));
-	cr_expect_not_null(strstr(bga_strerror(-ENOSPC), "ENOSPC"));
-	cr_expect_not_null(strstr(bga_strerror(-EINVAL), "EINVAL"));
-	cr_expect_not_null(strstr(bga_strerror(-EAGAIN), "EAGAIN"));
+	for (i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+		cr_assert_not_null(bga_strerror(unknown[i]));
+		cr_expect_str_eq(bga_strerror(unknown[i]), "unknown error", "code %d", unknown[i]);
+		if (unknown[i] != INT_MIN)
+			cr_expect_str_eq(bga_strerror(-unknown[i]), "unknown error", "code %d", -unknown[i]);
+	}
 }
 
 /*

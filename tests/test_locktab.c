@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +15,8 @@
 #include <criterion/parameterized.h>
 
 #include <bgalloc/locktab.h>
+
+#include "locktab_impl.h"
 
 static const enum bga_lock_kind all_kinds[] = {
 	BGA_LOCK_FAS, BGA_LOCK_TICKET, BGA_LOCK_MCS, BGA_LOCK_MUTEX, BGA_LOCK_DEFAULT,
@@ -286,27 +290,72 @@ ParameterizedTestParameters(locktab, stats_contended)
 	return cr_make_param_array(enum bga_lock_kind, all_kinds, NKINDS);
 }
 
-/* Hold the lock while another thread calls lock(): it must count as contended. */
+/*
+ * Slot 0's lock word(s), read a 32-bit word at a time.  Ticket, MCS and
+ * mutex record an arriving waiter there (a ticket taken, a queue tail, a
+ * futex state of 2), so a change proves the waiter is inside lock() and
+ * will find the lock held; fas does not (a waiter exchanges 1 for 1).
+ */
+#define LOCK_WORDS (sizeof(((struct locktab_slot *)0)->u) / sizeof(uint32_t))
+static void lock_words(struct bga_locktab *t, uint32_t *w)
+{
+	const uint32_t *p = (const uint32_t *)(const void *)&t->slots[0].u;
+
+	for (size_t i = 0; i < LOCK_WORDS; i++)
+		w[i] = __atomic_load_n(&p[i], __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Hold the lock while another thread calls lock(): it must count as
+ * contended.  No sleep decides it: with a kind that records waiters in its
+ * lock word, the holder waits until the word shows the waiter, so every
+ * round is contended; with fas the holder only yields until the waiter has
+ * started, and rounds repeat (the counts checked exactly in each) until one
+ * was contended, which a lock that never counts contention cannot reach.
+ */
 ParameterizedTest(enum bga_lock_kind *kind, locktab, stats_contended)
 {
 	struct bga_locktab *t = mk(2, *kind);
-	struct waiter_arg a = {t, 0};
-	struct bga_lock_stats st;
-	pthread_t th;
+	bool records_waiters = bga_locktab_kind(t) != BGA_LOCK_FAS;
+	uint64_t rounds, contended = 0;
 
-	bga_locktab_lock(t, 0);
-	cr_assert_eq(pthread_create(&th, NULL, waiter, &a), 0);
-	while (!__atomic_load_n(&a.started, __ATOMIC_ACQUIRE))
-		sched_yield();
-	usleep(20000); /* let it reach the lock; a late arrival only weakens the check below */
-	bga_locktab_unlock(t, 0);
-	pthread_join(th, NULL);
+	for (rounds = 0; rounds < 2000 && contended == 0; rounds++) {
+		struct waiter_arg a = {t, 0};
+		struct bga_lock_stats st;
+		uint32_t before[LOCK_WORDS], now[LOCK_WORDS];
+		pthread_t th;
 
-	cr_assert_eq(bga_locktab_stats(t, 0, &st), 0);
-	cr_expect_eq(st.acquisitions, 2);
-	cr_expect_eq(st.contended, 1, "the waiter found the lock held");
-	cr_expect_gt(st.wait_ns, 0);
-	cr_expect_eq(st.try_failed, 0, "lock() failures are not trylock failures");
+		bga_locktab_stats_reset(t);
+		bga_locktab_lock(t, 0);
+		lock_words(t, before);
+		cr_assert_eq(pthread_create(&th, NULL, waiter, &a), 0);
+		while (!__atomic_load_n(&a.started, __ATOMIC_ACQUIRE))
+			sched_yield();
+		if (records_waiters) {
+			do {
+				sched_yield();
+				lock_words(t, now);
+			} while (memcmp(before, now, sizeof(now)) == 0);
+		} else {
+			for (int i = 0; i < 4; i++)
+				sched_yield();
+		}
+		bga_locktab_unlock(t, 0);
+		pthread_join(th, NULL);
+
+		cr_assert_eq(bga_locktab_stats(t, 0, &st), 0);
+		cr_assert_eq(st.acquisitions, 2);
+		cr_assert_leq(st.contended, 1);
+		cr_assert_eq(st.try_failed, 0, "lock() failures are not trylock failures");
+		if (st.contended)
+			cr_assert_gt(st.wait_ns, 0, "a contended acquisition waited");
+		if (records_waiters)
+			cr_assert_eq(st.contended, 1, "%s: the waiter was seen queued, yet not counted contended",
+				     bga_lock_kind_name(*kind));
+		contended += st.contended;
+	}
+	cr_expect_eq(contended, 1, "%s: no contended acquisition counted in %llu rounds",
+		     bga_lock_kind_name(*kind), (unsigned long long)rounds);
 	bga_locktab_destroy(t);
 }
 
