@@ -309,8 +309,15 @@ struct bga_check_report {
  * the group index against each group's summary; nothing below
  * first_data_block or past the end marked free; windows disjoint and
  * inside their groups; every pending deferred block marked allocated;
- * reserved <= free.  Meant for a quiescent volume: run concurrently, it
- * may report a transient difference in the counter sum.
+ * reserved <= free.
+ * Run while other threads allocate, free, commit, reserve or grow, it
+ * reads each group under that group's lock and never reports a false
+ * per-group or index violation (bitmap against count, longest run, index
+ * and chunk-summary bits, windows, pending blocks, spans).  Only its two
+ * cross-group comparisons, the groups' summed free count against the
+ * counter and reserved against free, add up figures taken at different
+ * instants and may report a difference that no instant had; they are
+ * reported after every per-group finding (report->group UINT64_MAX).
  * Returns 0 when clean, -EUCLEAN when not (report says what), -EINVAL for
  * NULL vol.  report may be NULL.
  */
