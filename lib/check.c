@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The invariant checker: everything the comments in volume.h promise. */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +29,30 @@ static bool idx_bit(const struct bga_chunk *ch, unsigned k, uint32_t i)
 	return (__atomic_load_n(&ch->bits[k][i / 64], __ATOMIC_RELAXED) >> (i % 64)) & 1;
 }
 
+/* Chunk c's order-k summary bit, read atomically: groups under other lock
+ * slots flip it while we hold only our group's lock. */
+static bool summary_bit(const struct bga_volume *vol, unsigned k, uint64_t c)
+{
+	return (__atomic_load_n(&vol->summary[k][c / 64], __ATOMIC_SEQ_CST) >> (c % 64)) & 1;
+}
+
+/*
+ * A summary bit that reads clear while a group of its chunk has the bit is
+ * a violation only once no recheck of that chunk is in flight
+ * (groupidx.c summary_recheck clears, looks again and sets back).
+ */
+static bool summary_bit_settled(const struct bga_volume *vol, const struct bga_chunk *ch, unsigned k, uint64_t c)
+{
+	for (int spins = 0; !summary_bit(vol, k, c); spins++) {
+		if (__atomic_load_n(&ch->clearing, __ATOMIC_SEQ_CST) == 0 && !summary_bit(vol, k, c))
+			return false;
+		if (spins > 1000000)
+			return false;
+		sched_yield();
+	}
+	return true;
+}
+
 static void check_group_locked(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_chunk *ch,
 			       uint64_t g, struct bga_check_report *r)
 {
@@ -37,7 +62,9 @@ static void check_group_locked(struct bga_volume *vol, const struct bga_geom *ge
 	bga__grp_span(vol, grp, g, &lo, &hi);
 	uint32_t geo_lo, geo_hi;
 	bga__group_span(vol, geo, g, &geo_lo, &geo_hi);
-	if (hi != geo_hi)
+	/* A grow changes spans after it publishes its geometry: compare only
+	 * when our geometry is the last one a grow completed. */
+	if (hi != geo_hi && __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE) == geo->nblocks)
 		report(r, g, UINT64_MAX, "group %llu: span ends at %u, the geometry says %u", (unsigned long long)g,
 		       hi, geo_hi);
 	uint32_t longest;
@@ -68,7 +95,7 @@ static void check_group_locked(struct bga_volume *vol, const struct bga_geom *ge
 		if (idx_bit(ch, k, i) != want)
 			report(r, g, UINT64_MAX, "group %llu: index order %u bit is %d, max_run %u",
 			       (unsigned long long)g, k, !want, grp->max_run);
-		if (want && !((vol->summary[k][(g >> BGA_CHUNK_SHIFT) / 64] >> ((g >> BGA_CHUNK_SHIFT) % 64)) & 1))
+		if (want && !summary_bit_settled(vol, ch, k, g >> BGA_CHUNK_SHIFT))
 			report(r, g, UINT64_MAX, "group %llu: chunk summary order %u clear", (unsigned long long)g, k);
 	}
 	uint32_t bad;
@@ -98,8 +125,11 @@ int bga_check(struct bga_volume *vol, struct bga_check_report *out)
 		if (ch == NULL) {
 			/* Untouched: wholly free full-size groups. */
 			total_free += (g1 - g0) * vol->cfg.blocks_per_group;
+			/* A chunk installed since we looked may clear bits of
+			 * orders none of its groups has: only a chunk still
+			 * untouched after the read is judged. */
 			for (unsigned k = 0; k <= vol->max_order; k++)
-				if (!((vol->summary[k][c / 64] >> (c % 64)) & 1))
+				if (!summary_bit(vol, k, c) && bga__chunk_get(vol, c) == NULL)
 					report(&r, g0, UINT64_MAX, "untouched chunk %llu: summary order %u clear",
 					       (unsigned long long)c, k);
 			continue;

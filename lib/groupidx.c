@@ -31,9 +31,16 @@ static inline unsigned ilog2_ceil(uint64_t x)
 	return x <= 1 ? 0 : 64u - (unsigned)__builtin_clzll(x - 1);
 }
 
+/*
+ * The look before the fetch_or is SEQ_CST, as the RMWs are: a setter that
+ * sees the summary bit still set must see it before a clearer's andnot in
+ * the single total order, so that clearer's recheck (SEQ_CST loads after
+ * its andnot) then sees the setter's group bit and sets the summary back.
+ * On x86 a SEQ_CST load is a plain load.
+ */
 static inline void bit_or(uint64_t *w, uint64_t m)
 {
-	if ((__atomic_load_n(w, __ATOMIC_RELAXED) & m) != m)
+	if ((__atomic_load_n(w, __ATOMIC_SEQ_CST) & m) != m)
 		__atomic_fetch_or(w, m, __ATOMIC_SEQ_CST);
 }
 
@@ -55,16 +62,23 @@ static bool chunk_order_empty(const struct bga_chunk *ch, unsigned k)
  * Clearing a summary bit races with another group of the chunk setting its
  * bit: clear, then look again, and set it back if a bit appeared.  Setters
  * set the group bit before the summary bit, so whichever order the two
- * threads run in, the summary ends up set while any group bit is.
+ * threads run in, the summary ends up set while any group bit is, once
+ * the recheck is done.  Between the clear and the set-back a summary bit
+ * can read clear while a group bit is set (a setter that saw the old bit
+ * skipped its own fetch_or); ch->clearing marks that window so that
+ * bga_check can wait it out, and a search that misses a group in it is
+ * covered by bga_alloc's retry on the exact count.
  */
 static void summary_recheck(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c, unsigned k)
 {
 	uint64_t m = UINT64_C(1) << (c % 64);
 	if (!chunk_order_empty(ch, k))
 		return;
+	__atomic_fetch_add(&ch->clearing, 1, __ATOMIC_SEQ_CST);
 	bit_andnot(&vol->summary[k][c / 64], m);
 	if (!chunk_order_empty(ch, k))
 		bit_or(&vol->summary[k][c / 64], m);
+	__atomic_fetch_sub(&ch->clearing, 1, __ATOMIC_SEQ_CST);
 }
 
 void bga__idx_update(struct bga_volume *vol, uint64_t g, uint32_t old_run, uint32_t new_run)

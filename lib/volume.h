@@ -73,6 +73,13 @@ struct bga_group_ext {
 
 enum {
 	BGA_GROUP_TRIMMED = 1u << 0, /* trimmed and not freed into since */
+	/* persist.c: failed its checksum at load; wholly used, no bitmap,
+	 * never allocated from or freed into (-EUCLEAN) */
+	BGA_GROUP_QUARANTINED = 1u << 1,
+	/* persist.c: changed since the last store copied it; set with every
+	 * change of `free` (the flags share its line, which the change writes
+	 * anyway) */
+	BGA_GROUP_DIRTY = 1u << 2,
 };
 
 /*
@@ -112,6 +119,13 @@ struct bga_group {
  */
 struct bga_chunk {
 	uint64_t bits[BGA_ORDERS][BGA_CHUNK_WORDS];
+	/*
+	 * Summary rechecks in flight (groupidx.c summary_recheck): while it is
+	 * non-zero, a summary bit of this chunk may read clear for a moment
+	 * although one of its groups has the order's bit.  bga_check waits
+	 * for it to drain before it calls that a violation.
+	 */
+	uint32_t clearing;
 	uint64_t dfree[BGA_CHUNK_WORDS]; /* groups holding pending deferred frees (atomic) */
 	struct bga_group groups[BGA_CHUNK_GROUPS];
 };
@@ -195,6 +209,8 @@ struct bga_volume {
 
 	uint64_t rsv_open; /* atomic: handles open */
 	uint64_t rsv_seq;  /* atomic: handles ever opened (their colours) */
+
+	struct bga_persist *persist; /* persist.c: NULL until the first store or load */
 };
 
 /* ---- geometry helpers ---- */

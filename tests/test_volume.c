@@ -397,12 +397,14 @@ static void *churn(void *arg)
 	return NULL;
 }
 
-static void run_threads(uint32_t flags)
+static void run_threads_cfg(uint32_t flags, uint32_t lock_kind, uint32_t lock_slots)
 {
 	struct bga_config cfg;
 	bga_config_init(&cfg, 8 * 256);
 	cfg.blocks_per_group = 256;
 	cfg.flags = flags;
+	cfg.lock_kind = lock_kind;
+	cfg.lock_slots = lock_slots;
 	struct shared sh = {.nblocks = cfg.nblocks, .nthreads = 8};
 	cr_assert_eq(bga_create(&cfg, &sh.vol), 0);
 	sh.owner = calloc(cfg.nblocks, 1);
@@ -417,28 +419,34 @@ static void run_threads(uint32_t flags)
 	cr_assert_eq(sh.failures, 0, "a block was handed to two owners or a free failed");
 	cr_assert_eq(bga_free_exact(sh.vol), cfg.nblocks);
 	assert_clean(sh.vol);
+	if (lock_kind != 0) {
+		/* The volume ran on the kind asked for, and its locks were taken. */
+		struct bga_config got;
+		cr_assert_eq(bga_volume_config(sh.vol, &got), 0);
+		cr_assert_eq(got.lock_kind, lock_kind);
+		uint64_t acq = 0;
+		for (uint32_t slot = 0; slot < got.lock_slots; slot++) {
+			struct bga_lock_stats ls;
+			cr_assert_eq(bga_lock_stats(sh.vol, slot, &ls), 0);
+			acq += ls.acquisitions;
+		}
+		cr_assert_geq(acq, 8 * 1000, "kind %u: allocations and frees took the group locks", lock_kind);
+	}
 	free(sh.owner);
 	bga_destroy(sh.vol);
 }
 
+static void run_threads(uint32_t flags) { run_threads_cfg(flags, 0, 0); }
+
 Test(threads, eight_threads_no_double_handout) { run_threads(0); }
 
-Test(threads, every_lock_kind)
+/* Eight threads churn under each lock kind, with two slots so that groups
+ * share locks (and threads meet on them): ownership checked on every block. */
+Test(threads, every_lock_kind, .timeout = 300)
 {
 	for (uint32_t kind = BGA_LOCK_FAS; kind <= BGA_LOCK_MUTEX; kind++) {
-		struct bga_config cfg;
-		struct bga_volume *vol;
-		bga_config_init(&cfg, 4096);
-		cfg.lock_kind = kind;
-		cr_assert_eq(bga_create(&cfg, &vol), 0, "kind %u", kind);
-		struct bga_request req = {.goal = 5, .min_len = 1, .max_len = 5000};
-		struct bga_extent e;
-		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
-		cr_assert_eq(bga_free(vol, e.start, e.len), 0);
-		struct bga_lock_stats ls;
-		cr_assert_eq(bga_lock_stats(vol, 0, &ls), 0);
-		cr_assert_geq(ls.acquisitions, 2, "kind %u: the lock of group 0 was taken", kind);
-		bga_destroy(vol);
+		run_threads_cfg(0, kind, 2);
+		run_threads_cfg(BGA_ATOMIC_COUNTERS, kind, 0);
 	}
 }
 Test(threads, eight_threads_baseline_modes) { run_threads(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS); }
@@ -472,15 +480,67 @@ Test(grow, new_blocks_are_free_and_usable)
 	req.max_len = 24;
 	cr_assert_eq(bga_alloc(vol, &req, &e), 0, "blocks past the old end");
 	cr_assert_eq(e.len, 24, "the old last group now runs to 1024");
-	cr_assert_eq(bga_grow(vol, 70000), 0, "into new chunks");
+	cr_assert_eq(bga_grow(vol, 70000), 0, "more groups in chunk 0");
+	assert_clean(vol);
+	/* Chunks hold 4096 groups: 1,048,576 blocks at 256 a group.  Into
+	 * chunk 2, with a short last group there. */
+	const uint64_t big = 2 * 4096 * 256 + 1000;
+	cr_assert_eq(bga_grow(vol, big), 0, "into new chunks");
 	assert_clean(vol);
 	struct bga_config cfg;
 	cr_assert_eq(bga_volume_config(vol, &cfg), 0);
-	cr_assert_eq(cfg.nblocks, 70000);
-	cr_assert_eq(drain(vol), 70000 - 5 - 10 - 24);
+	cr_assert_eq(cfg.nblocks, big);
+	cr_assert_eq(bga_free_exact(vol), big - 5 - 10 - 24);
+	/* The last block, in chunk 2's short last group, and the first of
+	 * chunk 1, by exact goal. */
+	req.goal = big - 1;
+	req.min_len = req.max_len = 1;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0, "the last block of chunk 2");
+	cr_assert_eq(e.start, big - 1);
+	cr_assert_eq(bga_free(vol, e.start, 1), 0);
+	req.goal = 4096 * 256;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0, "the first block of chunk 1");
+	cr_assert_eq(e.start, 4096 * 256);
+	cr_assert_eq(bga_free(vol, e.start, 1), 0);
+	/* A free across the boundary of chunks 0 and 1. */
+	req.goal = 4096 * 256 - 100;
+	req.min_len = req.max_len = 100;
+	struct bga_extent tail;
+	cr_assert_eq(bga_alloc(vol, &req, &tail), 0);
+	req.goal = 4096 * 256;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(bga_free(vol, tail.start, 200), 0, "one free over two chunks");
+	assert_clean(vol);
+	cr_assert_eq(drain(vol), big - 5 - 10 - 24);
 	cr_assert_eq(bga_free_exact(vol), 0);
 	assert_clean(vol);
 	bga_destroy(vol);
+}
+
+/* Claim e for thread id in the ownership map: every block must have had
+ * no owner.  Returns the number of blocks that had one. */
+static int own_extent(struct shared *sh, struct bga_extent e, int id)
+{
+	int bad = 0;
+	if (e.start + e.len > sh->nblocks)
+		return (int)e.len;
+	for (uint64_t b = e.start; b < e.start + e.len; b++) {
+		uint8_t zero = 0;
+		if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			bad++;
+	}
+	return bad;
+}
+
+/* Give e back: the map must still say thread id owns it. */
+static int disown_extent(struct shared *sh, struct bga_extent e, int id)
+{
+	int bad = 0;
+	for (uint64_t b = e.start; b < e.start + e.len; b++)
+		if (__atomic_exchange_n(&sh->owner[b], 0, __ATOMIC_ACQ_REL) != (uint8_t)(id + 1))
+			bad++;
+	return bad;
 }
 
 static void *grow_churn(void *arg)
@@ -489,29 +549,39 @@ static void *grow_churn(void *arg)
 	struct shared *sh = w->sh;
 	uint64_t s = 77 * (uint64_t)(w->id + 1);
 	struct bga_extent held[32];
-	int n = 0;
+	int n = 0, bad = 0;
 	for (int i = 0; i < 20000; i++) {
 		if (n < 32 && (rng_next(&s) & 1)) {
-			struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 8};
+			struct bga_request req = {.goal = (i & 3) ? BGA_NO_GOAL : rng_next(&s) % 300,
+						  .min_len = 1,
+						  .max_len = 8};
 			if (bga_alloc(sh->vol, &req, &held[n]) == 0)
-				n++;
+				bad += own_extent(sh, held[n++], w->id);
 		} else if (n > 0) {
 			struct bga_extent e = held[--n];
+			bad += disown_extent(sh, e, w->id);
 			if (bga_free(sh->vol, e.start, e.len) != 0)
-				__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
+				bad++;
 		}
 	}
 	while (n > 0) {
 		struct bga_extent e = held[--n];
+		bad += disown_extent(sh, e, w->id);
 		if (bga_free(sh->vol, e.start, e.len) != 0)
-			__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
+			bad++;
 	}
+	__atomic_fetch_add(&sh->failures, bad, __ATOMIC_RELAXED);
 	return NULL;
 }
 
 Test(grow, while_threads_allocate)
 {
-	struct shared sh = {.vol = make(300, 64, 0)};
+	uint64_t final = 300;
+	for (int i = 0; i < 40; i++)
+		final += 37 + (uint64_t)i * 11;
+	struct shared sh = {.vol = make(300, 64, 0), .nblocks = final};
+	sh.owner = calloc(final, 1);
+	cr_assert_not_null(sh.owner);
 	pthread_t t[4];
 	struct worker w[4];
 	for (int i = 0; i < 4; i++) {
@@ -525,9 +595,12 @@ Test(grow, while_threads_allocate)
 	}
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
-	cr_assert_eq(sh.failures, 0);
+	cr_assert_eq(sh.failures, 0, "a block handed out twice, past the end, or a free failed");
+	for (uint64_t b = 0; b < final; b++)
+		cr_assert_eq(sh.owner[b], 0, "block %llu still owned", (unsigned long long)b);
 	cr_assert_eq(bga_free_exact(sh.vol), size);
 	assert_clean(sh.vol);
+	free(sh.owner);
 	bga_destroy(sh.vol);
 }
 

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bga_check and bga_stats while other threads run (issue 17).  bga.h says
+ * what a concurrent bga_check may report: only the two cross-group
+ * comparisons (counter against the groups' free counts, reserved against
+ * free) may differ for a moment; any per-group or index violation is real.
+ *
+ *  churn     threads allocate and free across the 512 groups of one chunk,
+ *            through windows and without, while another thread runs
+ *            bga_check and bga_stats back to back.
+ *  recheck   whole 64-block groups of one chunk are taken and given back,
+ *            so the chunk's top-order summary bit is cleared and set again
+ *            all the time (groupidx.c summary_recheck), with a concurrent
+ *            bga_check that must never call the summary clear.
+ *
+ * Duration: BGA_STRESS_SECONDS (stress_time.h), split between the two.
+ * A plain program, so it runs under ThreadSanitizer.  Exits 1 on failure.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <bgalloc.h>
+
+#include "stress_time.h"
+#include "testutil.h"
+
+#define BPG 64u
+#define GROUPS 512u
+#define WORKERS 3
+
+struct run {
+	struct bga_volume *vol;
+	uint64_t deadline;
+	volatile int stop;
+	bool whole_groups; /* the recheck scenario */
+	uint64_t checks;
+	int failures;
+};
+
+static void fail(struct run *r, const char *what, const char *msg)
+{
+	if (__atomic_fetch_add(&r->failures, 1, __ATOMIC_RELAXED) < 10)
+		fprintf(stderr, "stress_check: %s: %s\n", what, msg);
+}
+
+static void *checker(void *arg)
+{
+	struct run *r = arg;
+	while (!r->stop) {
+		struct bga_check_report rep;
+		int rc = bga_check(r->vol, &rep);
+		/* Per-group and index findings come first in the walk, so a
+		 * first violation with no group is a cross-group one. */
+		if (rc == -EUCLEAN && rep.group != UINT64_MAX)
+			fail(r, "bga_check while others run", rep.message);
+		else if (rc != 0 && rc != -EUCLEAN)
+			fail(r, "bga_check", "unexpected error");
+		struct bga_stats st;
+		if (!r->whole_groups && bga_stats(r->vol, &st) != 0)
+			fail(r, "bga_stats", "failed");
+		r->checks++;
+	}
+	return NULL;
+}
+
+struct worker {
+	struct run *r;
+	int id;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct run *r = w->r;
+	struct rng rng = {(uint64_t)w->id * 0x9e3779b97f4a7c15ull + 1};
+	struct bga_rsv *rsv = NULL;
+	if (!r->whole_groups && w->id % 2 == 0 && bga_rsv_open(r->vol, &rsv) != 0)
+		fail(r, "rsv_open", "failed");
+	struct bga_extent held[32];
+	int n = 0;
+	for (uint64_t i = 0; stress_go_on(i, 1000, r->deadline); i++) {
+		if (n == 32 || (n > 0 && below(&rng, 2))) {
+			uint64_t k = below(&rng, (uint64_t)n);
+			if (bga_free(r->vol, held[k].start, held[k].len) != 0)
+				fail(r, "free", "an owned extent was refused");
+			held[k] = held[--n];
+			continue;
+		}
+		struct bga_request req = {.goal = below(&rng, (uint64_t)GROUPS * BPG), .min_len = 1, .max_len = 1 + below(&rng, 16)};
+		if (r->whole_groups)
+			req.min_len = req.max_len = BPG;
+		else if (rsv && below(&rng, 2))
+			req.rsv = rsv;
+		int rc = bga_alloc(r->vol, &req, &held[n]);
+		if (rc == 0)
+			n++;
+		else if (rc != -ENOSPC)
+			fail(r, "alloc", bga_strerror(rc));
+	}
+	while (n > 0) {
+		n--;
+		if (bga_free(r->vol, held[n].start, held[n].len) != 0)
+			fail(r, "free", "an owned extent was refused");
+	}
+	bga_rsv_close(rsv);
+	return NULL;
+}
+
+static int run_one(bool whole_groups, double seconds)
+{
+	struct bga_config cfg;
+	bga_config_init(&cfg, (uint64_t)GROUPS * BPG);
+	cfg.blocks_per_group = BPG;
+	struct run r = {.whole_groups = whole_groups, .deadline = stress_deadline(seconds)};
+	if (bga_create(&cfg, &r.vol) != 0)
+		return 1;
+	if (whole_groups) {
+		/* All groups used but WORKERS + 1 of them: the chunk's order-6
+		 * summary bit flips whenever the last free group is taken. */
+		struct bga_extent e;
+		struct bga_request req = {.goal = 0, .min_len = BPG, .max_len = BPG};
+		for (uint32_t g = 0; g < GROUPS - WORKERS - 1; g++)
+			if (bga_alloc(r.vol, &req, &e) != 0)
+				return 1;
+	}
+	pthread_t c, t[WORKERS];
+	struct worker w[WORKERS];
+	pthread_create(&c, NULL, checker, &r);
+	for (int i = 0; i < WORKERS; i++) {
+		w[i] = (struct worker){&r, i};
+		pthread_create(&t[i], NULL, work, &w[i]);
+	}
+	for (int i = 0; i < WORKERS; i++)
+		pthread_join(t[i], NULL);
+	r.stop = 1;
+	pthread_join(c, NULL);
+	struct bga_check_report rep;
+	if (bga_check(r.vol, &rep) != 0)
+		fail(&r, "bga_check at rest", rep.message);
+	printf("stress_check %s: %llu concurrent checks, %d failures\n", whole_groups ? "recheck" : "churn",
+	       (unsigned long long)r.checks, r.failures);
+	bga_destroy(r.vol);
+	return r.failures != 0;
+}
+
+int main(void)
+{
+	double s = stress_seconds(2.0);
+	int rc = run_one(false, s / 2);
+	rc |= run_one(true, s / 2);
+	return rc;
+}
