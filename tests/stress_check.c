@@ -34,7 +34,7 @@
 struct run {
 	struct bga_volume *vol;
 	uint64_t deadline;
-	volatile int stop;
+	int stop; /* atomic */
 	bool whole_groups; /* the recheck scenario */
 	uint64_t checks;
 	int failures;
@@ -49,7 +49,7 @@ static void fail(struct run *r, const char *what, const char *msg)
 static void *checker(void *arg)
 {
 	struct run *r = arg;
-	while (!r->stop) {
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
 		struct bga_check_report rep;
 		int rc = bga_check(r->vol, &rep);
 		/* Per-group and index findings come first in the walk, so a
@@ -135,7 +135,7 @@ static int run_one(bool whole_groups, double seconds)
 	}
 	for (int i = 0; i < WORKERS; i++)
 		pthread_join(t[i], NULL);
-	r.stop = 1;
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(c, NULL);
 	struct bga_check_report rep;
 	if (bga_check(r.vol, &rep) != 0)

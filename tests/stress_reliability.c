@@ -43,14 +43,14 @@ static void fail(const char *what, long long a, long long b)
 /* ---- progress watchdog ---- */
 
 static uint64_t progress;
-static volatile int watchdog_stop;
+static int watchdog_stop; /* atomic */
 
 static void *watchdog(void *arg)
 {
 	const char *name = arg;
 	uint64_t last = __atomic_load_n(&progress, __ATOMIC_RELAXED);
 	int idle = 0;
-	while (!watchdog_stop) {
+	while (!__atomic_load_n(&watchdog_stop, __ATOMIC_RELAXED)) {
 		usleep(100 * 1000);
 		uint64_t now = __atomic_load_n(&progress, __ATOMIC_RELAXED);
 		idle = now == last ? idle + 1 : 0;
@@ -72,7 +72,7 @@ static void *watchdog(void *arg)
 struct grow_run {
 	struct bga_volume *vol;
 	uint64_t start_blocks, grows;
-	volatile int done;
+	int done; /* atomic */
 	uint64_t seed;
 };
 
@@ -85,7 +85,7 @@ static void *grower(void *arg)
 			fail("grow", rc, (long long)i);
 		__atomic_fetch_add(&progress, 1, __ATOMIC_RELAXED);
 	}
-	r->done = 1;
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -106,7 +106,7 @@ static void *touch(void *arg)
 	struct grow_run *r = t->r;
 	struct rng rng = {r->seed * 7919 + (uint64_t)t->id + 1};
 	uint32_t nslots = bga_locktab_nslots(r->vol->locks);
-	while (!r->done) {
+	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
 		/* The group the next grow extends, and a group of an untouched
 		 * chunk below it that shares its lock slot. */
 		struct bga_config cfg;
@@ -196,7 +196,7 @@ static void scenario_grow(int runs)
 
 struct enospc_run {
 	struct bga_volume *vol;
-	volatile int stop;
+	int stop; /* atomic */
 };
 
 static void *churn(void *arg, uint64_t max_len, bool goal)
@@ -234,7 +234,7 @@ static void *churn_b(void *arg)
 static void *watch_free(void *arg)
 {
 	struct enospc_run *r = arg;
-	while (!r->stop) {
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
 		uint64_t f = bga_free_exact(r->vol);
 		if (f < HOLES - 2)
 			fail("bga_free_exact below the blocks nobody holds", (long long)f, HOLES - 2);
@@ -268,7 +268,7 @@ static void enospc_once(int run)
 	pthread_create(&b, NULL, churn_b, &r);
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
-	r.stop = 1;
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(w, NULL);
 	if (bga_free_exact(r.vol) != HOLES)
 		fail("free count after the run", (long long)bga_free_exact(r.vol), HOLES);
@@ -293,7 +293,7 @@ int main(int argc, char **argv)
 	if (all || strcmp(which, "enospc") == 0)
 		for (int i = 0; i < runs && failures == 0; i++)
 			enospc_once(i);
-	watchdog_stop = 1;
+	__atomic_store_n(&watchdog_stop, 1, __ATOMIC_RELAXED);
 	pthread_join(wd, NULL);
 	printf("stress_reliability %s: %d runs, %d failures\n", which, runs, failures);
 	return failures ? 1 : 0;
