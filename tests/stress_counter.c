@@ -1,15 +1,26 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Stress for bga_counter, run under ctest and under ThreadSanitizer (which
- * cannot run inside Criterion).  Threads hammer both modes; checks:
+ * cannot run inside Criterion).  Threads hammer every path a counter can
+ * take: per-CPU on restartable sequences (when this process has them),
+ * per-CPU forced onto the CAS path, and atomic.  Checks:
  *   - the final sum is exact;
  *   - a sampler's read() stays within error_bound of the range the exact
  *     value must be in, and compare() agrees with that range;
  *   - add_limited near the limit never lets a sampled sum exceed the limit,
- *     and a fill to the limit ends exactly at it.
+ *     and a fill to the limit ends exactly at it;
+ *   - flushes (every slot sealed and folded) racing tight per-CPU adds lose
+ *     and double-count nothing: on the rseq path this is what the
+ *     membarrier is for, and a build with -DBGA_COUNTER_TEST_SKIP_MEMBARRIER
+ *     fails here within seconds.
  * Then it re-runs itself with GLIBC_TUNABLES=glibc.pthread.rseq=0 so the
  * getcpu fallback gets the same treatment.  Exits 1 on any failure; prints
- * one summary line.  BGA_STRESS_ITERS overrides the per-thread iterations.
+ * one summary line.
+ *
+ * Environment: BGA_STRESS_SECONDS=S repeats the rounds until S seconds have
+ * passed (the rseq-off child then runs S/4); without it, one round (a few
+ * seconds).  BGA_STRESS_ITERS overrides the per-thread iterations of a
+ * round.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +39,7 @@
 
 #include <bgalloc/counter.h>
 
+#include "counter_impl.h"
 #include "cpu.h"
 #include "testutil.h"
 
@@ -38,6 +50,31 @@ extern char **environ;
 
 static int failures;
 static long iters = 50000;
+
+/* The counters a round stresses: what bga_counter_create picks (rseq where
+ * it can), the same forced onto CAS, and the atomic baseline. */
+struct kind {
+	enum bga_counter_mode mode;
+	bool rseq;
+};
+static const struct kind kinds[] = {
+	{BGA_COUNTER_PERCPU, true},
+	{BGA_COUNTER_PERCPU, false},
+	{BGA_COUNTER_ATOMIC, false},
+};
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+static struct bga_counter *mk(struct kind k, int64_t initial, int32_t batch)
+{
+	struct bga_counter *c = NULL;
+	int rc = bga__counter_create_on(&c, initial, batch, k.mode, k.rseq);
+
+	if (rc) {
+		fprintf(stderr, "stress_counter: create: %d\n", rc);
+		exit(1);
+	}
+	return c;
+}
 
 #define CHECK(cond, ...)                                                        \
 	do {                                                                    \
@@ -125,14 +162,16 @@ static void *mix_sampler(void *p)
 	return NULL;
 }
 
-static void run_mix(enum bga_counter_mode mode, int32_t batch, long *ops)
+static void run_mix(struct kind k, int32_t batch, long *ops)
 {
 	struct mix m = {.initial = -777};
 	struct arg a[NTHREADS];
 	pthread_t th[NTHREADS], smp;
 	int64_t want = m.initial;
+	const char *mode;
 
-	CHECK(bga_counter_create(&m.c, m.initial, batch, mode) == 0, "create");
+	m.c = mk(k, m.initial, batch);
+	mode = bga_counter_mode_name(m.c);
 	pthread_create(&smp, NULL, mix_sampler, &m);
 	for (int i = 0; i < NTHREADS; i++) {
 		a[i] = (struct arg){&m, i};
@@ -144,11 +183,11 @@ static void run_mix(enum bga_counter_mode mode, int32_t batch, long *ops)
 	pthread_join(smp, NULL);
 	for (int i = 0; i < NTHREADS; i++)
 		want += m.tr[i].pos_done - m.tr[i].neg_done;
-	CHECK(bga_counter_sum(m.c) == want, "mix mode %d batch %d: sum %lld want %lld", mode,
+	CHECK(bga_counter_sum(m.c) == want, "mix %s batch %d: sum %lld want %lld", mode,
 	      batch, (long long)bga_counter_sum(m.c), (long long)want);
-	CHECK(m.bad_read == 0, "mix mode %d batch %d: read out of bound %lld/%lld", mode, batch,
+	CHECK(m.bad_read == 0, "mix %s batch %d: read out of bound %lld/%lld", mode, batch,
 	      (long long)m.bad_read, (long long)m.checks);
-	CHECK(m.bad_cmp == 0, "mix mode %d batch %d: compare wrong %lld/%lld", mode, batch,
+	CHECK(m.bad_cmp == 0, "mix %s batch %d: compare wrong %lld/%lld", mode, batch,
 	      (long long)m.bad_cmp, (long long)m.checks);
 	*ops += NTHREADS * iters;
 	bga_counter_destroy(m.c);
@@ -215,14 +254,15 @@ static void *fill_worker(void *p)
 	return NULL;
 }
 
-static void run_limited(enum bga_counter_mode mode, int32_t batch, int32_t maxd, long *ok,
-			long *enospc)
+static void run_limited(struct kind k, int32_t batch, int32_t maxd, long *ok, long *enospc)
 {
 	struct lim l = {.limit = NTHREADS * maxd * 2, .maxd = maxd};
 	pthread_t th[NTHREADS], smp;
 	int64_t initial = 3;
+	const char *mode;
 
-	CHECK(bga_counter_create(&l.c, initial, batch, mode) == 0, "create");
+	l.c = mk(k, initial, batch);
+	mode = bga_counter_mode_name(l.c);
 	pthread_create(&smp, NULL, lim_sampler, &l);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_create(&th[i], NULL, lim_worker, &l);
@@ -230,11 +270,11 @@ static void run_limited(enum bga_counter_mode mode, int32_t batch, int32_t maxd,
 		pthread_join(th[i], NULL);
 	atomic_store(&l.stop, true);
 	pthread_join(smp, NULL);
-	CHECK(bga_counter_sum(l.c) == initial + l.held, "limited mode %d batch %d: sum %lld want %lld",
+	CHECK(bga_counter_sum(l.c) == initial + l.held, "limited %s batch %d: sum %lld want %lld",
 	      mode, batch, (long long)bga_counter_sum(l.c), (long long)(initial + l.held));
-	CHECK(l.over == 0, "limited mode %d batch %d: sum above limit %lld/%lld times", mode, batch,
+	CHECK(l.over == 0, "limited %s batch %d: sum above limit %lld/%lld times", mode, batch,
 	      (long long)l.over, (long long)l.sums);
-	CHECK(l.enospc > 0, "limited mode %d batch %d: never reached the limit", mode, batch);
+	CHECK(l.enospc > 0, "limited %s batch %d: never reached the limit", mode, batch);
 	*ok += l.ok;
 	*enospc += l.enospc;
 
@@ -246,12 +286,166 @@ static void run_limited(enum bga_counter_mode mode, int32_t batch, int32_t maxd,
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(th[i], NULL);
 	CHECK(bga_counter_sum(l.c) == l.limit && l.ok == 20000,
-	      "fill mode %d batch %d: ended at %lld, limit %lld, %lld ok", mode, batch,
+	      "fill %s batch %d: ended at %lld, limit %lld, %lld ok", mode, batch,
 	      (long long)bga_counter_sum(l.c), (long long)l.limit, (long long)l.ok);
 	bga_counter_destroy(l.c);
 }
 
 /* ---------------------------------------------------------------- */
+
+/*
+ * Flushes against tight per-CPU adds.  The counter is in limited use, so
+ * every plain add of +batch (it cannot fit a slot) is a flush: all slots
+ * sealed, read, zeroed and folded at once.  One flusher does +batch/-batch
+ * pairs as fast as it can; the adders do small random adds that move their
+ * slots all the time, keeping their own net.  Every add a flush loses or
+ * counts twice shows in the final exact sum, and the sampler checks that
+ * every sum lies between what the finished and the started adds allow.
+ * The fill of a slot by the adders keeps slot values away from 0, so a
+ * double count is a visible amount.
+ */
+struct race {
+	struct bga_counter *c;
+	int64_t initial;
+	atomic_bool stop;
+	struct track tr[NTHREADS];
+	_Atomic int64_t flushes;
+	int64_t sums, bad_sum;
+};
+
+struct race_arg {
+	struct race *rc;
+	int idx;
+};
+
+static void *race_adder(void *p)
+{
+	struct race_arg *a = p;
+	struct race *rc = a->rc;
+	struct track *t = &rc->tr[a->idx];
+	struct rng r = {0xd1b54a32d192ed03ULL * (uint64_t)(a->idx + 7)};
+
+	while (!atomic_load_explicit(&rc->stop, memory_order_relaxed)) {
+		for (int i = 0; i < 4096; i++) {
+			int64_t d = between(&r, -3, 4);
+
+			if (d >= 0) {
+				atomic_fetch_add_explicit(&t->pos_intent, d, memory_order_relaxed);
+				bga_counter_add(rc->c, d);
+				atomic_fetch_add_explicit(&t->pos_done, d, memory_order_release);
+			} else {
+				atomic_fetch_add_explicit(&t->neg_intent, -d, memory_order_relaxed);
+				bga_counter_add(rc->c, d);
+				atomic_fetch_add_explicit(&t->neg_done, -d, memory_order_release);
+			}
+		}
+	}
+	return NULL;
+}
+
+static void *race_flusher(void *p)
+{
+	struct race *rc = p;
+	int64_t b = bga_counter_batch(rc->c);
+
+	while (!atomic_load_explicit(&rc->stop, memory_order_relaxed)) {
+		bga_counter_add(rc->c, b);
+		bga_counter_add(rc->c, -b);
+		atomic_fetch_add_explicit(&rc->flushes, 1, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+static void *race_sampler(void *p)
+{
+	struct race *rc = p;
+	int64_t b = bga_counter_batch(rc->c);
+
+	while (!atomic_load(&rc->stop)) {
+		int64_t lo = rc->initial, hi = rc->initial, v;
+
+		for (int i = 0; i < NTHREADS; i++) {
+			lo += atomic_load(&rc->tr[i].pos_done);
+			hi -= atomic_load(&rc->tr[i].neg_done);
+		}
+		v = bga_counter_sum(rc->c);
+		atomic_thread_fence(memory_order_seq_cst);
+		for (int i = 0; i < NTHREADS; i++) {
+			lo -= atomic_load(&rc->tr[i].neg_intent);
+			hi += atomic_load(&rc->tr[i].pos_intent);
+		}
+		rc->sums++;
+		/* The flusher may be between its +b and its -b. */
+		if (v < lo || v > hi + b)
+			rc->bad_sum++;
+	}
+	return NULL;
+}
+
+static void run_race(struct kind k, int nadders, long *flushes)
+{
+	struct race rc = {.initial = 1000};
+	struct race_arg a[NTHREADS];
+	pthread_t th[NTHREADS], fl, smp;
+	int64_t want = rc.initial;
+	struct timespec d = {0, 150 * 1000 * 1000};
+	const char *mode;
+
+	rc.c = mk(k, rc.initial, 0);
+	mode = bga_counter_mode_name(rc.c);
+	/* Limited use from now on: growing folds become flushes. */
+	CHECK(bga_counter_add_limited(rc.c, 1, INT64_MAX / 2) == 0, "race %s: first limited add", mode);
+	bga_counter_add(rc.c, -1);
+	for (int i = 0; i < nadders; i++) {
+		a[i] = (struct race_arg){&rc, i};
+		pthread_create(&th[i], NULL, race_adder, &a[i]);
+	}
+	pthread_create(&fl, NULL, race_flusher, &rc);
+	pthread_create(&smp, NULL, race_sampler, &rc);
+	nanosleep(&d, NULL);
+	atomic_store(&rc.stop, true);
+	for (int i = 0; i < nadders; i++)
+		pthread_join(th[i], NULL);
+	pthread_join(fl, NULL);
+	pthread_join(smp, NULL);
+	for (int i = 0; i < NTHREADS; i++)
+		want += rc.tr[i].pos_done - rc.tr[i].neg_done;
+	CHECK(bga_counter_sum(rc.c) == want, "race %s, %d adders: sum %lld want %lld after %lld flushes",
+	      mode, nadders, (long long)bga_counter_sum(rc.c), (long long)want,
+	      (long long)rc.flushes);
+	CHECK(rc.bad_sum == 0, "race %s, %d adders: %lld/%lld sums outside what the adds allow", mode,
+	      nadders, (long long)rc.bad_sum, (long long)rc.sums);
+	*flushes += rc.flushes;
+	bga_counter_destroy(rc.c);
+}
+
+/* ---------------------------------------------------------------- */
+
+/* One round: every workload on every kind of counter. */
+static void run_round(long *ops, long *ok, long *enospc, long *flushes)
+{
+	for (unsigned k = 0; k < NKINDS; k++) {
+		run_mix(kinds[k], 0, ops);
+		if (kinds[k].mode == BGA_COUNTER_PERCPU)
+			run_mix(kinds[k], 2, ops);
+		run_limited(kinds[k], 0, 40, ok, enospc);
+		if (kinds[k].mode == BGA_COUNTER_PERCPU) {
+			run_limited(kinds[k], 4, 9, ok, enospc);
+			/* As many adders as CPUs, then many more than CPUs
+			 * (preempted sections restart). */
+			run_race(kinds[k], (int)BGA_MIN(bga__cpu_count(), (unsigned)NTHREADS), flushes);
+			run_race(kinds[k], NTHREADS, flushes);
+		}
+	}
+}
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
 
 /* Re-run this program with rseq off; returns its exit status. */
 static int run_child(const char *self)
@@ -286,36 +480,44 @@ int main(int argc, char **argv)
 {
 	bool child = getenv(CHILD_ENV) != NULL;
 	const char *src = bga__cpu_source(), *env = getenv("BGA_STRESS_ITERS");
-	long ops = 0, ok = 0, enospc = 0;
-	struct timespec t0, t1;
+	const char *secs_env = getenv("BGA_STRESS_SECONDS");
+	long ops = 0, ok = 0, enospc = 0, flushes = 0, rounds = 0;
+	double secs = secs_env ? atof(secs_env) : 0;
+	struct bga_counter *probe;
+	const char *path;
+	struct timespec t0;
 	int child_rc = 0;
 
 	(void)argc;
 	if (env && atol(env) > 0)
 		iters = atol(env);
-	if (child)
+	if (child) {
 		iters = iters / 4 + 1;
+		secs /= 4;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (child)
 		CHECK(strcmp(src, "rseq") != 0, "rseq off, yet the source is rseq");
+	probe = mk(kinds[0], 0, 0);
+	path = bga_counter_mode_name(probe);
+	bga_counter_destroy(probe);
+	if (child)
+		CHECK(strcmp(path, "percpu-rseq") != 0, "rseq off, yet the counter uses it");
 
-	run_mix(BGA_COUNTER_PERCPU, 0, &ops);
-	run_mix(BGA_COUNTER_PERCPU, 2, &ops);
-	run_mix(BGA_COUNTER_ATOMIC, 0, &ops);
-	run_limited(BGA_COUNTER_PERCPU, 0, 40, &ok, &enospc);
-	run_limited(BGA_COUNTER_PERCPU, 4, 9, &ok, &enospc);
-	run_limited(BGA_COUNTER_ATOMIC, 0, 40, &ok, &enospc);
+	do {
+		run_round(&ops, &ok, &enospc, &flushes);
+		rounds++;
+	} while (!failures && since(&t0) < secs);
 
 	if (!child && strcmp(src, "rseq") == 0) {
 		child_rc = run_child(argv[0]);
 		CHECK(child_rc == 0, "rseq-off child exited %d", child_rc);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (child && !failures)
 		return 0; /* the parent's line reports it */
-	printf("stress_counter%s: %s: %d threads, %ld adds, %ld limited ok, %ld enospc, cpu source %s%s, %.2f s\n",
-	       child ? " (rseq off)" : "", failures ? "FAIL" : "OK", NTHREADS, ops, ok, enospc, src,
-	       child || strcmp(src, "rseq") ? "" : ", rseq-off child ok",
-	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	printf("stress_counter%s: %s: %ld rounds, %d threads, %ld adds, %ld limited ok, %ld enospc, "
+	       "%ld racing flushes, cpu source %s, per-CPU path %s (and percpu-cas)%s, %.2f s\n",
+	       child ? " (rseq off)" : "", failures ? "FAIL" : "OK", rounds, NTHREADS, ops, ok, enospc,
+	       flushes, src, path, child || strcmp(src, "rseq") ? "" : ", rseq-off child ok", since(&t0));
 	return failures ? 1 : 0;
 }
