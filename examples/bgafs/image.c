@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The image: superblock slots, mkfs, and opening an image for mount or
+ * fsck. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "bgafs.h"
+
+_Static_assert(sizeof(struct bgafs_sb) <= 512, "a superblock fits one sector");
+
+int fs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int fs_pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0) { /* past the end of the image: zeros */
+			memset(p, 0, len);
+			return 0;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static uint32_t sb_crc(const struct bgafs_sb *sb)
+{
+	return crc32c(0, sb, offsetof(struct bgafs_sb, crc));
+}
+
+int sb_write(struct fs *fs, struct bgafs_sb *sb)
+{
+	unsigned char sector[512] = {0};
+	sb->crc = sb_crc(sb);
+	memcpy(sector, sb, sizeof(*sb));
+	int rc = fs_pwrite_all(fs->fd, sector, sizeof(sector), (sb->gen % 2) * BGAFS_BLOCK);
+	if (!rc && fdatasync(fs->fd))
+		rc = -errno;
+	return rc;
+}
+
+static int sb_valid(const struct bgafs_sb *sb, uint64_t file_blocks)
+{
+	return sb->magic == BGAFS_MAGIC && sb->version == BGAFS_VERSION && sb->block_size == BGAFS_BLOCK &&
+	       sb->crc == sb_crc(sb) && sb->nblocks <= file_blocks && sb->first_data_block < sb->nblocks &&
+	       sb->table_next <= BGAFS_SB_EXTENTS;
+}
+
+/* Geometry of an image of nblocks: the bgalloc configuration and where
+ * its data blocks start. */
+static int geometry(uint64_t nblocks, struct bga_config *cfg, uint64_t *meta_bytes)
+{
+	bga_config_init(cfg, nblocks);
+	int rc = bga_metadata_size(cfg, meta_bytes);
+	if (rc)
+		return rc;
+	cfg->first_data_block = 2 + (*meta_bytes + BGAFS_BLOCK - 1) / BGAFS_BLOCK;
+	uint64_t again;
+	if ((rc = bga_metadata_size(cfg, &again)))
+		return rc;
+	if (again > *meta_bytes) /* cannot happen unless the size depends on first_data_block */
+		return -EINVAL;
+	if (cfg->first_data_block + 64 > nblocks)
+		return -ENOSPC;
+	return 0;
+}
+
+static int fs_alloc(const char *path, int fd, struct fs **out)
+{
+	struct fs *fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
+	fs->fd = fd;
+	fs->path = strdup(path);
+	pthread_rwlockattr_t a;
+	pthread_rwlockattr_init(&a);
+	/* The commit must get in while ops keep coming: prefer the writer. */
+	pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&fs->jlock, &a);
+	pthread_rwlockattr_destroy(&a);
+	pthread_mutex_init(&fs->rename_lock, NULL);
+	pthread_mutex_init(&fs->cmu, NULL);
+	pthread_cond_init(&fs->ccv, NULL);
+	pthread_cond_init(&fs->cdone, NULL);
+	itab_init(&fs->itab);
+	*out = fs;
+	return 0;
+}
+
+void fs_close(struct fs *fs)
+{
+	if (!fs)
+		return;
+	itab_destroy(&fs->itab); /* closes the inodes' windows before the volume goes */
+	bga_destroy(fs->vol);
+	if (fs->io.ctx)
+		bga_io_file_close(&fs->io);
+	if (fs->fd >= 0)
+		close(fs->fd);
+	pthread_rwlock_destroy(&fs->jlock);
+	pthread_mutex_destroy(&fs->rename_lock);
+	pthread_mutex_destroy(&fs->cmu);
+	pthread_cond_destroy(&fs->ccv);
+	pthread_cond_destroy(&fs->cdone);
+	free(fs->path);
+	free(fs);
+}
+
+int fs_mkfs(const char *path, uint64_t bytes)
+{
+	uint64_t nblocks = bytes / BGAFS_BLOCK, meta_bytes;
+	struct bga_config cfg;
+	int rc = geometry(nblocks, &cfg, &meta_bytes);
+	if (rc) {
+		fprintf(stderr, "bgafs mkfs: %llu bytes is too small or too large: %s\n",
+			(unsigned long long)bytes, bga_strerror(rc));
+		return rc;
+	}
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		rc = -errno;
+		fprintf(stderr, "bgafs mkfs: %s: %s\n", path, strerror(errno));
+		return rc;
+	}
+	struct fs *fs;
+	if ((rc = fs_alloc(path, fd, &fs))) {
+		close(fd);
+		return rc;
+	}
+	if (ftruncate(fd, (off_t)(nblocks * BGAFS_BLOCK))) {
+		rc = -errno;
+		goto out;
+	}
+	if ((rc = bga_create(&cfg, &fs->vol)) || (rc = bga_io_file_open(path, BGAFS_META_OFF, 0, &fs->io)))
+		goto out;
+	struct inode *root = inode_new(S_IFDIR | 0755, getuid(), getgid());
+	if (!root) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	root->ino = BGAFS_ROOT;
+	root->parent = BGAFS_ROOT;
+	if ((rc = itab_insert(&fs->itab, root)))
+		goto out;
+	fs->sb = (struct bgafs_sb){.magic = BGAFS_MAGIC, .version = BGAFS_VERSION, .block_size = BGAFS_BLOCK,
+				   .gen = 0, .nblocks = nblocks, .first_data_block = cfg.first_data_block,
+				   .meta_bytes = meta_bytes, .clean = 1};
+	/* The first commit writes the root's table and stores the volume;
+	 * it bumps gen to 1 (slot B).  Slot A stays zero: invalid. */
+	atomic_store(&fs->txn, 1);
+	atomic_store(&fs->dirty, 1);
+	rc = txn_commit(fs);
+	if (!rc) {
+		fs->sb.gen++;
+		fs->sb.clean = 1;
+		rc = sb_write(fs, &fs->sb);
+	}
+out:
+	if (rc)
+		fprintf(stderr, "bgafs mkfs: %s: %s\n", path, bga_strerror(rc));
+	fs_close(fs);
+	return rc;
+}
+
+static int load_namespace(struct fs *fs, const struct bgafs_sb *sb)
+{
+	unsigned char *p;
+	int rc = table_read(fs, sb, &p);
+	if (rc)
+		return rc;
+	rc = table_parse(fs, p, sb->table_bytes);
+	free(p);
+	return rc;
+}
+
+int fs_open(const char *path, int rw, struct fs **out)
+{
+	int fd = open(path, rw ? O_RDWR : O_RDONLY);
+	if (fd < 0) {
+		fprintf(stderr, "bgafs: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	struct stat st;
+	struct fs *fs;
+	int rc = fstat(fd, &st) ? -errno : fs_alloc(path, fd, &fs);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	uint64_t file_blocks = (uint64_t)st.st_size / BGAFS_BLOCK;
+	struct bgafs_sb slot[2];
+	for (int i = 0; i < 2; i++)
+		if (fs_pread_all(fd, &slot[i], sizeof(slot[i]), (uint64_t)i * BGAFS_BLOCK) ||
+		    !sb_valid(&slot[i], file_blocks))
+			slot[i].magic = 0;
+	/* Newest valid slot whose table reads back whole; the other one is
+	 * the previous commit, whose table is still allocated. */
+	int order[2] = {0, 1};
+	if (slot[1].magic && (!slot[0].magic || slot[1].gen > slot[0].gen))
+		order[0] = 1, order[1] = 0;
+	rc = -EUCLEAN;
+	for (int k = 0; k < 2 && rc; k++) {
+		const struct bgafs_sb *sb = &slot[order[k]];
+		if (!sb->magic)
+			continue;
+		itab_destroy(&fs->itab);
+		itab_init(&fs->itab);
+		rc = load_namespace(fs, sb);
+		if (rc)
+			fprintf(stderr, "bgafs: %s: superblock %d (gen %llu): namespace table unreadable: %s\n",
+				path, order[k], (unsigned long long)sb->gen, bga_strerror(rc));
+		else
+			fs->sb = *sb;
+	}
+	if (rc) {
+		fprintf(stderr, "bgafs: %s: no valid superblock and namespace (not a bgafs image?)\n", path);
+		goto fail;
+	}
+	if ((rc = bga_io_file_open(path, BGAFS_META_OFF, 0, &fs->io)) || (rc = bga_load(&fs->io, NULL, &fs->vol))) {
+		fprintf(stderr, "bgafs: %s: loading the allocator: %s\n", path, bga_strerror(rc));
+		goto fail;
+	}
+	struct bga_config cfg;
+	bga_volume_config(fs->vol, &cfg);
+	if (cfg.nblocks != fs->sb.nblocks || cfg.first_data_block != fs->sb.first_data_block) {
+		fprintf(stderr, "bgafs: %s: the allocator's geometry (%llu blocks from %llu) is not the superblock's\n",
+			path, (unsigned long long)cfg.nblocks, (unsigned long long)cfg.first_data_block);
+		rc = -EUCLEAN;
+		goto fail;
+	}
+	struct bga_stats bst;
+	uint64_t txn = fs->sb.txn;
+	if (!bga_stats(fs->vol, &bst) && bst.last_committed_txn > txn)
+		txn = bst.last_committed_txn;
+	atomic_store(&fs->txn, txn + 1);
+	if (rw) {
+		if (!fs->sb.clean) {
+			/* The allocator on disk may be a commit ahead of the
+			 * table (blocks taken or freed after the snapshot):
+			 * give back what no file owns before anything reuses it. */
+			int bad = fs_check(fs, 1, 1);
+			if (bad) {
+				fprintf(stderr, "bgafs: %s: %d problems the reconcile cannot fix; run bgafs fsck\n",
+					path, bad);
+				rc = -EUCLEAN;
+				goto fail;
+			}
+		}
+		/* Mark the image in use before anything is stored, so a crash
+		 * from here on reconciles at the next mount. */
+		fs->sb.gen++;
+		fs->sb.clean = 0;
+		if ((rc = sb_write(fs, &fs->sb)))
+			goto fail;
+	}
+	*out = fs;
+	return 0;
+fail:
+	fs_close(fs);
+	return rc;
+}

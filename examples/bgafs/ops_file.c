@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * File operations: open/release (the reservation window), read, write,
+ * fallocate, truncate, fsync.
+ *
+ * Data goes straight to the image at the blocks the extent map names;
+ * the map change itself waits for the commit.  Blocks newly mapped by a
+ * write are written whole, the bytes the write does not cover as zeros:
+ * a block past the end of file or in an unwritten extent must read zeros
+ * whatever a previous owner left in it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include "bgafs.h"
+
+#define RETRIES 4 /* commits waited for on -EAGAIN before -ENOSPC */
+
+static const char zeros[BGAFS_BLOCK];
+
+static void free_cb(void *ctx, uint64_t pblk, uint64_t len)
+{
+	txn_free_blocks(ctx, pblk, len);
+}
+
+void inode_drop_locked(struct fs *fs, struct inode *ip)
+{
+	extmap_truncate(&ip->map, 0, free_cb, fs);
+	itab_remove(&fs->itab, ip->ino);
+	pthread_rwlock_unlock(&ip->lock);
+	inode_free(ip);
+}
+
+int inode_put_locked(struct fs *fs, struct inode *ip)
+{
+	if (!ip->nlink && !ip->nopen && !atomic_load(&ip->nlookup)) {
+		inode_drop_locked(fs, ip);
+		return 1;
+	}
+	pthread_rwlock_unlock(&ip->lock);
+	return 0;
+}
+
+int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size)
+{
+	if (size > BGAFS_MAX_FILE)
+		return -EFBIG;
+	if (size < ip->size) {
+		extmap_truncate(&ip->map, (size + BGAFS_BLOCK - 1) >> BGAFS_SHIFT, free_cb, fs);
+		uint64_t pblk, run;
+		if ((size & (BGAFS_BLOCK - 1)) &&
+		    extmap_lookup(&ip->map, size >> BGAFS_SHIFT, &pblk, &run) == MAP_WRITTEN) {
+			/* Past the end of file a written block holds zeros, so
+			 * a later extension reads zeros there. */
+			uint64_t in = size & (BGAFS_BLOCK - 1);
+			int rc = fs_pwrite_all(fs->fd, zeros, BGAFS_BLOCK - in, pblk * BGAFS_BLOCK + in);
+			if (rc)
+				return rc;
+		}
+	}
+	ip->size = size;
+	ts_now(&ip->mtime);
+	ip->ctime = ip->mtime;
+	return 0;
+}
+
+/* Allocate up to *run blocks for lblk near the file's last block. */
+static int alloc_blocks(struct fs *fs, struct inode *ip, uint64_t lblk, uint64_t *pblk, uint64_t *run)
+{
+	uint64_t goal = extmap_goal(&ip->map, lblk);
+	if (goal != BGA_NO_GOAL && goal >= fs->sb.nblocks)
+		goal = BGA_NO_GOAL;
+	struct bga_request req = {.goal = goal, .min_len = 1, .max_len = *run, .rsv = ip->rsv};
+	struct bga_extent got;
+	int rc = bga_alloc(fs->vol, &req, &got);
+	if (rc)
+		return rc;
+	*pblk = got.start;
+	*run = got.len;
+	return 0;
+}
+
+/* Write n bytes at byte `in` of blocks [pblk, pblk+nblk), zeros around. */
+static int write_padded(struct fs *fs, const char *src, size_t n, uint64_t pblk, size_t in, uint64_t nblk)
+{
+	size_t tail = nblk * BGAFS_BLOCK - in - n;
+	struct iovec iov[3] = {{(void *)zeros, in}, {(void *)src, n}, {(void *)zeros, tail}};
+	size_t total = in + n + tail;
+	off_t off = (off_t)(pblk * BGAFS_BLOCK);
+	ssize_t w = pwritev(fs->fd, iov, 3, off);
+	if (w == (ssize_t)total)
+		return 0;
+	if (w < 0 && errno != EINTR)
+		return -errno;
+	/* A short vector write: finish piece by piece. */
+	int rc = fs_pwrite_all(fs->fd, zeros, in, (uint64_t)off);
+	if (!rc)
+		rc = fs_pwrite_all(fs->fd, src, n, (uint64_t)off + in);
+	if (!rc)
+		rc = fs_pwrite_all(fs->fd, zeros, tail, (uint64_t)off + in + n);
+	return rc;
+}
+
+/* Write [off + *done, off + size).  Advances *done as blocks land. */
+static int file_write(struct fs *fs, struct inode *ip, const char *buf, size_t size, uint64_t off, size_t *done)
+{
+	uint64_t pos = off + *done, end = off + size;
+	while (pos < end) {
+		uint64_t lblk = pos >> BGAFS_SHIFT, pblk = 0, run;
+		uint64_t want = ((end - 1) >> BGAFS_SHIFT) - lblk + 1;
+		enum map_state st = extmap_lookup(&ip->map, lblk, &pblk, &run);
+		if (run > want)
+			run = want;
+		int rc;
+		if (st == MAP_HOLE && (rc = alloc_blocks(fs, ip, lblk, &pblk, &run)))
+			return rc;
+		uint64_t seg_end = (lblk + run) << BGAFS_SHIFT;
+		if (seg_end > end)
+			seg_end = end;
+		const char *src = buf + (pos - off);
+		size_t n = seg_end - pos, in = pos & (BGAFS_BLOCK - 1);
+		if (st == MAP_WRITTEN)
+			rc = fs_pwrite_all(fs->fd, src, n, pblk * BGAFS_BLOCK + in);
+		else
+			rc = write_padded(fs, src, n, pblk, in, run);
+		if (!rc && st != MAP_WRITTEN)
+			rc = extmap_set(&ip->map, lblk, pblk, (uint32_t)run, 0);
+		if (rc) {
+			if (st == MAP_HOLE) /* never named anywhere: straight back */
+				bga_free(fs->vol, pblk, run);
+			return rc;
+		}
+		pos = seg_end;
+		*done = pos - off;
+		if (pos > ip->size)
+			ip->size = pos;
+	}
+	return 0;
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	(void)fi;
+	struct fs *fs;
+	struct inode *ip = ino_get(req, ino, &fs);
+	if (!ip)
+		return;
+	if (off < 0 || (uint64_t)off + size > BGAFS_MAX_FILE) {
+		fuse_reply_err(req, off < 0 ? EINVAL : EFBIG);
+		return;
+	}
+	size_t done = 0;
+	int rc = 0;
+	for (int tries = 0;; tries++) {
+		fs_begin(fs);
+		pthread_rwlock_wrlock(&ip->lock);
+		rc = file_write(fs, ip, buf, size, (uint64_t)off, &done);
+		if (done) {
+			ts_now(&ip->mtime);
+			ip->ctime = ip->mtime;
+		}
+		pthread_rwlock_unlock(&ip->lock);
+		fs_end(fs, done > 0);
+		/* -EAGAIN: the space is there once the running transaction's
+		 * frees commit; commit now rather than fail. */
+		if (rc != -EAGAIN || tries == RETRIES)
+			break;
+		txn_sync(fs);
+	}
+	if (rc == -EAGAIN)
+		rc = -ENOSPC;
+	if (done)
+		fuse_reply_write(req, done);
+	else
+		fuse_reply_err(req, -rc);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)fi;
+	struct fs *fs;
+	struct inode *ip = ino_get(req, ino, &fs);
+	if (!ip)
+		return;
+	pthread_rwlock_rdlock(&ip->lock);
+	uint64_t end = (uint64_t)off + size;
+	if (end > ip->size)
+		end = ip->size;
+	if ((uint64_t)off >= end) {
+		pthread_rwlock_unlock(&ip->lock);
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	char *buf = malloc(end - (uint64_t)off);
+	int rc = buf ? 0 : -ENOMEM;
+	for (uint64_t pos = (uint64_t)off; pos < end && !rc;) {
+		uint64_t lblk = pos >> BGAFS_SHIFT, pblk = 0, run;
+		uint64_t want = ((end - 1) >> BGAFS_SHIFT) - lblk + 1;
+		enum map_state st = extmap_lookup(&ip->map, lblk, &pblk, &run);
+		if (run > want)
+			run = want;
+		uint64_t seg_end = (lblk + run) << BGAFS_SHIFT;
+		if (seg_end > end)
+			seg_end = end;
+		char *dst = buf + (pos - (uint64_t)off);
+		if (st == MAP_WRITTEN)
+			rc = fs_pread_all(fs->fd, dst, seg_end - pos, pblk * BGAFS_BLOCK + (pos & (BGAFS_BLOCK - 1)));
+		else
+			memset(dst, 0, seg_end - pos); /* holes and unwritten extents */
+		pos = seg_end;
+	}
+	pthread_rwlock_unlock(&ip->lock);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_buf(req, buf, end - (uint64_t)off);
+	free(buf);
+}
+
+static int file_fallocate(struct fs *fs, struct inode *ip, uint64_t off, uint64_t end, int keep)
+{
+	for (uint64_t lblk = off >> BGAFS_SHIFT, last = (end - 1) >> BGAFS_SHIFT; lblk <= last;) {
+		uint64_t pblk = 0, run;
+		enum map_state st = extmap_lookup(&ip->map, lblk, &pblk, &run);
+		if (run > last - lblk + 1)
+			run = last - lblk + 1;
+		if (st == MAP_HOLE) {
+			int rc = alloc_blocks(fs, ip, lblk, &pblk, &run);
+			if (!rc && (rc = extmap_set(&ip->map, lblk, pblk, (uint32_t)run, EXT_UNWRITTEN)))
+				bga_free(fs->vol, pblk, run);
+			if (rc)
+				return rc;
+		}
+		lblk += run;
+	}
+	if (!keep && end > ip->size)
+		ip->size = end;
+	ts_now(&ip->ctime);
+	return 0;
+}
+
+static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+			 struct fuse_file_info *fi)
+{
+	(void)fi;
+	struct fs *fs;
+	struct inode *ip = ino_get(req, ino, &fs);
+	if (!ip)
+		return;
+	if (mode & ~FALLOC_FL_KEEP_SIZE) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	if (off < 0 || len <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if ((uint64_t)off + (uint64_t)len > BGAFS_MAX_FILE) {
+		fuse_reply_err(req, EFBIG);
+		return;
+	}
+	int rc;
+	for (int tries = 0;; tries++) {
+		fs_begin(fs);
+		pthread_rwlock_wrlock(&ip->lock);
+		rc = S_ISREG(ip->mode) ? file_fallocate(fs, ip, (uint64_t)off, (uint64_t)(off + len),
+							 mode & FALLOC_FL_KEEP_SIZE)
+				       : -EISDIR;
+		pthread_rwlock_unlock(&ip->lock);
+		fs_end(fs, 1);
+		if (rc != -EAGAIN || tries == RETRIES)
+			break;
+		txn_sync(fs);
+	}
+	fuse_reply_err(req, rc == -EAGAIN ? ENOSPC : -rc);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs *fs;
+	struct inode *ip = ino_get(req, ino, &fs);
+	if (!ip)
+		return;
+	int rc = 0, trunc = (fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY;
+	fs_begin(fs);
+	pthread_rwlock_wrlock(&ip->lock);
+	if (S_ISDIR(ip->mode))
+		rc = -EISDIR;
+	else if (!ip->rsv)
+		rc = bga_rsv_open(fs->vol, &ip->rsv);
+	if (!rc && trunc)
+		rc = inode_truncate_locked(fs, ip, 0);
+	if (!rc)
+		ip->nopen++;
+	pthread_rwlock_unlock(&ip->lock);
+	fs_end(fs, trunc);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	/* bgafs is the only writer of its files: the page cache stays valid
+	 * across opens. */
+	fi->keep_cache = 1;
+	fuse_reply_open(req, fi);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)fi;
+	struct fs *fs;
+	struct inode *ip = ino_get(req, ino, &fs);
+	if (!ip)
+		return;
+	fs_begin(fs);
+	pthread_rwlock_wrlock(&ip->lock);
+	if (ip->nopen && !--ip->nopen && ip->rsv) {
+		bga_rsv_close(ip->rsv);
+		ip->rsv = NULL;
+	}
+	int dropped = inode_put_locked(fs, ip);
+	fs_end(fs, dropped);
+	fuse_reply_err(req, 0);
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)datasync;
+	(void)fi;
+	struct fs *fs = fuse_req_userdata(req);
+	fuse_reply_err(req, -txn_sync(fs));
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
+void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct inode *ip = itab_get(&fs->itab, ino);
+	if (!ip)
+		return;
+	fs_begin(fs);
+	pthread_rwlock_wrlock(&ip->lock);
+	uint64_t had = atomic_fetch_sub(&ip->nlookup, nlookup);
+	if (had < nlookup) /* the kernel never forgets more than it looked up */
+		atomic_store(&ip->nlookup, 0);
+	int dropped = inode_put_locked(fs, ip);
+	fs_end(fs, dropped);
+}
+
+void bgafs_ops_file(struct fuse_lowlevel_ops *o)
+{
+	o->open = op_open;
+	o->release = op_release;
+	o->read = op_read;
+	o->write = op_write;
+	o->fallocate = op_fallocate;
+	o->fsync = op_fsync;
+	o->flush = op_flush;
+}

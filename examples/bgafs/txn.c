@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Transactions.  Every op that changes the namespace or frees blocks runs
+ * inside the running transaction (fs_begin/fs_end: jlock shared).  A commit
+ * takes jlock exclusive only to close the transaction and serialise the
+ * namespace; the I/O runs with ops going on:
+ *
+ *   1. write the table into fresh blocks (the data is already in the image);
+ *   2. bga_store: the allocator, with the table's blocks taken and the
+ *      transaction's deferred frees still allocated;
+ *   3. flush: data, table and allocator are durable;
+ *   4. write the superblock slot of the next generation, naming the table;
+ *      flush;
+ *   5. bga_commit(txn): only now may the blocks freed in it be reused.
+ *
+ * The previous table's blocks are freed in the next transaction, so the
+ * older superblock slot (the fallback when the newest is torn) keeps an
+ * intact table until a newer commit replaces it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "bgafs.h"
+
+#define META_SLACK 64 /* blocks kept reserved beyond twice the table */
+
+void fs_begin(struct fs *fs)
+{
+	pthread_rwlock_rdlock(&fs->jlock);
+}
+
+void fs_end(struct fs *fs, int changed)
+{
+	if (changed)
+		atomic_store_explicit(&fs->dirty, 1, memory_order_relaxed);
+	pthread_rwlock_unlock(&fs->jlock);
+}
+
+void txn_free_blocks(struct fs *fs, uint64_t pblk, uint64_t len)
+{
+	uint64_t txn = atomic_load(&fs->txn);
+	int rc = bga_free_deferred(fs->vol, pblk, len, txn);
+	if (rc)
+		fprintf(stderr, "bgafs: freeing blocks %llu+%llu in txn %llu: %s (left allocated)\n",
+			(unsigned long long)pblk, (unsigned long long)len, (unsigned long long)txn,
+			bga_strerror(rc));
+}
+
+/* Allocate nb blocks for a table, drawing on the metadata reservation
+ * first so a disk that writers have filled can still commit. */
+static int table_alloc(struct fs *fs, uint64_t nb, struct bgafs_ext *ext, uint32_t *next)
+{
+	uint64_t goal = BGA_NO_GOAL;
+	*next = 0;
+	while (nb) {
+		if (*next == BGAFS_SB_EXTENTS)
+			return -ENOSPC;
+		uint64_t resv = bga_reserved(fs->vol);
+		struct bga_request req = {.goal = goal, .max_len = nb};
+		if (resv) {
+			req.flags = BGA_USE_RESERVED;
+			if (req.max_len > resv)
+				req.max_len = resv;
+		}
+		/* Ask for the whole run, then halves of it: few extents when
+		 * the space allows, and still a table when it is fragmented. */
+		req.min_len = req.max_len;
+		struct bga_extent got;
+		int rc;
+		while ((rc = bga_alloc(fs->vol, &req, &got)) && (rc == -ENOSPC || rc == -EAGAIN) &&
+		       req.min_len > 1)
+			req.min_len = (req.min_len + 1) / 2;
+		if (rc)
+			return rc;
+		ext[(*next)++] = (struct bgafs_ext){got.start, got.len};
+		goal = got.start + got.len < fs->sb.nblocks ? got.start + got.len : BGA_NO_GOAL;
+		nb -= got.len;
+	}
+	return 0;
+}
+
+static void table_release(struct fs *fs, const struct bgafs_ext *ext, uint32_t n, int deferred)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (deferred)
+			txn_free_blocks(fs, ext[i].start, ext[i].len);
+		else
+			bga_free(fs->vol, ext[i].start, ext[i].len);
+	}
+}
+
+static void meta_reserve_topup(struct fs *fs, uint64_t table_blocks)
+{
+	uint64_t want = 2 * table_blocks + META_SLACK, have = bga_reserved(fs->vol);
+	fs->meta_want = want;
+	/* A disk full of data may not have it; the next commit tries again. */
+	if (have < want)
+		bga_reserve(fs->vol, want - have);
+}
+
+int txn_commit(struct fs *fs)
+{
+	static const unsigned char zeros[BGAFS_BLOCK];
+	struct tbuf tb = {0};
+	struct bgafs_sb sb = fs->sb;
+
+	pthread_rwlock_wrlock(&fs->jlock);
+	if (!atomic_load(&fs->dirty)) {
+		pthread_rwlock_unlock(&fs->jlock);
+		return 0;
+	}
+	uint64_t txn = atomic_load(&fs->txn);
+	atomic_store(&fs->txn, txn + 1);
+	atomic_store(&fs->dirty, 0);
+	int rc = table_serialize(fs, &tb);
+	pthread_rwlock_unlock(&fs->jlock);
+	if (rc)
+		goto fail;
+
+	uint64_t nb = (tb.len + BGAFS_BLOCK - 1) / BGAFS_BLOCK;
+	if ((rc = table_alloc(fs, nb, sb.table, &sb.table_next))) {
+		table_release(fs, sb.table, sb.table_next, 0);
+		goto fail;
+	}
+	size_t off = 0;
+	for (uint32_t i = 0; i < sb.table_next && !rc; i++) {
+		size_t n = sb.table[i].len * BGAFS_BLOCK;
+		size_t have = tb.len - off < n ? tb.len - off : n;
+		rc = fs_pwrite_all(fs->fd, tb.p + off, have, sb.table[i].start * BGAFS_BLOCK);
+		if (!rc && have % BGAFS_BLOCK) /* whole blocks: no stale bytes after the table */
+			rc = fs_pwrite_all(fs->fd, zeros, BGAFS_BLOCK - have % BGAFS_BLOCK,
+					   sb.table[i].start * BGAFS_BLOCK + have);
+		off += have;
+	}
+	if (!rc)
+		rc = bga_store(fs->vol, &fs->io);
+	if (!rc && fdatasync(fs->fd))
+		rc = -errno;
+	if (!rc && fs->io.flush)
+		rc = fs->io.flush(fs->io.ctx);
+	if (rc) {
+		table_release(fs, sb.table, sb.table_next, 0);
+		goto fail;
+	}
+	sb.table_bytes = tb.len;
+	sb.table_crc = crc32c(0, tb.p, tb.len);
+	sb.txn = txn;
+	sb.gen++;
+	if ((rc = sb_write(fs, &sb))) {
+		/* The slot may or may not name the new table now: keep the
+		 * table allocated (the next mount's reconcile frees it if
+		 * not); the next commit rewrites the same slot. */
+		goto fail;
+	}
+	struct bgafs_sb old = fs->sb;
+	fs->sb = sb;
+	rc = bga_commit(fs->vol, txn);
+	if (rc)
+		fprintf(stderr, "bgafs: bga_commit(%llu): %s\n", (unsigned long long)txn, bga_strerror(rc));
+	table_release(fs, old.table, old.table_next, 1);
+	meta_reserve_topup(fs, nb);
+	fs->commits++;
+	free(tb.p);
+	return 0;
+fail:
+	fprintf(stderr, "bgafs: commit of txn %llu failed: %s (retried)\n", (unsigned long long)txn,
+		bga_strerror(rc));
+	atomic_store(&fs->dirty, 1);
+	free(tb.p);
+	return rc;
+}
+
+static void *committer(void *arg)
+{
+	struct fs *fs = arg;
+	pthread_mutex_lock(&fs->cmu);
+	while (!fs->cstop) {
+		if (!fs->cwant) {
+			struct timespec t;
+			clock_gettime(CLOCK_REALTIME, &t);
+			t.tv_sec += 1;
+			pthread_cond_timedwait(&fs->ccv, &fs->cmu, &t);
+			if (fs->cstop)
+				break;
+		}
+		fs->cwant = 0;
+		uint64_t seq = ++fs->cstarted;
+		pthread_mutex_unlock(&fs->cmu);
+		int rc = txn_commit(fs);
+		pthread_mutex_lock(&fs->cmu);
+		fs->clast_err = rc;
+		fs->cdone_seq = seq;
+		pthread_cond_broadcast(&fs->cdone);
+	}
+	pthread_mutex_unlock(&fs->cmu);
+	return NULL;
+}
+
+int txn_start(struct fs *fs)
+{
+	int rc = pthread_create(&fs->committer, NULL, committer, fs);
+	if (rc)
+		return -rc;
+	fs->committer_running = 1;
+	/* Hold back room for the next tables from the start. */
+	meta_reserve_topup(fs, (fs->sb.table_bytes + BGAFS_BLOCK - 1) / BGAFS_BLOCK);
+	return 0;
+}
+
+void txn_stop(struct fs *fs)
+{
+	if (!fs->committer_running)
+		return;
+	pthread_mutex_lock(&fs->cmu);
+	fs->cstop = 1;
+	pthread_cond_broadcast(&fs->ccv);
+	pthread_mutex_unlock(&fs->cmu);
+	pthread_join(fs->committer, NULL);
+	fs->committer_running = 0;
+}
+
+int txn_sync(struct fs *fs)
+{
+	if (!fs->committer_running)
+		return txn_commit(fs);
+	pthread_mutex_lock(&fs->cmu);
+	/* A commit already running may have closed its transaction before
+	 * the caller's changes: wait for one that starts after this point. */
+	uint64_t target = fs->cstarted + 1;
+	fs->cwant = 1;
+	pthread_cond_signal(&fs->ccv);
+	while (fs->cdone_seq < target && !fs->cstop)
+		pthread_cond_wait(&fs->cdone, &fs->cmu);
+	int rc = fs->cdone_seq >= target ? fs->clast_err : -EIO;
+	pthread_mutex_unlock(&fs->cmu);
+	return rc;
+}
+
+int txn_unmount(struct fs *fs)
+{
+	txn_stop(fs);
+	int rc = txn_commit(fs);
+	if (rc)
+		return rc;
+	/* No op runs now and the last table is durable: release what waits
+	 * on the running transaction (the previous table, files freed after
+	 * the snapshot) and store the allocator once more, so the image is
+	 * exact without a reconcile; then mark it clean. */
+	if ((rc = bga_commit(fs->vol, atomic_load(&fs->txn))))
+		return rc;
+	if (bga_reserved(fs->vol))
+		bga_unreserve(fs->vol, bga_reserved(fs->vol));
+	if ((rc = bga_store(fs->vol, &fs->io)))
+		return rc;
+	if (fs->io.flush && (rc = fs->io.flush(fs->io.ctx)))
+		return rc;
+	fs->sb.txn = atomic_load(&fs->txn);
+	fs->sb.gen++;
+	fs->sb.clean = 1;
+	return sb_write(fs, &fs->sb);
+}
