@@ -62,9 +62,12 @@ static void check_group_locked(struct bga_volume *vol, const struct bga_geom *ge
 	bga__grp_span(vol, grp, g, &lo, &hi);
 	uint32_t geo_lo, geo_hi;
 	bga__group_span(vol, geo, g, &geo_lo, &geo_hi);
-	/* A grow changes spans after it publishes its geometry: compare only
-	 * when our geometry is the last one a grow completed. */
-	if (hi != geo_hi && __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE) == geo->nblocks)
+	/* A grow changes spans under the group lock after it publishes its
+	 * geometry and before it stores the floor: compare only when ours is
+	 * the last geometry a grow completed and still the published one (a
+	 * grow publishing later cannot reach this group before we unlock). */
+	if (hi != geo_hi && __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE) == geo->nblocks &&
+	    bga_rcu_load(vol->geom) == geo)
 		report(r, g, UINT64_MAX, "group %llu: span ends at %u, the geometry says %u", (unsigned long long)g,
 		       hi, geo_hi);
 	uint32_t longest;
