@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/rseq.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 
 #include <bgalloc/counter.h>
 
+#include "counter_impl.h"
 #include "cpu.h"
 #include "testutil.h"
 
@@ -450,6 +452,101 @@ Test(counter, cpu_source)
 	cr_expect_gt(seen_match, 0);
 }
 
+/* How adds update a counter: rseq exactly when this process can, and the
+ * CAS path on request. */
+Test(counter, path)
+{
+	struct bga_counter *c = mk(0, 0, BGA_COUNTER_PERCPU), *cas = NULL, *a = mk(0, 0, BGA_COUNTER_ATOMIC);
+
+	cr_assert_eq(bga__counter_create_on(&cas, 0, 0, BGA_COUNTER_PERCPU, false), 0);
+	cr_expect_str_eq(bga_counter_mode_name(a), "atomic");
+	cr_expect_eq(bga_counter_uses_rseq(a), 0);
+	cr_expect_str_eq(bga_counter_mode_name(cas), "percpu-cas");
+	cr_expect_eq(bga_counter_uses_rseq(cas), 0);
+	if (bga_counter_uses_rseq(c)) {
+		cr_expect_str_eq(bga_counter_mode_name(c), "percpu-rseq");
+		cr_expect_str_eq(bga__cpu_source(), "rseq");
+	} else {
+		cr_expect_str_eq(bga_counter_mode_name(c), "percpu-cas");
+	}
+#if BGA_COUNTER_HAVE_RSEQ
+	if (strcmp(bga__cpu_source(), "rseq") == 0 && !getenv("BGA_COUNTER_RSEQ"))
+		cr_expect(bga_counter_uses_rseq(c), "rseq is live here, yet the counter does not use it");
+#endif
+	bga_counter_destroy(c);
+	bga_counter_destroy(cas);
+	bga_counter_destroy(a);
+}
+
+/*
+ * A counter on the rseq path, used by threads that have rseq and by threads
+ * that unregistered it (what a thread whose registration failed looks
+ * like): the latter go through the lock, and sums and limits stay exact.
+ */
+struct mixed {
+	struct bga_counter *c;
+	int64_t limit;
+	bool unregister;
+	_Atomic int64_t held;
+	atomic_int unregistered;
+};
+
+static void *mixed_worker(void *p)
+{
+	struct mixed *m = p;
+	struct rng r = {(uint64_t)(uintptr_t)&r | 1};
+	int64_t mine = 0;
+
+	if (m->unregister && __rseq_size > 0) {
+		void *area = (char *)__builtin_thread_pointer() + __rseq_offset;
+
+		/* The length glibc registered: __rseq_size, or the 32-byte
+		 * original area where __rseq_size reports less. */
+		if (syscall(SYS_rseq, area, __rseq_size, 1 /* RSEQ_FLAG_UNREGISTER */, RSEQ_SIG) == 0 ||
+		    syscall(SYS_rseq, area, 32, 1, RSEQ_SIG) == 0)
+			atomic_fetch_add(&m->unregistered, 1);
+	}
+	for (int i = 0; i < 20000; i++) {
+		int64_t d = between(&r, 1, 70);
+
+		if (bga_counter_add_limited(m->c, d, m->limit) == 0)
+			mine += d;
+		if (mine > 0 && (i & 3) == 0) {
+			int64_t back = between(&r, 1, mine);
+
+			bga_counter_add(m->c, -back);
+			mine -= back;
+		}
+		bga_counter_add(m->c, (i & 1) ? 5 : -5);
+		cr_expect_leq(bga_counter_sum(m->c), m->limit + 5 * 4);
+	}
+	atomic_fetch_add(&m->held, mine);
+	return NULL;
+}
+
+Test(counter, rseq_and_unregistered_threads)
+{
+	struct mixed m[2] = {{.limit = 3000, .unregister = true}, {.limit = 3000, .unregister = true}};
+	pthread_t th[4];
+
+	m[0].c = mk(0, 0, BGA_COUNTER_PERCPU);
+	cr_assert_eq(bga__counter_create_on(&m[1].c, 0, 0, BGA_COUNTER_PERCPU, false), 0);
+	for (int k = 0; k < 2; k++) {
+		struct mixed reg = m[k];
+
+		reg.unregister = false;
+		for (int i = 0; i < 4; i++)
+			cr_assert_eq(pthread_create(&th[i], NULL, mixed_worker, i & 1 ? &m[k] : &reg), 0);
+		for (int i = 0; i < 4; i++)
+			pthread_join(th[i], NULL);
+		cr_expect_eq(bga_counter_sum(m[k].c), m[k].held + reg.held, "%s",
+			     bga_counter_mode_name(m[k].c));
+		if (bga_counter_uses_rseq(m[k].c))
+			cr_expect_eq(m[k].unregistered, 2, "the threads could not unregister rseq");
+		bga_counter_destroy(m[k].c);
+	}
+}
+
 /*
  * With GLIBC_TUNABLES=glibc.pthread.rseq=0 glibc registers no rseq area and
  * cpu_id reads negative: the counter must still work.  The parent re-runs
@@ -479,6 +576,7 @@ Test(counter_child, rseq_off)
 	cr_assert_str_neq(bga__cpu_source(), "rseq");
 	cr_assert_lt(bga__cpu_current(), bga__cpu_count());
 	c = mk(0, 0, BGA_COUNTER_PERCPU);
+	cr_assert_str_eq(bga_counter_mode_name(c), "percpu-cas");
 	for (int i = 0; i < 4; i++)
 		cr_assert_eq(pthread_create(&th[i], NULL, child_adder, c), 0);
 	for (int i = 0; i < 4; i++)
