@@ -2,28 +2,37 @@
 /*
  * Counter microbenchmarks: add in per-CPU vs atomic mode at 1..64 threads,
  * add_limited far from its limit, the cost of read and sum, and the cost of
- * reading the CPU id.  Run:
+ * reading the CPU id.  The per-CPU benchmarks run on whatever path
+ * bga_counter_create picks (rseq where the process has it); the *_cas ones
+ * force the CAS path, so both can be compared in one run.  Each run's label
+ * names its path and the CPU-id source, and the report's context header
+ * says what this process got (counter_path, counter_cpu_source).  Threads
+ * are bound round-robin to the allowed CPUs (bench_pin), as bga-scale does.
+ * Run:
  *   bga-micro --benchmark_filter=counter_ --benchmark_repetitions=5 \
+ *             --benchmark_enable_random_interleaving=true \
  *             --benchmark_report_aggregates_only=true
  * and, for the getcpu fallback, the same with GLIBC_TUNABLES=glibc.pthread.rseq=0.
  */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <bgalloc/counter.h>
 
+#include "counter_impl.h"
 #include "cpu.h"
 #include "shim.h"
 
 #define CTR_BATCH 64
 
-static void ctr_setup(struct bench_state *st, enum bga_counter_mode mode)
+static void ctr_setup(struct bench_state *st, enum bga_counter_mode mode, bool rseq)
 {
 	struct bga_counter *c;
 
-	if (bga_counter_create(&c, 0, 0, mode)) {
+	if (bga__counter_create_on(&c, 0, 0, mode, rseq)) {
 		bench_skip(st, "bga_counter_create failed");
 		return;
 	}
@@ -32,12 +41,39 @@ static void ctr_setup(struct bench_state *st, enum bga_counter_mode mode)
 
 static void ctr_setup_percpu(struct bench_state *st)
 {
-	ctr_setup(st, BGA_COUNTER_PERCPU);
+	ctr_setup(st, BGA_COUNTER_PERCPU, true);
+}
+
+static void ctr_setup_percpu_cas(struct bench_state *st)
+{
+	ctr_setup(st, BGA_COUNTER_PERCPU, false);
 }
 
 static void ctr_setup_atomic(struct bench_state *st)
 {
-	ctr_setup(st, BGA_COUNTER_ATOMIC);
+	ctr_setup(st, BGA_COUNTER_ATOMIC, false);
+}
+
+/* "percpu-rseq cpu=rseq": the counter's path and this thread's CPU-id
+ * source, beside each result. */
+static void ctr_label(struct bench_state *st, const struct bga_counter *c)
+{
+	char label[64];
+
+	snprintf(label, sizeof(label), "%s cpu=%s", bga_counter_mode_name(c), bga__cpu_source());
+	bench_set_label(st, label);
+}
+
+/* What this process got, in the report's header. */
+__attribute__((constructor)) static void ctr_context(void)
+{
+	struct bga_counter *c;
+
+	bench_add_context("counter_cpu_source", bga__cpu_source());
+	if (bga_counter_create(&c, 0, 0, BGA_COUNTER_PERCPU) == 0) {
+		bench_add_context("counter_path", bga_counter_mode_name(c));
+		bga_counter_destroy(c);
+	}
 }
 
 static void ctr_teardown(struct bench_state *st)
@@ -50,6 +86,8 @@ static void ctr_add_loop(struct bench_state *st)
 	struct bga_counter *c = bench_ctx(st);
 	int64_t n = 0;
 
+	bench_pin(st);
+	ctr_label(st, c);
 	while (bench_keep_running_batch(st, CTR_BATCH)) {
 		for (int i = 0; i < CTR_BATCH; i++)
 			bga_counter_add(c, 1);
@@ -72,12 +110,21 @@ static void counter_add_atomic(struct bench_state *st)
 BENCH(counter_add_atomic, .setup = ctr_setup_atomic, .teardown = ctr_teardown,
       .threads = {1, 2, 4, 16, 64});
 
+static void counter_add_percpu_cas(struct bench_state *st)
+{
+	ctr_add_loop(st);
+}
+BENCH(counter_add_percpu_cas, .setup = ctr_setup_percpu_cas, .teardown = ctr_teardown,
+      .threads = {1, 2, 64});
+
 /* Alternating +1/-1 keeps the slot from ever folding: the pure fast path. */
 static void counter_add_nofold_percpu(struct bench_state *st)
 {
 	struct bga_counter *c = bench_ctx(st);
 	int64_t n = 0;
 
+	bench_pin(st);
+	ctr_label(st, c);
 	while (bench_keep_running_batch(st, CTR_BATCH)) {
 		for (int i = 0; i < CTR_BATCH; i++)
 			bga_counter_add(c, (i & 1) ? -1 : 1);
@@ -89,12 +136,14 @@ BENCH(counter_add_nofold_percpu, .setup = ctr_setup_percpu, .teardown = ctr_tear
       .threads = {1, 2});
 
 /* Far from the limit, so the lock-free path decides; every `batch` adds
- * per CPU still seal all slots to grow the total (see counter.c). */
+ * per CPU fold this CPU's slot under the lock (see counter.c). */
 static void ctr_limited_loop(struct bench_state *st)
 {
 	struct bga_counter *c = bench_ctx(st);
 	int64_t n = 0;
 
+	bench_pin(st);
+	ctr_label(st, c);
 	while (bench_keep_running_batch(st, CTR_BATCH)) {
 		for (int i = 0; i < CTR_BATCH; i++)
 			if (bga_counter_add_limited(c, 1, INT64_MAX / 2))
@@ -116,6 +165,13 @@ static void counter_add_limited_atomic(struct bench_state *st)
 	ctr_limited_loop(st);
 }
 BENCH(counter_add_limited_atomic, .setup = ctr_setup_atomic, .teardown = ctr_teardown,
+      .threads = {1, 2});
+
+static void counter_add_limited_percpu_cas(struct bench_state *st)
+{
+	ctr_limited_loop(st);
+}
+BENCH(counter_add_limited_percpu_cas, .setup = ctr_setup_percpu_cas, .teardown = ctr_teardown,
       .threads = {1, 2});
 
 static void counter_read(struct bench_state *st)

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdio>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -105,6 +106,18 @@ void bench_set_counter(bench_state *st, const char *name, double value)
 
 void bench_skip(bench_state *st, const char *msg) { st->gb->SkipWithError(msg); }
 
+void bench_set_label(bench_state *st, const char *label) { st->gb->SetLabel(label); }
+
+// Filled from constructors, before benchmark::Initialize: handed over in
+// bench_main.
+static std::vector<std::pair<std::string, std::string>> &context_kv()
+{
+	static std::vector<std::pair<std::string, std::string>> kv;
+	return kv;
+}
+
+void bench_add_context(const char *key, const char *value) { context_kv().emplace_back(key, value); }
+
 /*
  * The CPUs the process may use, read once before any thread is bound.
  * Read later, the main thread's own mask would answer: it runs thread 0
@@ -162,6 +175,8 @@ int bench_main(int argc, char **argv)
 	benchmark::Initialize(&argc, argv);
 	if (benchmark::ReportUnrecognizedArguments(argc, argv))
 		return 1;
+	for (const auto &kv : context_kv())
+		benchmark::AddCustomContext(kv.first, kv.second);
 	benchmark::RunSpecifiedBenchmarks();
 	benchmark::Shutdown();
 	return 0;

@@ -67,6 +67,12 @@ void bench_set_items(struct bench_state *st, int64_t items);
 void bench_set_counter(struct bench_state *st, const char *name, double value);
 /* Report an error for this run; the loop then stops. */
 void bench_skip(struct bench_state *st, const char *msg);
+/* A label printed beside this run's result (Google Benchmark's SetLabel). */
+void bench_set_label(struct bench_state *st, const char *label);
+/* A key/value for the report's context header (console and JSON); call
+ * before bench_main runs the benchmarks, e.g. from a constructor.  Copies
+ * both strings. */
+void bench_add_context(const char *key, const char *value);
 
 /*
  * Bind the calling benchmark thread to one CPU, round-robin by thread
