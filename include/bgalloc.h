@@ -248,7 +248,7 @@ BGA_EXTERN int bga_trim(struct bga_volume *vol, uint64_t from, uint64_t to, uint
 struct bga_stats {
 	uint64_t nblocks, free_blocks, reserved_blocks;
 	/* groups_initialised: groups with a bitmap in memory;
-	 * groups_quarantined: 0 until on-disk persistence exists */
+	 * groups_quarantined: groups a load found damaged (bga_load) */
 	uint64_t groups, groups_initialised, groups_quarantined;
 	/* free extents whose length is in [2^k, 2^(k+1)): count and blocks,
 	 * the buckets e2freefrag prints */
@@ -282,6 +282,8 @@ struct bga_stats {
 	uint64_t rsv_windows_open; /* handles open (bga_rsv_open minus close) */
 	uint64_t deferred_blocks, deferred_extents;
 	uint64_t last_committed_txn;
+	/* descriptors whose free count a load recomputed from the bitmap */
+	uint64_t groups_repaired;
 };
 
 /*
@@ -323,13 +325,18 @@ struct bga_check_report {
  */
 BGA_EXTERN int bga_check(struct bga_volume *vol, struct bga_check_report *report);
 
-/* ---- persistence (lib/persist.c, docs/FORMAT.md) ---- */
+/* ---- persistence (lib/persist.c, lib/persist_load.c, docs/FORMAT.md) ---- */
 
 /*
  * Caller I/O over a metadata area, at byte offsets from its start.  Each
- * callback returns 0 or a negative errno.  Between two flush calls the
- * library assumes writes may reach the device in any order, any subset may
- * be lost, and a write may land in part (each 512-byte sector is atomic).
+ * callback returns 0 or a negative errno (a positive return reads as
+ * -EIO).  Between two flush calls the library assumes writes may reach
+ * the device in any order, any subset may be lost, and a write may land in
+ * part (each 512-byte sector is atomic); flush returns once every write
+ * before it is durable.  Reads of never-written bytes must return zeros or
+ * old contents, and must not fail.  The library calls one io from one
+ * thread at a time per volume (stores are serialised; lazy bitmap reads
+ * take the same lock).
  */
 struct bga_io {
 	void *ctx;
@@ -345,31 +352,89 @@ enum {
 };
 
 /*
- * Bytes of metadata area that a volume of cfg->nblocks blocks needs.
- * 0 and *bytes set; -EINVAL for NULL or a configuration bga_create rejects.
+ * Bytes of metadata area that a volume of cfg->nblocks blocks needs
+ * (nblocks, blocks_per_group and first_data_block are read; the area for
+ * a volume that will grow must be sized for the size it grows to).
+ * 0 and *bytes set; -EINVAL for NULL or a geometry bga_create rejects.
  */
 BGA_EXTERN int bga_metadata_size(const struct bga_config *cfg, uint64_t *bytes);
 
 /*
- * Store the volume's state through io, crash-atomically (docs/FORMAT.md).
- * See persist.c's header comment and docs/FORMAT.md for the contract.
+ * Store the volume's allocation state through io, crash-atomically: if the
+ * machine stops at any point, the next bga_load gives exactly the state of
+ * the previous completed store or exactly this one's (docs/FORMAT.md says
+ * how: per-group copy-on-write slots and an A/B superblock generation).
+ *
+ * What is stored: which blocks are allocated, and the configuration.
+ * Blocks that reservation windows hold but no allocation took are free;
+ * blocks waiting on a deferred free are allocated (the journal rule: a
+ * file system stores, makes its own metadata durable, then calls
+ * bga_commit); reservations (bga_reserve) and windows are not stored.
+ *
+ * Other threads may allocate and free throughout: the stored state is
+ * the volume's state at one instant during the call (the store copies the
+ * groups it writes with every group lock held, briefly, then writes from
+ * the copies with no lock held).  Concurrent bga_store calls are
+ * serialised.  bga_grow waits for the copy.
+ *
+ * Incremental: after a completed store to the same io (same ctx and
+ * callbacks, and the area still holds that store), only groups changed
+ * since are written (about bitmap bytes + 512 per changed group, plus
+ * 512).  The first store to an area, or to another io, formats it: every
+ * group's descriptor and every initialised group's bitmap, and one flush
+ * pair.  A crash during a format leaves the area unloadable or, over an
+ * older image, that image with damaged (quarantined) groups.
+ *
+ * The metadata area must hold bga_metadata_size() bytes for the volume's
+ * current size.
+ *
+ * Returns 0; -EINVAL for NULL vol or io or a NULL callback; -ENOMEM
+ * (nothing written); or the first error a callback returned, with the
+ * previous completed store still loadable (a later store retries).
  */
 BGA_EXTERN int bga_store(struct bga_volume *vol, const struct bga_io *io);
 
-/* Load a stored volume.  cfg NULL: geometry and tuning from the image. */
+/*
+ * Load a stored volume.  cfg NULL: geometry and tuning from the image;
+ * otherwise cfg's nblocks, blocks_per_group and first_data_block must
+ * equal the image's (-EINVAL) and its tuning fields (lock kind and slots,
+ * counter batch, windows, flags) apply.
+ *
+ * Validation: a superblock that is damaged, absurd, or missing (no store
+ * ever completed), a truncated area, or damage that no group explains:
+ * -EUCLEAN, with nothing allocated.  A group whose descriptor or bitmap
+ * fails its checksum is quarantined: counted as used, never allocated
+ * from, frees touching it fail with -EUCLEAN, reported by bga_check and
+ * counted in bga_stats.groups_quarantined; with BGA_LOAD_STRICT the load
+ * fails with -EUCLEAN instead.  A descriptor whose free count disagrees
+ * with its (valid) bitmap is recomputed from the bitmap
+ * (bga_stats.groups_repaired).  No input makes the load crash, hang or
+ * allocate more than the geometry it passed needs.
+ *
+ * Bitmaps are read lazily, when a group's chunk is first touched (or all
+ * at once with bga_prefetch or BGA_LOAD_PREFETCH), so io and its ctx must
+ * stay valid until bga_destroy of the loaded volume.  A read error on a
+ * lazy read quarantines the groups it could not read.
+ *
+ * Returns 0 with *out set; -EINVAL (NULL io, out or callback, unknown
+ * flags, cfg disagreeing); -EUCLEAN; -ENOMEM; or the first read error.
+ */
 BGA_EXTERN int bga_load(const struct bga_io *io, const struct bga_config *cfg, struct bga_volume **out);
 BGA_EXTERN int bga_load_ex(const struct bga_io *io, const struct bga_config *cfg, uint32_t flags,
                            struct bga_volume **out);
 
 /* Read every not-yet-read bitmap of a loaded volume now.  0, -EINVAL, or
- * the first I/O error (the groups it could not read are quarantined). */
+ * the first I/O error (the groups it could not read are quarantined).
+ * Any thread, concurrently with anything but bga_destroy. */
 BGA_EXTERN int bga_prefetch(struct bga_volume *vol);
 
 /*
  * A file-backed bga_io for any embedder: the metadata area is the bytes
- * [base, base + size) of the file at path (created with O_CREAT when
- * create is non-zero).  Reads past the file's end read zeros.
- * 0 or a negative errno; bga_io_file_close releases it.
+ * [base, ...) of the file at path (created with O_CREAT when create is
+ * non-zero), read and written with pread/pwrite, flushed with fdatasync.
+ * Reads past the file's end read zeros.  0 or a negative errno (-EINVAL
+ * for NULL path or io, open's errno); bga_io_file_close releases it (and
+ * zeroes *io).  Close only after bga_destroy of any volume loaded from it.
  */
 BGA_EXTERN int bga_io_file_open(const char *path, uint64_t base, int create, struct bga_io *io);
 BGA_EXTERN void bga_io_file_close(struct bga_io *io);

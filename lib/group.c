@@ -244,6 +244,7 @@ int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp,
 		if (off == lo && len == hi - lo) {
 			/* A whole group needs no bitmap: it stays wholly used. */
 			__atomic_store_n(&grp->free, 0, __ATOMIC_RELAXED);
+			grp->flags |= BGA_GROUP_DIRTY;
 			bga__group_set_run_locked(vol, grp, g, 0);
 			return 0;
 		}
@@ -260,6 +261,7 @@ int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp,
 	BGA_ASSERT(flipped == len);
 	uint32_t free = grp->free - len;
 	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
+	grp->flags |= BGA_GROUP_DIRTY;
 	/* The longest run can only shrink; max_run stays an upper bound. */
 	if (free == 0)
 		bga__group_set_run_locked(vol, grp, g, 0);
@@ -275,6 +277,7 @@ void bga__group_release_slow(struct bga_volume *vol, struct bga_group *grp, uint
 		if (off == lo && len == hi - lo) {
 			grp->flags &= ~BGA_GROUP_TRIMMED;
 			__atomic_store_n(&grp->free, len, __ATOMIC_RELAXED);
+			grp->flags |= BGA_GROUP_DIRTY;
 			bga__group_set_run_locked(vol, grp, g, len);
 			return;
 		}

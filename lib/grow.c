@@ -43,6 +43,7 @@ static void extend_group(struct bga_volume *vol, const struct bga_geom *ngeo, ui
 		bga_bitmap_clear_range(grp->bitmap, old_hi, hi - old_hi);
 		grp->hi = hi;
 		__atomic_store_n(&grp->free, grp->free + (hi - old_hi), __ATOMIC_RELAXED);
+		grp->flags |= BGA_GROUP_DIRTY;
 		grp->flags &= ~BGA_GROUP_TRIMMED;
 		bga__group_refresh_locked(vol, grp, g);
 	}
@@ -63,6 +64,7 @@ static void open_groups(struct bga_volume *vol, const struct bga_geom *ngeo, str
 		BGA_ASSERT(grp->free == 0 && grp->bitmap == NULL && grp->hi == 0);
 		grp->hi = hi;
 		__atomic_store_n(&grp->free, hi - lo, __ATOMIC_RELAXED);
+		grp->flags |= BGA_GROUP_DIRTY;
 		bga__group_set_run_locked(vol, grp, g, hi - lo);
 		bga__group_unlock(vol, g);
 	}

@@ -10,6 +10,7 @@
 #include <bgalloc/bitmap.h>
 #include <bgalloc/locktab.h>
 
+#include "persist.h"
 #include "volume.h"
 
 /*
@@ -314,5 +315,6 @@ int bga_stats(struct bga_volume *vol, struct bga_stats *st)
 	st->deferred_blocks = __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED);
 	st->deferred_extents = __atomic_load_n(&vol->dfree_extents, __ATOMIC_RELAXED);
 	st->last_committed_txn = __atomic_load_n(&vol->last_committed, __ATOMIC_RELAXED);
+	bga__persist_stats(vol, &st->groups_quarantined, &st->groups_repaired);
 	return 0;
 }

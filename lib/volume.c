@@ -11,6 +11,7 @@
 #include <bgalloc/bitmap.h>
 
 #include "cpu.h"
+#include "persist.h"
 #include "volume.h"
 
 /* Busy groups skipped with trylock before an allocation blocks on a lock. */
@@ -211,6 +212,7 @@ void bga_destroy(struct bga_volume *vol)
 	}
 	free(vol->cpu);
 	bga_locktab_destroy(vol->locks);
+	bga__persist_destroy(vol);
 	bga_counter_destroy(vol->used);
 	pthread_mutex_destroy(&vol->grow_lock);
 	pthread_mutex_destroy(&vol->commit_lock);

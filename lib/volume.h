@@ -409,6 +409,7 @@ static inline void bga__group_take_word_locked(struct bga_volume *vol, struct bg
 	grp->bitmap[off / 64] |= m;
 	uint32_t free = grp->free - len;
 	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
+	grp->flags |= BGA_GROUP_DIRTY;
 	if (free == 0)
 		bga__group_set_run_locked(vol, grp, g, 0);
 }
@@ -449,6 +450,7 @@ static inline void bga__group_freed_locked(struct bga_volume *vol, struct bga_gr
 		grp->flags &= ~BGA_GROUP_TRIMMED;
 	uint32_t free = grp->free + len;
 	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
+	grp->flags |= BGA_GROUP_DIRTY;
 	/*
 	 * Only the run that now holds the freed range can have grown, and
 	 * max_run (an upper bound) usually covers it already: allocations

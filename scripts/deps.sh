@@ -27,6 +27,7 @@ for target in "${@:-build}"; do
 	want cmd g++ g++
 	want pc ck libck-dev
 	want pc liburcu-bp liburcu-dev
+	want file /usr/include/isa-l/crc.h libisal-dev
 	case $target in
 	build) ;;
 	test)

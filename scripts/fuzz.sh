@@ -23,7 +23,7 @@ JOBS=${JOBS:-$(nproc)}
 
 die() { echo "fuzz.sh: $*" >&2; exit 2; }
 
-libs() { pkg-config --libs ck liburcu-bp; echo -lpthread; }
+libs() { pkg-config --libs ck liburcu-bp; echo -lisal -lpthread; }
 
 # build_lib <dir> <cc> <cflags>: the static library through the normal CMake lists.
 build_lib() {

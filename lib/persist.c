@@ -1,0 +1,724 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Store and load a volume's allocation state through caller I/O
+ * (docs/FORMAT.md has the layout and the crash argument).
+ *
+ * Crash atomicity is copy-on-write per group: every group has two
+ * descriptor slots and two bitmap slots, a store writes a changed group
+ * into the slot that the committed state does not use, stamped with the
+ * store's generation G, flushes, then writes a superblock carrying G into
+ * the superblock slot the last one does not use, and flushes again.  A
+ * load takes the valid superblock with the highest generation and, per
+ * group, the valid descriptor with the highest generation not above it.
+ * A slot left by a store that never committed carries a generation above
+ * the committed one and is ignored; such a slot is rewritten by the next
+ * store before that store's superblock can commit (see `force_full`), so
+ * it never comes back to life under a later generation.
+ *
+ * No group lock is held across an I/O callback: the store copies the
+ * groups it writes with every group lock held (one instant, under
+ * grow_lock so the geometry holds still), then writes from the copies.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bgalloc/bitmap.h>
+
+#include "persist.h"
+#include "persist_format.h"
+#include "rcu.h"
+#include "volume.h"
+
+/* ---- file-backed io ---- */
+
+struct file_io {
+	int fd;
+	uint64_t base;
+};
+
+static int file_read(void *ctx, void *buf, size_t len, uint64_t off)
+{
+	struct file_io *f = ctx;
+	unsigned char *p = buf;
+	while (len > 0) {
+		ssize_t n = pread(f->fd, p, len, (off_t)(f->base + off));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0) { /* past the end of the file: zeros */
+			memset(p, 0, len);
+			return 0;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int file_write(void *ctx, const void *buf, size_t len, uint64_t off)
+{
+	struct file_io *f = ctx;
+	const unsigned char *p = buf;
+	while (len > 0) {
+		ssize_t n = pwrite(f->fd, p, len, (off_t)(f->base + off));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int file_flush(void *ctx)
+{
+	struct file_io *f = ctx;
+	return fdatasync(f->fd) ? -errno : 0;
+}
+
+int bga_io_file_open(const char *path, uint64_t base, int create, struct bga_io *io)
+{
+	if (path == NULL || io == NULL || base > (uint64_t)INT64_MAX)
+		return -EINVAL;
+	struct file_io *f = malloc(sizeof(*f));
+	if (f == NULL)
+		return -ENOMEM;
+	f->fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+	if (f->fd < 0) {
+		int rc = -errno;
+		free(f);
+		return rc;
+	}
+	f->base = base;
+	io->ctx = f;
+	io->read = file_read;
+	io->write = file_write;
+	io->flush = file_flush;
+	return 0;
+}
+
+void bga_io_file_close(struct bga_io *io)
+{
+	if (io == NULL || io->ctx == NULL)
+		return;
+	struct file_io *f = io->ctx;
+	close(f->fd);
+	free(f);
+	memset(io, 0, sizeof(*io));
+}
+
+/* ---- geometry ---- */
+
+static int geometry_check(uint64_t nblocks, uint32_t bpg, uint64_t first)
+{
+	if (nblocks == 0 || nblocks > BGA_MAX_BLOCKS)
+		return -EINVAL;
+	if (bpg < 64 || bpg > BGA_MAX_BPG || bpg % 64)
+		return -EINVAL;
+	if ((nblocks + bpg - 1) / bpg > BGA_MAX_GROUPS)
+		return -EINVAL;
+	if (first >= nblocks || first >= bpg)
+		return -EINVAL;
+	return 0;
+}
+
+int bga_metadata_size(const struct bga_config *cfg, uint64_t *bytes)
+{
+	if (cfg == NULL || bytes == NULL)
+		return -EINVAL;
+	int rc = geometry_check(cfg->nblocks, cfg->blocks_per_group, cfg->first_data_block);
+	if (rc)
+		return rc;
+	uint32_t bpg = cfg->blocks_per_group;
+	*bytes = bga_pf_area_bytes(bpg, (cfg->nblocks + bpg - 1) / bpg);
+	return 0;
+}
+
+/* ---- the persistence state ---- */
+
+struct bga_persist *bga__persist_get(struct bga_volume *vol)
+{
+	struct bga_persist *p = __atomic_load_n(&vol->persist, __ATOMIC_ACQUIRE);
+	if (p != NULL)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return NULL;
+	p->npchunk = vol->max_chunks;
+	/* sized for the largest volume, like the chunk directory: calloc's
+	 * untouched pages cost nothing */
+	p->pchunk = calloc(p->npchunk, sizeof(*p->pchunk));
+	if (p->pchunk == NULL) {
+		free(p);
+		return NULL;
+	}
+	pthread_mutex_init(&p->lock, NULL);
+	p->next_gen = 1;
+	struct bga_persist *expect = NULL;
+	if (!__atomic_compare_exchange_n(&vol->persist, &expect, p, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_destroy(&p->lock);
+		free(p->pchunk);
+		free(p);
+		return expect;
+	}
+	return p;
+}
+
+void bga__pchunks_reset(struct bga_persist *p)
+{
+	for (uint64_t c = 0; c < p->npchunk; c++) {
+		free(p->pchunk[c]);
+		p->pchunk[c] = NULL;
+	}
+}
+
+void bga__persist_destroy(struct bga_volume *vol)
+{
+	struct bga_persist *p = vol->persist;
+	if (p == NULL)
+		return;
+	bga__pchunks_reset(p);
+	free(p->pchunk);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	vol->persist = NULL;
+}
+
+void bga__persist_stats(const struct bga_volume *vol, uint64_t *quarantined, uint64_t *repaired)
+{
+	const struct bga_persist *p = __atomic_load_n(&vol->persist, __ATOMIC_ACQUIRE);
+	*quarantined = p ? __atomic_load_n(&p->quarantined, __ATOMIC_RELAXED) : 0;
+	*repaired = p ? __atomic_load_n(&p->repaired, __ATOMIC_RELAXED) : 0;
+}
+
+const struct bga_pgroup bga__pf_canonical = {BGA_PF_UNINIT_GEN, 0, 0, BGA_DF_UNINIT, 0};
+
+struct bga_pgroup bga__pgroup_get(const struct bga_persist *p, uint64_t g)
+{
+	const struct bga_pgroup *pc = p->pchunk[g >> BGA_CHUNK_SHIFT];
+	return pc ? pc[g & (BGA_CHUNK_GROUPS - 1)] : bga__pf_canonical;
+}
+
+/* The record slot of g, its chunk's array made on first use. */
+struct bga_pgroup *bga__pgroup_slot(struct bga_persist *p, uint64_t g)
+{
+	struct bga_pgroup **pc = &p->pchunk[g >> BGA_CHUNK_SHIFT];
+	if (*pc == NULL) {
+		*pc = malloc(BGA_CHUNK_GROUPS * sizeof(**pc));
+		if (*pc == NULL)
+			return NULL;
+		for (uint32_t i = 0; i < BGA_CHUNK_GROUPS; i++)
+			(*pc)[i] = bga__pf_canonical;
+	}
+	return &(*pc)[g & (BGA_CHUNK_GROUPS - 1)];
+}
+
+/* ---- superblock ---- */
+
+void bga__pf_sb_encode(unsigned char *b, const struct bga_pf_sb *sb)
+{
+	memset(b, 0, BGA_PF_SECTOR);
+	memcpy(b + BGA_SB_MAGIC, BGA_PF_MAGIC, 8);
+	bga_pf_put32(b + BGA_SB_VERSION, BGA_PF_VERSION);
+	bga_pf_put32(b + BGA_SB_SIZE, BGA_PF_SECTOR);
+	bga_pf_put64(b + BGA_SB_GEN, sb->gen);
+	bga_pf_put64(b + BGA_SB_UUID, sb->uuid);
+	bga_pf_put64(b + BGA_SB_NBLOCKS, sb->nblocks);
+	bga_pf_put64(b + BGA_SB_NGROUPS, sb->ngroups);
+	bga_pf_put64(b + BGA_SB_FIRST, sb->first_data_block);
+	bga_pf_put32(b + BGA_SB_BPG, sb->blocks_per_group);
+	bga_pf_put32(b + BGA_SB_BMBYTES, sb->bitmap_bytes);
+	bga_pf_put32(b + BGA_SB_LOCK_SLOTS, sb->lock_slots);
+	bga_pf_put32(b + BGA_SB_BATCH, (uint32_t)sb->counter_batch);
+	bga_pf_put32(b + BGA_SB_RSV_DEFAULT, sb->rsv_default);
+	bga_pf_put32(b + BGA_SB_RSV_MAX, sb->rsv_max);
+	bga_pf_put32(b + BGA_SB_FLAGS, sb->flags);
+	bga_pf_put32(b + BGA_SB_LOCK_KIND, sb->lock_kind);
+	bga_pf_put64(b + BGA_SB_FREE, sb->free_blocks);
+	bga_pf_put64(b + BGA_SB_INITED, sb->groups_inited);
+	bga_pf_put64(b + BGA_SB_TXN, sb->last_txn);
+	bga_pf_put64(b + BGA_SB_DIGEST, sb->digest);
+	bga_pf_put32(b + BGA_SB_CRC, bga_pf_crc(b, BGA_SB_CRC));
+}
+
+int bga__pf_sb_decode(const unsigned char *b, struct bga_pf_sb *sb, const char **why)
+{
+	const char *w = NULL;
+	memset(sb, 0, sizeof(*sb));
+	if (memcmp(b + BGA_SB_MAGIC, BGA_PF_MAGIC, 8) != 0)
+		w = "bad magic";
+	else if (bga_pf_get32(b + BGA_SB_CRC) != bga_pf_crc(b, BGA_SB_CRC))
+		w = "bad superblock checksum";
+	else if (bga_pf_get32(b + BGA_SB_VERSION) != BGA_PF_VERSION)
+		w = "unknown format version";
+	else if (bga_pf_get32(b + BGA_SB_SIZE) != BGA_PF_SECTOR)
+		w = "bad superblock size";
+	if (w == NULL) {
+		sb->gen = bga_pf_get64(b + BGA_SB_GEN);
+		sb->uuid = bga_pf_get64(b + BGA_SB_UUID);
+		sb->nblocks = bga_pf_get64(b + BGA_SB_NBLOCKS);
+		sb->ngroups = bga_pf_get64(b + BGA_SB_NGROUPS);
+		sb->first_data_block = bga_pf_get64(b + BGA_SB_FIRST);
+		sb->blocks_per_group = bga_pf_get32(b + BGA_SB_BPG);
+		sb->bitmap_bytes = bga_pf_get32(b + BGA_SB_BMBYTES);
+		sb->lock_slots = bga_pf_get32(b + BGA_SB_LOCK_SLOTS);
+		sb->counter_batch = (int32_t)bga_pf_get32(b + BGA_SB_BATCH);
+		sb->rsv_default = bga_pf_get32(b + BGA_SB_RSV_DEFAULT);
+		sb->rsv_max = bga_pf_get32(b + BGA_SB_RSV_MAX);
+		sb->flags = bga_pf_get32(b + BGA_SB_FLAGS);
+		sb->lock_kind = bga_pf_get32(b + BGA_SB_LOCK_KIND);
+		sb->free_blocks = bga_pf_get64(b + BGA_SB_FREE);
+		sb->groups_inited = bga_pf_get64(b + BGA_SB_INITED);
+		sb->last_txn = bga_pf_get64(b + BGA_SB_TXN);
+		sb->digest = bga_pf_get64(b + BGA_SB_DIGEST);
+		if (sb->gen == 0)
+			w = "generation 0";
+		else if (geometry_check(sb->nblocks, sb->blocks_per_group, sb->first_data_block))
+			w = "absurd geometry";
+		else if (sb->ngroups != (sb->nblocks + sb->blocks_per_group - 1) / sb->blocks_per_group)
+			w = "group count disagrees with nblocks";
+		else if (sb->bitmap_bytes != bga_pf_bitmap_bytes(sb->blocks_per_group))
+			w = "bad bitmap size";
+		else if (sb->free_blocks > sb->nblocks - sb->first_data_block || sb->groups_inited > sb->ngroups)
+			w = "bad free or group counts";
+	}
+	if (why)
+		*why = w;
+	return w ? -EUCLEAN : 0;
+}
+
+/* Read both superblock slots; *best the valid one of highest generation.
+ * 0, -EUCLEAN (none valid; *why says why slot 0 failed) or an I/O error. */
+int bga__pf_sb_read_best(const struct bga_io *io, struct bga_pf_sb *best, int *best_slot, const char **why)
+{
+	unsigned char buf[2 * BGA_PF_SECTOR];
+	int rc = io->read(io->ctx, buf, sizeof(buf), 0);
+	if (rc)
+		return rc;
+	int found = -1;
+	for (int s = 0; s < 2; s++) {
+		struct bga_pf_sb sb;
+		const char *w;
+		if (bga__pf_sb_decode(buf + s * BGA_PF_SECTOR, &sb, &w)) {
+			if (s == 0 && why)
+				*why = w;
+			continue;
+		}
+		if (found < 0 || sb.gen > best->gen) {
+			*best = sb;
+			found = s;
+		}
+	}
+	if (found < 0)
+		return -EUCLEAN;
+	if (best_slot)
+		*best_slot = found;
+	return 0;
+}
+
+/* ---- descriptors ---- */
+
+void bga__pf_desc_encode(unsigned char *d, uint64_t uuid, uint64_t g, const struct bga_pgroup *r)
+{
+	memset(d, 0, BGA_PF_DESC_BYTES);
+	bga_pf_put64(d + BGA_DESC_GEN, r->gen);
+	bga_pf_put32(d + BGA_DESC_GROUP, (uint32_t)g);
+	bga_pf_put32(d + BGA_DESC_FREE, r->free);
+	bga_pf_put32(d + BGA_DESC_FLAGS, r->flags);
+	bga_pf_put32(d + BGA_DESC_BMCRC, r->bmcrc);
+	bga_pf_put32(d + BGA_DESC_CRC, bga_pf_desc_crc(uuid, d));
+}
+
+/* 1 valid (in *r), 0 empty or invalid. */
+int bga__pf_desc_decode(const unsigned char *d, uint64_t uuid, uint64_t g, uint32_t bpg, struct bga_pgroup *r)
+{
+	if (bga_pf_get32(d + BGA_DESC_CRC) != bga_pf_desc_crc(uuid, d))
+		return 0;
+	r->gen = bga_pf_get64(d + BGA_DESC_GEN);
+	r->free = bga_pf_get32(d + BGA_DESC_FREE);
+	r->flags = (uint8_t)bga_pf_get32(d + BGA_DESC_FLAGS);
+	r->bmcrc = bga_pf_get32(d + BGA_DESC_BMCRC);
+	uint32_t flags = bga_pf_get32(d + BGA_DESC_FLAGS);
+	if (r->gen == 0 || bga_pf_get32(d + BGA_DESC_GROUP) != (uint32_t)g || r->free > bpg ||
+	    bga_pf_get32(d + BGA_DESC_RSVD) != 0 || (flags & ~(uint32_t)BGA_DF_ALL) ||
+	    __builtin_popcount(flags & BGA_DF_KNOWN) != 1)
+		return 0;
+	return 1;
+}
+
+
+uint64_t bga__pgroup_digest(uint64_t g, const struct bga_pgroup *r)
+{
+	return bga_pf_digest(g, r->gen, r->free, r->flags, r->bmcrc, r->slot);
+}
+
+/* ---- store ---- */
+
+/* One group to write: its new record and, for BGA_DF_BITMAP, its map. */
+struct wrec {
+	uint64_t g;
+	struct bga_pgroup rec;
+	uint64_t *map;
+};
+
+struct snap {
+	uint64_t nblocks, ngroups, free_blocks, inited, txn;
+	struct wrec *w;
+	size_t n;
+	uint64_t *maps;
+};
+
+static void lock_all(struct bga_volume *vol)
+{
+	uint32_t n = bga_locktab_nslots(vol->locks);
+	for (uint32_t s = 0; s < n; s++) {
+		bga__lockdep_acquire(BGA_LOCKDEP_GROUP, s, true);
+		bga_locktab_lock(vol->locks, s);
+	}
+}
+
+static void unlock_all(struct bga_volume *vol)
+{
+	for (uint32_t s = bga_locktab_nslots(vol->locks); s-- > 0;) {
+		bga__lockdep_release(BGA_LOCKDEP_GROUP, s);
+		bga_locktab_unlock(vol->locks, s);
+	}
+}
+
+static bool want_group(const struct bga_persist *p, const struct bga_group *grp, uint64_t g, bool full)
+{
+	return full || g >= p->stored_ngroups || (grp->flags & BGA_GROUP_DIRTY);
+}
+
+/*
+ * Copy every group the store writes, with grow_lock and every group lock
+ * held, so the image is the state of one instant (the locks are held for
+ * memcpy only: the I/O runs from the copies).  Blocks that windows hold
+ * are free in the bitmaps already; blocks waiting on a deferred free are
+ * set, so they are stored as allocated (the journal rule).
+ */
+static int snapshot(struct bga_volume *vol, struct bga_persist *p, bool full, struct snap *s)
+{
+	uint32_t bpg = vol->cfg.blocks_per_group;
+	size_t words = BGA_BITMAP_WORDS(bpg);
+	int rc = 0;
+	memset(s, 0, sizeof(*s));
+	bga__grow_lock(vol);
+	lock_all(vol);
+	const struct bga_geom *geo = vol->geom;
+	s->nblocks = geo->nblocks;
+	s->ngroups = geo->ngroups;
+	s->txn = __atomic_load_n(&vol->last_committed, __ATOMIC_RELAXED);
+	size_t n = 0, nmaps = 0;
+	for (uint64_t c = 0; c < geo->nchunks; c++) {
+		const struct bga_chunk *ch = bga__chunk_get(vol, c);
+		uint64_t g0 = c << BGA_CHUNK_SHIFT, g1 = BGA_MIN(g0 + BGA_CHUNK_GROUPS, geo->ngroups);
+		if (ch == NULL) {
+			s->free_blocks += (g1 - g0) * bpg;
+			continue;
+		}
+		for (uint64_t g = g0; g < g1; g++) {
+			const struct bga_group *grp = &ch->groups[g - g0];
+			s->free_blocks += grp->free;
+			if (grp->bitmap || grp->free == 0)
+				s->inited++;
+			if (want_group(p, grp, g, full)) {
+				n++;
+				nmaps += grp->bitmap != NULL;
+			}
+		}
+	}
+	s->w = malloc((n ? n : 1) * sizeof(*s->w));
+	s->maps = malloc((nmaps ? nmaps : 1) * words * sizeof(uint64_t));
+	if (s->w == NULL || s->maps == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t c = 0; c < geo->nchunks; c++) {
+		struct bga_chunk *ch = bga__chunk_get(vol, c);
+		uint64_t g0 = c << BGA_CHUNK_SHIFT, g1 = BGA_MIN(g0 + BGA_CHUNK_GROUPS, geo->ngroups);
+		for (uint64_t g = g0; ch && g < g1; g++) {
+			struct bga_group *grp = &ch->groups[g - g0];
+			if (!want_group(p, grp, g, full))
+				continue;
+			struct wrec *w = &s->w[s->n++];
+			w->g = g;
+			w->map = NULL;
+			w->rec.free = grp->free;
+			w->rec.bmcrc = 0;
+			if (grp->flags & BGA_GROUP_QUARANTINED) {
+				w->rec.flags = BGA_DF_QUARANTINED;
+				w->rec.free = 0;
+			} else if (grp->bitmap) {
+				w->rec.flags = BGA_DF_BITMAP; /* its map is copied below */
+			} else if (grp->free == 0) {
+				w->rec.flags = BGA_DF_FULL;
+			} else {
+				w->rec.flags = BGA_DF_UNINIT;
+				w->rec.free = 0;
+			}
+			grp->flags &= ~(uint32_t)BGA_GROUP_DIRTY;
+		}
+	}
+	/* the maps, in a second walk so the record loop stays simple */
+	size_t m = 0;
+	for (size_t k = 0; k < s->n; k++) {
+		if (s->w[k].rec.flags != BGA_DF_BITMAP)
+			continue;
+		uint64_t g = s->w[k].g;
+		const struct bga_group *grp = &bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT)->groups[g & (BGA_CHUNK_GROUPS - 1)];
+		s->w[k].map = s->maps + m++ * words;
+		memcpy(s->w[k].map, grp->bitmap, words * sizeof(uint64_t));
+	}
+out:
+	unlock_all(vol);
+	bga__grow_unlock(vol);
+	if (rc) {
+		free(s->w);
+		free(s->maps);
+		memset(s, 0, sizeof(*s));
+	}
+	return rc;
+}
+
+/* Put the dirty flags back on groups whose write did not commit. */
+static void snapshot_undo(struct bga_persist *p)
+{
+	p->force_full = true;
+}
+
+static int io_write(struct bga_persist *p, const struct bga_io *io, const void *buf, size_t len, uint64_t off)
+{
+	int rc = io->write(io->ctx, buf, len, off);
+	if (rc == 0)
+		__atomic_fetch_add(&p->bytes_written, len, __ATOMIC_RELAXED);
+	return rc > 0 ? -EIO : rc;
+}
+
+static int io_flush(const struct bga_io *io)
+{
+	int rc = io->flush(io->ctx);
+	return rc > 0 ? -EIO : rc;
+}
+
+/* Write unit u: its descriptor sector and the bitmaps of the groups in
+ * s->w[*k ...] that fall in it (advancing *k). */
+static int write_unit(struct bga_volume *vol, struct bga_persist *p, const struct bga_io *io, const struct snap *s,
+		      uint64_t u, size_t *k, bool format, uint64_t gen, unsigned char *bm, uint64_t *dall,
+		      uint64_t *ddelta)
+{
+	uint32_t bpg = vol->cfg.blocks_per_group, bmbytes = bga_pf_bitmap_bytes(bpg);
+	unsigned char sec[BGA_PF_SECTOR];
+	memset(sec, 0, sizeof(sec));
+	for (uint32_t i = 0; i < BGA_PF_UNIT_GROUPS; i++) {
+		uint64_t g = u * BGA_PF_UNIT_GROUPS + i;
+		if (g >= s->ngroups)
+			break;
+		unsigned char *d = sec + i * 2 * BGA_PF_DESC_BYTES;
+		if (*k < s->n && s->w[*k].g == g) {
+			struct wrec *w = &s->w[(*k)++];
+			struct bga_pgroup old = format ? bga__pf_canonical : bga__pgroup_get(p, g);
+			w->rec.gen = gen;
+			w->rec.slot = format ? 0 : old.slot ^ 1;
+			if (w->map) {
+				memcpy(bm, w->map, bpg / 8);
+				memset(bm + bpg / 8, 0, bmbytes - bpg / 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+				for (uint32_t j = 0; j < bpg / 64; j++)
+					bga_pf_put64(bm + 8 * j, w->map[j]);
+#endif
+				w->rec.bmcrc = bga_pf_crc(bm, bmbytes);
+				int rc = io_write(p, io, bm, bmbytes, bga_pf_bitmap_off(bpg, g, w->rec.slot));
+				if (rc)
+					return rc;
+			}
+			bga__pf_desc_encode(d + w->rec.slot * BGA_PF_DESC_BYTES, p->uuid, g, &w->rec);
+			/* The committed record stays beside it until the new
+			 * superblock commits (a format has none to keep). */
+			if (!format && old.gen != 0)
+				bga__pf_desc_encode(d + old.slot * BGA_PF_DESC_BYTES, p->uuid, g, &old);
+			*dall += bga__pgroup_digest(g, &w->rec);
+			*ddelta += bga__pgroup_digest(g, &w->rec);
+			if (!format && g < p->stored_ngroups)
+				*ddelta -= bga__pgroup_digest(g, &old);
+		} else {
+			/* Unchanged: its committed record again, byte for byte, so
+			 * that the sector reads the same for it whichever version
+			 * of the sector a crash leaves. */
+			struct bga_pgroup old = format ? bga__pf_canonical : bga__pgroup_get(p, g);
+			bga__pf_desc_encode(d + old.slot * BGA_PF_DESC_BYTES, p->uuid, g, &old);
+			*dall += bga__pgroup_digest(g, &old);
+			if (format || g >= p->stored_ngroups)
+				*ddelta += bga__pgroup_digest(g, &old);
+		}
+	}
+	return io_write(p, io, sec, sizeof(sec), bga_pf_desc_off(bpg, u * BGA_PF_UNIT_GROUPS));
+}
+
+static uint64_t new_uuid(void)
+{
+	uint64_t u = 0;
+	if (getrandom(&u, sizeof(u), GRND_NONBLOCK) != (ssize_t)sizeof(u) || u == 0) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		u = ((uint64_t)ts.tv_sec << 30) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)(uintptr_t)&u << 7) ^ 1;
+	}
+	return u;
+}
+
+static bool same_io(const struct bga_io *a, const struct bga_io *b)
+{
+	return a->ctx == b->ctx && a->read == b->read && a->write == b->write && a->flush == b->flush;
+}
+
+static int store_locked(struct bga_volume *vol, struct bga_persist *p, const struct bga_io *io)
+{
+	uint32_t bpg = vol->cfg.blocks_per_group;
+	int rc;
+	if (p->recommit && p->have_io && same_io(&p->io, io)) {
+		/* The last store's data is durable (its first flush returned),
+		 * its superblock maybe not: write it again before anything can
+		 * overwrite the slots it points at. */
+		rc = io_write(p, io, p->sb_pending, BGA_PF_SECTOR, p->sb_pending_off);
+		if (rc == 0)
+			rc = io_flush(io);
+		if (rc)
+			return rc;
+		p->recommit = false;
+	}
+	struct bga_pf_sb cur;
+	rc = bga__pf_sb_read_best(io, &cur, NULL, NULL);
+	if (rc && rc != -EUCLEAN)
+		return rc;
+	bool found = rc == 0;
+	bool format = !(p->have_io && same_io(&p->io, io) && !p->recommit && found && cur.uuid == p->uuid &&
+			cur.gen == p->gen && p->gen != 0);
+	if (p->uuid == 0)
+		p->uuid = new_uuid();
+	uint64_t gen = p->next_gen;
+	if (found && cur.gen >= gen)
+		gen = cur.gen + 1;
+	bool full = format || p->force_full;
+
+	struct snap s;
+	rc = snapshot(vol, p, full, &s);
+	if (rc)
+		return rc;
+	/* Every record the commit will change gets its chunk's array now, so
+	 * that nothing can fail once the superblock is on disk. */
+	if (format)
+		bga__pchunks_reset(p);
+	for (size_t k = 0; k < s.n; k++)
+		if (bga__pgroup_slot(p, s.w[k].g) == NULL) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+	unsigned char *bm = malloc(bga_pf_bitmap_bytes(bpg));
+	if (bm == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	uint64_t nunits = (s.ngroups + BGA_PF_UNIT_GROUPS - 1) / BGA_PF_UNIT_GROUPS;
+	/* A full store writes every unit, which also clears any slot an
+	 * uncommitted store left; an incremental one the units holding a
+	 * changed group, then every unit past the committed end. */
+	uint64_t new_from = full ? 0 : BGA_MIN(p->stored_ngroups / BGA_PF_UNIT_GROUPS, nunits);
+	uint64_t dall = 0, ddelta = 0;
+	size_t k = 0;
+	while (rc == 0 && k < s.n && s.w[k].g / BGA_PF_UNIT_GROUPS < new_from)
+		rc = write_unit(vol, p, io, &s, s.w[k].g / BGA_PF_UNIT_GROUPS, &k, format, gen, bm, &dall, &ddelta);
+	for (uint64_t u = new_from; rc == 0 && u < nunits; u++)
+		rc = write_unit(vol, p, io, &s, u, &k, format, gen, bm, &dall, &ddelta);
+	free(bm);
+	if (rc == 0 && format) {
+		/* A format leaves the other superblock slot empty (zeros), so
+		 * that a load can tell a damaged superblock (non-zero and
+		 * invalid) from a slot no store has used. */
+		unsigned char zero[BGA_PF_SECTOR] = {0};
+		rc = io_write(p, io, zero, sizeof(zero), ((gen & 1) ^ 1) * BGA_PF_SECTOR);
+	}
+	if (rc == 0)
+		rc = io_flush(io);
+	if (rc)
+		goto fail;
+
+	/* The digest of the records this superblock commits: the sum over
+	 * every group a full store wrote, else the old sum with the changes. */
+	uint64_t digest = full ? dall : p->digest + ddelta;
+	struct bga_pf_sb sb = {
+		.digest = digest,
+		.gen = gen,
+		.uuid = p->uuid,
+		.nblocks = s.nblocks,
+		.ngroups = s.ngroups,
+		.first_data_block = vol->cfg.first_data_block,
+		.blocks_per_group = bpg,
+		.bitmap_bytes = bga_pf_bitmap_bytes(bpg),
+		.lock_slots = vol->cfg.lock_slots,
+		.rsv_default = vol->cfg.rsv_default,
+		.rsv_max = vol->cfg.rsv_max,
+		.flags = vol->cfg.flags,
+		.lock_kind = vol->cfg.lock_kind,
+		.counter_batch = vol->cfg.counter_batch,
+		.free_blocks = s.free_blocks,
+		.groups_inited = s.inited,
+		.last_txn = s.txn,
+	};
+	bga__pf_sb_encode(p->sb_pending, &sb);
+	p->sb_pending_off = (gen & 1) * BGA_PF_SECTOR;
+	rc = io_write(p, io, p->sb_pending, BGA_PF_SECTOR, p->sb_pending_off);
+	if (rc == 0)
+		rc = io_flush(io);
+	/*
+	 * From here the new state is what the next store must build on: its
+	 * data is durable, and the superblock either landed or will be
+	 * written again first thing (recommit), so the slots it names are
+	 * never overwritten while an older superblock might still rule.
+	 */
+	p->recommit = rc != 0;
+	for (k = 0; k < s.n; k++)
+		*bga__pgroup_slot(p, s.w[k].g) = s.w[k].rec;
+	p->digest = digest;
+	p->io = *io;
+	p->have_io = true;
+	p->gen = gen;
+	p->next_gen = gen + 1;
+	p->stored_ngroups = s.ngroups;
+	p->force_full = false;
+	free(s.w);
+	free(s.maps);
+	return rc;
+fail:
+	snapshot_undo(p);
+	if (format)
+		p->have_io = false; /* the records were reset: format again */
+	if (gen >= p->next_gen)
+		p->next_gen = gen + 1;
+	free(s.w);
+	free(s.maps);
+	return rc;
+}
+
+int bga_store(struct bga_volume *vol, const struct bga_io *io)
+{
+	if (vol == NULL || io == NULL || io->read == NULL || io->write == NULL || io->flush == NULL)
+		return -EINVAL;
+	struct bga_persist *p = bga__persist_get(vol);
+	if (p == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&p->lock);
+	int rc = store_locked(vol, p, io);
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_PERSIST_H
+#define BGA_PERSIST_H
+
+/*
+ * Shared between persist.c (format, superblock, store), persist_load.c
+ * (load, lazy reads, prefetch) and the hooks in the rest of the library.
+ * A volume that was never stored or loaded has vol->persist == NULL and
+ * pays one pointer test on the rare paths that call in here, nothing on
+ * the fast paths.
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <bgalloc.h>
+
+struct bga_volume;
+
+/* A superblock as persist.c decodes it. */
+struct bga_pf_sb {
+	uint64_t gen, uuid, nblocks, ngroups, first_data_block;
+	uint32_t blocks_per_group, bitmap_bytes;
+	uint32_t lock_slots, rsv_default, rsv_max, flags, lock_kind;
+	int32_t counter_batch;
+	uint64_t free_blocks, groups_inited, last_txn, digest;
+};
+
+/*
+ * The committed record of one group, as the last completed store (or the
+ * load) left it on disk: enough to write its descriptor sector again byte
+ * for byte when a neighbour in the sector changes.
+ */
+struct bga_pgroup {
+	uint64_t gen;
+	uint32_t free, bmcrc;
+	uint8_t flags, slot;
+};
+
+/* The record of a never-initialised group (gen 1, slot 0, BGA_DF_UNINIT). */
+extern const struct bga_pgroup bga__pf_canonical;
+
+/*
+ * Per-volume persistence state.  Everything but the counters is under
+ * `lock`, which serialises stores and lazy loads (lock order: outside
+ * grow_lock and the group locks; no group lock is held while it waits).
+ */
+struct bga_persist {
+	pthread_mutex_t lock;
+	struct bga_io io; /* where the committed state lives */
+	bool have_io;
+	uint64_t uuid;
+	uint64_t gen;            /* committed generation; 0 before the first store */
+	uint64_t next_gen;       /* above every generation seen in the area */
+	uint64_t stored_ngroups; /* groups the committed superblock covers */
+	uint64_t digest;         /* the committed superblock's digest */
+	bool force_full;         /* some unit may hold an uncommitted slot: rewrite them all */
+	bool recommit;           /* the last superblock write may not have landed */
+	unsigned char sb_pending[512];
+	uint64_t sb_pending_off;
+	/* per chunk, the records of its groups; NULL: every group of the
+	 * chunk has the canonical never-initialised record */
+	struct bga_pgroup **pchunk;
+	uint64_t npchunk;
+	uint64_t quarantined, repaired; /* atomic */
+	uint64_t bytes_written;         /* by stores, for the benchmarks (atomic) */
+};
+
+/* The volume's state, made on first use; NULL on ENOMEM. */
+struct bga_persist *bga__persist_get(struct bga_volume *vol);
+void bga__pchunks_reset(struct bga_persist *p);
+struct bga_pgroup bga__pgroup_get(const struct bga_persist *p, uint64_t g);
+/* g's record, its chunk's array made on first use; NULL on ENOMEM. */
+struct bga_pgroup *bga__pgroup_slot(struct bga_persist *p, uint64_t g);
+
+/* Decode and validate one 512-byte superblock: 0, or -EUCLEAN with *why
+ * (optional) naming what was wrong. */
+int bga__pf_sb_decode(const unsigned char *buf, struct bga_pf_sb *sb, const char **why);
+void bga__pf_sb_encode(unsigned char *buf, const struct bga_pf_sb *sb);
+/* Both superblock slots read; *best is the valid one of highest
+ * generation.  0, -EUCLEAN (none valid: *why says why slot 0 failed) or
+ * the read's error. */
+int bga__pf_sb_read_best(const struct bga_io *io, struct bga_pf_sb *best, int *best_slot, const char **why);
+void bga__pf_desc_encode(unsigned char *d, uint64_t uuid, uint64_t g, const struct bga_pgroup *r);
+/* 1 when the 32 bytes at d are a valid record of group g (in *r), else 0. */
+int bga__pf_desc_decode(const unsigned char *d, uint64_t uuid, uint64_t g, uint32_t bpg, struct bga_pgroup *r);
+
+/* g's share of the superblock digest for record r. */
+uint64_t bga__pgroup_digest(uint64_t g, const struct bga_pgroup *r);
+
+/* Release the persistence state at bga_destroy. */
+void bga__persist_destroy(struct bga_volume *vol);
+
+/* Groups quarantined at load, and descriptor free counts recomputed from
+ * their bitmaps (bga_stats). */
+void bga__persist_stats(const struct bga_volume *vol, uint64_t *quarantined, uint64_t *repaired);
+
+#endif

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_PERSIST_UTIL_H
+#define BGA_PERSIST_UTIL_H
+
+/*
+ * Helpers for the persistence tests: a volume's allocation state as one
+ * bit per block (set = used), taken through the public bga_foreach_free,
+ * and random churn that leaves a known mix of groups (untouched, partly
+ * used, wholly used, freed back to empty).
+ */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bgalloc.h>
+
+#include "testutil.h"
+
+struct usedmap {
+	uint64_t nblocks;
+	uint64_t *bits; /* set = used */
+};
+
+static inline int usedmap_clear_cb(void *ctx, uint64_t start, uint64_t len)
+{
+	struct usedmap *u = ctx;
+	for (uint64_t b = start; b < start + len; b++)
+		u->bits[b / 64] &= ~(UINT64_C(1) << (b % 64));
+	return 0;
+}
+
+/* 0, or the error of bga_foreach_free / -ENOMEM. */
+static inline int usedmap_take(struct bga_volume *vol, struct usedmap *u)
+{
+	struct bga_config cfg;
+	int rc = bga_volume_config(vol, &cfg);
+	if (rc)
+		return rc;
+	u->nblocks = cfg.nblocks;
+	u->bits = malloc((cfg.nblocks + 63) / 64 * sizeof(uint64_t));
+	if (u->bits == NULL)
+		return -ENOMEM;
+	memset(u->bits, 0xff, (cfg.nblocks + 63) / 64 * sizeof(uint64_t));
+	return bga_foreach_free(vol, 0, cfg.nblocks, 1, usedmap_clear_cb, u);
+}
+
+static inline int usedmap_equal(const struct usedmap *a, const struct usedmap *b)
+{
+	return a->nblocks == b->nblocks && memcmp(a->bits, b->bits, (a->nblocks + 63) / 64 * sizeof(uint64_t)) == 0;
+}
+
+static inline void usedmap_free(struct usedmap *u)
+{
+	free(u->bits);
+	u->bits = NULL;
+}
+
+/* n random operations: allocations of 1..maxlen blocks (random goals) and
+ * frees of earlier extents, kept in ext[0..*next). */
+static inline void churn(struct bga_volume *vol, struct rng *r, int n, uint64_t maxlen, struct bga_extent *ext,
+			 size_t cap, size_t *next)
+{
+	struct bga_config cfg;
+	bga_volume_config(vol, &cfg);
+	for (int i = 0; i < n; i++) {
+		if (*next > 0 && (below(r, 3) == 0 || *next == cap)) {
+			size_t k = below(r, *next);
+			if (bga_free(vol, ext[k].start, ext[k].len) == 0)
+				ext[k] = ext[--*next];
+			continue;
+		}
+		struct bga_request req = {.goal = below(r, 4) ? below(r, cfg.nblocks) : BGA_NO_GOAL,
+					  .min_len = 1,
+					  .max_len = 1 + below(r, maxlen)};
+		struct bga_extent e;
+		if (bga_alloc(vol, &req, &e) == 0)
+			ext[(*next)++] = e;
+	}
+}
+
+#endif

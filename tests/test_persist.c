@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bga_store / bga_load: round trips (the state, counts and bga_check
+ * identical), the rules about windows and deferred frees, configuration
+ * agreement, callback errors, and the file-backed io.  The crash
+ * simulation and bit flips are in test_persist_crash.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include <bgalloc.h>
+
+#include "memio.h"
+#include "persist_util.h"
+#include "testutil.h"
+
+static struct bga_volume *make(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, nblocks);
+	cfg.blocks_per_group = bpg;
+	cfg.first_data_block = fdb;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	return vol;
+}
+
+/* Load io and assert the loaded volume is clean and holds exactly `want`. */
+static struct bga_volume *load_expect(const struct bga_io *io, const struct usedmap *want)
+{
+	struct bga_volume *vol = NULL;
+	int rc = bga_load(io, NULL, &vol);
+	cr_assert_eq(rc, 0, "bga_load: %s", bga_strerror(rc));
+	assert_clean(vol);
+	struct usedmap got;
+	cr_assert_eq(usedmap_take(vol, &got), 0);
+	cr_assert(usedmap_equal(&got, want), "loaded state differs from the stored one");
+	usedmap_free(&got);
+	return vol;
+}
+
+Test(persist, round_trip_random_volumes)
+{
+	struct rng r = {0x9e3779b97f4a7c15ULL};
+	for (int iter = 0; iter < 20; iter++) {
+		uint32_t bpg = 64u << below(&r, 5);
+		uint64_t nblocks = bpg * (1 + below(&r, 40)) + below(&r, bpg);
+		uint64_t fdb = below(&r, 2) ? below(&r, bpg < nblocks ? bpg : nblocks) : 0;
+		struct bga_volume *vol = make(nblocks, bpg, fdb);
+		struct bga_extent ext[512];
+		size_t n = 0;
+		churn(vol, &r, 300, 1 + below(&r, 2 * bpg), ext, 512, &n);
+		struct memio m;
+		struct bga_io io;
+		memio_init(&m, &io);
+		struct usedmap want;
+		cr_assert_eq(usedmap_take(vol, &want), 0);
+		cr_assert_eq(bga_store(vol, &io), 0);
+		uint64_t free_before = bga_free_exact(vol);
+		struct bga_volume *back = load_expect(&io, &want);
+		cr_assert_eq(bga_free_exact(back), free_before);
+		struct bga_config c1, c2;
+		bga_volume_config(vol, &c1);
+		bga_volume_config(back, &c2);
+		cr_assert_eq(c1.nblocks, c2.nblocks);
+		cr_assert_eq(c1.blocks_per_group, c2.blocks_per_group);
+		cr_assert_eq(c1.first_data_block, c2.first_data_block);
+		/* again, after more changes: the second store is incremental */
+		churn(vol, &r, 100, bpg, ext, 512, &n);
+		usedmap_free(&want);
+		cr_assert_eq(usedmap_take(vol, &want), 0);
+		cr_assert_eq(bga_store(vol, &io), 0);
+		bga_destroy(back);
+		back = load_expect(&io, &want);
+		/* the loaded volume stores and loads too, into the same area */
+		churn(back, &r, 50, bpg, ext, 512, &n);
+		usedmap_free(&want);
+		cr_assert_eq(usedmap_take(back, &want), 0);
+		cr_assert_eq(bga_store(back, &io), 0);
+		struct bga_volume *third = load_expect(&io, &want);
+		bga_destroy(third);
+		bga_destroy(back);
+		usedmap_free(&want);
+		memio_free(&m);
+		bga_destroy(vol);
+	}
+}
+
+Test(persist, windows_free_deferred_allocated)
+{
+	struct bga_volume *vol = make(1 << 16, 1024, 0);
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	cr_assert_eq(bga_rsv_set_size(rsv, 64), 0);
+	struct bga_request req = {.goal = 5000, .min_len = 1, .max_len = 1, .rsv = rsv};
+	struct bga_extent e, d;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0); /* books a window of 64 around it */
+	struct bga_request req2 = {.goal = 20000, .min_len = 10, .max_len = 10, .flags = BGA_EXACT_GOAL};
+	cr_assert_eq(bga_alloc(vol, &req2, &d), 0);
+	cr_assert_eq(bga_free_deferred(vol, d.start, d.len, 7), 0);
+	struct memio m;
+	struct bga_io io;
+	memio_init(&m, &io);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	struct bga_volume *back;
+	cr_assert_eq(bga_load(&io, NULL, &back), 0);
+	/* the window's unused blocks are free, the one taken is not */
+	struct bga_request ex = {.goal = e.start + 1, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
+	struct bga_extent x;
+	cr_assert_eq(bga_alloc(back, &ex, &x), 0, "a window's unused block must be stored free");
+	cr_assert_eq(bga_free(back, e.start, 1), 0, "the window's allocated block must be stored allocated");
+	/* the deferred blocks are allocated after the load */
+	cr_assert_eq(bga_free(back, d.start, d.len), 0, "blocks waiting on a deferred free must be stored allocated");
+	cr_assert_eq(bga_free_exact(back), (1 << 16) - 1);
+	bga_destroy(back);
+	bga_rsv_close(rsv);
+	bga_destroy(vol);
+	memio_free(&m);
+}
+
+Test(persist, config_must_agree)
+{
+	struct bga_volume *vol = make(100000, 2048, 5);
+	struct memio m;
+	struct bga_io io;
+	memio_init(&m, &io);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	struct bga_config cfg;
+	bga_config_init(&cfg, 100000);
+	cfg.blocks_per_group = 2048;
+	cfg.first_data_block = 5;
+	cfg.rsv_default = 16;
+	cfg.rsv_max = 256;
+	struct bga_volume *back;
+	cr_assert_eq(bga_load(&io, &cfg, &back), 0);
+	struct bga_config got;
+	bga_volume_config(back, &got);
+	cr_assert_eq(got.rsv_max, 256, "the caller's tuning applies");
+	bga_destroy(back);
+	cfg.nblocks = 100001;
+	cr_assert_eq(bga_load(&io, &cfg, &back), -EINVAL);
+	cfg.nblocks = 100000;
+	cfg.blocks_per_group = 1024;
+	cr_assert_eq(bga_load(&io, &cfg, &back), -EINVAL);
+	cfg.blocks_per_group = 2048;
+	cfg.first_data_block = 0;
+	cr_assert_eq(bga_load(&io, &cfg, &back), -EINVAL);
+	bga_destroy(vol);
+	memio_free(&m);
+}
+
+Test(persist, empty_area_and_bad_arguments)
+{
+	struct memio m;
+	struct bga_io io;
+	memio_init(&m, &io);
+	struct bga_volume *vol;
+	cr_assert_eq(bga_load(&io, NULL, &vol), -EUCLEAN, "an area no store completed");
+	cr_assert_eq(bga_load(NULL, NULL, &vol), -EINVAL);
+	cr_assert_eq(bga_load(&io, NULL, NULL), -EINVAL);
+	cr_assert_eq(bga_load_ex(&io, NULL, 1u << 7, &vol), -EINVAL);
+	cr_assert_eq(bga_store(NULL, &io), -EINVAL);
+	struct bga_io bad = io;
+	bad.flush = NULL;
+	vol = make(4096, 64, 0);
+	cr_assert_eq(bga_store(vol, &bad), -EINVAL);
+	cr_assert_eq(bga_store(vol, NULL), -EINVAL);
+	uint64_t bytes;
+	struct bga_config cfg;
+	bga_config_init(&cfg, 0);
+	cr_assert_eq(bga_metadata_size(&cfg, &bytes), -EINVAL);
+	cr_assert_eq(bga_metadata_size(NULL, &bytes), -EINVAL);
+	bga_config_init(&cfg, 4096);
+	cfg.blocks_per_group = 64;
+	cr_assert_eq(bga_metadata_size(&cfg, &bytes), 0);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	cr_assert_leq(m.size, bytes, "the store wrote past bga_metadata_size");
+	bga_destroy(vol);
+	memio_free(&m);
+}
+
+Test(persist, metadata_size_bounds_every_store)
+{
+	struct rng r = {12345};
+	for (int i = 0; i < 30; i++) {
+		uint32_t bpg = 64u << below(&r, 8);
+		uint64_t nblocks = 1 + below(&r, 64 * (uint64_t)bpg);
+		struct bga_volume *vol = make(nblocks, bpg, 0);
+		struct bga_extent ext[64];
+		size_t n = 0;
+		churn(vol, &r, 60, bpg, ext, 64, &n);
+		struct bga_config cfg;
+		bga_volume_config(vol, &cfg);
+		uint64_t bytes;
+		cr_assert_eq(bga_metadata_size(&cfg, &bytes), 0);
+		struct memio m;
+		struct bga_io io;
+		memio_init(&m, &io);
+		cr_assert_eq(bga_store(vol, &io), 0);
+		cr_assert_leq(m.size, bytes);
+		memio_free(&m);
+		bga_destroy(vol);
+	}
+}
+
+/* A failing write or flush: the store returns it, and the area still loads
+ * to the previous completed store. */
+Test(persist, callback_errors_keep_previous_state)
+{
+	struct rng r = {777};
+	struct bga_volume *vol = make(1 << 15, 512, 0);
+	struct bga_extent ext[256];
+	size_t n = 0;
+	churn(vol, &r, 200, 64, ext, 256, &n);
+	struct memio m;
+	struct bga_io io;
+	memio_init(&m, &io);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	struct usedmap old;
+	cr_assert_eq(usedmap_take(vol, &old), 0);
+	for (long k = 0; k < 12; k++) {
+		churn(vol, &r, 20, 64, ext, 256, &n);
+		m.writes = 0;
+		m.fail_write = k;
+		int rc = bga_store(vol, &io);
+		m.fail_write = -1;
+		if (rc == 0)
+			break; /* fewer than k writes: nothing failed */
+		cr_assert_eq(rc, -EIO);
+		struct bga_volume *back = load_expect(&io, &old);
+		bga_destroy(back);
+	}
+	m.flushes = 0;
+	m.fail_flush = 0;
+	cr_assert_eq(bga_store(vol, &io), -EIO);
+	m.fail_flush = -1;
+	struct bga_volume *back = load_expect(&io, &old);
+	bga_destroy(back);
+	/* and a later store succeeds and holds the latest state */
+	struct usedmap now;
+	cr_assert_eq(usedmap_take(vol, &now), 0);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	back = load_expect(&io, &now);
+	bga_destroy(back);
+	usedmap_free(&now);
+	usedmap_free(&old);
+	memio_free(&m);
+	bga_destroy(vol);
+}
+
+Test(persist, file_io_round_trip)
+{
+	char path[] = "/tmp/bga-persist-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	struct bga_volume *vol = make(1 << 18, 4096, 1);
+	struct rng r = {4242};
+	struct bga_extent ext[128];
+	size_t n = 0;
+	churn(vol, &r, 100, 500, ext, 128, &n);
+	struct bga_io io;
+	cr_assert_eq(bga_io_file_open(path, 8192, 0, &io), 0);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	bga_io_file_close(&io);
+	cr_assert_null(io.ctx);
+	struct usedmap want;
+	cr_assert_eq(usedmap_take(vol, &want), 0);
+	cr_assert_eq(bga_io_file_open(path, 8192, 0, &io), 0);
+	struct bga_volume *back = load_expect(&io, &want);
+	bga_destroy(back);
+	bga_io_file_close(&io);
+	cr_assert_eq(bga_io_file_open("/nonexistent-dir/x", 0, 1, &io), -ENOENT);
+	cr_assert_eq(bga_io_file_open(NULL, 0, 1, &io), -EINVAL);
+	unlink(path);
+	usedmap_free(&want);
+	bga_destroy(vol);
+}
