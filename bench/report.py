@@ -137,6 +137,9 @@ class Report:
             self.p("         one cache line between the first two CPUs: %.0f ns at the start, %.0f ns at the end"
                    % tuple(xfer))
             self.p("         (bench/xfer.h; every cell whose threads share lines moves with it)")
+        if m.get("counter_path"):
+            self.p("counter: per-CPU adds on %s, CPU-id source %s (bga_counter_mode_name)"
+                   % (m["counter_path"], m.get("cpu_source", "?")))
         meta = d.get("meta") or {}
         if meta:
             self.p("build: " + ", ".join("%s=%s" % kv for kv in sorted(meta.items())))

@@ -97,6 +97,7 @@
 #include <bgalloc/counter.h>
 #include <bgalloc/locktab.h>
 
+#include "cpu.h" /* bga__cpu_source: the counter's CPU-id source, for the report */
 #include "peer_ext2.h"
 #include "rng.h"
 #include "xfer.h"
@@ -640,6 +641,20 @@ static void script_teardown(struct worker *wk)
 
 /* -- counter -------------------------------------------------------------------- */
 
+/* How this process's per-CPU counters add: "percpu-rseq" or "percpu-cas"
+ * (bga_counter_mode_name), for the report. */
+static const char *counter_path(void)
+{
+	struct bga_counter *c;
+	const char *name = "unknown";
+
+	if (bga_counter_create(&c, 0, 0, BGA_COUNTER_PERCPU) == 0) {
+		name = bga_counter_mode_name(c);
+		bga_counter_destroy(c);
+	}
+	return name;
+}
+
 static void counter_loop(struct worker *wk)
 {
 	struct cell *c = wk->cell;
@@ -1095,6 +1110,10 @@ static int write_json(const char *path, struct cellres *cells, int ncells, doubl
 	json_str(f, u.version);
 	fprintf(f, ", \"arch\": ");
 	json_str(f, u.machine);
+	fprintf(f, ", \"counter_path\": ");
+	json_str(f, counter_path());
+	fprintf(f, ", \"cpu_source\": ");
+	json_str(f, bga__cpu_source());
 	fprintf(f, "},\n  \"meta\": {");
 	for (int i = 0; i < opt.nmeta; i++) {
 		const char *eq = strchr(opt.meta[i], '=');
@@ -1460,6 +1479,9 @@ int main(int argc, char **argv)
 		return 1;
 	if (ncpus_allowed >= 2)
 		xfer_ns[0] = xfer_line_ns(cpus[0], cpus[1], XFER_PINGS);
+	if (opt.wl_on[W_COUNTER])
+		fprintf(stderr, "bga-scale: counter: per-CPU adds on %s, CPU-id source %s\n", counter_path(),
+			bga__cpu_source());
 
 	for (int w = 0; w < W_COUNT; w++) {
 		const struct workload *wl = &workloads[w];
