@@ -1,0 +1,287 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bgafs_test.sh BGAFS CASE: one bgafs test on a fresh image, mounted under
+# a temporary directory.  Cases: basic dbench fio crash enospc.
+# Exit 0 pass, 1 fail, 77 skipped (no /dev/fuse, mounting not permitted,
+# or a tool missing).  Whatever happens, the file system is unmounted and
+# the daemon reaped (trap).
+set -euo pipefail
+
+BGAFS=$(realpath "$1")
+CASE=$2
+SKIP=77
+work=$(mktemp -d /tmp/bgafs-test.XXXXXX)
+img=$work/img
+mnt=$work/mnt
+log=$work/daemon.log
+mkdir -p "$mnt"
+pid=
+
+cleanup() {
+	cd / # a shell inside the mount would keep it busy
+	if mountpoint -q "$mnt" 2>/dev/null; then
+		fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true
+	fi
+	if [ -n "$pid" ]; then
+		# A daemon that does not finish its final commit in 30 s is hung.
+		for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	fi
+	if [ -s "$log" ]; then
+		echo "--- daemon log"
+		cat "$log"
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+skip() { echo "SKIP: $*"; exit $SKIP; }
+fail() {
+	echo "FAIL: $*"
+	if [ -n "${BGAFS_KEEP_FAILED:-}" ]; then cp "$img" "$BGAFS_KEEP_FAILED" && echo "image kept in $BGAFS_KEEP_FAILED"; fi
+	exit 1
+}
+need() { command -v "$1" >/dev/null || skip "$1 is not installed (scripts/deps.sh test)"; }
+
+need fusermount3
+(exec 3<>/dev/fuse) 2>/dev/null || skip "/dev/fuse cannot be opened"
+
+mount_fs() {
+	"$BGAFS" mount "$img" "$mnt" -f "$@" 2>>"$log" &
+	pid=$!
+	for _ in $(seq 200); do
+		mountpoint -q "$mnt" && return 0
+		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid" || true
+			pid=
+			if grep -qiE "not permitted|permission denied|fuse: device not found" "$log"; then
+				skip "mounting a FUSE file system is not permitted here: $(tail -1 "$log")"
+			fi
+			fail "bgafs mount exited before mounting"
+		fi
+		sleep 0.05
+	done
+	fail "bgafs did not mount in 10 s"
+}
+
+umount_fs() {
+	fusermount3 -u "$mnt" || fail "fusermount3 -u"
+	local rc=0
+	wait "$pid" || rc=$?
+	pid=
+	[ $rc = 0 ] || fail "the daemon exited with $rc after unmount"
+}
+
+crash_fs() {
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null || true
+	pid=
+	fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" || fail "cannot unmount the dead mount"
+}
+
+fsck_clean() {
+	"$BGAFS" fsck "$img" || fail "bgafs fsck is not clean ($*)"
+}
+
+# The errno a command fails with, from its message.
+expect_err() { # expect_err "message" command...
+	local want=$1 out
+	shift
+	if out=$("$@" 2>&1); then fail "'$*' succeeded, expected '$want'"; fi
+	grep -q "$want" <<<"$out" || fail "'$*' said '$out', expected '$want'"
+}
+
+sums() { (cd "$mnt" && find . -type f -print0 | sort -z | xargs -0r md5sum); }
+
+case_basic() {
+	"$BGAFS" mkfs "$img" 128M
+	mount_fs
+	cd "$mnt"
+	echo hello >a
+	[ "$(cat a)" = hello ] || fail "read back"
+	mkdir -p d/e/f
+	mv a d/e/b
+	[ "$(cat d/e/b)" = hello ] && [ ! -e a ] || fail "rename"
+	ln d/e/b hard
+	[ "$(stat -c %h hard)" = 2 ] || fail "link count after link"
+	rm hard
+	dd if=/dev/urandom of=big bs=64k count=300 status=none
+	cp big big2
+	cmp big big2 || fail "copy differs"
+	# holes read as zeros; truncate keeps the head, zeros the tail
+	truncate -s 1M sparse
+	printf x | dd of=sparse bs=1 seek=500000 conv=notrunc status=none
+	cmp -n 500000 sparse /dev/zero || fail "hole is not zeros"
+	[ "$(stat -c %b sparse)" -le 8 ] || fail "a sparse file took $(stat -c %b sparse) sectors"
+	truncate -s 100000 big2
+	truncate -s 200000 big2
+	cmp -n 100000 big big2 || fail "truncate lost the head"
+	cmp -i 100000:0 -n 100000 big2 /dev/zero || fail "bytes past a truncate are not zeros"
+	# fallocate: mode 0 extends the size, KEEP_SIZE does not; both read zeros
+	fallocate -l 1M fa
+	[ "$(stat -c %s fa)" = 1048576 ] && [ "$(stat -c %b fa)" -ge 2048 ] || fail "fallocate mode 0"
+	cmp fa <(head -c 1M /dev/zero) || fail "unwritten extent does not read zeros"
+	dd if=/dev/urandom of=chunk bs=4k count=3 status=none
+	dd if=chunk of=fa bs=4k seek=100 conv=notrunc status=none
+	cmp -i 409600:0 -n 12288 fa chunk || fail "written part of a fallocated file"
+	cmp -n 409600 fa /dev/zero || fail "unwritten head of a written fallocated file"
+	: >keep
+	fallocate -n -l 1M keep
+	[ "$(stat -c %s keep)" = 0 ] && [ "$(stat -c %b keep)" -ge 2048 ] || fail "fallocate KEEP_SIZE"
+	# errnos
+	expect_err "File exists" mkdir d
+	expect_err "Directory not empty" rmdir d
+	expect_err "No such file" cat nothere
+	expect_err "Not a directory" ls big/x
+	expect_err "Is a directory" rm d/e
+	expect_err "Not a directory" rmdir big
+	expect_err "File too large" truncate -s 2T big
+	expect_err "Invalid argument" perl -e 'rename("d", "d/e/g") or die "$!\n"'
+	expect_err "File name too long" touch "$(printf 'n%.0s' $(seq 256))"
+	expect_err "unsupported" fallocate -p -o 0 -l 4096 big
+	rm -r d
+	[ ! -e d ] || fail "rm -r"
+	df -k . >/dev/null
+	before=$(sums)
+	cd /
+	umount_fs
+	fsck_clean "after the first unmount"
+	mount_fs
+	[ "$(sums)" = "$before" ] || fail "checksums differ after a remount"
+	umount_fs
+	fsck_clean "after the remount"
+}
+
+case_dbench() {
+	need dbench
+	"$BGAFS" mkfs "$img" 1G
+	mount_fs
+	local out rc=0
+	out=$(dbench -c /usr/share/dbench/client.txt -t "${BGAFS_DBENCH_SECONDS:-20}" 4 -D "$mnt" 2>&1) || rc=$?
+	grep -E "^ *Operation|^ *[A-Z][A-Za-z]+ +[0-9]+ +[0-9.]+ +[0-9.]+$|Throughput" <<<"$out"
+	[ $rc = 0 ] || fail "dbench exited with $rc: $(tail -5 <<<"$out")"
+	if grep -qiE "error|failed|unexpected" <<<"$out"; then
+		grep -iE "error|failed|unexpected" <<<"$out" | head
+		fail "dbench reported errors"
+	fi
+	grep -q "^Throughput" <<<"$out" || fail "no throughput line"
+	umount_fs
+	fsck_clean "after dbench"
+}
+
+case_fio() {
+	need fio
+	"$BGAFS" mkfs "$img" 512M
+	mount_fs
+	# 4 jobs of 4 KiB random writes and one sequential writer, 256 MiB in
+	# all, every block verified; fio's default fallocate (native).
+	cat >"$work/job.fio" <<EOF
+[global]
+directory=$mnt
+ioengine=psync
+verify=crc32c
+do_verify=1
+verify_fatal=1
+[rand]
+rw=randwrite
+bs=4k
+size=${BGAFS_FIO_RAND:-48m}
+numjobs=4
+[seq]
+rw=write
+bs=1m
+size=${BGAFS_FIO_SEQ:-64m}
+EOF
+	local out rc=0
+	out=$(fio --output-format=normal "$work/job.fio" 2>&1) || rc=$?
+	grep -E "WRITE:|READ:|verify|err=" <<<"$out" || true
+	[ $rc = 0 ] || { tail -30 <<<"$out"; fail "fio exited with $rc"; }
+	if grep -E "err= *[1-9]|verify.*(bad|fail)" <<<"$out"; then fail "fio reported errors"; fi
+	before=$(sums)
+	umount_fs
+	fsck_clean "after fio"
+	mount_fs
+	[ "$(sums)" = "$before" ] || fail "fio's files differ after a remount"
+	umount_fs
+}
+
+# SIGKILL the daemon during a write load, at several points; after each,
+# remount (the reconcile runs), every file fsynced before the kill reads
+# back intact, and fsck is clean after the unmount.
+case_crash() {
+	"$BGAFS" mkfs "$img" 256M
+	head -c 300000 /dev/urandom >"$work/src"
+	local want
+	want=$(md5sum <"$work/src" | cut -d' ' -f1)
+	for round in 1 2 3 4; do
+		mount_fs
+		mkdir -p "$mnt/r$round"
+		: >"$work/synced.$round"
+		(
+			i=0
+			while :; do
+				i=$((i + 1))
+				dd if="$work/src" of="$mnt/r$round/s$i" bs=64k conv=fsync status=none 2>/dev/null || exit 0
+				echo "r$round/s$i" >>"$work/synced.$round"
+				dd if=/dev/urandom of="$mnt/r$round/u$i" bs=16k count=8 status=none 2>/dev/null || exit 0
+				rm -f "$mnt/r$round/u$((i - 2))" 2>/dev/null || exit 0
+				[ $((i % 5)) = 0 ] && { truncate -s 7000 "$mnt/r$round/s$((i - 3))" 2>/dev/null || exit 0; \
+					sed -i "/^r$round\/s$((i - 3))\$/d" "$work/synced.$round"; }
+			done
+		) &
+		local writer=$!
+		sleep "0.$((round * 2))"
+		sleep 0.$((RANDOM % 5))
+		crash_fs
+		wait "$writer" 2>/dev/null || true
+		echo "round $round: killed after $(wc -l <"$work/synced.$round") fsynced files"
+		# Before the reconcile, the only thing fsck may find is blocks the
+		# allocator on disk took after the last commit (leaked).
+		local out
+		out=$("$BGAFS" fsck "$img" 2>&1) || true
+		if grep "bgafs fsck: " <<<"$out" | grep -vE "leaked|not unmounted cleanly|NOT CLEAN|: clean"; then
+			fail "round $round: fsck before the remount found more than leaks"
+		fi
+		mount_fs
+		while read -r f; do
+			[ "$(md5sum <"$mnt/$f" | cut -d' ' -f1)" = "$want" ] || fail "round $round: fsynced $f is not intact"
+		done <"$work/synced.$round"
+		umount_fs
+		fsck_clean "after crash round $round and a remount"
+	done
+}
+
+# Fill the disk: ENOSPC to the writer, the file system still consistent;
+# delete: the space is back after the next commit; df follows the files.
+case_enospc() {
+	"$BGAFS" mkfs "$img" 64M
+	mount_fs
+	local out total avail0 used
+	read -r total avail0 < <(df -k --output=size,avail "$mnt" | tail -1)
+	if out=$(dd if=/dev/zero of="$mnt/fill" bs=1M 2>&1); then fail "filling the disk did not fail"; fi
+	grep -q "No space left on device" <<<"$out" || fail "filling gave '$out', not ENOSPC"
+	expect_err "No space left on device" dd if=/dev/zero of="$mnt/more" bs=4k count=16
+	echo ok >"$mnt/small" 2>/dev/null || true # a file may or may not fit
+	ls -l "$mnt" >/dev/null
+	sync "$mnt/fill"
+	used=$(df -k --output=used "$mnt" | tail -1)
+	local fk
+	fk=$(du -k "$mnt/fill" | cut -f1)
+	# df counts what the files hold, the namespace table, and the free
+	# counter's error (at most (slots + 1) * (batch - 1) blocks: 4 MiB
+	# covers 64 CPUs' worth).
+	[ $((used - fk)) -ge 0 ] && [ $((used - fk)) -le 4096 ] || fail "df used ${used}K, the file holds ${fk}K"
+	[ "$fk" -ge $((total * 9 / 10)) ] || fail "the file got ${fk}K of ${total}K before ENOSPC"
+	rm "$mnt/fill" "$mnt/more"
+	sync "$mnt/small" 2>/dev/null || sleep 2 # a commit releases the deferred frees
+	local avail
+	avail=$(df -k --output=avail "$mnt" | tail -1)
+	[ $((avail0 - avail)) -le 4096 ] || fail "after deleting: ${avail}K available, ${avail0}K at the start"
+	dd if=/dev/zero of="$mnt/again" bs=1M count=$((total / 1024 / 2)) status=none || fail "the space did not come back"
+	umount_fs
+	fsck_clean "after ENOSPC"
+}
+
+"case_$CASE"
+echo "PASS: bgafs $CASE"
