@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Install the Debian packages a target needs, if they are missing.
-#   scripts/deps.sh build|test|bench|demo|fuzz ...
+#   scripts/deps.sh build|test|bench|demo|fuzz|fscompare ...
 # Each need is checked first (pkg-config module, command or file); only the
 # missing packages are installed, and the script says which and why.
 set -euo pipefail
@@ -34,6 +34,19 @@ for target in "${@:-build}"; do
 		want pc criterion libcriterion-dev
 		want cmd clang clang
 		want file /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev
+		# bgafs, the FUSE example, and the programs its tests run
+		want pc fuse3 libfuse3-dev
+		want cmd fusermount3 fuse3
+		want cmd dbench dbench
+		want cmd fio fio
+		;;
+	fscompare) # bench/fscompare.sh: bgafs against fuse2fs
+		want pc fuse3 libfuse3-dev
+		want cmd fusermount3 fuse3
+		want cmd dbench dbench
+		want cmd fio fio
+		want cmd fuse2fs fuse2fs
+		want cmd mke2fs e2fsprogs
 		;;
 	bench | demo)
 		want file /usr/include/benchmark/benchmark.h libbenchmark-dev
