@@ -24,6 +24,9 @@ NAME = re.compile(r"^(?P<bench>[\w]+?)(?:/(?P<arg>\d+))?/real_time(?:/threads:(?
 def medians(path):
     with open(path) as f:
         doc = json.load(f)
+    ctx = doc.get("context", {})
+    if "counter_path" in ctx:
+        print("counter: per-CPU path %s, CPU-id source %s" % (ctx["counter_path"], ctx.get("counter_cpu_source", "?")))
     med = {}
     for b in doc["benchmarks"]:
         if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
@@ -62,6 +65,13 @@ def main():
         rows.append((what, r, target, "PASS" if ok else "FAIL"))
 
     ratio("counter add at 2 threads, per-CPU / atomic", ips("counter_add_percpu", 2), ips("counter_add_atomic", 2), 3.0)
+    # Issue 14 (rseq): present when the run included these benchmarks.
+    if ips("counter_add_limited_percpu", 2):
+        ratio("counter add at 1 thread, per-CPU / atomic", ips("counter_add_percpu", 1), ips("counter_add_atomic", 1), 1.5)
+        ratio("counter add at 2 threads, per-CPU / atomic (issue 14)", ips("counter_add_percpu", 2),
+              ips("counter_add_atomic", 2), 4.0)
+        ratio("limited add far from limit, 2 threads, per-CPU / atomic", ips("counter_add_limited_percpu", 2),
+              ips("counter_add_limited_atomic", 2), 3.0)
     ratio("default lock, contended, 64 threads / 2 threads", ips("locktab_default_contended", 64),
           ips("locktab_default_contended", 2), 0.8)
     for arg, desc in ((0, "full group, last bit free"), (1, "first half set"), (2, "half random")):
@@ -74,9 +84,16 @@ def main():
     print()
     print("counter adds (items/s, median):")
     for t in (1, 2, 4, 16, 64):
-        p, a = ips("counter_add_percpu", t), ips("counter_add_atomic", t)
+        p, a, c = ips("counter_add_percpu", t), ips("counter_add_atomic", t), ips("counter_add_percpu_cas", t)
         if p and a:
-            print(f"  {t:3} threads  per-CPU {p / 1e6:8.1f} M/s  atomic {a / 1e6:8.1f} M/s  ratio {p / a:5.2f}")
+            cas = f"  (CAS path {c / 1e6:7.1f} M/s, {c / a:5.2f})" if c else ""
+            print(f"  {t:3} threads  per-CPU {p / 1e6:8.1f} M/s  atomic {a / 1e6:8.1f} M/s  ratio {p / a:5.2f}{cas}")
+    for t in (1, 2):
+        p, a, c = (ips("counter_add_limited_percpu", t), ips("counter_add_limited_atomic", t),
+                   ips("counter_add_limited_percpu_cas", t))
+        if p and a:
+            cas = f"  (CAS path {c / 1e6:7.1f} M/s, {c / a:5.2f})" if c else ""
+            print(f"  {t:3} threads  limited: per-CPU {p / 1e6:8.1f} M/s  atomic {a / 1e6:8.1f} M/s  ratio {p / a:5.2f}{cas}")
     print("locks, contended (items/s, median):")
     for kind in ("default", "fas", "mutex", "ticket", "mcs"):
         vals = [ips(f"locktab_{kind}_contended", t) for t in (1, 2, 4, 16, 64)]
