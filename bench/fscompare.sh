@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bgafs against fuse2fs, one after the other in one run, on images of the
+# same size: dbench with 1 and 4 clients, then the fio load of the bgafs
+# tests (4 jobs of 4 KiB random writes and one sequential writer, 256 MiB,
+# crc32c verify, fio's default fallocate).  Prints one table.
+#
+#   bench/fscompare.sh [BUILD_DIR]     (default build/release; needs bgafs built)
+#
+# Environment: FSCOMPARE_SIZE (2G), DBENCH_SECONDS (20), FSCOMPARE_DIR
+# (a temporary directory under /tmp).  Packages: scripts/deps.sh fscompare.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/release}
+BGAFS=$(realpath "$build/examples/bgafs/bgafs" 2>/dev/null || true)
+[ -x "$BGAFS" ] || { echo "fscompare: no bgafs in $build (cmake --build $build --target bgafs)" >&2; exit 2; }
+for c in dbench fio fuse2fs mke2fs fusermount3; do
+	command -v $c >/dev/null || { echo "fscompare: $c missing (scripts/deps.sh fscompare)" >&2; exit 2; }
+done
+SIZE=${FSCOMPARE_SIZE:-2G}
+SECS=${DBENCH_SECONDS:-20}
+work=${FSCOMPARE_DIR:-$(mktemp -d /tmp/fscompare.XXXXXX)}
+mnt=$work/mnt
+mkdir -p "$mnt"
+pid=
+
+cleanup() {
+	cd /
+	if mountpoint -q "$mnt"; then fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" || true; fi
+	[ -n "$pid" ] && { wait "$pid" 2>/dev/null || true; }
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+mount_fs() { # mount_fs bgafs|fuse2fs: mount a fresh image
+	rm -f "$work/img"
+	case $1 in
+	bgafs)
+		"$BGAFS" mkfs "$work/img" "$SIZE" >/dev/null
+		"$BGAFS" mount "$work/img" "$mnt" -f 2>>"$work/$1.log" &
+		;;
+	fuse2fs)
+		truncate -s "$SIZE" "$work/img"
+		mke2fs -q -F -t ext4 "$work/img"
+		fuse2fs "$work/img" "$mnt" -f 2>>"$work/$1.log" &
+		;;
+	esac
+	pid=$!
+	for _ in $(seq 200); do mountpoint -q "$mnt" && return 0; sleep 0.05; done
+	echo "fscompare: $1 did not mount" >&2
+	cat "$work/$1.log" >&2
+	exit 1
+}
+
+umount_fs() {
+	fusermount3 -u "$mnt"
+	wait "$pid" || true
+	pid=
+}
+
+dbench_mbs() { # dbench_mbs CLIENTS: MB/s
+	local out
+	out=$(dbench -c /usr/share/dbench/client.txt -t "$SECS" "$1" -D "$mnt" 2>&1) || true
+	echo "$out" >>"$work/dbench.log"
+	awk '/^Throughput/ {print $2}' <<<"$out" | tail -1
+}
+
+fio_run() { # fio_run NAME: "MiB/s verify-result"
+	cat >"$work/job.fio" <<EOF
+[global]
+directory=$mnt
+ioengine=psync
+verify=crc32c
+do_verify=1
+verify_fatal=1
+[rand]
+rw=randwrite
+bs=4k
+size=48m
+numjobs=4
+[seq]
+rw=write
+bs=1m
+size=64m
+EOF
+	local out rc=0 bw verdict
+	out=$(fio "$work/job.fio" 2>&1) || rc=$?
+	echo "$out" >"$work/fio.$1.log"
+	# WRITE: bw=33.7MiB/s (35.4MB/s) ... in MiB/s
+	bw=$(awk '/WRITE: bw=/ { v = $2; sub("bw=", "", v); n = v + 0;
+		if (v ~ /KiB/) n /= 1024; if (v ~ /GiB/) n *= 1024; printf "%.1f", n }' <<<"$out")
+	local bad
+	bad=$(grep -ciE "verify: bad|bad magic|crc32c: verify failed|verify failed" <<<"$out" || true)
+	if [ $rc = 0 ] && [ "$bad" = 0 ]; then verdict="ok"; else verdict="FAILED(rc=$rc,$bad-errors)"; fi
+	echo "${bw:-0} $verdict"
+}
+
+declare -A r
+for fs in bgafs fuse2fs; do
+	echo "fscompare: $fs, dbench 1 client (${SECS} s)" >&2
+	mount_fs $fs
+	r[$fs.d1]=$(dbench_mbs 1)
+	umount_fs
+	echo "fscompare: $fs, dbench 4 clients (${SECS} s)" >&2
+	mount_fs $fs
+	r[$fs.d4]=$(dbench_mbs 4)
+	umount_fs
+	echo "fscompare: $fs, fio" >&2
+	mount_fs $fs
+	read -r r[$fs.fio] r[$fs.verify] < <(fio_run $fs)
+	umount_fs
+	if [ $fs = bgafs ]; then
+		r[bgafs.fsck]=$("$BGAFS" fsck "$work/img" >/dev/null 2>&1 && echo clean || echo "NOT CLEAN")
+	fi
+done
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
+echo
+echo "fscompare: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, images of $SIZE, dbench $SECS s ($(dbench --help 2>&1 | head -1 | cut -d' ' -f1-3)), $(fio --version)"
+printf '%-24s | %-14s | %-14s | %s\n' "load" "bgafs" "fuse2fs" "bgafs / fuse2fs"
+printf '%-24s-+-%-14s-+-%-14s-+-%s\n' "------------------------" "--------------" "--------------" "---------------"
+printf '%-24s | %-14s | %-14s | %s\n' "dbench 1 client (MB/s)" "${r[bgafs.d1]}" "${r[fuse2fs.d1]}" "$(ratio "${r[bgafs.d1]}" "${r[fuse2fs.d1]}")"
+printf '%-24s | %-14s | %-14s | %s\n' "dbench 4 clients (MB/s)" "${r[bgafs.d4]}" "${r[fuse2fs.d4]}" "$(ratio "${r[bgafs.d4]}" "${r[fuse2fs.d4]}")"
+printf '%-24s | %-14s | %-14s |\n' "dbench 4 / 1 clients" "$(ratio "${r[bgafs.d4]}" "${r[bgafs.d1]}")" "$(ratio "${r[fuse2fs.d4]}" "${r[fuse2fs.d1]}")"
+printf '%-24s | %-14s | %-14s | %s\n' "fio write (MiB/s)" "${r[bgafs.fio]}" "${r[fuse2fs.fio]}" "$(ratio "${r[bgafs.fio]}" "${r[fuse2fs.fio]}")"
+printf '%-24s | %-14s | %-14s |\n' "fio verify (crc32c)" "${r[bgafs.verify]}" "${r[fuse2fs.verify]}"
+printf '%-24s | %-14s | %-14s |\n' "bgafs fsck afterwards" "${r[bgafs.fsck]}" "-"
