@@ -7,11 +7,12 @@
  *
  *   1. write the table into fresh blocks (the data is already in the image);
  *   2. bga_store: the allocator, with the table's blocks taken and the
- *      transaction's deferred frees still allocated;
- *   3. flush: data, table and allocator are durable;
- *   4. write the superblock slot of the next generation, naming the table;
+ *      transaction's deferred frees still allocated.  It flushes before
+ *      and after its own superblock, and its area is part of the image
+ *      file, so data, table and allocator are durable when it returns;
+ *   3. write the superblock slot of the next generation, naming the table;
  *      flush;
- *   5. bga_commit(txn): only now may the blocks freed in it be reused.
+ *   4. bga_commit(txn): only now may the blocks freed in it be reused.
  *
  * The previous table's blocks are freed in the next transaction, so the
  * older superblock slot (the fallback when the newest is torn) keeps an
@@ -134,12 +135,11 @@ int txn_commit(struct fs *fs)
 					   sb.table[i].start * BGAFS_BLOCK + have);
 		off += have;
 	}
+	/* The metadata area is a range of the image file, so bga_store's
+	 * flushes (before its superblock and after it) also make the data and
+	 * the table durable: no flush of our own is needed before ours. */
 	if (!rc)
 		rc = bga_store(fs->vol, &fs->io);
-	if (!rc && fdatasync(fs->fd))
-		rc = -errno;
-	if (!rc && fs->io.flush)
-		rc = fs->io.flush(fs->io.ctx);
 	if (rc) {
 		table_release(fs, sb.table, sb.table_next, 0);
 		goto fail;
