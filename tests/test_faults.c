@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Allocation failure, everywhere it can happen: each operation runs once
+ * per k = 1, 2, ... with the k-th allocator call failing, until a run
+ * makes fewer than k calls.  A run that fails must return -ENOMEM (or the
+ * operation's own documented error), leave the volume byte-for-byte as it
+ * was (bga__snapshot), counts and bga_check included, and keep nothing
+ * allocated once the volume is destroyed.
+ *
+ * The allocator is wrapped at link time for this executable only
+ * (-Wl,--wrap=malloc,... in tests/CMakeLists.txt): the calls of the static
+ * library and of this file go through the wrappers; Criterion's and the
+ * shared libraries' do not.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include <bgalloc.h>
+#include <bgalloc/counter.h>
+#include <bgalloc/locktab.h>
+
+#include "testutil.h"
+
+#include "snapshot.h"
+
+/* ---- the wrapped allocator ---- */
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t m);
+void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t a, size_t n);
+int __real_posix_memalign(void **p, size_t a, size_t n);
+void __real_free(void *p);
+
+static long fault_at;    /* 0: no failure; k: the k-th call fails */
+static long fault_calls; /* calls since armed */
+static long live;        /* blocks handed out and not freed, while tracking */
+static bool tracking;
+
+static bool fail_now(void)
+{
+	if (fault_at == 0)
+		return false;
+	return __atomic_add_fetch(&fault_calls, 1, __ATOMIC_RELAXED) == fault_at;
+}
+
+static void *note(void *p)
+{
+	if (p && tracking)
+		__atomic_add_fetch(&live, 1, __ATOMIC_RELAXED);
+	return p;
+}
+
+void *__wrap_malloc(size_t n)
+{
+	return fail_now() ? NULL : note(__real_malloc(n));
+}
+
+void *__wrap_calloc(size_t n, size_t m)
+{
+	return fail_now() ? NULL : note(__real_calloc(n, m));
+}
+
+void *__wrap_aligned_alloc(size_t a, size_t n)
+{
+	return fail_now() ? NULL : note(__real_aligned_alloc(a, n));
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	if (fail_now())
+		return NULL;
+	void *q = __real_realloc(p, n);
+	if (p == NULL)
+		note(q);
+	return q;
+}
+
+int __wrap_posix_memalign(void **p, size_t a, size_t n)
+{
+	if (fail_now())
+		return ENOMEM;
+	int rc = __real_posix_memalign(p, a, n);
+	if (rc == 0)
+		note(*p);
+	return rc;
+}
+
+void __wrap_free(void *p)
+{
+	if (p && tracking)
+		__atomic_sub_fetch(&live, 1, __ATOMIC_RELAXED);
+	__real_free(p);
+}
+
+static void arm(long k)
+{
+	fault_calls = 0;
+	fault_at = k;
+}
+
+static long disarm(void)
+{
+	fault_at = 0;
+	return fault_calls;
+}
+
+static void track(void)
+{
+	live = 0;
+	tracking = true;
+}
+
+static void untrack(const char *what, long k)
+{
+	tracking = false;
+	cr_assert_eq(live, 0, "%s, k=%ld: %ld allocations never freed", what, k, live);
+}
+
+/* ---- bga_create and the primitives' constructors ---- */
+
+static void create_every_k(const struct bga_config *cfg, const char *what)
+{
+	for (long k = 1;; k++) {
+		struct bga_volume *sentinel = (struct bga_volume *)&k, *vol = sentinel;
+		track();
+		arm(k);
+		int rc = bga_create(cfg, &vol);
+		long calls = disarm();
+		if (rc == 0) {
+			assert_clean(vol);
+			bga_destroy(vol);
+		} else {
+			cr_assert_eq(rc, -ENOMEM, "%s, k=%ld: %d", what, k, rc);
+			cr_assert_eq(vol, sentinel, "%s, k=%ld: a failed create wrote *out", what, k);
+		}
+		untrack(what, k);
+		if (calls < k) {
+			cr_assert_eq(rc, 0);
+			cr_assert_gt(k, 2, "%s: create allocates", what);
+			return;
+		}
+	}
+}
+
+Test(faults, create_cleans_up_a_half_built_volume)
+{
+	struct bga_config cfg;
+	bga_config_init(&cfg, 3 * 4096 * 64 + 100); /* a short last group in chunk 3 */
+	cfg.blocks_per_group = 64;
+	cfg.first_data_block = 7; /* chunk 0 built at create as well */
+	create_every_k(&cfg, "default");
+	cfg.flags = BGA_ATOMIC_COUNTERS | BGA_GLOBAL_LOCK;
+	create_every_k(&cfg, "baseline");
+	cfg.flags = 0;
+	cfg.lock_kind = BGA_LOCK_MCS;
+	create_every_k(&cfg, "mcs");
+}
+
+Test(faults, counter_and_locktab_create)
+{
+	for (long k = 1;; k++) {
+		struct bga_counter *c = NULL;
+		track();
+		arm(k);
+		int rc = bga_counter_create(&c, 5, 0, BGA_COUNTER_PERCPU);
+		long calls = disarm();
+		if (rc == 0) {
+			cr_assert_eq(bga_counter_sum(c), 5);
+			bga_counter_destroy(c);
+		} else {
+			cr_assert_eq(rc, -ENOMEM);
+		}
+		untrack("counter", k);
+		if (calls < k)
+			break;
+	}
+	for (uint32_t kind = BGA_LOCK_FAS; kind <= BGA_LOCK_MUTEX; kind++) {
+		for (long k = 1;; k++) {
+			struct bga_locktab *t = NULL;
+			track();
+			arm(k);
+			int rc = bga_locktab_create(&t, 8, (enum bga_lock_kind)kind);
+			long calls = disarm();
+			if (rc == 0) {
+				bga_locktab_lock(t, 3);
+				bga_locktab_unlock(t, 3);
+				bga_locktab_destroy(t);
+			} else {
+				cr_assert_eq(rc, -ENOMEM);
+			}
+			untrack("locktab", k);
+			if (calls < k)
+				break;
+		}
+	}
+}
+
+/* ---- operations on a volume ---- */
+
+/* 2 chunks of 4096 groups of 64 blocks, and a short last group in a third. */
+#define BPG 64
+#define CHUNK_BLOCKS (4096 * BPG)
+#define NBLOCKS (2 * CHUNK_BLOCKS + 100)
+
+struct fx {
+	struct bga_volume *vol;
+	struct bga_rsv *rsv;
+	uint64_t txn;
+	int cb_calls;
+	uint64_t arg;
+};
+
+static void alloc_exact(struct bga_volume *vol, uint64_t start, uint64_t len)
+{
+	struct bga_request req = {.goal = start, .min_len = len, .max_len = len, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0, "setup alloc %llu+%llu", (unsigned long long)start,
+		     (unsigned long long)len);
+}
+
+static void fx_plain(struct fx *f)
+{
+	struct bga_config cfg;
+	bga_config_init(&cfg, NBLOCKS);
+	cfg.blocks_per_group = BPG;
+	cfg.rsv_max = 64;
+	cr_assert_eq(bga_create(&cfg, &f->vol), 0);
+}
+
+/* Whole groups 100..139 and 4090..4105 (across chunks 0 and 1) allocated,
+ * group 5 wholly allocated, a few pieces here and there, a window open. */
+static void fx_used(struct fx *f)
+{
+	fx_plain(f);
+	for (uint64_t g = 100; g < 140; g++)
+		alloc_exact(f->vol, g * BPG, BPG);
+	for (uint64_t g = 4090; g < 4106; g++)
+		alloc_exact(f->vol, g * BPG, BPG);
+	alloc_exact(f->vol, 5 * BPG, BPG);
+	alloc_exact(f->vol, 7 * BPG + 3, 9);
+	alloc_exact(f->vol, 9 * BPG + 60, 4); /* a run across groups 9 and 10 */
+	alloc_exact(f->vol, 10 * BPG, 4);
+	cr_assert_eq(bga_rsv_open(f->vol, &f->rsv), 0);
+}
+
+/* fx_used, and pending deferred frees in several groups and chunks. */
+static void fx_pending(struct fx *f)
+{
+	fx_used(f);
+	cr_assert_eq(bga_free_deferred(f->vol, 5 * BPG + 1, 3, 2), 0);
+	cr_assert_eq(bga_free_deferred(f->vol, 101 * BPG, 3 * BPG, 2), 0);
+	cr_assert_eq(bga_free_deferred(f->vol, 4095 * BPG + 10, 2 * BPG, 3), 0);
+	cr_assert_eq(bga_free_deferred(f->vol, 7 * BPG + 4, 1, 4), 0);
+}
+
+/* Every block allocated, some waiting on a commit (so -EAGAIN). */
+static void fx_full_pending(struct fx *f)
+{
+	struct bga_config cfg;
+	bga_config_init(&cfg, 8 * BPG);
+	cfg.blocks_per_group = BPG;
+	cr_assert_eq(bga_create(&cfg, &f->vol), 0);
+	for (uint64_t g = 0; g < 8; g++)
+		alloc_exact(f->vol, g * BPG, BPG);
+	cr_assert_eq(bga_free_deferred(f->vol, 3 * BPG + 10, 6, 1), 0);
+}
+
+/* One chunk of 200 groups, pieces allocated and pending: for the
+ * operations that allocate per group, where k runs into hundreds. */
+static void fx_small(struct fx *f)
+{
+	struct bga_config cfg;
+	bga_config_init(&cfg, 200 * BPG);
+	cfg.blocks_per_group = BPG;
+	cr_assert_eq(bga_create(&cfg, &f->vol), 0);
+	for (uint64_t g = 10; g < 200; g += 7)
+		alloc_exact(f->vol, g * BPG + g % 50, 5);
+	alloc_exact(f->vol, 3 * BPG, BPG);
+	cr_assert_eq(bga_free_deferred(f->vol, 3 * BPG + 8, 8, 1), 0);
+	cr_assert_eq(bga_free_deferred(f->vol, 17 * BPG + 17, 2, 2), 0);
+}
+
+static int count_cb(void *ctx, uint64_t start, uint64_t len)
+{
+	(void)start;
+	(void)len;
+	((struct fx *)ctx)->cb_calls++;
+	return 0;
+}
+
+struct op {
+	const char *name;
+	void (*setup)(struct fx *f);
+	int (*run)(struct fx *f);
+	int fail_rc; /* besides -ENOMEM, an error the run may give when memory fails (0: none) */
+	int want;    /* the result without faults */
+	bool walk;   /* stops part way (trim): the free blocks, not every byte, stay as they were */
+};
+
+static int op_alloc(struct fx *f, uint64_t goal, uint64_t min, uint64_t max, uint32_t flags, struct bga_rsv *rsv)
+{
+	struct bga_request req = {.goal = goal, .min_len = min, .max_len = max, .rsv = rsv, .flags = flags};
+	struct bga_extent e;
+	return bga_alloc(f->vol, &req, &e);
+}
+
+static int run_alloc_untouched_chunk(struct fx *f) { return op_alloc(f, CHUNK_BLOCKS + 5000, 4, 4, BGA_EXACT_GOAL, NULL); }
+static int run_alloc_no_goal(struct fx *f) { return op_alloc(f, BGA_NO_GOAL, 1, 100, 0, NULL); }
+static int run_alloc_goal(struct fx *f) { return op_alloc(f, CHUNK_BLOCKS + 77, 2, 30, 0, NULL); }
+static int run_alloc_window(struct fx *f) { return op_alloc(f, CHUNK_BLOCKS + 300, 1, 3, 0, f->rsv); }
+static int run_alloc_window_no_goal(struct fx *f) { return op_alloc(f, BGA_NO_GOAL, 1, 3, 0, f->rsv); }
+static int run_alloc_would_fit(struct fx *f) { return op_alloc(f, BGA_NO_GOAL, 4, 6, 0, NULL); }
+static int run_alloc_would_fit_goal(struct fx *f) { return op_alloc(f, 3 * BPG + 10, 6, 6, BGA_EXACT_GOAL, NULL); }
+static int run_free_in_used_group(struct fx *f) { return bga_free(f->vol, 5 * BPG + 3, 1); }
+static int run_free_40_groups(struct fx *f) { return bga_free(f->vol, 100 * BPG, 40 * BPG); }
+static int run_free_across_chunks(struct fx *f) { return bga_free(f->vol, 4090 * BPG + 1, 16 * BPG - 2); }
+static int run_free_crossing_groups(struct fx *f) { return bga_free(f->vol, 9 * BPG + 60, 8); }
+static int run_fdef_in_used_group(struct fx *f) { return bga_free_deferred(f->vol, 5 * BPG + 3, 1, 9); }
+static int run_fdef_40_groups(struct fx *f) { return bga_free_deferred(f->vol, 100 * BPG, 40 * BPG, 9); }
+static int run_fdef_across_chunks(struct fx *f) { return bga_free_deferred(f->vol, 4090 * BPG, 16 * BPG, 9); }
+static int run_commit_all(struct fx *f) { return bga_commit(f->vol, 10); }
+static int run_commit_some(struct fx *f) { return bga_commit(f->vol, 3); }
+static int run_grow_in_chunk(struct fx *f) { return bga_grow(f->vol, NBLOCKS + 1000); }
+static int run_grow_new_chunks(struct fx *f) { return bga_grow(f->vol, 5 * CHUNK_BLOCKS + 10); }
+static int run_grow_chunk_edge(struct fx *f) { return bga_grow(f->vol, 3 * CHUNK_BLOCKS); }
+/* Trim allocates per group it claims from (a run list, a bitmap for a
+ * wholly free group). */
+static int run_trim(struct fx *f) { return bga_trim(f->vol, 0, 200 * BPG, 1, count_cb, f, NULL); }
+static int run_trim_part(struct fx *f) { return bga_trim(f->vol, 4085 * BPG, 4110 * BPG + 7, 8, count_cb, f, NULL); }
+static int run_foreach(struct fx *f) { return bga_foreach_free(f->vol, 0, NBLOCKS, 1, count_cb, f); }
+static int run_stats(struct fx *f)
+{
+	struct bga_stats st;
+	return bga_stats(f->vol, &st);
+}
+static int run_rsv_open(struct fx *f)
+{
+	struct bga_rsv *r = NULL;
+	int rc = bga_rsv_open(f->vol, &r);
+	if (rc == 0)
+		bga_rsv_close(r);
+	return rc;
+}
+static int run_check(struct fx *f) { return bga_check(f->vol, NULL); }
+
+static const struct op ops[] = {
+	{"alloc in an untouched chunk", fx_plain, run_alloc_untouched_chunk, 0, 0, false},
+	{"alloc without a goal", fx_used, run_alloc_no_goal, 0, 0, false},
+	{"alloc with a goal", fx_used, run_alloc_goal, 0, 0, false},
+	{"alloc through a window", fx_used, run_alloc_window, 0, 0, false},
+	{"alloc through a window, no goal", fx_used, run_alloc_window_no_goal, 0, 0, false},
+	{"alloc that waits on a commit", fx_full_pending, run_alloc_would_fit, -ENOSPC, -EAGAIN, false},
+	{"exact alloc that waits on a commit", fx_full_pending, run_alloc_would_fit_goal, -ENOSPC, -EAGAIN, false},
+	{"free in a wholly used group", fx_used, run_free_in_used_group, 0, 0, false},
+	{"free over 40 groups", fx_used, run_free_40_groups, 0, 0, false},
+	{"free across chunks", fx_used, run_free_across_chunks, 0, 0, false},
+	{"free across two groups", fx_used, run_free_crossing_groups, 0, 0, false},
+	{"deferred free in a wholly used group", fx_used, run_fdef_in_used_group, 0, 0, false},
+	{"deferred free over 40 groups", fx_used, run_fdef_40_groups, 0, 0, false},
+	{"deferred free across chunks", fx_used, run_fdef_across_chunks, 0, 0, false},
+	{"commit of every record", fx_pending, run_commit_all, 0, 0, false},
+	{"commit of some records", fx_pending, run_commit_some, 0, 0, false},
+	{"grow inside the last chunk", fx_used, run_grow_in_chunk, 0, 0, false},
+	{"grow into new chunks", fx_used, run_grow_new_chunks, 0, 0, false},
+	{"grow to a chunk's edge", fx_used, run_grow_chunk_edge, 0, 0, false},
+	{"trim", fx_small, run_trim, 0, 0, true},
+	{"trim across chunks", fx_used, run_trim_part, 0, 0, true},
+	{"foreach", fx_pending, run_foreach, 0, 0, false},
+	{"stats", fx_pending, run_stats, 0, 0, false},
+	{"rsv_open", fx_used, run_rsv_open, 0, 0, false},
+	{"check", fx_pending, run_check, 0, 0, false},
+};
+
+static void teardown(struct fx *f)
+{
+	bga_rsv_close(f->rsv);
+	bga_destroy(f->vol);
+}
+
+/* The volume's free extents, as bga_foreach_free gives them. */
+struct extents {
+	struct bga_extent *e;
+	size_t n, cap;
+};
+
+static int collect(void *ctx, uint64_t start, uint64_t len)
+{
+	struct extents *x = ctx;
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 64;
+		x->e = realloc(x->e, x->cap * sizeof(*x->e));
+		cr_assert_not_null(x->e);
+	}
+	x->e[x->n++] = (struct bga_extent){start, len};
+	return 0;
+}
+
+static struct extents free_extents(struct bga_volume *vol)
+{
+	struct extents x = {NULL, 0, 0};
+	struct bga_config cfg;
+	cr_assert_eq(bga_volume_config(vol, &cfg), 0);
+	cr_assert_eq(bga_foreach_free(vol, 0, cfg.nblocks, 1, collect, &x), 0);
+	return x;
+}
+
+static void op_every_k(const struct op *op)
+{
+	for (long k = 1;; k++) {
+		struct fx f = {0};
+		void *before, *after;
+		size_t blen, alen;
+		track();
+		op->setup(&f);
+		cr_assert_eq(bga__snapshot(f.vol, &before, &blen), 0);
+		struct extents ext0 = free_extents(f.vol);
+		uint64_t free0 = bga_free_exact(f.vol), res0 = bga_reserved(f.vol);
+		arm(k);
+		int rc = op->run(&f);
+		long calls = disarm();
+		if (calls < k)
+			cr_assert_eq(rc, op->want, "%s: %d without a fault", op->name, rc);
+		else if (rc != op->want)
+			cr_assert(rc == -ENOMEM || (op->fail_rc && rc == op->fail_rc),
+				  "%s, k=%ld: %d (%s) when memory ran out", op->name, k, rc, bga_strerror(rc));
+		if (rc != 0) {
+			cr_assert_eq(bga__snapshot(f.vol, &after, &alen), 0);
+			cr_assert(op->walk || (alen == blen && memcmp(before, after, blen) == 0),
+				  "%s, k=%ld: a failed call (%d) changed the volume", op->name, k, rc);
+			free(after);
+			struct extents ext1 = free_extents(f.vol);
+			cr_assert(ext1.n == ext0.n && memcmp(ext0.e, ext1.e, ext0.n * sizeof(*ext0.e)) == 0,
+				  "%s, k=%ld: a failed call (%d) changed the free extents", op->name, k, rc);
+			free(ext1.e);
+			cr_assert_eq(bga_free_exact(f.vol), free0, "%s, k=%ld", op->name, k);
+			cr_assert_eq(bga_reserved(f.vol), res0, "%s, k=%ld", op->name, k);
+		}
+		free(before);
+		free(ext0.e);
+		struct bga_check_report r;
+		cr_assert_eq(bga_check(f.vol, &r), 0, "%s, k=%ld: %s", op->name, k, r.message);
+		teardown(&f);
+		untrack(op->name, k);
+		if (calls < k) {
+			cr_log_info("%s: failed each of its %ld allocations in turn", op->name, k - 1);
+			return;
+		}
+	}
+}
+
+ParameterizedTestParameters(faults, every_k)
+{
+	static size_t rows[sizeof(ops) / sizeof(ops[0])];
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		rows[i] = i;
+	return cr_make_param_array(size_t, rows, sizeof(ops) / sizeof(ops[0]));
+}
+
+ParameterizedTest(size_t *row, faults, every_k) { op_every_k(&ops[*row]); }
