@@ -142,6 +142,9 @@ static inline struct counter_slot *counter_my_slot(struct bga_counter *c)
  * push it up to batch past the fold point before anyone folds, and no
  * bound independent of the thread count would hold.  On the slot's own
  * line a CAS costs the same lock-prefixed instruction as fetch_add.
+ * On CTR_PATH_RSEQ the same check and store run as one restartable
+ * sequence instead, with no lock prefix (counter_rseq.h); false there also
+ * when this thread has no rseq, and the slow path takes the lock.
  */
 static inline bool bga__counter_add_fast(struct bga_counter *c, int64_t delta)
 {
@@ -178,7 +181,8 @@ static inline int counter_atomic_add_limited(struct bga_counter *c, int64_t delt
  * bga_counter_add_limited's per-CPU fast path, for 0 < delta < batch once
  * the counter is in limited use: true when delta went into this CPU's
  * slot, which is safe while total + bound + delta <= limit (the proof is
- * at bga_counter_add_limited).  False (nothing changed) otherwise: then
+ * at bga_counter_add_limited; for the rseq section, (e) of counter.c's
+ * rseq part).  False (nothing changed) otherwise: then
  * the caller decides exactly.  In atomic mode it is the whole limited
  * add (exact), for 0 < delta.
  */
