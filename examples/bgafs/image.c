@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "bgafs.h"
@@ -206,6 +207,22 @@ int fs_open(const char *path, int rw, struct fs **out)
 	if (fd < 0) {
 		fprintf(stderr, "bgafs: %s: %s\n", path, strerror(errno));
 		return -errno;
+	}
+	/* A mounted image is locked by its daemon, which keeps writing for a
+	 * moment after fusermount3 -u returns (the final commit): fsck and a
+	 * second mount wait for it rather than read a half-saved image. */
+	int lk = rw ? LOCK_EX : LOCK_SH, tries = rw ? 50 : 300;
+	for (int i = 0; flock(fd, lk | LOCK_NB); i++) {
+		if (errno != EWOULDBLOCK || i == tries) {
+			fprintf(stderr, "bgafs: %s: %s\n", path,
+				errno == EWOULDBLOCK ? "in use by a mounted bgafs" : strerror(errno));
+			close(fd);
+			return -EBUSY;
+		}
+		if (i == 0)
+			fprintf(stderr, "bgafs: %s is in use by a bgafs daemon; waiting up to %d s\n", path,
+				tries / 10);
+		usleep(100000);
 	}
 	struct stat st;
 	struct fs *fs;
