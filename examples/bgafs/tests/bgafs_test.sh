@@ -183,6 +183,7 @@ ioengine=psync
 verify=crc32c
 do_verify=1
 verify_fatal=1
+verify_state_save=0
 [rand]
 rw=randwrite
 bs=4k
