@@ -195,6 +195,7 @@ struct fs {
 	int cwant, cstop, clast_err;
 	uint64_t meta_want;    /* blocks kept reserved for the next table */
 	uint64_t commits;      /* commits that wrote a table */
+	int writeback_cache;   /* -o writeback_cache: the kernel caches writes */
 };
 
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len);

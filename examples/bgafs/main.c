@@ -4,6 +4,10 @@
  * bgafs mount IMAGE MOUNTPOINT [-f] [-o FUSE options]
  * bgafs fsck IMAGE
  *
+ * Mount options of bgafs's own, beside libfuse's: writeback_cache (the
+ * kernel gathers writes in its page cache and sends them in pages; off by
+ * default, as in fuse2fs, so the two compare alike).
+ *
  * mount loads the image before it answers: errors reach the terminal and
  * the exit status even in the background (the parent waits on a pipe for
  * the daemon's word).  fusermount3 -u ends the FUSE loop; the daemon then
@@ -27,7 +31,9 @@ static void usage(void)
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct fs *fs = userdata;
+	if (fs->writeback_cache && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	/* Enough requests in flight for four writers and the readahead. */
@@ -105,9 +111,19 @@ static int cmd_mount(int argc, char **argv)
 		free(abs);
 		return 1;
 	}
-	char optbuf[4096];
-	snprintf(optbuf, sizeof(optbuf), "fsname=%s,subtype=bgafs,default_permissions%s%s", abs, opts ? "," : "",
-		 opts ? opts : "");
+	/* bgafs's own options come out of the list; libfuse gets the rest. */
+	char optbuf[4096], rest[2048] = "";
+	if (opts) {
+		char *copy = strdup(opts), *save = NULL;
+		for (char *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+			if (!strcmp(o, "writeback_cache"))
+				fs->writeback_cache = 1;
+			else
+				snprintf(rest + strlen(rest), sizeof(rest) - strlen(rest), ",%s", o);
+		}
+		free(copy);
+	}
+	snprintf(optbuf, sizeof(optbuf), "fsname=%s,subtype=bgafs,default_permissions%s", abs, rest);
 	char *fargv[] = {"bgafs", "-o", optbuf, NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
 	struct fuse_lowlevel_ops ops = {.init = op_init};

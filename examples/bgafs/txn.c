@@ -238,9 +238,28 @@ int txn_sync(struct fs *fs)
 	return rc;
 }
 
+/* Files unlinked while open and still open at unmount (a lazy unmount):
+ * nothing names them any more, so their blocks go with this last commit. */
+static void free_orphans(struct fs *fs)
+{
+	struct itab *t = &fs->itab;
+	for (uint64_t i = 0; i < t->cap; i++) {
+		struct inode *ip = t->v[i];
+		if (ip && !ip->nlink && ip->map.n) {
+			struct extmap *m = &ip->map;
+			for (uint32_t k = 0; k < m->n; k++)
+				txn_free_blocks(fs, m->v[k].pblk, m->v[k].len);
+			m->n = 0;
+			m->blocks = 0;
+			atomic_store(&fs->dirty, 1);
+		}
+	}
+}
+
 int txn_unmount(struct fs *fs)
 {
 	txn_stop(fs);
+	free_orphans(fs); /* no op runs any more: no lock to take */
 	int rc = txn_commit(fs);
 	if (rc)
 		return rc;
