@@ -134,7 +134,9 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
  * or a block waiting on a deferred free).  Ranges that span groups are
  * allowed; their locks are taken in lock-slot order.  -ENOMEM, with
  * nothing changed, when freeing part of a wholly used group needs its
- * bitmap and none can be allocated.  Returns 0 otherwise.
+ * bitmap and none can be allocated.  -EUCLEAN, with nothing changed, when
+ * any block lies in a group a load quarantined (bga_load).  Returns 0
+ * otherwise.
  */
 BGA_EXTERN int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len);
 

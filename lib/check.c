@@ -62,6 +62,8 @@ static void check_group_locked(struct bga_volume *vol, const struct bga_geom *ge
 	bga__grp_span(vol, grp, g, &lo, &hi);
 	uint32_t geo_lo, geo_hi;
 	bga__group_span(vol, geo, g, &geo_lo, &geo_hi);
+	if (grp->flags & BGA_GROUP_QUARANTINED)
+		report(r, g, UINT64_MAX, "group %llu: quarantined (failed its checksum at load)", (unsigned long long)g);
 	/* A grow changes spans under the group lock after it publishes its
 	 * geometry and before it stores the floor: compare only when ours is
 	 * the last geometry a grow completed and still the published one (a

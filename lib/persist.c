@@ -155,14 +155,6 @@ struct bga_persist *bga__persist_get(struct bga_volume *vol)
 	p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return NULL;
-	p->npchunk = vol->max_chunks;
-	/* sized for the largest volume, like the chunk directory: calloc's
-	 * untouched pages cost nothing */
-	p->pchunk = calloc(p->npchunk, sizeof(*p->pchunk));
-	if (p->pchunk == NULL) {
-		free(p);
-		return NULL;
-	}
 	pthread_mutex_init(&p->lock, NULL);
 	p->next_gen = 1;
 	struct bga_persist *expect = NULL;
@@ -177,10 +169,11 @@ struct bga_persist *bga__persist_get(struct bga_volume *vol)
 
 void bga__pchunks_reset(struct bga_persist *p)
 {
-	for (uint64_t c = 0; c < p->npchunk; c++) {
+	for (uint64_t c = 0; c < p->pchunk_end; c++) {
 		free(p->pchunk[c]);
 		p->pchunk[c] = NULL;
 	}
+	p->pchunk_end = 0;
 }
 
 void bga__persist_destroy(struct bga_volume *vol)
@@ -206,20 +199,34 @@ const struct bga_pgroup bga__pf_canonical = {BGA_PF_UNINIT_GEN, 0, 0, BGA_DF_UNI
 
 struct bga_pgroup bga__pgroup_get(const struct bga_persist *p, uint64_t g)
 {
-	const struct bga_pgroup *pc = p->pchunk[g >> BGA_CHUNK_SHIFT];
+	const struct bga_pgroup *pc = (g >> BGA_CHUNK_SHIFT) < p->npchunk ? p->pchunk[g >> BGA_CHUNK_SHIFT] : NULL;
 	return pc ? pc[g & (BGA_CHUNK_GROUPS - 1)] : bga__pf_canonical;
 }
 
 /* The record slot of g, its chunk's array made on first use. */
 struct bga_pgroup *bga__pgroup_slot(struct bga_persist *p, uint64_t g)
 {
-	struct bga_pgroup **pc = &p->pchunk[g >> BGA_CHUNK_SHIFT];
+	uint64_t c = g >> BGA_CHUNK_SHIFT;
+	if (c >= p->npchunk) {
+		/* the directory follows the chunks that hold records, not the
+		 * largest volume: a small volume's costs stay small */
+		uint64_t n = BGA_MAX(c + 1, 2 * p->npchunk);
+		struct bga_pgroup **d = realloc(p->pchunk, n * sizeof(*d));
+		if (d == NULL)
+			return NULL;
+		memset(d + p->npchunk, 0, (n - p->npchunk) * sizeof(*d));
+		p->pchunk = d;
+		p->npchunk = n;
+	}
+	struct bga_pgroup **pc = &p->pchunk[c];
 	if (*pc == NULL) {
 		*pc = malloc(BGA_CHUNK_GROUPS * sizeof(**pc));
 		if (*pc == NULL)
 			return NULL;
 		for (uint32_t i = 0; i < BGA_CHUNK_GROUPS; i++)
 			(*pc)[i] = bga__pf_canonical;
+		if ((g >> BGA_CHUNK_SHIFT) >= p->pchunk_end)
+			p->pchunk_end = (g >> BGA_CHUNK_SHIFT) + 1;
 	}
 	return &(*pc)[g & (BGA_CHUNK_GROUPS - 1)];
 }

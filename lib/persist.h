@@ -63,6 +63,7 @@ struct bga_persist {
 	 * chunk has the canonical never-initialised record */
 	struct bga_pgroup **pchunk;
 	uint64_t npchunk;
+	uint64_t pchunk_end; /* one past the highest chunk with an array: walks stop here */
 	uint64_t quarantined, repaired; /* atomic */
 	uint64_t bytes_written;         /* by stores, for the benchmarks (atomic) */
 };

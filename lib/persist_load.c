@@ -116,7 +116,8 @@ static const struct bga_pgroup quarantine_rec = {0, 0, 0, BGA_DF_QUARANTINED, 0}
 
 static int set_record(struct bga_persist *p, uint64_t g, const struct bga_pgroup *r)
 {
-	if (memcmp(r, &bga__pf_canonical, sizeof(*r)) == 0 && p->pchunk[g >> BGA_CHUNK_SHIFT] == NULL)
+	if (memcmp(r, &bga__pf_canonical, sizeof(*r)) == 0 &&
+	    ((g >> BGA_CHUNK_SHIFT) >= p->npchunk || p->pchunk[g >> BGA_CHUNK_SHIFT] == NULL))
 		return 0;
 	struct bga_pgroup *slot = bga__pgroup_slot(p, g);
 	if (slot == NULL)
@@ -289,7 +290,7 @@ static int install_group(struct bga_volume *vol, struct bga_persist *p, const st
 
 static bool chunk_needs_install(const struct bga_persist *p, uint64_t c)
 {
-	const struct bga_pgroup *pc = p->pchunk[c];
+	const struct bga_pgroup *pc = c < p->npchunk ? p->pchunk[c] : NULL;
 	if (pc == NULL)
 		return false;
 	for (uint32_t i = 0; i < BGA_CHUNK_GROUPS; i++)

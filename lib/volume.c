@@ -724,6 +724,10 @@ int bga__range_check(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 /* The checks of bga__range_apply for one group, with its lock held. */
 static int range_usable_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n)
 {
+	/* A quarantined group (persist_load.c) has no bitmap: the test costs
+	 * the fast path nothing it does not load already. */
+	if (bga_unlikely(grp->bitmap == NULL && (grp->flags & BGA_GROUP_QUARANTINED)))
+		return -EUCLEAN;
 	if (!bga__group_is_used_locked(vol, grp, g, off, n))
 		return -EINVAL;
 	if (grp->ext && grp->ext->dfree && bga__dfree_overlaps_locked(grp, off, n))
