@@ -11,6 +11,13 @@
  *    block while a trim holds it;
  *  - reservations never overcommit and USE_RESERVED never fails with
  *    -EINVAL while the thread's own reservation covers min_len;
+ *  - grows (by up to GROW_MAX blocks in all) run among the others, and
+ *    every check bounds blocks by the size the volume has now;
+ *  - near full (the input's thread-count byte has bit 7 set): the volume is
+ *    filled but for NEAR_FREE single blocks, threads only allocate (min 1)
+ *    and free, each holding at most NEAR_HOLD blocks, so free blocks that
+ *    nobody holds exist at every instant and any -ENOSPC or -EAGAIN is
+ *    false (issue 10);
  *  - at the end, after freeing everything: every data block is free,
  *    nothing reserved, bga_check() clean.
  */
@@ -31,6 +38,9 @@
 #define MAX_THREADS 4
 #define MAX_OPS 128
 #define OWNER_TRIM 0xff
+#define GROW_MAX 4096
+#define NEAR_HOLD 2
+#define NEAR_FREE (MAX_THREADS * NEAR_HOLD + 2)
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -52,7 +62,18 @@ struct shared {
 	_Atomic uint8_t *owner; /* per block: 0 none, 1 .. MAX_THREADS a thread, OWNER_TRIM a trim */
 	_Atomic uint64_t open_txn; /* the txn new deferred frees join; commits take and advance it */
 	pthread_barrier_t start;
+	bool near_full;
 };
+
+/* The volume's size now: a grow may run at any time. */
+static uint64_t cur_nblocks(const struct shared *s)
+{
+	struct bga_config c;
+
+	if (bga_volume_config(s->vol, &c))
+		abort();
+	return c.nblocks;
+}
 
 struct thr {
 	struct shared *s;
@@ -132,7 +153,7 @@ static void op_alloc(struct thr *t)
 	int rc;
 
 	if (b & 1)
-		req.goal = fz_below(&t->in, c->nblocks);
+		req.goal = fz_below(&t->in, cur_nblocks(t->s));
 	req.min_len = 1 + (fz_u8(&t->in) & 15);
 	req.max_len = req.min_len + (fz_u8(&t->in) & 31);
 	if (b & 2)
@@ -152,7 +173,7 @@ static void op_alloc(struct thr *t)
 		fail("alloc(goal %" PRIu64 ", %" PRIu64 "..%" PRIu64 ", flags %#x) returned %d", req.goal,
 		     req.min_len, req.max_len, req.flags, rc);
 	if (e.len < req.min_len || e.len > req.max_len || e.len > c->blocks_per_group ||
-	    e.start < c->first_data_block || e.start >= c->nblocks || e.len > c->nblocks - e.start ||
+	    e.start < c->first_data_block || e.start >= cur_nblocks(t->s) || e.len > cur_nblocks(t->s) - e.start ||
 	    e.start / c->blocks_per_group != (e.start + e.len - 1) / c->blocks_per_group ||
 	    ((req.flags & BGA_EXACT_GOAL) && e.start != req.goal))
 		fail("alloc(goal %" PRIu64 ", %" PRIu64 "..%" PRIu64 ", flags %#x) returned bad [%" PRIu64
@@ -272,13 +293,14 @@ static int walk_cb(void *ctx, uint64_t start, uint64_t len)
 
 static void op_walk(struct thr *t, bool trim)
 {
-	const struct bga_config *c = &t->s->cfg;
 	struct walk w = { .t = t, .trim = trim };
 	uint64_t trimmed;
 	int rc;
 
-	w.from = fz_below(&t->in, c->nblocks);
-	w.to = w.from + 1 + fz_below(&t->in, c->nblocks - w.from);
+	uint64_t nblocks = cur_nblocks(t->s);
+
+	w.from = fz_below(&t->in, nblocks);
+	w.to = w.from + 1 + fz_below(&t->in, nblocks - w.from);
 	w.min_len = 1 + (fz_u8(&t->in) & 7);
 	if (trim)
 		rc = bga_trim(t->s->vol, w.from, w.to, w.min_len, walk_cb, &w, &trimmed);
@@ -290,6 +312,52 @@ static void op_walk(struct thr *t, bool trim)
 		fail("trim says %" PRIu64 " trimmed, callbacks saw %" PRIu64, trimmed, w.sum);
 }
 
+static void op_grow(struct thr *t)
+{
+	uint64_t now = cur_nblocks(t->s), to = now + 1 + fz_below(&t->in, 512);
+	int rc;
+
+	if (to > t->s->cfg.nblocks + GROW_MAX)
+		return;
+	rc = bga_grow(t->s->vol, to);
+	/* -EINVAL: another grow went past `to` first. */
+	if (rc && !(rc == -EINVAL && cur_nblocks(t->s) > to))
+		fail("grow to %" PRIu64 " returned %d", to, rc);
+}
+
+/* Near full: hold at most NEAR_HOLD blocks; every allocation must work. */
+static void op_near_full(struct thr *t)
+{
+	uint64_t held = 0;
+	struct bga_request req = { .goal = BGA_NO_GOAL, .min_len = 1 };
+	struct bga_extent e;
+	uint8_t b = fz_u8(&t->in);
+	size_t i;
+	int rc;
+
+	for (i = 0; i < t->nown; i++)
+		held += t->own[i].len;
+	if (held >= NEAR_HOLD || (held && (b & 1))) {
+		op_free(t, false);
+		return;
+	}
+	if (b & 2)
+		req.goal = fz_below(&t->in, cur_nblocks(t->s));
+	/* Free blocks are single holes, so a long max_len still gets one
+	 * block: the in-flight charge of max_len was the bug. */
+	req.max_len = b & 4 ? 256 : 1;
+	if (b & 8)
+		req.rsv = t->rsv;
+	rc = bga_alloc(t->s->vol, &req, &e);
+	if (rc)
+		fail("near full: alloc(goal %" PRIu64 ", 1..%" PRIu64 ") returned %d while at least %d free blocks "
+		     "were held by nobody", req.goal, req.max_len, rc, NEAR_FREE - MAX_THREADS * NEAR_HOLD);
+	if (e.len != 1)
+		fail("near full: got %" PRIu64 " blocks where only single blocks are free", e.len);
+	claim(t, e.start, e.len, t->id, "near-full alloc");
+	own_add(t, e);
+}
+
 static void *worker(void *arg)
 {
 	struct thr *t = arg;
@@ -299,6 +367,10 @@ static void *worker(void *arg)
 
 	pthread_barrier_wait(&t->s->start);
 	for (op = 0; op < MAX_OPS && fz_more(&t->in); op++) {
+		if (t->s->near_full) {
+			op_near_full(t);
+			continue;
+		}
 		switch (fz_u8(&t->in) % 16) {
 		case 0: case 1: case 2: case 3: case 4: op_alloc(t); break;
 		case 5: case 6: op_free(t, false); break;
@@ -315,7 +387,7 @@ static void *worker(void *arg)
 				fail("stats returned %d", rc);
 			(void)bga_free_estimate(t->s->vol);
 			break;
-		default: op_alloc(t); break;
+		default: op_grow(t); break;
 		}
 	}
 	return NULL;
@@ -337,10 +409,52 @@ static void decode_config(struct fz_in *in, struct bga_config *c)
 	c->counter_batch = (b & 0x20) ? 1 + (b >> 6) : 0;
 }
 
+/*
+ * Allocate the whole volume, then free NEAR_FREE single blocks spread over
+ * it, at least two blocks apart; what stays allocated goes on `keeper`'s
+ * list, owned as thread 1's but out of its reach until the run is over.
+ */
+static void fill_but(struct shared *s, struct thr *keeper)
+{
+	struct bga_request req = { .goal = 0, .min_len = 1, .max_len = s->cfg.blocks_per_group };
+	uint64_t cap = s->cfg.nblocks - s->cfg.first_data_block, step = cap / NEAR_FREE, k;
+	struct bga_extent e;
+
+	keeper->s = s;
+	keeper->id = 1;
+	if (step < 2)
+		return;
+	while (bga_alloc(s->vol, &req, &e) == 0) {
+		claim(keeper, e.start, e.len, 1, "fill");
+		own_add(keeper, e);
+	}
+	for (k = 0; k < NEAR_FREE; k++) {
+		uint64_t b = s->cfg.first_data_block + k * step;
+		size_t i;
+
+		for (i = 0; i < keeper->nown; i++) {
+			struct bga_extent *o = &keeper->own[i];
+
+			if (b < o->start || b >= o->start + o->len)
+				continue;
+			if (bga_free(s->vol, b, 1))
+				fail("near full: freeing block %" PRIu64 " returned an error", b);
+			release(keeper, b, 1, 1);
+			/* Split the owned extent around b. */
+			if (b + 1 < o->start + o->len)
+				own_add(keeper, (struct bga_extent){ b + 1, o->start + o->len - b - 1 });
+			keeper->own[i].len = b - keeper->own[i].start;
+			if (keeper->own[i].len == 0)
+				keeper->own[i] = keeper->own[--keeper->nown];
+			break;
+		}
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz_in in = { data, size, 0 };
-	struct thr t[MAX_THREADS];
+	struct thr t[MAX_THREADS], keeper;
 	struct shared s;
 	struct bga_check_report rep;
 	uint64_t owned = 0, b, freeb;
@@ -350,15 +464,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&s, 0, sizeof(s));
 	memset(t, 0, sizeof(t));
+	memset(&keeper, 0, sizeof(keeper));
 	decode_config(&in, &s.cfg);
-	n = 2 + fz_u8(&in) % 3;
+	b = fz_u8(&in);
+	n = 2 + (b & 0x7f) % 3;
+	s.near_full = b & 0x80;
 	atomic_init(&s.open_txn, 1);
 	rc = bga_create(&s.cfg, &s.vol);
 	if (rc)
 		fail("create returned %d", rc);
-	s.owner = calloc(s.cfg.nblocks, sizeof(*s.owner));
+	s.owner = calloc(s.cfg.nblocks + GROW_MAX, sizeof(*s.owner));
 	if (!s.owner)
 		abort();
+	if (s.near_full)
+		fill_but(&s, &keeper);
 	pthread_barrier_init(&s.start, NULL, n);
 
 	/* Each thread gets its own slice of the remaining bytes. */
@@ -376,6 +495,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (k = 0; k < n; k++)
 		pthread_join(t[k].th, NULL);
 
+	/* The filler goes back to thread 1, whose owner id it carries. */
+	for (i = 0; i < keeper.nown; i++)
+		own_add(&t[0], keeper.own[i]);
+	free(keeper.own);
+
 	/* Quiescent now: the books must balance exactly. */
 	for (k = 0; k < n; k++)
 		for (i = 0; i < t[k].nown; i++)
@@ -388,10 +512,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc)
 		fail("bga_check after the run: %d: %s", rc, rep.message);
 	freeb = bga_free_exact(s.vol);
-	if (freeb != s.cfg.nblocks - s.cfg.first_data_block - owned)
+	if (freeb != cur_nblocks(&s) - s.cfg.first_data_block - owned)
 		fail("free_exact %" PRIu64 ", expected %" PRIu64 " (%" PRIu64 " owned)", freeb,
-		     s.cfg.nblocks - s.cfg.first_data_block - owned, owned);
-	for (b = 0, owned = 0; b < s.cfg.nblocks; b++)
+		     cur_nblocks(&s) - s.cfg.first_data_block - owned, owned);
+	for (b = 0, owned = 0; b < cur_nblocks(&s); b++)
 		owned += atomic_load(&s.owner[b]) != 0;
 	for (k = 0; k < n; k++) {
 		uint64_t r = 0;
@@ -414,7 +538,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (bga_reserved(s.vol))
 		fail("%" PRIu64 " blocks still reserved", bga_reserved(s.vol));
 	freeb = bga_free_exact(s.vol);
-	if (freeb != s.cfg.nblocks - s.cfg.first_data_block)
+	if (freeb != cur_nblocks(&s) - s.cfg.first_data_block)
 		fail("free_exact %" PRIu64 " after freeing everything", freeb);
 	rc = bga_check(s.vol, &rep);
 	if (rc)
