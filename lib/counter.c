@@ -161,6 +161,8 @@ int bga__counter_create_on(struct bga_counter **out, int64_t initial, int32_t ba
 	 * reached total.  See bga_counter_error_bound() in the header.
 	 */
 	c->bound = mode == BGA_COUNTER_PERCPU ? ((int64_t)nslots + 1) * (batch - 1) : 0;
+	c->slot_max = batch - 1;
+	c->slot_span = 2 * (uint64_t)(batch - 1);
 	c->total = initial;
 	c->path = mode == BGA_COUNTER_ATOMIC ? CTR_PATH_ATOMIC
 		  : rseq && counter_rseq_usable() ? CTR_PATH_RSEQ
@@ -340,7 +342,7 @@ static bool counter_fold_checked_locked(struct bga_counter *c, int64_t delta, in
 		int64_t v;
 
 		/* This CPU's slot (0 without rseq in this thread). */
-		ctr_rseq_take(c->rseq_off, c->slots, c->nslots, &v);
+		ctr_rseq_take(c, &v);
 		total_store_locked(c, t + v + delta);
 		return true;
 	}
@@ -399,7 +401,8 @@ static bool counter_fold_checked_locked(struct bga_counter *c, int64_t delta, in
  * those operations.  The kernel's __percpu_counter_limited_add checks
  * against an unlocked sum and has a window for fast adders; this has none.
  */
-int bga_counter_add_limited(struct bga_counter *c, int64_t delta, int64_t limit)
+static __attribute__((noinline, cold)) int counter_add_limited_slow(struct bga_counter *c, int64_t delta,
+								    int64_t limit)
 {
 	bool added;
 
@@ -409,6 +412,9 @@ int bga_counter_add_limited(struct bga_counter *c, int64_t delta, int64_t limit)
 	}
 	if (c->mode == BGA_COUNTER_ATOMIC)
 		return counter_atomic_add_limited(c, delta, limit);
+	/* The CAS path's lock-free attempt (the rseq one failed already). */
+	if (c->path == CTR_PATH_CAS && bga__counter_add_limited_fast(c, delta, limit))
+		return 0;
 	if (bga_unlikely(!__atomic_load_n(&c->limited, __ATOMIC_ACQUIRE))) {
 		/* First use: set the flag under the lock, so every fold that
 		 * grew T without a flush finished before any fast path reads
@@ -416,15 +422,32 @@ int bga_counter_add_limited(struct bga_counter *c, int64_t delta, int64_t limit)
 		counter_lock(c);
 		__atomic_store_n(&c->limited, true, __ATOMIC_RELEASE);
 		counter_unlock(c);
+		if (bga__counter_add_limited_fast(c, delta, limit))
+			return 0;
 	}
-	if (bga__counter_add_limited_fast(c, delta, limit))
-		return 0;
 	counter_lock(c);
 	added = counter_fold_checked_locked(c, delta, limit);
 	if (!added)
 		counter_flush_locked(c, delta, true, limit, &added);
 	counter_unlock(c);
 	return added ? 0 : -ENOSPC;
+}
+
+/*
+ * The rseq section first, everything else behind one tail call: inlined
+ * together, the other paths made the section's path save and restore
+ * three to six registers.  The atomic mode keeps its inline CAS loop, so
+ * that the baseline pays no extra call.
+ */
+int bga_counter_add_limited(struct bga_counter *c, int64_t delta, int64_t limit)
+{
+	if (bga_likely(c->path == CTR_PATH_RSEQ)) {
+		if (bga_likely(bga__counter_add_limited_fast(c, delta, limit)))
+			return 0;
+	} else if (c->mode == BGA_COUNTER_ATOMIC && delta > 0) {
+		return counter_atomic_add_limited(c, delta, limit);
+	}
+	return counter_add_limited_slow(c, delta, limit);
 }
 
 int64_t bga_counter_error_bound(const struct bga_counter *c)
@@ -553,8 +576,7 @@ static void counter_rseq_to_total_locked(struct bga_counter *c, int64_t amount)
 static void counter_rseq_add_locked(struct bga_counter *c, int64_t delta)
 {
 	int64_t v;
-	int r = ctr_rseq_add(c->rseq_off, c->slots, c->nslots, delta, c->batch - 1,
-			     2 * (uint64_t)(c->batch - 1));
+	int r = ctr_rseq_add(c, delta);
 
 	if (r == CTR_RSEQ_OK)
 		return;
@@ -565,7 +587,7 @@ static void counter_rseq_add_locked(struct bga_counter *c, int64_t delta)
 	}
 	/* The take may run on another CPU than the add did (migration): it
 	 * folds whatever that slot holds, which is as good. */
-	ctr_rseq_take(c->rseq_off, c->slots, c->nslots, &v);
+	ctr_rseq_take(c, &v);
 	counter_rseq_to_total_locked(c, v + delta);
 }
 

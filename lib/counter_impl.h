@@ -21,7 +21,6 @@
 #include <bgalloc/counter.h>
 
 #include "compiler.h"
-#include "counter_rseq.h"
 #include "cpu.h"
 
 /*
@@ -95,6 +94,8 @@ struct bga_counter {
 	enum counter_path path;
 	int64_t bound;
 	ptrdiff_t rseq_off; /* __rseq_offset, copied at create (CTR_PATH_RSEQ) */
+	int64_t slot_max;   /* batch - 1: the most a slot may hold, either sign */
+	uint64_t slot_span; /* 2 * slot_max, for the sections' one-compare bound */
 
 	struct {
 		int64_t total;
@@ -104,6 +105,8 @@ struct bga_counter {
 
 	struct counter_slot slots[];
 };
+
+#include "counter_rseq.h" /* reads struct bga_counter's fields by offset */
 
 static inline int32_t counter_slot_value(uint64_t w)
 {
@@ -149,8 +152,7 @@ static inline struct counter_slot *counter_my_slot(struct bga_counter *c)
 static inline bool bga__counter_add_fast(struct bga_counter *c, int64_t delta)
 {
 	if (bga_likely(c->path == CTR_PATH_RSEQ))
-		return ctr_rseq_add(c->rseq_off, c->slots, c->nslots, delta, c->batch - 1,
-				    2 * (uint64_t)(c->batch - 1)) == CTR_RSEQ_OK;
+		return ctr_rseq_add(c, delta) == CTR_RSEQ_OK;
 	if (bga_unlikely(c->path != CTR_PATH_CAS))
 		return false;
 	struct counter_slot *s = counter_my_slot(c);
@@ -196,8 +198,7 @@ static inline bool bga__counter_add_limited_fast(struct bga_counter *c, int64_t 
 			 __builtin_sub_overflow(limit, c->bound + delta, &room)))
 		return false;
 	if (bga_likely(c->path == CTR_PATH_RSEQ))
-		return ctr_rseq_add_limited(c->rseq_off, c->slots, c->nslots, delta, c->batch - 1,
-					    &c->total, room) == CTR_RSEQ_OK;
+		return ctr_rseq_add_limited(c, delta, room) == CTR_RSEQ_OK;
 	struct counter_slot *s = counter_my_slot(c);
 	uint64_t w = __atomic_load_n(&s->word, __ATOMIC_SEQ_CST);
 	while (!(w & SLOT_SEALED) && counter_slot_value(w) + delta < c->batch &&

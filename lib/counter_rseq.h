@@ -16,10 +16,11 @@
  * other thread of this CPU running and without any membarrier completing in
  * between (the argument that uses this is at counter.c's rseq section).
  *
- * Contract of every function here:
- *   - `off` is __rseq_offset, `slots` the counter's slot array with
- *     `nslots` entries of BGA_CACHELINE bytes: value (int32, low half of the
- *     word) at offset 0, the rseq seal flag (uint32) at offset 8;
+ * Included by counter_impl.h after struct bga_counter, whose fields the
+ * sections read by offset.  Contract of every function here:
+ *   - c is a counter on CTR_PATH_RSEQ: c->rseq_off is __rseq_offset, and
+ *     c->slots has c->nslots entries of 128 bytes: value (int32, low half
+ *     of the word) at offset 0, the rseq seal flag (uint32) at offset 8;
  *   - returns CTR_RSEQ_OK when the store committed, CTR_RSEQ_FULL when the
  *     slot is sealed or the result would leave [-lim, lim] (or the limited
  *     add's total check fails), with nothing stored, and CTR_RSEQ_NONE when
@@ -42,15 +43,21 @@
 
 enum { CTR_RSEQ_OK = 0, CTR_RSEQ_FULL = 1, CTR_RSEQ_NONE = 2 };
 
+struct bga_counter;
+
 #if defined(__x86_64__) && !defined(BGA_TSAN_BUILD) && !defined(BGA_COUNTER_NO_RSEQ)
 #define BGA_COUNTER_HAVE_RSEQ 1
 
 /* Offsets in struct rseq (uapi, fixed by the ABI) and in counter_slot. */
 #define CTR_RSEQ_CPU_ID 4
 #define CTR_RSEQ_CS 8
-#define CTR_SLOT_SEAL 8
 #define CTR_STR_(x) #x
 #define CTR_STR(x) CTR_STR_(x)
+
+_Static_assert(offsetof(struct rseq, cpu_id) == CTR_RSEQ_CPU_ID, "struct rseq ABI");
+_Static_assert(offsetof(struct rseq, rseq_cs) == CTR_RSEQ_CS, "struct rseq ABI");
+_Static_assert(sizeof(struct counter_slot) == 128, "the sections index slots with shlq $7");
+_Static_assert(offsetof(struct counter_slot, rseq_sealed) == 8, "the sections test the seal at 8");
 
 /*
  * Descriptor (struct rseq_cs: version 0, flags 0, start_ip, post_commit
@@ -59,7 +66,7 @@ enum { CTR_RSEQ_OK = 0, CTR_RSEQ_FULL = 1, CTR_RSEQ_NONE = 2 };
  * descriptor, label 6 the descriptor store that every (re)start begins at.
  * Numeric labels, so that every inlined copy gets its own.
  */
-#define CTR_RSEQ_PROLOGUE(off)                                                                        \
+#define CTR_RSEQ_PROLOGUE                                                                             \
 	".pushsection __rseq_cs, \"aw\"\n\t"                                                             \
 	".balign 32\n"                                                                                  \
 	"3:\n\t"                                                                                        \
@@ -74,83 +81,92 @@ enum { CTR_RSEQ_OK = 0, CTR_RSEQ_FULL = 1, CTR_RSEQ_NONE = 2 };
 	".popsection\n"                                                                                 \
 	"6:\n\t"                                                                                        \
 	"leaq 3b(%%rip), %%rax\n\t"                                                                     \
-	"movq %%rax, %%fs:" CTR_STR(CTR_RSEQ_CS) "(%[" off "])\n"                                       \
-	"1:\n\t"
-
-/* The slot of this CPU into %rax, or to label 7 (CTR_RSEQ_NONE). */
-#define CTR_RSEQ_SLOT(off, slots, nslots)                                                             \
-	"movl %%fs:" CTR_STR(CTR_RSEQ_CPU_ID) "(%[" off "]), %%eax\n\t"                                  \
-	"cmpl %[" nslots "], %%eax\n\t"                                                                  \
+	"movq %%rax, %%fs:" CTR_STR(CTR_RSEQ_CS) "(%[off])\n"                                            \
+	"1:\n\t"                                                                                        \
+	/* This CPU's slot into %rax, or to label 7 (CTR_RSEQ_NONE). */                                  \
+	"movl %%fs:" CTR_STR(CTR_RSEQ_CPU_ID) "(%[off]), %%eax\n\t"                                      \
+	"cmpl %c[nslots](%[c]), %%eax\n\t"                                                              \
 	"jae 7f\n\t"                                                                                    \
 	"shlq $7, %%rax\n\t"                                                                            \
-	"addq %[" slots "], %%rax\n\t"
+	"leaq %c[slots](%[c], %%rax), %%rax\n\t"
 
 /* Exits: 2 (committed), 7 (no rseq), 8 (full or sealed). */
-#define CTR_RSEQ_EPILOGUE(res)                                                                        \
+#define CTR_RSEQ_EPILOGUE                                                                             \
 	"2:\n\t"                                                                                        \
-	"xorl %k[" res "], %k[" res "]\n\t"                                                              \
+	"xorl %k[res], %k[res]\n\t"                                                                     \
 	"jmp 9f\n"                                                                                      \
 	"7:\n\t"                                                                                        \
-	"movl $" CTR_STR(2) ", %k[" res "]\n\t"                                                          \
+	"movl $2, %k[res]\n\t"                                                                          \
 	"jmp 9f\n"                                                                                      \
 	"8:\n\t"                                                                                        \
-	"movl $" CTR_STR(1) ", %k[" res "]\n"                                                            \
+	"movl $1, %k[res]\n"                                                                            \
 	"9:\n\t"
 
-_Static_assert(BGA_CACHELINE == 128, "the sections index slots with shlq $7");
+/* The counter's fields the sections read, as immediates. */
+#define CTR_RSEQ_FIELDS                                                                               \
+	[nslots] "i"(offsetof(struct bga_counter, nslots)),                                             \
+	[slots] "i"(offsetof(struct bga_counter, slots)),                                               \
+	[max] "i"(offsetof(struct bga_counter, slot_max)),                                              \
+	[span] "i"(offsetof(struct bga_counter, slot_span)),                                            \
+	[total] "i"(offsetof(struct bga_counter, total))
 
 /*
- * slot += delta if the slot is unsealed and the result stays in [-lim, lim]
- * (span = 2 * lim).  The bound is one unsigned compare of nv + lim against
- * span.  No lock prefix anywhere: the slot line is this CPU's.
+ * Register use is kept small on purpose (the counter, the rseq offset,
+ * delta, and r10/r11/rax as scratch, none of them argument registers): with
+ * every field in a register of its own, the callers had to save and restore
+ * four to six callee-saved registers around the fast path.
  */
-static inline int ctr_rseq_add(ptrdiff_t off, void *slots, uint32_t nslots, int64_t delta, int64_t lim,
-			       uint64_t span)
+
+/*
+ * slot += delta if the slot is unsealed and the result stays within
+ * slot_max of 0: one unsigned compare of nv + slot_max against slot_span
+ * (= 2 * slot_max).  No lock prefix anywhere: the slot line is this CPU's.
+ */
+static inline int ctr_rseq_add(struct bga_counter *c, int64_t delta)
 {
 	int res;
 
-	__asm__ __volatile__(CTR_RSEQ_PROLOGUE("off") CTR_RSEQ_SLOT("off", "slots", "nslots")
-			     "cmpl $0, " CTR_STR(CTR_SLOT_SEAL) "(%%rax)\n\t"
+	__asm__ __volatile__(CTR_RSEQ_PROLOGUE
+			     "cmpl $0, 8(%%rax)\n\t"
 			     "jne 8f\n\t"
-			     "movslq (%%rax), %%rcx\n\t"
-			     "addq %[delta], %%rcx\n\t"
-			     "leaq (%%rcx, %[lim]), %%rdx\n\t"
-			     "cmpq %[span], %%rdx\n\t"
+			     "movslq (%%rax), %%r10\n\t"
+			     "addq %[delta], %%r10\n\t"
+			     "movq %%r10, %%r11\n\t"
+			     "addq %c[max](%[c]), %%r11\n\t"
+			     "cmpq %c[span](%[c]), %%r11\n\t"
 			     "ja 8f\n\t"
-			     "movl %%ecx, (%%rax)\n" /* commit */
-			     CTR_RSEQ_EPILOGUE("res")
+			     "movl %%r10d, (%%rax)\n" /* commit */
+			     CTR_RSEQ_EPILOGUE
 			     : [res] "=r"(res)
-			     : [off] "r"(off), [slots] "r"(slots), [nslots] "r"(nslots), [delta] "r"(delta),
-			       [lim] "r"(lim), [span] "r"(span)
-			     : "rax", "rcx", "rdx", "memory", "cc");
+			     : [off] "r"(c->rseq_off), [c] "r"(c), [delta] "r"(delta), CTR_RSEQ_FIELDS
+			     : "rax", "r10", "r11", "memory", "cc");
 	return res;
 }
 
 /*
  * The limited add's section: as ctr_rseq_add (only the upper bound
- * matters, delta > 0), and in the same section *total <= room, loaded
+ * matters, delta > 0), and in the same section total <= room, loaded
  * after the seal flag and the slot.
  */
-static inline int ctr_rseq_add_limited(ptrdiff_t off, void *slots, uint32_t nslots, int64_t delta,
-				       int64_t lim, const int64_t *total, int64_t room)
+static inline int ctr_rseq_add_limited(struct bga_counter *c, int64_t delta, int64_t room)
 {
 	int res;
 
-	__asm__ __volatile__(CTR_RSEQ_PROLOGUE("off") CTR_RSEQ_SLOT("off", "slots", "nslots")
-			     "cmpl $0, " CTR_STR(CTR_SLOT_SEAL) "(%%rax)\n\t"
+	__asm__ __volatile__(CTR_RSEQ_PROLOGUE
+			     "cmpl $0, 8(%%rax)\n\t"
 			     "jne 8f\n\t"
-			     "movslq (%%rax), %%rcx\n\t"
-			     "addq %[delta], %%rcx\n\t"
-			     "cmpq %[lim], %%rcx\n\t"
+			     "movslq (%%rax), %%r10\n\t"
+			     "addq %[delta], %%r10\n\t"
+			     "cmpq %c[max](%[c]), %%r10\n\t"
 			     "jg 8f\n\t"
-			     "cmpq %[room], (%[total])\n\t"
+			     "cmpq %[room], %c[total](%[c])\n\t"
 			     "jg 8f\n\t"
-			     "movl %%ecx, (%%rax)\n" /* commit */
-			     CTR_RSEQ_EPILOGUE("res")
+			     "movl %%r10d, (%%rax)\n" /* commit */
+			     CTR_RSEQ_EPILOGUE
 			     : [res] "=r"(res)
-			     : [off] "r"(off), [slots] "r"(slots), [nslots] "r"(nslots), [delta] "r"(delta),
-			       [lim] "r"(lim), [total] "r"(total), [room] "r"(room)
-			     : "rax", "rcx", "memory", "cc");
+			     : [off] "r"(c->rseq_off), [c] "r"(c), [delta] "r"(delta), [room] "r"(room),
+			       CTR_RSEQ_FIELDS
+			     : "rax", "r10", "memory", "cc");
 	return res;
 }
 
@@ -159,12 +175,12 @@ static inline int ctr_rseq_add_limited(ptrdiff_t off, void *slots, uint32_t nslo
  * Never FULL (it ignores the seal: only the counter's lock holder calls it,
  * and only a lock holder seals).  *v = 0 with CTR_RSEQ_NONE.
  */
-static inline int ctr_rseq_take(ptrdiff_t off, void *slots, uint32_t nslots, int64_t *v)
+static inline int ctr_rseq_take(struct bga_counter *c, int64_t *v)
 {
 	int res;
 	int64_t got;
 
-	__asm__ __volatile__(CTR_RSEQ_PROLOGUE("off") CTR_RSEQ_SLOT("off", "slots", "nslots")
+	__asm__ __volatile__(CTR_RSEQ_PROLOGUE
 			     "movslq (%%rax), %[got]\n\t"
 			     "movl $0, (%%rax)\n" /* commit */
 			     "2:\n\t"
@@ -175,7 +191,7 @@ static inline int ctr_rseq_take(ptrdiff_t off, void *slots, uint32_t nslots, int
 			     "movl $2, %k[res]\n"
 			     "9:\n\t"
 			     : [res] "=&r"(res), [got] "=&r"(got)
-			     : [off] "r"(off), [slots] "r"(slots), [nslots] "r"(nslots)
+			     : [off] "r"(c->rseq_off), [c] "r"(c), CTR_RSEQ_FIELDS
 			     : "rax", "memory", "cc");
 	*v = got;
 	return res;
@@ -184,23 +200,21 @@ static inline int ctr_rseq_take(ptrdiff_t off, void *slots, uint32_t nslots, int
 #else
 #define BGA_COUNTER_HAVE_RSEQ 0
 
-static inline int ctr_rseq_add(ptrdiff_t off, void *slots, uint32_t nslots, int64_t delta, int64_t lim,
-			       uint64_t span)
+static inline int ctr_rseq_add(struct bga_counter *c, int64_t delta)
 {
-	(void)off, (void)slots, (void)nslots, (void)delta, (void)lim, (void)span;
+	(void)c, (void)delta;
 	return CTR_RSEQ_NONE;
 }
 
-static inline int ctr_rseq_add_limited(ptrdiff_t off, void *slots, uint32_t nslots, int64_t delta,
-				       int64_t lim, const int64_t *total, int64_t room)
+static inline int ctr_rseq_add_limited(struct bga_counter *c, int64_t delta, int64_t room)
 {
-	(void)off, (void)slots, (void)nslots, (void)delta, (void)lim, (void)total, (void)room;
+	(void)c, (void)delta, (void)room;
 	return CTR_RSEQ_NONE;
 }
 
-static inline int ctr_rseq_take(ptrdiff_t off, void *slots, uint32_t nslots, int64_t *v)
+static inline int ctr_rseq_take(struct bga_counter *c, int64_t *v)
 {
-	(void)off, (void)slots, (void)nslots;
+	(void)c;
 	*v = 0;
 	return CTR_RSEQ_NONE;
 }
