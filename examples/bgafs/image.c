@@ -144,10 +144,20 @@ int fs_mkfs(const char *path, uint64_t bytes)
 			(unsigned long long)bytes, bga_strerror(rc));
 		return rc;
 	}
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	int fd = open(path, O_RDWR | O_CREAT, 0644);
 	if (fd < 0) {
 		rc = -errno;
 		fprintf(stderr, "bgafs mkfs: %s: %s\n", path, strerror(errno));
+		return rc;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) { /* never under a mounted file system */
+		fprintf(stderr, "bgafs mkfs: %s: in use by a mounted bgafs\n", path);
+		close(fd);
+		return -EBUSY;
+	}
+	if (ftruncate(fd, 0)) { /* a fresh image: no stale superblock survives */
+		rc = -errno;
+		close(fd);
 		return rc;
 	}
 	struct fs *fs;
