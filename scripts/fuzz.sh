@@ -7,7 +7,7 @@
 #   scripts/fuzz.sh build [libfuzzer|afl]            build only
 #   scripts/fuzz.sh repro HARNESS FILE...            run inputs through the libFuzzer build
 #
-# Harnesses: fuzz_ops fuzz_mt (default: both).  Each runs for SECONDS,
+# Harnesses: fuzz_ops fuzz_mt fuzz_load (default: all three).  Each runs for SECONDS,
 # one after the other (the machine has 2 cores).  Inputs that crash are
 # copied to tests/fuzz/crashes/<harness>-...; once the bug is fixed, move
 # the file to tests/fuzz/regress/<harness>/ so ctest replays it for good.
@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-ALL_HARNESSES=(fuzz_ops fuzz_mt)
+ALL_HARNESSES=(fuzz_ops fuzz_mt fuzz_load)
 CRASHES=$ROOT/tests/fuzz/crashes
 JOBS=${JOBS:-$(nproc)}
 

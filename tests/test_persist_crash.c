@@ -252,7 +252,7 @@ Test(persist_crash, every_cut_and_random_tears, .timeout = 300)
 	}
 	if (full_run())
 		cr_assert_geq(torn, 10000);
-	cr_log_warn("%ld cut points, %ld torn/reordered crashes: all loaded the old or the new state", cuts, torn);
+	cr_log_info("%ld cut points, %ld torn/reordered crashes: all loaded the old or the new state", cuts, torn);
 }
 
 Test(persist_crash, every_single_bit_flip, .timeout = 300)
@@ -315,7 +315,7 @@ Test(persist_crash, every_single_bit_flip, .timeout = 300)
 		}
 	}
 	free(seen);
-	cr_log_warn("%ld bit flips: %ld failed the load, %ld quarantined a group, %ld loaded the same state", tried,
+	cr_log_info("%ld bit flips: %ld failed the load, %ld quarantined a group, %ld loaded the same state", tried,
 		    detected, quarantined, harmless);
 	cr_assert_gt(detected, 0);
 	cr_assert_gt(quarantined, 0);
