@@ -388,7 +388,7 @@ static void run_race(struct kind k, int nadders, long *flushes)
 	struct race_arg a[NTHREADS];
 	pthread_t th[NTHREADS], fl, smp;
 	int64_t want = rc.initial;
-	struct timespec d = {0, 150 * 1000 * 1000};
+	struct timespec d = {0, 250 * 1000 * 1000};
 	const char *mode;
 
 	rc.c = mk(k, rc.initial, 0);
