@@ -148,6 +148,7 @@ struct inode {
 	struct dirtab dir;      /* directories */
 	_Atomic uint64_t nlookup; /* kernel references (lookup, create, forget) */
 	uint32_t nopen;         /* open file handles */
+	uint64_t last_txn;      /* the transaction of its last change (fsync waits for it) */
 	struct bga_rsv *rsv;    /* reservation window while open */
 };
 
@@ -192,6 +193,7 @@ struct fs {
 	pthread_cond_t ccv;    /* wakes the committer */
 	pthread_cond_t cdone;  /* wakes waiters on a commit */
 	uint64_t cstarted, cdone_seq;
+	uint64_t durable;      /* every change in a txn <= durable is on disk */
 	int cwant, cstop, clast_err;
 	uint64_t meta_want;    /* blocks kept reserved for the next table */
 	uint64_t commits;      /* commits that wrote a table */
@@ -225,12 +227,21 @@ int table_read(struct fs *fs, const struct bgafs_sb *sb, unsigned char **out);
 /* txn.c */
 int txn_start(struct fs *fs);
 void txn_stop(struct fs *fs);         /* stops the committer */
-int txn_sync(struct fs *fs);          /* a commit that starts after the call; its result */
+/* Wait until transaction txn is durable (committing it now if need be):
+ * 0, or the error of the commit that failed to make it so. */
+int txn_sync_to(struct fs *fs, uint64_t txn);
+int txn_sync(struct fs *fs);          /* txn_sync_to the running transaction */
 int txn_commit(struct fs *fs);        /* commit now (committer stopped or the committer itself) */
 int txn_unmount(struct fs *fs);       /* final commit and the clean mark */
 void txn_free_blocks(struct fs *fs, uint64_t pblk, uint64_t len); /* deferred, running txn; jlock shared */
 void fs_begin(struct fs *fs);         /* join the running transaction */
 void fs_end(struct fs *fs, int changed);
+/* ip changed in the running transaction: its lock held for writing,
+ * fs_begin() joined. */
+static inline void inode_changed(struct fs *fs, struct inode *ip)
+{
+	ip->last_txn = atomic_load_explicit(&fs->txn, memory_order_relaxed);
+}
 
 /* fsck.c: check ownership of every block.  fix: give leaked blocks back
  * (mount's reconcile).  Returns the number of problems (leaks not counted
@@ -247,6 +258,8 @@ struct inode *ino_get(fuse_req_t req, fuse_ino_t ino, struct fs **fsp);
  * and fs_begin() joined; unlocks it. */
 void inode_drop_locked(struct fs *fs, struct inode *ip);
 int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size);
+/* Wait until ip's last change is durable (fsync, fsyncdir). */
+int inode_sync(struct fs *fs, struct inode *ip);
 /* Unlock ip, dropping it when nothing refers to it any more (no links, no
  * opens, no kernel references).  Returns 1 when dropped.  fs_begin() joined. */
 int inode_put_locked(struct fs *fs, struct inode *ip);

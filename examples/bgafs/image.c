@@ -287,6 +287,7 @@ int fs_open(const char *path, int rw, struct fs **out)
 	if (!bga_stats(fs->vol, &bst) && bst.last_committed_txn > txn)
 		txn = bst.last_committed_txn;
 	atomic_store(&fs->txn, txn + 1);
+	fs->durable = txn;
 	if (rw) {
 		if (!fs->sb.clean) {
 			/* The allocator on disk may be a commit ahead of the

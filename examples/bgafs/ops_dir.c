@@ -172,6 +172,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 			ip->ctime = attr->st_ctim;
 		else
 			ts_now(&ip->ctime);
+		inode_changed(fs, ip);
 	}
 	struct stat st;
 	fill_stat(ip, &st);
@@ -204,6 +205,7 @@ static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const cha
 	ip->parent = parent;
 	atomic_store(&ip->nlookup, 1);
 	fs_begin(fs);
+	inode_changed(fs, ip);
 	pthread_rwlock_wrlock(&dir->lock);
 	size_t len = strlen(name);
 	if (!S_ISDIR(dir->mode))
@@ -218,6 +220,7 @@ static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const cha
 		if (S_ISDIR(mode))
 			dir->nlink++;
 		touch_dir(dir);
+		inode_changed(fs, dir);
 	}
 	pthread_rwlock_unlock(&dir->lock);
 	fs_end(fs, !rc);
@@ -296,6 +299,8 @@ static void remove_entry(fuse_req_t req, fuse_ino_t parent, const char *name, in
 			dir_remove(&dir->dir, name, len);
 			touch_dir(dir);
 			ip->ctime = dir->mtime;
+			inode_changed(fs, dir);
+			inode_changed(fs, ip);
 			if (isdir) {
 				ip->nlink = 0;
 				dir->nlink--;
@@ -396,6 +401,11 @@ static int do_rename(struct fs *fs, struct inode *p, const char *name, struct in
 		touch_dir(p);
 		touch_dir(np);
 		s->ctime = p->mtime;
+		inode_changed(fs, p);
+		inode_changed(fs, np);
+		inode_changed(fs, s);
+		if (d)
+			inode_changed(fs, d);
 	}
 	if (second && second != d)
 		pthread_rwlock_unlock(&second->lock);
@@ -476,6 +486,8 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 		ip->nlink++;
 		touch_dir(dir);
 		ip->ctime = dir->mtime;
+		inode_changed(fs, dir);
+		inode_changed(fs, ip);
 		atomic_fetch_add(&ip->nlookup, 1);
 		entry_of(ip, &e);
 	}
@@ -590,10 +602,12 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 
 static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	(void)ino;
 	(void)datasync;
 	(void)fi;
-	fuse_reply_err(req, -txn_sync(fuse_req_userdata(req)));
+	struct fs *fs;
+	struct inode *dir = ino_get(req, ino, &fs);
+	if (dir)
+		fuse_reply_err(req, -inode_sync(fs, dir));
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)

@@ -65,6 +65,7 @@ int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size)
 	ip->size = size;
 	ts_now(&ip->mtime);
 	ip->ctime = ip->mtime;
+	inode_changed(fs, ip);
 	return 0;
 }
 
@@ -163,6 +164,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		if (done) {
 			ts_now(&ip->mtime);
 			ip->ctime = ip->mtime;
+			inode_changed(fs, ip);
 		}
 		pthread_rwlock_unlock(&ip->lock);
 		fs_end(fs, done > 0);
@@ -241,6 +243,7 @@ static int file_fallocate(struct fs *fs, struct inode *ip, uint64_t off, uint64_
 	if (!keep && end > ip->size)
 		ip->size = end;
 	ts_now(&ip->ctime);
+	inode_changed(fs, ip);
 	return 0;
 }
 
@@ -327,13 +330,24 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fuse_reply_err(req, 0);
 }
 
+int inode_sync(struct fs *fs, struct inode *ip)
+{
+	pthread_rwlock_rdlock(&ip->lock);
+	uint64_t txn = ip->last_txn;
+	pthread_rwlock_unlock(&ip->lock);
+	return txn_sync_to(fs, txn);
+}
+
+/* The file's data, its attributes and the entries that name it since it
+ * was created are all in the transactions up to its last change. */
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	(void)ino;
 	(void)datasync;
 	(void)fi;
-	struct fs *fs = fuse_req_userdata(req);
-	fuse_reply_err(req, -txn_sync(fs));
+	struct fs *fs;
+	struct inode *ip = ino_get(req, ino, &fs);
+	if (ip)
+		fuse_reply_err(req, -inode_sync(fs, ip));
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

@@ -101,6 +101,14 @@ static void meta_reserve_topup(struct fs *fs, uint64_t table_blocks)
 		bga_reserve(fs->vol, want - have);
 }
 
+static void set_durable(struct fs *fs, uint64_t txn)
+{
+	pthread_mutex_lock(&fs->cmu);
+	if (txn > fs->durable)
+		fs->durable = txn;
+	pthread_mutex_unlock(&fs->cmu);
+}
+
 int txn_commit(struct fs *fs)
 {
 	static const unsigned char zeros[BGAFS_BLOCK];
@@ -108,11 +116,14 @@ int txn_commit(struct fs *fs)
 	struct bgafs_sb sb = fs->sb;
 
 	pthread_rwlock_wrlock(&fs->jlock);
+	uint64_t txn = atomic_load(&fs->txn);
 	if (!atomic_load(&fs->dirty)) {
+		/* Nothing changed since the last snapshot: everything up to
+		 * the running transaction is as durable as it will get. */
 		pthread_rwlock_unlock(&fs->jlock);
+		set_durable(fs, txn);
 		return 0;
 	}
-	uint64_t txn = atomic_load(&fs->txn);
 	atomic_store(&fs->txn, txn + 1);
 	atomic_store(&fs->dirty, 0);
 	int rc = table_serialize(fs, &tb);
@@ -163,6 +174,7 @@ int txn_commit(struct fs *fs)
 	meta_reserve_topup(fs, nb);
 	fs->commits++;
 	free(tb.p);
+	set_durable(fs, txn);
 	return 0;
 fail:
 	fprintf(stderr, "bgafs: commit of txn %llu failed: %s (retried)\n", (unsigned long long)txn,
@@ -221,21 +233,33 @@ void txn_stop(struct fs *fs)
 	fs->committer_running = 0;
 }
 
-int txn_sync(struct fs *fs)
+int txn_sync_to(struct fs *fs, uint64_t txn)
 {
 	if (!fs->committer_running)
 		return txn_commit(fs);
+	int rc = 0;
 	pthread_mutex_lock(&fs->cmu);
-	/* A commit already running may have closed its transaction before
-	 * the caller's changes: wait for one that starts after this point. */
-	uint64_t target = fs->cstarted + 1;
-	fs->cwant = 1;
-	pthread_cond_signal(&fs->ccv);
-	while (fs->cdone_seq < target && !fs->cstop)
+	/* A commit running now may already hold txn in its snapshot: then its
+	 * end is enough.  Otherwise the next one, which starts at once. */
+	uint64_t seen = fs->cdone_seq;
+	while (fs->durable < txn && !fs->cstop) {
+		if (fs->cdone_seq > seen + 1 && fs->clast_err) {
+			rc = fs->clast_err; /* a commit that started after the call failed */
+			break;
+		}
+		fs->cwant = 1;
+		pthread_cond_signal(&fs->ccv);
 		pthread_cond_wait(&fs->cdone, &fs->cmu);
-	int rc = fs->cdone_seq >= target ? fs->clast_err : -EIO;
+	}
+	if (!rc && fs->durable < txn)
+		rc = -EIO;
 	pthread_mutex_unlock(&fs->cmu);
 	return rc;
+}
+
+int txn_sync(struct fs *fs)
+{
+	return txn_sync_to(fs, atomic_load(&fs->txn));
 }
 
 /* Files unlinked while open and still open at unmount (a lazy unmount):
