@@ -227,8 +227,10 @@ case_crash() {
 				echo "r$round/s$i" >>"$work/synced.$round"
 				dd if=/dev/urandom of="$mnt/r$round/u$i" bs=16k count=8 status=none 2>/dev/null || exit 0
 				rm -f "$mnt/r$round/u$((i - 2))" 2>/dev/null || exit 0
-				[ $((i % 5)) = 0 ] && { truncate -s 7000 "$mnt/r$round/s$((i - 3))" 2>/dev/null || exit 0; \
-					sed -i "/^r$round\/s$((i - 3))\$/d" "$work/synced.$round"; }
+				if [ $((i % 5)) = 0 ]; then # off the list first: it will no longer match
+					sed -i "/^r$round\/s$((i - 3))\$/d" "$work/synced.$round"
+					truncate -s 7000 "$mnt/r$round/s$((i - 3))" 2>/dev/null || exit 0
+				fi
 			done
 		) &
 		local writer=$!
