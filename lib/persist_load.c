@@ -95,6 +95,7 @@ struct loader {
 	uint64_t max_gen, digest;
 	uint64_t *suspects; /* groups whose other slot is damaged */
 	size_t nsuspects, capsuspects;
+	uint64_t missing; /* groups with no valid record: their share of the digest is unknown */
 	bool stale;
 };
 
@@ -156,6 +157,8 @@ static int judge_unit(struct loader *l, uint64_t u, const unsigned char *sec)
 		else if (ok[0] || ok[1])
 			chosen = ok[1];
 		struct bga_pgroup rec = chosen >= 0 ? r[chosen] : quarantine_rec;
+		if (chosen < 0)
+			l->missing++;
 		if (chosen >= 0) {
 			l->digest += bga__pgroup_digest(g, &rec);
 			if (damaged[chosen ^ 1]) {
@@ -192,11 +195,13 @@ static int judge_all(struct loader *l)
 	/*
 	 * A damaged newest record lets an older one pass; the digest tells.
 	 * The groups that can hide such damage are the suspects (a damaged
-	 * slot beside the one chosen): quarantine them all.  With none, the
-	 * damage is elsewhere and nothing can be trusted.
+	 * slot beside the one chosen): quarantine them all.  A group with no
+	 * valid record at all (quarantined already) hides its share of the
+	 * sum, so the suspects go too.  With neither, the damage is elsewhere
+	 * and nothing can be trusted.
 	 */
 	if (l->digest != l->sb.digest) {
-		if (l->nsuspects == 0)
+		if (l->nsuspects == 0 && l->missing == 0)
 			return -EUCLEAN;
 		for (size_t k = 0; k < l->nsuspects; k++) {
 			int rc = set_record(l->p, l->suspects[k], &quarantine_rec);

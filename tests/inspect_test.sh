@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bga-inspect on an image of known layout (persist_figures image): every
+# command's output and exit status, then the same image damaged.
+#   tests/inspect_test.sh BGA_INSPECT PERSIST_FIGURES
+set -u
+INSPECT=$1 FIGURES=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+img=$dir/img
+fail() { echo "inspect_test: $*"; exit 1; }
+expect() { # expect STATUS PATTERN -- command...: exit status and a line matching
+	local want=$1 pat=$2 out rc
+	shift 3
+	out=$("$@" 2>&1); rc=$?
+	[ "$rc" = "$want" ] || fail "'$*' exited $rc, expected $want: $out"
+	[ -z "$pat" ] || grep -qE -- "$pat" <<<"$out" || fail "'$*' printed no line matching '$pat':
+$out"
+}
+"$FIGURES" image "$img" || fail "cannot write the image"
+
+expect 0 ': generation 1, 256 blocks, 181 free, 4 groups \(0 quarantined, 0 counts repaired\): clean$' -- "$INSPECT" check "$img"
+expect 0 '^Free blocks: 181 ' -- "$INSPECT" freefrag "$img"
+expect 0 '^ +32- +63 : +2 +103 ' -- "$INSPECT" freefrag "$img"
+expect 0 '^group +0 +full ' -- "$INSPECT" dump "$img"
+expect 0 '^group +2 +uninit ' -- "$INSPECT" dump "$img"
+expect 0 '^group +1 +bitmap .* free 54$' -- "$INSPECT" dump "$img"
+expect 0 '^  free 64-69 \(6 blocks\)$' -- "$INSPECT" dump "$img" --group 1
+expect 0 '^  free 80-127 \(48 blocks\)$' -- "$INSPECT" dump "$img" --group 1
+expect 0 '"free_blocks": 181,' -- "$INSPECT" stats "$img" --json
+"$INSPECT" stats "$img" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["groups"] == 4 and sum(h["blocks"] for h in d["histogram"]) == 181' ||
+	fail "stats --json is not the JSON expected"
+
+# usage and I/O errors: 2
+expect 2 'usage' -- "$INSPECT"
+expect 2 'usage' -- "$INSPECT" stats "$img"
+expect 2 '' -- "$INSPECT" check "$dir/missing"
+
+# group 1's descriptors damaged: quarantined, named with its byte offset
+cp "$img" "$dir/bad"
+printf '\xff' | dd of="$dir/bad" bs=1 seek=$((4096 + 64 + 12)) conv=notrunc status=none
+expect 1 'byte 4160: group 1: no valid descriptor \(quarantined\)' -- "$INSPECT" check "$dir/bad"
+expect 1 '1 quarantined.*NOT CLEAN' -- "$INSPECT" check "$dir/bad"
+# the superblock damaged: the load fails, the offset is named
+cp "$img" "$dir/badsb"
+printf '\x00' | dd of="$dir/badsb" bs=1 seek=$((512 + 40)) conv=notrunc status=none
+expect 1 'byte 512: superblock slot 1: bad superblock checksum' -- "$INSPECT" check "$dir/badsb"
+echo "inspect_test: ok"
