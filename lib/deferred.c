@@ -26,11 +26,6 @@ struct bga_dfree {
 	uint32_t off, len;
 };
 
-bool bga__dfree_overlaps_locked(const struct bga_group *grp, uint32_t off, uint32_t len)
-{
-	return grp->ext->pending && !bga_bitmap_range_is_clear(grp->ext->pending, off, len);
-}
-
 void bga__dfree_destroy_group(struct bga_group *grp)
 {
 	struct bga_dfree *d = grp->ext->dfree;

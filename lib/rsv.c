@@ -16,7 +16,7 @@
 
 #include <bgalloc/bitmap.h>
 
-#include "volume.h"
+#include "internal.h"
 
 /*
  * A handle.  `win` is linked into a group's window list while win.linked;
@@ -27,6 +27,7 @@ struct bga_rsv {
 	struct bga_volume *vol;
 	struct bga_window win;
 	uint32_t size; /* goal size of the next window; 0 = windows off */
+	uint64_t next; /* the block after the last window, where the next is booked (or BGA_NO_GOAL) */
 	uint32_t colour; /* which of BGA_RSV_COLOURS slices of a group a new file starts in */
 };
 
@@ -134,11 +135,14 @@ int bga_rsv_window(const struct bga_rsv *rsv, struct bga_extent *out)
 	return 0;
 }
 
-/* Take min..max blocks from the handle's own window, from `goal` on. */
-static bool window_take(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, uint64_t goal,
-			struct bga_extent *out)
+bool bga__rsv_take(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, uint64_t goal,
+		   struct bga_extent *out)
 {
 	struct bga_window *w = &rsv->win;
+	rsv->next = BGA_NO_GOAL;
+	if (!w->linked)
+		return false;
+	rsv->next = bga__group_first(vol, w->group) + w->end;
 	uint64_t g = w->group, first = bga__group_first(vol, g);
 	bool hit = false;
 	bga__group_lock(vol, g);
@@ -186,44 +190,31 @@ static uint64_t coloured(const struct bga_volume *vol, const struct bga_geom *ge
 	return first + off < geo->nblocks ? first + off : goal;
 }
 
-int bga__rsv_alloc(struct bga_volume *vol, struct bga_actx *ac, const struct bga_request *req,
-		   struct bga_extent *out)
+int bga__rsv_usable(const struct bga_volume *vol, const struct bga_rsv *rsv)
 {
-	const struct bga_geom *geo = ac->geo;
-	struct bga_rsv *rsv = req->rsv;
 	if (rsv->vol != vol)
 		return -EINVAL;
-	if (rsv->size == 0 || (req->flags & BGA_EXACT_GOAL))
-		return bga__alloc_plain(vol, ac, req, out);
-	struct bga_percpu *pc = bga__percpu(vol);
-	__atomic_fetch_add(&pc->rsv_allocs, 1, __ATOMIC_RELAXED);
-	uint64_t next = BGA_NO_GOAL;
-	if (rsv->win.linked) {
-		next = bga__group_first(vol, rsv->win.group) + rsv->win.end;
-		if (window_take(vol, ac, rsv, req->goal, out)) {
-			__atomic_fetch_add(&pc->rsv_hits, 1, __ATOMIC_RELAXED);
-			return 0;
-		}
-		if (ac->stop)
-			return ac->stop;
-	}
+	return rsv->size != 0;
+}
+
+uint64_t bga__rsv_book(struct bga_volume *vol, const struct bga_geom *geo, struct bga_rsv *rsv, uint64_t goal,
+		       struct bga_window **book)
+{
 	/* Book a new window from the goal on (or right after the old one, so
 	 * a file written in order stays contiguous); a first window starts in
 	 * the handle's colour of the goal's group. */
-	uint64_t goal = req->goal != BGA_NO_GOAL ? req->goal : next < geo->nblocks ? next : bga__home(bga__percpu(vol), geo->nblocks);
+	uint64_t next = rsv->next;
+	if (goal == BGA_NO_GOAL)
+		goal = next < geo->nblocks ? next : bga__home(bga__percpu(vol), geo->nblocks);
 	if (next == BGA_NO_GOAL)
 		goal = coloured(vol, geo, goal, rsv->colour);
 	rsv->win.start = 0;
 	rsv->win.end = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
-	int rc = bga__search(vol, ac, goal, true, &rsv->win, out, NULL);
-	if (rc == 0) {
-		rsv->win.used = BGA_MIN((uint32_t)out->len, rsv->win.end - rsv->win.start);
-		return 0;
-	}
-	if (ac->stop)
-		return ac->stop;
-	/* No room for a window outside the others': allocate without one;
-	 * windows must never cause a false -ENOSPC. */
-	return bga__alloc_plain(vol, ac, req, out);
+	*book = &rsv->win;
+	return goal;
 }
 
+void bga__rsv_booked(struct bga_rsv *rsv, const struct bga_extent *got)
+{
+	rsv->win.used = BGA_MIN((uint32_t)got->len, rsv->win.end - rsv->win.start);
+}

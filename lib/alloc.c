@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bga_alloc: validation and the fast path alone.  Anything the fast path
+ * cannot decide goes, once, to the slow path (search.c), as mimalloc's
+ * alloc.c hands a miss to page.c.
+ */
+#include <errno.h>
+
+#include "internal.h"
+#include "steer.h"
+
+/*
+ * The common case without the search's machinery: a free run in the goal's
+ * own word, at or after the goal, that the word decides, in a group that
+ * is not contended and holds no windows.  Anything else returns false with
+ * nothing changed, and takes the full search.  This is the hot path budget
+ * of DESIGN.md: one lock-table lookup, one trylock/unlock, a few word
+ * operations, one group count update.
+ *
+ * The run found is charged to the used counter here, under the group lock
+ * and before it is taken, through the counter's lock-free path against
+ * `cap` (a capacity that is never above the real one); if that path
+ * cannot decide, nothing is taken and false is returned.
+ */
+static bool alloc_at_goal(struct bga_volume *vol, uint64_t goal, uint32_t min, uint32_t max, int64_t cap,
+			  struct bga_extent *out)
+{
+	uint64_t g = bga__group_of(vol, goal);
+	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
+	uint32_t off = (uint32_t)(goal - bga__group_first(vol, g)), start, len;
+	if (ch == NULL || !bga__group_trylock(vol, g))
+		return false;
+	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
+	bool hit = grp->bitmap && off < grp->hi && !(grp->ext && grp->ext->windows) &&
+		   bga__word_run(grp->bitmap, off, min, max, &start, &len) &&
+		   bga__charge_fast_locked(vol, cap, len);
+	if (hit) {
+		bga__group_take_word_locked(vol, grp, g, start, len);
+		out->start = bga__group_first(vol, g) + start;
+		out->len = len;
+	}
+	bga__group_unlock(vol, g);
+	return hit;
+}
+
+/*
+ * bga_alloc's common case, without RCU, the retry loop, or the search: a
+ * plain request (no window handle, no flags) whose resolved goal, below
+ * vol->nblocks_floor, has a run its own word decides, in an uncontended
+ * group (alloc_at_goal, charging there against the floor's capacity).
+ * Returns false with nothing changed otherwise; bga_alloc then takes the
+ * full path, which decides on the geometry.
+ */
+static inline __attribute__((always_inline)) bool alloc_fast(struct bga_volume *vol, const struct bga_request *req,
+							     struct bga_extent *out)
+{
+	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
+	struct bga_percpu *pc = bga__percpu(vol);
+	bool steered;
+	uint64_t goal = bga__resolve_goal(vol, pc, req->goal, floor, &steered);
+	if (goal >= floor)
+		return false;
+	uint32_t max = (uint32_t)BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group);
+	int64_t cap = (int64_t)(floor - vol->cfg.first_data_block);
+	if (!alloc_at_goal(vol, goal, (uint32_t)req->min_len, max, cap, out))
+		return false;
+	bga__note_result(vol, pc, req->goal, goal, steered, false, out);
+	return true;
+}
+
+int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+{
+	if (vol == NULL || req == NULL || out == NULL)
+		return -EINVAL;
+	if (req->min_len == 0 || req->min_len > req->max_len)
+		return -EINVAL;
+	if (req->flags & ~(uint32_t)(BGA_EXACT_GOAL | BGA_USE_RESERVED))
+		return -EINVAL;
+	if ((req->flags & BGA_EXACT_GOAL) && req->goal == BGA_NO_GOAL)
+		return -EINVAL;
+	if (req->rsv == NULL && req->flags == 0 && req->min_len <= vol->cfg.blocks_per_group &&
+	    alloc_fast(vol, req, out))
+		return 0;
+	return bga__alloc_slow(vol, req, out);
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Frees: bga_free, and the all-or-nothing walk over a range of groups
+ * (bga__range_apply) that bga_free and bga_free_deferred share.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "rcu.h"
+
+#include "internal.h"
+#include "persist.h"
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * Lock every slot that groups g0..g1 map to, in ascending slot order, each
+ * once (two groups may share a slot).  Everything else holds at most one
+ * group lock, so this order cannot deadlock.
+ */
+static void lock_groups(struct bga_volume *vol, uint64_t g0, uint64_t g1, uint32_t *slots, uint32_t *nslots)
+{
+	uint32_t n = bga_locktab_nslots(vol->locks), k = 0;
+	if (g1 - g0 + 1 >= n) {
+		for (uint32_t s = 0; s < n; s++)
+			slots[k++] = s;
+	} else {
+		for (uint64_t g = g0; g <= g1; g++)
+			slots[k++] = bga_locktab_slot(vol->locks, g);
+		qsort(slots, k, sizeof(*slots), cmp_u32);
+		uint32_t u = 0;
+		for (uint32_t i = 0; i < k; i++)
+			if (u == 0 || slots[u - 1] != slots[i])
+				slots[u++] = slots[i];
+		k = u;
+	}
+	for (uint32_t i = 0; i < k; i++) {
+		bga__lockdep_acquire(BGA_LOCKDEP_GROUP, slots[i], true);
+		bga_locktab_lock(vol->locks, slots[i]);
+	}
+	*nslots = k;
+}
+
+static void unlock_groups(struct bga_volume *vol, const uint32_t *slots, uint32_t n)
+{
+	for (uint32_t i = n; i-- > 0;) {
+		bga__lockdep_release(BGA_LOCKDEP_GROUP, slots[i]);
+		bga_locktab_unlock(vol->locks, slots[i]);
+	}
+}
+
+/* The part of [start, start+len) inside group g, as group offsets. */
+static void clip(const struct bga_volume *vol, uint64_t g, uint64_t start, uint64_t len, uint32_t *off,
+		 uint32_t *n)
+{
+	uint64_t first = bga__group_first(vol, g), end = first + vol->cfg.blocks_per_group;
+	uint64_t s = BGA_MAX(start, first), e = BGA_MIN(start + len, end);
+	*off = (uint32_t)(s - first);
+	*n = (uint32_t)(e - s);
+}
+
+int bga__range_check(struct bga_volume *vol, const struct bga_geom *geo, uint64_t start, uint64_t len)
+{
+	if (len == 0 || start >= geo->nblocks || len > geo->nblocks - start ||
+	    start < vol->cfg.first_data_block)
+		return -EINVAL;
+	return 0;
+}
+
+/* The checks of bga__range_apply for one group, with its lock held. */
+static int range_usable_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n)
+{
+	/* A quarantined group (persist_load.c) has no bitmap: the test costs
+	 * the fast path nothing it does not load already. */
+	if (bga_unlikely(grp->bitmap == NULL && (grp->flags & BGA_GROUP_QUARANTINED)))
+		return -EUCLEAN;
+	if (!bga__group_is_used_locked(vol, grp, g, off, n))
+		return -EINVAL;
+	if (grp->ext && grp->ext->dfree && bga__dfree_overlaps_locked(grp, off, n))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Run `fn` over [start, start+len) with every group lock of the range held,
+ * after checking all-or-nothing that every block is allocated and not
+ * waiting on a deferred free.  `fn` may fail only before it changes
+ * anything (it is called once per group with `commit` false to prepare,
+ * then once per group with `commit` true).
+ */
+int bga__range_apply(struct bga_volume *vol, const struct bga_geom *geo, uint64_t start, uint64_t len,
+		     bga__range_fn fn, void *arg)
+{
+	uint64_t g0 = bga__group_of(vol, start), g1 = bga__group_of(vol, start + len - 1);
+	uint32_t nslots = bga_locktab_nslots(vol->locks);
+	uint32_t stack_slots[16], *slots = stack_slots;
+	uint64_t ng = g1 - g0 + 1;
+	if (BGA_MIN(ng, (uint64_t)nslots) > 16) {
+		slots = malloc(BGA_MIN(ng, (uint64_t)nslots) * sizeof(*slots));
+		if (slots == NULL)
+			return -ENOMEM;
+	}
+	/* A range in untouched chunks is free by definition: reject it before
+	 * allocating anything. */
+	int rc = 0;
+	for (uint64_t c = g0 >> BGA_CHUNK_SHIFT; c <= g1 >> BGA_CHUNK_SHIFT; c++)
+		if (bga__chunk_get(vol, c) == NULL && !(bga__persist_pending(vol, c) && bga__chunk_ensure(vol, c)))
+			rc = -EINVAL; /* (a chunk a lazy load has not read yet is read now) */
+	uint32_t held = 0;
+	if (rc == 0) {
+		lock_groups(vol, g0, g1, slots, &held);
+		for (uint64_t g = g0; g <= g1 && rc == 0; g++) {
+			struct bga_group *grp = bga__group_lookup(vol, g);
+			uint32_t off, n;
+			clip(vol, g, start, len, &off, &n);
+			rc = range_usable_locked(vol, grp, g, off, n);
+			if (rc == 0)
+				rc = fn(vol, geo, grp, g, off, n, false, arg);
+		}
+		for (uint64_t g = g0; g <= g1 && rc == 0; g++) {
+			uint32_t off, n;
+			clip(vol, g, start, len, &off, &n);
+			fn(vol, geo, bga__group_lookup(vol, g), g, off, n, true, arg);
+		}
+		unlock_groups(vol, slots, held);
+	}
+	if (slots != stack_slots)
+		free(slots);
+	return rc;
+}
+
+static int free_fn(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp, uint64_t g,
+		   uint32_t off, uint32_t n, bool commit, void *arg)
+{
+	(void)geo;
+	(void)arg;
+	if (!commit)
+		return bga__group_prepare_release_locked(vol, grp, g, off, n);
+	bga__group_release_locked(vol, grp, g, off, n);
+	return 0;
+}
+
+/* bga_free of a range inside one group: the common case, without the
+ * callbacks of bga__range_apply. */
+static int free_in_group(struct bga_volume *vol, uint64_t g, uint32_t off, uint32_t n)
+{
+	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
+	if (ch == NULL && bga__persist_pending(vol, g >> BGA_CHUNK_SHIFT))
+		ch = bga__chunk_ensure(vol, g >> BGA_CHUNK_SHIFT); /* not read yet by a lazy load */
+	if (ch == NULL)
+		return -EINVAL; /* an untouched group is wholly free */
+	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
+	bga__group_lock(vol, g);
+	int rc = range_usable_locked(vol, grp, g, off, n);
+	if (rc == 0)
+		rc = bga__group_prepare_release_locked(vol, grp, g, off, n);
+	if (rc == 0)
+		bga__group_release_locked(vol, grp, g, off, n);
+	bga__group_unlock(vol, g);
+	return rc;
+}
+
+int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len)
+{
+	if (vol == NULL)
+		return -EINVAL;
+	uint64_t g = bga__group_of(vol, start);
+	uint32_t off = (uint32_t)(start - bga__group_first(vol, g));
+	bool one_group = len != 0 && len <= vol->cfg.blocks_per_group - off;
+	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
+	int rc;
+	if (one_group && start >= vol->cfg.first_data_block && start < floor && len <= floor - start) {
+		/* Inside every geometry, and free_in_group reads none: no
+		 * RCU section. */
+		rc = free_in_group(vol, g, off, (uint32_t)len);
+	} else {
+		urcu_bp_read_lock();
+		const struct bga_geom *geo = bga_rcu_load(vol->geom);
+		rc = bga__range_check(vol, geo, start, len);
+		if (rc == 0)
+			rc = one_group ? free_in_group(vol, g, off, (uint32_t)len)
+				       : bga__range_apply(vol, geo, start, len, free_fn, NULL);
+		urcu_bp_read_unlock();
+	}
+	if (rc == 0)
+		bga__counter_add(vol->used, -(int64_t)len);
+	return rc;
+}
+

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The slow path of bga_alloc, around one allocation context (struct
+ * bga_actx, internal.h), as ext4's ext4_allocation_context: the request,
+ * its geometry, how it pays.  Its phases, each once:
+ *   exact goal   (alloc_exact) for BGA_EXACT_GOAL;
+ *   window       (alloc_window) for a handle: its window, then booking one;
+ *   group walk   (bga__search) from the goal's group round the volume,
+ *                through the group index;
+ *   retry        while the exact count says a run may exist (a walk sees
+ *                one group at a time);
+ *   -EAGAIN      when only pending deferred frees stand in the way.
+ * Blocks are charged as they are taken, in charge.c; nothing is charged
+ * before a run is found.
+ */
+#include <errno.h>
+#include <sched.h>
+
+#include "rcu.h"
+
+#include "internal.h"
+#include "steer.h"
+
+/* Busy groups skipped with trylock before an allocation blocks on a lock. */
+#define BGA_BUSY_SKIPS 3
+/* Searches again after an -ENOSPC that the exact free count contradicts. */
+#define BGA_SEARCH_RETRIES 16
+
+/*
+ * Blocks that nobody owns and nobody was promised, exactly (a reserved
+ * request counts what is reserved, which it may draw on).
+ */
+static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *ac)
+{
+	if (ac->reserved)
+		return (int64_t)__atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
+	return (int64_t)ac->geo->capacity - bga_counter_sum(vol->used);
+}
+
+/*
+ * Try one group under its lock.  `from` is the first offset to look at.
+ * With `book`, the run found (up to book->end - book->start blocks, set by
+ * the caller to the window size) becomes that window, and only up to
+ * ac->max of it is taken.  -ENOSPC: no run here (or ac->stop says the
+ * count ruled the whole request out).
+ */
+static inline __attribute__((always_inline)) int
+try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, bool avoid,
+		 struct bga_window *book, struct bga_extent *out)
+{
+	struct bga_group *grp = bga__group_lookup(vol, g);
+	uint32_t wsize = book ? book->end - book->start : 0;
+	uint32_t off, len, want = BGA_MAX(ac->max, wsize);
+	if (!bga__group_find_locked(vol, grp, g, from, ac->min, want, avoid, NULL, &off, &len)) {
+		/* A failed whole-group search means max_run overstated the
+		 * longest run: fix it so the index stops pointing here. */
+		if (from == 0 && !(avoid && grp->ext && grp->ext->windows))
+			bga__group_refresh_locked(vol, grp, g);
+		return -ENOSPC;
+	}
+	/* The window is at most its size (never above rsv_max); an extent
+	 * longer than the window goes on past it. */
+	if (book && bga__rsv_link_locked(grp, g, book, off, off + BGA_MIN(len, wsize)) != 0)
+		return -ENOMEM;
+	len = BGA_MIN(len, ac->max);
+	int rc = bga__take_locked(vol, ac, grp, g, off, &len);
+	if (rc) {
+		if (book)
+			bga__rsv_unlink_locked(grp, book);
+		return rc;
+	}
+	out->start = bga__group_first(vol, g) + off;
+	out->len = len;
+	return 0;
+}
+
+static int try_group(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, bool avoid,
+		     struct bga_window *book, bool wait, struct bga_extent *out)
+{
+	int rc = bga__group_ensure(vol, g); /* before the lock: lockdep.h */
+	if (rc)
+		return rc;
+	if (wait)
+		bga__group_lock(vol, g);
+	else if (!bga__group_trylock(vol, g))
+		return -EBUSY;
+	rc = try_group_locked(vol, ac, g, from, avoid, book, out);
+	bga__group_unlock(vol, g);
+	return rc;
+}
+
+/*
+ * Search every group for a run: the goal's group from the goal onwards,
+ * then the index from the next group round to the goal's group again.
+ * Busy groups are skipped (trylock) a few times before the search blocks;
+ * skipped groups are visited again at the end, so contention never
+ * causes a false -ENOSPC.  Stops at once when ac->stop is set.
+ */
+int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, bool avoid, struct bga_window *book,
+		struct bga_extent *out, bool *goal_busy)
+{
+	const struct bga_geom *geo = ac->geo;
+	uint64_t g0 = bga__group_of(vol, goal);
+	uint64_t skipped[BGA_BUSY_SKIPS];
+	unsigned nskipped = 0;
+	int rc = try_group(vol, ac, g0, (uint32_t)(goal - bga__group_first(vol, g0)), avoid, book, false, out);
+	if (rc != -EBUSY && rc != -ENOSPC)
+		return rc;
+	if (ac->stop)
+		return ac->stop;
+	if (rc == -EBUSY)
+		skipped[nskipped++] = g0;
+	if (goal_busy)
+		*goal_busy = rc == -EBUSY;
+
+	uint64_t n = geo->ngroups;
+	/* Two segments: (g0, n) then [0, g0]; g0 again from its start. */
+	for (int seg = 0; seg < 2; seg++) {
+		uint64_t g = seg == 0 ? g0 + 1 : 0, end = seg == 0 ? n : g0 + 1;
+		while ((g = bga__idx_next(vol, g, end, ac->min)) < end) {
+			bool wait = nskipped >= BGA_BUSY_SKIPS;
+			rc = try_group(vol, ac, g, 0, avoid, book, wait, out);
+			if (rc == -EBUSY)
+				skipped[nskipped++] = g;
+			else if (rc != -ENOSPC)
+				return rc;
+			else if (ac->stop)
+				return ac->stop;
+			g++;
+		}
+	}
+	for (unsigned i = 0; i < nskipped; i++) {
+		rc = try_group(vol, ac, skipped[i], 0, avoid, book, true, out);
+		if (rc != -ENOSPC || ac->stop)
+			return ac->stop ? ac->stop : rc;
+	}
+	return -ENOSPC;
+}
+
+static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, struct bga_extent *out)
+{
+	uint64_t g = bga__group_of(vol, goal);
+	uint32_t from = (uint32_t)(goal - bga__group_first(vol, g)), off, len;
+	int rc = bga__group_ensure(vol, g); /* before the lock: lockdep.h */
+	if (rc)
+		return rc;
+	rc = -ENOSPC;
+	bga__group_lock(vol, g);
+	struct bga_group *grp = bga__group_lookup(vol, g);
+	if (!bga__group_test_locked(vol, grp, g, from) &&
+	    bga__group_find_locked(vol, grp, g, from, ac->min, ac->max, false, NULL, &off, &len) && off == from) {
+		rc = bga__take_locked(vol, ac, grp, g, off, &len);
+		out->start = goal;
+		out->len = len;
+	}
+	bga__group_unlock(vol, g);
+	return rc;
+}
+
+/*
+ * The search without a window.  Other handles' windows are avoided while
+ * free space exists elsewhere, and used only as a last resort.
+ */
+static int alloc_plain(struct bga_volume *vol, struct bga_actx *ac,
+							     const struct bga_request *req, struct bga_extent *out)
+{
+	if (req->flags & BGA_EXACT_GOAL)
+		return alloc_exact(vol, ac, req->goal, out);
+	struct bga_percpu *pc = bga__percpu(vol);
+	bool steered, busy = false;
+	uint64_t goal = bga__resolve_goal(vol, pc, req->goal, ac->geo->nblocks, &steered);
+	bool windows = __atomic_load_n(&vol->rsv_open, __ATOMIC_RELAXED) != 0;
+	int rc = bga__search(vol, ac, goal, windows, NULL, out, &busy);
+	if (rc == -ENOSPC && windows && !ac->stop)
+		rc = bga__search(vol, ac, goal, false, NULL, out, NULL);
+	if (rc == 0)
+		bga__note_result(vol, pc, req->goal, goal, steered, busy, out);
+	return rc;
+}
+
+/*
+ * The window phase: the handle's own window first, then a new window
+ * booked by the search (avoiding the others'), then, when no window fits
+ * outside the others', a plain allocation: windows never cause a false
+ * -ENOSPC.
+ */
+static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, const struct bga_request *req,
+			struct bga_extent *out)
+{
+	int on = bga__rsv_usable(vol, req->rsv);
+	if (on < 0)
+		return on;
+	if (on == 0 || (req->flags & BGA_EXACT_GOAL))
+		return alloc_plain(vol, ac, req, out);
+	struct bga_percpu *pc = bga__percpu(vol);
+	__atomic_fetch_add(&pc->rsv_allocs, 1, __ATOMIC_RELAXED);
+	if (bga__rsv_take(vol, ac, req->rsv, req->goal, out)) {
+		__atomic_fetch_add(&pc->rsv_hits, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	if (ac->stop)
+		return ac->stop;
+	struct bga_window *book;
+	uint64_t goal = bga__rsv_book(vol, ac->geo, req->rsv, req->goal, &book);
+	int rc = bga__search(vol, ac, goal, true, book, out, NULL);
+	if (rc == 0) {
+		bga__rsv_booked(req->rsv, out);
+		return 0;
+	}
+	if (ac->stop)
+		return ac->stop;
+	return alloc_plain(vol, ac, req, out);
+}
+
+int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+{
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
+	int rc = -EINVAL;
+	if (req->goal != BGA_NO_GOAL && req->goal >= geo->nblocks)
+		goto out;
+	bool reserved = req->flags & BGA_USE_RESERVED;
+	if (reserved && __atomic_load_n(&vol->reserved, __ATOMIC_RELAXED) < req->min_len)
+		goto out;
+	rc = -ENOSPC;
+	if (req->min_len > vol->cfg.blocks_per_group)
+		goto nospace; /* extents never cross a group boundary */
+	struct bga_actx ac = {
+		.geo = geo,
+		.min = (uint32_t)req->min_len,
+		.max = (uint32_t)BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group),
+		.reserved = reserved,
+	};
+	for (int tries = 0;; tries++) {
+		rc = req->rsv != NULL ? alloc_window(vol, &ac, req, out) : alloc_plain(vol, &ac, req, out);
+		/*
+		 * A search visits groups one at a time, so blocks freed
+		 * behind it while others are taken ahead of it can make it
+		 * miss free space that existed throughout.  The exact counter
+		 * tells: while it shows room for min_len, search again.
+		 */
+		if (rc != -ENOSPC || ac.stop || tries == BGA_SEARCH_RETRIES || (req->flags & BGA_EXACT_GOAL) ||
+		    blocks_unpromised(vol, &ac) < (int64_t)req->min_len)
+			break;
+		sched_yield();
+	}
+nospace:;
+	/*
+	 * -EAGAIN only if the commit would make room: the pending blocks must
+	 * leave min_len blocks unpromised to reservations (a reserved request
+	 * brings its own promise), and a run of min_len must form.  Pending
+	 * blocks can join free ones, so no count of them alone decides.
+	 */
+	uint64_t pending = __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED);
+	if (rc == -ENOSPC && pending != 0 &&
+	    (reserved || (int64_t)geo->capacity - bga_counter_sum(vol->used) + (int64_t)pending >=
+				 (int64_t)req->min_len) &&
+	    bga__dfree_would_fit(vol, geo, req->min_len,
+				 (req->flags & BGA_EXACT_GOAL) ? req->goal : BGA_NO_GOAL))
+		rc = -EAGAIN;
+out:
+	urcu_bp_read_unlock();
+	return rc;
+}
+

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_STEER_H
+#define BGA_STEER_H
+
+/*
+ * Steering: where a plain request looks first on this CPU, and how the
+ * CPU's hints move after it.  Inline because the fast path (alloc.c) runs
+ * both on every allocation; the slow path (search.c) uses the same two.
+ */
+
+#include "internal.h"
+
+/*
+ * Allocations whose goal group was found locked stick to the group they
+ * got instead for this many allocations before trying the goal's group
+ * again, so threads that aim at one hot group drift apart instead of
+ * taking turns at its lock and cache lines (DESIGN.md: "so threads drift
+ * apart instead of piling up").
+ */
+#define BGA_STEER_ALLOCS 64
+/*
+ * Backoff: a group found busy again within BGA_STEER_ALLOCS allocations
+ * of this CPU's return to it keeps the CPU away twice as long as last
+ * time, up to this many allocations.  A CPU that keeps coming back to a
+ * group another CPU lives in then stops paying for a busy lock (and that
+ * group's lines) every 64 allocations; a group found busy only now and
+ * then costs 64 steered allocations as before.
+ */
+#define BGA_STEER_MAX 4096
+
+/*
+ * Where a plain request looks first on this CPU: its home for
+ * BGA_NO_GOAL; for a goal in a group this CPU was steered away from, where
+ * it went instead; the goal itself otherwise.  Hints at or past `nblocks`
+ * are stale and dropped.
+ */
+static inline uint64_t bga__resolve_goal(const struct bga_volume *vol, struct bga_percpu *pc, uint64_t goal,
+				    uint64_t nblocks, bool *steered)
+{
+	*steered = false;
+	if (goal == BGA_NO_GOAL)
+		return bga__home(pc, nblocks);
+	if (__atomic_load_n(&pc->steer_left, __ATOMIC_RELAXED) != 0 &&
+	    __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
+		uint64_t to = __atomic_load_n(&pc->steer_to, __ATOMIC_RELAXED);
+		if (to < nblocks) {
+			*steered = true;
+			return to;
+		}
+	}
+	return goal;
+}
+
+/*
+ * After a plain request for `want` (req->goal) landed at *out, having
+ * looked first at `goal`: move the CPU's home on, count a steered
+ * allocation, or, when the goal's group was busy and the search went
+ * elsewhere, steer this CPU's later requests for that group to where it
+ * went.
+ */
+static inline void bga__note_result(const struct bga_volume *vol, struct bga_percpu *pc, uint64_t want, uint64_t goal,
+			       bool steered, bool busy, const struct bga_extent *out)
+{
+	uint64_t next = out->start + out->len;
+	if (want == BGA_NO_GOAL) {
+		__atomic_store_n(&pc->home, next, __ATOMIC_RELAXED);
+	} else if (steered) {
+		uint32_t left = __atomic_load_n(&pc->steer_left, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer_to, next, __ATOMIC_RELAXED);
+		if (left != 0)
+			__atomic_store_n(&pc->steer_left, left - 1, __ATOMIC_RELAXED);
+	} else if (busy && bga__group_of(vol, out->start) != bga__group_of(vol, goal)) {
+		uint64_t from = bga__group_of(vol, goal);
+		uint32_t len = BGA_STEER_ALLOCS, prev = __atomic_load_n(&pc->steer_len, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == from && prev >= BGA_STEER_ALLOCS &&
+		    __atomic_load_n(&pc->steer_since, __ATOMIC_RELAXED) < BGA_STEER_ALLOCS)
+			len = BGA_MIN(2 * prev, BGA_STEER_MAX);
+		__atomic_store_n(&pc->steer_from, from, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer_to, next, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer_left, len, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer_len, len, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer_since, 0, __ATOMIC_RELAXED);
+	} else if (__atomic_load_n(&pc->steer_len, __ATOMIC_RELAXED) != 0 &&
+		   __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
+		/* Only a CPU that was steered once counts its returns. */
+		uint32_t since = __atomic_load_n(&pc->steer_since, __ATOMIC_RELAXED);
+		if (since < BGA_STEER_ALLOCS)
+			__atomic_store_n(&pc->steer_since, since + 1, __ATOMIC_RELAXED);
+	}
+}
+
+
+#endif
