@@ -10,6 +10,7 @@
 
 #include <bgalloc/bitmap.h>
 
+#include "persist.h"
 #include "volume.h"
 
 static void report(struct bga_check_report *r, uint64_t g, uint64_t block, const char *fmt, ...)
@@ -121,6 +122,7 @@ int bga_check(struct bga_volume *vol, struct bga_check_report *out)
 	if (vol == NULL)
 		return -EINVAL;
 	struct bga_check_report r = {.violations = 0, .group = UINT64_MAX, .block = UINT64_MAX};
+	bga__persist_settle(vol); /* a missing chunk must mean wholly free */
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	uint64_t total_free = 0;

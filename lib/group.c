@@ -6,6 +6,7 @@
 
 #include <bgalloc/bitmap.h>
 
+#include "persist.h"
 #include "volume.h"
 
 static void group_init_fresh(struct bga_volume *vol, const struct bga_geom *geo, struct bga_chunk *ch,
@@ -34,6 +35,10 @@ struct bga_chunk *bga__chunk_create_locked(struct bga_volume *vol, const struct 
 	if (ch == NULL)
 		return NULL;
 	group_init_fresh(vol, geo, ch, c);
+	/* A lazily loaded volume: the chunk's groups come from the image,
+	 * before anyone can see the chunk (persist_load.c). */
+	if (bga_unlikely(__atomic_load_n(&vol->persist, __ATOMIC_ACQUIRE) != NULL))
+		bga__persist_fill_chunk(vol, ch, c);
 	__atomic_store_n(&vol->chunks[c], ch, __ATOMIC_RELEASE);
 	bga__idx_chunk_installed(vol, c);
 	return ch;

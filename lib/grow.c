@@ -16,6 +16,7 @@
 #include <bgalloc/bitmap.h>
 
 #include "rcu.h"
+#include "persist.h"
 #include "volume.h"
 
 /*
@@ -94,6 +95,7 @@ int bga_grow(struct bga_volume *vol, uint64_t new_nblocks)
 {
 	if (vol == NULL || new_nblocks > BGA_MAX_BLOCKS)
 		return -EINVAL;
+	bga__persist_settle(vol); /* extend_group reads a missing chunk as free */
 	bga__grow_lock(vol);
 	struct bga_geom *old = vol->geom;
 	int rc = -EINVAL;

@@ -156,11 +156,12 @@ struct bga_persist *bga__persist_get(struct bga_volume *vol)
 	if (p == NULL)
 		return NULL;
 	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->io_lock, NULL);
 	p->next_gen = 1;
 	struct bga_persist *expect = NULL;
 	if (!__atomic_compare_exchange_n(&vol->persist, &expect, p, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_destroy(&p->lock);
-		free(p->pchunk);
+		pthread_mutex_destroy(&p->io_lock);
 		free(p);
 		return expect;
 	}
@@ -183,7 +184,9 @@ void bga__persist_destroy(struct bga_volume *vol)
 		return;
 	bga__pchunks_reset(p);
 	free(p->pchunk);
+	free(p->pending);
 	pthread_mutex_destroy(&p->lock);
+	pthread_mutex_destroy(&p->io_lock);
 	free(p);
 	vol->persist = NULL;
 }
@@ -431,6 +434,15 @@ static int snapshot(struct bga_volume *vol, struct bga_persist *p, bool full, st
 	for (uint64_t c = 0; c < geo->nchunks; c++) {
 		const struct bga_chunk *ch = bga__chunk_get(vol, c);
 		uint64_t g0 = c << BGA_CHUNK_SHIFT, g1 = BGA_MIN(g0 + BGA_CHUNK_GROUPS, geo->ngroups);
+		if (ch == NULL && bga__persist_pending(vol, c)) {
+			/* not read yet: what its records say */
+			for (uint64_t g = g0; g < g1; g++) {
+				struct bga_pgroup r = bga__pgroup_get(p, g);
+				s->free_blocks += r.flags == BGA_DF_UNINIT ? bpg : r.flags == BGA_DF_BITMAP ? r.free : 0;
+				s->inited += r.flags != BGA_DF_UNINIT;
+			}
+			continue;
+		}
 		if (ch == NULL) {
 			s->free_blocks += (g1 - g0) * bpg;
 			continue;
@@ -507,15 +519,19 @@ static void snapshot_undo(struct bga_persist *p)
 
 static int io_write(struct bga_persist *p, const struct bga_io *io, const void *buf, size_t len, uint64_t off)
 {
+	pthread_mutex_lock(&p->io_lock);
 	int rc = io->write(io->ctx, buf, len, off);
+	pthread_mutex_unlock(&p->io_lock);
 	if (rc == 0)
 		__atomic_fetch_add(&p->bytes_written, len, __ATOMIC_RELAXED);
 	return rc > 0 ? -EIO : rc;
 }
 
-static int io_flush(const struct bga_io *io)
+static int io_flush(struct bga_persist *p, const struct bga_io *io)
 {
+	pthread_mutex_lock(&p->io_lock);
 	int rc = io->flush(io->ctx);
+	pthread_mutex_unlock(&p->io_lock);
 	return rc > 0 ? -EIO : rc;
 }
 
@@ -599,13 +615,15 @@ static int store_locked(struct bga_volume *vol, struct bga_persist *p, const str
 		 * overwrite the slots it points at. */
 		rc = io_write(p, io, p->sb_pending, BGA_PF_SECTOR, p->sb_pending_off);
 		if (rc == 0)
-			rc = io_flush(io);
+			rc = io_flush(p, io);
 		if (rc)
 			return rc;
 		p->recommit = false;
 	}
 	struct bga_pf_sb cur;
+	pthread_mutex_lock(&p->io_lock);
 	rc = bga__pf_sb_read_best(io, &cur, NULL, NULL);
+	pthread_mutex_unlock(&p->io_lock);
 	if (rc && rc != -EUCLEAN)
 		return rc;
 	bool found = rc == 0;
@@ -613,6 +631,10 @@ static int store_locked(struct bga_volume *vol, struct bga_persist *p, const str
 			cur.gen == p->gen && p->gen != 0);
 	if (p->uuid == 0)
 		p->uuid = new_uuid();
+	/* A format writes every group from memory: read what is still only
+	 * in the old area first (a lazily loaded volume). */
+	if (format)
+		bga__persist_settle(vol);
 	uint64_t gen = p->next_gen;
 	if (found && cur.gen >= gen)
 		gen = cur.gen + 1;
@@ -656,7 +678,7 @@ static int store_locked(struct bga_volume *vol, struct bga_persist *p, const str
 		rc = io_write(p, io, zero, sizeof(zero), ((gen & 1) ^ 1) * BGA_PF_SECTOR);
 	}
 	if (rc == 0)
-		rc = io_flush(io);
+		rc = io_flush(p, io);
 	if (rc)
 		goto fail;
 
@@ -686,7 +708,7 @@ static int store_locked(struct bga_volume *vol, struct bga_persist *p, const str
 	p->sb_pending_off = (gen & 1) * BGA_PF_SECTOR;
 	rc = io_write(p, io, p->sb_pending, BGA_PF_SECTOR, p->sb_pending_off);
 	if (rc == 0)
-		rc = io_flush(io);
+		rc = io_flush(p, io);
 	/*
 	 * From here the new state is what the next store must build on: its
 	 * data is durable, and the superblock either landed or will be

@@ -17,6 +17,7 @@
 #include <bgalloc.h>
 
 struct bga_volume;
+struct bga_chunk;
 
 /* A superblock as persist.c decodes it. */
 struct bga_pf_sb {
@@ -65,6 +66,17 @@ struct bga_persist {
 	uint64_t npchunk;
 	uint64_t pchunk_end; /* one past the highest chunk with an array: walks stop here */
 	uint64_t quarantined, repaired; /* atomic */
+	/* Lazy loading (persist_load.c): chunks whose groups' records are
+	 * not yet read into the volume, one bit each (atomic), and how many;
+	 * the io calls are serialised by io_lock, a leaf lock. */
+	pthread_mutex_t io_lock;
+	uint64_t *pending;
+	uint64_t npending_chunks; /* bits in `pending` */
+	uint64_t npending;        /* atomic */
+	int lazy_err;             /* the first read error of a lazy read (under grow_lock) */
+	bool prefetching;         /* the BGA_LOAD_PREFETCH thread was started */
+	int stop;                 /* atomic: bga_destroy asks it to stop */
+	pthread_t prefetcher;
 	uint64_t bytes_written;         /* by stores, for the benchmarks (atomic) */
 };
 
@@ -90,6 +102,21 @@ int bga__pf_desc_decode(const unsigned char *d, uint64_t uuid, uint64_t g, uint3
 /* g's share of the superblock digest for record r. */
 uint64_t bga__pgroup_digest(uint64_t g, const struct bga_pgroup *r);
 
+/*
+ * The lazy load's hook in chunk installs (group.c): fill the fresh,
+ * unpublished chunk c from the image when its groups are still pending.
+ * Caller holds grow_lock and no group lock.  Cannot fail: a group whose
+ * bitmap cannot be read (or allocated) is quarantined.
+ */
+void bga__persist_fill_chunk(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c);
+/* Read every pending chunk now (no lock held): for the walks that treat a
+ * missing chunk as wholly free (check, stats, foreach, trim, grow). */
+void bga__persist_settle(struct bga_volume *vol);
+/* True when chunk c is still pending: a missing chunk that is not free. */
+bool bga__persist_pending(const struct bga_volume *vol, uint64_t c);
+
+/* Stop the prefetch thread (first thing in bga_destroy). */
+void bga__persist_quiesce(struct bga_volume *vol);
 /* Release the persistence state at bga_destroy. */
 void bga__persist_destroy(struct bga_volume *vol);
 

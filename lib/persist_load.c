@@ -21,6 +21,11 @@
 #include "rcu.h"
 #include "volume.h"
 
+/* Bitmaps read on first touch of their chunk (1), or all at load (0). */
+#ifndef BGA_LAZY_LOAD
+#define BGA_LAZY_LOAD 1
+#endif
+
 /* The tuning an image may ask for when the caller passes no config: what
  * bga_create accepts, less lock tables big enough to be an attack. */
 #define BGA_LOAD_MAX_SLOTS (1u << 16)
@@ -219,11 +224,13 @@ static int judge_all(struct loader *l)
  * its checksum or its shape (bits outside the span must be set), NULL
  * with *rc < 0 on an I/O error or ENOMEM.
  */
-static uint64_t *read_bitmap(struct bga_volume *vol, const struct bga_io *io, uint64_t g,
-			     const struct bga_pgroup *r, unsigned char *buf, int *rc)
+static uint64_t *read_bitmap(struct bga_volume *vol, struct bga_persist *p, const struct bga_io *io, uint64_t g,
+			     const struct bga_pgroup *r, uint32_t lo, uint32_t hi, unsigned char *buf, int *rc)
 {
-	uint32_t bpg = vol->cfg.blocks_per_group, bmbytes = bga_pf_bitmap_bytes(bpg), lo, hi;
+	uint32_t bpg = vol->cfg.blocks_per_group, bmbytes = bga_pf_bitmap_bytes(bpg);
+	pthread_mutex_lock(&p->io_lock);
 	*rc = io->read(io->ctx, buf, bmbytes, bga_pf_bitmap_off(bpg, g, r->slot));
+	pthread_mutex_unlock(&p->io_lock);
 	if (*rc)
 		return *rc = *rc > 0 ? -EIO : *rc, NULL;
 	if (bga_pf_crc(buf, bmbytes) != r->bmcrc)
@@ -233,8 +240,6 @@ static uint64_t *read_bitmap(struct bga_volume *vol, const struct bga_io *io, ui
 		return *rc = -ENOMEM, NULL;
 	for (uint32_t j = 0; j < bpg / 64; j++)
 		map[j] = bga_pf_get64(buf + 8 * j);
-	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
-	bga__grp_span(vol, ch ? &ch->groups[g & (BGA_CHUNK_GROUPS - 1)] : NULL, g, &lo, &hi);
 	if (!bga_bitmap_range_is_set(map, 0, lo) || !bga_bitmap_range_is_set(map, hi, bpg - hi)) {
 		free(map);
 		return NULL;
@@ -252,18 +257,18 @@ static int install_group(struct bga_volume *vol, struct bga_persist *p, const st
 	bool quarantine = r.flags & BGA_DF_QUARANTINED;
 	if (r.flags & BGA_DF_UNINIT)
 		return 0;
+	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
+	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
+	uint32_t bpg = vol->cfg.blocks_per_group, lo, hi, free = 0;
+	bga__grp_span(vol, grp, g, &lo, &hi);
 	if (r.flags & BGA_DF_BITMAP) {
 		int rc;
-		map = read_bitmap(vol, io, g, &r, buf, &rc);
+		map = read_bitmap(vol, p, io, g, &r, lo, hi, buf, &rc);
 		if (rc)
 			return rc;
 		quarantine = map == NULL;
 	}
-	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
-	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
-	uint32_t bpg = vol->cfg.blocks_per_group, lo, hi, free = 0;
 	bga__group_lock(vol, g);
-	bga__grp_span(vol, grp, g, &lo, &hi);
 	if (map) {
 		free = bpg - (uint32_t)bga_bitmap_popcount(map, 0, bpg);
 		grp->bitmap = map;
@@ -304,26 +309,167 @@ static bool chunk_needs_install(const struct bga_persist *p, uint64_t c)
 	return false;
 }
 
-static int install_all(struct bga_volume *vol, struct bga_persist *p, const struct bga_io *io, uint64_t ngroups)
+/*
+ * Groups of chunks that exist already (bga_create builds those of a
+ * partial first or last group) and of chunks with a group quarantined
+ * now are installed at once; the rest of each chunk with records waits
+ * for its first touch (bga__persist_fill_chunk), charged to the used
+ * counter now from its records so that the free counts are exact from
+ * the start.  Everything at once with `eager`.
+ */
+static int install_all(struct bga_volume *vol, struct bga_persist *p, const struct bga_io *io, uint64_t ngroups,
+		       bool eager)
 {
-	unsigned char *buf = malloc(bga_pf_bitmap_bytes(vol->cfg.blocks_per_group));
-	if (buf == NULL)
-		return -ENOMEM;
-	int rc = 0;
+	uint32_t bpg = vol->cfg.blocks_per_group;
+	unsigned char *buf = malloc(bga_pf_bitmap_bytes(bpg));
 	uint64_t nchunks = (ngroups + BGA_CHUNK_GROUPS - 1) >> BGA_CHUNK_SHIFT;
+	p->pending = calloc((nchunks + 63) / 64, sizeof(uint64_t));
+	if (buf == NULL || p->pending == NULL) {
+		free(buf);
+		return -ENOMEM;
+	}
+	p->npending_chunks = nchunks;
+	int rc = 0;
 	for (uint64_t c = 0; rc == 0 && c < nchunks; c++) {
 		if (!chunk_needs_install(p, c))
 			continue;
+		uint64_t g0 = c << BGA_CHUNK_SHIFT, g1 = BGA_MIN(g0 + BGA_CHUNK_GROUPS, ngroups);
+		bool now = eager || bga__chunk_get(vol, c) != NULL;
+		for (uint64_t g = g0; g < g1 && !now; g++)
+			now = bga__pgroup_get(p, g).flags == BGA_DF_QUARANTINED;
+		if (!now) {
+			int64_t used = 0;
+			for (uint64_t g = g0; g < g1; g++) {
+				struct bga_pgroup r = bga__pgroup_get(p, g);
+				used += r.flags == BGA_DF_UNINIT ? 0 : r.flags == BGA_DF_BITMAP ? bpg - r.free : bpg;
+			}
+			bga_counter_add(vol->used, used);
+			p->pending[c / 64] |= UINT64_C(1) << (c % 64);
+			p->npending++;
+			continue;
+		}
 		if (bga__chunk_ensure(vol, c) == NULL) {
 			rc = -ENOMEM;
 			break;
 		}
-		uint64_t g0 = c << BGA_CHUNK_SHIFT, g1 = BGA_MIN(g0 + BGA_CHUNK_GROUPS, ngroups);
 		for (uint64_t g = g0; rc == 0 && g < g1; g++)
 			rc = install_group(vol, p, io, g, buf);
 	}
 	free(buf);
 	return rc;
+}
+
+bool bga__persist_pending(const struct bga_volume *vol, uint64_t c)
+{
+	const struct bga_persist *p = __atomic_load_n(&vol->persist, __ATOMIC_ACQUIRE);
+	return p && c < p->npending_chunks &&
+	       ((__atomic_load_n(&p->pending[c / 64], __ATOMIC_ACQUIRE) >> (c % 64)) & 1);
+}
+
+/* Set index bits of group i of an unpublished chunk for max_run. */
+static void set_bits(struct bga_volume *vol, struct bga_chunk *ch, uint32_t i, uint32_t run)
+{
+	for (unsigned k = 0; k < BGA_ORDERS; k++) {
+		uint64_t m = UINT64_C(1) << (i % 64);
+		if (k <= vol->max_order && (UINT32_C(1) << k) <= run)
+			ch->bits[k][i / 64] |= m;
+		else
+			ch->bits[k][i / 64] &= ~m;
+	}
+}
+
+void bga__persist_fill_chunk(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c)
+{
+	struct bga_persist *p = __atomic_load_n(&vol->persist, __ATOMIC_ACQUIRE);
+	if (!bga__persist_pending(vol, c))
+		return;
+	uint32_t bpg = vol->cfg.blocks_per_group;
+	unsigned char *buf = malloc(bga_pf_bitmap_bytes(bpg));
+	for (uint32_t i = 0; i < BGA_CHUNK_GROUPS; i++) {
+		uint64_t g = (c << BGA_CHUNK_SHIFT) + i;
+		struct bga_pgroup r = bga__pgroup_get(p, g);
+		if (r.flags == BGA_DF_UNINIT)
+			continue;
+		struct bga_group *grp = &ch->groups[i];
+		uint32_t lo, hi;
+		bga__grp_span(vol, grp, g, &lo, &hi);
+		int64_t charged = (int64_t)(hi - lo) - (r.flags == BGA_DF_BITMAP ? (int64_t)r.free : 0);
+		uint64_t *map = NULL;
+		bool quarantine = r.flags == BGA_DF_QUARANTINED;
+		if (r.flags == BGA_DF_BITMAP) {
+			int rc = -ENOMEM;
+			if (buf)
+				map = read_bitmap(vol, p, &p->io, g, &r, lo, hi, buf, &rc);
+			if (rc && !p->lazy_err)
+				p->lazy_err = rc;
+			quarantine = map == NULL;
+		}
+		uint32_t free = map ? bpg - (uint32_t)bga_bitmap_popcount(map, 0, bpg) : 0;
+		grp->bitmap = map;
+		grp->free = free;
+		grp->max_run = map ? (uint32_t)bga_bitmap_longest_zero_run(map, hi) : 0;
+		set_bits(vol, ch, i, grp->max_run);
+		if (quarantine) {
+			/* stored as quarantined at the next store */
+			grp->flags |= BGA_GROUP_QUARANTINED | BGA_GROUP_DIRTY;
+			__atomic_fetch_add(&p->quarantined, 1, __ATOMIC_RELAXED);
+		} else if (map && free != r.free) {
+			grp->flags |= BGA_GROUP_DIRTY;
+			__atomic_fetch_add(&p->repaired, 1, __ATOMIC_RELAXED);
+		}
+		int64_t delta = (int64_t)(hi - lo) - (int64_t)free - charged;
+		if (delta)
+			bga_counter_add(vol->used, delta);
+	}
+	free(buf);
+	__atomic_fetch_and(&p->pending[c / 64], ~(UINT64_C(1) << (c % 64)), __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&p->npending, 1, __ATOMIC_RELEASE);
+}
+
+static int prefetch(struct bga_volume *vol, struct bga_persist *p)
+{
+	for (uint64_t c = 0; c < p->npending_chunks; c++) {
+		if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED))
+			return 0;
+		if (bga__persist_pending(vol, c) && bga__chunk_ensure(vol, c) == NULL)
+			return -ENOMEM;
+	}
+	bga__grow_lock(vol);
+	int rc = p->lazy_err;
+	bga__grow_unlock(vol);
+	return rc;
+}
+
+int bga_prefetch(struct bga_volume *vol)
+{
+	if (vol == NULL)
+		return -EINVAL;
+	struct bga_persist *p = __atomic_load_n(&vol->persist, __ATOMIC_ACQUIRE);
+	return p ? prefetch(vol, p) : 0;
+}
+
+void bga__persist_settle(struct bga_volume *vol)
+{
+	struct bga_persist *p = __atomic_load_n(&vol->persist, __ATOMIC_ACQUIRE);
+	if (p && __atomic_load_n(&p->npending, __ATOMIC_ACQUIRE))
+		prefetch(vol, p);
+}
+
+static void *prefetch_thread(void *arg)
+{
+	struct bga_volume *vol = arg;
+	prefetch(vol, vol->persist);
+	return NULL;
+}
+
+void bga__persist_quiesce(struct bga_volume *vol)
+{
+	struct bga_persist *p = vol->persist;
+	if (p && p->prefetching) {
+		__atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
+		pthread_join(p->prefetcher, NULL);
+		p->prefetching = false;
+	}
 }
 
 int bga_load_ex(const struct bga_io *io, const struct bga_config *cfg, uint32_t flags, struct bga_volume **out)
@@ -357,7 +503,8 @@ int bga_load_ex(const struct bga_io *io, const struct bga_config *cfg, uint32_t 
 	rc = judge_all(&l);
 	if (rc)
 		goto fail;
-	rc = install_all(vol, p, io, l.sb.ngroups);
+	/* Strict must see every bitmap before it answers. */
+	rc = install_all(vol, p, io, l.sb.ngroups, (flags & BGA_LOAD_STRICT) || !BGA_LAZY_LOAD);
 	if (rc)
 		goto fail;
 	if ((flags & BGA_LOAD_STRICT) && p->quarantined) {
@@ -375,6 +522,9 @@ int bga_load_ex(const struct bga_io *io, const struct bga_config *cfg, uint32_t 
 	 * change: the next store rewrites every unit (and the digest). */
 	p->force_full = l.stale || p->quarantined || p->repaired || l.digest != l.sb.digest;
 	free(l.suspects);
+	if ((flags & BGA_LOAD_PREFETCH) && p->npending &&
+	    pthread_create(&p->prefetcher, NULL, prefetch_thread, vol) == 0)
+		p->prefetching = true;
 	*out = vol;
 	return 0;
 fail:
@@ -388,7 +538,3 @@ int bga_load(const struct bga_io *io, const struct bga_config *cfg, struct bga_v
 	return bga_load_ex(io, cfg, 0, out);
 }
 
-int bga_prefetch(struct bga_volume *vol)
-{
-	return vol == NULL ? -EINVAL : 0;
-}

@@ -281,3 +281,156 @@ Test(persist, file_io_round_trip)
 	usedmap_free(&want);
 	bga_destroy(vol);
 }
+
+/* ---- lazy loading ---- */
+
+#include "persist_format.h"
+#include "volume.h" /* to see which chunks a lazy load installed */
+
+/* The area bytes before group g0's unit. */
+static uint64_t bga_pf_area_bytes_for_test(uint32_t bpg, uint64_t g0)
+{
+	return bga_pf_desc_off(bpg, g0);
+}
+
+static bool chunk_present(struct bga_volume *vol, uint64_t c)
+{
+	return __atomic_load_n(&vol->chunks[c], __ATOMIC_ACQUIRE) != NULL;
+}
+
+struct failio {
+	struct memio *m;
+	uint64_t fail_from; /* reads at or past this offset fail */
+};
+
+static int failio_read(void *ctx, void *buf, size_t len, uint64_t off)
+{
+	struct failio *f = ctx;
+	return off >= f->fail_from ? -EIO : memio_read(f->m, buf, len, off);
+}
+
+/* Three chunks of 4096 groups of 64 blocks, each with a few used blocks:
+ * none of them is built by bga_create, so a load leaves all three to
+ * their first touch. */
+static struct bga_volume *three_chunks(struct memio *m, struct bga_io *io, struct usedmap *want)
+{
+	struct bga_volume *vol = make(UINT64_C(64) * 4096 * 3, 64, 0);
+	for (uint64_t c = 0; c < 3; c++)
+		for (uint64_t k = 0; k < 5; k++) {
+			uint64_t b = c * 64 * 4096 + k * 64 * 700 + 3;
+			struct bga_request req = {.goal = b, .min_len = 2, .max_len = 2, .flags = BGA_EXACT_GOAL};
+			struct bga_extent e;
+			cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+		}
+	memio_init(m, io);
+	cr_assert_eq(bga_store(vol, io), 0);
+	cr_assert_eq(usedmap_take(vol, want), 0);
+	return vol;
+}
+
+Test(persist_lazy, chunks_read_on_first_touch)
+{
+	struct memio m;
+	struct bga_io io;
+	struct usedmap want;
+	struct bga_volume *vol = three_chunks(&m, &io, &want), *back;
+	uint64_t free_before = bga_free_exact(vol);
+	cr_assert_eq(bga_load(&io, NULL, &back), 0);
+	for (uint64_t c = 0; c < 3; c++)
+		cr_assert(!chunk_present(back, c), "chunk %llu read at load", (unsigned long long)c);
+	cr_assert_eq(bga_free_exact(back), free_before, "free count exact before any bitmap is read");
+	/* a free into an unread chunk reads it first */
+	uint64_t b1 = 64 * 4096 + 3;
+	cr_assert_eq(bga_free(back, b1, 2), 0);
+	cr_assert(chunk_present(back, 1));
+	cr_assert(!chunk_present(back, 2));
+	cr_assert_eq(bga_free(back, b1, 2), -EINVAL, "now free: a second free is a double free");
+	/* an exact allocation in an unread chunk sees its used blocks */
+	struct bga_request req = {.goal = 2 * 64 * 4096 + 3, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(back, &req, &e), -ENOSPC);
+	cr_assert(chunk_present(back, 2));
+	cr_assert(!chunk_present(back, 0));
+	cr_assert_eq(bga_alloc(back, &(struct bga_request){.goal = b1, .min_len = 2, .max_len = 2,
+							 .flags = BGA_EXACT_GOAL}, &e), 0);
+	/* the walks read everything first */
+	struct usedmap got;
+	cr_assert_eq(usedmap_take(back, &got), 0);
+	cr_assert(usedmap_equal(&got, &want));
+	cr_assert(chunk_present(back, 0));
+	assert_clean(back);
+	usedmap_free(&got);
+	bga_destroy(back);
+	usedmap_free(&want);
+	memio_free(&m);
+	bga_destroy(vol);
+}
+
+Test(persist_lazy, store_after_lazy_load_and_prefetch)
+{
+	struct memio m;
+	struct bga_io io;
+	struct usedmap want;
+	struct bga_volume *vol = three_chunks(&m, &io, &want), *back, *again;
+	cr_assert_eq(bga_load(&io, NULL, &back), 0);
+	/* nothing changed: the store writes only its superblock */
+	uint64_t before = m.bytes_written;
+	cr_assert_eq(bga_store(back, &io), 0);
+	cr_assert_eq(m.bytes_written - before, 512, "an unchanged volume stores one sector");
+	cr_assert_eq(bga_load(&io, NULL, &again), 0);
+	cr_assert_eq(bga_prefetch(again), 0);
+	for (uint64_t c = 0; c < 3; c++)
+		cr_assert(chunk_present(again, c));
+	struct usedmap got;
+	cr_assert_eq(usedmap_take(again, &got), 0);
+	cr_assert(usedmap_equal(&got, &want));
+	usedmap_free(&got);
+	bga_destroy(again);
+	/* a store to another area formats it from everything, read first */
+	struct memio m2;
+	struct bga_io io2;
+	memio_init(&m2, &io2);
+	cr_assert_eq(bga_store(back, &io2), 0);
+	bga_destroy(back);
+	back = load_expect(&io2, &want);
+	bga_destroy(back);
+	/* the background prefetch, and a destroy while it may still run */
+	cr_assert_eq(bga_load_ex(&io, NULL, BGA_LOAD_PREFETCH, &back), 0);
+	bga_destroy(back);
+	cr_assert_eq(bga_load_ex(&io, NULL, BGA_LOAD_PREFETCH, &back), 0);
+	cr_assert_eq(bga_prefetch(back), 0);
+	cr_assert(chunk_present(back, 2));
+	bga_destroy(back);
+	memio_free(&m2);
+	usedmap_free(&want);
+	memio_free(&m);
+	bga_destroy(vol);
+}
+
+Test(persist_lazy, read_error_quarantines)
+{
+	struct memio m;
+	struct bga_io io;
+	struct usedmap want;
+	struct bga_volume *vol = three_chunks(&m, &io, &want), *back;
+	struct failio f = {&m, UINT64_MAX};
+	struct bga_io fio = {&f, failio_read, memio_write, memio_flush};
+	cr_assert_eq(bga_load(&fio, NULL, &back), 0);
+	uint64_t free_before = bga_free_exact(back);
+	f.fail_from = bga_pf_area_bytes_for_test(64, 4096); /* chunk 1 and on */
+	cr_assert_eq(bga_prefetch(back), -EIO);
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(back, &st), 0);
+	cr_assert_eq(st.groups_quarantined, 10, "the groups of chunks 1 and 2 with bitmaps");
+	cr_assert_lt(bga_free_exact(back), free_before);
+	cr_assert_eq(bga_free(back, 64 * 4096 + 3, 2), -EUCLEAN);
+	cr_assert_eq(bga_free(back, 3, 2), 0, "chunk 0 read fine");
+	bga_destroy(back);
+	cr_assert_eq(bga_load_ex(&io, NULL, BGA_LOAD_STRICT, &back), 0, "strict, no damage");
+	bga_destroy(back);
+	f.fail_from = bga_pf_area_bytes_for_test(64, 4096);
+	cr_assert_eq(bga_load_ex(&fio, NULL, BGA_LOAD_STRICT, &back), -EIO, "strict reads everything at load");
+	usedmap_free(&want);
+	memio_free(&m);
+	bga_destroy(vol);
+}
