@@ -111,8 +111,11 @@ BGA_EXTERN int bga_counter_compare(struct bga_counter *c, int64_t rhs);
  * only the caller's slot into the total; nearer the limit it decides on
  * the exact value with every slot sealed (O(nslots)).  Once a counter has
  * seen add_limited, plain adds whose folds would grow the total also seal
- * every slot: that is what keeps the lock-free path exact.  Atomic mode: a
- * CAS loop.
+ * every slot: that is what keeps the lock-free path exact.  On the
+ * percpu-rseq path sealing every slot also costs one
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) system call, which
+ * interrupts each CPU running a thread of the process; folds of one slot
+ * and the exact sum do not need it.  Atomic mode: a CAS loop.
  */
 BGA_EXTERN int bga_counter_add_limited(struct bga_counter *c, int64_t delta, int64_t limit);
 
