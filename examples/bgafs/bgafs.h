@@ -168,6 +168,7 @@ struct inode *itab_get(struct itab *t, uint64_t ino);
 /* Insert ip under ip->ino (load) or, with ip->ino == 0, a fresh ino. */
 int itab_insert(struct itab *t, struct inode *ip);
 void itab_remove(struct itab *t, uint64_t ino);
+uint64_t itab_count(struct itab *t);
 struct inode *inode_new(uint32_t mode, uint32_t uid, uint32_t gid);
 void inode_free(struct inode *ip);
 
@@ -178,7 +179,8 @@ struct fs {
 	char *path;
 	struct bga_io io;     /* the bgalloc metadata area of the image */
 	struct bga_volume *vol;
-	struct bgafs_sb sb;   /* the newest superblock on disk (commit thread) */
+	struct bgafs_sb sb;   /* the newest superblock on disk (commit thread only) */
+	uint64_t nblocks, first_data_block; /* the geometry, for every thread */
 	struct itab itab;
 
 	pthread_rwlock_t jlock;
@@ -260,8 +262,9 @@ void inode_drop_locked(struct fs *fs, struct inode *ip);
 int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size);
 /* Wait until ip's last change is durable (fsync, fsyncdir). */
 int inode_sync(struct fs *fs, struct inode *ip);
-/* Unlock ip, dropping it when nothing refers to it any more (no links, no
- * opens, no kernel references).  Returns 1 when dropped.  fs_begin() joined. */
+/* Unlock ip.  With no links and no opens its blocks are freed; with no
+ * kernel references either it is dropped.  Returns 1 when it freed or
+ * dropped anything (the transaction has changes).  fs_begin() joined. */
 int inode_put_locked(struct fs *fs, struct inode *ip);
 /* The kernel drops nlookup references to ino. */
 void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup);

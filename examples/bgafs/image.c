@@ -183,6 +183,8 @@ int fs_mkfs(const char *path, uint64_t bytes)
 	fs->sb = (struct bgafs_sb){.magic = BGAFS_MAGIC, .version = BGAFS_VERSION, .block_size = BGAFS_BLOCK,
 				   .gen = 0, .nblocks = nblocks, .first_data_block = cfg.first_data_block,
 				   .meta_bytes = meta_bytes, .clean = 1};
+	fs->nblocks = nblocks;
+	fs->first_data_block = cfg.first_data_block;
 	/* The first commit writes the root's table and stores the volume;
 	 * it bumps gen to 1 (slot B).  Slot A stays zero: invalid. */
 	atomic_store(&fs->txn, 1);
@@ -288,6 +290,8 @@ int fs_open(const char *path, int rw, struct fs **out)
 		txn = bst.last_committed_txn;
 	atomic_store(&fs->txn, txn + 1);
 	fs->durable = txn;
+	fs->nblocks = fs->sb.nblocks;
+	fs->first_data_block = fs->sb.first_data_block;
 	if (rw) {
 		if (!fs->sb.clean) {
 			/* The allocator on disk may be a commit ahead of the

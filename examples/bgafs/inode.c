@@ -74,6 +74,14 @@ int itab_insert(struct itab *t, struct inode *ip)
 	return rc;
 }
 
+uint64_t itab_count(struct itab *t)
+{
+	pthread_rwlock_rdlock(&t->lock);
+	uint64_t n = t->count;
+	pthread_rwlock_unlock(&t->lock);
+	return n;
+}
+
 void itab_remove(struct itab *t, uint64_t ino)
 {
 	pthread_rwlock_wrlock(&t->lock);

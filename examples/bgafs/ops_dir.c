@@ -311,7 +311,7 @@ static void remove_entry(fuse_req_t req, fuse_ino_t parent, const char *name, in
 	}
 	pthread_rwlock_unlock(&dir->lock);
 	if (ip)
-		inode_put_locked(fs, ip);
+		inode_put_locked(fs, ip); /* frees the blocks now when it is not open */
 	fs_end(fs, !rc);
 	fuse_reply_err(req, -rc);
 }
@@ -615,7 +615,7 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	(void)ino;
 	struct fs *fs = fuse_req_userdata(req);
 	struct statvfs sv = {0};
-	uint64_t total = fs->sb.nblocks - fs->sb.first_data_block;
+	uint64_t total = fs->nblocks - fs->first_data_block;
 	uint64_t freeb = bga_free_estimate(fs->vol), resv = bga_reserved(fs->vol);
 	if (freeb > total)
 		freeb = total; /* the estimate may overshoot by the counter's bound */
@@ -624,7 +624,7 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	sv.f_bfree = freeb;
 	sv.f_bavail = freeb > resv ? freeb - resv : 0; /* the table's reserve is not for files */
 	sv.f_files = 1ull << 32;
-	sv.f_ffree = sv.f_files - fs->itab.count;
+	sv.f_ffree = sv.f_files - itab_count(&fs->itab);
 	sv.f_namemax = BGAFS_NAME_MAX;
 	fuse_reply_statfs(req, &sv);
 }

@@ -37,12 +37,20 @@ void inode_drop_locked(struct fs *fs, struct inode *ip)
 
 int inode_put_locked(struct fs *fs, struct inode *ip)
 {
-	if (!ip->nlink && !ip->nopen && !atomic_load(&ip->nlookup)) {
-		inode_drop_locked(fs, ip);
-		return 1;
+	int changed = 0;
+	if (!ip->nlink && !ip->nopen) {
+		/* No name and no open file: nothing can reach the data again
+		 * (the kernel's lookup references only stat it), so its blocks
+		 * go with this transaction rather than at the kernel's forget. */
+		changed = ip->map.n != 0;
+		extmap_truncate(&ip->map, 0, free_cb, fs);
+		if (!atomic_load(&ip->nlookup)) {
+			inode_drop_locked(fs, ip);
+			return 1;
+		}
 	}
 	pthread_rwlock_unlock(&ip->lock);
-	return 0;
+	return changed;
 }
 
 int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size)
@@ -73,7 +81,7 @@ int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size)
 static int alloc_blocks(struct fs *fs, struct inode *ip, uint64_t lblk, uint64_t *pblk, uint64_t *run)
 {
 	uint64_t goal = extmap_goal(&ip->map, lblk);
-	if (goal != BGA_NO_GOAL && goal >= fs->sb.nblocks)
+	if (goal != BGA_NO_GOAL && goal >= fs->nblocks)
 		goal = BGA_NO_GOAL;
 	struct bga_request req = {.goal = goal, .min_len = 1, .max_len = *run, .rsv = ip->rsv};
 	struct bga_extent got;
