@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Growth across chunks (4096 groups each; 64-block groups make a chunk
+ * 262,144 blocks), alone and while other threads allocate, free, defer,
+ * commit, reserve, trim and use windows, with every block's owner tracked.
+ * Threaded tests run under Criterion's timeout: a deadlock fails the test
+ * instead of hanging the suite.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <bgalloc.h>
+
+#include "testutil.h"
+
+#define BPG 64
+#define CHUNK (UINT64_C(4096) * BPG)
+
+static struct bga_volume *make(uint64_t nblocks, uint32_t flags, uint32_t slots)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, nblocks);
+	cfg.blocks_per_group = BPG;
+	cfg.rsv_max = 64;
+	cfg.flags = flags;
+	cfg.lock_slots = slots;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	return vol;
+}
+
+static int exact(struct bga_volume *vol, uint64_t start, uint64_t len)
+{
+	struct bga_request req = {.goal = start, .min_len = len, .max_len = len, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	int rc = bga_alloc(vol, &req, &e);
+	if (rc == 0)
+		cr_assert(e.start == start && e.len == len);
+	return rc;
+}
+
+/* ---- one thread ---- */
+
+static uint64_t drain(struct bga_volume *vol)
+{
+	struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = BPG};
+	struct bga_extent e;
+	uint64_t n = 0;
+	while (bga_alloc(vol, &req, &e) == 0)
+		n += e.len;
+	return n;
+}
+
+/*
+ * Grow step by step to sizes that end inside a chunk, exactly at a chunk's
+ * end, one block past it (a new last chunk holding one short group), and
+ * chunks further on; after each, the volume is clean, the new blocks are
+ * free, the last block can be taken by exact goal and the next one is past
+ * the end.
+ */
+Test(grow_chunks, one_thread_across_chunk_boundaries)
+{
+	static const uint64_t sizes[] = {
+		CHUNK - 100, CHUNK - 64, CHUNK, CHUNK + 1, CHUNK + 63, CHUNK + 64, 2 * CHUNK + 7,
+		2 * CHUNK + 64 * 5, 5 * CHUNK - 1, 5 * CHUNK, 7 * CHUNK + 200,
+	};
+	struct bga_volume *vol = make(1000, 0, 0);
+	uint64_t used = 0, size = 1000;
+	cr_assert_eq(exact(vol, 900, 10), 0);
+	used += 10;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t n = sizes[i];
+		cr_assert_eq(bga_grow(vol, n), 0, "grow to %llu", (unsigned long long)n);
+		assert_clean(vol);
+		cr_assert_eq(bga_free_exact(vol), n - used, "grow to %llu", (unsigned long long)n);
+		/* the first new block and the new last one, by exact goal */
+		cr_assert_eq(exact(vol, size, 1), 0, "first new block, size %llu", (unsigned long long)n);
+		used++;
+		if (n - 1 > size) {
+			cr_assert_eq(exact(vol, n - 1, 1), 0, "last block, size %llu", (unsigned long long)n);
+			used++;
+		}
+		cr_assert_eq(exact(vol, n, 1), -EINVAL, "past the end");
+		assert_clean(vol);
+		size = n;
+	}
+	/* A free of 40 whole groups over the boundary of chunks 2 and 3 (no
+	 * block there was taken above), in one call. */
+	for (uint64_t g = 3 * CHUNK / BPG - 20; g < 3 * CHUNK / BPG + 20; g++)
+		cr_assert_eq(exact(vol, g * BPG, BPG), 0, "group %llu", (unsigned long long)g);
+	cr_assert_eq(bga_free_exact(vol), size - used - 40 * BPG);
+	cr_assert_eq(bga_free(vol, 3 * CHUNK - 20 * BPG, 40 * BPG), 0, "40 groups over two chunks at once");
+	assert_clean(vol);
+	cr_assert_eq(drain(vol), size - used);
+	cr_assert_eq(bga_free_exact(vol), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* Growth past 2^32 groups is refused, and leaves the volume as it was;
+ * up to it is fine (the chunk directory was sized for it at create). */
+Test(grow_chunks, past_the_last_chunk)
+{
+	struct bga_volume *vol = make(CHUNK + 5, 0, 0);
+	cr_assert_eq(exact(vol, CHUNK + 2, 2), 0);
+	uint64_t limit = (UINT64_C(1) << 32) * BPG;
+	cr_assert_eq(bga_grow(vol, limit + 1), -EINVAL, "one block past 2^32 groups");
+	cr_assert_eq(bga_grow(vol, limit + BPG), -EINVAL);
+	struct bga_config cfg;
+	cr_assert_eq(bga_volume_config(vol, &cfg), 0);
+	cr_assert_eq(cfg.nblocks, CHUNK + 5);
+	cr_assert_eq(bga_free_exact(vol), CHUNK + 3);
+	assert_clean(vol);
+	cr_assert_eq(bga_grow(vol, limit), 0, "exactly 2^32 groups");
+	cr_assert_eq(bga_free_exact(vol), limit - 2);
+	cr_assert_eq(exact(vol, limit - 1, 1), 0);
+	cr_assert_eq(exact(vol, limit - 3 * CHUNK, 5), 0, "an untouched chunk far out");
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* Windows, pending deferred frees and reservations carry across a grow
+ * into new chunks. */
+Test(grow_chunks, policies_survive_growth)
+{
+	struct bga_volume *vol = make(CHUNK - 10, 0, 0);
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_request req = {.goal = CHUNK - 200, .min_len = 1, .max_len = 4, .rsv = rsv};
+	struct bga_extent e, w;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+	cr_assert_gt(w.len, 0, "a window is linked");
+	cr_assert_eq(exact(vol, CHUNK - 128, 64), 0);
+	cr_assert_eq(bga_free_deferred(vol, CHUNK - 120, 8, 1), 0);
+	cr_assert_eq(bga_reserve(vol, 100), 0);
+	cr_assert_eq(bga_grow(vol, 3 * CHUNK + 11), 0);
+	assert_clean(vol);
+	struct bga_extent w2;
+	cr_assert_eq(bga_rsv_window(rsv, &w2), 0);
+	cr_assert_eq(w2.start, w.start, "the window stays where it was");
+	cr_assert_eq(exact(vol, CHUNK - 120, 1), -EAGAIN, "pending blocks wait for their commit");
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(exact(vol, CHUNK - 120, 1), 0);
+	req.flags = BGA_USE_RESERVED;
+	req.rsv = NULL;
+	req.goal = 3 * CHUNK;
+	req.max_len = 100;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(bga_unreserve(vol, 100 - e.len), 0);
+	cr_assert_eq(bga_reserved(vol), 0);
+	assert_clean(vol);
+	bga_rsv_close(rsv);
+	bga_destroy(vol);
+}
+
+/* bga_destroy unlinks windows still linked (the handles are the caller's
+ * to free; closing one after destroy is not allowed, so it is freed as
+ * bga_rsv_open allocated it). */
+Test(grow_chunks, destroy_with_a_linked_window)
+{
+	struct bga_volume *vol = make(4 * BPG, 0, 0);
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_request req = {.goal = 70, .min_len = 1, .max_len = 2, .rsv = rsv};
+	struct bga_extent e, w;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+	cr_assert_gt(w.len, 0);
+	bga_destroy(vol);
+	free(rsv);
+}
+
+/* ---- threads ---- */
+
+struct shared {
+	struct bga_volume *vol;
+	uint8_t *owner; /* per block: 0 free, else worker id + 1 */
+	uint64_t cap;   /* blocks the map covers: the final size */
+	uint64_t size;  /* atomic: the size as of the last completed grow */
+	uint64_t txn;   /* atomic: the last txn committed */
+	int stop;       /* atomic */
+	int failures;   /* atomic */
+	char first[160];
+	bool trims, windows, deferred, reserve;
+};
+
+struct worker {
+	struct shared *sh;
+	int id;
+};
+
+static void failf(struct shared *sh, const char *what, uint64_t a)
+{
+	if (__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED) == 0)
+		snprintf(sh->first, sizeof(sh->first), "%s (%llu)", what, (unsigned long long)a);
+}
+
+static void own(struct shared *sh, struct bga_extent e, int id)
+{
+	if (e.start + e.len > sh->cap) {
+		failf(sh, "extent past the end", e.start);
+		return;
+	}
+	for (uint64_t b = e.start; b < e.start + e.len; b++) {
+		uint8_t zero = 0;
+		if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			failf(sh, "block handed out twice", b);
+	}
+}
+
+static void disown(struct shared *sh, struct bga_extent e, int id)
+{
+	for (uint64_t b = e.start; b < e.start + e.len; b++)
+		if (__atomic_exchange_n(&sh->owner[b], 0, __ATOMIC_ACQ_REL) != (uint8_t)(id + 1))
+			failf(sh, "freed a block the map gives to another", b);
+}
+
+static int discard(void *ctx, uint64_t start, uint64_t len)
+{
+	struct shared *sh = ctx;
+	for (uint64_t b = start; b < start + len; b++)
+		if (__atomic_load_n(&sh->owner[b], __ATOMIC_ACQUIRE) != 0)
+			failf(sh, "trim claimed an owned block", b);
+	return 0;
+}
+
+static int seen(void *ctx, uint64_t start, uint64_t len)
+{
+	(void)ctx;
+	(void)start;
+	(void)len;
+	return 0;
+}
+
+#define HELD 24
+
+static void give_back(struct shared *sh, struct worker *w, struct bga_extent e, bool deferred)
+{
+	disown(sh, e, w->id);
+	int rc;
+	if (deferred) {
+		rc = -EINVAL;
+		for (int retry = 0; rc == -EINVAL && retry < 1000; retry++)
+			rc = bga_free_deferred(sh->vol, e.start, e.len, __atomic_load_n(&sh->txn, __ATOMIC_ACQUIRE) + 2);
+	} else {
+		rc = bga_free(sh->vol, e.start, e.len);
+	}
+	if (rc != 0)
+		failf(sh, deferred ? "deferred free failed" : "free failed", (uint64_t)-rc);
+}
+
+static void *churn(void *arg)
+{
+	struct worker *w = arg;
+	struct shared *sh = w->sh;
+	struct rng r = {0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1)};
+	struct bga_extent held[HELD];
+	struct bga_rsv *rsv = NULL;
+	int n = 0;
+	if (sh->windows && bga_rsv_open(sh->vol, &rsv) != 0)
+		failf(sh, "rsv_open", 0);
+	for (uint64_t i = 1; !__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE); i++) {
+		/* More threads than CPUs here: give the grower (whose grace
+		 * periods wait for every reader) its turn now and then. */
+		if (i % 64 == 0)
+			sched_yield();
+		uint64_t size = __atomic_load_n(&sh->size, __ATOMIC_ACQUIRE), x = rnd(&r);
+		if (n < HELD && (n == 0 || (x & 1))) {
+			/* Goals at the far end, where the grows open new chunks, half the time. */
+			uint64_t goal = (x & 2) ? size - 1 - below(&r, BPG * 8 < size ? BPG * 8 : size) : below(&r, size);
+			struct bga_request req = {.goal = goal, .min_len = 1, .max_len = 1 + below(&r, 8)};
+			switch ((x >> 2) & 7) {
+			case 0: req.goal = BGA_NO_GOAL; break;
+			case 1: req.flags = BGA_EXACT_GOAL; req.max_len = req.min_len; break;
+			case 2: req.rsv = rsv; break;
+			default: break;
+			}
+			bool reserved = sh->reserve && ((x >> 5) & 7) == 0;
+			if (reserved) {
+				if (bga_reserve(sh->vol, req.max_len) != 0)
+					continue;
+				req.flags = BGA_USE_RESERVED;
+			}
+			struct bga_extent e;
+			int rc = bga_alloc(sh->vol, &req, &e);
+			if (reserved && (rc != 0 || e.len < req.max_len))
+				bga_unreserve(sh->vol, rc ? req.max_len : req.max_len - e.len);
+			if (rc == 0) {
+				own(sh, e, w->id);
+				held[n++] = e;
+			} else if (reserved) {
+				failf(sh, "an allocation from a reservation failed", (uint64_t)-rc);
+			} else if (rc != -ENOSPC && rc != -EAGAIN) {
+				failf(sh, "alloc", (uint64_t)-rc);
+			}
+		} else if (n > 0) {
+			int k = (int)below(&r, (uint64_t)n);
+			struct bga_extent e = held[k];
+			held[k] = held[--n];
+			give_back(sh, w, e, sh->deferred && (x & 4));
+		}
+		if (sh->trims && (x >> 8) % 64 == 0) {
+			uint64_t from = below(&r, size), to = from + 1 + below(&r, 40 * BPG);
+			if (to > size)
+				to = size;
+			int rc = (x >> 14) & 1 ? bga_trim(sh->vol, from, to, 1, discard, sh, NULL)
+					       : bga_foreach_free(sh->vol, from, to, 1, seen, NULL);
+			if (rc != 0)
+				failf(sh, "trim/foreach", (uint64_t)-rc);
+		}
+	}
+	while (n > 0)
+		give_back(sh, w, held[--n], false);
+	bga_rsv_close(rsv);
+	return NULL;
+}
+
+static void *committer(void *arg)
+{
+	struct shared *sh = arg;
+	while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t t = __atomic_load_n(&sh->txn, __ATOMIC_ACQUIRE) + 1;
+		if (bga_commit(sh->vol, t) != 0)
+			failf(sh, "commit", t);
+		__atomic_store_n(&sh->txn, t, __ATOMIC_RELEASE);
+		sched_yield();
+	}
+	return NULL;
+}
+
+/*
+ * Start just short of chunk 0's end and grow to `to` in steps of odd
+ * sizes (some a single block, some whole groups, some past a chunk
+ * boundary) while `nthreads` workers churn with goals at the growing end.
+ */
+static void grow_under_threads(uint32_t flags, uint32_t slots, uint64_t to, int nthreads, struct shared *sh)
+{
+	uint64_t start = CHUNK - 3 * BPG - 5;
+	sh->vol = make(start, flags, slots);
+	sh->cap = to;
+	sh->size = start;
+	sh->owner = calloc(to, 1);
+	cr_assert_not_null(sh->owner);
+	pthread_t t[8], ct;
+	struct worker w[8];
+	for (int i = 0; i < nthreads; i++) {
+		w[i] = (struct worker){sh, i};
+		cr_assert_eq(pthread_create(&t[i], NULL, churn, &w[i]), 0);
+	}
+	if (sh->deferred)
+		cr_assert_eq(pthread_create(&ct, NULL, committer, sh), 0);
+	/* Jump to just short of each chunk boundary, then cross it in small
+	 * steps (a block, a group, an odd size), so the grows that open a new
+	 * last chunk run while the workers aim at it. */
+	struct rng r = {12345};
+	uint64_t size = start;
+	while (size < to) {
+		uint64_t boundary = (size / CHUNK + 1) * CHUNK, target = boundary + 3 * BPG;
+		if (boundary - 2 * BPG - 3 > size)
+			target = boundary - 2 * BPG - 3;
+		if (target > to)
+			target = to;
+		while (size < target) {
+			uint64_t x = rnd(&r), step = (x & 3) == 0 ? 1 : (x & 3) == 1 ? BPG : 1 + below(&r, 3 * BPG);
+			size = size + step < target ? size + step : target;
+			int rc = bga_grow(sh->vol, size);
+			if (rc != 0)
+				failf(sh, "grow", size);
+			__atomic_store_n(&sh->size, size, __ATOMIC_RELEASE);
+			sched_yield();
+		}
+	}
+	for (int i = 0; i < 200; i++)
+		sched_yield(); /* the workers meet the final size too */
+	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(t[i], NULL);
+	if (sh->deferred) {
+		pthread_join(ct, NULL);
+		cr_assert_eq(bga_commit(sh->vol, sh->txn + 3), 0);
+	}
+	cr_assert_eq(sh->failures, 0, "%d failures, the first: %s", sh->failures, sh->first);
+	for (uint64_t b = 0; b < to; b++)
+		cr_assert_eq(sh->owner[b], 0, "block %llu still owned", (unsigned long long)b);
+	struct bga_config cfg;
+	cr_assert_eq(bga_volume_config(sh->vol, &cfg), 0);
+	cr_assert_eq(cfg.nblocks, to);
+	cr_assert_eq(bga_free_exact(sh->vol), to, "every block free again");
+	cr_assert_eq(bga_reserved(sh->vol), 0);
+	assert_clean(sh->vol);
+	bga_destroy(sh->vol);
+	free(sh->owner);
+}
+
+Test(grow_threads, across_chunks_default, .timeout = 120)
+{
+	struct shared sh = {0};
+	grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+}
+
+/* One slot: every group shares the lock of the group being extended. */
+Test(grow_threads, across_chunks_one_slot, .timeout = 120)
+{
+	struct shared sh = {0};
+	grow_under_threads(0, 1, 2 * CHUNK + 100, 2, &sh);
+}
+
+Test(grow_threads, across_chunks_global_lock, .timeout = 120)
+{
+	struct shared sh = {0};
+	grow_under_threads(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS, 0, 2 * CHUNK + 100, 2, &sh);
+}
+
+Test(grow_threads, trim_and_foreach_race_grow, .timeout = 120)
+{
+	struct shared sh = {.trims = true};
+	grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+}
+
+Test(grow_threads, windows_race_grow, .timeout = 120)
+{
+	struct shared sh = {.windows = true};
+	grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+}
+
+Test(grow_threads, deferred_frees_and_commits_race_grow, .timeout = 120)
+{
+	struct shared sh = {.deferred = true};
+	grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+}
+
+Test(grow_threads, reservations_race_grow, .timeout = 120)
+{
+	struct shared sh = {.reserve = true};
+	grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+}
+
+Test(grow_threads, everything_races_grow, .timeout = 120)
+{
+	struct shared sh = {.trims = true, .windows = true, .deferred = true, .reserve = true};
+	grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+}
