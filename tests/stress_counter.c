@@ -20,7 +20,9 @@
  * Environment: BGA_STRESS_SECONDS=S repeats the rounds until S seconds have
  * passed (the rseq-off child then runs S/4); without it, one round (a few
  * seconds).  BGA_STRESS_ITERS overrides the per-thread iterations of a
- * round.
+ * round.  BGA_STRESS_PATH=rseq or =cas stresses only per-CPU counters on
+ * that path, without the child (rseq fails if the process cannot use it),
+ * for long runs of one path.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -421,10 +423,23 @@ static void run_race(struct kind k, int nadders, long *flushes)
 
 /* ---------------------------------------------------------------- */
 
+static const char *only_path; /* BGA_STRESS_PATH */
+
+static bool kind_selected(struct kind k)
+{
+	if (!only_path)
+		return true;
+	if (k.mode != BGA_COUNTER_PERCPU)
+		return false;
+	return strcmp(only_path, "rseq") == 0 ? k.rseq : !k.rseq;
+}
+
 /* One round: every workload on every kind of counter. */
 static void run_round(long *ops, long *ok, long *enospc, long *flushes)
 {
 	for (unsigned k = 0; k < NKINDS; k++) {
+		if (!kind_selected(kinds[k]))
+			continue;
 		run_mix(kinds[k], 0, ops);
 		if (kinds[k].mode == BGA_COUNTER_PERCPU)
 			run_mix(kinds[k], 2, ops);
@@ -489,6 +504,11 @@ int main(int argc, char **argv)
 	int child_rc = 0;
 
 	(void)argc;
+	only_path = getenv("BGA_STRESS_PATH");
+	if (only_path && strcmp(only_path, "rseq") && strcmp(only_path, "cas")) {
+		fprintf(stderr, "stress_counter: BGA_STRESS_PATH is rseq or cas\n");
+		return 2;
+	}
 	if (env && atol(env) > 0)
 		iters = atol(env);
 	if (child) {
@@ -503,21 +523,25 @@ int main(int argc, char **argv)
 	bga_counter_destroy(probe);
 	if (child)
 		CHECK(strcmp(path, "percpu-rseq") != 0, "rseq off, yet the counter uses it");
+	if (only_path && strcmp(only_path, "rseq") == 0)
+		CHECK(strcmp(path, "percpu-rseq") == 0, "BGA_STRESS_PATH=rseq, but counters get %s", path);
 
 	do {
 		run_round(&ops, &ok, &enospc, &flushes);
 		rounds++;
 	} while (!failures && since(&t0) < secs);
 
-	if (!child && strcmp(src, "rseq") == 0) {
+	if (!child && !only_path && strcmp(src, "rseq") == 0) {
 		child_rc = run_child(argv[0]);
 		CHECK(child_rc == 0, "rseq-off child exited %d", child_rc);
 	}
 	if (child && !failures)
 		return 0; /* the parent's line reports it */
 	printf("stress_counter%s: %s: %ld rounds, %d threads, %ld adds, %ld limited ok, %ld enospc, "
-	       "%ld racing flushes, cpu source %s, per-CPU path %s (and percpu-cas)%s, %.2f s\n",
+	       "%ld racing flushes, cpu source %s, per-CPU path %s%s, %.2f s\n",
 	       child ? " (rseq off)" : "", failures ? "FAIL" : "OK", rounds, NTHREADS, ops, ok, enospc,
-	       flushes, src, path, child || strcmp(src, "rseq") ? "" : ", rseq-off child ok", since(&t0));
+	       flushes, src, only_path ? (strcmp(only_path, "rseq") ? "percpu-cas" : "percpu-rseq") : path,
+	       only_path ? " only" : child || strcmp(src, "rseq") ? " and percpu-cas" : " and percpu-cas, rseq-off child ok",
+	       since(&t0));
 	return failures ? 1 : 0;
 }
