@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_GROUP_H
+#define BGA_GROUP_H
+
+/*
+ * Group operations: geometry of a group, its lock, the words of its
+ * bitmap, and the group index (group.c, groupidx.c).  The structs and
+ * their invariants are in types.h.
+ */
+
+#include "types.h"
+
+/* ---- geometry helpers ---- */
+
+static inline uint64_t bga__group_of(const struct bga_volume *vol, uint64_t block)
+{
+	return vol->bpg_shift ? block >> vol->bpg_shift : block / vol->cfg.blocks_per_group;
+}
+
+static inline uint64_t bga__group_first(const struct bga_volume *vol, uint64_t g)
+{
+	return g * (uint64_t)vol->cfg.blocks_per_group;
+}
+
+/* The usable span [*lo, *hi) of group g, as offsets inside the group. */
+static inline void bga__group_span(const struct bga_volume *vol, const struct bga_geom *geo, uint64_t g,
+				   uint32_t *lo, uint32_t *hi)
+{
+	uint64_t first = bga__group_first(vol, g);
+	uint64_t end = first + vol->cfg.blocks_per_group;
+	if (end > geo->nblocks)
+		end = geo->nblocks;
+	*lo = first < vol->cfg.first_data_block ? (uint32_t)(vol->cfg.first_data_block - first) : 0;
+	*hi = (uint32_t)(end - first);
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+/*
+ * The usable span of a group as the group itself records it (grp may be
+ * NULL for a group of an untouched chunk, which is always full-size).
+ * Caller holds the group's lock, or the group is untouched.
+ */
+static inline void bga__grp_span(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g,
+				 uint32_t *lo, uint32_t *hi)
+{
+	uint64_t first = bga__group_first(vol, g);
+	*hi = grp ? grp->hi : vol->cfg.blocks_per_group;
+	*lo = first < vol->cfg.first_data_block ? (uint32_t)(vol->cfg.first_data_block - first) : 0;
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+static inline struct bga_chunk *bga__chunk_get(const struct bga_volume *vol, uint64_t c)
+{
+	return __atomic_load_n(&vol->chunks[c], __ATOMIC_ACQUIRE);
+}
+
+/*
+ * First set bit at or after `from` in [0, nbits) of a bitmap whose words
+ * other threads flip with atomic or/and while we read (the group index,
+ * the pending-free maps): each word is one relaxed atomic load, so the
+ * reads are well defined, and a word is only ever seen whole.  Returns
+ * nbits when none.  The maps it reads are small (64 words a chunk, one
+ * bit a chunk above), so word-at-a-time is enough here.
+ */
+static inline uint64_t bga__atomic_next_set(const uint64_t *map, uint64_t nbits, uint64_t from)
+{
+	while (from < nbits) {
+		uint64_t w = __atomic_load_n(&map[from / 64], __ATOMIC_RELAXED) >> (from % 64);
+		if (w) {
+			from += (uint64_t)__builtin_ctzll(w);
+			return from < nbits ? from : nbits;
+		}
+		from = (from | 63) + 1;
+	}
+	return nbits;
+}
+
+/* ---- words of a group bitmap ---- */
+
+/*
+ * Ranges inside one word are the common case (single blocks, small
+ * extents): they are handled inline, ranges that cross words go to the
+ * bitmap primitives.
+ */
+static inline bool bga__in_one_word(uint32_t off, uint32_t len)
+{
+	return off / 64 == (off + len - 1) / 64;
+}
+
+/* Mask of bits [off, off + len) of off's word; the range must not cross
+ * a word (1 <= len <= 64 - off % 64). */
+static inline uint64_t bga__word_mask(uint32_t off, uint32_t len)
+{
+	return (~UINT64_C(0) >> (64 - len)) << (off % 64);
+}
+
+/*
+ * The first free run at or after `from` when from's own word decides it:
+ * true with *start and *len set (min <= *len <= max) when a free bit at or
+ * after `from` in that word starts a run of at least min that reaches max
+ * or ends inside the word.  False means "look further", not "no run".
+ * Bits past a group's span are set, so a run never leaves it.
+ */
+static inline bool bga__word_run(const uint64_t *map, uint32_t from, uint32_t min, uint32_t max, uint32_t *start,
+				 uint32_t *len)
+{
+	uint32_t room = 64 - from % 64;
+	uint64_t w = map[from / 64] >> (from % 64); /* the top from % 64 bits read as free: room caps them */
+	uint32_t skip = ~w ? (uint32_t)__builtin_ctzll(~w) : 64;
+	if (skip >= room)
+		return false;
+	w >>= skip;
+	room -= skip;
+	uint32_t run = w ? (uint32_t)__builtin_ctzll(w) : room;
+	if (run < min || (run < max && run == room))
+		return false;
+	*start = from + skip;
+	*len = run < max ? run : max;
+	return true;
+}
+
+/* ---- group.c: one group, under its lock ---- */
+
+/* Chunk c, made now for geometry geo if missing, with grow_lock held.
+ * NULL on ENOMEM. */
+struct bga_chunk *bga__chunk_create_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c);
+/*
+ * The chunk c, installed on first touch (taking grow_lock); NULL on
+ * ENOMEM.  The caller must hold no group lock (the lock order above):
+ * paths that may reach an untouched chunk call this first, then lock.
+ */
+struct bga_chunk *bga__chunk_ensure(struct bga_volume *vol, uint64_t c);
+/* The chunk holding group g installed, as bga__chunk_ensure: 0 or -ENOMEM. */
+static inline int bga__group_ensure(struct bga_volume *vol, uint64_t g)
+{
+	if (bga_likely(bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT) != NULL))
+		return 0;
+	return bga__chunk_ensure(vol, g >> BGA_CHUNK_SHIFT) ? 0 : -ENOMEM;
+}
+/* Descriptor of g, whose chunk the caller knows to be installed (it ran
+ * bga__group_ensure, or the group holds blocks, windows or pending
+ * frees).  A lookup: it never allocates, so it is safe under any lock. */
+static inline struct bga_group *bga__group_lookup(const struct bga_volume *vol, uint64_t g)
+{
+	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
+	BGA_ASSERT(ch != NULL);
+	return &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
+}
+
+/* Group g's lock: its slot of the hashed lock table. */
+static inline void bga__group_lock(struct bga_volume *vol, uint64_t g)
+{
+	bga__lockdep_acquire(BGA_LOCKDEP_GROUP, bga_locktab_slot(vol->locks, g), true);
+	bga__locktab_lock(vol->locks, g);
+}
+
+static inline bool bga__group_trylock(struct bga_volume *vol, uint64_t g)
+{
+	bool ok = bga__locktab_trylock(vol->locks, g);
+	if (ok)
+		bga__lockdep_acquire(BGA_LOCKDEP_GROUP, bga_locktab_slot(vol->locks, g), false);
+	return ok;
+}
+
+static inline void bga__group_unlock(struct bga_volume *vol, uint64_t g)
+{
+	bga__lockdep_release(BGA_LOCKDEP_GROUP, bga_locktab_slot(vol->locks, g));
+	bga__locktab_unlock(vol->locks, g);
+}
+
+/* The volume's two mutexes, with their places in the lock order. */
+static inline void bga__grow_lock(struct bga_volume *vol)
+{
+	bga__lockdep_acquire(BGA_LOCKDEP_GROW, 0, true);
+	pthread_mutex_lock(&vol->grow_lock);
+}
+
+static inline void bga__grow_unlock(struct bga_volume *vol)
+{
+	bga__lockdep_release(BGA_LOCKDEP_GROW, 0);
+	pthread_mutex_unlock(&vol->grow_lock);
+}
+
+/*
+ * Find a free run of min..max blocks in group g that starts at or after
+ * offset `from`, inside the group's span.  With avoid_windows, runs that
+ * overlap a window other than `own` are skipped or cut short at the
+ * window (never below min).  Returns true and fills *off and *len.
+ */
+bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t from, uint32_t min,
+			    uint32_t max, bool avoid_windows, const struct bga_window *own, uint32_t *off,
+			    uint32_t *len);
+/* Set max_run (and the index bits) to `run`. */
+void bga__group_set_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t run);
+
+/* Mark [off, off+len), free and inside one word of the group's bitmap,
+ * used.  The longest run can only shrink: max_run stays an upper bound,
+ * and drops to 0 with the last free block. */
+static inline void bga__group_take_word_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
+					       uint32_t off, uint32_t len)
+{
+	uint64_t m = bga__word_mask(off, len);
+	BGA_ASSERT(!(grp->bitmap[off / 64] & m));
+	grp->bitmap[off / 64] |= m;
+	uint32_t free = grp->free - len;
+	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
+	grp->flags |= BGA_GROUP_DIRTY;
+	if (free == 0)
+		bga__group_set_run_locked(vol, grp, g, 0);
+}
+
+/* Mark [off, off+len) used.  The range must be free.  0 or -ENOMEM. */
+int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
+/* The out-of-line rest of the three below (group.c). */
+int bga__group_prepare_release_slow(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off,
+				    uint32_t len);
+void bga__group_release_slow(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t len);
+bool bga__group_is_used_slow(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off,
+			     uint32_t len);
+/* A release raised free above max_run: look for the merged run's ends
+ * next to [off, off+len) and raise max_run to cover it. */
+void bga__group_merge_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off,
+				 uint32_t len);
+
+/*
+ * Make sure a later release of [off, off+len) cannot fail: a wholly used
+ * group without a bitmap gets one now.  0 or -ENOMEM.  Callers run it on
+ * every group of a range before changing any, so a free stays
+ * all-or-nothing even when memory runs out.
+ */
+static inline int bga__group_prepare_release_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
+						    uint32_t off, uint32_t len)
+{
+	if (bga_likely(grp->bitmap != NULL))
+		return 0;
+	return bga__group_prepare_release_slow(vol, grp, g, off, len);
+}
+
+/* The count, flag and run bookkeeping of a release of [off, off+len)
+ * whose bits are already clear. */
+static inline void bga__group_freed_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
+					   uint32_t off, uint32_t len)
+{
+	if (bga_unlikely(grp->flags & BGA_GROUP_TRIMMED))
+		grp->flags &= ~BGA_GROUP_TRIMMED;
+	uint32_t free = grp->free + len;
+	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
+	grp->flags |= BGA_GROUP_DIRTY;
+	/*
+	 * Only the run that now holds the freed range can have grown, and
+	 * max_run (an upper bound) usually covers it already: allocations
+	 * leave max_run alone.
+	 */
+	if (grp->max_run < free)
+		bga__group_merge_run_locked(vol, grp, g, off, len);
+}
+
+/* Mark [off, off+len) free.  The range must be used and prepared.  A
+ * range inside one word of a bitmap is the inline case. */
+static inline void bga__group_release_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
+					     uint32_t off, uint32_t len)
+{
+	if (bga_likely(grp->bitmap != NULL && bga__in_one_word(off, len))) {
+		uint64_t m = bga__word_mask(off, len);
+		BGA_ASSERT((grp->bitmap[off / 64] & m) == m);
+		grp->bitmap[off / 64] &= ~m;
+		bga__group_freed_locked(vol, grp, g, off, len);
+		return;
+	}
+	bga__group_release_slow(vol, grp, g, off, len);
+}
+
+/* True when every block of [off, off+len) is allocated. */
+static inline bool bga__group_is_used_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g,
+					     uint32_t off, uint32_t len)
+{
+	if (bga_likely(grp->bitmap != NULL && bga__in_one_word(off, len) && off + len <= grp->hi)) {
+		uint64_t m = bga__word_mask(off, len);
+		return (grp->bitmap[off / 64] & m) == m;
+	}
+	return bga__group_is_used_slow(vol, grp, g, off, len);
+}
+/* Recompute max_run exactly and update the index. */
+void bga__group_refresh_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g);
+/* Give a bitmap-less (wholly free or wholly used) group its bitmap.
+ * 0 or -ENOMEM. */
+int bga__group_materialise_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g);
+/* The same with a caller-supplied map of blocks_per_group bits. */
+void bga__group_fill_bitmap_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint64_t *map);
+/*
+ * Copy group g's map of used blocks into `map` (blocks_per_group bits, set
+ * = used, every bit outside the span set), whatever its storage: grp NULL
+ * is an untouched group, wholly free.  With commit_pending, blocks waiting
+ * on deferred frees count as free (the state after a commit).  Caller
+ * holds g's lock (or grp is NULL).  Returns the span end.
+ */
+uint32_t bga__group_copy_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint64_t *map,
+				bool commit_pending);
+/* Allocate grp->ext if needed; NULL on ENOMEM. */
+struct bga_group_ext *bga__group_ext_locked(struct bga_group *grp);
+/* True when bit off of the group is set (used). */
+bool bga__group_test_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off);
+
+/* ---- groupidx.c: the group index ---- */
+
+/* Update group g's index bits from max_run old_run to new_run.  Caller
+ * holds g's lock; g's chunk exists. */
+void bga__idx_update(struct bga_volume *vol, uint64_t g, uint32_t old_run, uint32_t new_run);
+/* Set summary bits for a freshly installed chunk. */
+void bga__idx_chunk_installed(struct bga_volume *vol, uint64_t c);
+/* Mark chunks [c0, c1) as untouched, all-free groups in the summary. */
+void bga__idx_mark_untouched(struct bga_volume *vol, uint64_t c0, uint64_t c1);
+/*
+ * First group in [from, to) that may hold a free run of min_len blocks,
+ * or `to` when none does.  Lock-free; the answer is a hint that the caller
+ * checks under the group's lock, but it never misses a group whose index
+ * bits were stable during the call.
+ */
+uint64_t bga__idx_next(const struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len);
+
+#endif

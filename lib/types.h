@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_TYPES_H
+#define BGA_TYPES_H
+
+/*
+ * The volume's internal structs, with their invariants and the lock rules
+ * of every path (types.h); group operations are in group.h, the
+ * prototypes shared between lib/ files in internal.h.  Nothing here is
+ * public.
+ *
+ * Lock order (outermost first; checked in BGA_DEBUG builds, lockdep.h):
+ *   vol->commit_lock  (bga_commit only)
+ *   vol->grow_lock    (bga_grow, and chunk installs: bga__chunk_ensure)
+ *   group locks, taken in ascending lock-table slot order when several are
+ *     held (a free spanning groups); allocation holds one at a time
+ *   the counter's internal fold lock (a leaf)
+ * So a chunk is installed before any group lock is taken: lookups under a
+ * group lock (bga__group_lookup) never allocate and never wait for a grow.
+ * No group lock is ever held while calling back into the user.
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <bgalloc.h>
+#include <bgalloc/bitmap.h>
+#include <bgalloc/counter.h>
+#include <bgalloc/locktab.h>
+
+#include "compiler.h"
+#include "counter_impl.h"
+#include "cpu.h"
+#include "locktab_impl.h"
+#include "lockdep.h"
+
+/* Groups are kept in chunks of 2^BGA_CHUNK_SHIFT descriptors, allocated on
+ * first touch, so memory follows the groups used, not the volume size. */
+#define BGA_CHUNK_SHIFT 12
+#define BGA_CHUNK_GROUPS (1u << BGA_CHUNK_SHIFT)
+#define BGA_CHUNK_WORDS (BGA_CHUNK_GROUPS / 64)
+
+/* Orders 0 .. 20: blocks_per_group is at most 2^20. */
+#define BGA_ORDERS 21
+#define BGA_MAX_BPG (1u << 20)
+/* At most 2^32 groups, so the chunk directory stays small. */
+#define BGA_MAX_GROUPS (UINT64_C(1) << 32)
+
+struct bga_dfree;
+struct bga_actx;
+
+/*
+ * A reservation window: blocks [start, end) of one group booked for one
+ * handle.  Linked into its group's list, sorted by start; every field is
+ * read and written under that group's lock.  Windows never overlap.
+ */
+struct bga_window {
+	struct bga_window *next;
+	uint64_t group;
+	uint32_t start, end;
+	uint32_t used; /* blocks the owner allocated from this window */
+	bool linked;
+};
+
+/* Rarely used per-group state, allocated on first use. */
+struct bga_group_ext {
+	struct bga_window *windows; /* sorted by start, disjoint; under the group lock */
+	struct bga_dfree *dfree;    /* pending deferred frees in this group */
+	uint64_t *pending;          /* blocks_per_group bits: set iff a block is in dfree;
+				     * made with the first record, so a free checks
+				     * for pending blocks in O(words), not O(records) */
+	uint32_t dfree_blocks;      /* blocks in dfree */
+};
+
+enum {
+	BGA_GROUP_TRIMMED = 1u << 0, /* trimmed and not freed into since */
+	/* persist.c: failed its checksum at load; wholly used, no bitmap,
+	 * never allocated from or freed into (-EUCLEAN) */
+	BGA_GROUP_QUARANTINED = 1u << 1,
+	/* persist.c: changed since the last store copied it; set with every
+	 * change of `free` (the flags share its line, which the change writes
+	 * anyway) */
+	BGA_GROUP_DIRTY = 1u << 2,
+};
+
+/*
+ * One block group.  Every field is written under the group's lock.
+ * `free` and `max_run` are also read without it (relaxed atomics) by the
+ * group index search and the statistics, which treat them as hints.
+ *
+ * Invariants (checked by bga_check and BGA_ASSERT):
+ *  - the usable span is [lo, hi): lo from first_data_block, hi kept here
+ *    so that a grow changes it under the lock, and every reader of the
+ *    group, whatever geometry it holds, sees the span the bitmap has;
+ *  - bitmap == NULL  =>  free == 0 or free == span (hi - lo): the group is
+ *    wholly used or wholly free;
+ *  - bitmap != NULL  =>  popcount(bitmap) == blocks_per_group - free, and
+ *    every bit outside [lo, hi) is set;
+ *  - max_run >= the longest free run: an upper bound, exact after a
+ *    recompute, and 0 when free is 0.  It may exceed free: allocations
+ *    leave it alone (keeping it tight cost a store and often an index
+ *    update per allocation), so a free that lands in a long run finds it
+ *    large enough already and skips its merge scan.  A search it misleads
+ *    recomputes it (bga__group_refresh_locked);
+ *  - the group index holds bit k for this group iff max_run >= 2^k.
+ */
+struct bga_group {
+	uint64_t *bitmap;
+	uint32_t free;
+	uint32_t max_run;
+	uint32_t flags;
+	uint32_t hi; /* end of the usable span (offset); see bga__grp_span */
+	struct bga_group_ext *ext;
+};
+
+/*
+ * A chunk: descriptors for BGA_CHUNK_GROUPS consecutive groups and, per
+ * order k, one bit per group that is set iff the group's max_run >= 2^k.
+ * Bits are flipped with atomic or/and so readers never lock.
+ */
+struct bga_chunk {
+	uint64_t bits[BGA_ORDERS][BGA_CHUNK_WORDS];
+	/*
+	 * Summary rechecks in flight (groupidx.c summary_recheck): while it is
+	 * non-zero, a summary bit of this chunk may read clear for a moment
+	 * although one of its groups has the order's bit.  bga_check waits
+	 * for it to drain before it calls that a violation.
+	 */
+	uint32_t clearing;
+	uint64_t dfree[BGA_CHUNK_WORDS]; /* groups holding pending deferred frees (atomic) */
+	struct bga_group groups[BGA_CHUNK_GROUPS];
+};
+
+/*
+ * Geometry, published with RCU (urcu-bp) so bga_grow() can change it while
+ * other threads allocate: readers take urcu_bp_read_lock() and use one
+ * consistent snapshot for the whole call.
+ */
+struct bga_geom {
+	uint64_t nblocks;
+	uint64_t ngroups;
+	uint64_t nchunks;
+	uint64_t capacity; /* nblocks - first_data_block */
+	struct bga_geom *retired; /* ThreadSanitizer builds: kept until destroy */
+};
+
+/*
+ * Per-CPU placement hints, one padded line each: they are written on
+ * allocations, and two CPUs' hints in one line would make every such
+ * write a cross-CPU miss.  Hints only: a thread may migrate between
+ * reading and writing its CPU's entry, so the fields are relaxed atomics
+ * and any value they hold is safe.
+ */
+struct bga_percpu {
+	uint64_t home;       /* where BGA_NO_GOAL allocations look first */
+	uint64_t steer_from; /* a goal group whose lock this CPU found busy ... */
+	uint64_t steer_to;   /* ... and the block it allocates from instead */
+	uint32_t steer_left; /* allocations before steer_from is tried again */
+	uint32_t steer_len;  /* what steer_left started from (see note_result) */
+	uint32_t steer_since; /* unsteered allocations aimed at steer_from since
+			       * the CPU came back to it, up to 64 */
+	/* allocations through a window handle on this CPU, and those its
+	 * window served: statistics kept per CPU so that counting them never
+	 * moves a shared line (bga_stats sums them) */
+	uint64_t rsv_allocs, rsv_hits;
+} __attribute__((aligned(BGA_CACHELINE)));
+
+struct bga_volume {
+	struct bga_config cfg;   /* resolved; nblocks is the creation size */
+	uint32_t bpg_shift;      /* log2(blocks_per_group) when a power of two, else 0 */
+	uint32_t max_order;      /* floor(log2(blocks_per_group)) */
+	struct bga_geom *geom;   /* RCU-protected */
+	/*
+	 * geom->nblocks as of the last completed grow, read without RCU by
+	 * the fast paths of bga_alloc and bga_free: a grow stores it (release)
+	 * after it has published the new geometry and opened its groups, and
+	 * sizes only grow, so every block below it exists, in an open group,
+	 * in every geometry a reader can hold.  Anything at or past it goes
+	 * to the RCU path, which decides on the geometry itself.
+	 */
+	uint64_t nblocks_floor;
+	struct bga_geom *retired; /* see bga__geom_retire */
+
+	/*
+	 * The chunk directory and the per-order chunk summaries are sized for
+	 * the largest volume this blocks_per_group allows and allocated with
+	 * calloc, so untouched pages cost no memory and growth never moves
+	 * them.  summary[k] bit c is set iff chunk c may hold a group with
+	 * max_run >= 2^k (a missing chunk counts as all-free groups).
+	 */
+	struct bga_chunk **chunks;
+	uint64_t *summary[BGA_ORDERS];
+	uint64_t max_chunks;
+
+	struct bga_locktab *locks;
+	/* Blocks allocated (including those waiting on deferred frees) plus
+	 * blocks reserved; never above geom->capacity (add_limited). */
+	struct bga_counter *used;
+	uint64_t reserved; /* atomic */
+
+	struct bga_percpu *cpu; /* ncpu entries */
+	unsigned ncpu;
+
+	pthread_mutex_t grow_lock;   /* serialises bga_grow and chunk installs */
+	pthread_mutex_t commit_lock; /* serialises bga_commit */
+	uint64_t last_committed;     /* atomic */
+	uint64_t dfree_blocks;       /* atomic: blocks waiting on deferred frees */
+	uint64_t dfree_extents;      /* atomic */
+	uint64_t *dfree_chunks;      /* atomic: chunks whose dfree map has a bit set (max_chunks bits) */
+
+	uint64_t rsv_open; /* atomic: handles open */
+	uint64_t rsv_seq;  /* atomic: handles ever opened (their colours) */
+
+	struct bga_persist *persist; /* persist.c: NULL until the first store or load */
+};
+
+/*
+ * One allocation's state through the slow path.  Blocks are charged where
+ * they are taken, under the group lock, for what was found
+ * (bga__take_locked); nothing is charged before a run is found.
+ */
+struct bga_actx {
+	const struct bga_geom *geo; /* the call's geometry (RCU) */
+	uint32_t min, max;          /* min_len, and max_len capped at blocks_per_group */
+	bool reserved;              /* BGA_USE_RESERVED: draw on vol->reserved */
+	int stop;                   /* set when the count, not the search, ruled the
+				     * request out: -ENOSPC, or -EINVAL when fewer than
+				     * min are reserved; every search stops at once */
+};
+
+#endif
