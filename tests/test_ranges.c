@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Frees of ranges over many groups and across chunks, from several
+ * threads at once: each thread owns a region of 40 groups (more lock
+ * slots than the free's inline array of 16 holds, so it sorts and locks
+ * them from the heap), regions interleave in the lock table, and two of
+ * them straddle a chunk boundary.  Inside its own region a thread's exact
+ * allocations must all succeed and every free must too.  Also: windows
+ * opened and closed while other threads allocate in their group.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <criterion/criterion.h>
+
+#include <bgalloc.h>
+#include <bgalloc/locktab.h>
+
+#include "testutil.h"
+
+#define BPG 64
+#define CHUNK_GROUPS 4096
+#define REGION 40 /* groups per thread */
+#define NTHREADS 4
+
+struct shared {
+	struct bga_volume *vol;
+	int failures;
+	char first[160];
+};
+
+struct worker {
+	struct shared *sh;
+	uint64_t g0; /* first group of the region */
+	int id;
+	int rounds;
+};
+
+static void failf(struct shared *sh, const char *what, uint64_t a, int rc)
+{
+	if (__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED) == 0)
+		snprintf(sh->first, sizeof(sh->first), "%s (%llu): %d", what, (unsigned long long)a, rc);
+}
+
+static int exact(struct bga_volume *vol, uint64_t start, uint64_t len)
+{
+	struct bga_request req = {.goal = start, .min_len = len, .max_len = len, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	int rc = bga_alloc(vol, &req, &e);
+	return rc ? rc : e.start == start && e.len == len ? 0 : -EPROTO;
+}
+
+static void *region_worker(void *arg)
+{
+	struct worker *w = arg;
+	struct shared *sh = w->sh;
+	struct rng r = {0x1234567ull * (uint64_t)(w->id + 1)};
+	uint64_t first = w->g0 * BPG, len = REGION * BPG;
+	for (int round = 0; round < w->rounds; round++) {
+		/* Whole groups, one exact allocation each: the region is ours. */
+		for (uint64_t g = 0; g < REGION; g++) {
+			int rc = exact(sh->vol, first + g * BPG, BPG);
+			if (rc)
+				failf(sh, "exact whole group", w->g0 + g, rc);
+		}
+		if (round & 1) {
+			/* Mid-group to mid-group, then the two ends. */
+			uint64_t a = 1 + below(&r, BPG - 1), b = len - 1 - below(&r, BPG - 1);
+			int rc = bga_free(sh->vol, first + a, b - a);
+			if (rc)
+				failf(sh, "free of the middle", first + a, rc);
+			if ((rc = bga_free(sh->vol, first, a)) != 0)
+				failf(sh, "free of the head", first, rc);
+			if ((rc = bga_free(sh->vol, first + b, len - b)) != 0)
+				failf(sh, "free of the tail", first + b, rc);
+		} else {
+			int rc = bga_free(sh->vol, first, len);
+			if (rc)
+				failf(sh, "free of the region", first, rc);
+		}
+		/* A free that overlaps a free block must fail and change nothing:
+		 * take the region minus its last block, free all of it. */
+		if (round % 4 == 3) {
+			for (uint64_t g = 0; g < REGION; g++) {
+				int rc = exact(sh->vol, first + g * BPG, g + 1 < REGION ? BPG : BPG - 1);
+				if (rc)
+					failf(sh, "exact for the bad free", w->g0 + g, rc);
+			}
+			int rc = bga_free(sh->vol, first, len);
+			if (rc != -EINVAL)
+				failf(sh, "a free over a free block was not refused", first, rc);
+			if ((rc = bga_free(sh->vol, first, len - 1)) != 0)
+				failf(sh, "free after the refused one", first, rc);
+		}
+		if (round % 8 == 0)
+			sched_yield();
+	}
+	return NULL;
+}
+
+static void regions_under_threads(uint32_t lock_kind, int rounds)
+{
+	struct shared sh = {0};
+	struct bga_config cfg;
+	bga_config_init(&cfg, 3 * CHUNK_GROUPS * BPG + 77);
+	cfg.blocks_per_group = BPG;
+	cfg.lock_kind = lock_kind;
+	cr_assert_eq(bga_create(&cfg, &sh.vol), 0);
+	struct bga_config got;
+	cr_assert_eq(bga_volume_config(sh.vol, &got), 0);
+	cr_assert_gt(got.lock_slots, 16, "more slots than the inline array holds");
+	/* Two regions straddle a chunk boundary; slots interleave (region
+	 * starts differ by a few groups modulo the slot count). */
+	const uint64_t starts[NTHREADS] = {
+		CHUNK_GROUPS - REGION / 2,
+		2 * CHUNK_GROUPS - 7,
+		100 + 3,
+		CHUNK_GROUPS + 500 + 11,
+	};
+	pthread_t t[NTHREADS];
+	struct worker w[NTHREADS];
+	for (int i = 0; i < NTHREADS; i++) {
+		w[i] = (struct worker){&sh, starts[i], i, rounds};
+		cr_assert_eq(pthread_create(&t[i], NULL, region_worker, &w[i]), 0);
+	}
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
+	cr_assert_eq(sh.failures, 0, "%d failures, the first: %s", sh.failures, sh.first);
+	cr_assert_eq(bga_free_exact(sh.vol), cfg.nblocks);
+	assert_clean(sh.vol);
+	bga_destroy(sh.vol);
+}
+
+Test(ranges, threads_free_many_groups_and_across_chunks, .timeout = 120)
+{
+	regions_under_threads(0, 400);
+}
+
+Test(ranges, every_lock_kind, .timeout = 120)
+{
+	for (uint32_t kind = BGA_LOCK_FAS; kind <= BGA_LOCK_MUTEX; kind++)
+		regions_under_threads(kind, 60);
+}
+
+/* ---- windows closed while others allocate in their group ---- */
+
+struct winshared {
+	struct bga_volume *vol;
+	uint8_t *owner;
+	uint64_t nblocks;
+	int stop;
+	int failures;
+	char first[160];
+};
+
+struct winworker {
+	struct winshared *sh;
+	int id;
+};
+
+static void wfail(struct winshared *sh, const char *what, uint64_t a)
+{
+	if (__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED) == 0)
+		snprintf(sh->first, sizeof(sh->first), "%s (%llu)", what, (unsigned long long)a);
+}
+
+static void wown(struct winshared *sh, struct bga_extent e, int id)
+{
+	for (uint64_t b = e.start; b < e.start + e.len; b++) {
+		uint8_t zero = 0;
+		if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			wfail(sh, "block handed out twice", b);
+	}
+}
+
+static void wfree(struct winshared *sh, struct bga_extent e, int id)
+{
+	for (uint64_t b = e.start; b < e.start + e.len; b++)
+		if (__atomic_exchange_n(&sh->owner[b], 0, __ATOMIC_ACQ_REL) != (uint8_t)(id + 1))
+			wfail(sh, "freed a block owned by another", b);
+	if (bga_free(sh->vol, e.start, e.len) != 0)
+		wfail(sh, "free", e.start);
+}
+
+/* Opens a window, allocates through it once or twice, closes it: over
+ * and over, all in group 1. */
+static void *window_flipper(void *arg)
+{
+	struct winworker *w = arg;
+	struct winshared *sh = w->sh;
+	struct rng r = {77 + (uint64_t)w->id};
+	while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
+		struct bga_rsv *rsv;
+		if (bga_rsv_open(sh->vol, &rsv) != 0) {
+			wfail(sh, "rsv_open", 0);
+			break;
+		}
+		struct bga_extent held[2];
+		int n = 0;
+		for (int i = 0; i < 1 + (int)below(&r, 2); i++) {
+			struct bga_request req = {.goal = BPG + below(&r, BPG), .min_len = 1, .max_len = 2, .rsv = rsv};
+			struct bga_extent e;
+			int rc = bga_alloc(sh->vol, &req, &e);
+			if (rc == 0) {
+				wown(sh, e, w->id);
+				held[n++] = e;
+			} else if (rc != -ENOSPC) {
+				wfail(sh, "alloc through a window", (uint64_t)-rc);
+			}
+		}
+		bga_rsv_close(rsv);
+		while (n > 0)
+			wfree(sh, held[--n], w->id);
+	}
+	return NULL;
+}
+
+/* Plain allocations aimed at group 1, where the windows come and go. */
+static void *plain_churn(void *arg)
+{
+	struct winworker *w = arg;
+	struct winshared *sh = w->sh;
+	struct rng r = {991 + (uint64_t)w->id};
+	struct bga_extent held[16];
+	int n = 0;
+	for (int i = 0; i < 30000; i++) {
+		if (n < 16 && (n == 0 || (rnd(&r) & 1))) {
+			struct bga_request req = {.goal = BPG + below(&r, BPG), .min_len = 1, .max_len = 1 + below(&r, 4)};
+			struct bga_extent e;
+			int rc = bga_alloc(sh->vol, &req, &e);
+			if (rc == 0) {
+				wown(sh, e, w->id);
+				held[n++] = e;
+			} else {
+				wfail(sh, "plain alloc (the volume is mostly free)", (uint64_t)-rc);
+			}
+		} else {
+			int k = (int)below(&r, (uint64_t)n);
+			struct bga_extent e = held[k];
+			held[k] = held[--n];
+			wfree(sh, e, w->id);
+		}
+	}
+	while (n > 0)
+		wfree(sh, held[--n], w->id);
+	return NULL;
+}
+
+Test(ranges, window_closed_while_others_allocate_in_its_group, .timeout = 120)
+{
+	struct winshared sh = {.nblocks = 8 * BPG};
+	struct bga_config cfg;
+	bga_config_init(&cfg, sh.nblocks);
+	cfg.blocks_per_group = BPG;
+	cfg.rsv_default = 8;
+	cfg.rsv_max = 16;
+	cr_assert_eq(bga_create(&cfg, &sh.vol), 0);
+	sh.owner = calloc(sh.nblocks, 1);
+	pthread_t t[4];
+	struct winworker w[4];
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct winworker){&sh, i};
+		cr_assert_eq(pthread_create(&t[i], NULL, i < 2 ? window_flipper : plain_churn, &w[i]), 0);
+	}
+	pthread_join(t[2], NULL);
+	pthread_join(t[3], NULL);
+	__atomic_store_n(&sh.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	cr_assert_eq(sh.failures, 0, "%d failures, the first: %s", sh.failures, sh.first);
+	cr_assert_eq(bga_free_exact(sh.vol), sh.nblocks);
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(sh.vol, &st), 0);
+	assert_clean(sh.vol);
+	free(sh.owner);
+	bga_destroy(sh.vol);
+}
