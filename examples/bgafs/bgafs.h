@@ -197,7 +197,14 @@ struct fs {
 	uint64_t cstarted, cdone_seq;
 	uint64_t durable;      /* every change in a txn <= durable is on disk */
 	int cwant, cstop, clast_err;
-	uint64_t meta_want;    /* blocks kept reserved for the next table */
+	/* The metadata pool: blocks allocated in bgalloc and owned by the file
+	 * system (listed in each table) that the next tables are written
+	 * into, so writers that fill the disk cannot take the room a commit
+	 * needs (commit thread only; a mount fills it from the table). */
+	struct bgafs_ext *pool;
+	uint32_t npool, pool_cap;
+	uint64_t pool_blocks;
+	int pool_frozen;       /* the last commits: the pool neither grows nor shrinks */
 	uint64_t commits;      /* commits that wrote a table */
 	int writeback_cache;   /* -o writeback_cache: the kernel caches writes */
 };
@@ -223,6 +230,11 @@ struct tbuf {
 	size_t len, cap;
 };
 int table_serialize(struct fs *fs, struct tbuf *out); /* jlock held exclusive */
+/* Append the pool section (the extents of pool[] and more[]) that ends a
+ * table.  0 or -ENOMEM. */
+int table_put_pool(struct tbuf *b, const struct bgafs_ext *pool, uint32_t n, const struct bgafs_ext *more,
+		   uint32_t nmore);
+int pool_add(struct fs *fs, uint64_t start, uint64_t len); /* txn.c; 0 or -ENOMEM */
 int table_parse(struct fs *fs, const unsigned char *p, size_t len);
 int table_read(struct fs *fs, const struct bgafs_sb *sb, unsigned char **out);
 

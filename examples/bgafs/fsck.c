@@ -62,7 +62,7 @@ static void own(struct check *c, uint64_t start, uint64_t len, uint64_t ino)
 	for (uint64_t b = start; b < start + len; b++) {
 		if (test_bit(c->owned, b))
 			problem(c, "block %llu has two owners (one is %s %llu)", (unsigned long long)b,
-				ino ? "ino" : "the table", (unsigned long long)ino);
+				ino ? "ino" : "the table or its pool", (unsigned long long)ino);
 		set_bit(c->owned, b);
 	}
 }
@@ -199,6 +199,8 @@ int fs_check(struct fs *fs, int fix, int verbose)
 		problem(&c, "the root directory is missing");
 	for (uint32_t i = 0; i < fs->sb.table_next; i++)
 		own(&c, fs->sb.table[i].start, fs->sb.table[i].len, 0);
+	for (uint32_t i = 0; i < fs->npool; i++)
+		own(&c, fs->pool[i].start, fs->pool[i].len, 0);
 	check_inodes(&c);
 	int rc = bga_foreach_free(fs->vol, 0, fs->sb.nblocks, 1, free_cb, &c);
 	if (rc)

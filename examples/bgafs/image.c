@@ -120,6 +120,7 @@ void fs_close(struct fs *fs)
 	if (!fs)
 		return;
 	itab_destroy(&fs->itab); /* closes the inodes' windows before the volume goes */
+	free(fs->pool);
 	bga_destroy(fs->vol);
 	if (fs->io.ctx)
 		bga_io_file_close(&fs->io);
@@ -189,12 +190,9 @@ int fs_mkfs(const char *path, uint64_t bytes)
 	 * it bumps gen to 1 (slot B).  Slot A stays zero: invalid. */
 	atomic_store(&fs->txn, 1);
 	atomic_store(&fs->dirty, 1);
-	rc = txn_commit(fs);
-	if (!rc) {
-		fs->sb.gen++;
-		fs->sb.clean = 1;
-		rc = sb_write(fs, &fs->sb);
-	}
+	rc = txn_commit(fs);       /* fills the pool */
+	if (!rc)
+		rc = txn_unmount(fs); /* lists it, and marks the image clean */
 out:
 	if (rc)
 		fprintf(stderr, "bgafs mkfs: %s: %s\n", path, bga_strerror(rc));
@@ -261,6 +259,8 @@ int fs_open(const char *path, int rw, struct fs **out)
 			continue;
 		itab_destroy(&fs->itab);
 		itab_init(&fs->itab);
+		fs->npool = 0;
+		fs->pool_blocks = 0;
 		rc = load_namespace(fs, sb);
 		if (rc)
 			fprintf(stderr, "bgafs: %s: superblock %d (gen %llu): namespace table unreadable: %s\n",

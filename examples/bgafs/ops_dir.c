@@ -616,13 +616,13 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct fs *fs = fuse_req_userdata(req);
 	struct statvfs sv = {0};
 	uint64_t total = fs->nblocks - fs->first_data_block;
-	uint64_t freeb = bga_free_estimate(fs->vol), resv = bga_reserved(fs->vol);
+	uint64_t freeb = bga_free_estimate(fs->vol);
 	if (freeb > total)
 		freeb = total; /* the estimate may overshoot by the counter's bound */
 	sv.f_bsize = sv.f_frsize = BGAFS_BLOCK;
 	sv.f_blocks = total;
 	sv.f_bfree = freeb;
-	sv.f_bavail = freeb > resv ? freeb - resv : 0; /* the table's reserve is not for files */
+	sv.f_bavail = freeb; /* the metadata pool is allocated already */
 	sv.f_files = 1ull << 32;
 	sv.f_ffree = sv.f_files - itab_count(&fs->itab);
 	sv.f_namemax = BGAFS_NAME_MAX;

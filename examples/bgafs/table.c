@@ -9,6 +9,8 @@
  *            u64 atime, mtime, ctime (ns), u64 parent, u32 count, u32 0
  *   then count extents (u64 lblk, u64 pblk, u32 len, u32 flags) for a
  *   regular file, or count entries (u64 ino, u16 len, name) for a directory.
+ *   pool     u64 count, then count extents (u64 start, u64 len): the
+ *            metadata pool (txn.c), blocks the file system owns, unused.
  *
  * Unlinked inodes still open are not written: a crash frees their blocks
  * through the reconcile pass, as ext4's orphan list would.
@@ -94,7 +96,7 @@ int table_serialize(struct fs *fs, struct tbuf *b)
 	struct itab *t = &fs->itab;
 	b->len = 0;
 	PUT(b, (uint32_t)TABLE_MAGIC);
-	PUT(b, (uint32_t)1);
+	PUT(b, (uint32_t)2);
 	size_t count_at = b->len;
 	PUT(b, (uint64_t)0);
 	uint64_t n = 0;
@@ -110,6 +112,18 @@ int table_serialize(struct fs *fs, struct tbuf *b)
 	pthread_rwlock_unlock(&t->lock);
 	memcpy(b->p + count_at, &n, sizeof(n));
 	return rc;
+}
+
+int table_put_pool(struct tbuf *b, const struct bgafs_ext *pool, uint32_t n, const struct bgafs_ext *more,
+		   uint32_t nmore)
+{
+	PUT(b, (uint64_t)n + nmore);
+	for (uint32_t i = 0; i < n + nmore; i++) {
+		const struct bgafs_ext *e = i < n ? &pool[i] : &more[i - n];
+		PUT(b, e->start);
+		PUT(b, e->len);
+	}
+	return 0;
 }
 
 struct rd {
@@ -141,7 +155,7 @@ int table_parse(struct fs *fs, const unsigned char *p, size_t len)
 	GET(&r, magic);
 	GET(&r, version);
 	GET(&r, n);
-	if (magic != TABLE_MAGIC || version != 1)
+	if (magic != TABLE_MAGIC || version != 2)
 		goto bad;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t ino, size, at, mt, ct, parent;
@@ -198,6 +212,17 @@ int table_parse(struct fs *fs, const unsigned char *p, size_t len)
 		if (itab_insert(&fs->itab, ip))
 			goto bad;
 		ip = NULL;
+	}
+	uint64_t npool;
+	GET(&r, npool);
+	for (uint64_t i = 0; i < npool; i++) {
+		struct bgafs_ext e;
+		GET(&r, e.start);
+		GET(&r, e.len);
+		if (!e.len)
+			goto bad;
+		if (pool_add(fs, e.start, e.len))
+			goto nomem;
 	}
 	if (r.off != r.len || !itab_get(&fs->itab, BGAFS_ROOT))
 		goto bad;

@@ -14,9 +14,13 @@
  *      flush;
  *   4. bga_commit(txn): only now may the blocks freed in it be reused.
  *
- * The previous table's blocks are freed in the next transaction, so the
- * older superblock slot (the fallback when the newest is torn) keeps an
- * intact table until a newer commit replaces it.
+ * Tables are written into blocks of a metadata pool the file system owns
+ * (listed at the end of each table), filled from bgalloc while there is
+ * room, so writers that fill the disk never take the room of the next
+ * commit.  The previous table's blocks go back to the pool only in the
+ * table of the commit that overwrites the older superblock slot naming it:
+ * the fallback slot (when the newest is torn) always names an intact
+ * table.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,7 +29,7 @@
 #include <unistd.h>
 #include "bgafs.h"
 
-#define META_SLACK 64 /* blocks kept reserved beyond twice the table */
+#define POOL_SLACK 64 /* pool blocks kept beyond twice the table */
 
 void fs_begin(struct fs *fs)
 {
@@ -49,32 +53,59 @@ void txn_free_blocks(struct fs *fs, uint64_t pblk, uint64_t len)
 			bga_strerror(rc));
 }
 
-/* Allocate nb blocks for a table, drawing on the metadata reservation
- * first so a disk that writers have filled can still commit. */
+int pool_add(struct fs *fs, uint64_t start, uint64_t len)
+{
+	if (fs->npool && fs->pool[fs->npool - 1].start + fs->pool[fs->npool - 1].len == start) {
+		fs->pool[fs->npool - 1].len += len;
+	} else {
+		if (fs->npool == fs->pool_cap) {
+			uint32_t cap = fs->pool_cap ? fs->pool_cap * 2 : 16;
+			struct bgafs_ext *v = realloc(fs->pool, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			fs->pool = v;
+			fs->pool_cap = cap;
+		}
+		fs->pool[fs->npool++] = (struct bgafs_ext){start, len};
+	}
+	fs->pool_blocks += len;
+	return 0;
+}
+
+/* Blocks for a table of nb blocks: from the metadata pool first (a disk
+ * that writers have filled can still commit), then from bgalloc.  On
+ * failure whatever was taken is in the pool again. */
 static int table_alloc(struct fs *fs, uint64_t nb, struct bgafs_ext *ext, uint32_t *next)
 {
 	uint64_t goal = BGA_NO_GOAL;
 	*next = 0;
+	while (nb && fs->npool && *next < BGAFS_SB_EXTENTS) {
+		struct bgafs_ext *e = &fs->pool[fs->npool - 1];
+		uint64_t take = e->len < nb ? e->len : nb;
+		ext[(*next)++] = (struct bgafs_ext){e->start + e->len - take, take};
+		e->len -= take;
+		fs->pool_blocks -= take;
+		nb -= take;
+		if (!e->len)
+			fs->npool--;
+	}
 	while (nb) {
-		if (*next == BGAFS_SB_EXTENTS)
-			return -ENOSPC;
-		uint64_t resv = bga_reserved(fs->vol);
-		struct bga_request req = {.goal = goal, .max_len = nb};
-		if (resv) {
-			req.flags = BGA_USE_RESERVED;
-			if (req.max_len > resv)
-				req.max_len = resv;
-		}
-		/* Ask for the whole run, then halves of it: few extents when
-		 * the space allows, and still a table when it is fragmented. */
-		req.min_len = req.max_len;
+		int rc = -ENOSPC;
 		struct bga_extent got;
-		int rc;
-		while ((rc = bga_alloc(fs->vol, &req, &got)) && (rc == -ENOSPC || rc == -EAGAIN) &&
-		       req.min_len > 1)
-			req.min_len = (req.min_len + 1) / 2;
-		if (rc)
+		if (*next < BGAFS_SB_EXTENTS) {
+			/* Ask for the whole run, then halves of it: few extents
+			 * when the space allows, a table when it is fragmented. */
+			struct bga_request req = {.goal = goal, .min_len = nb, .max_len = nb};
+			while ((rc = bga_alloc(fs->vol, &req, &got)) && (rc == -ENOSPC || rc == -EAGAIN) &&
+			       req.min_len > 1)
+				req.min_len = (req.min_len + 1) / 2;
+		}
+		if (rc) {
+			for (uint32_t i = 0; i < *next; i++)
+				pool_add(fs, ext[i].start, ext[i].len); /* cannot fail: it just shrank */
+			*next = 0;
 			return rc;
+		}
 		ext[(*next)++] = (struct bgafs_ext){got.start, got.len};
 		goal = got.start + got.len < fs->sb.nblocks ? got.start + got.len : BGA_NO_GOAL;
 		nb -= got.len;
@@ -82,23 +113,32 @@ static int table_alloc(struct fs *fs, uint64_t nb, struct bgafs_ext *ext, uint32
 	return 0;
 }
 
-static void table_release(struct fs *fs, const struct bgafs_ext *ext, uint32_t n, int deferred)
+/* Keep the pool at twice the table and some: filled from bgalloc while
+ * there is room (the blocks count as owned from the next table on; a crash
+ * before it leaves them to the reconcile), and what is far beyond it freed
+ * in the running transaction (the durable table still lists them). */
+static void pool_adjust(struct fs *fs, uint64_t table_blocks)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		if (deferred)
-			txn_free_blocks(fs, ext[i].start, ext[i].len);
-		else
-			bga_free(fs->vol, ext[i].start, ext[i].len);
+	uint64_t want = 2 * table_blocks + POOL_SLACK;
+	if (fs->pool_frozen)
+		return;
+	while (fs->pool_blocks < want) {
+		struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = want - fs->pool_blocks};
+		struct bga_extent got;
+		if (bga_alloc(fs->vol, &req, &got))
+			break; /* a full disk: the next commit tries again */
+		if (pool_add(fs, got.start, got.len)) {
+			bga_free(fs->vol, got.start, got.len);
+			break;
+		}
+		atomic_store(&fs->dirty, 1); /* the next table lists them */
 	}
-}
-
-static void meta_reserve_topup(struct fs *fs, uint64_t table_blocks)
-{
-	uint64_t want = 2 * table_blocks + META_SLACK, have = bga_reserved(fs->vol);
-	fs->meta_want = want;
-	/* A disk full of data may not have it; the next commit tries again. */
-	if (have < want)
-		bga_reserve(fs->vol, want - have);
+	while (fs->pool_blocks > 4 * want && fs->npool) {
+		struct bgafs_ext e = fs->pool[--fs->npool];
+		fs->pool_blocks -= e.len;
+		txn_free_blocks(fs, e.start, e.len);
+		atomic_store(&fs->dirty, 1);
+	}
 }
 
 static void set_durable(struct fs *fs, uint64_t txn)
@@ -109,11 +149,27 @@ static void set_durable(struct fs *fs, uint64_t txn)
 	pthread_mutex_unlock(&fs->cmu);
 }
 
-int txn_commit(struct fs *fs)
+static int table_write(struct fs *fs, const struct tbuf *tb, const struct bgafs_sb *sb)
 {
 	static const unsigned char zeros[BGAFS_BLOCK];
+	size_t off = 0;
+	int rc = 0;
+	for (uint32_t i = 0; i < sb->table_next && !rc; i++) {
+		size_t n = sb->table[i].len * BGAFS_BLOCK;
+		size_t have = tb->len - off < n ? tb->len - off : n;
+		rc = fs_pwrite_all(fs->fd, tb->p + off, have, sb->table[i].start * BGAFS_BLOCK);
+		if (!rc && have % BGAFS_BLOCK) /* whole blocks: no stale bytes after the table */
+			rc = fs_pwrite_all(fs->fd, zeros, BGAFS_BLOCK - have % BGAFS_BLOCK,
+					   sb->table[i].start * BGAFS_BLOCK + have);
+		off += have;
+	}
+	return rc;
+}
+
+int txn_commit(struct fs *fs)
+{
 	struct tbuf tb = {0};
-	struct bgafs_sb sb = fs->sb;
+	struct bgafs_sb sb = fs->sb, old = fs->sb;
 
 	pthread_rwlock_wrlock(&fs->jlock);
 	uint64_t txn = atomic_load(&fs->txn);
@@ -131,51 +187,46 @@ int txn_commit(struct fs *fs)
 	if (rc)
 		goto fail;
 
-	uint64_t nb = (tb.len + BGAFS_BLOCK - 1) / BGAFS_BLOCK;
-	if ((rc = table_alloc(fs, nb, sb.table, &sb.table_next))) {
-		table_release(fs, sb.table, sb.table_next, 0);
+	/* The table ends with the pool it leaves: what the pool keeps after
+	 * giving this table its blocks, and the previous table, which only
+	 * the older superblock slot names (and this commit overwrites that
+	 * slot).  Its size is bounded before the blocks are chosen. */
+	size_t bound = tb.len + 8 + 16 * ((size_t)fs->npool + old.table_next);
+	uint64_t nb = (bound + BGAFS_BLOCK - 1) / BGAFS_BLOCK;
+	if ((rc = table_alloc(fs, nb, sb.table, &sb.table_next)))
 		goto fail;
-	}
-	size_t off = 0;
-	for (uint32_t i = 0; i < sb.table_next && !rc; i++) {
-		size_t n = sb.table[i].len * BGAFS_BLOCK;
-		size_t have = tb.len - off < n ? tb.len - off : n;
-		rc = fs_pwrite_all(fs->fd, tb.p + off, have, sb.table[i].start * BGAFS_BLOCK);
-		if (!rc && have % BGAFS_BLOCK) /* whole blocks: no stale bytes after the table */
-			rc = fs_pwrite_all(fs->fd, zeros, BGAFS_BLOCK - have % BGAFS_BLOCK,
-					   sb.table[i].start * BGAFS_BLOCK + have);
-		off += have;
-	}
+	if ((rc = table_put_pool(&tb, fs->pool, fs->npool, old.table, old.table_next)))
+		goto fail_table;
 	/* The metadata area is a range of the image file, so bga_store's
 	 * flushes (before its superblock and after it) also make the data and
 	 * the table durable: no flush of our own is needed before ours. */
-	if (!rc)
-		rc = bga_store(fs->vol, &fs->io);
-	if (rc) {
-		table_release(fs, sb.table, sb.table_next, 0);
-		goto fail;
-	}
+	if ((rc = table_write(fs, &tb, &sb)) || (rc = bga_store(fs->vol, &fs->io)))
+		goto fail_table;
 	sb.table_bytes = tb.len;
 	sb.table_crc = crc32c(0, tb.p, tb.len);
 	sb.txn = txn;
 	sb.gen++;
 	if ((rc = sb_write(fs, &sb))) {
-		/* The slot may or may not name the new table now: keep the
-		 * table allocated (the next mount's reconcile frees it if
-		 * not); the next commit rewrites the same slot. */
+		/* The slot may or may not name the new table now: keep its
+		 * blocks out of the pool (the next mount's reconcile frees
+		 * them if not); the next commit rewrites the same slot. */
 		goto fail;
 	}
-	struct bgafs_sb old = fs->sb;
 	fs->sb = sb;
 	rc = bga_commit(fs->vol, txn);
 	if (rc)
 		fprintf(stderr, "bgafs: bga_commit(%llu): %s\n", (unsigned long long)txn, bga_strerror(rc));
-	table_release(fs, old.table, old.table_next, 1);
-	meta_reserve_topup(fs, nb);
+	for (uint32_t i = 0; i < old.table_next; i++)
+		if (pool_add(fs, old.table[i].start, old.table[i].len))
+			txn_free_blocks(fs, old.table[i].start, old.table[i].len);
+	pool_adjust(fs, nb);
 	fs->commits++;
 	free(tb.p);
 	set_durable(fs, txn);
 	return 0;
+fail_table:
+	for (uint32_t i = 0; i < sb.table_next; i++)
+		pool_add(fs, sb.table[i].start, sb.table[i].len);
 fail:
 	fprintf(stderr, "bgafs: commit of txn %llu failed: %s (retried)\n", (unsigned long long)txn,
 		bga_strerror(rc));
@@ -216,8 +267,6 @@ int txn_start(struct fs *fs)
 	if (rc)
 		return -rc;
 	fs->committer_running = 1;
-	/* Hold back room for the next tables from the start. */
-	meta_reserve_topup(fs, (fs->sb.table_bytes + BGAFS_BLOCK - 1) / BGAFS_BLOCK);
 	return 0;
 }
 
@@ -285,16 +334,19 @@ int txn_unmount(struct fs *fs)
 	txn_stop(fs);
 	free_orphans(fs); /* no op runs any more: no lock to take */
 	int rc = txn_commit(fs);
+	/* The pool may have grown after that table was written: one more
+	 * commit, with the pool frozen, lists it, so the image is exact. */
+	fs->pool_frozen = 1;
+	if (!rc && atomic_load(&fs->dirty))
+		rc = txn_commit(fs);
 	if (rc)
 		return rc;
 	/* No op runs now and the last table is durable: release what waits
-	 * on the running transaction (the previous table, files freed after
-	 * the snapshot) and store the allocator once more, so the image is
-	 * exact without a reconcile; then mark it clean. */
+	 * on the running transaction (pool blocks given back, orphans) and
+	 * store the allocator once more, so the image is exact without a
+	 * reconcile; then mark it clean. */
 	if ((rc = bga_commit(fs->vol, atomic_load(&fs->txn))))
 		return rc;
-	if (bga_reserved(fs->vol))
-		bga_unreserve(fs->vol, bga_reserved(fs->vol));
 	if ((rc = bga_store(fs->vol, &fs->io)))
 		return rc;
 	if (fs->io.flush && (rc = fs->io.flush(fs->io.ctx)))
