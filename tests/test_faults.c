@@ -10,13 +10,20 @@
  * The allocator is wrapped at link time for this executable only
  * (-Wl,--wrap=malloc,... in tests/CMakeLists.txt): the calls of the static
  * library and of this file go through the wrappers; Criterion's and the
- * shared libraries' do not.
+ * shared libraries' do not.  sched_getcpu is wrapped too, so that the
+ * CPU-id source's last resort (cpu.c's per-thread hash) can be reached.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -27,6 +34,7 @@
 
 #include "testutil.h"
 
+#include "cpu.h"
 #include "snapshot.h"
 
 /* ---- the wrapped allocator ---- */
@@ -464,3 +472,106 @@ ParameterizedTestParameters(faults, every_k)
 }
 
 ParameterizedTest(size_t *row, faults, every_k) { op_every_k(&ops[*row]); }
+
+/* ---- the CPU-id hash fallback (cpu.c) ---- */
+
+int __real_sched_getcpu(void);
+static __thread bool getcpu_fails;
+
+int __wrap_sched_getcpu(void)
+{
+	if (getcpu_fails) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return __real_sched_getcpu();
+}
+
+/* Take this thread's rseq area away, as a seccomp filter or valgrind
+ * would leave it: the kernel marks cpu_id uninitialised (negative).
+ * False when glibc registered one and it could not be unregistered. */
+static bool rseq_unregister(void)
+{
+	if (__rseq_size == 0)
+		return true;
+	void *area = (char *)__builtin_thread_pointer() + __rseq_offset;
+	/* glibc registers its whole area (32 bytes); __rseq_size may say less. */
+	static const unsigned lens[] = {32, 0};
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		unsigned len = lens[i] ? lens[i] : __rseq_size;
+		if (syscall(SYS_rseq, area, len, RSEQ_FLAG_UNREGISTER, RSEQ_SIG) == 0)
+			return true;
+	}
+	return false;
+}
+
+struct hash_thread {
+	bool unregistered;
+	char source[16];
+	unsigned cpu, again;
+	int rc, failures;
+	int64_t sum;
+	uint64_t free_after;
+};
+
+static void *hash_worker(void *arg)
+{
+	struct hash_thread *h = arg;
+	h->unregistered = rseq_unregister();
+	if (!h->unregistered)
+		return NULL;
+	getcpu_fails = true;
+	snprintf(h->source, sizeof(h->source), "%s", bga__cpu_source());
+	h->cpu = bga__cpu_current();
+	h->again = bga__cpu_current();
+	/* The counter and the volume on this thread's hashed slot. */
+	struct bga_counter *c;
+	h->rc = bga_counter_create(&c, 0, 4, BGA_COUNTER_PERCPU);
+	if (h->rc)
+		return NULL;
+	for (int i = 0; i < 1000; i++)
+		bga_counter_add(c, i % 7);
+	h->sum = bga_counter_sum(c);
+	bga_counter_destroy(c);
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, 16 * BPG);
+	cfg.blocks_per_group = BPG;
+	if ((h->rc = bga_create(&cfg, &vol)) != 0)
+		return NULL;
+	for (int i = 0; i < 500; i++) {
+		struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 5};
+		struct bga_extent e;
+		if (bga_alloc(vol, &req, &e) != 0 || bga_free(vol, e.start, e.len) != 0)
+			h->failures++;
+	}
+	h->failures += bga_check(vol, NULL) != 0;
+	h->free_after = bga_free_exact(vol);
+	bga_destroy(vol);
+	return NULL;
+}
+
+Test(cpu, hash_fallback_when_rseq_and_getcpu_fail)
+{
+	struct hash_thread h[3];
+	pthread_t t[3];
+	memset(h, 0, sizeof(h));
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, hash_worker, &h[i]), 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	if (!h[0].unregistered)
+		cr_skip_test("this kernel would not unregister glibc's rseq area");
+	for (int i = 0; i < 3; i++) {
+		cr_assert_str_eq(h[i].source, "hash", "thread %d: neither rseq nor getcpu, yet source %s", i,
+				 h[i].source);
+		cr_assert_lt(h[i].cpu, bga__cpu_count(), "the hash stays in range");
+		cr_assert_eq(h[i].cpu, h[i].again, "a thread keeps its hashed CPU");
+		cr_assert_eq(h[i].rc, 0);
+		cr_assert_eq(h[i].sum, 2997, "every add counted");
+		cr_assert_eq(h[i].failures, 0);
+		cr_assert_eq(h[i].free_after, 16 * BPG);
+	}
+	/* And this thread, untouched, still has a real source. */
+	cr_assert_str_neq(bga__cpu_source(), "hash");
+}
