@@ -9,7 +9,7 @@
 #include <bgalloc/bitmap.h>
 
 #include "snapshot.h"
-#include "volume.h"
+#include "internal.h"
 
 struct buf {
 	uint64_t *w;
