@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Install the Debian packages a target needs, if they are missing.
-#   scripts/deps.sh build|test|bench|demo|fuzz|fscompare ...
+#   scripts/deps.sh build|test|bench|demo|fuzz|fscompare|coverage ...
 # Each need is checked first (pkg-config module, command or file); only the
 # missing packages are installed, and the script says which and why.
 set -euo pipefail
@@ -55,6 +55,9 @@ for target in "${@:-build}"; do
 		want pc ext2fs libext2fs-dev
 		want cmd mke2fs e2fsprogs
 		want cmd gnuplot gnuplot-nox
+		;;
+	coverage) # make coverage: with test, gcovr for the report
+		want cmd gcovr gcovr
 		;;
 	fuzz)
 		want cmd clang clang
