@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CMAKE ?= cmake
 
-.PHONY: all deps build demo test test-asan test-tsan soak bench micro fuzz fuzz-afl install clean
+.PHONY: all deps build demo test test-asan test-tsan soak coverage bench micro fuzz fuzz-afl install clean
 
 all: build
 
@@ -47,6 +47,24 @@ test-tsan:
 	$(CMAKE) -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBGA_TESTS=ON -DBGA_TSAN=ON
 	$(CMAKE) --build build/tsan -j $(JOBS)
 	cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^stress_'
+
+# Line and branch coverage of lib/ over the whole ctest suite: gcc --coverage
+# with atomic counters (threaded tests would corrupt plain ones), BGA_DEBUG
+# on, -O0 so lines map to code.  The HTML report is build/coverage/index.html;
+# the last line printed is the summary for lib/.
+coverage:
+	@scripts/deps.sh test coverage
+	$(CMAKE) -S . -B build/coverage -DCMAKE_BUILD_TYPE=Debug -DBGA_TESTS=ON -DBGA_DEBUG=ON \
+		-DCMAKE_C_FLAGS="--coverage -fprofile-update=atomic" -DCMAKE_CXX_FLAGS="--coverage -fprofile-update=atomic" \
+		-DCMAKE_EXE_LINKER_FLAGS=--coverage -DCMAKE_SHARED_LINKER_FLAGS=--coverage
+	$(CMAKE) --build build/coverage -j $(JOBS)
+	find build/coverage -name '*.gcda' -delete
+	cd build/coverage && ctest --output-on-failure -j 2 || echo "coverage: some tests failed (above); the report covers what ran"
+	gcovr --root . --object-directory build/coverage --filter 'lib/' --exclude-unreachable-branches \
+		--html-details build/coverage/index.html --txt build/coverage/lib-coverage.txt \
+		--print-summary | tee build/coverage/summary.txt
+	@awk '/^lines:/ {l = $$2 " " $$3 " " $$4 " " $$5 " " $$6 " " $$7} /^branches:/ {b = $$2 " " $$3 " " $$4 " " $$5 " " $$6 " " $$7} \
+		END {print "coverage of lib/: lines " l ", branches " b " (build/coverage/index.html)"}' build/coverage/summary.txt
 
 # The stress programs and the fuzz replays, long: SOAK_SECONDS in all, split
 # evenly, one program at a time (each gets both cores), through the one knob
