@@ -42,7 +42,7 @@ mount_fs() { # mount_fs bgafs|fuse2fs: mount a fresh image
 	fuse2fs)
 		truncate -s "$SIZE" "$work/img"
 		mke2fs -q -F -t ext4 "$work/img"
-		fuse2fs "$work/img" "$mnt" -f 2>>"$work/$1.log" &
+		fuse2fs "$work/img" "$mnt" -f >>"$work/$1.log" 2>&1 &
 		;;
 	esac
 	pid=$!
@@ -62,7 +62,7 @@ dbench_mbs() { # dbench_mbs CLIENTS: MB/s
 	local out
 	out=$(dbench -c /usr/share/dbench/client.txt -t "$SECS" "$1" -D "$mnt" 2>&1) || true
 	echo "$out" >>"$work/dbench.log"
-	awk '/^Throughput/ {print $2}' <<<"$out" | tail -1
+	awk '/^Throughput/ {printf "%.1f\n", $2}' <<<"$out" | tail -1
 }
 
 fio_run() { # fio_run NAME: "MiB/s verify-result"
@@ -92,7 +92,7 @@ EOF
 		if (v ~ /KiB/) n /= 1024; if (v ~ /GiB/) n *= 1024; printf "%.1f", n }' <<<"$out")
 	local bad
 	bad=$(grep -ciE "verify: bad|bad magic|crc32c: verify failed|verify failed" <<<"$out" || true)
-	if [ $rc = 0 ] && [ "$bad" = 0 ]; then verdict="ok"; else verdict="FAILED(rc=$rc,$bad-errors)"; fi
+	if [ $rc = 0 ] && [ "$bad" = 0 ]; then verdict="ok"; else verdict="FAILED:$bad-errors"; fi
 	echo "${bw:-0} $verdict"
 }
 
@@ -118,11 +118,11 @@ done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
 echo
 echo "fscompare: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, images of $SIZE, dbench $SECS s ($(dbench --help 2>&1 | head -1 | cut -d' ' -f1-3)), $(fio --version)"
-printf '%-24s | %-14s | %-14s | %s\n' "load" "bgafs" "fuse2fs" "bgafs / fuse2fs"
-printf '%-24s-+-%-14s-+-%-14s-+-%s\n' "------------------------" "--------------" "--------------" "---------------"
-printf '%-24s | %-14s | %-14s | %s\n' "dbench 1 client (MB/s)" "${r[bgafs.d1]}" "${r[fuse2fs.d1]}" "$(ratio "${r[bgafs.d1]}" "${r[fuse2fs.d1]}")"
-printf '%-24s | %-14s | %-14s | %s\n' "dbench 4 clients (MB/s)" "${r[bgafs.d4]}" "${r[fuse2fs.d4]}" "$(ratio "${r[bgafs.d4]}" "${r[fuse2fs.d4]}")"
-printf '%-24s | %-14s | %-14s |\n' "dbench 4 / 1 clients" "$(ratio "${r[bgafs.d4]}" "${r[bgafs.d1]}")" "$(ratio "${r[fuse2fs.d4]}" "${r[fuse2fs.d1]}")"
-printf '%-24s | %-14s | %-14s | %s\n' "fio write (MiB/s)" "${r[bgafs.fio]}" "${r[fuse2fs.fio]}" "$(ratio "${r[bgafs.fio]}" "${r[fuse2fs.fio]}")"
-printf '%-24s | %-14s | %-14s |\n' "fio verify (crc32c)" "${r[bgafs.verify]}" "${r[fuse2fs.verify]}"
-printf '%-24s | %-14s | %-14s |\n' "bgafs fsck afterwards" "${r[bgafs.fsck]}" "-"
+printf '%-24s | %-16s | %-16s | %s\n' "load" "bgafs" "fuse2fs" "bgafs / fuse2fs"
+printf '%-24s-+-%-16s-+-%-16s-+-%s\n' "------------------------" "----------------" "----------------" "---------------"
+printf '%-24s | %-16s | %-16s | %s\n' "dbench 1 client (MB/s)" "${r[bgafs.d1]}" "${r[fuse2fs.d1]}" "$(ratio "${r[bgafs.d1]}" "${r[fuse2fs.d1]}")"
+printf '%-24s | %-16s | %-16s | %s\n' "dbench 4 clients (MB/s)" "${r[bgafs.d4]}" "${r[fuse2fs.d4]}" "$(ratio "${r[bgafs.d4]}" "${r[fuse2fs.d4]}")"
+printf '%-24s | %-16s | %-16s |\n' "dbench 4 / 1 clients" "$(ratio "${r[bgafs.d4]}" "${r[bgafs.d1]}")" "$(ratio "${r[fuse2fs.d4]}" "${r[fuse2fs.d1]}")"
+printf '%-24s | %-16s | %-16s | %s\n' "fio write (MiB/s)" "${r[bgafs.fio]}" "${r[fuse2fs.fio]}" "$(ratio "${r[bgafs.fio]}" "${r[fuse2fs.fio]}")"
+printf '%-24s | %-16s | %-16s |\n' "fio verify (crc32c)" "${r[bgafs.verify]}" "${r[fuse2fs.verify]}"
+printf '%-24s | %-16s | %-16s |\n' "bgafs fsck afterwards" "${r[bgafs.fsck]}" "-"

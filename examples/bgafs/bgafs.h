@@ -12,7 +12,8 @@
  *
  * The namespace (every inode, its extents, every directory entry) lives in
  * memory while mounted and is written whole, copy-on-write, at each commit
- * into blocks bgalloc hands out (table.c).  A commit (txn.c) writes the
+ * (table.c) into blocks of a metadata pool that bgalloc filled and the file
+ * system owns, so a disk full of data can still commit (txn.c).  A commit (txn.c) writes the
  * table, calls bga_store, flushes, writes the superblock slot the next
  * generation names, flushes, and only then bga_commit()s the transaction,
  * so a crash at any point leaves one valid superblock whose table and files
