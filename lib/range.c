@@ -72,7 +72,7 @@ int bga__range_check(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 }
 
 /* The checks of bga__range_apply for one group, with its lock held. */
-static int range_usable_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n)
+static inline __attribute__((always_inline)) int range_usable_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n)
 {
 	/* A quarantined group (persist_load.c) has no bitmap: the test costs
 	 * the fast path nothing it does not load already. */
