@@ -13,9 +13,9 @@
  * The common case without the search's machinery: a free run in the goal's
  * own word, at or after the goal, that the word decides, in a group that
  * is not contended and holds no windows.  Anything else returns false with
- * nothing changed, and takes the full search.  This is the hot path budget
- * of DESIGN.md: one lock-table lookup, one trylock/unlock, a few word
- * operations, one group count update.
+ * nothing changed, and takes the full search.  Its whole budget: one
+ * lock-table lookup, one trylock/unlock, a few word operations, one group
+ * count update, one counter add.
  *
  * The run found is charged to the used counter here, under the group lock
  * and before it is taken, through the counter's lock-free path against

@@ -14,8 +14,7 @@
  * Allocations whose goal group was found locked stick to the group they
  * got instead for this many allocations before trying the goal's group
  * again, so threads that aim at one hot group drift apart instead of
- * taking turns at its lock and cache lines (DESIGN.md: "so threads drift
- * apart instead of piling up").
+ * taking turns at its lock and cache lines.
  */
 #define BGA_STEER_ALLOCS 64
 /*
