@@ -413,9 +413,13 @@ BGA_EXTERN int bga_store(struct bga_volume *vol, const struct bga_io *io);
  * (bga_stats.groups_repaired).  No input makes the load crash, hang or
  * allocate more than the geometry it passed needs.
  *
- * Bitmaps are read lazily, when a group's chunk is first touched (or all
- * at once with bga_prefetch or BGA_LOAD_PREFETCH), so io and its ctx must
- * stay valid until bga_destroy of the loaded volume.  A read error on a
+ * Bitmaps are read lazily, when their chunk of 4096 groups is first
+ * touched (an allocation or free there; bga_check, bga_stats,
+ * bga_foreach_free, bga_trim, bga_grow and a store to another io read
+ * everything first), or all at once with bga_prefetch, BGA_LOAD_PREFETCH
+ * (a background thread) or BGA_LOAD_STRICT (at load).  So io and its ctx
+ * must stay valid until bga_destroy of the loaded volume.  Free counts are
+ * exact from the start (taken from the descriptors).  A read error on a
  * lazy read quarantines the groups it could not read.
  *
  * Returns 0 with *out set; -EINVAL (NULL io, out or callback, unknown
