@@ -206,6 +206,19 @@ struct bga_pgroup bga__pgroup_get(const struct bga_persist *p, uint64_t g)
 	return pc ? pc[g & (BGA_CHUNK_GROUPS - 1)] : bga__pf_canonical;
 }
 
+int bga__pchunk_reserve(struct bga_persist *p, uint64_t nchunks)
+{
+	if (nchunks <= p->npchunk)
+		return 0;
+	struct bga_pgroup **d = realloc(p->pchunk, nchunks * sizeof(*d));
+	if (d == NULL)
+		return -ENOMEM;
+	memset(d + p->npchunk, 0, (nchunks - p->npchunk) * sizeof(*d));
+	p->pchunk = d;
+	p->npchunk = nchunks;
+	return 0;
+}
+
 /* The record slot of g, its chunk's array made on first use. */
 struct bga_pgroup *bga__pgroup_slot(struct bga_persist *p, uint64_t g)
 {

@@ -84,6 +84,10 @@ struct bga_persist {
 struct bga_persist *bga__persist_get(struct bga_volume *vol);
 void bga__pchunks_reset(struct bga_persist *p);
 struct bga_pgroup bga__pgroup_get(const struct bga_persist *p, uint64_t g);
+/* The record directory sized for nchunks chunks at least: a lazy load
+ * sizes it for the whole volume, so that a store never moves it while a
+ * chunk fill reads it.  0 or -ENOMEM. */
+int bga__pchunk_reserve(struct bga_persist *p, uint64_t nchunks);
 /* g's record, its chunk's array made on first use; NULL on ENOMEM. */
 struct bga_pgroup *bga__pgroup_slot(struct bga_persist *p, uint64_t g);
 

@@ -324,7 +324,7 @@ static int install_all(struct bga_volume *vol, struct bga_persist *p, const stru
 	unsigned char *buf = malloc(bga_pf_bitmap_bytes(bpg));
 	uint64_t nchunks = (ngroups + BGA_CHUNK_GROUPS - 1) >> BGA_CHUNK_SHIFT;
 	p->pending = calloc((nchunks + 63) / 64, sizeof(uint64_t));
-	if (buf == NULL || p->pending == NULL) {
+	if (buf == NULL || p->pending == NULL || bga__pchunk_reserve(p, nchunks)) {
 		free(buf);
 		return -ENOMEM;
 	}
