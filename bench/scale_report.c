@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bga-scale's report: medians and the JSON document (its keys are what
+ * bench/report.py, compare.sh and the plots read).  Tables, tests and plots
+ * are bench/report.py's job.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cpu.h" /* bga__cpu_source: the counter's CPU-id source, for the report */
+#include "scale.h"
+
+/* ---- results -------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median_of(const double *v, int n)
+{
+	double *s = malloc(sizeof(double) * (size_t)n);
+	double m;
+
+	if (!s || n == 0) {
+		free(s);
+		return 0;
+	}
+	memcpy(s, v, sizeof(double) * (size_t)n);
+	qsort(s, (size_t)n, sizeof(double), cmp_double);
+	m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	free(s);
+	return m;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) || !colon)
+			continue;
+		colon++;
+		while (*colon == ' ' || *colon == '\t')
+			colon++;
+		colon[strcspn(colon, "\n")] = 0;
+		snprintf(buf, len, "%s", colon);
+		break;
+	}
+	fclose(f);
+}
+
+static void json_doubles(FILE *f, const struct cellres *cr, int which)
+{
+	fputc('[', f);
+	for (int i = 0; i < cr->nreps; i++) {
+		const struct result *r = &cr->r[i];
+		double x = which == 0 ? r->ops_per_s
+			   : which == 1 ? r->elapsed
+			   : which == 2 ? r->extents_per_file
+			   : which == 3 ? r->tail
+			   : which == 4 ? r->cpu_share
+			   : which == 5 ? r->lock_wait
+					: r->rsv_hit;
+
+		fprintf(f, "%s%.4g", i ? ", " : "", x);
+	}
+	fputc(']', f);
+}
+
+int write_json(const char *path, struct cellres *cells, int ncells, double started, double wall)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	struct utsname u;
+	char model[256], when[64];
+	time_t t = (time_t)started;
+
+	if (!f) {
+		fprintf(stderr, "bga-scale: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	cpu_model(model, sizeof(model));
+	uname(&u);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+
+	fprintf(f, "{\n  \"tool\": \"bga-scale\",\n  \"format\": 1,\n  \"started\": \"%s\",\n", when);
+	fprintf(f, "  \"wall_s\": %.3f,\n", wall);
+	fprintf(f, "  \"machine\": {\"nproc\": %ld, \"nproc_conf\": %ld, \"line_transfer_ns\": [%.1f, %.1f], "
+		   "\"cpu_model\": ",
+		sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_NPROCESSORS_CONF), xfer_ns[0], xfer_ns[1]);
+	json_str(f, model);
+	fprintf(f, ", \"kernel\": ");
+	json_str(f, u.release);
+	fprintf(f, ", \"kernel_version\": ");
+	json_str(f, u.version);
+	fprintf(f, ", \"arch\": ");
+	json_str(f, u.machine);
+	fprintf(f, ", \"counter_path\": ");
+	json_str(f, counter_path());
+	fprintf(f, ", \"cpu_source\": ");
+	json_str(f, bga__cpu_source());
+	fprintf(f, "},\n  \"meta\": {");
+	for (int i = 0; i < opt.nmeta; i++) {
+		const char *eq = strchr(opt.meta[i], '=');
+		char key[128];
+
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - opt.meta[i]), opt.meta[i]);
+		fprintf(f, "%s", i ? ", " : "");
+		json_str(f, key);
+		fprintf(f, ": ");
+		json_str(f, eq + 1);
+	}
+	fprintf(f, "},\n  \"config\": {\"duration_s\": %g, \"reps\": %d, \"threads\": [", opt.duration, opt.reps);
+	for (int i = 0; i < opt.nthreads; i++)
+		fprintf(f, "%s%d", i ? ", " : "", opt.threads[i]);
+	fprintf(f, "], \"volume_blocks\": %llu, \"blocks_per_group\": 32768, \"working_set\": %u, "
+		   "\"file_blocks\": %u, \"writer_files\": %d, \"script_files\": %d, \"commit_every\": %u, "
+		   "\"batch\": %d, \"counter_batch\": %d, \"seed\": %llu, \"peer_image_blocks\": %llu, "
+		   "\"peer_rebuilds\": %d, \"interleaved_reps\": true, \"timer_policy\": \"%s\", "
+		   "\"pinning\": \"%s\", \"cpus_allowed\": %d},\n",
+		(unsigned long long)opt.nblocks, opt.working_set, opt.file_blocks, WRITER_FILES, SCRIPT_FILES,
+		opt.commit_every, BATCH, COUNTER_BATCH, (unsigned long long)opt.seed,
+		(unsigned long long)(peer ? peer_ext2_nblocks(peer) : 0), peer_rebuilds,
+		timer_policy_fifo ? "SCHED_FIFO" : "SCHED_OTHER",
+		opt.no_pin || !ncpus_allowed ? "none" : "round-robin", ncpus_allowed);
+	fprintf(f, "  \"variants\": {");
+	for (int v = 0; v < V_COUNT; v++) {
+		fprintf(f, "%s\"%s\": ", v ? ", " : "", variant_name[v]);
+		json_str(f, variant_doc[v]);
+	}
+	fprintf(f, "},\n  \"workloads\": [");
+	bool firstw = true;
+
+	for (int w = 0; w < W_COUNT; w++) {
+		const struct workload *wl = &workloads[w];
+		bool firstc = true;
+
+		if (!opt.wl_on[w])
+			continue;
+		fprintf(f, "%s\n    {\"name\": \"%s\", \"title\": ", firstw ? "" : ",", wl->name);
+		json_str(f, wl->title);
+		fprintf(f, ", \"op\": ");
+		json_str(f, wl->op);
+		fprintf(f, ", \"notes\": ");
+		json_str(f, wl->notes);
+		fprintf(f, ", \"baseline\": \"%s\", \"variants\": [", variant_name[wl->baseline]);
+		bool firstv = true;
+
+		for (int i = 0; i < wl->nvariants; i++) {
+			if (!opt.var_on[wl->variants[i]])
+				continue;
+			fprintf(f, "%s\"%s\"", firstv ? "" : ", ", variant_name[wl->variants[i]]);
+			firstv = false;
+		}
+		fprintf(f, "],\n     \"cells\": [");
+		for (int i = 0; i < ncells; i++) {
+			struct cellres *cr = &cells[i];
+			double v[MAX_REPS];
+			uint64_t errors = 0;
+
+			if (cr->w != (enum wl_id)w)
+				continue;
+			for (int k = 0; k < cr->nreps; k++) {
+				v[k] = cr->r[k].ops_per_s;
+				errors += cr->r[k].errors;
+			}
+			fprintf(f, "%s\n      {\"threads\": %d, \"variant\": \"%s\", \"median_ops_per_s\": %.6g, ",
+				firstc ? "" : ",", cr->nthreads, variant_name[cr->v], median_of(v, cr->nreps));
+			fprintf(f, "\"ops_per_s\": ");
+			json_doubles(f, cr, 0);
+			fprintf(f, ", \"elapsed_s\": ");
+			json_doubles(f, cr, 1);
+			fprintf(f, ", \"ops\": [");
+			for (int k = 0; k < cr->nreps; k++)
+				fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)cr->r[k].ops);
+			fprintf(f, "], \"tail_s\": ");
+			json_doubles(f, cr, 3);
+			fprintf(f, ", \"cpu_share\": ");
+			json_doubles(f, cr, 4);
+			if (cr->v == V_BGA || cr->v == V_BASE || cr->v == V_NOWIN) {
+				fprintf(f, ", \"lock_wait_pct\": ");
+				json_doubles(f, cr, 5);
+			}
+			if (w == W_WRITERS && (cr->v == V_BGA || cr->v == V_BASE)) {
+				fprintf(f, ", \"rsv_hit_pct\": ");
+				json_doubles(f, cr, 6);
+			}
+			fprintf(f, ", \"errors\": %llu", (unsigned long long)errors);
+			if (w == W_WRITERS) {
+				for (int k = 0; k < cr->nreps; k++)
+					v[k] = cr->r[k].extents_per_file;
+				fprintf(f, ", \"extents_per_file\": ");
+				json_doubles(f, cr, 2);
+				fprintf(f, ", \"median_extents_per_file\": %.6g", median_of(v, cr->nreps));
+			}
+			fputc('}', f);
+			firstc = false;
+		}
+		fprintf(f, "]}");
+		firstw = false;
+	}
+	fprintf(f, "\n  ]\n}\n");
+	if (f != stdout && fclose(f)) {
+		fprintf(stderr, "bga-scale: writing %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
