@@ -97,6 +97,7 @@ EOF
 }
 
 declare -A r
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for fs in bgafs fuse2fs; do
 	echo "fscompare: $fs, dbench 1 client (${SECS} s)" >&2
 	mount_fs $fs
@@ -118,6 +119,7 @@ done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
 echo
 echo "fscompare: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, images of $SIZE, dbench $SECS s ($(dbench --help 2>&1 | head -1 | cut -d' ' -f1-3)), $(fio --version)"
+echo "load average at the start: $load0, at the end: $(cut -d' ' -f1-3 /proc/loadavg) (a shared machine: other jobs move every cell)"
 printf '%-24s | %-16s | %-16s | %s\n' "load" "bgafs" "fuse2fs" "bgafs / fuse2fs"
 printf '%-24s-+-%-16s-+-%-16s-+-%s\n' "------------------------" "----------------" "----------------" "---------------"
 printf '%-24s | %-16s | %-16s | %s\n' "dbench 1 client (MB/s)" "${r[bgafs.d1]}" "${r[fuse2fs.d1]}" "$(ratio "${r[bgafs.d1]}" "${r[fuse2fs.d1]}")"
