@@ -9,6 +9,8 @@
  *     value must be in, and compare() agrees with that range;
  *   - add_limited near the limit never lets a sampled sum exceed the limit,
  *     and a fill to the limit ends exactly at it;
+ *   - one adder of each mix and race run unregisters rseq, so rseq
+ *     counters also serve a thread without it (through the lock);
  *   - flushes (every slot sealed and folded) racing tight per-CPU adds lose
  *     and double-count nothing: on the rseq path this is what the
  *     membarrier is for, and a build with -DBGA_COUNTER_TEST_SKIP_MEMBARRIER
@@ -35,6 +37,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,6 +92,22 @@ static struct bga_counter *mk(struct kind k, int64_t initial, int32_t batch)
 		}                                                               \
 	} while (0)
 
+/*
+ * The last adder of a mix or race run unregisters its rseq area first, as a
+ * thread whose registration failed would look: on an rseq counter it adds
+ * through the lock (CTR_RSEQ_NONE) while the others run sections.
+ */
+static void drop_rseq(void)
+{
+	void *area;
+
+	if (__rseq_size == 0)
+		return;
+	area = (char *)__builtin_thread_pointer() + __rseq_offset;
+	if (syscall(SYS_rseq, area, __rseq_size, 1 /* RSEQ_FLAG_UNREGISTER */, RSEQ_SIG) != 0)
+		(void)syscall(SYS_rseq, area, 32, 1, RSEQ_SIG);
+}
+
 /* ---------------------------------------------------------------- */
 
 struct track {
@@ -113,6 +133,8 @@ static void *mix_adder(void *p)
 	struct track *t = &a->m->tr[a->idx];
 	struct rng r = {0x9e3779b97f4a7c15ULL * (uint64_t)(a->idx + 1)};
 
+	if (a->idx == NTHREADS - 1)
+		drop_rseq();
 	for (long i = 0; i < iters; i++) {
 		int64_t d = (i % 53 == 0) ? between(&r, -1000, 1000) : between(&r, -5, 6);
 
@@ -327,6 +349,8 @@ static void *race_adder(void *p)
 	struct track *t = &rc->tr[a->idx];
 	struct rng r = {0xd1b54a32d192ed03ULL * (uint64_t)(a->idx + 7)};
 
+	if (a->idx == NTHREADS - 1)
+		drop_rseq();
 	while (!atomic_load_explicit(&rc->stop, memory_order_relaxed)) {
 		for (int i = 0; i < 4096; i++) {
 			int64_t d = between(&r, -3, 4);
