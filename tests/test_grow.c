@@ -22,6 +22,7 @@
 #include "testutil.h"
 
 #define BPG 64
+#define ROUNDS 3 /* fresh volumes per threaded test */
 #define CHUNK (UINT64_C(4096) * BPG)
 
 static struct bga_volume *make(uint64_t nblocks, uint32_t flags, uint32_t slots)
@@ -367,12 +368,13 @@ static void grow_under_threads(uint32_t flags, uint32_t slots, uint64_t to, int 
 	while (size < to) {
 		uint64_t boundary = (size / CHUNK + 1) * CHUNK, target = boundary + 3 * BPG;
 		if (boundary - 2 * BPG - 3 > size)
-			target = boundary - 2 * BPG - 3;
+			target = boundary - 2 * BPG - 3; /* one jump */
 		if (target > to)
 			target = to;
+		bool jump = target < boundary;
 		while (size < target) {
 			uint64_t x = rnd(&r), step = (x & 3) == 0 ? 1 : (x & 3) == 1 ? BPG : 1 + below(&r, 3 * BPG);
-			size = size + step < target ? size + step : target;
+			size = size + step < target && !jump ? size + step : target;
 			int rc = bga_grow(sh->vol, size);
 			if (rc != 0)
 				failf(sh, "grow", size);
@@ -404,49 +406,65 @@ static void grow_under_threads(uint32_t flags, uint32_t slots, uint64_t to, int 
 
 Test(grow_threads, across_chunks_default, .timeout = 120)
 {
-	struct shared sh = {0};
-	grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+	for (int i = 0; i < ROUNDS; i++) {
+		struct shared sh = {0};
+		grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+	}
 }
 
 /* One slot: every group shares the lock of the group being extended. */
 Test(grow_threads, across_chunks_one_slot, .timeout = 120)
 {
-	struct shared sh = {0};
-	grow_under_threads(0, 1, 2 * CHUNK + 100, 2, &sh);
+	for (int i = 0; i < ROUNDS; i++) {
+		struct shared sh = {0};
+		grow_under_threads(0, 1, 2 * CHUNK + 100, 2, &sh);
+	}
 }
 
 Test(grow_threads, across_chunks_global_lock, .timeout = 120)
 {
-	struct shared sh = {0};
-	grow_under_threads(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS, 0, 2 * CHUNK + 100, 2, &sh);
+	for (int i = 0; i < ROUNDS; i++) {
+		struct shared sh = {0};
+		grow_under_threads(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS, 0, 2 * CHUNK + 100, 2, &sh);
+	}
 }
 
 Test(grow_threads, trim_and_foreach_race_grow, .timeout = 120)
 {
-	struct shared sh = {.trims = true};
-	grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+	for (int i = 0; i < ROUNDS; i++) {
+		struct shared sh = {.trims = true};
+		grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+	}
 }
 
 Test(grow_threads, windows_race_grow, .timeout = 120)
 {
-	struct shared sh = {.windows = true};
-	grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+	for (int i = 0; i < ROUNDS; i++) {
+		struct shared sh = {.windows = true};
+		grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+	}
 }
 
 Test(grow_threads, deferred_frees_and_commits_race_grow, .timeout = 120)
 {
-	struct shared sh = {.deferred = true};
-	grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+	for (int i = 0; i < ROUNDS; i++) {
+		struct shared sh = {.deferred = true};
+		grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+	}
 }
 
 Test(grow_threads, reservations_race_grow, .timeout = 120)
 {
-	struct shared sh = {.reserve = true};
-	grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+	for (int i = 0; i < ROUNDS; i++) {
+		struct shared sh = {.reserve = true};
+		grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+	}
 }
 
 Test(grow_threads, everything_races_grow, .timeout = 120)
 {
-	struct shared sh = {.trims = true, .windows = true, .deferred = true, .reserve = true};
-	grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+	for (int i = 0; i < ROUNDS; i++) {
+		struct shared sh = {.trims = true, .windows = true, .deferred = true, .reserve = true};
+		grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
+	}
 }

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Growth across chunk boundaries (64-block groups: a chunk of 4096 groups
+ * is 262,144 blocks) while threads allocate at the growing end, make first
+ * touches of new chunks by exact goal, free, and trim, with an ownership
+ * map: no block handed out twice, no trim of an owned block, nothing lost,
+ * bga_check clean after each round.  Rounds (a fresh volume each, cycling
+ * through auto lock slots, one slot and the global lock) repeat for
+ * BGA_STRESS_SECONDS (stress_time.h).  A plain program, so it runs under
+ * ThreadSanitizer.  A watchdog (alarm) kills a round that stops making
+ * progress, so a deadlock fails the run instead of hanging it.
+ * Exits 1 on any failure.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <bgalloc.h>
+
+#include "stress_time.h"
+#include "testutil.h"
+
+#define BPG 64
+#define CHUNK (UINT64_C(4096) * BPG)
+#define THREADS 3
+#define HELD 16
+#define WATCHDOG_SECONDS 120
+
+struct shared {
+	struct bga_volume *vol;
+	uint8_t *owner;
+	uint64_t cap;  /* the final size */
+	uint64_t size; /* atomic: as of the last completed grow */
+	int stop;      /* atomic */
+	int failures;  /* atomic */
+	uint64_t ops;  /* atomic: calls made, for the summary line */
+};
+
+struct worker {
+	struct shared *sh;
+	int id;
+	uint64_t seed;
+};
+
+static void fail(struct shared *sh, const char *what, uint64_t a)
+{
+	if (__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED) < 10)
+		fprintf(stderr, "stress_grow: %s (%llu)\n", what, (unsigned long long)a);
+}
+
+static void own(struct shared *sh, struct bga_extent e, int id)
+{
+	if (e.start + e.len > sh->cap) {
+		fail(sh, "extent past the end", e.start);
+		return;
+	}
+	for (uint64_t b = e.start; b < e.start + e.len; b++) {
+		uint8_t zero = 0;
+		if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			fail(sh, "block handed out twice", b);
+	}
+}
+
+static void release(struct shared *sh, struct bga_extent e, int id)
+{
+	for (uint64_t b = e.start; b < e.start + e.len; b++)
+		if (__atomic_exchange_n(&sh->owner[b], 0, __ATOMIC_ACQ_REL) != (uint8_t)(id + 1))
+			fail(sh, "freed a block the map gives to another", b);
+	int rc = bga_free(sh->vol, e.start, e.len);
+	if (rc != 0)
+		fail(sh, "free failed", (uint64_t)-rc);
+}
+
+static int discard(void *ctx, uint64_t start, uint64_t len)
+{
+	struct shared *sh = ctx;
+	for (uint64_t b = start; b < start + len; b++)
+		if (__atomic_load_n(&sh->owner[b], __ATOMIC_ACQUIRE) != 0)
+			fail(sh, "trim claimed an owned block", b);
+	return 0;
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct shared *sh = w->sh;
+	struct rng r = {w->seed};
+	struct bga_extent held[HELD];
+	int n = 0;
+	uint64_t i;
+	for (i = 1; !__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE); i++) {
+		if (i % 1024 == 0)
+			sched_yield(); /* let the grower's grace periods end */
+		uint64_t size = __atomic_load_n(&sh->size, __ATOMIC_ACQUIRE), x = rnd(&r);
+		if (n < HELD && (n == 0 || (x & 1))) {
+			/* Half at the growing end; some far out in untouched
+			 * chunks, by exact goal (a first touch). */
+			uint64_t goal = (x & 2) ? size - 1 - below(&r, 8 * BPG) : below(&r, size);
+			struct bga_request req = {.goal = goal, .min_len = 1, .max_len = 1 + below(&r, 6)};
+			if (((x >> 2) & 3) == 0)
+				req.goal = BGA_NO_GOAL;
+			else if (((x >> 2) & 3) == 1)
+				req.flags = BGA_EXACT_GOAL;
+			struct bga_extent e;
+			int rc = bga_alloc(sh->vol, &req, &e);
+			if (rc == 0) {
+				own(sh, e, w->id);
+				held[n++] = e;
+			} else if (rc != -ENOSPC) {
+				fail(sh, "alloc", (uint64_t)-rc);
+			}
+		} else if (n > 0) {
+			int k = (int)below(&r, (uint64_t)n);
+			struct bga_extent e = held[k];
+			held[k] = held[--n];
+			release(sh, e, w->id);
+		}
+		if ((x >> 8) % 128 == 0) {
+			uint64_t from = size - 1 - below(&r, 64 * BPG < size ? 64 * BPG : size);
+			int rc = bga_trim(sh->vol, from, size, 1, discard, sh, NULL);
+			if (rc != 0)
+				fail(sh, "trim", (uint64_t)-rc);
+		}
+	}
+	while (n > 0)
+		release(sh, held[--n], w->id);
+	__atomic_fetch_add(&sh->ops, i, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void round_once(uint64_t round, int *failures, uint64_t *ops, uint64_t *grows)
+{
+	static const struct {
+		uint32_t flags, slots;
+	} modes[] = {{0, 0}, {0, 1}, {BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS, 0}};
+	struct bga_config cfg;
+	uint64_t start = CHUNK - 3 * BPG - (round % 61), to = 3 * CHUNK + 100 + round % 17;
+	bga_config_init(&cfg, start);
+	cfg.blocks_per_group = BPG;
+	cfg.flags = modes[round % 3].flags;
+	cfg.lock_slots = modes[round % 3].slots;
+	struct shared sh = {.cap = to, .size = start};
+	if (bga_create(&cfg, &sh.vol) != 0 || !(sh.owner = calloc(to, 1))) {
+		fprintf(stderr, "stress_grow: setup failed\n");
+		++*failures;
+		return;
+	}
+	alarm(WATCHDOG_SECONDS);
+	pthread_t t[THREADS];
+	struct worker w[THREADS];
+	for (int i = 0; i < THREADS; i++) {
+		w[i] = (struct worker){&sh, i, 0x9e3779b97f4a7c15ull * (round + 1) + (uint64_t)i};
+		pthread_create(&t[i], NULL, work, &w[i]);
+	}
+	/* To just short of each boundary, then across it in small steps. */
+	struct rng r = {round + 7};
+	uint64_t size = start;
+	while (size < to) {
+		uint64_t boundary = (size / CHUNK + 1) * CHUNK, target = boundary + 3 * BPG;
+		if (boundary - 2 * BPG - 3 > size)
+			target = boundary - 2 * BPG - 3; /* one jump */
+		if (target > to)
+			target = to;
+		bool jump = target < boundary;
+		while (size < target) {
+			uint64_t x = rnd(&r), step = (x & 3) == 0 ? 1 : (x & 3) == 1 ? BPG : 1 + below(&r, 3 * BPG);
+			size = size + step < target && !jump ? size + step : target;
+			if (bga_grow(sh.vol, size) != 0)
+				fail(&sh, "grow", size);
+			++*grows;
+			__atomic_store_n(&sh.size, size, __ATOMIC_RELEASE);
+		}
+	}
+	__atomic_store_n(&sh.stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	alarm(0);
+	struct bga_check_report rep;
+	if (bga_check(sh.vol, &rep) != 0)
+		fail(&sh, rep.message, 0);
+	if (bga_free_exact(sh.vol) != to)
+		fail(&sh, "blocks lost", bga_free_exact(sh.vol));
+	free(sh.owner);
+	bga_destroy(sh.vol);
+	*failures += sh.failures;
+	*ops += sh.ops;
+}
+
+int main(void)
+{
+	uint64_t deadline = stress_deadline(stress_seconds(BGA_STRESS_DEFAULT_SECONDS)), rounds = 0, ops = 0, grows = 0;
+	int failures = 0;
+	do
+		round_once(rounds++, &failures, &ops, &grows);
+	while (!failures && !stress_expired(deadline));
+	printf("stress_grow: %llu rounds (3 chunk boundaries each), %llu grows, %d threads, %llu calls, %d failures\n",
+	       (unsigned long long)rounds, (unsigned long long)grows, THREADS, (unsigned long long)ops, failures);
+	return failures != 0;
+}
