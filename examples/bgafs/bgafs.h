@@ -147,6 +147,7 @@ struct inode {
 	uint64_t parent;        /* directories: the parent's ino (rename_lock) */
 	struct extmap map;      /* regular files */
 	struct dirtab dir;      /* directories */
+	char *link;             /* symbolic links: the target */
 	_Atomic uint64_t nlookup; /* kernel references (lookup, create, forget) */
 	uint32_t nopen;         /* open file handles */
 	uint64_t last_txn;      /* the transaction of its last change (fsync waits for it) */

@@ -129,6 +129,7 @@ void inode_free(struct inode *ip)
 		bga_rsv_close(ip->rsv);
 	extmap_destroy(&ip->map);
 	dir_destroy(&ip->dir);
+	free(ip->link);
 	pthread_rwlock_destroy(&ip->lock);
 	free(ip);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Namespace operations: lookup, forget, getattr, setattr, create, mkdir,
- * unlink, rmdir, rename, link, readdir, statfs.
+ * symlink, readlink, unlink, rmdir, rename, link, readdir, statfs.
  *
  * Each takes the locks of the directories it changes (and then of the
  * inodes it names) for the few memory operations it does; nothing waits on
@@ -186,7 +186,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 
 /* Link a fresh inode into dir under name: create and mkdir. */
 static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		     struct inode **out)
+		     const char *link, struct inode **out)
 {
 	int rc = bad_name(name);
 	if (rc)
@@ -201,6 +201,13 @@ static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const cha
 	if (S_ISREG(mode) && (rc = bga_rsv_open(fs->vol, &ip->rsv))) {
 		inode_free(ip);
 		return rc;
+	}
+	if (link) {
+		if (!(ip->link = strdup(link))) {
+			inode_free(ip);
+			return -ENOMEM;
+		}
+		ip->size = strlen(link);
 	}
 	ip->parent = parent;
 	atomic_store(&ip->nlookup, 1);
@@ -236,7 +243,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 {
 	struct fs *fs = fuse_req_userdata(req);
 	struct inode *ip;
-	int rc = make_node(fs, req, parent, name, S_IFREG | (mode & 07777), &ip);
+	int rc = make_node(fs, req, parent, name, S_IFREG | (mode & 07777), NULL, &ip);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -254,7 +261,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 {
 	struct fs *fs = fuse_req_userdata(req);
 	struct inode *ip;
-	int rc = make_node(fs, req, parent, name, S_IFDIR | (mode & 07777), &ip);
+	int rc = make_node(fs, req, parent, name, S_IFDIR | (mode & 07777), NULL, &ip);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -264,6 +271,39 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	entry_of(ip, &e);
 	pthread_rwlock_unlock(&ip->lock);
 	fuse_reply_entry(req, &e);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	struct fs *fs = fuse_req_userdata(req);
+	struct inode *ip;
+	int rc = strlen(link) > 4096 ? -ENAMETOOLONG : make_node(fs, req, parent, name, S_IFLNK | 0777, link, &ip);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	struct fuse_entry_param e;
+	pthread_rwlock_rdlock(&ip->lock);
+	entry_of(ip, &e);
+	pthread_rwlock_unlock(&ip->lock);
+	fuse_reply_entry(req, &e);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct fs *fs;
+	struct inode *ip = ino_get(req, ino, &fs);
+	if (!ip)
+		return;
+	pthread_rwlock_rdlock(&ip->lock);
+	int islnk = S_ISLNK(ip->mode);
+	char *link = islnk ? strdup(ip->link) : NULL;
+	pthread_rwlock_unlock(&ip->lock);
+	if (link)
+		fuse_reply_readlink(req, link);
+	else
+		fuse_reply_err(req, islnk ? ENOMEM : EINVAL);
+	free(link);
 }
 
 /* unlink and rmdir */
@@ -638,6 +678,8 @@ void bgafs_ops_dir(struct fuse_lowlevel_ops *o)
 	o->setattr = op_setattr;
 	o->create = op_create;
 	o->mkdir = op_mkdir;
+	o->symlink = op_symlink;
+	o->readlink = op_readlink;
 	o->unlink = op_unlink;
 	o->rmdir = op_rmdir;
 	o->rename = op_rename;

@@ -8,7 +8,8 @@
  *   inode    u64 ino, u32 mode, nlink, uid, gid, u64 size,
  *            u64 atime, mtime, ctime (ns), u64 parent, u32 count, u32 0
  *   then count extents (u64 lblk, u64 pblk, u32 len, u32 flags) for a
- *   regular file, or count entries (u64 ino, u16 len, name) for a directory.
+ *   regular file, count entries (u64 ino, u16 len, name) for a directory,
+ *   or the count bytes of a symbolic link's target.
  *   pool     u64 count, then count extents (u64 start, u64 len): the
  *            metadata pool (txn.c), blocks the file system owns, unused.
  *
@@ -77,10 +78,13 @@ static int put_inode(struct tbuf *b, const struct inode *ip)
 	PUT(b, ts_ns(ip->mtime));
 	PUT(b, ts_ns(ip->ctime));
 	PUT(b, ip->parent);
-	PUT(b, S_ISDIR(ip->mode) ? ip->dir.count : ip->map.n);
+	uint32_t count = S_ISDIR(ip->mode) ? ip->dir.count : S_ISLNK(ip->mode) ? (uint32_t)strlen(ip->link) : ip->map.n;
+	PUT(b, count);
 	PUT(b, (uint32_t)0);
 	if (S_ISDIR(ip->mode))
 		return dir_foreach(&ip->dir, put_dentry, b);
+	if (S_ISLNK(ip->mode))
+		return put(b, ip->link, count);
 	for (uint32_t i = 0; i < ip->map.n; i++) {
 		const struct extent *e = &ip->map.v[i];
 		PUT(b, e->lblk);
@@ -172,7 +176,7 @@ int table_parse(struct fs *fs, const unsigned char *p, size_t len)
 		GET(&r, parent);
 		GET(&r, count);
 		GET(&r, pad);
-		if (!ino || ino > (1ull << 40) || !(S_ISDIR(mode) || S_ISREG(mode)))
+		if (!ino || ino > (1ull << 40) || !(S_ISDIR(mode) || S_ISREG(mode) || S_ISLNK(mode)))
 			goto bad;
 		ip = inode_new(mode, uid, gid);
 		if (!ip)
@@ -184,6 +188,12 @@ int table_parse(struct fs *fs, const unsigned char *p, size_t len)
 		ip->mtime = ns_ts(mt);
 		ip->ctime = ns_ts(ct);
 		ip->parent = parent;
+		if (S_ISLNK(mode)) {
+			if (count > 4096 || r.len - r.off < count || !(ip->link = strndup((const char *)r.p + r.off, count)))
+				goto bad;
+			r.off += count;
+			count = 0;
+		}
 		for (uint32_t k = 0; k < count; k++) {
 			if (S_ISDIR(mode)) {
 				uint64_t cino;

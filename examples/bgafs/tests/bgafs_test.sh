@@ -106,6 +106,8 @@ case_basic() {
 	ln d/e/b hard
 	[ "$(stat -c %h hard)" = 2 ] || fail "link count after link"
 	rm hard
+	ln -s d/e/b sym
+	[ "$(readlink sym)" = d/e/b ] && [ "$(cat sym)" = hello ] || fail "symlink"
 	dd if=/dev/urandom of=big bs=64k count=300 status=none
 	cp big big2
 	cmp big big2 || fail "copy differs"
