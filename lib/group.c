@@ -6,7 +6,6 @@
 
 #include <bgalloc/bitmap.h>
 
-#include "persist.h"
 #include "volume.h"
 
 static void group_init_fresh(struct bga_volume *vol, const struct bga_geom *geo, struct bga_chunk *ch,
@@ -37,8 +36,10 @@ struct bga_chunk *bga__chunk_create_locked(struct bga_volume *vol, const struct 
 	group_init_fresh(vol, geo, ch, c);
 	/* A lazily loaded volume: the chunk's groups come from the image,
 	 * before anyone can see the chunk (persist_load.c). */
-	if (bga_unlikely(__atomic_load_n(&vol->persist, __ATOMIC_ACQUIRE) != NULL))
-		bga__persist_fill_chunk(vol, ch, c);
+	void (*fill)(struct bga_volume *, struct bga_chunk *, uint64_t) =
+		__atomic_load_n(&vol->chunk_fill, __ATOMIC_ACQUIRE);
+	if (bga_unlikely(fill != NULL))
+		fill(vol, ch, c);
 	__atomic_store_n(&vol->chunks[c], ch, __ATOMIC_RELEASE);
 	bga__idx_chunk_installed(vol, c);
 	return ch;

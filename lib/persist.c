@@ -165,6 +165,7 @@ struct bga_persist *bga__persist_get(struct bga_volume *vol)
 		free(p);
 		return expect;
 	}
+	__atomic_store_n(&vol->chunk_fill, bga__persist_fill_chunk, __ATOMIC_RELEASE);
 	return p;
 }
 

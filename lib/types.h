@@ -214,6 +214,13 @@ struct bga_volume {
 	uint64_t rsv_seq;  /* atomic: handles ever opened (their colours) */
 
 	struct bga_persist *persist; /* persist.c: NULL until the first store or load */
+	/*
+	 * Called by group.c on a fresh chunk before it is published, once a
+	 * volume has persistence state (persist.c sets it; a lazily loaded
+	 * chunk's groups come from the image).  A hook rather than a call, so
+	 * that group.c, below persistence, never calls up into it.
+	 */
+	void (*chunk_fill)(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c);
 };
 
 /*
