@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@
 #define CHUNK (UINT64_C(4096) * BPG)
 #define THREADS 3
 #define HELD 16
-#define WATCHDOG_SECONDS 120
+#define WATCHDOG_SECONDS 60 /* a round takes well under a second */
 
 struct shared {
 	struct bga_volume *vol;
@@ -133,6 +134,15 @@ static void *work(void *arg)
 	return NULL;
 }
 
+static void watchdog(int sig)
+{
+	static const char msg[] = "stress_grow: watchdog: a round made no progress for 60 s (a deadlock?)\n";
+	ssize_t w = write(2, msg, sizeof(msg) - 1);
+	(void)w;
+	(void)sig;
+	abort();
+}
+
 static void round_once(uint64_t round, int *failures, uint64_t *ops, uint64_t *grows)
 {
 	static const struct {
@@ -195,6 +205,7 @@ int main(void)
 {
 	uint64_t deadline = stress_deadline(stress_seconds(BGA_STRESS_DEFAULT_SECONDS)), rounds = 0, ops = 0, grows = 0;
 	int failures = 0;
+	signal(SIGALRM, watchdog);
 	do
 		round_once(rounds++, &failures, &ops, &grows);
 	while (!failures && !stress_expired(deadline));
