@@ -320,6 +320,8 @@ static int op_alloc(struct fx *f, uint64_t goal, uint64_t min, uint64_t max, uin
 }
 
 static int run_alloc_untouched_chunk(struct fx *f) { return op_alloc(f, CHUNK_BLOCKS + 5000, 4, 4, BGA_EXACT_GOAL, NULL); }
+static int run_alloc_goal_untouched(struct fx *f) { return op_alloc(f, CHUNK_BLOCKS + 5000, 4, 4, 0, NULL); }
+static int run_trim_untouched(struct fx *f) { return bga_trim(f->vol, CHUNK_BLOCKS + 7, CHUNK_BLOCKS + 9 * BPG, 1, count_cb, f, NULL); }
 static int run_alloc_no_goal(struct fx *f) { return op_alloc(f, BGA_NO_GOAL, 1, 100, 0, NULL); }
 static int run_alloc_goal(struct fx *f) { return op_alloc(f, CHUNK_BLOCKS + 77, 2, 30, 0, NULL); }
 static int run_alloc_window(struct fx *f) { return op_alloc(f, CHUNK_BLOCKS + 300, 1, 3, 0, f->rsv); }
@@ -360,6 +362,8 @@ static int run_check(struct fx *f) { return bga_check(f->vol, NULL); }
 
 static const struct op ops[] = {
 	{"alloc in an untouched chunk", fx_plain, run_alloc_untouched_chunk, 0, 0, false},
+	{"alloc with a goal in an untouched chunk", fx_plain, run_alloc_goal_untouched, 0, 0, false},
+	{"trim of an untouched chunk", fx_plain, run_trim_untouched, 0, 0, true},
 	{"alloc without a goal", fx_used, run_alloc_no_goal, 0, 0, false},
 	{"alloc with a goal", fx_used, run_alloc_goal, 0, 0, false},
 	{"alloc through a window", fx_used, run_alloc_window, 0, 0, false},

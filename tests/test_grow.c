@@ -128,6 +128,43 @@ Test(grow_chunks, past_the_last_chunk)
 	bga_destroy(vol);
 }
 
+/* The old last group lies in a chunk never touched (a full-size group,
+ * no descriptor yet): the grow leaves it be and adds the new groups. */
+Test(grow_chunks, old_last_group_untouched)
+{
+	struct bga_volume *vol = make(2 * CHUNK, 0, 0);
+	cr_assert_eq(exact(vol, 5, 1), 0); /* chunk 0 touched, chunk 1 not */
+	cr_assert_eq(bga_grow(vol, 2 * CHUNK + 10), 0);
+	assert_clean(vol);
+	cr_assert_eq(bga_free_exact(vol), 2 * CHUNK + 10 - 1);
+	cr_assert_eq(exact(vol, 2 * CHUNK - 1, 1), 0);
+	cr_assert_eq(exact(vol, 2 * CHUNK + 9, 1), 0);
+	cr_assert_eq(exact(vol, 2 * CHUNK + 10, 1), -EINVAL);
+	/* A free in a group of an untouched chunk names a free block. */
+	cr_assert_eq(bga_free(vol, CHUNK + 100, 1), -EINVAL);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* With chunk 0 full, a search from block 0 is sent by the index to the
+ * untouched chunk 1. */
+Test(grow_chunks, search_reaches_an_untouched_chunk)
+{
+	struct bga_volume *vol = make(2 * CHUNK, 0, 0);
+	for (uint64_t g = 0; g < CHUNK / BPG; g++)
+		cr_assert_eq(exact(vol, g * BPG, BPG), 0);
+	struct bga_request req = {.goal = 0, .min_len = 3, .max_len = 3};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_geq(e.start, CHUNK);
+	req.goal = BGA_NO_GOAL;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_geq(e.start, CHUNK);
+	cr_assert_eq(bga_free_exact(vol), CHUNK - 6);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
 /* Windows, pending deferred frees and reservations carry across a grow
  * into new chunks. */
 Test(grow_chunks, policies_survive_growth)

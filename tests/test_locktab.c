@@ -403,6 +403,8 @@ Test(locktab, bad_args)
 	cr_expect_eq(bga_locktab_create(&t, 8, (enum bga_lock_kind)99), -EINVAL);
 	cr_expect_eq(bga_locktab_create(&t, 8, (enum bga_lock_kind)-1), -EINVAL);
 	cr_expect_eq(t, sentinel, "*out untouched on error");
+	cr_expect_str_eq(bga_lock_kind_name(BGA_LOCK_DEFAULT), "default");
+	cr_expect_str_eq(bga_lock_kind_name((enum bga_lock_kind)99), "unknown");
 
 	t = mk(1u << 20, BGA_LOCK_FAS); /* the largest allowed */
 	cr_expect_eq(bga_locktab_nslots(t), 1u << 20);
