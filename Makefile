@@ -75,11 +75,11 @@ soak:
 	@scripts/deps.sh test
 	$(CMAKE) -S . -B build/soak -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBGA_TESTS=ON -DBGA_DEBUG=ON
 	$(CMAKE) --build build/soak -j $(JOBS)
-	cd build/soak && n=$$(ctest -N -R '^(stress_|fuzz_replay_)' | grep -c 'Test *#'); \
+	cd build/soak && n=$$(ctest -N -R '^(stress_|fuzz_replay_|torture$$)' | grep -c 'Test *#'); \
 	share=$$(( $(SOAK_SECONDS) / n )); \
 	if [ $$share -gt 540 ]; then echo "soak: $$share s a program is past ctest's limit; lower SOAK_SECONDS"; exit 2; fi; \
 	echo "soak: $$n programs, $$share s each"; \
-	BGA_STRESS_SECONDS=$$share ctest --output-on-failure -j 1 -R '^(stress_|fuzz_replay_)'
+	BGA_STRESS_SECONDS=$$share ctest --output-on-failure -j 1 -R '^(stress_|fuzz_replay_|torture$$)'
 
 # Every "what it must show" ratio (primitives, volume, aging) in one go.
 bench:
