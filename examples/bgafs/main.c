@@ -100,6 +100,7 @@ static int cmd_mount(int argc, char **argv)
 			char status = 1;
 			if (read(pfd[0], &status, 1) != 1)
 				status = 1;
+			free(abs);
 			return status;
 		}
 		close(pfd[0]);
