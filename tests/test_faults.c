@@ -256,6 +256,12 @@ static void fx_used(struct fx *f)
 	alloc_exact(f->vol, 9 * BPG + 60, 4); /* a run across groups 9 and 10 */
 	alloc_exact(f->vol, 10 * BPG, 4);
 	cr_assert_eq(bga_rsv_open(f->vol, &f->rsv), 0);
+	/* a window linked (the snapshots then hold one) */
+	struct bga_request req = {.goal = 20 * BPG, .min_len = 1, .max_len = 1, .rsv = f->rsv};
+	struct bga_extent e, w;
+	cr_assert_eq(bga_alloc(f->vol, &req, &e), 0);
+	cr_assert_eq(bga_rsv_window(f->rsv, &w), 0);
+	cr_assert_gt(w.len, 0);
 }
 
 /* fx_used, and pending deferred frees in several groups and chunks. */
