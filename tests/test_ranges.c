@@ -281,3 +281,63 @@ Test(ranges, window_closed_while_others_allocate_in_its_group, .timeout = 120)
 	free(sh.owner);
 	bga_destroy(sh.vol);
 }
+
+/* ---- edges the suites above do not reach ---- */
+
+/* A free over several groups of an untouched chunk names free blocks. */
+Test(edges, free_in_an_untouched_chunk)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, 2 * CHUNK_GROUPS * BPG);
+	cfg.blocks_per_group = BPG;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	cr_assert_eq(exact(vol, 3, 2), 0);
+	cr_assert_eq(bga_free(vol, CHUNK_GROUPS * BPG + 100, 200), -EINVAL);
+	cr_assert_eq(bga_free(vol, 3, CHUNK_GROUPS * BPG), -EINVAL, "from chunk 0 into the untouched chunk 1");
+	cr_assert_eq(bga_free_deferred(vol, CHUNK_GROUPS * BPG + 100, 200, 1), -EINVAL);
+	cr_assert_eq(bga_free_exact(vol), cfg.nblocks - 2);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/*
+ * A charge that the counter refuses because reservations promise most of
+ * what is free: the run found is cut to what is not promised (the slow
+ * loop of the charge), not refused.
+ */
+Test(edges, charge_cut_to_unpromised_space)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, 2 * BPG);
+	cfg.blocks_per_group = BPG;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	cr_assert_eq(exact(vol, 0, BPG), 0);
+	cr_assert_eq(exact(vol, BPG, BPG - 10), 0); /* 10 free, in one run */
+	cr_assert_eq(bga_reserve(vol, 8), 0);
+	struct bga_request req = {.goal = BPG, .min_len = 1, .max_len = 5};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(e.len, 2, "two blocks are not promised");
+	cr_assert_eq(bga_alloc(vol, &req, &e), -ENOSPC, "the rest is promised");
+	req.flags = BGA_USE_RESERVED;
+	req.max_len = 8;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(e.len, 8);
+	cr_assert_eq(bga_reserved(vol), 0);
+	cr_assert_eq(bga_free_exact(vol), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+Test(edges, config_init_and_too_many_groups)
+{
+	bga_config_init(NULL, 100); /* ignored */
+	struct bga_config cfg;
+	struct bga_volume *vol = NULL;
+	bga_config_init(&cfg, ((uint64_t)1 << 32) * BPG + 1);
+	cfg.blocks_per_group = BPG;
+	cr_assert_eq(bga_create(&cfg, &vol), -EINVAL, "past 2^32 groups");
+	cr_assert_null(vol);
+}
