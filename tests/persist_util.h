@@ -17,6 +17,15 @@
 
 #include "testutil.h"
 
+/* Sanitizer builds run a volume create at a tenth of the speed (every big
+ * calloc is filled): the persistence tests divide their loop counts by
+ * this there, so make test-asan stays short. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define PERSIST_SLOW 8
+#else
+#define PERSIST_SLOW 1
+#endif
+
 struct usedmap {
 	uint64_t nblocks;
 	uint64_t *bits; /* set = used */

@@ -47,7 +47,7 @@ static struct bga_volume *load_expect(const struct bga_io *io, const struct used
 Test(persist, round_trip_random_volumes)
 {
 	struct rng r = {0x9e3779b97f4a7c15ULL};
-	for (int iter = 0; iter < 20; iter++) {
+	for (int iter = 0; iter < 20 / PERSIST_SLOW + 1; iter++) {
 		uint32_t bpg = 64u << below(&r, 5);
 		uint64_t nblocks = bpg * (1 + below(&r, 40)) + below(&r, bpg);
 		uint64_t fdb = below(&r, 2) ? below(&r, bpg < nblocks ? bpg : nblocks) : 0;
@@ -187,7 +187,7 @@ Test(persist, empty_area_and_bad_arguments)
 Test(persist, metadata_size_bounds_every_store)
 {
 	struct rng r = {12345};
-	for (int i = 0; i < 30; i++) {
+	for (int i = 0; i < 30 / PERSIST_SLOW + 1; i++) {
 		uint32_t bpg = 64u << below(&r, 8);
 		uint64_t nblocks = 1 + below(&r, 64 * (uint64_t)bpg);
 		struct bga_volume *vol = make(nblocks, bpg, 0);
