@@ -8,6 +8,11 @@
  * by scripts/callcycles.py in make test):
  *   alloc.c -> search.c -> rsv.c, charge.c, deferred.c -> range.c
  *   walk.c -> charge.c;  stats.c -> walk.c;  everything -> group.c, groupidx.c
+ * Two departures from the design's file table, on purpose: steering is
+ * steer.h (inline: the fast path runs it on every allocation, and a call
+ * would cost it), and charging has a file of its own, charge.c, so that
+ * rsv.c, walk.c and search.c take blocks through one function without
+ * calling each other.
  */
 
 #include "types.h"
