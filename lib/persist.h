@@ -80,6 +80,8 @@ struct bga_persist {
 	uint64_t bytes_written;         /* by stores, for the benchmarks (atomic) */
 };
 
+/* persist_rec.c: the geometry bga_create accepts (0 or -EINVAL). */
+int bga__pf_geometry_check(uint64_t nblocks, uint32_t bpg, uint64_t first);
 /* The volume's state, made on first use; NULL on ENOMEM. */
 struct bga_persist *bga__persist_get(struct bga_volume *vol);
 void bga__pchunks_reset(struct bga_persist *p);

@@ -359,13 +359,6 @@ static int install_all(struct bga_volume *vol, struct bga_persist *p, const stru
 	return rc;
 }
 
-bool bga__persist_pending(const struct bga_volume *vol, uint64_t c)
-{
-	const struct bga_persist *p = __atomic_load_n(&vol->persist, __ATOMIC_ACQUIRE);
-	return p && c < p->npending_chunks &&
-	       ((__atomic_load_n(&p->pending[c / 64], __ATOMIC_ACQUIRE) >> (c % 64)) & 1);
-}
-
 /* Set index bits of group i of an unpublished chunk for max_run. */
 static void set_bits(struct bga_volume *vol, struct bga_chunk *ch, uint32_t i, uint32_t run)
 {
@@ -462,16 +455,6 @@ static void *prefetch_thread(void *arg)
 	return NULL;
 }
 
-void bga__persist_quiesce(struct bga_volume *vol)
-{
-	struct bga_persist *p = vol->persist;
-	if (p && p->prefetching) {
-		__atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
-		pthread_join(p->prefetcher, NULL);
-		p->prefetching = false;
-	}
-}
-
 int bga_load_ex(const struct bga_io *io, const struct bga_config *cfg, uint32_t flags, struct bga_volume **out)
 {
 	if (io == NULL || out == NULL || io->read == NULL || io->write == NULL || io->flush == NULL ||
@@ -496,6 +479,8 @@ int bga_load_ex(const struct bga_io *io, const struct bga_config *cfg, uint32_t 
 		goto fail;
 	}
 	p->uuid = l.sb.uuid;
+	/* chunk installs fill from the image while chunks are pending */
+	__atomic_store_n(&vol->chunk_fill, bga__persist_fill_chunk, __ATOMIC_RELEASE);
 	l.vol = vol;
 	l.p = p;
 	l.io = io;
