@@ -194,6 +194,8 @@ struct bga_volume {
 	uint64_t *summary[BGA_ORDERS];
 	uint64_t max_chunks;
 
+	/* Group locks, one per lock-table slot: third in the lock order (after
+	 * commit_lock and grow_lock), several held only in ascending slot order. */
 	struct bga_locktab *locks;
 	/* Blocks allocated (including those waiting on deferred frees) plus
 	 * blocks reserved; never above geom->capacity (add_limited). */
@@ -203,8 +205,9 @@ struct bga_volume {
 	struct bga_percpu *cpu; /* ncpu entries */
 	unsigned ncpu;
 
-	pthread_mutex_t grow_lock;   /* serialises bga_grow and chunk installs */
-	pthread_mutex_t commit_lock; /* serialises bga_commit */
+	pthread_mutex_t grow_lock;   /* serialises bga_grow and chunk installs; second in the
+				      * lock order: never taken with a group lock held */
+	pthread_mutex_t commit_lock; /* serialises bga_commit; first in the lock order */
 	uint64_t last_committed;     /* atomic */
 	uint64_t dfree_blocks;       /* atomic: blocks waiting on deferred frees */
 	uint64_t dfree_extents;      /* atomic */
