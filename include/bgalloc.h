@@ -439,8 +439,10 @@ BGA_EXTERN int bga_prefetch(struct bga_volume *vol);
  * [base, ...) of the file at path (created with O_CREAT when create is
  * non-zero), read and written with pread/pwrite, flushed with fdatasync.
  * Reads past the file's end read zeros.  0 or a negative errno (-EINVAL
- * for NULL path or io, open's errno); bga_io_file_close releases it (and
- * zeroes *io).  Close only after bga_destroy of any volume loaded from it.
+ * for NULL path or io, open's errno; on any error but -EINVAL, *io is
+ * zeroed, so closing it is harmless); bga_io_file_close releases it (and
+ * zeroes *io; a zeroed io is ignored).  Close only after bga_destroy of
+ * any volume loaded from it.
  */
 BGA_EXTERN int bga_io_file_open(const char *path, uint64_t base, int create, struct bga_io *io);
 BGA_EXTERN void bga_io_file_close(struct bga_io *io);

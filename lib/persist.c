@@ -91,6 +91,8 @@ int bga_io_file_open(const char *path, uint64_t base, int create, struct bga_io 
 {
 	if (path == NULL || io == NULL || base > (uint64_t)INT64_MAX)
 		return -EINVAL;
+	/* A failed open leaves an io that bga_io_file_close ignores. */
+	memset(io, 0, sizeof(*io));
 	struct file_io *f = malloc(sizeof(*f));
 	if (f == NULL)
 		return -ENOMEM;
