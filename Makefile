@@ -46,7 +46,7 @@ test-tsan:
 	@scripts/deps.sh test
 	$(CMAKE) -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBGA_TESTS=ON -DBGA_TSAN=ON
 	$(CMAKE) --build build/tsan -j $(JOBS)
-	cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^stress_'
+	cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^(stress_|torture$$)'
 
 # Line and branch coverage of lib/ over the whole ctest suite: gcc --coverage
 # with atomic counters (threaded tests would corrupt plain ones), BGA_DEBUG
