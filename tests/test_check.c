@@ -20,17 +20,6 @@
 
 #include "volume.h"
 
-static struct bga_volume *make(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
-{
-	struct bga_config cfg;
-	struct bga_volume *vol;
-	bga_config_init(&cfg, nblocks);
-	cfg.blocks_per_group = bpg;
-	cfg.first_data_block = fdb;
-	cr_assert_eq(bga_create(&cfg, &vol), 0);
-	return vol;
-}
-
 /* Group g's descriptor (single-threaded: no lock needed). */
 static struct bga_group *grp_of(struct bga_volume *vol, uint64_t g)
 {
@@ -73,7 +62,7 @@ static void done(struct bga_volume *vol)
 
 Test(check, clean_volume_reports_nothing)
 {
-	struct bga_volume *vol = make(64 * 64, 64, 0);
+	struct bga_volume *vol = make_volume(64 * 64, 64, 0);
 	alloc_exact(vol, 70, 5);
 	struct bga_check_report r;
 	memset(&r, 0x5a, sizeof(r));
@@ -87,7 +76,7 @@ Test(check, clean_volume_reports_nothing)
 
 Test(check, bitmap_bit)
 {
-	struct bga_volume *vol = make(64 * 64, 64, 0);
+	struct bga_volume *vol = make_volume(64 * 64, 64, 0);
 	alloc_exact(vol, 3 * 64 + 10, 4);
 	struct bga_group *grp = grp_of(vol, 3);
 	cr_assert_not_null(grp->bitmap);
@@ -104,7 +93,7 @@ Test(check, bitmap_bit)
 
 Test(check, group_free_count)
 {
-	struct bga_volume *vol = make(64 * 64, 64, 0);
+	struct bga_volume *vol = make_volume(64 * 64, 64, 0);
 	alloc_exact(vol, 5 * 64 + 1, 1);
 	struct bga_group *grp = grp_of(vol, 5);
 	grp->free--;
@@ -122,7 +111,7 @@ Test(check, group_free_count)
 
 Test(check, counter)
 {
-	struct bga_volume *vol = make(64 * 64, 64, 0);
+	struct bga_volume *vol = make_volume(64 * 64, 64, 0);
 	alloc_exact(vol, 100, 9);
 	bga_counter_add(vol->used, 3);
 	expect_violation(vol, "the counter says", UINT64_MAX, UINT64_MAX);
@@ -134,7 +123,7 @@ Test(check, counter)
 
 Test(check, index_bit)
 {
-	struct bga_volume *vol = make(64 * 64, 64, 0);
+	struct bga_volume *vol = make_volume(64 * 64, 64, 0);
 	alloc_exact(vol, 2 * 64, 60);
 	struct bga_chunk *ch = bga__chunk_get(vol, 0);
 	cr_assert_not_null(ch);
@@ -154,7 +143,7 @@ Test(check, index_bit)
 
 Test(check, max_run_below_longest_run)
 {
-	struct bga_volume *vol = make(64 * 64, 64, 0);
+	struct bga_volume *vol = make_volume(64 * 64, 64, 0);
 	alloc_exact(vol, 4 * 64, 8);
 	struct bga_group *grp = grp_of(vol, 4);
 	uint32_t old = grp->max_run;
@@ -168,7 +157,7 @@ Test(check, max_run_below_longest_run)
 Test(check, chunk_summary_bit)
 {
 	/* Two chunks: chunk 0 touched, chunk 1 untouched. */
-	struct bga_volume *vol = make(2 * BGA_CHUNK_GROUPS * 64, 64, 0);
+	struct bga_volume *vol = make_volume(2 * BGA_CHUNK_GROUPS * 64, 64, 0);
 	alloc_exact(vol, 64 * 10, 3);
 	cr_assert_not_null(bga__chunk_get(vol, 0));
 	cr_assert_null(bga__chunk_get(vol, 1));
@@ -209,7 +198,7 @@ static struct bga_window *two_windows(struct bga_volume *vol, struct bga_rsv **a
 
 Test(check, window_overlap)
 {
-	struct bga_volume *vol = make(16 * 512, 512, 0);
+	struct bga_volume *vol = make_volume(16 * 512, 512, 0);
 	struct bga_rsv *a, *b;
 	uint64_t g;
 	struct bga_window *w = two_windows(vol, &a, &b, &g);
@@ -235,7 +224,7 @@ Test(check, window_overlap)
 
 Test(check, pending_block_marked_free)
 {
-	struct bga_volume *vol = make(16 * 64, 64, 0);
+	struct bga_volume *vol = make_volume(16 * 64, 64, 0);
 	alloc_exact(vol, 2 * 64, 63); /* not all 64: the group keeps a bitmap */
 	cr_assert_eq(bga_free_deferred(vol, 2 * 64 + 20, 3, 1), 0);
 	struct bga_group *grp = grp_of(vol, 2);
@@ -259,7 +248,7 @@ Test(check, pending_block_marked_free)
 
 Test(check, reserved_above_free)
 {
-	struct bga_volume *vol = make(16 * 64, 64, 0);
+	struct bga_volume *vol = make_volume(16 * 64, 64, 0);
 	for (uint64_t g = 0; g < 15; g++)
 		alloc_exact(vol, g * 64, 64);
 	alloc_exact(vol, 15 * 64, 40); /* 24 free */
@@ -278,7 +267,7 @@ Test(check, reserved_above_free)
 
 Test(check, block_below_first_data_block)
 {
-	struct bga_volume *vol = make(16 * 64, 64, 10);
+	struct bga_volume *vol = make_volume(16 * 64, 64, 10);
 	alloc_exact(vol, 10, 2); /* group 0 gets its bitmap */
 	struct bga_group *grp = grp_of(vol, 0);
 	cr_assert_not_null(grp->bitmap);
@@ -294,7 +283,7 @@ Test(check, block_below_first_data_block)
 Test(check, block_past_the_end)
 {
 	/* A short last group: blocks 40..63 of group 3 lie past the end. */
-	struct bga_volume *vol = make(3 * 64 + 40, 64, 0);
+	struct bga_volume *vol = make_volume(3 * 64 + 40, 64, 0);
 	alloc_exact(vol, 3 * 64, 1);
 	struct bga_group *grp = grp_of(vol, 3);
 	cr_assert_not_null(grp->bitmap);
@@ -308,7 +297,7 @@ Test(check, block_past_the_end)
 
 Test(check, span_end_disagrees_with_geometry)
 {
-	struct bga_volume *vol = make(16 * 64, 64, 0);
+	struct bga_volume *vol = make_volume(16 * 64, 64, 0);
 	alloc_exact(vol, 5 * 64, 1);
 	struct bga_group *grp = grp_of(vol, 5);
 	grp->hi = 60;
@@ -319,7 +308,7 @@ Test(check, span_end_disagrees_with_geometry)
 
 Test(check, first_violation_wins_and_all_are_counted)
 {
-	struct bga_volume *vol = make(16 * 64, 64, 0);
+	struct bga_volume *vol = make_volume(16 * 64, 64, 0);
 	alloc_exact(vol, 64, 64);
 	alloc_exact(vol, 5 * 64, 1);
 	struct bga_group *g5 = grp_of(vol, 5);

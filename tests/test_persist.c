@@ -19,17 +19,6 @@
 #include "persist_util.h"
 #include "testutil.h"
 
-static struct bga_volume *make(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
-{
-	struct bga_config cfg;
-	struct bga_volume *vol;
-	bga_config_init(&cfg, nblocks);
-	cfg.blocks_per_group = bpg;
-	cfg.first_data_block = fdb;
-	cr_assert_eq(bga_create(&cfg, &vol), 0);
-	return vol;
-}
-
 /* Load io and assert the loaded volume is clean and holds exactly `want`. */
 static struct bga_volume *load_expect(const struct bga_io *io, const struct usedmap *want)
 {
@@ -51,7 +40,7 @@ Test(persist, round_trip_random_volumes)
 		uint32_t bpg = 64u << below(&r, 5);
 		uint64_t nblocks = bpg * (1 + below(&r, 40)) + below(&r, bpg);
 		uint64_t fdb = below(&r, 2) ? below(&r, bpg < nblocks ? bpg : nblocks) : 0;
-		struct bga_volume *vol = make(nblocks, bpg, fdb);
+		struct bga_volume *vol = make_volume(nblocks, bpg, fdb);
 		struct bga_extent ext[512];
 		size_t n = 0;
 		churn(vol, &r, 300, 1 + below(&r, 2 * bpg), ext, 512, &n);
@@ -93,7 +82,7 @@ Test(persist, round_trip_random_volumes)
 
 Test(persist, windows_free_deferred_allocated)
 {
-	struct bga_volume *vol = make(1 << 16, 1024, 0);
+	struct bga_volume *vol = make_volume(1 << 16, 1024, 0);
 	struct bga_rsv *rsv;
 	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
 	cr_assert_eq(bga_rsv_set_size(rsv, 64), 0);
@@ -125,7 +114,7 @@ Test(persist, windows_free_deferred_allocated)
 
 Test(persist, config_must_agree)
 {
-	struct bga_volume *vol = make(100000, 2048, 5);
+	struct bga_volume *vol = make_volume(100000, 2048, 5);
 	struct memio m;
 	struct bga_io io;
 	memio_init(&m, &io);
@@ -167,7 +156,7 @@ Test(persist, empty_area_and_bad_arguments)
 	cr_assert_eq(bga_store(NULL, &io), -EINVAL);
 	struct bga_io bad = io;
 	bad.flush = NULL;
-	vol = make(4096, 64, 0);
+	vol = make_volume(4096, 64, 0);
 	cr_assert_eq(bga_store(vol, &bad), -EINVAL);
 	cr_assert_eq(bga_store(vol, NULL), -EINVAL);
 	uint64_t bytes;
@@ -190,7 +179,7 @@ Test(persist, metadata_size_bounds_every_store)
 	for (int i = 0; i < 30 / PERSIST_SLOW + 1; i++) {
 		uint32_t bpg = 64u << below(&r, 8);
 		uint64_t nblocks = 1 + below(&r, 64 * (uint64_t)bpg);
-		struct bga_volume *vol = make(nblocks, bpg, 0);
+		struct bga_volume *vol = make_volume(nblocks, bpg, 0);
 		struct bga_extent ext[64];
 		size_t n = 0;
 		churn(vol, &r, 60, bpg, ext, 64, &n);
@@ -213,7 +202,7 @@ Test(persist, metadata_size_bounds_every_store)
 Test(persist, callback_errors_keep_previous_state)
 {
 	struct rng r = {777};
-	struct bga_volume *vol = make(1 << 15, 512, 0);
+	struct bga_volume *vol = make_volume(1 << 15, 512, 0);
 	struct bga_extent ext[256];
 	size_t n = 0;
 	churn(vol, &r, 200, 64, ext, 256, &n);
@@ -259,7 +248,7 @@ Test(persist, file_io_round_trip)
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	close(fd);
-	struct bga_volume *vol = make(1 << 18, 4096, 1);
+	struct bga_volume *vol = make_volume(1 << 18, 4096, 1);
 	struct rng r = {4242};
 	struct bga_extent ext[128];
 	size_t n = 0;
@@ -314,7 +303,7 @@ static int failio_read(void *ctx, void *buf, size_t len, uint64_t off)
  * their first touch. */
 static struct bga_volume *three_chunks(struct memio *m, struct bga_io *io, struct usedmap *want)
 {
-	struct bga_volume *vol = make(UINT64_C(64) * 4096 * 3, 64, 0);
+	struct bga_volume *vol = make_volume(UINT64_C(64) * 4096 * 3, 64, 0);
 	for (uint64_t c = 0; c < 3; c++)
 		for (uint64_t k = 0; k < 5; k++) {
 			uint64_t b = c * 64 * 4096 + k * 64 * 700 + 3;
@@ -440,7 +429,7 @@ Test(persist_lazy, read_error_quarantines)
  * the load recomputes the count from the bitmap and says so. */
 Test(persist, free_count_repaired_from_the_bitmap)
 {
-	struct bga_volume *vol = make(64 * 8, 64, 0);
+	struct bga_volume *vol = make_volume(64 * 8, 64, 0);
 	struct bga_request req = {.goal = 70, .min_len = 5, .max_len = 5, .flags = BGA_EXACT_GOAL};
 	struct bga_extent e;
 	cr_assert_eq(bga_alloc(vol, &req, &e), 0); /* group 1: 59 free */

@@ -45,6 +45,19 @@ static inline int64_t between(struct rng *r, int64_t lo, int64_t hi)
 #ifdef CRITERION_H_
 #include <bgalloc.h>
 
+/* A volume of nblocks with groups of bpg blocks and first_data_block fdb,
+ * every other field at its default; the test fails if create does. */
+static inline struct bga_volume *make_volume(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, nblocks);
+	cfg.blocks_per_group = bpg;
+	cfg.first_data_block = fdb;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	return vol;
+}
+
 /* Assert that bga_check() finds the volume clean, naming what it found. */
 static inline void assert_clean(struct bga_volume *vol)
 {
