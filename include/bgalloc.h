@@ -338,7 +338,9 @@ BGA_EXTERN int bga_check(struct bga_volume *vol, struct bga_check_report *report
  * before it is durable.  Reads of never-written bytes must return zeros or
  * old contents, and must not fail.  The library calls one io from one
  * thread at a time per volume (stores are serialised; lazy bitmap reads
- * take the same lock).
+ * take the same lock).  A lazy read runs in whichever thread first touches
+ * a chunk (any call on the volume), with internal locks held: callbacks
+ * must not call back into bgalloc for that volume.
  */
 struct bga_io {
 	void *ctx;
@@ -366,6 +368,8 @@ BGA_EXTERN int bga_metadata_size(const struct bga_config *cfg, uint64_t *bytes);
  * machine stops at any point, the next bga_load gives exactly the state of
  * the previous completed store or exactly this one's (docs/FORMAT.md says
  * how: per-group copy-on-write slots and an A/B superblock generation).
+ * A return of 0 comes after the new superblock's flush: the stored state
+ * is durable, and a caller may bga_commit what it stored.
  *
  * What is stored: which blocks are allocated, and the configuration.
  * Blocks that reservation windows hold but no allocation took are free;

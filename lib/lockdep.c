@@ -24,6 +24,8 @@ static __thread unsigned depth, overflow;
 static const char *level_name(unsigned level)
 {
 	switch (level) {
+	case BGA_LOCKDEP_STORE:
+		return "the store lock";
 	case BGA_LOCKDEP_COMMIT:
 		return "commit_lock";
 	case BGA_LOCKDEP_GROW:
@@ -43,7 +45,7 @@ void bga__lockdep_acquire(unsigned level, uint64_t sub, bool check)
 			continue;
 		fprintf(stderr,
 			"bgalloc: lock order violated: waiting for %s %llu while holding %s %llu "
-			"(order: commit_lock, grow_lock, group locks by ascending slot)\n",
+			"(order: store lock, commit_lock, grow_lock, group locks by ascending slot)\n",
 			level_name(level), (unsigned long long)sub, level_name(h->level),
 			(unsigned long long)h->sub);
 		abort();

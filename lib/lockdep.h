@@ -10,12 +10,14 @@
  * BGA_LOCKDEP_GROUP), the same level and a lower lock-table slot.  The
  * levels, outermost first (the order of struct bga_volume's comment):
  *
+ *   BGA_LOCKDEP_STORE   the persistence lock (bga_store, persist.h)
  *   BGA_LOCKDEP_COMMIT  vol->commit_lock   (bga_commit)
  *   BGA_LOCKDEP_GROW    vol->grow_lock     (bga_grow, chunk installs)
  *   BGA_LOCKDEP_GROUP   group locks, ascending slot order
  *
- * The counter's fold lock is a leaf: it is taken inside any of these and
- * never holds another lock, so it is not tracked.
+ * The counter's fold lock and the persistence io_lock are leaves: taken
+ * inside any of these, they never hold another lock, so they are not
+ * tracked.
  *
  * A trylock cannot wait, so it is not checked, but a lock it takes is
  * recorded: blocking on a lower lock while holding it is still an
@@ -28,6 +30,7 @@
 #include <stdint.h>
 
 enum {
+	BGA_LOCKDEP_STORE = 0,
 	BGA_LOCKDEP_COMMIT = 1,
 	BGA_LOCKDEP_GROW = 2,
 	BGA_LOCKDEP_GROUP = 3,

@@ -32,7 +32,7 @@
 #include "persist.h"
 #include "persist_format.h"
 #include "rcu.h"
-#include "volume.h"
+#include "internal.h"
 
 /* ---- file-backed io ---- */
 
@@ -507,8 +507,10 @@ int bga_store(struct bga_volume *vol, const struct bga_io *io)
 	struct bga_persist *p = bga__persist_get(vol);
 	if (p == NULL)
 		return -ENOMEM;
+	bga__lockdep_acquire(BGA_LOCKDEP_STORE, 0, true);
 	pthread_mutex_lock(&p->lock);
 	int rc = store_locked(vol, p, io);
+	bga__lockdep_release(BGA_LOCKDEP_STORE, 0);
 	pthread_mutex_unlock(&p->lock);
 	return rc;
 }

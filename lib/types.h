@@ -9,11 +9,15 @@
  * public.
  *
  * Lock order (outermost first; checked in BGA_DEBUG builds, lockdep.h):
+ *   the store lock    (bga_persist.lock, bga_store only; persist.h)
  *   vol->commit_lock  (bga_commit only)
  *   vol->grow_lock    (bga_grow, and chunk installs: bga__chunk_ensure)
  *   group locks, taken in ascending lock-table slot order when several are
  *     held (a free spanning groups); allocation holds one at a time
- *   the counter's internal fold lock (a leaf)
+ *   leaves, which hold no other lock: the counter's fold lock, and the
+ *     persistence io_lock, taken around every io callback (a lazy bitmap
+ *     read runs under grow_lock: the one user callback made with a
+ *     library lock held; bgalloc.h says so)
  * So a chunk is installed before any group lock is taken: lookups under a
  * group lock (bga__group_lookup) never allocate and never wait for a grow.
  * No group lock is ever held while calling back into the user.
