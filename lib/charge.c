@@ -39,7 +39,7 @@ int bga__charge_locked(struct bga_volume *vol, struct bga_actx *ac, uint32_t *le
 	if (bga_likely(bga__counter_add_limited(vol->used, *len, cap) == 0))
 		return 0;
 	for (;;) {
-		int64_t left = cap - bga_counter_sum(vol->used);
+		int64_t left = bga__unpromised(vol, ac->geo);
 		if (left < (int64_t)ac->min) {
 			ac->stop = -ENOSPC; /* the count decides for every group */
 			return ac->stop;

@@ -94,6 +94,16 @@ static inline bool bga__charge_fast_locked(struct bga_volume *vol, int64_t cap, 
 {
 	return bga__counter_add_limited_fast(vol->used, len, cap);
 }
+/*
+ * Blocks that nobody owns and nobody was promised, exactly: the capacity
+ * minus the summed used count (allocations, blocks pending a deferred
+ * free, reservations); never negative, as every charge is limited by the
+ * capacity.
+ */
+static inline int64_t bga__unpromised(struct bga_volume *vol, const struct bga_geom *geo)
+{
+	return (int64_t)geo->capacity - bga_counter_sum(vol->used);
+}
 /* search.c: bga_alloc after its fast path missed (validated request). */
 int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
 /*

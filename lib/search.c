@@ -34,7 +34,7 @@ static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *
 {
 	if (ac->reserved)
 		return (int64_t)__atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
-	return (int64_t)ac->geo->capacity - bga_counter_sum(vol->used);
+	return bga__unpromised(vol, ac->geo);
 }
 
 /*
@@ -253,7 +253,7 @@ nospace:;
 	 */
 	uint64_t pending = __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED);
 	if (rc == -ENOSPC && pending != 0 &&
-	    (reserved || (int64_t)geo->capacity - bga_counter_sum(vol->used) + (int64_t)pending >=
+	    (reserved || bga__unpromised(vol, geo) + (int64_t)pending >=
 				 (int64_t)req->min_len) &&
 	    bga__dfree_would_fit(vol, geo, req->min_len,
 				 (req->flags & BGA_EXACT_GOAL) ? req->goal : BGA_NO_GOAL))

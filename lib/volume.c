@@ -11,7 +11,7 @@
 
 #include "cpu.h"
 #include "persist.h"
-#include "volume.h"
+#include "internal.h"
 
 static unsigned ncpus_online(void)
 {
@@ -283,7 +283,7 @@ uint64_t bga_free_exact(struct bga_volume *vol)
 		return 0;
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);
-	int64_t f = (int64_t)geo->capacity - bga_counter_sum(vol->used) +
+	int64_t f = bga__unpromised(vol, geo) +
 		    (int64_t)__atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
 	urcu_bp_read_unlock();
 	return f < 0 ? 0 : (uint64_t)f;
