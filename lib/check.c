@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The invariant checker: everything the comments in volume.h promise. */
+/* The invariant checker: every invariant types.h writes down. */
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <bgalloc/bitmap.h>
 
 #include "persist.h"
-#include "volume.h"
+#include "internal.h"
 
 static void report(struct bga_check_report *r, uint64_t g, uint64_t block, const char *fmt, ...)
 {

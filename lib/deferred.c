@@ -18,7 +18,7 @@
 
 #include <bgalloc/bitmap.h>
 
-#include "volume.h"
+#include "internal.h"
 
 struct bga_dfree {
 	struct bga_dfree *next;

@@ -6,7 +6,7 @@
 
 #include <bgalloc/bitmap.h>
 
-#include "volume.h"
+#include "internal.h"
 
 static void group_init_fresh(struct bga_volume *vol, const struct bga_geom *geo, struct bga_chunk *ch,
 			     uint64_t c)

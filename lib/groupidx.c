@@ -19,7 +19,7 @@
  */
 #include <bgalloc/bitmap.h>
 
-#include "volume.h"
+#include "internal.h"
 
 static inline unsigned ilog2_floor(uint64_t x)
 {

@@ -17,7 +17,7 @@
 
 #include "rcu.h"
 #include "persist.h"
-#include "volume.h"
+#include "internal.h"
 
 /*
  * Give the old last group g the blocks up to its span end in ngeo.  A

@@ -13,7 +13,7 @@
 
 #include "persist.h"
 #include "persist_format.h"
-#include "volume.h"
+#include "internal.h"
 
 /* ---- geometry ---- */
 

@@ -20,7 +20,7 @@
 #include "testutil.h"
 #include <bgalloc/counter.h>
 
-#include "volume.h"
+#include "internal.h"
 
 #define THREADS 8
 #define OPS 20000 /* per worker and round */

@@ -30,7 +30,7 @@
 #include <bgalloc.h>
 
 #include "testutil.h"
-#include "volume.h" /* the lock slot of a group, to aim at the grower's */
+#include "internal.h" /* the lock slot of a group, to aim at the grower's */
 
 static int failures;
 

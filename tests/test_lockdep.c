@@ -10,7 +10,7 @@
 
 #include <bgalloc.h>
 
-#include "volume.h"
+#include "internal.h"
 
 #ifdef BGA_DEBUG
 #define NEED_CHECKER() ((void)0)

@@ -274,7 +274,7 @@ Test(persist, file_io_round_trip)
 /* ---- lazy loading ---- */
 
 #include "persist_format.h"
-#include "volume.h" /* to see which chunks a lazy load installed */
+#include "internal.h" /* to see which chunks a lazy load installed */
 
 /* The area bytes before group g0's unit. */
 static uint64_t bga_pf_area_bytes_for_test(uint32_t bpg, uint64_t g0)

@@ -15,7 +15,7 @@
 #include <bgalloc/counter.h>
 
 #include "refmodel.h"
-#include "volume.h"
+#include "internal.h"
 
 static struct bga_volume *make(uint64_t nblocks, uint32_t bpg)
 {
