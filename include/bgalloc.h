@@ -188,7 +188,11 @@ BGA_EXTERN int bga_grow(struct bga_volume *vol, uint64_t new_nblocks);
  * Blocks waiting on deferred frees are not free.  0 for NULL. */
 BGA_EXTERN uint64_t bga_free_estimate(const struct bga_volume *vol);
 
-/* Free blocks, exactly.  0 for NULL. */
+/* Free blocks, exactly: every block that no caller holds.  Blocks waiting
+ * on a deferred free are held; reserved blocks are free, as in
+ * bga_free_estimate.  An allocation in flight counts once it has taken its
+ * blocks (it is charged under the group lock as it takes them), never for
+ * more than it took.  0 for NULL. */
 BGA_EXTERN uint64_t bga_free_exact(struct bga_volume *vol);
 
 /*
