@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The slow path of bga_alloc, around one allocation context (struct
- * bga_actx, internal.h), as ext4's ext4_allocation_context: the request,
+ * bga_actx, types.h), as ext4's ext4_allocation_context: the request,
  * its geometry, how it pays.  Its phases, each once:
  *   exact goal   (alloc_exact) for BGA_EXACT_GOAL;
  *   window       (alloc_window) for a handle: its window, then booking one;
