@@ -14,7 +14,9 @@
  *          Thread A allocates min 1 max 256 and frees, thread B min 1 max 1
  *          and frees: each holds at most one block, so at least 14 free
  *          blocks exist at every instant.  Any -ENOSPC or -EAGAIN, or a
- *          bga_free_exact below 14, is a failure.
+ *          bga_free_exact below 14, is a failure.  Runs take turns with
+ *          per-CPU and atomic counters, and B allocates plainly, through a
+ *          window handle, or on a bga_reserve(1) of its own each time.
  *
  * Usage: stress_reliability [grow|enospc|all] [runs]; runs defaults to
  * BGA_RELIABILITY_RUNS or 20.  A plain program, so it runs under TSan.
@@ -194,20 +196,36 @@ static void scenario_grow(int runs)
 #define PENDING 8u
 #define OPS 20000
 
+/* How thread B allocates: plainly, through a window handle, or on a
+ * reservation it makes for each allocation. */
+enum { B_PLAIN, B_WINDOW, B_RESERVED, B_HOW };
+
 struct enospc_run {
 	struct bga_volume *vol;
+	int how;  /* B_*, thread B's way */
 	int stop; /* atomic */
 };
 
-static void *churn(void *arg, uint64_t max_len, bool goal)
+static void *churn(void *arg, uint64_t max_len, bool goal, int how)
 {
 	struct enospc_run *r = arg;
 	struct rng rng = {max_len * 31 + 7};
+	struct bga_rsv *rsv = NULL;
+	if (how == B_WINDOW && bga_rsv_open(r->vol, &rsv) != 0)
+		fail("rsv_open", 0, 0);
 	for (int i = 0; i < OPS; i++) {
 		struct bga_request req = {
-			.goal = goal ? below(&rng, GROUP) : BGA_NO_GOAL, .min_len = 1, .max_len = max_len};
+			.goal = goal ? below(&rng, GROUP) : BGA_NO_GOAL, .min_len = 1, .max_len = max_len, .rsv = rsv};
 		struct bga_extent e;
-		int rc = bga_alloc(r->vol, &req, &e);
+		int rc = 0;
+		if (how == B_RESERVED) {
+			req.flags = BGA_USE_RESERVED;
+			if ((rc = bga_reserve(r->vol, 1)) != 0) {
+				fail("false -ENOSPC from bga_reserve", rc, 1);
+				continue;
+			}
+		}
+		rc = bga_alloc(r->vol, &req, &e);
 		if (rc != 0) {
 			fail(rc == -EAGAIN ? "false -EAGAIN" : "false -ENOSPC", rc, (long long)max_len);
 			continue;
@@ -218,17 +236,18 @@ static void *churn(void *arg, uint64_t max_len, bool goal)
 			fail("free", rc, (long long)e.start);
 		__atomic_fetch_add(&progress, 1, __ATOMIC_RELAXED);
 	}
+	bga_rsv_close(rsv);
 	return NULL;
 }
 
 static void *churn_a(void *arg)
 {
-	return churn(arg, 256, false);
+	return churn(arg, 256, false, B_PLAIN);
 }
 
 static void *churn_b(void *arg)
 {
-	return churn(arg, 1, true);
+	return churn(arg, 1, true, ((struct enospc_run *)arg)->how);
 }
 
 static void *watch_free(void *arg)
@@ -249,7 +268,7 @@ static void enospc_once(int run)
 	cfg.blocks_per_group = GROUP;
 	if (run % 2)
 		cfg.flags = BGA_ATOMIC_COUNTERS;
-	struct enospc_run r = {0};
+	struct enospc_run r = {.how = run / 2 % B_HOW};
 	struct bga_extent all;
 	struct bga_request whole = {.goal = 0, .min_len = GROUP, .max_len = GROUP};
 	if (bga_create(&cfg, &r.vol) || bga_alloc(r.vol, &whole, &all)) {
