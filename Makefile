@@ -50,17 +50,20 @@ test-tsan:
 
 # Line and branch coverage of lib/ over the whole ctest suite: gcc --coverage
 # with atomic counters (threaded tests would corrupt plain ones), BGA_DEBUG
-# on, -O0 so lines map to code.  The HTML report is build/coverage/index.html;
-# the last line printed is the summary for lib/.
+# on, -O0 so lines map to code, BGA_COVERAGE so that the lock-order death
+# tests write their counters before abort() (lib/lockdep.c).  gcovr reads
+# build/coverage only: other build trees may hold .gcno files of other
+# versions.  The HTML report is build/coverage/index.html; the last line
+# printed is the summary for lib/.
 coverage:
 	@scripts/deps.sh test coverage
 	$(CMAKE) -S . -B build/coverage -DCMAKE_BUILD_TYPE=Debug -DBGA_TESTS=ON -DBGA_DEBUG=ON \
-		-DCMAKE_C_FLAGS="--coverage -fprofile-update=atomic" -DCMAKE_CXX_FLAGS="--coverage -fprofile-update=atomic" \
+		-DCMAKE_C_FLAGS="--coverage -fprofile-update=atomic -DBGA_COVERAGE" -DCMAKE_CXX_FLAGS="--coverage -fprofile-update=atomic" \
 		-DCMAKE_EXE_LINKER_FLAGS=--coverage -DCMAKE_SHARED_LINKER_FLAGS=--coverage
 	$(CMAKE) --build build/coverage -j $(JOBS)
 	find build/coverage -name '*.gcda' -delete
 	cd build/coverage && ctest --output-on-failure -j 2 || echo "coverage: some tests failed (above); the report covers what ran"
-	gcovr --root . --object-directory build/coverage --filter 'lib/' --exclude-unreachable-branches \
+	gcovr --root . build/coverage --object-directory build/coverage --filter 'lib/' --exclude-unreachable-branches \
 		--html-details build/coverage/index.html --txt build/coverage/lib-coverage.txt \
 		--print-summary | tee build/coverage/summary.txt
 	@awk '/^lines:/ {l = $$2 " " $$3 " " $$4 " " $$5 " " $$6 " " $$7} /^branches:/ {b = $$2 " " $$3 " " $$4 " " $$5 " " $$6 " " $$7} \
