@@ -192,32 +192,47 @@ BGA_EXTERN uint64_t bga_free_estimate(const struct bga_volume *vol);
  * on a deferred free are held; reserved blocks are free, as in
  * bga_free_estimate.  An allocation in flight counts once it has taken its
  * blocks (it is charged under the group lock as it takes them), never for
- * more than it took.  0 for NULL. */
+ * more than it took.  Blocks that reservation windows hold and no
+ * allocation took are free (see bga_rsv_open).  0 for NULL. */
 BGA_EXTERN uint64_t bga_free_exact(struct bga_volume *vol);
 
 /*
- * Per-file reservation windows (ext3 style).  A handle books a window of
- * free blocks near its allocations; allocations through the handle
- * (req.rsv) take blocks from the window first, and other callers avoid
- * it while free space exists elsewhere (never causing a false -ENOSPC).
- * The window's size starts at cfg.rsv_default and doubles, up to
- * cfg.rsv_max, whenever more than half of the last window was used; a
- * window is at most that size (and at most blocks_per_group), though an
- * allocation through the handle with a larger max_len may go on past its
- * end.  Windows never overlap.  A handle is used by one thread at a time.
+ * Per-file reservation windows (ext3's reservation in shape, ext4's inode
+ * preallocation in substance).  A handle books a window of free blocks
+ * near its allocations, and the window then belongs to the handle: its
+ * blocks are marked in use in the group, so no other caller gets them,
+ * and allocations through the handle (req.rsv) take from it with no group
+ * lock and no bitmap write.  The window's size starts at cfg.rsv_default
+ * and doubles, up to cfg.rsv_max, whenever more than half of the last
+ * window was used; a window is at most that size (and at most
+ * blocks_per_group), though an allocation through the handle with a
+ * larger max_len may go on past its end.  A handle is used by one thread
+ * at a time; handles of different files are independent.
+ *
+ * Blocks a window holds that no allocation took are free, never owned:
+ *  - bga_free_exact, bga_stats, bga_check and bga_foreach_free count
+ *    them as free (bga_stats also reports them as rsv_window_blocks), and
+ *    a store writes them as free;
+ *  - bga_trim takes back those of the groups it trims, and discards them;
+ *  - freeing one is -EINVAL (it is not allocated);
+ *  - they are given back when the window is used up, when the handle is
+ *    closed or set to size 0, when a BGA_EXACT_GOAL request asks for
+ *    them, and, from every handle at once, before any request would get
+ *    -ENOSPC: windows never cause a false -ENOSPC.  An owner allocating
+ *    at that moment is safe: it then simply books another window.
  *
  * bga_rsv_open: returns 0, -EINVAL (NULL) or -ENOMEM.
  * bga_rsv_close: gives back the unused part of the window at once; NULL is
  *   ignored.  The handle must not be used afterwards.
- * bga_rsv_set_size: sets the goal size; 0 turns the window off (and drops
- *   the current one).  -EINVAL for NULL or blocks > rsv_max.
+ * bga_rsv_set_size: sets the goal size; 0 turns the window off (and gives
+ *   back the current one).  -EINVAL for NULL or blocks > rsv_max.
  */
 BGA_EXTERN int bga_rsv_open(struct bga_volume *vol, struct bga_rsv **out);
 BGA_EXTERN void bga_rsv_close(struct bga_rsv *rsv);
 BGA_EXTERN int bga_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks);
 
-/* The window the handle holds now: start and length (len 0 when none).
- * 0, or -EINVAL for a NULL argument. */
+/* The blocks the handle's window holds now, those no allocation took yet:
+ * start and length (len 0 when none).  0, or -EINVAL for a NULL argument. */
 BGA_EXTERN int bga_rsv_window(const struct bga_rsv *rsv, struct bga_extent *out);
 
 /*
@@ -286,6 +301,9 @@ struct bga_stats {
 	uint64_t rsv_hits, rsv_allocs;
 	double rsv_hit_ratio;
 	uint64_t rsv_windows_open; /* handles open (bga_rsv_open minus close) */
+	/* blocks windows hold that no allocation took (free: counted in
+	 * free_blocks and the histogram) */
+	uint64_t rsv_window_blocks;
 	uint64_t deferred_blocks, deferred_extents;
 	uint64_t last_committed_txn;
 	/* descriptors whose free count a load recomputed from the bitmap */

@@ -12,7 +12,7 @@
 /*
  * The common case without the search's machinery: a free run in the goal's
  * own word, at or after the goal, that the word decides, in a group that
- * is not contended and holds no windows.  Anything else returns false with
+ * is not contended.  Anything else returns false with
  * nothing changed, and takes the full search.  Its whole budget: one
  * lock-table lookup, one trylock/unlock, a few word operations, one group
  * count update, one counter add.
@@ -31,7 +31,7 @@ static bool alloc_at_goal(struct bga_volume *vol, uint64_t goal, uint32_t min, u
 	if (ch == NULL || !bga__group_trylock(vol, g))
 		return false;
 	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
-	bool hit = grp->bitmap && off < grp->hi && !(grp->ext && grp->ext->windows) &&
+	bool hit = grp->bitmap && off < grp->hi &&
 		   bga__word_run(grp->bitmap, off, min, max, &start, &len) &&
 		   bga__charge_fast_locked(vol, cap, len);
 	if (hit) {
@@ -68,6 +68,22 @@ static inline __attribute__((always_inline)) bool alloc_fast(struct bga_volume *
 	return true;
 }
 
+/*
+ * An allocation through a window handle whose window can serve it: one
+ * CAS on the window and a counter add, no group lock, no bitmap write
+ * (window.h), charged against the floor's capacity as alloc_fast is.
+ * False with nothing changed otherwise (no window, used up, frozen by a
+ * store, the counter undecided, another volume's handle): the slow path
+ * decides.
+ */
+static inline bool alloc_window_fast(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+{
+	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
+	uint32_t max = (uint32_t)BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group);
+	return bga__rsv_take_fast(vol, req->rsv, (uint32_t)req->min_len, max,
+				  (int64_t)(floor - vol->cfg.first_data_block), out);
+}
+
 int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
 {
 	if (vol == NULL || req == NULL || out == NULL)
@@ -78,8 +94,9 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 		return -EINVAL;
 	if ((req->flags & BGA_EXACT_GOAL) && req->goal == BGA_NO_GOAL)
 		return -EINVAL;
-	if (req->rsv == NULL && req->flags == 0 && req->min_len <= vol->cfg.blocks_per_group &&
-	    alloc_fast(vol, req, out))
-		return 0;
+	if (req->flags == 0 && req->min_len <= vol->cfg.blocks_per_group) {
+		if (req->rsv == NULL ? alloc_fast(vol, req, out) : alloc_window_fast(vol, req, out))
+			return 0;
+	}
 	return bga__alloc_slow(vol, req, out);
 }

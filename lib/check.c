@@ -12,6 +12,7 @@
 
 #include "persist.h"
 #include "internal.h"
+#include "window.h"
 
 static void report(struct bga_check_report *r, uint64_t g, uint64_t block, const char *fmt, ...)
 {
@@ -108,12 +109,25 @@ static void check_group_locked(struct bga_volume *vol, const struct bga_geom *ge
 	if (!bga__dfree_check_locked(vol, grp, g, &bad))
 		report(r, g, first + bad, "group %llu: block %llu waits on a deferred free but is free, or the pending map disagrees",
 		       (unsigned long long)g, (unsigned long long)(first + bad));
-	uint32_t prev_end = 0;
+	/* Windows: linked to this group, remainders inside the span, marked
+	 * used, and pairwise disjoint (a remainder's owner may raise cur
+	 * meanwhile: spans only shrink, so what is read stays inside). */
 	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next) {
-		if (w->start < prev_end || w->start >= w->end || w->end > hi || w->start < lo || w->group != g)
-			report(r, g, first + w->start, "group %llu: window [%u, %u) overlaps or leaves the group",
-			       (unsigned long long)g, w->start, w->end);
-		prev_end = w->end;
+		uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+		uint32_t cur = bga__wspan_cur(s), end = bga__wspan_end(s);
+		if (w->group != g || cur > end || cur < lo || end > hi || w->start > cur)
+			report(r, g, first + cur, "group %llu: window [%u, %u) leaves the group", (unsigned long long)g,
+			       cur, end);
+		else if (end > cur && (grp->bitmap == NULL || !bga_bitmap_range_is_set(grp->bitmap, cur, end - cur)))
+			report(r, g, first + cur, "group %llu: window [%u, %u) holds free blocks", (unsigned long long)g,
+			       cur, end);
+		for (const struct bga_window *o = w->next; o; o = o->next) {
+			uint64_t t = __atomic_load_n(&o->span, __ATOMIC_ACQUIRE);
+			uint32_t oc = bga__wspan_cur(t), oe = bga__wspan_end(t);
+			if (BGA_MAX(cur, oc) < BGA_MIN(end, oe))
+				report(r, g, first + BGA_MAX(cur, oc), "group %llu: windows [%u, %u) and [%u, %u) overlap",
+				       (unsigned long long)g, cur, end, oc, oe);
+		}
 	}
 }
 
@@ -144,7 +158,7 @@ int bga_check(struct bga_volume *vol, struct bga_check_report *out)
 		for (uint64_t g = g0; g < g1; g++) {
 			bga__group_lock(vol, g);
 			check_group_locked(vol, geo, ch, g, &r);
-			total_free += ch->groups[g - g0].free;
+			total_free += ch->groups[g - g0].free + bga__window_held_locked(&ch->groups[g - g0]);
 			bga__group_unlock(vol, g);
 		}
 	}

@@ -18,6 +18,7 @@
 
 #include <bgalloc/bitmap.h>
 
+#include "groupset.h"
 #include "internal.h"
 
 struct bga_dfree {
@@ -44,57 +45,24 @@ struct dfree_arg {
 	struct bga_dfree *spare; /* records preallocated, one per group */
 };
 
-/* Group g (its chunk exists) holds records now.  Group bit before chunk
- * bit: see unmark_pending. */
+/* Group g (its chunk exists) holds records now, or none any more (its
+ * lock held either way): the set of groups with records (groupset.h). */
 static void mark_pending(struct bga_volume *vol, uint64_t g)
 {
-	uint64_t c = g >> BGA_CHUNK_SHIFT, i = g & (BGA_CHUNK_GROUPS - 1);
-	struct bga_chunk *ch = bga__chunk_get(vol, c);
-	__atomic_fetch_or(&ch->dfree[i / 64], UINT64_C(1) << (i % 64), __ATOMIC_SEQ_CST);
-	__atomic_fetch_or(&vol->dfree_chunks[c / 64], UINT64_C(1) << (c % 64), __ATOMIC_SEQ_CST);
+	uint64_t c = g >> BGA_CHUNK_SHIFT;
+	bga__gset_add(bga__chunk_get(vol, c)->dfree, vol->dfree_chunks, c, g & (BGA_CHUNK_GROUPS - 1));
 }
 
-static bool chunk_pending_empty(const struct bga_chunk *ch)
-{
-	for (unsigned w = 0; w < BGA_CHUNK_WORDS; w++)
-		if (__atomic_load_n(&ch->dfree[w], __ATOMIC_SEQ_CST))
-			return false;
-	return true;
-}
-
-/*
- * Group g holds no records any more (its lock is held).  Clearing the
- * chunk bit races with another group of the chunk marking itself: clear,
- * look again, and set it back if a group bit appeared (the index's
- * summaries do the same).
- */
 static void unmark_pending(struct bga_volume *vol, uint64_t g)
 {
-	uint64_t c = g >> BGA_CHUNK_SHIFT, i = g & (BGA_CHUNK_GROUPS - 1), m = UINT64_C(1) << (c % 64);
-	struct bga_chunk *ch = bga__chunk_get(vol, c);
-	__atomic_fetch_and(&ch->dfree[i / 64], ~(UINT64_C(1) << (i % 64)), __ATOMIC_SEQ_CST);
-	if (!chunk_pending_empty(ch))
-		return;
-	__atomic_fetch_and(&vol->dfree_chunks[c / 64], ~m, __ATOMIC_SEQ_CST);
-	if (!chunk_pending_empty(ch))
-		__atomic_fetch_or(&vol->dfree_chunks[c / 64], m, __ATOMIC_SEQ_CST);
+	uint64_t c = g >> BGA_CHUNK_SHIFT;
+	bga__gset_remove(bga__chunk_get(vol, c)->dfree, vol->dfree_chunks, c, g & (BGA_CHUNK_GROUPS - 1));
 }
 
 /* The first group in [g, gend) that holds records, or gend. */
 static uint64_t next_pending(const struct bga_volume *vol, uint64_t g, uint64_t gend)
 {
-	uint64_t cend = (gend + BGA_CHUNK_GROUPS - 1) >> BGA_CHUNK_SHIFT;
-	while (g < gend) {
-		uint64_t c = bga__atomic_next_set(vol->dfree_chunks, cend, g >> BGA_CHUNK_SHIFT);
-		if (c >= cend)
-			return gend;
-		uint64_t base = c << BGA_CHUNK_SHIFT, lim = BGA_MIN(gend - base, (uint64_t)BGA_CHUNK_GROUPS);
-		uint64_t i = bga__atomic_next_set(bga__chunk_get(vol, c)->dfree, lim, g > base ? g - base : 0);
-		if (i < lim)
-			return base + i;
-		g = base + BGA_CHUNK_GROUPS;
-	}
-	return gend;
+	return bga__gset_next(vol, vol->dfree_chunks, offsetof(struct bga_chunk, dfree), g, gend);
 }
 
 static int dfree_fn(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp, uint64_t g,

@@ -152,22 +152,8 @@ bool bga__group_is_used_slow(const struct bga_volume *vol, const struct bga_grou
 	return grp->free == 0 && off >= lo && off + len <= hi;
 }
 
-/* The first window other than `own` that overlaps [pos, pos + len). */
-static const struct bga_window *window_overlap(const struct bga_group *grp, const struct bga_window *own,
-					       uint32_t pos, uint32_t len)
-{
-	for (const struct bga_window *w = grp->ext->windows; w; w = w->next) {
-		if (w->start >= pos + len)
-			break;
-		if (w != own && w->end > pos)
-			return w;
-	}
-	return NULL;
-}
-
 bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp,
-			    uint64_t g, uint32_t from, uint32_t min, uint32_t max, bool avoid_windows,
-			    const struct bga_window *own, uint32_t *off, uint32_t *len)
+			    uint64_t g, uint32_t from, uint32_t min, uint32_t max, uint32_t *off, uint32_t *len)
 {
 	uint32_t lo, hi;
 	if (grp->free < min || grp->max_run < min)
@@ -175,39 +161,26 @@ bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp,
 	bga__grp_span(vol, grp, g, &lo, &hi);
 	if (from < lo)
 		from = lo;
-	bool windows = avoid_windows && grp->ext && grp->ext->windows;
 	/* A free run in the goal's own word, the usual case of a goal search. */
-	if (grp->bitmap && !windows && from < hi && bga__word_run(grp->bitmap, from, min, max, off, len))
+	if (grp->bitmap && from < hi && bga__word_run(grp->bitmap, from, min, max, off, len))
 		return true;
-	while (from < hi) {
-		uint64_t pos, n;
-		if (grp->bitmap) {
-			pos = bga_bitmap_find_zero_run(grp->bitmap, hi, from, min, max, &n);
-			if (pos >= hi)
-				return false;
-		} else {
-			/* wholly free (free >= min > 0 was checked above) */
-			pos = from;
-			n = BGA_MIN(max, hi - from);
-			if (n < min)
-				return false;
-		}
-		if (windows) {
-			const struct bga_window *w = window_overlap(grp, own, (uint32_t)pos, (uint32_t)n);
-			if (w != NULL) {
-				if (w->start > pos && w->start - pos >= min) {
-					n = w->start - pos;
-				} else {
-					from = w->end > pos + 1 ? w->end : (uint32_t)pos + 1;
-					continue;
-				}
-			}
-		}
-		*off = (uint32_t)pos;
-		*len = (uint32_t)n;
-		return true;
+	if (from >= hi)
+		return false;
+	uint64_t pos, n;
+	if (grp->bitmap) {
+		pos = bga_bitmap_find_zero_run(grp->bitmap, hi, from, min, max, &n);
+		if (pos >= hi)
+			return false;
+	} else {
+		/* wholly free (free >= min > 0 was checked above) */
+		pos = from;
+		n = BGA_MIN(max, hi - from);
+		if (n < min)
+			return false;
 	}
-	return false;
+	*off = (uint32_t)pos;
+	*len = (uint32_t)n;
+	return true;
 }
 
 /* Free bits right below `off`, looking at two words at most; UINT32_MAX

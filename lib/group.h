@@ -185,13 +185,11 @@ static inline void bga__grow_unlock(struct bga_volume *vol)
 
 /*
  * Find a free run of min..max blocks in group g that starts at or after
- * offset `from`, inside the group's span.  With avoid_windows, runs that
- * overlap a window other than `own` are skipped or cut short at the
- * window (never below min).  Returns true and fills *off and *len.
+ * offset `from`, inside the group's span.  Returns true and fills *off
+ * and *len.
  */
 bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t from, uint32_t min,
-			    uint32_t max, bool avoid_windows, const struct bga_window *own, uint32_t *off,
-			    uint32_t *len);
+			    uint32_t max, uint32_t *off, uint32_t *len);
 /* Set max_run (and the index bits) to `run`. */
 void bga__group_set_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t run);
 

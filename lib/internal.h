@@ -41,26 +41,33 @@ void bga__dfree_destroy_group(struct bga_group *grp);
 /* 1 when the handle books windows, 0 when its size is 0, -EINVAL when it
  * belongs to another volume. */
 int bga__rsv_usable(const struct bga_volume *vol, const struct bga_rsv *rsv);
-/* Take ac->min..ac->max blocks from the handle's own window, from `goal`
- * on, charged (charge.c).  False when it has no window or the window
- * cannot serve (then the window is dropped, and the handle's next window
+/* The lock-free take from the handle's window (window.h), charged against
+ * `cap`; false with nothing changed when it cannot serve.  bga_alloc's
+ * fast path. */
+bool bga__rsv_take_fast(struct bga_volume *vol, struct bga_rsv *rsv, uint32_t min, uint32_t max, int64_t cap,
+			struct bga_extent *out);
+/* Take ac->min..ac->max blocks from the handle's window under its group's
+ * lock, charged (charge.c).  False when it has no window or the window
+ * cannot serve (then the window is given back, and the handle's next one
  * will double when this one served its file well); ac->stop may be set. */
-bool bga__rsv_take(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, uint64_t goal,
-		   struct bga_extent *out);
-/* Where to book the handle's next window, and the window to book (its
- * size set) for bga__search; after bga__rsv_take failed. */
+bool bga__rsv_take(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, struct bga_extent *out);
+/* Count an allocation through a handle, served by its window or not. */
+void bga__rsv_count(struct bga_volume *vol, bool hit);
+/* Where to book the handle's next window, the window and its size, for
+ * bga__search; after bga__rsv_take failed. */
 uint64_t bga__rsv_book(struct bga_volume *vol, const struct bga_geom *geo, struct bga_rsv *rsv, uint64_t goal,
-		       struct bga_window **book);
-/* The search booked the window and took `got` from it. */
-void bga__rsv_booked(struct bga_rsv *rsv, const struct bga_extent *got);
+		       struct bga_window **book, uint32_t *wsize);
+/* The search booked the window (it says where it ends). */
+void bga__rsv_booked(struct bga_rsv *rsv);
 /* Unlink every window of a group at destroy (handles stay valid to close). */
 void bga__rsv_destroy_group(struct bga_group *grp);
 
 /* ---- walk.c ---- */
 
-/* Copy group g's free-space map (set = used) under its lock; returns the
- * span end; *initialised says whether the group had a bitmap. */
-uint32_t bga__walk_copy(struct bga_volume *vol, uint64_t g, uint64_t *map, bool *initialised);
+/* Copy group g's free-space map (set = used) under its lock, windows'
+ * remainders shown free (*held of them); returns the span end;
+ * *initialised says whether the group had a bitmap. */
+uint32_t bga__walk_copy(struct bga_volume *vol, uint64_t g, uint64_t *map, bool *initialised, uint32_t *held);
 /* fn for each free run of at least min_len in [from, to) of map. */
 int bga__walk_each_run(const uint64_t *map, uint32_t from, uint32_t to, uint64_t min_len,
 		       int (*fn)(void *, uint32_t, uint32_t), void *arg);
@@ -108,12 +115,12 @@ static inline int64_t bga__unpromised(struct bga_volume *vol, const struct bga_g
 int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
 /*
  * Find and take a run of ac->min..ac->max blocks: goal's group from the
- * goal on, then the group index round the volume.  avoid: skip other
- * handles' windows.  book: link that window over the run found (see
- * rsv.c).  *goal_busy (optional) tells whether the goal's group was
+ * goal on, then the group index round the volume.  book: make a window of
+ * up to wsize blocks of the run found, starting with what was taken
+ * (window.h).  *goal_busy (optional) tells whether the goal's group was
  * skipped because its lock was held.  0, -ENOSPC, -ENOMEM or ac->stop.
  */
-int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, bool avoid, struct bga_window *book,
+int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, struct bga_window *book, uint32_t wsize,
 		struct bga_extent *out, bool *goal_busy);
 /* The calling CPU's placement hints. */
 static inline struct bga_percpu *bga__percpu(struct bga_volume *vol)
@@ -132,11 +139,6 @@ static inline uint64_t bga__home(const struct bga_percpu *pc, uint64_t nblocks)
 	uint64_t b = __atomic_load_n(&pc->home, __ATOMIC_RELAXED);
 	return b < nblocks ? b : 0;
 }
-/* Link window w over [start, end) of group g, in start order.  0 or -ENOMEM. */
-int bga__rsv_link_locked(struct bga_group *grp, uint64_t g, struct bga_window *w, uint32_t start,
-			 uint32_t end);
-void bga__rsv_unlink_locked(struct bga_group *grp, struct bga_window *w);
-
 /* -EINVAL unless [start, start+len) is a non-empty range of usable blocks. */
 int bga__range_check(struct bga_volume *vol, const struct bga_geom *geo, uint64_t start, uint64_t len);
 /*

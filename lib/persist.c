@@ -30,6 +30,7 @@
 #include <bgalloc/bitmap.h>
 
 #include "persist.h"
+#include "window.h"
 #include "persist_format.h"
 #include "rcu.h"
 #include "internal.h"
@@ -167,17 +168,21 @@ static void unlock_all(struct bga_volume *vol)
 	}
 }
 
+/* A group with windows is always written: its owners take from them with
+ * no group lock, so no flag says whether the remainders changed (and a
+ * window's drop marks the group dirty, for what its owner took). */
 static bool want_group(const struct bga_persist *p, const struct bga_group *grp, uint64_t g, bool full)
 {
-	return full || g >= p->stored_ngroups || (grp->flags & BGA_GROUP_DIRTY);
+	return full || g >= p->stored_ngroups || (grp->flags & BGA_GROUP_DIRTY) || (grp->ext && grp->ext->windows);
 }
 
 /*
  * Copy every group the store writes, with grow_lock and every group lock
  * held, so the image is the state of one instant (the locks are held for
- * memcpy only: the I/O runs from the copies).  Blocks that windows hold
- * are free in the bitmaps already; blocks waiting on a deferred free are
- * set, so they are stored as allocated (the journal rule).
+ * memcpy only: the I/O runs from the copies).  Windows are frozen
+ * meanwhile (window.h), and the blocks they hold are written as free, as
+ * nobody owns them; blocks waiting on a deferred free are set, so they
+ * are stored as allocated (the journal rule).
  */
 static int snapshot(struct bga_volume *vol, struct bga_persist *p, bool full, struct snap *s)
 {
@@ -187,6 +192,7 @@ static int snapshot(struct bga_volume *vol, struct bga_persist *p, bool full, st
 	memset(s, 0, sizeof(*s));
 	bga__grow_lock(vol);
 	lock_all(vol);
+	bga__window_freeze_all(vol, true);
 	const struct bga_geom *geo = vol->geom;
 	s->nblocks = geo->nblocks;
 	s->ngroups = geo->ngroups;
@@ -210,7 +216,7 @@ static int snapshot(struct bga_volume *vol, struct bga_persist *p, bool full, st
 		}
 		for (uint64_t g = g0; g < g1; g++) {
 			const struct bga_group *grp = &ch->groups[g - g0];
-			s->free_blocks += grp->free;
+			s->free_blocks += grp->free + bga__window_held_locked(grp);
 			if (grp->bitmap || grp->free == 0)
 				s->inited++;
 			if (want_group(p, grp, g, full)) {
@@ -235,7 +241,7 @@ static int snapshot(struct bga_volume *vol, struct bga_persist *p, bool full, st
 			struct wrec *w = &s->w[s->n++];
 			w->g = g;
 			w->map = NULL;
-			w->rec.free = grp->free;
+			w->rec.free = grp->free + bga__window_held_locked(grp);
 			w->rec.bmcrc = 0;
 			if (grp->flags & BGA_GROUP_QUARANTINED) {
 				w->rec.flags = BGA_DF_QUARANTINED;
@@ -260,8 +266,10 @@ static int snapshot(struct bga_volume *vol, struct bga_persist *p, bool full, st
 		const struct bga_group *grp = &bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT)->groups[g & (BGA_CHUNK_GROUPS - 1)];
 		s->w[k].map = s->maps + m++ * words;
 		memcpy(s->w[k].map, grp->bitmap, words * sizeof(uint64_t));
+		bga__window_clear_held_locked(grp, s->w[k].map);
 	}
 out:
+	bga__window_freeze_all(vol, false);
 	unlock_all(vol);
 	bga__grow_unlock(vol);
 	if (rc) {

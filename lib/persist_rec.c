@@ -229,8 +229,8 @@ int bga__pf_sb_read_best(const struct bga_io *io, struct bga_pf_sb *best, int *b
 {
 	unsigned char buf[2 * BGA_PF_SECTOR];
 	int rc = io->read(io->ctx, buf, sizeof(buf), 0);
-	if (rc)
-		return rc;
+	if (rc) /* a positive result is out of contract: an I/O error */
+		return rc > 0 ? -EIO : rc;
 	int found = -1;
 	for (int s = 0; s < 2; s++) {
 		struct bga_pf_sb sb;

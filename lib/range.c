@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "persist.h"
+#include "window.h"
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -80,8 +81,9 @@ static inline __attribute__((always_inline)) int range_usable_locked(const struc
 		return -EUCLEAN;
 	if (!bga__group_is_used_locked(vol, grp, g, off, n))
 		return -EINVAL;
-	if (grp->ext && grp->ext->dfree && bga__dfree_overlaps_locked(grp, off, n))
-		return -EINVAL;
+	if (grp->ext && ((grp->ext->dfree && bga__dfree_overlaps_locked(grp, off, n)) ||
+			 (grp->ext->windows && bga__window_overlaps_locked(grp, off, n))))
+		return -EINVAL; /* pending a deferred free, or a window's: not allocated */
 	return 0;
 }
 

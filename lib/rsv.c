@@ -1,22 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Per-file reservation windows, after ext3's block reservation (2.6.10),
- * but kept per group under the group's lock instead of in one tree behind
- * one per-filesystem lock, so unrelated files never share a lock.
- *
- * A handle books a window of free blocks; its allocations come from the
- * window first; other callers avoid windows while they can.  When a window
- * is used up, the handle books the next one from its goal onwards, twice
- * as large if more than half of the last one was used (up to rsv_max).
+ * Per-file reservation windows: ext3's block reservation (2.6.10) in
+ * shape, ext4's inode preallocation in substance.  A handle books a
+ * window of free blocks, which then belongs to it (window.h): the file's
+ * allocations take from it with one CAS and no group lock, other callers
+ * never see its blocks, and what the file did not use is given back when
+ * the window is used up, the handle closed, or any caller would otherwise
+ * get -ENOSPC.  When a window is used up, the handle books the next one
+ * from its end onwards, twice as large if more than half of the last one
+ * was used (up to rsv_max).
  */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "rcu.h"
-
-#include <bgalloc/bitmap.h>
-
 #include "internal.h"
+#include "window.h"
 
 /*
  * A handle.  `win` is linked into a group's window list while win.linked;
@@ -27,7 +25,7 @@ struct bga_rsv {
 	struct bga_volume *vol;
 	struct bga_window win;
 	uint32_t size; /* goal size of the next window; 0 = windows off */
-	uint64_t next; /* the block after the last window, where the next is booked (or BGA_NO_GOAL) */
+	bool booked;   /* a window was ever booked: the next starts after it */
 	uint32_t colour; /* which of BGA_RSV_COLOURS slices of a group a new file starts in */
 };
 
@@ -44,40 +42,14 @@ struct bga_rsv {
  */
 #define BGA_RSV_COLOURS 16u
 
-int bga__rsv_link_locked(struct bga_group *grp, uint64_t g, struct bga_window *w, uint32_t start,
-			 uint32_t end)
-{
-	struct bga_group_ext *ext = bga__group_ext_locked(grp);
-	if (ext == NULL)
-		return -ENOMEM;
-	struct bga_window **pp = &ext->windows;
-	while (*pp && (*pp)->start < start)
-		pp = &(*pp)->next;
-	BGA_ASSERT(*pp == NULL || (*pp)->start >= end);
-	w->group = g;
-	w->start = start;
-	w->end = end;
-	w->used = 0;
-	w->next = *pp;
-	*pp = w;
-	w->linked = true;
-	return 0;
-}
-
-void bga__rsv_unlink_locked(struct bga_group *grp, struct bga_window *w)
-{
-	struct bga_window **pp = &grp->ext->windows;
-	while (*pp != w)
-		pp = &(*pp)->next;
-	*pp = w->next;
-	w->next = NULL;
-	w->linked = false;
-}
-
 void bga__rsv_destroy_group(struct bga_group *grp)
 {
-	while (grp->ext->windows)
-		bga__rsv_unlink_locked(grp, grp->ext->windows);
+	while (grp->ext->windows) {
+		struct bga_window *w = grp->ext->windows;
+		grp->ext->windows = w->next;
+		w->next = NULL;
+		w->linked = false;
+	}
 }
 
 /* Drop the handle's window, if it has one. */
@@ -88,7 +60,7 @@ static void window_drop(struct bga_rsv *rsv)
 		return;
 	uint64_t g = rsv->win.group;
 	bga__group_lock(vol, g);
-	bga__rsv_unlink_locked(bga__group_lookup(vol, g), &rsv->win); /* it holds the window */
+	bga__window_drop_locked(vol, bga__group_lookup(vol, g), &rsv->win); /* it holds the window */
 	bga__group_unlock(vol, g);
 }
 
@@ -101,8 +73,13 @@ int bga_rsv_open(struct bga_volume *vol, struct bga_rsv **out)
 		return -ENOMEM;
 	rsv->vol = vol;
 	rsv->size = vol->cfg.rsv_default;
+	/* The colour sequence is the one shared write a handle makes, once,
+	 * at open (a file open; the allocations themselves write none):
+	 * handles opened one after another must get different colours
+	 * whatever CPU opened them, which no per-CPU count gives.  The count
+	 * of open handles is per CPU. */
 	rsv->colour = (uint32_t)(__atomic_fetch_add(&vol->rsv_seq, 1, __ATOMIC_RELAXED) % BGA_RSV_COLOURS);
-	__atomic_fetch_add(&vol->rsv_open, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&bga__percpu(vol)->rsv_opened, 1, __ATOMIC_RELAXED);
 	*out = rsv;
 	return 0;
 }
@@ -112,7 +89,8 @@ void bga_rsv_close(struct bga_rsv *rsv)
 	if (rsv == NULL)
 		return;
 	window_drop(rsv);
-	__atomic_fetch_sub(&rsv->vol->rsv_open, 1, __ATOMIC_RELAXED);
+	struct bga_volume *vol = rsv->vol;
+	__atomic_fetch_add(&bga__percpu(vol)->rsv_closed, 1, __ATOMIC_RELAXED);
 	free(rsv);
 }
 
@@ -130,52 +108,56 @@ int bga_rsv_window(const struct bga_rsv *rsv, struct bga_extent *out)
 {
 	if (rsv == NULL || out == NULL)
 		return -EINVAL;
-	out->start = rsv->win.linked ? bga__group_first(rsv->vol, rsv->win.group) + rsv->win.start : 0;
-	out->len = rsv->win.linked ? rsv->win.end - rsv->win.start : 0;
+	/* the owner's own call: no take runs meanwhile; a thief may cut */
+	uint64_t s = __atomic_load_n(&rsv->win.span, __ATOMIC_ACQUIRE);
+	uint32_t cur = bga__wspan_cur(s), end = bga__wspan_end(s);
+	bool held = rsv->win.linked && end > cur;
+	out->start = held ? bga__group_first(rsv->vol, rsv->win.group) + cur : 0;
+	out->len = held ? end - cur : 0;
 	return 0;
 }
 
-bool bga__rsv_take(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, uint64_t goal,
-		   struct bga_extent *out)
+bool bga__rsv_take_fast(struct bga_volume *vol, struct bga_rsv *rsv, uint32_t min, uint32_t max, int64_t cap,
+			struct bga_extent *out)
+{
+	if (rsv->vol != vol || rsv->size == 0 || !rsv->win.linked || !bga__window_take(vol, &rsv->win, min, max, cap, out))
+		return false;
+	bga__rsv_count(vol, true);
+	return true;
+}
+
+void bga__rsv_count(struct bga_volume *vol, bool hit)
+{
+	struct bga_percpu *pc = bga__percpu(vol);
+	__atomic_fetch_add(&pc->rsv_allocs, 1, __ATOMIC_RELAXED);
+	if (hit)
+		__atomic_fetch_add(&pc->rsv_hits, 1, __ATOMIC_RELAXED);
+}
+
+bool bga__rsv_take(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, struct bga_extent *out)
 {
 	struct bga_window *w = &rsv->win;
-	rsv->next = BGA_NO_GOAL;
 	if (!w->linked)
 		return false;
-	rsv->next = bga__group_first(vol, w->group) + w->end;
-	uint64_t g = w->group, first = bga__group_first(vol, g);
+	uint64_t g = w->group;
 	bool hit = false;
 	bga__group_lock(vol, g);
 	struct bga_group *grp = bga__group_lookup(vol, g); /* it holds the window */
-	uint32_t from = w->start, off, len;
-	if (goal != BGA_NO_GOAL && goal >= first + w->start && goal < first + w->end)
-		from = (uint32_t)(goal - first);
-	/* Other callers may have taken blocks of the window as a last resort;
-	 * the search skips them like any used block.  A group without a
-	 * bitmap is wholly free or wholly used. */
-	uint32_t end = w->end;
-	if (grp->bitmap != NULL) {
-		uint64_t n;
-		uint64_t pos = bga_bitmap_find_zero_run(grp->bitmap, end, from, ac->min, ac->max, &n);
-		hit = pos < end;
-		off = (uint32_t)pos;
-		len = (uint32_t)n;
-	} else {
-		hit = grp->free != 0 && end - from >= ac->min;
-		off = from;
-		len = BGA_MIN(ac->max, end - from);
-	}
-	if (hit && bga__take_locked(vol, ac, grp, g, off, &len) == 0) {
-		w->used += len;
-		out->start = first + off;
+	/* Under the group lock no thief cuts and no store freezes, and only
+	 * this thread takes: the span is ours to read and write. */
+	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+	uint32_t cur = bga__wspan_cur(s), len = BGA_MIN(ac->max, bga__wspan_end(s) - cur);
+	if (len >= ac->min && bga__charge_locked(vol, ac, &len) == 0) {
+		__atomic_store_n(&w->span, s + len, __ATOMIC_RELEASE);
+		out->start = bga__group_first(vol, g) + cur;
 		out->len = len;
+		hit = true;
 	} else {
-		hit = false;
-		/* Used up (or blocked): grow the next window if this one
+		/* Used up (or too short): grow the next window if this one
 		 * served its file well, as ext3 does. */
-		if (2 * w->used > w->end - w->start)
+		if (2 * (cur - w->start) > bga__wspan_end(s) - w->start)
 			rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
-		bga__rsv_unlink_locked(grp, w);
+		bga__window_drop_locked(vol, grp, w);
 	}
 	bga__group_unlock(vol, g);
 	return hit;
@@ -198,23 +180,24 @@ int bga__rsv_usable(const struct bga_volume *vol, const struct bga_rsv *rsv)
 }
 
 uint64_t bga__rsv_book(struct bga_volume *vol, const struct bga_geom *geo, struct bga_rsv *rsv, uint64_t goal,
-		       struct bga_window **book)
+		       struct bga_window **book, uint32_t *wsize)
 {
 	/* Book a new window from the goal on (or right after the old one, so
 	 * a file written in order stays contiguous); a first window starts in
 	 * the handle's colour of the goal's group. */
-	uint64_t next = rsv->next;
+	uint64_t next = rsv->booked ? bga__group_first(vol, rsv->win.group) +
+					      bga__wspan_end(__atomic_load_n(&rsv->win.span, __ATOMIC_RELAXED))
+				    : BGA_NO_GOAL;
 	if (goal == BGA_NO_GOAL)
 		goal = next < geo->nblocks ? next : bga__home(bga__percpu(vol), geo->nblocks);
-	if (next == BGA_NO_GOAL)
+	if (!rsv->booked)
 		goal = coloured(vol, geo, goal, rsv->colour);
-	rsv->win.start = 0;
-	rsv->win.end = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
+	*wsize = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
 	*book = &rsv->win;
 	return goal;
 }
 
-void bga__rsv_booked(struct bga_rsv *rsv, const struct bga_extent *got)
+void bga__rsv_booked(struct bga_rsv *rsv)
 {
-	rsv->win.used = BGA_MIN((uint32_t)got->len, rsv->win.end - rsv->win.start);
+	rsv->booked = true;
 }

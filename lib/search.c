@@ -20,6 +20,7 @@
 
 #include "internal.h"
 #include "steer.h"
+#include "window.h"
 
 /* Busy groups skipped with trylock before an allocation blocks on a lock. */
 #define BGA_BUSY_SKIPS 3
@@ -39,43 +40,39 @@ static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *
 
 /*
  * Try one group under its lock.  `from` is the first offset to look at.
- * With `book`, the run found (up to book->end - book->start blocks, set by
- * the caller to the window size) becomes that window, and only up to
- * ac->max of it is taken.  -ENOSPC: no run here (or ac->stop says the
- * count ruled the whole request out).
+ * With `book`, a run of up to `wsize` blocks is looked for, and becomes
+ * that window (window.h) once up to ac->max of it is taken.  -ENOSPC: no
+ * run here (or ac->stop says the count ruled the whole request out).
  */
 static inline __attribute__((always_inline)) int
-try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, bool avoid,
-		 struct bga_window *book, struct bga_extent *out)
+try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, struct bga_window *book,
+		 uint32_t wsize, struct bga_extent *out)
 {
 	struct bga_group *grp = bga__group_lookup(vol, g);
-	uint32_t wsize = book ? book->end - book->start : 0;
 	uint32_t off, len, want = BGA_MAX(ac->max, wsize);
-	if (!bga__group_find_locked(vol, grp, g, from, ac->min, want, avoid, NULL, &off, &len)) {
+	if (!bga__group_find_locked(vol, grp, g, from, ac->min, want, &off, &len)) {
 		/* A failed whole-group search means max_run overstated the
 		 * longest run: fix it so the index stops pointing here. */
-		if (from == 0 && !(avoid && grp->ext && grp->ext->windows))
+		if (from == 0)
 			bga__group_refresh_locked(vol, grp, g);
 		return -ENOSPC;
 	}
 	/* The window is at most its size (never above rsv_max); an extent
 	 * longer than the window goes on past it. */
-	if (book && bga__rsv_link_locked(grp, g, book, off, off + BGA_MIN(len, wsize)) != 0)
-		return -ENOMEM;
+	uint32_t wlen = BGA_MIN(len, wsize);
 	len = BGA_MIN(len, ac->max);
 	int rc = bga__take_locked(vol, ac, grp, g, off, &len);
-	if (rc) {
-		if (book)
-			bga__rsv_unlink_locked(grp, book);
+	if (rc)
 		return rc;
-	}
+	if (book && bga__window_book_locked(vol, grp, g, book, off, len, wlen) != 0)
+		bga__window_book_locked(vol, grp, g, book, off, len, len); /* no memory: no window */
 	out->start = bga__group_first(vol, g) + off;
 	out->len = len;
 	return 0;
 }
 
-static int try_group(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, bool avoid,
-		     struct bga_window *book, bool wait, struct bga_extent *out)
+static int try_group(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, struct bga_window *book,
+		     uint32_t wsize, bool wait, struct bga_extent *out)
 {
 	int rc = bga__group_ensure(vol, g); /* before the lock: lockdep.h */
 	if (rc)
@@ -84,7 +81,7 @@ static int try_group(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, ui
 		bga__group_lock(vol, g);
 	else if (!bga__group_trylock(vol, g))
 		return -EBUSY;
-	rc = try_group_locked(vol, ac, g, from, avoid, book, out);
+	rc = try_group_locked(vol, ac, g, from, book, wsize, out);
 	bga__group_unlock(vol, g);
 	return rc;
 }
@@ -96,14 +93,14 @@ static int try_group(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, ui
  * skipped groups are visited again at the end, so contention never
  * causes a false -ENOSPC.  Stops at once when ac->stop is set.
  */
-int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, bool avoid, struct bga_window *book,
+int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, struct bga_window *book, uint32_t wsize,
 		struct bga_extent *out, bool *goal_busy)
 {
 	const struct bga_geom *geo = ac->geo;
 	uint64_t g0 = bga__group_of(vol, goal);
 	uint64_t skipped[BGA_BUSY_SKIPS];
 	unsigned nskipped = 0;
-	int rc = try_group(vol, ac, g0, (uint32_t)(goal - bga__group_first(vol, g0)), avoid, book, false, out);
+	int rc = try_group(vol, ac, g0, (uint32_t)(goal - bga__group_first(vol, g0)), book, wsize, false, out);
 	if (rc != -EBUSY && rc != -ENOSPC)
 		return rc;
 	if (ac->stop)
@@ -119,7 +116,7 @@ int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, bool
 		uint64_t g = seg == 0 ? g0 + 1 : 0, end = seg == 0 ? n : g0 + 1;
 		while ((g = bga__idx_next(vol, g, end, ac->min)) < end) {
 			bool wait = nskipped >= BGA_BUSY_SKIPS;
-			rc = try_group(vol, ac, g, 0, avoid, book, wait, out);
+			rc = try_group(vol, ac, g, 0, book, wsize, wait, out);
 			if (rc == -EBUSY)
 				skipped[nskipped++] = g;
 			else if (rc != -ENOSPC)
@@ -130,7 +127,7 @@ int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, bool
 		}
 	}
 	for (unsigned i = 0; i < nskipped; i++) {
-		rc = try_group(vol, ac, skipped[i], 0, avoid, book, true, out);
+		rc = try_group(vol, ac, skipped[i], 0, book, wsize, true, out);
 		if (rc != -ENOSPC || ac->stop)
 			return ac->stop ? ac->stop : rc;
 	}
@@ -147,8 +144,12 @@ static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, uint64_t goa
 	rc = -ENOSPC;
 	bga__group_lock(vol, g);
 	struct bga_group *grp = bga__group_lookup(vol, g);
+	/* Window blocks at the goal are nobody's yet: take them back (ext4
+	 * discards a preallocation that is in the way the same way). */
+	if (grp->ext && grp->ext->windows)
+		bga__window_cut_range_locked(vol, grp, g, from, ac->max);
 	if (!bga__group_test_locked(vol, grp, g, from) &&
-	    bga__group_find_locked(vol, grp, g, from, ac->min, ac->max, false, NULL, &off, &len) && off == from) {
+	    bga__group_find_locked(vol, grp, g, from, ac->min, ac->max, &off, &len) && off == from) {
 		rc = bga__take_locked(vol, ac, grp, g, off, &len);
 		out->start = goal;
 		out->len = len;
@@ -157,22 +158,16 @@ static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, uint64_t goa
 	return rc;
 }
 
-/*
- * The search without a window.  Other handles' windows are avoided while
- * free space exists elsewhere, and used only as a last resort.
- */
-static int alloc_plain(struct bga_volume *vol, struct bga_actx *ac,
-							     const struct bga_request *req, struct bga_extent *out)
+/* The search without a window. */
+static int alloc_plain(struct bga_volume *vol, struct bga_actx *ac, const struct bga_request *req,
+		       struct bga_extent *out)
 {
 	if (req->flags & BGA_EXACT_GOAL)
 		return alloc_exact(vol, ac, req->goal, out);
 	struct bga_percpu *pc = bga__percpu(vol);
 	bool steered, busy = false;
 	uint64_t goal = bga__resolve_goal(vol, pc, req->goal, ac->geo->nblocks, &steered);
-	bool windows = __atomic_load_n(&vol->rsv_open, __ATOMIC_RELAXED) != 0;
-	int rc = bga__search(vol, ac, goal, windows, NULL, out, &busy);
-	if (rc == -ENOSPC && windows && !ac->stop)
-		rc = bga__search(vol, ac, goal, false, NULL, out, NULL);
+	int rc = bga__search(vol, ac, goal, NULL, 0, out, &busy);
 	if (rc == 0)
 		bga__note_result(vol, pc, req->goal, goal, steered, busy, out);
 	return rc;
@@ -180,9 +175,8 @@ static int alloc_plain(struct bga_volume *vol, struct bga_actx *ac,
 
 /*
  * The window phase: the handle's own window first, then a new window
- * booked by the search (avoiding the others'), then, when no window fits
- * outside the others', a plain allocation: windows never cause a false
- * -ENOSPC.
+ * booked by the search, and, when nothing fits a window, a plain
+ * allocation.
  */
 static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, const struct bga_request *req,
 			struct bga_extent *out)
@@ -192,19 +186,19 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, const struc
 		return on;
 	if (on == 0 || (req->flags & BGA_EXACT_GOAL))
 		return alloc_plain(vol, ac, req, out);
-	struct bga_percpu *pc = bga__percpu(vol);
-	__atomic_fetch_add(&pc->rsv_allocs, 1, __ATOMIC_RELAXED);
-	if (bga__rsv_take(vol, ac, req->rsv, req->goal, out)) {
-		__atomic_fetch_add(&pc->rsv_hits, 1, __ATOMIC_RELAXED);
+	if (bga__rsv_take(vol, ac, req->rsv, out)) {
+		bga__rsv_count(vol, true);
 		return 0;
 	}
 	if (ac->stop)
 		return ac->stop;
+	bga__rsv_count(vol, false);
 	struct bga_window *book;
-	uint64_t goal = bga__rsv_book(vol, ac->geo, req->rsv, req->goal, &book);
-	int rc = bga__search(vol, ac, goal, true, book, out, NULL);
+	uint32_t wsize;
+	uint64_t goal = bga__rsv_book(vol, ac->geo, req->rsv, req->goal, &book, &wsize);
+	int rc = bga__search(vol, ac, goal, book, wsize, out, NULL);
 	if (rc == 0) {
-		bga__rsv_booked(req->rsv, out);
+		bga__rsv_booked(req->rsv);
 		return 0;
 	}
 	if (ac->stop)
@@ -242,7 +236,12 @@ int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struc
 		if (rc != -ENOSPC || ac.stop || tries == BGA_SEARCH_RETRIES || (req->flags & BGA_EXACT_GOAL) ||
 		    blocks_unpromised(vol, &ac) < (int64_t)req->min_len)
 			break;
-		sched_yield();
+		/* Blocks that windows hold are free but not in any bitmap's
+		 * free runs: take them back before anything else (as
+		 * mballoc discards preallocations and retries).  Only when
+		 * none were held does the search wait for others to move. */
+		if (bga__window_reclaim(vol) == 0)
+			sched_yield();
 	}
 nospace:;
 	/*

@@ -59,8 +59,10 @@ int bga_stats(struct bga_volume *vol, struct bga_stats *st)
 		}
 		for (uint64_t g = g0; g < g1; g++) {
 			bool initialised;
-			uint32_t hi = bga__walk_copy(vol, g, map, &initialised);
+			uint32_t held;
+			uint32_t hi = bga__walk_copy(vol, g, map, &initialised, &held);
 			st->groups_initialised += initialised;
+			st->rsv_window_blocks += held;
 			bga__walk_each_run(map, 0, hi, 1, hist_fn, &h);
 		}
 	}
@@ -95,7 +97,12 @@ int bga_stats(struct bga_volume *vol, struct bga_stats *st)
 		st->rsv_allocs += __atomic_load_n(&vol->cpu[i].rsv_allocs, __ATOMIC_RELAXED);
 	}
 	st->rsv_hit_ratio = st->rsv_allocs ? (double)st->rsv_hits / (double)st->rsv_allocs : 0;
-	st->rsv_windows_open = __atomic_load_n(&vol->rsv_open, __ATOMIC_RELAXED);
+	uint64_t opened = 0, closed = 0;
+	for (unsigned i = 0; i < vol->ncpu; i++) {
+		opened += __atomic_load_n(&vol->cpu[i].rsv_opened, __ATOMIC_RELAXED);
+		closed += __atomic_load_n(&vol->cpu[i].rsv_closed, __ATOMIC_RELAXED);
+	}
+	st->rsv_windows_open = opened - closed;
 	st->deferred_blocks = __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED);
 	st->deferred_extents = __atomic_load_n(&vol->dfree_extents, __ATOMIC_RELAXED);
 	st->last_committed_txn = __atomic_load_n(&vol->last_committed, __ATOMIC_RELAXED);

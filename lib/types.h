@@ -56,21 +56,38 @@ struct bga_dfree;
 struct bga_actx;
 
 /*
- * A reservation window: blocks [start, end) of one group booked for one
- * handle.  Linked into its group's list, sorted by start; every field is
- * read and written under that group's lock.  Windows never overlap.
+ * A window: blocks of one group that a handle (rsv.c) or a CPU (the
+ * locality windows of locality.c) took from the group in one locked step
+ * and hands out without the group's lock (window.c, after ext4's
+ * preallocations).  Blocks [start, cur) went to the owner's allocations
+ * and are theirs now; the remainder [cur, end) is marked used in the
+ * group's bitmap but charged to nobody: it counts as free (bga_free_exact,
+ * bga_check, the store) and is taken back before any -ENOSPC.
+ *
+ * `span` packs cur, end, a frozen bit and a generation (window.c); it is
+ * the one field that changes without the group lock: an owner advances
+ * cur with a CAS, a thief (reclaim, exact goal) lowers end with a CAS
+ * under the group lock.  group and start change only while the window is
+ * unlinked, or, for a locality window, with the generation bumped, so a
+ * CAS that succeeds read the group its span belongs to.
+ *
+ * Linked into its group's list (unsorted) while `linked`; the list and
+ * `linked` change under the group lock, and only by the owner (or the
+ * volume's destroy).  Remainders of different windows never overlap: each
+ * was free when booked.
  */
 struct bga_window {
 	struct bga_window *next;
-	uint64_t group;
-	uint32_t start, end;
-	uint32_t used; /* blocks the owner allocated from this window */
+	uint64_t group;   /* atomic for locality windows */
+	uint32_t start;
+	uint64_t span;    /* atomic: see window.c */
+	uint32_t used;    /* blocks the owner took from this window (its next size) */
 	bool linked;
 };
 
 /* Rarely used per-group state, allocated on first use. */
 struct bga_group_ext {
-	struct bga_window *windows; /* sorted by start, disjoint; under the group lock */
+	struct bga_window *windows; /* linked windows, unsorted; under the group lock */
 	struct bga_dfree *dfree;    /* pending deferred frees in this group */
 	uint64_t *pending;          /* blocks_per_group bits: set iff a block is in dfree;
 				     * made with the first record, so a free checks
@@ -134,6 +151,7 @@ struct bga_chunk {
 	 */
 	uint32_t clearing;
 	uint64_t dfree[BGA_CHUNK_WORDS]; /* groups holding pending deferred frees (atomic) */
+	uint64_t wins[BGA_CHUNK_WORDS];  /* groups holding linked windows (atomic; groupset.h) */
 	struct bga_group groups[BGA_CHUNK_GROUPS];
 };
 
@@ -169,6 +187,13 @@ struct bga_percpu {
 	 * window served: statistics kept per CPU so that counting them never
 	 * moves a shared line (bga_stats sums them) */
 	uint64_t rsv_allocs, rsv_hits;
+	/* handles opened and closed on this CPU (their difference, summed,
+	 * is bga_stats' rsv_windows_open) */
+	uint64_t rsv_opened, rsv_closed;
+	/* the CPU's locality window (locality.c) and the flag that lets one
+	 * thread at a time book it */
+	struct bga_window local;
+	uint32_t local_booking;
 } __attribute__((aligned(BGA_CACHELINE)));
 
 struct bga_volume {
@@ -217,8 +242,8 @@ struct bga_volume {
 	uint64_t dfree_extents;      /* atomic */
 	uint64_t *dfree_chunks;      /* atomic: chunks whose dfree map has a bit set (max_chunks bits) */
 
-	uint64_t rsv_open; /* atomic: handles open */
-	uint64_t rsv_seq;  /* atomic: handles ever opened (their colours) */
+	uint64_t *win_chunks; /* atomic: chunks whose wins map has a bit set (max_chunks bits) */
+	uint64_t rsv_seq;     /* atomic: handles ever opened (their colours; rsv.c says why shared) */
 
 	struct bga_persist *persist; /* persist.c: NULL until the first store or load */
 	/*

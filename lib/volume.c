@@ -130,7 +130,8 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	rc = -ENOMEM;
 	vol->chunks = calloc(vol->max_chunks, sizeof(*vol->chunks));
 	vol->dfree_chunks = calloc(BGA_BITMAP_WORDS(vol->max_chunks), sizeof(uint64_t));
-	if (!vol->chunks || !vol->dfree_chunks)
+	vol->win_chunks = calloc(BGA_BITMAP_WORDS(vol->max_chunks), sizeof(uint64_t));
+	if (!vol->chunks || !vol->dfree_chunks || !vol->win_chunks)
 		goto fail;
 	for (unsigned k = 0; k < BGA_ORDERS; k++)
 		if (!(vol->summary[k] = calloc(BGA_BITMAP_WORDS(vol->max_chunks), sizeof(uint64_t))))
@@ -199,6 +200,7 @@ void bga_destroy(struct bga_volume *vol)
 	for (unsigned k = 0; k < BGA_ORDERS; k++)
 		free(vol->summary[k]);
 	free(vol->dfree_chunks);
+	free(vol->win_chunks);
 	free(vol->geom);
 	while (vol->retired) {
 		struct bga_geom *next = vol->retired->retired;

@@ -10,6 +10,7 @@
 #include <bgalloc/bitmap.h>
 
 #include "internal.h"
+#include "window.h"
 #include "persist.h"
 
 /*
@@ -17,9 +18,10 @@
  * its lock.  An untouched group needs no lock: it is wholly free.  Returns
  * the group's span end.
  */
-uint32_t bga__walk_copy(struct bga_volume *vol, uint64_t g, uint64_t *map, bool *initialised)
+uint32_t bga__walk_copy(struct bga_volume *vol, uint64_t g, uint64_t *map, bool *initialised, uint32_t *held)
 {
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
+	*held = 0;
 	if (ch == NULL) {
 		*initialised = false;
 		return bga__group_copy_locked(vol, NULL, g, map, false);
@@ -28,6 +30,9 @@ uint32_t bga__walk_copy(struct bga_volume *vol, uint64_t g, uint64_t *map, bool 
 	const struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
 	*initialised = grp->bitmap != NULL;
 	uint32_t hi = bga__group_copy_locked(vol, grp, g, map, false);
+	*held = bga__window_held_locked(grp);
+	if (*held)
+		bga__window_clear_held_locked(grp, map); /* free: nobody owns them */
 	bga__group_unlock(vol, g);
 	return hi;
 }
@@ -105,7 +110,8 @@ static int foreach_group(struct bga_volume *vol, const struct bga_geom *geo, uin
 	(void)geo;
 	struct walk *w = arg;
 	bool initialised;
-	uint32_t hi = bga__walk_copy(vol, g, map, &initialised);
+	uint32_t held;
+	uint32_t hi = bga__walk_copy(vol, g, map, &initialised, &held);
 	w->base = bga__group_first(vol, g);
 	return bga__walk_each_run(map, a, BGA_MIN(b, hi), w->min_len, walk_fn, w);
 }
@@ -177,6 +183,10 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 	}
 	uint32_t lo, hi;
 	bga__grp_span(vol, grp, g, &lo, &hi);
+	/* Windows' unused blocks are free space too: take them back, so the
+	 * trim can claim and discard them (their owners book anew). */
+	if (grp->ext && grp->ext->windows)
+		bga__window_cut_range_locked(vol, grp, g, a, b - a);
 	bga__group_copy_locked(vol, grp, g, scratch, false);
 	rc = bga__walk_each_run(scratch, a, BGA_MIN(b, hi), t->min_len, trim_collect, &l);
 	size_t taken = 0;

@@ -10,6 +10,7 @@
 
 #include "snapshot.h"
 #include "internal.h"
+#include "window.h"
 
 struct buf {
 	uint64_t *w;
@@ -50,7 +51,7 @@ static void put_group_locked(struct buf *b, struct bga_volume *vol, const struct
 	for (size_t w = 0; w < BGA_BITMAP_WORDS(bpg); w++)
 		put(b, map[w]);
 	for (const struct bga_window *w = grp && grp->ext ? grp->ext->windows : NULL; w; w = w->next)
-		put(b, ((uint64_t)w->start << 32) | w->end);
+		put(b, ((uint64_t)w->start << 32) | (__atomic_load_n(&w->span, __ATOMIC_ACQUIRE) & ~BGA_WSPAN_FROZEN));
 	put(b, UINT64_MAX);
 	if (grp) {
 		size_t n = bga__dfree_dump_locked(grp, NULL, 0);
@@ -82,7 +83,11 @@ int bga__snapshot(struct bga_volume *vol, void **out, size_t *len)
 	put(&b, __atomic_load_n(&vol->reserved, __ATOMIC_RELAXED));
 	put(&b, __atomic_load_n(&vol->last_committed, __ATOMIC_RELAXED));
 	put(&b, __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED));
-	put(&b, __atomic_load_n(&vol->rsv_open, __ATOMIC_RELAXED));
+	uint64_t open = 0; /* handles open: opened minus closed, over the CPUs */
+	for (unsigned i = 0; i < vol->ncpu; i++)
+		open += __atomic_load_n(&vol->cpu[i].rsv_opened, __ATOMIC_RELAXED) -
+			__atomic_load_n(&vol->cpu[i].rsv_closed, __ATOMIC_RELAXED);
+	put(&b, open);
 	for (uint64_t g = 0; g < geo->ngroups; g++) {
 		const struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
 		if (ch)

@@ -19,6 +19,7 @@
 #include "testutil.h"
 
 #include "internal.h"
+#include "window.h"
 
 /* Group g's descriptor (single-threaded: no lock needed). */
 static struct bga_group *grp_of(struct bga_volume *vol, uint64_t g)
@@ -192,8 +193,13 @@ static struct bga_window *two_windows(struct bga_volume *vol, struct bga_rsv **a
 	struct bga_window *w = grp_of(vol, *g)->ext->windows;
 	cr_assert_not_null(w);
 	cr_assert_not_null(w->next, "two windows linked");
-	cr_assert_leq(w->end, w->next->start);
 	return w;
+}
+
+/* Set a window's remainder to [cur, end), keeping its generation. */
+static void set_span(struct bga_window *w, uint32_t cur, uint32_t end)
+{
+	w->span = (w->span & ~((UINT64_C(1) << 42) - 1)) | ((uint64_t)end << BGA_WSPAN_BITS) | cur;
 }
 
 Test(check, window_overlap)
@@ -202,21 +208,27 @@ Test(check, window_overlap)
 	struct bga_rsv *a, *b;
 	uint64_t g;
 	struct bga_window *w = two_windows(vol, &a, &b, &g);
-	uint32_t start = w->next->start;
-	w->next->start = w->end - 1;
-	expect_violation(vol, "overlaps or leaves the group", g, g * 512 + w->end - 1);
-	w->next->start = start;
+	uint64_t saved = w->next->span, mine = w->span;
+	uint32_t cur = bga__wspan_cur(mine), end = bga__wspan_end(mine);
+	cr_assert_gt(end, cur, "the window holds blocks");
+	/* Two remainders over the same blocks. */
+	set_span(w->next, cur, end);
+	expect_violation(vol, "overlap", g, g * 512 + cur);
+	w->next->span = saved;
 	assert_clean(vol);
-	/* A window past the group's span. */
-	struct bga_window *last = w->next;
-	uint32_t end = last->end;
-	last->end = 513;
-	expect_violation(vol, "overlaps or leaves the group", g, g * 512 + last->start);
-	last->end = end;
+	/* A remainder past the group's span. */
+	set_span(w, cur, 513);
+	expect_violation(vol, "leaves the group", g, g * 512 + cur);
+	w->span = mine;
 	/* A window that names another group. */
 	w->group = g + 1;
-	expect_violation(vol, "overlaps or leaves the group", g, g * 512 + w->start);
+	expect_violation(vol, "leaves the group", g, g * 512 + cur);
 	w->group = g;
+	/* A remainder over free blocks (the last blocks of the group are free). */
+	set_span(w, 500, 510);
+	expect_violation(vol, "holds free blocks", g, g * 512 + 500);
+	w->span = mine;
+	assert_clean(vol);
 	bga_rsv_close(a);
 	bga_rsv_close(b);
 	done(vol);

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_GROUPSET_H
+#define BGA_GROUPSET_H
+
+/*
+ * A set of groups in two levels of atomic bitmaps, so that a walk over
+ * the groups that hold something (pending deferred frees: deferred.c;
+ * linked windows: window.c) costs a word per 64 chunks, not a look at
+ * every group: one bit per group in its chunk (`chunk_map`, BGA_CHUNK_WORDS
+ * words of struct bga_chunk) and one bit per chunk in the volume
+ * (`vol_map`, max_chunks bits).  Bits change only with the group's lock
+ * held, so a group's bit is exact under its lock; a walker that holds no
+ * lock sees every group that was in the set before it started and is in
+ * it still.
+ */
+
+#include "types.h"
+#include "group.h"
+
+/* Add group i of chunk c.  Group bit before chunk bit: see gset_remove. */
+static inline void bga__gset_add(uint64_t *chunk_map, uint64_t *vol_map, uint64_t c, uint64_t i)
+{
+	__atomic_fetch_or(&chunk_map[i / 64], UINT64_C(1) << (i % 64), __ATOMIC_SEQ_CST);
+	__atomic_fetch_or(&vol_map[c / 64], UINT64_C(1) << (c % 64), __ATOMIC_SEQ_CST);
+}
+
+static inline bool bga__gset_chunk_empty(const uint64_t *chunk_map)
+{
+	for (unsigned w = 0; w < BGA_CHUNK_WORDS; w++)
+		if (__atomic_load_n(&chunk_map[w], __ATOMIC_SEQ_CST))
+			return false;
+	return true;
+}
+
+/*
+ * Remove group i of chunk c.  Clearing the chunk bit races with another
+ * group of the chunk adding itself: clear, look again, and set it back if
+ * a group bit appeared (the index's summaries do the same).
+ */
+static inline void bga__gset_remove(uint64_t *chunk_map, uint64_t *vol_map, uint64_t c, uint64_t i)
+{
+	uint64_t m = UINT64_C(1) << (c % 64);
+	__atomic_fetch_and(&chunk_map[i / 64], ~(UINT64_C(1) << (i % 64)), __ATOMIC_SEQ_CST);
+	if (!bga__gset_chunk_empty(chunk_map))
+		return;
+	__atomic_fetch_and(&vol_map[c / 64], ~m, __ATOMIC_SEQ_CST);
+	if (!bga__gset_chunk_empty(chunk_map))
+		__atomic_fetch_or(&vol_map[c / 64], m, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The first group in [g, gend) of the set, or gend.  `off` is the offset
+ * of the chunk map inside struct bga_chunk (offsetof(struct bga_chunk, x)).
+ */
+static inline uint64_t bga__gset_next(const struct bga_volume *vol, const uint64_t *vol_map, size_t off, uint64_t g,
+				      uint64_t gend)
+{
+	uint64_t cend = (gend + BGA_CHUNK_GROUPS - 1) >> BGA_CHUNK_SHIFT;
+	while (g < gend) {
+		uint64_t c = bga__atomic_next_set(vol_map, cend, g >> BGA_CHUNK_SHIFT);
+		if (c >= cend)
+			return gend;
+		uint64_t base = c << BGA_CHUNK_SHIFT, lim = BGA_MIN(gend - base, (uint64_t)BGA_CHUNK_GROUPS);
+		const uint64_t *map = (const uint64_t *)((const char *)bga__chunk_get(vol, c) + off);
+		uint64_t i = bga__atomic_next_set(map, lim, g > base ? g - base : 0);
+		if (i < lim)
+			return base + i;
+		g = base + BGA_CHUNK_GROUPS;
+	}
+	return gend;
+}
+
+#endif

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Windows that own their blocks: booking, giving back, taking back before
+ * -ENOSPC, and what frees, checks and stores need to know of them.  The
+ * contract and the span word are in window.h; the owners are rsv.c (a
+ * file's handle) and locality.c (a CPU's window for small files).
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include "groupset.h"
+#include "window.h"
+
+static void set_linked(struct bga_volume *vol, uint64_t g, bool on)
+{
+	uint64_t c = g >> BGA_CHUNK_SHIFT, i = g & (BGA_CHUNK_GROUPS - 1);
+	struct bga_chunk *ch = bga__chunk_get(vol, c);
+	if (on)
+		bga__gset_add(ch->wins, vol->win_chunks, c, i);
+	else
+		bga__gset_remove(ch->wins, vol->win_chunks, c, i);
+}
+
+int bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, struct bga_window *w,
+			    uint32_t off, uint32_t taken, uint32_t wlen)
+{
+	BGA_ASSERT(!w->linked);
+	uint64_t old = __atomic_load_n(&w->span, __ATOMIC_RELAXED);
+	if (taken >= wlen) {
+		/* nothing left: where it ended is all the owner needs */
+		__atomic_store_n(&w->group, g, __ATOMIC_RELEASE);
+		w->start = off;
+		__atomic_store_n(&w->span, bga__wspan_next(old, off + taken, off + taken), __ATOMIC_RELEASE);
+		return 0;
+	}
+	struct bga_group_ext *ext = bga__group_ext_locked(grp);
+	if (ext == NULL)
+		return -ENOMEM;
+	BGA_ASSERT(grp->bitmap != NULL);
+	/* The bitmap exists (the allocation that books took part of the
+	 * group), so this cannot fail. */
+	int rc = bga__group_take_locked(vol, grp, g, off + taken, wlen - taken);
+	BGA_ASSERT(rc == 0);
+	(void)rc;
+	__atomic_store_n(&w->group, g, __ATOMIC_RELEASE);
+	w->start = off;
+	__atomic_store_n(&w->span, bga__wspan_next(old, off + taken, off + wlen), __ATOMIC_RELEASE);
+	if (ext->windows == NULL)
+		set_linked(vol, g, true);
+	w->next = ext->windows;
+	ext->windows = w;
+	w->linked = true;
+	return 0;
+}
+
+/*
+ * Lower w's end to `at` (never below cur), giving [max(cur, at), end)
+ * back to the group.  Group lock held: only the owner's lock-free take
+ * races, and it only raises cur.
+ */
+static uint32_t cut_locked(struct bga_volume *vol, struct bga_group *grp, struct bga_window *w, uint32_t at)
+{
+	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+	uint32_t from, end;
+	do {
+		BGA_ASSERT(!(s & BGA_WSPAN_FROZEN));
+		from = BGA_MAX(bga__wspan_cur(s), at);
+		end = bga__wspan_end(s);
+		if (from >= end)
+			return 0;
+	} while (!__atomic_compare_exchange_n(&w->span, &s, (s & ~(BGA_WSPAN_MASK << BGA_WSPAN_BITS)) |
+							       ((uint64_t)from << BGA_WSPAN_BITS),
+					      false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	/* booked with a bitmap, and bitmaps are never dropped: cannot fail */
+	bga__group_release_locked(vol, grp, w->group, from, end - from);
+	return end - from;
+}
+
+uint32_t bga__window_drop_locked(struct bga_volume *vol, struct bga_group *grp, struct bga_window *w)
+{
+	BGA_ASSERT(w->linked);
+	uint32_t n = cut_locked(vol, grp, w, 0);
+	struct bga_window **pp = &grp->ext->windows;
+	while (*pp != w)
+		pp = &(*pp)->next;
+	*pp = w->next;
+	w->next = NULL;
+	w->linked = false;
+	/* The store wrote the remainder as free while it was linked; what the
+	 * owner took since is allocated, so the group must be stored again. */
+	grp->flags |= BGA_GROUP_DIRTY;
+	if (grp->ext->windows == NULL)
+		set_linked(vol, w->group, false);
+	return n;
+}
+
+static bool overlaps(const struct bga_window *w, uint32_t off, uint32_t len)
+{
+	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+	uint32_t cur = bga__wspan_cur(s), end = bga__wspan_end(s);
+	return BGA_MAX(cur, off) < BGA_MIN(end, off + len);
+}
+
+uint32_t bga__window_cut_range_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t at,
+				      uint32_t len)
+{
+	(void)g;
+	uint32_t n = 0;
+	for (struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next)
+		if (overlaps(w, at, len))
+			n += cut_locked(vol, grp, w, at);
+	return n;
+}
+
+bool bga__window_overlaps_locked(const struct bga_group *grp, uint32_t off, uint32_t len)
+{
+	for (const struct bga_window *w = grp->ext->windows; w; w = w->next)
+		if (overlaps(w, off, len))
+			return true;
+	return false;
+}
+
+uint32_t bga__window_held_locked(const struct bga_group *grp)
+{
+	uint32_t n = 0;
+	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next) {
+		uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+		n += bga__wspan_end(s) - bga__wspan_cur(s);
+	}
+	return n;
+}
+
+uint64_t bga__window_reclaim(struct bga_volume *vol)
+{
+	uint64_t n = 0, end = vol->max_chunks << BGA_CHUNK_SHIFT;
+	for (uint64_t g = 0; (g = bga__gset_next(vol, vol->win_chunks, offsetof(struct bga_chunk, wins), g, end)) < end;
+	     g++) {
+		bga__group_lock(vol, g);
+		struct bga_group *grp = bga__group_lookup(vol, g); /* it holds windows */
+		for (struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next)
+			n += cut_locked(vol, grp, w, 0);
+		bga__group_unlock(vol, g);
+	}
+	return n;
+}
+
+void bga__window_freeze_all(struct bga_volume *vol, bool freeze)
+{
+	uint64_t end = vol->max_chunks << BGA_CHUNK_SHIFT;
+	for (uint64_t g = 0; (g = bga__gset_next(vol, vol->win_chunks, offsetof(struct bga_chunk, wins), g, end)) < end;
+	     g++) {
+		const struct bga_group *grp = bga__group_lookup(vol, g);
+		for (struct bga_window *w = grp->ext->windows; w; w = w->next) {
+			if (freeze)
+				__atomic_fetch_or(&w->span, BGA_WSPAN_FROZEN, __ATOMIC_ACQ_REL);
+			else
+				__atomic_fetch_and(&w->span, ~BGA_WSPAN_FROZEN, __ATOMIC_ACQ_REL);
+		}
+	}
+}
+
+void bga__window_clear_held_locked(const struct bga_group *grp, uint64_t *map)
+{
+	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next) {
+		uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+		uint32_t cur = bga__wspan_cur(s), end = bga__wspan_end(s);
+		if (end > cur)
+			bga_bitmap_clear_range(map, cur, end - cur);
+	}
+}

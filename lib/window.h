@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_WINDOW_H
+#define BGA_WINDOW_H
+
+/*
+ * Windows that own their blocks (struct bga_window, types.h), as ext4's
+ * preallocations do: booking marks the whole window used in its group in
+ * one locked step (bga__window_book_locked), and the owner's allocations
+ * then take from it with one CAS on its span word, no group lock and no
+ * bitmap write (bga__window_take).  What is left is taken back under the
+ * group lock: by the owner when the window is used up or closed, by any
+ * caller before an -ENOSPC (bga__window_reclaim), by an exact goal that
+ * lands in it, and never counted as used: the remainder was charged to
+ * nobody.
+ *
+ * The span word, 64 bits: cur (bits 0-20) and end (21-41), offsets in the
+ * group, at most 2^20; FROZEN (42), set by a store while it copies the
+ * group (takes fail and go to the locked path meanwhile); a generation
+ * (43-63), bumped whenever the window moves (its group or start change),
+ * so a taker's CAS never succeeds on a span it read for another group.
+ *
+ * Who writes the span, and how:
+ *  - the owner's take: cur += len, CAS, no lock;
+ *  - a cut (reclaim, exact goal, the owner's drop): end lowered to no less
+ *    than cur, CAS, under the group lock;
+ *  - a booking: a new span with the generation bumped, under the group
+ *    lock, by the owner only;
+ *  - a store: FROZEN set and cleared, with every group lock held.
+ * So [cur, end) only ever shrinks while the window is linked, and every
+ * block in it is marked used in the bitmap and owned by nobody.
+ */
+
+#include "internal.h"
+
+#define BGA_WSPAN_BITS 21
+#define BGA_WSPAN_MASK ((UINT64_C(1) << BGA_WSPAN_BITS) - 1)
+#define BGA_WSPAN_FROZEN (UINT64_C(1) << 42)
+#define BGA_WSPAN_GEN_SHIFT 43
+
+static inline uint32_t bga__wspan_cur(uint64_t s)
+{
+	return (uint32_t)(s & BGA_WSPAN_MASK);
+}
+
+static inline uint32_t bga__wspan_end(uint64_t s)
+{
+	return (uint32_t)((s >> BGA_WSPAN_BITS) & BGA_WSPAN_MASK);
+}
+
+/* The span [cur, end) with the generation after the one in `old`. */
+static inline uint64_t bga__wspan_next(uint64_t old, uint32_t cur, uint32_t end)
+{
+	uint64_t gen = (old >> BGA_WSPAN_GEN_SHIFT) + 1;
+	return (gen << BGA_WSPAN_GEN_SHIFT) | ((uint64_t)end << BGA_WSPAN_BITS) | cur;
+}
+
+/*
+ * Take min..max blocks from the front of w's remainder, charged to the
+ * used counter against `cap` (a capacity never above the real one)
+ * through the counter's lock-free path.  No lock: any thread may call it
+ * on any window at any time.  False, with nothing taken or charged, when
+ * the remainder is shorter than min, the window is frozen, or the
+ * counter's lock-free path cannot decide.
+ */
+static inline bool bga__window_take(struct bga_volume *vol, struct bga_window *w, uint32_t min, uint32_t max,
+				    int64_t cap, struct bga_extent *out)
+{
+	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+	for (;;) {
+		uint32_t cur = bga__wspan_cur(s), end = bga__wspan_end(s);
+		if (end - cur < min || (s & BGA_WSPAN_FROZEN))
+			return false;
+		/* acquire: pairs with the booker's release, so a group read
+		 * here that is newer than `s` makes the CAS below fail */
+		uint64_t g = __atomic_load_n(&w->group, __ATOMIC_ACQUIRE);
+		uint32_t len = BGA_MIN(max, end - cur);
+		if (!bga__counter_add_limited_fast(vol->used, len, cap))
+			return false;
+		if (__atomic_compare_exchange_n(&w->span, &s, s + len, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			out->start = bga__group_first(vol, g) + cur;
+			out->len = len;
+			return true;
+		}
+		bga__counter_add(vol->used, -(int64_t)len); /* a thief cut it meanwhile */
+	}
+}
+
+/* ---- window.c ---- */
+
+/*
+ * Book w over [off, off + wlen) of group g, whose first `taken` blocks the
+ * caller has just taken (and charged) for the allocation that booked it:
+ * the rest is marked used, uncharged, and w is linked with [off + taken,
+ * off + wlen) left (nothing is linked when nothing is left, but w's span
+ * and group still say where it ended).  The group must have a bitmap when
+ * anything is left.  0 or -ENOMEM (nothing changed).
+ */
+int bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, struct bga_window *w,
+			    uint32_t off, uint32_t taken, uint32_t wlen);
+/* Give w's remainder back to its group and unlink it; the group's lock is
+ * held, w linked.  Returns the blocks given back. */
+uint32_t bga__window_drop_locked(struct bga_volume *vol, struct bga_group *grp, struct bga_window *w);
+/* Give back the part of every window's remainder in group g at or after
+ * offset `at` that overlaps [at, at + len).  Returns the blocks given back. */
+uint32_t bga__window_cut_range_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t at,
+				      uint32_t len);
+/* Does [off, off + len) overlap a window's remainder in this group? */
+bool bga__window_overlaps_locked(const struct bga_group *grp, uint32_t off, uint32_t len);
+/* Blocks the group's windows hold (their remainders), at the instant each
+ * span is read. */
+uint32_t bga__window_held_locked(const struct bga_group *grp);
+/*
+ * Take back the remainder of every window in the volume (each owner's
+ * next take finds its window empty and books another).  Returns the
+ * blocks given back.  Takes group locks one at a time.
+ */
+uint64_t bga__window_reclaim(struct bga_volume *vol);
+/*
+ * Freeze (or thaw) every window of the volume for a store, with every
+ * group lock held: while frozen, takes fail (and go to the locked path,
+ * which waits for the store), so remainders hold still while it copies.
+ */
+void bga__window_freeze_all(struct bga_volume *vol, bool freeze);
+/* Clear the bits of the group's window remainders in `map`, a copy of its
+ * bitmap. */
+void bga__window_clear_held_locked(const struct bga_group *grp, uint64_t *map);
+
+#endif
