@@ -62,15 +62,17 @@ static void usage(FILE *f)
 		"usage: bga-scale [options]\n"
 		"  --quick              threads 1,2,8,64, 5 reps of 0.03 s (under 30 s)\n"
 		"  --full               threads 1..128, 10 reps of 0.5 s\n"
-		"  -w, --workloads=LIST churn,hot,extents,writers,script,counter (default all)\n"
+		"  -w, --workloads=LIST churn,hot,extents,writers,script,counter,appenders-own,\n"
+		"                       appenders-shared (default all)\n"
 		"  -t, --threads=LIST   thread counts (default 1,2,4,8,16,32,64,128)\n"
 		"  -r, --reps=N         repetitions per cell, median taken (default 5)\n"
 		"  -d, --duration=S     seconds per repetition (default 0.1)\n"
 		"  -V, --variants=LIST  bgalloc,baseline,ext2,bgalloc-nowin,percpu,atomic (default all)\n"
 		"  -j, --json=PATH      write the results there ('-' = stdout)\n"
 		"      --blocks=N       volume size in blocks (default 1048576)\n"
+		"      --append-blocks=N  the appenders' volume size in blocks (default 4194304)\n"
 		"      --working-set=N  churn/hot working set, blocks (default 4096)\n"
-		"      --file-blocks=N  writers' file length, blocks (default 256)\n"
+		"      --file-blocks=N  writers' and appenders' file length, blocks (default 256)\n"
 		"      --commit-every=N script: ops of all threads between commits (default 1024)\n"
 		"      --seed=N         random seed (default 1)\n"
 		"      --meta=KEY=VAL   record KEY in the JSON's meta (e.g. git=$(git rev-parse HEAD))\n"
@@ -143,7 +145,7 @@ static int parse_args(int argc, char **argv)
 {
 	static const int all_threads[] = {1, 2, 4, 8, 16, 32, 64, 128};
 	static const char *wl_names[W_COUNT];
-	enum { O_QUICK = 256, O_FULL, O_BLOCKS, O_WSET, O_FILE, O_COMMIT, O_SEED, O_META, O_LIST, O_NOPIN };
+	enum { O_QUICK = 256, O_FULL, O_BLOCKS, O_APPBLOCKS, O_WSET, O_FILE, O_COMMIT, O_SEED, O_META, O_LIST, O_NOPIN };
 	static const struct option lo[] = {
 		{"quick", no_argument, NULL, O_QUICK},
 		{"full", no_argument, NULL, O_FULL},
@@ -154,6 +156,7 @@ static int parse_args(int argc, char **argv)
 		{"variants", required_argument, NULL, 'V'},
 		{"json", required_argument, NULL, 'j'},
 		{"blocks", required_argument, NULL, O_BLOCKS},
+		{"append-blocks", required_argument, NULL, O_APPBLOCKS},
 		{"working-set", required_argument, NULL, O_WSET},
 		{"file-blocks", required_argument, NULL, O_FILE},
 		{"commit-every", required_argument, NULL, O_COMMIT},
@@ -179,6 +182,7 @@ static int parse_args(int argc, char **argv)
 	for (int i = 0; i < V_COUNT; i++)
 		opt.var_on[i] = true;
 	opt.nblocks = UINT64_C(1) << 20;
+	opt.app_blocks = UINT64_C(1) << 22;
 	opt.working_set = 4096;
 	opt.file_blocks = 256;
 	opt.commit_every = 1024;
@@ -230,6 +234,10 @@ static int parse_args(int argc, char **argv)
 			break;
 		case O_BLOCKS:
 			if (parse_u64(optarg, 65536, UINT64_C(1) << 32, &opt.nblocks))
+				return -1;
+			break;
+		case O_APPBLOCKS:
+			if (parse_u64(optarg, 65536, UINT64_C(1) << 32, &opt.app_blocks))
 				return -1;
 			break;
 		case O_WSET:
@@ -369,8 +377,9 @@ int main(int argc, char **argv)
 		return 1;
 	if (!opt.json)
 		fprintf(stderr, "bga-scale: no --json given; results not written\n");
-	if (peer)
-		peer_ext2_destroy(peer);
+	for (int i = 0; i < 2; i++)
+		if (peers[i])
+			peer_ext2_destroy(peers[i]);
 	free(cells);
 	return 0;
 }

@@ -42,13 +42,22 @@
 #define BATCH 8
 #define COUNTER_BATCH 256
 
-/* Files a writer keeps, and files a script owns (scale_workloads.c). */
+/* Files a writer keeps, complete files an appender keeps, and files a
+ * script owns (scale_workloads.c). */
 #define WRITER_FILES 4
+#define APPEND_FILES 16
 #define SCRIPT_FILES 16
 
 enum variant { V_BGA, V_BASE, V_EXT2, V_NOWIN, V_PERCPU, V_ATOMIC, V_COUNT };
 
-enum wl_id { W_CHURN, W_HOT, W_EXTENTS, W_WRITERS, W_SCRIPT, W_COUNTER, W_COUNT };
+/* New workloads go last: a workload's number seeds its threads' rngs. */
+enum wl_id { W_CHURN, W_HOT, W_EXTENTS, W_WRITERS, W_SCRIPT, W_COUNTER, W_APP_OWN, W_APP_SHARED, W_COUNT };
+
+/* The workloads that write files block by block and count their extents. */
+static inline bool wl_files(enum wl_id w)
+{
+	return w == W_WRITERS || w == W_APP_OWN || w == W_APP_SHARED;
+}
 
 struct workload {
 	const char *name, *title, *op, *notes;
@@ -74,7 +83,8 @@ struct opts {
 	int threads[64], nthreads;
 	bool wl_on[W_COUNT];
 	bool var_on[V_COUNT];
-	uint64_t nblocks;
+	uint64_t nblocks;     /* every workload's volume but the appenders' */
+	uint64_t app_blocks;  /* the appenders' volume */
 	uint32_t working_set;
 	uint32_t file_blocks;
 	uint32_t commit_every;
@@ -156,6 +166,10 @@ struct cellres {
 
 /* ---- the workloads (scale_workloads.c) ------------------------------------ */
 
+/* The size of w's volume (or peer image): opt.app_blocks for the
+ * appenders, opt.nblocks for the rest. */
+uint64_t wl_nblocks(enum wl_id w);
+
 /* Build wk's state for wk->cell (untimed, in the worker's thread, the cell's
  * volume or counter open).  0, or -ENOMEM (the caller counts an error). */
 int wl_setup(struct worker *wk);
@@ -171,9 +185,11 @@ const char *counter_path(void);
 
 /* ---- the runner (scale_run.c) --------------------------------------------- */
 
-/* The libext2fs peer, made on first use and kept across cells (NULL until
- * then, and after a rebuild until the next use); main destroys it at exit. */
-extern struct peer_ext2 *peer;
+/* The libext2fs peers, made on first use and kept across cells (NULL until
+ * then, and after a rebuild until the next use): [0] of opt.nblocks, [1] of
+ * opt.app_blocks (unused when the two sizes are equal); main destroys them
+ * at exit. */
+extern struct peer_ext2 *peers[2];
 /* Times the peer's image came back from a repetition not pristine and was
  * made again. */
 extern int peer_rebuilds;

@@ -144,13 +144,16 @@ int write_json(const char *path, struct cellres *cells, int ncells, double start
 	for (int i = 0; i < opt.nthreads; i++)
 		fprintf(f, "%s%d", i ? ", " : "", opt.threads[i]);
 	fprintf(f, "], \"volume_blocks\": %llu, \"blocks_per_group\": 32768, \"working_set\": %u, "
-		   "\"file_blocks\": %u, \"writer_files\": %d, \"script_files\": %d, \"commit_every\": %u, "
+		   "\"file_blocks\": %u, \"writer_files\": %d, \"append_files\": %d, \"append_blocks\": %llu, "
+		   "\"script_files\": %d, \"commit_every\": %u, "
 		   "\"batch\": %d, \"counter_batch\": %d, \"seed\": %llu, \"peer_image_blocks\": %llu, "
-		   "\"peer_rebuilds\": %d, \"interleaved_reps\": true, \"timer_policy\": \"%s\", "
-		   "\"pinning\": \"%s\", \"cpus_allowed\": %d},\n",
-		(unsigned long long)opt.nblocks, opt.working_set, opt.file_blocks, WRITER_FILES, SCRIPT_FILES,
+		   "\"peer_append_image_blocks\": %llu, \"peer_rebuilds\": %d, \"interleaved_reps\": true, "
+		   "\"timer_policy\": \"%s\", \"pinning\": \"%s\", \"cpus_allowed\": %d},\n",
+		(unsigned long long)opt.nblocks, opt.working_set, opt.file_blocks, WRITER_FILES, APPEND_FILES,
+		(unsigned long long)opt.app_blocks, SCRIPT_FILES,
 		opt.commit_every, BATCH, COUNTER_BATCH, (unsigned long long)opt.seed,
-		(unsigned long long)(peer ? peer_ext2_nblocks(peer) : 0), peer_rebuilds,
+		(unsigned long long)(peers[0] ? peer_ext2_nblocks(peers[0]) : 0),
+		(unsigned long long)(peers[1] ? peer_ext2_nblocks(peers[1]) : 0), peer_rebuilds,
 		timer_policy_fifo ? "SCHED_FIFO" : "SCHED_OTHER",
 		opt.no_pin || !ncpus_allowed ? "none" : "round-robin", ncpus_allowed);
 	fprintf(f, "  \"variants\": {");
@@ -211,12 +214,12 @@ int write_json(const char *path, struct cellres *cells, int ncells, double start
 				fprintf(f, ", \"lock_wait_pct\": ");
 				json_doubles(f, cr, 5);
 			}
-			if (w == W_WRITERS && (cr->v == V_BGA || cr->v == V_BASE)) {
+			if (wl_files((enum wl_id)w) && (cr->v == V_BGA || cr->v == V_BASE)) {
 				fprintf(f, ", \"rsv_hit_pct\": ");
 				json_doubles(f, cr, 6);
 			}
 			fprintf(f, ", \"errors\": %llu", (unsigned long long)errors);
-			if (w == W_WRITERS) {
+			if (wl_files((enum wl_id)w)) {
 				for (int k = 0; k < cr->nreps; k++)
 					v[k] = cr->r[k].extents_per_file;
 				fprintf(f, ", \"extents_per_file\": ");

@@ -5,7 +5,7 @@
  * timer thread, their figures summed; the harness itself is described at
  * the top of scale.c.
  *
- * The peer's image is made once per process (mke2fs on a sparse file) and
+ * The peer's image is made once per process and size (mke2fs on a sparse file) and
  * reset between repetitions by freeing everything the workload allocated;
  * its free count is checked against the pristine one, and a fresh image is
  * made if it ever differs.
@@ -25,49 +25,54 @@
 
 /* ---- the allocators behind one face -------------------------------------- */
 
-struct peer_ext2 *peer;        /* made once per process */
-static uint64_t peer_pristine; /* its free count right after mke2fs */
+struct peer_ext2 *peers[2];        /* made once per process and size */
+static uint64_t peer_pristine[2]; /* their free counts right after mke2fs */
 int peer_rebuilds;
 
-static int peer_get(void)
+/* The peer of nblocks blocks: its slot in peers[], made if need be. */
+static int peer_get(uint64_t nblocks, int *slot)
 {
+	int i = nblocks == opt.nblocks ? 0 : 1;
 	int rc;
 
-	if (peer)
+	*slot = i;
+	if (peers[i])
 		return 0;
-	rc = peer_ext2_create(NULL, opt.nblocks, &peer);
+	rc = peer_ext2_create(NULL, nblocks, &peers[i]);
 	if (rc) {
 		fprintf(stderr, "bga-scale: cannot make the libext2fs image: %s\n", strerror(-rc));
 		return rc;
 	}
-	peer_pristine = peer_ext2_free_blocks(peer);
+	peer_pristine[i] = peer_ext2_free_blocks(peers[i]);
 	return 0;
 }
 
-static int vol_open(struct vol *vl, enum variant v)
+static int vol_open(struct vol *vl, enum variant v, uint64_t nblocks)
 {
 	memset(vl, 0, sizeof(*vl));
 	if (v == V_EXT2) {
-		int rc = peer_get();
+		int i, rc = peer_get(nblocks, &i);
 
 		if (rc)
 			return rc;
-		vl->peer = peer;
-		vl->nblocks = peer_ext2_nblocks(peer);
+		vl->peer = peers[i];
+		vl->nblocks = peer_ext2_nblocks(peers[i]);
 		return 0;
 	}
-	return vol_open_bga(vl, opt.nblocks, v == V_BASE);
+	return vol_open_bga(vl, nblocks, v == V_BASE);
 }
 
 /* The peer outlives the cell; it must come back exactly as it was. */
 static void vol_close(struct vol *vl)
 {
+	int i = vl->peer == peers[1];
+
 	if (vl->bga)
 		bga_destroy(vl->bga);
-	if (vl->peer && peer_ext2_free_blocks(vl->peer) != peer_pristine) {
+	if (vl->peer && peer_ext2_free_blocks(vl->peer) != peer_pristine[i]) {
 		fprintf(stderr, "bga-scale: ext2 image not back to its pristine free count; making a fresh one\n");
-		peer_ext2_destroy(peer);
-		peer = NULL;
+		peer_ext2_destroy(peers[i]);
+		peers[i] = NULL;
 		peer_rebuilds++;
 	}
 	memset(vl, 0, sizeof(*vl));
@@ -179,7 +184,7 @@ int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct result *
 		rc = bga_counter_create(&c->counter, 0, 0,
 					v == V_ATOMIC ? BGA_COUNTER_ATOMIC : BGA_COUNTER_PERCPU);
 	else
-		rc = vol_open(&c->vol, v);
+		rc = vol_open(&c->vol, v, wl_nblocks(w));
 	if (rc)
 		goto out_free;
 

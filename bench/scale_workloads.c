@@ -30,6 +30,17 @@
  *           it (bga_commit()), as a journal thread would.  op = one file
  *           operation.
  *  counter  bga_counter_add(c, 1).  op = one add.
+ *  appenders-own, appenders-shared
+ *           the file system's case of issue 13: writers that keep 16
+ *           complete files (and write a 17th), on their own 2^22-block
+ *           volume (--append-blocks): 128 groups, room for 64 threads'
+ *           directories.  -own: each thread's files start in a directory
+ *           (group) of its own, 1 + idx * ((groups - 1) / threads), so the
+ *           threads are as far apart as the volume allows; -shared: every
+ *           file starts at group 1, as writers.  The variants are the
+ *           writers': bgalloc and baseline through a window per file,
+ *           bgalloc-nowin and ext2 without.  op = one block appended (its
+ *           share of the oldest file's delete included).
  *
  * Variants:
  *  bgalloc        bga_create() defaults.
@@ -43,7 +54,7 @@
  *                 windows (goal = last + 1 only; libext2fs has none);
  *                 script frees at once (libext2fs has no deferral; fuse2fs
  *                 has no journal).  BGA_NO_GOAL is goal 0.
- *  bgalloc-nowin  (writers only) bgalloc with no window: what windows buy.
+ *  bgalloc-nowin  (writers, appenders) bgalloc with no window: what windows buy.
  *  percpu/atomic  (counter only) BGA_COUNTER_PERCPU / BGA_COUNTER_ATOMIC.
  */
 #define _GNU_SOURCE
@@ -89,6 +100,14 @@ const struct workload workloads[W_COUNT] = {
 	[W_COUNTER] = {"counter", "bga_counter_add(c, 1): per-CPU vs atomic", "add",
 		       "batch 0 (auto); the exact sum is checked against the adds after every repetition",
 		       {V_PERCPU, V_ATOMIC}, 2, V_ATOMIC},
+	[W_APP_OWN] = {"appenders-own", "Appenders, a directory (group) of its own per thread", "block",
+		       "256-block files, 16 kept per thread, oldest deleted, 2^22-block volume; bgalloc and baseline "
+		       "through a bga_rsv window per file; ext2 and bgalloc-nowin without",
+		       {V_BGA, V_BASE, V_EXT2, V_NOWIN}, 4, V_BASE},
+	[W_APP_SHARED] = {"appenders-shared", "Appenders, every thread's files in one shared directory", "block",
+			  "256-block files from group 1, 16 kept per thread, oldest deleted, 2^22-block volume; "
+			  "bgalloc and baseline through a bga_rsv window per file; ext2 and bgalloc-nowin without",
+			  {V_BGA, V_BASE, V_EXT2, V_NOWIN}, 4, V_BASE},
 };
 
 /* -- churn and hot ---------------------------------------------------------- */
@@ -210,17 +229,40 @@ struct wfile {
 	struct bga_extent *ext; /* at most file_blocks of them */
 };
 
+/* A writer's files are a ring: the one being written, and nfiles - 1
+ * complete ones; completing one deletes the oldest. */
 struct writer {
-	struct wfile f[WRITER_FILES];
-	uint32_t cur;
+	uint32_t nfiles, cur;
+	uint64_t dir; /* where its files start */
 	struct bga_rsv *rsv;
+	struct wfile f[];
 };
+
+uint64_t wl_nblocks(enum wl_id w)
+{
+	return w == W_APP_OWN || w == W_APP_SHARED ? opt.app_blocks : opt.nblocks;
+}
 
 static uint64_t dir_goal_shared(const struct vol *vl)
 {
 	/* group 1: past the peer's first-group metadata, the same block for
 	 * every variant */
 	return vl->nblocks > 65536 ? 32768 : 0;
+}
+
+/* appenders-own: thread idx's directory, group 1 + idx * spread, the
+ * threads as far apart as the groups allow (wrapping past 1 + groups - 1
+ * only when there are more threads than groups) */
+static uint64_t dir_goal_own(const struct worker *wk)
+{
+	uint64_t groups = wk->cell->vol.nblocks / 32768, spread;
+
+	if (groups < 2)
+		return 0;
+	spread = (groups - 1) / (uint64_t)wk->cell->nthreads;
+	if (!spread)
+		spread = 1;
+	return (1 + (uint64_t)wk->idx * spread % (groups - 1)) * 32768;
 }
 
 static bool writer_windows(const struct cell *c)
@@ -230,12 +272,16 @@ static bool writer_windows(const struct cell *c)
 
 static int writers_setup(struct worker *wk)
 {
-	struct writer *w = calloc(1, sizeof(*w));
+	enum wl_id id = wk->cell->w;
+	uint32_t nfiles = id == W_WRITERS ? WRITER_FILES : APPEND_FILES + 1;
+	struct writer *w = calloc(1, sizeof(*w) + nfiles * sizeof(w->f[0]));
 
 	if (!w)
 		return -ENOMEM;
 	wk->wstate = w;
-	for (int i = 0; i < WRITER_FILES; i++) {
+	w->nfiles = nfiles;
+	w->dir = id == W_APP_OWN ? dir_goal_own(wk) : dir_goal_shared(&wk->cell->vol);
+	for (uint32_t i = 0; i < nfiles; i++) {
 		w->f[i].ext = calloc(opt.file_blocks, sizeof(struct bga_extent));
 		if (!w->f[i].ext)
 			return -ENOMEM;
@@ -258,7 +304,7 @@ static void writers_loop(struct worker *wk)
 	struct writer *w = wk->wstate;
 	bool windows = writer_windows(c);
 	uint64_t ops = 0, errors = 0, files = 0, extents = 0;
-	uint64_t dir = dir_goal_shared(vl);
+	uint64_t dir = w->dir;
 
 	while (!should_stop(c)) {
 		for (int k = 0; k < BATCH; k++) {
@@ -287,7 +333,7 @@ static void writers_loop(struct worker *wk)
 			extents += f->next;
 			bga_rsv_close(w->rsv);
 			w->rsv = NULL;
-			w->cur = (w->cur + 1) % WRITER_FILES;
+			w->cur = w->cur + 1 == w->nfiles ? 0 : w->cur + 1;
 			wfile_delete(vl, &w->f[w->cur], &errors);
 		}
 		ops += BATCH;
@@ -306,7 +352,7 @@ static void writers_teardown(struct worker *wk)
 	if (!w)
 		return;
 	bga_rsv_close(w->rsv);
-	for (int i = 0; i < WRITER_FILES; i++) {
+	for (uint32_t i = 0; i < w->nfiles; i++) {
 		if (w->f[i].ext)
 			wfile_delete(&wk->cell->vol, &w->f[i], &errors);
 		free(w->f[i].ext);
@@ -489,6 +535,8 @@ int wl_setup(struct worker *wk)
 	case W_EXTENTS:
 		return extents_setup(wk);
 	case W_WRITERS:
+	case W_APP_OWN:
+	case W_APP_SHARED:
 		return writers_setup(wk);
 	case W_SCRIPT:
 		return script_setup(wk);
@@ -508,6 +556,8 @@ void wl_loop(struct worker *wk)
 		extents_loop(wk);
 		break;
 	case W_WRITERS:
+	case W_APP_OWN:
+	case W_APP_SHARED:
 		writers_loop(wk);
 		break;
 	case W_SCRIPT:
@@ -532,6 +582,8 @@ void wl_teardown(struct worker *wk)
 		ext_teardown(wk);
 		break;
 	case W_WRITERS:
+	case W_APP_OWN:
+	case W_APP_SHARED:
 		writers_teardown(wk);
 		break;
 	case W_SCRIPT:
