@@ -10,6 +10,9 @@
  *    trim while its callback runs).  Every block handed out must be free
  *    in the map, or pending on a txn whose commit has begun; anything else
  *    is a block handed out twice or a deferred block reused too early;
+ *  - exact goals aim half the time at a block another thread's window
+ *    held lately, so windows are taken back while their owners allocate
+ *    from them (trims take them back too);
  *  - the volume is never near full (threads hold a few thousand of its
  *    250,000+ blocks, reservations a few hundred), so any -ENOSPC or
  *    -EAGAIN for a request of at most 8 blocks is false (the exact
@@ -51,6 +54,7 @@ static uint64_t committing;     /* atomic: the highest txn whose commit has begu
 static uint64_t deadline;
 static int failures;
 static uint64_t ops[THREADS];
+static uint64_t window_at[THREADS]; /* atomic: a block each thread's window held lately */
 
 static void fail(const char *what, long long a, long long b)
 {
@@ -159,7 +163,11 @@ static void alloc_one(struct thread *t)
 		req.goal = below(&t->rng, cfg.nblocks);
 		break;
 	case 2:
+		/* Half the time into another thread's window, which is then
+		 * taken back from under its owner, maybe mid-allocation. */
 		req.goal = below(&t->rng, cfg.nblocks);
+		if (below(&t->rng, 2))
+			req.goal = __atomic_load_n(&window_at[below(&t->rng, THREADS)], __ATOMIC_RELAXED);
 		req.flags = BGA_EXACT_GOAL;
 		break;
 	case 3:
@@ -183,6 +191,9 @@ static void alloc_one(struct thread *t)
 	int rc = bga_alloc(vol, &req, &e);
 	if (rc == 0) {
 		got(e, &req, (uint8_t)t->id);
+		struct bga_extent w;
+		if (req.rsv && bga_rsv_window(t->rsv, &w) == 0 && w.len)
+			__atomic_store_n(&window_at[t->id], w.start + below(&t->rng, w.len), __ATOMIC_RELAXED);
 		if (req.flags & BGA_USE_RESERVED)
 			t->reserved -= e.len;
 		t->held[t->n++] = e;
