@@ -4,23 +4,45 @@
 # that share nothing (separate processes, separate volumes) pinned to CPU 0
 # and CPU 1 at once.  Their summed throughput over the lone one is the most
 # any 2-thread run can reach here, whatever the allocator does.
-#   bench/ceiling.sh BUILD_DIR [REPS]
+#   bench/ceiling.sh BUILD_DIR [REPS [JSON]]
+# With JSON, also writes {"ceiling", "alone_ops_per_s", "both_ops_per_s",
+# ...} there (bench/demo.sh measures the ceiling this way in every run).
 set -euo pipefail
-build=${1:?usage: bench/ceiling.sh BUILD_DIR [REPS]}
+build=${1:?usage: bench/ceiling.sh BUILD_DIR [REPS [JSON]]}
 reps=${2:-5}
+json=${3:-}
 scale=$build/bench/bga-scale
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
-median() { "$py" -c 'import json,statistics,sys
-v=[statistics.median(c["ops_per_s"]) for f in sys.argv[1:] for w in json.load(open(f))["workloads"] for c in w["cells"]]
-print(sum(v))' "$@"; }
+cpus=($(taskset -pc $$ | sed 's/.*: //' | "$py" -c 'import sys
+out = []
+for part in sys.stdin.read().strip().split(","):
+    lo, _, hi = part.partition("-")
+    out += range(int(lo), int(hi or lo) + 1)
+print(" ".join(map(str, out[:2])))'))
+if [ ${#cpus[@]} -lt 2 ]; then
+	echo "ceiling: fewer than 2 CPUs allowed; no ceiling" >&2
+	exit 1
+fi
 run=(-w churn -t 1 -V bgalloc -r "$reps" -q --no-pin)
-taskset -c 0 "$scale" "${run[@]}" -j "$tmp/alone.json" >/dev/null
-taskset -c 0 "$scale" "${run[@]}" -j "$tmp/a.json" >/dev/null &
-taskset -c 1 "$scale" "${run[@]}" -j "$tmp/b.json" >/dev/null
+taskset -c "${cpus[0]}" "$scale" "${run[@]}" -j "$tmp/alone.json" >/dev/null
+taskset -c "${cpus[0]}" "$scale" "${run[@]}" -j "$tmp/a.json" >/dev/null &
+taskset -c "${cpus[1]}" "$scale" "${run[@]}" -j "$tmp/b.json" >/dev/null
 wait
-alone=$(median "$tmp/alone.json")
-both=$(median "$tmp/a.json" "$tmp/b.json")
-"$py" -c "print(f'one churn alone: {$alone/1e6:.2f}M ops/s; two independent at once: {$both/1e6:.2f}M ops/s in all; ceiling {$both/$alone:.2f}x')"
+"$py" - "$tmp" "$reps" "${cpus[0]},${cpus[1]}" "$json" <<'PY'
+import json, statistics, sys
+tmp, reps, cpus, out = sys.argv[1:5]
+def med(name):
+    d = json.load(open("%s/%s.json" % (tmp, name)))
+    return sum(statistics.median(c["ops_per_s"]) for w in d["workloads"] for c in w["cells"])
+alone, both = med("alone"), med("a") + med("b")
+print("one churn alone: %.2fM ops/s; two independent at once: %.2fM ops/s in all; ceiling %.2fx"
+      % (alone / 1e6, both / 1e6, both / alone))
+if out:
+    with open(out, "w") as f:
+        json.dump({"ceiling": both / alone, "alone_ops_per_s": alone, "both_ops_per_s": both,
+                   "workload": "churn, bgalloc, 1 thread per process", "reps": int(reps), "cpus": cpus}, f)
+        f.write("\n")
+PY

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The main job of `make demo`: run bga-scale and print the scalability report.
+# The main job of `make demo`: measure the machine's ceiling (bench/ceiling.sh,
+# before and after), run bga-scale and print the scalability report, every
+# 2-thread figure also as a fraction of that ceiling.
 #   bench/demo.sh BUILD_DIR [bga-scale options...]
 # e.g. bench/demo.sh build/release --quick
 #      bench/demo.sh build/release -w churn -t 1,2,64 -r 9
 # Writes build/demo/scale.json (and a copy under build/demo/runs/, named by
 # time and commit, for bench/compare.sh), report.txt, summary.json, scale.png
-# and scale-<workload>.png.  Set BGA_DEMO_OUT to write elsewhere.
+# and scale-<workload>.png.  Set BGA_DEMO_OUT to write elsewhere, and
+# BGA_DEMO_CEILING=0 to skip the ceiling.
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ ! -d "$1" ]; then
@@ -48,7 +51,37 @@ mkdir -p "$out/runs"
 stamp=$(date -u +%Y%m%d-%H%M%S)
 json=$out/scale.json
 SECONDS=0
+# The ceiling is measured on each side of the run, as close to it as it can
+# be without sharing the CPUs with it; the report takes their mean.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ceiling() {
+	if [ "${BGA_DEMO_CEILING:-1}" != 0 ] &&
+		! "$root/bench/ceiling.sh" "$build" 5 "$tmp/ceiling-$1.json"; then
+		echo "demo: the ceiling could not be measured ($1 the run); the report goes without it" >&2
+	fi
+}
+ceiling before
 "$scale" --json "$json" --meta "git=$rev" --meta "build=$build" "$@"
+ceiling after
+"$py" - "$json" "$tmp"/ceiling-*.json <<'PY'
+import json, statistics, sys
+runs = []
+for p in sys.argv[2:]:
+    try:
+        runs.append(json.load(open(p)))
+    except (OSError, ValueError):
+        pass
+if runs:
+    with open(sys.argv[1]) as f:
+        d = json.load(f)
+    d["ceiling"] = {"value": statistics.mean(r["ceiling"] for r in runs), "runs": runs,
+                    "how": "bench/ceiling.sh before and after the run: two single-thread churn processes "
+                           "pinned to two CPUs at once over one alone; value = the mean of the runs"}
+    with open(sys.argv[1], "w") as f:
+        json.dump(d, f, indent=1)
+        f.write("\n")
+PY
 cp "$json" "$out/runs/scale-$stamp-$rev.json"
 "$py" "$root/bench/report.py" "$json" --out "$out"
 echo "demo: measured and reported in ${SECONDS} s; this run is also saved as $out/runs/scale-$stamp-$rev.json"

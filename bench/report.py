@@ -7,7 +7,12 @@
       scalability reports (rows = threads, columns = variants, throughput
       as a percentage of the baseline with the spread of the repetitions
       and a Mann-Whitney U test against the baseline), the counter table,
-      the scaling under oversubscription and the project's two targets.
+      every 2-thread/1-thread ratio also as a fraction of the machine's
+      ceiling C (two independent single-thread processes over one alone,
+      measured in the same run by bench/demo.sh: the JSON's "ceiling"; or
+      --ceiling C), the scaling under oversubscription and the project's
+      targets.  The plots draw the ceiling: C times each variant's
+      1-thread figure.
       Writes DIR/report.txt, DIR/summary.json, and with gnuplot
       DIR/scale.png (every workload) and DIR/scale-<workload>.png.
 
@@ -117,13 +122,43 @@ def cells_by_key(d):
 
 # ---- the report ------------------------------------------------------------
 
+def ceiling_of(d, override=None):
+    """The machine's ceiling C for d: --ceiling, the JSON's "ceiling" (from
+    bench/demo.sh), or a --meta ceiling=C given to bga-scale; None if none."""
+    if override:
+        return override
+    c = (d.get("ceiling") or {}).get("value")
+    if c is None:
+        try:
+            c = float((d.get("meta") or {}).get("ceiling"))
+        except (TypeError, ValueError):
+            c = None
+    return c if c and c > 0 else None
+
+
+def speedup(cells, v, hi=2, lo=1):
+    """median(v at hi threads) / median(v at lo threads), or None."""
+    a, b = cells.get((v, hi)), cells.get((v, lo))
+    if not a or not b or not median(b["ops_per_s"]):
+        return None
+    return median(a["ops_per_s"]) / median(b["ops_per_s"])
+
+
+def fmt_vs_ceiling(r, c):
+    """'1.71x = 0.94 C' (or '1.71x' without a ceiling)."""
+    if r is None:
+        return "-"
+    return "%.2fx = %.2f C" % (r, r / c) if c else "%.2fx" % r
+
+
 class Report:
-    def __init__(self, d, alpha):
+    def __init__(self, d, alpha, ceiling=None):
         self.d = d
         self.alpha = alpha
+        self.ceiling = ceiling_of(d, ceiling)
         self.lines = []
         self.summary = {"alpha": alpha, "test": "Mann-Whitney U, two-sided, scipy.stats.mannwhitneyu",
-                        "workloads": {}, "targets": []}
+                        "ceiling": self.ceiling, "workloads": {}, "scaling": [], "targets": []}
 
     def p(self, s=""):
         self.lines.append(s)
@@ -140,6 +175,14 @@ class Report:
         if m.get("counter_path"):
             self.p("counter: per-CPU adds on %s, CPU-id source %s (bga_counter_mode_name)"
                    % (m["counter_path"], m.get("cpu_source", "?")))
+        runs = (d.get("ceiling") or {}).get("runs") or []
+        if self.ceiling:
+            self.p("ceiling: C = %.2fx: two independent single-thread processes at once over one alone%s"
+                   % (self.ceiling, " (bench/ceiling.sh, runs: %s)" % ", ".join("%.2fx" % r["ceiling"] for r in runs)
+                      if runs else ""))
+            self.p("         the most any 2-thread figure can reach on this machine now; '0.94 C' = 94% of it")
+        else:
+            self.p("ceiling: not measured (bench/demo.sh measures it; report.py --ceiling C to give one)")
         meta = d.get("meta") or {}
         if meta:
             self.p("build: " + ", ".join("%s=%s" % kv for kv in sorted(meta.items())))
@@ -264,11 +307,54 @@ class Report:
                             if row["threads"] == t and v in row["variants"]:
                                 row["variants"][v]["extents_per_file"] = e
                 self.p(line)
+        if 1 in threads and 2 in threads:
+            self.p("scaling: 2 threads over 1%s; 64 threads as %% of 2:" % (
+                " (C = %.2fx, this run's ceiling)" % self.ceiling if self.ceiling else ""))
+            for v in ([base] if have_base else []) + others:
+                r, r64 = speedup(cells, v), speedup(cells, v, 64, 2)
+                if r is None:
+                    continue
+                self.p("  %-14s 2T/1T %-16s%s" % (v, fmt_vs_ceiling(r, self.ceiling),
+                                                  "  64T/2T %5.1f%%" % (r64 * 100) if r64 is not None else ""))
         errs = sum(c.get("errors", 0) for c in w["cells"])
         if errs:
             self.p("WARNING: %d failed allocator calls in this workload (see the JSON's 'errors')" % errs)
         self.p()
         self.summary["workloads"][name] = ws
+
+    def ceiling_table(self):
+        """Every workload and variant: 1, 2, 16, 64 threads, 2T/1T against C,
+        extents per file at 16 threads, 64T/2T."""
+        rows = []
+        for w in self.d["workloads"]:
+            cells = {(c["variant"], c["threads"]): c for c in w["cells"]}
+            for v in w["variants"]:
+                r = speedup(cells, v)
+                if r is None:
+                    continue
+                r64 = speedup(cells, v, 64, 2)
+                e16 = (cells.get((v, 16)) or {}).get("median_extents_per_file")
+                rate = [fmt_rate(median(cells[(v, t)]["ops_per_s"])) if (v, t) in cells else "-"
+                        for t in (1, 2, 16, 64)]
+                rows.append("%-16s %-14s %7s %7s %7s %7s  %6.2fx %6s  %8s  %6s" % (
+                    w["name"], v, *rate, r, "%.2f" % (r / self.ceiling) if self.ceiling else "-",
+                    "%.2f" % e16 if e16 is not None else "-", "%.0f%%" % (r64 * 100) if r64 is not None else "-"))
+                self.summary["scaling"].append({
+                    "workload": w["name"], "variant": v, "two_over_one": r,
+                    "fraction_of_ceiling": r / self.ceiling if self.ceiling else None,
+                    "t64_over_t2": r64, "extents_per_file_16": e16})
+        if not rows:
+            return
+        self.p("=" * 100)
+        self.p("Scaling against the machine's ceiling (C = %s): median ops/s at 1, 2, 16 and 64 threads;"
+               % ("%.2fx" % self.ceiling if self.ceiling else "not measured"))
+        self.p("2T/1T, and as a fraction of C; extents per completed file at 16 threads; 64 threads as % of 2")
+        self.p("-" * 100)
+        self.p("%-16s %-14s %7s %7s %7s %7s  %7s %6s  %8s  %6s" % ("workload", "variant", "1T", "2T", "16T", "64T",
+                                                                "2T/1T", "of C", "ext@16T", "64/2T"))
+        for r in rows:
+            self.p(r)
+        self.p()
 
     def scaling_table(self):
         """Throughput at high thread counts as a share of the 2-thread figure."""
@@ -290,7 +376,7 @@ class Report:
                     pct = median(c["ops_per_s"]) / median(ref["ops_per_s"]) * 100
                     parts.append("%3d: %6.1f%% %s" % (t, pct, fmt_p(mwu(c["ops_per_s"], ref["ops_per_s"]))))
                 if parts:
-                    rows.append("%-8s %-14s %s" % (w["name"], v, "   ".join(parts)))
+                    rows.append("%-16s %-14s %s" % (w["name"], v, "   ".join(parts)))
         if not rows:
             return
         self.p("=" * 100)
@@ -336,12 +422,68 @@ class Report:
                    % (pct, lo * 100, hi * 100, fmt_p(pv), "MET" if ok else "NOT MET"))
         else:
             self.p("churn @ 64 threads: not measured (needs -w churn, -t including 2 and 64)")
+        self.ceiling_targets(by)
         self.p()
+
+    def ceiling_targets(self, by):
+        """Issue 13's: appenders against the ceiling, windows at 1 thread,
+        and 64 threads against 2 in every workload."""
+        c = self.ceiling
+
+        def vs_c(wl, v, need):
+            r = speedup({(vv, t): x for (w, vv, t), x in by.items() if w == wl}, v)
+            desc = "%s, %s: 2T/1T >= %.2f C" % (wl, v, need)
+            if r is None:
+                self.p("%s @ 2 threads, %s: not measured (needs -w %s, -t including 1 and 2)" % (wl, v, wl))
+            elif not c:
+                self.p("%s @ 2 threads, %s: 2T/1T %.2fx; no ceiling measured, so no verdict (needs >= %.2f C)"
+                       % (wl, v, r, need))
+            else:
+                ok = r / c >= need
+                self.target(desc, r / c, ok, {"two_over_one": r, "ceiling": c})
+                self.p("%s @ 2 threads, %s: 2T/1T %s  -> %s (needs >= %.2f C)"
+                       % (wl, v, fmt_vs_ceiling(r, c), "MET" if ok else "NOT MET", need))
+
+        for v in ("bgalloc", "bgalloc-nowin"):
+            vs_c("appenders-own", v, 0.9)
+        vs_c("appenders-shared", "bgalloc", 0.75)
+        e = by.get(("appenders-shared", "bgalloc", 16))
+        if e and "median_extents_per_file" in e:
+            x = e["median_extents_per_file"]
+            ok = x <= 1.5
+            self.target("appenders-shared, bgalloc: extents per file at 16 threads <= 1.5", x, ok, {})
+            self.p("appenders-shared @ 16 threads, bgalloc: %.2f extents per file  -> %s (needs <= 1.5)"
+                   % (x, "MET" if ok else "NOT MET"))
+        for wl in ("appenders-own", "appenders-shared"):
+            win, nowin = by.get((wl, "bgalloc", 1)), by.get((wl, "bgalloc-nowin", 1))
+            if not win or not nowin:
+                continue
+            pct = median(win["ops_per_s"]) / median(nowin["ops_per_s"]) * 100
+            pv = mwu(win["ops_per_s"], nowin["ops_per_s"])
+            ok = pct >= 100
+            self.target("%s @ 1 thread: an append through a window costs no more than one without" % wl, pct, ok,
+                        {"p": pv})
+            self.p("%s @ 1 thread: bgalloc (window) = %.1f%% of bgalloc-nowin (%s, %s)  -> %s (needs >= 100%%)"
+                   % (wl, pct, fmt_p(pv), "significant" if pv < self.alpha else "not significant",
+                      "MET" if ok else "NOT MET"))
+        # every workload's own variants: the library's, not the peers'
+        ours = ("bgalloc", "bgalloc-nowin", "percpu")
+        for w in self.d["workloads"]:
+            for v in w["variants"]:
+                a, b = by.get((w["name"], v, 64)), by.get((w["name"], v, 2))
+                if v not in ours or not a or not b:
+                    continue
+                pct = median(a["ops_per_s"]) / median(b["ops_per_s"]) * 100
+                ok = pct >= 80
+                self.target("%s, %s: 64 threads >= 80%% of 2" % (w["name"], v), pct, ok, {})
+                self.p("%s @ 64 threads, %s: %.1f%% of its 2-thread throughput  -> %s (needs >= 80%%)"
+                       % (w["name"], v, pct, "MET" if ok else "NOT MET"))
 
     def build(self):
         self.header()
         for w in self.d["workloads"]:
             self.workload_table(w)
+        self.ceiling_table()
         self.scaling_table()
         self.targets()
         return "\n".join(self.lines) + "\n"
@@ -357,7 +499,7 @@ def gp_quote(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def plot(d, out):
+def plot(d, out, ceiling=None):
     gnuplot = shutil.which("gnuplot")
     if not gnuplot:
         print("report.py: gnuplot not found (Debian: gnuplot-nox); no PNG", file=sys.stderr)
@@ -370,7 +512,9 @@ def plot(d, out):
         dat = os.path.join(out, "plot-%s.dat" % w["name"])
         scale = 1e6
         with open(dat, "w") as f:
-            f.write("# threads, then per variant: median min max (Mops/s): %s\n" % " ".join(w["variants"]))
+            f.write("# threads, then per variant: median min max (Mops/s): %s; then per variant the ceiling "
+                    "(1 thread's median, C times it from 2 threads on; NaN past 2 threads on a machine of more "
+                    "than 2 CPUs, where C says nothing)\n" % " ".join(w["variants"]))
             for t in threads:
                 cols = [str(t)]
                 for v in w["variants"]:
@@ -380,6 +524,10 @@ def plot(d, out):
                         cols += ["%.6g" % (median(x) / scale), "%.6g" % (min(x) / scale), "%.6g" % (max(x) / scale)]
                     else:
                         cols += ["NaN"] * 3
+                for v in w["variants"]:
+                    one = cells.get((v, 1))
+                    k = 1 if t == 1 else ceiling if ceiling and (t == 2 or nproc <= 2) else None
+                    cols.append("%.6g" % (median(one["ops_per_s"]) * k / scale) if one and k else "NaN")
                 f.write(" ".join(cols) + "\n")
         panels.append((w, dat, threads))
     if not panels:
@@ -410,6 +558,15 @@ def plot(d, out):
             color = PALETTE.get(v, "black")
             plots.append("%s using 1:%d:%d:%d with yerrorlines lw 2 pt 7 ps 0.8 lc rgb '%s' title %s"
                          % (gp_quote(dat), col, col + 1, col + 2, color, gp_quote(v)))
+        if ceiling and 1 in threads:
+            # the ceiling's line per variant: where its 1-thread figure
+            # would go if it scaled as two independent processes do
+            for i, v in enumerate(w["variants"]):
+                col = 2 + 3 * len(w["variants"]) + i
+                title = gp_quote("dashed: ceiling, C x 1 thread (C = %.2f)" % ceiling) if i == 0 else "notitle"
+                plots.append("%s using 1:%d with linespoints dt 2 lw 1 pt 6 ps 0.6 lc rgb '%s' %s"
+                             % (gp_quote(dat), col, PALETTE.get(v, "black"),
+                                "title " + title if i == 0 else title))
         lines.append("plot " + ", \\\n     ".join(plots))
         return lines
 
@@ -535,6 +692,8 @@ def main():
     ap.add_argument("--out", help="directory for report.txt, summary.json and the PNGs (default: the JSON's)")
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--alpha", type=float, default=0.05)
+    ap.add_argument("--ceiling", type=float, metavar="C",
+                    help="the machine's ceiling, when the JSON has none (bench/ceiling.sh prints it)")
     ap.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"))
     ap.add_argument("--fail-on-regression", type=float, metavar="PCT", default=None)
     args = ap.parse_args()
@@ -546,12 +705,12 @@ def main():
     d = load(args.result)
     out = args.out or os.path.dirname(os.path.abspath(args.result))
     os.makedirs(out, exist_ok=True)
-    rep = Report(d, args.alpha)
+    rep = Report(d, args.alpha, args.ceiling)
     text = rep.build()
     sys.stdout.write(text)
     with open(os.path.join(out, "report.txt"), "w") as f:
         f.write(text)
-    files = [] if args.no_plot else plot(d, out)
+    files = [] if args.no_plot else plot(d, out, rep.ceiling)
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(no_nan({"source": os.path.abspath(args.result), **rep.summary}), f, indent=1)
     print("files: %s" % ", ".join([os.path.abspath(args.result), os.path.join(out, "report.txt"),
