@@ -619,7 +619,7 @@ def compare(old_path, new_path, alpha, fail_pct):
     for k in ("nproc", "cpu_model", "kernel"):
         if a["machine"].get(k) != b["machine"].get(k):
             print("WARNING: machine differs in %s: %r vs %r" % (k, a["machine"].get(k), b["machine"].get(k)))
-    for k in ("duration_s", "volume_blocks", "working_set", "file_blocks", "commit_every"):
+    for k in ("duration_s", "volume_blocks", "append_blocks", "working_set", "file_blocks", "commit_every"):
         if a["config"].get(k) != b["config"].get(k):
             print("WARNING: config differs in %s: %r vs %r" % (k, a["config"].get(k), b["config"].get(k)))
     sa = [x for w in a["workloads"] for c in w["cells"] for x in c.get("cpu_share", [])]
@@ -636,7 +636,7 @@ def compare(old_path, new_path, alpha, fail_pct):
         return 2
     order = {w["name"]: i for i, w in enumerate(b["workloads"])}
     keys.sort(key=lambda k: (order.get(k[0], 99), k[1], k[2]))
-    print("%-8s %-14s %7s %12s %12s %9s %9s  %s" % ("workload", "variant", "threads", "old ops/s", "new ops/s",
+    print("%-16s %-14s %7s %12s %12s %9s %9s  %s" % ("workload", "variant", "threads", "old ops/s", "new ops/s",
                                                    "change", "p", "verdict"))
     worst, nsig_up, nsig_down, regress = 0.0, 0, 0, []
     for k in keys:
@@ -656,7 +656,7 @@ def compare(old_path, new_path, alpha, fail_pct):
         else:
             verdict = "no significant change"
         worst = min(worst, ch)
-        print("%-8s %-14s %7d %12s %12s %+8.1f%% %9s  %s" % (k[0], k[1], k[2], fmt_rate(mo), fmt_rate(mn), ch,
+        print("%-16s %-14s %7d %12s %12s %+8.1f%% %9s  %s" % (k[0], k[1], k[2], fmt_rate(mo), fmt_rate(mn), ch,
                                                             fmt_p(pv)[2:] if pv == pv else "-", verdict))
     print()
     reps = min(len(ca[k]["ops_per_s"]) for k in keys), min(len(cb[k]["ops_per_s"]) for k in keys)
