@@ -46,13 +46,19 @@ int bga__rsv_usable(const struct bga_volume *vol, const struct bga_rsv *rsv);
  * fast path. */
 bool bga__rsv_take_fast(struct bga_volume *vol, struct bga_rsv *rsv, uint32_t min, uint32_t max, int64_t cap,
 			struct bga_extent *out);
-/* Take ac->min..ac->max blocks from the handle's window under its group's
- * lock, charged (charge.c).  False when it has no window or the window
- * cannot serve (then the window is given back, and the handle's next one
- * will double when this one served its file well); ac->stop may be set. */
-bool bga__rsv_take(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, struct bga_extent *out);
-/* Count an allocation through a handle, served by its window or not. */
-void bga__rsv_count(struct bga_volume *vol, bool hit);
+/* The group of the handle's window, and whether it has one linked. */
+bool bga__rsv_group(const struct bga_rsv *rsv, uint64_t *g);
+/* Take ac->min..ac->max blocks from the handle's window, charged
+ * (charge.c); the caller holds the window's group lock.  False when the
+ * window cannot serve: then it is given back, and the handle's next one
+ * will double when this one served its file well; ac->stop may be set. */
+bool bga__rsv_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, struct bga_group *grp,
+			  struct bga_extent *out);
+/* Fold the handle's window hits, and `misses` allocations through it that
+ * its window did not serve, into the calling CPU's statistics.  Hits are
+ * counted in the handle (no shared write on the fast path) until then:
+ * bga_stats sees them when the handle next misses or closes. */
+void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses);
 /* Where to book the handle's next window, the window and its size, for
  * bga__search; after bga__rsv_take failed. */
 uint64_t bga__rsv_book(struct bga_volume *vol, const struct bga_geom *geo, struct bga_rsv *rsv, uint64_t goal,

@@ -26,6 +26,10 @@ struct bga_rsv {
 	struct bga_window win;
 	uint32_t size; /* goal size of the next window; 0 = windows off */
 	bool booked;   /* a window was ever booked: the next starts after it */
+	/* allocations the fast path served since the last fold into the
+	 * CPU's statistics (bga__rsv_count): plain, the handle is one
+	 * thread's at a time */
+	uint64_t hits;
 	uint32_t colour; /* which of BGA_RSV_COLOURS slices of a group a new file starts in */
 };
 
@@ -90,6 +94,7 @@ void bga_rsv_close(struct bga_rsv *rsv)
 		return;
 	window_drop(rsv);
 	struct bga_volume *vol = rsv->vol;
+	bga__rsv_count(vol, rsv, 0);
 	__atomic_fetch_add(&bga__percpu(vol)->rsv_closed, 1, __ATOMIC_RELAXED);
 	free(rsv);
 }
@@ -122,45 +127,48 @@ bool bga__rsv_take_fast(struct bga_volume *vol, struct bga_rsv *rsv, uint32_t mi
 {
 	if (rsv->vol != vol || rsv->size == 0 || !rsv->win.linked || !bga__window_take(vol, &rsv->win, min, max, cap, out))
 		return false;
-	bga__rsv_count(vol, true);
+	rsv->hits++;
 	return true;
 }
 
-void bga__rsv_count(struct bga_volume *vol, bool hit)
+void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses)
 {
+	uint64_t hits = rsv->hits;
+	if (hits + misses == 0)
+		return;
 	struct bga_percpu *pc = bga__percpu(vol);
-	__atomic_fetch_add(&pc->rsv_allocs, 1, __ATOMIC_RELAXED);
-	if (hit)
-		__atomic_fetch_add(&pc->rsv_hits, 1, __ATOMIC_RELAXED);
+	rsv->hits = 0;
+	__atomic_fetch_add(&pc->rsv_allocs, hits + misses, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc->rsv_hits, hits, __ATOMIC_RELAXED);
 }
 
-bool bga__rsv_take(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, struct bga_extent *out)
+bool bga__rsv_group(const struct bga_rsv *rsv, uint64_t *g)
+{
+	*g = rsv->win.group;
+	return rsv->win.linked;
+}
+
+bool bga__rsv_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, struct bga_group *grp,
+			  struct bga_extent *out)
 {
 	struct bga_window *w = &rsv->win;
-	if (!w->linked)
-		return false;
-	uint64_t g = w->group;
-	bool hit = false;
-	bga__group_lock(vol, g);
-	struct bga_group *grp = bga__group_lookup(vol, g); /* it holds the window */
 	/* Under the group lock no thief cuts and no store freezes, and only
 	 * this thread takes: the span is ours to read and write. */
 	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
 	uint32_t cur = bga__wspan_cur(s), len = BGA_MIN(ac->max, bga__wspan_end(s) - cur);
 	if (len >= ac->min && bga__charge_locked(vol, ac, &len) == 0) {
 		__atomic_store_n(&w->span, s + len, __ATOMIC_RELEASE);
-		out->start = bga__group_first(vol, g) + cur;
+		out->start = bga__group_first(vol, w->group) + cur;
 		out->len = len;
-		hit = true;
-	} else {
-		/* Used up (or too short): grow the next window if this one
-		 * served its file well, as ext3 does. */
-		if (2 * (cur - w->start) > bga__wspan_end(s) - w->start)
-			rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
-		bga__window_drop_locked(vol, grp, w);
+		rsv->hits++;
+		return true;
 	}
-	bga__group_unlock(vol, g);
-	return hit;
+	/* Used up (or too short): grow the next window if this one served
+	 * its file well, as ext3 does. */
+	if (2 * (cur - w->start) > bga__wspan_end(s) - w->start)
+		rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
+	bga__window_drop_locked(vol, grp, w);
+	return false;
 }
 
 /* goal moved by colour slices of its group, within the group. */

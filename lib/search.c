@@ -174,31 +174,48 @@ static int alloc_plain(struct bga_volume *vol, struct bga_actx *ac, const struct
 }
 
 /*
- * The window phase: the handle's own window first, then a new window
- * booked by the search, and, when nothing fits a window, a plain
- * allocation.
+ * The window phase: the handle's own window first; when it is used up, the
+ * next window booked right after it under the same lock hold if it lies
+ * in the same group (a file written in order), else by the search; and,
+ * when nothing fits a window, a plain allocation.
  */
 static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, const struct bga_request *req,
 			struct bga_extent *out)
 {
-	int on = bga__rsv_usable(vol, req->rsv);
+	struct bga_rsv *rsv = req->rsv;
+	int on = bga__rsv_usable(vol, rsv);
 	if (on < 0)
 		return on;
 	if (on == 0 || (req->flags & BGA_EXACT_GOAL))
 		return alloc_plain(vol, ac, req, out);
-	if (bga__rsv_take(vol, ac, req->rsv, out)) {
-		bga__rsv_count(vol, true);
-		return 0;
+	struct bga_window *book = NULL;
+	uint32_t wsize = 0;
+	uint64_t g, goal = 0;
+	int rc = -ENOSPC;
+	if (bga__rsv_group(rsv, &g)) {
+		bga__group_lock(vol, g);
+		if (bga__rsv_take_locked(vol, ac, rsv, bga__group_lookup(vol, g), out)) {
+			rc = 0;
+		} else if (!ac->stop) {
+			goal = bga__rsv_book(vol, ac->geo, rsv, req->goal, &book, &wsize);
+			if (bga__group_of(vol, goal) == g)
+				rc = try_group_locked(vol, ac, g, (uint32_t)(goal - bga__group_first(vol, g)), book, wsize,
+						      out);
+		}
+		bga__group_unlock(vol, g);
+		if (rc == 0 && book == NULL)
+			return 0; /* served by the window (counted in the handle) */
 	}
+	bga__rsv_count(vol, rsv, 1);
 	if (ac->stop)
 		return ac->stop;
-	bga__rsv_count(vol, false);
-	struct bga_window *book;
-	uint32_t wsize;
-	uint64_t goal = bga__rsv_book(vol, ac->geo, req->rsv, req->goal, &book, &wsize);
-	int rc = bga__search(vol, ac, goal, book, wsize, out, NULL);
+	if (rc != 0) {
+		if (book == NULL)
+			goal = bga__rsv_book(vol, ac->geo, rsv, req->goal, &book, &wsize);
+		rc = bga__search(vol, ac, goal, book, wsize, out, NULL);
+	}
 	if (rc == 0) {
-		bga__rsv_booked(req->rsv);
+		bga__rsv_booked(rsv);
 		return 0;
 	}
 	if (ac->stop)
