@@ -51,7 +51,8 @@ struct bga_config {
 	uint64_t first_data_block; /* default 0; blocks below it are never handed out; < nblocks */
 	uint32_t lock_slots;       /* default 0 = auto: 4 << ilog2(min(ncpus, 32)), raised to one per group up to 256;
 	                              else a power of two <= 1 << 20 */
-	int32_t counter_batch;     /* default 0 = auto: max(32, 2 * ncpus); else 1 .. 1 << 24 */
+	int32_t counter_batch;     /* default 0 = auto: max(32, 2 * ncpus), raised up to 1024 while
+	                              ncpus * batch stays under 1/64 of the capacity; else 1 .. 1 << 24 */
 	uint32_t rsv_default;      /* default 8: initial reservation window, blocks; <= rsv_max */
 	uint32_t rsv_max;          /* default 1027: largest window; <= 1 << 20 (windows are also capped at blocks_per_group) */
 	uint32_t flags;            /* BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS; other bits -EINVAL */

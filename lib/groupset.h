@@ -17,11 +17,22 @@
 #include "types.h"
 #include "group.h"
 
-/* Add group i of chunk c.  Group bit before chunk bit: see gset_remove. */
+/*
+ * Add group i of chunk c.  Group bit before chunk bit: see gset_remove.
+ * A bit already set is not written again: the words are shared by 64
+ * groups (or chunks), and a locked write to a line another CPU holds is
+ * a cross-CPU transfer.  A set bit read here stays set until the group's
+ * own removal (under its lock, which the caller holds), and a remover of
+ * another group that clears the chunk bit looks at the group bits after
+ * (SEQ_CST), sees ours, and sets it back.
+ */
 static inline void bga__gset_add(uint64_t *chunk_map, uint64_t *vol_map, uint64_t c, uint64_t i)
 {
-	__atomic_fetch_or(&chunk_map[i / 64], UINT64_C(1) << (i % 64), __ATOMIC_SEQ_CST);
-	__atomic_fetch_or(&vol_map[c / 64], UINT64_C(1) << (c % 64), __ATOMIC_SEQ_CST);
+	uint64_t gb = UINT64_C(1) << (i % 64), cb = UINT64_C(1) << (c % 64);
+	if (!(__atomic_load_n(&chunk_map[i / 64], __ATOMIC_SEQ_CST) & gb))
+		__atomic_fetch_or(&chunk_map[i / 64], gb, __ATOMIC_SEQ_CST);
+	if (!(__atomic_load_n(&vol_map[c / 64], __ATOMIC_SEQ_CST) & cb))
+		__atomic_fetch_or(&vol_map[c / 64], cb, __ATOMIC_SEQ_CST);
 }
 
 static inline bool bga__gset_chunk_empty(const uint64_t *chunk_map)

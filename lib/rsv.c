@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "window.h"
@@ -72,9 +73,13 @@ int bga_rsv_open(struct bga_volume *vol, struct bga_rsv **out)
 {
 	if (vol == NULL || out == NULL)
 		return -EINVAL;
-	struct bga_rsv *rsv = calloc(1, sizeof(*rsv));
+	/* A line of its own: the owner's takes write the window's span, and
+	 * two files' handles in one line would move it between their CPUs. */
+	size_t size = (sizeof(struct bga_rsv) + BGA_CACHELINE - 1) / BGA_CACHELINE * BGA_CACHELINE;
+	struct bga_rsv *rsv = aligned_alloc(BGA_CACHELINE, size);
 	if (rsv == NULL)
 		return -ENOMEM;
+	memset(rsv, 0, sizeof(*rsv));
 	rsv->vol = vol;
 	rsv->size = vol->cfg.rsv_default;
 	/* The colour sequence is the one shared write a handle makes, once,

@@ -151,7 +151,7 @@ struct bga_chunk {
 	 */
 	uint32_t clearing;
 	uint64_t dfree[BGA_CHUNK_WORDS]; /* groups holding pending deferred frees (atomic) */
-	uint64_t wins[BGA_CHUNK_WORDS];  /* groups holding linked windows (atomic; groupset.h) */
+	uint64_t wins[BGA_CHUNK_WORDS];  /* groups that may hold windows (atomic; window.c) */
 	struct bga_group groups[BGA_CHUNK_GROUPS];
 };
 

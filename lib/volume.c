@@ -80,6 +80,27 @@ struct bga_geom *bga__geom_new(const struct bga_volume *vol, uint64_t nblocks)
 	return geo;
 }
 
+/*
+ * The used counter's batch: ext4's max(32, 2 * ncpus), raised towards
+ * BGA_AUTO_BATCH_MAX while the counter's error, about ncpus * batch,
+ * stays under 1/64 of the capacity.  A thread that allocates steadily
+ * (a file being written) folds its slot into the shared total every
+ * `batch` blocks, moving the total's line and lock between CPUs: with 32,
+ * two threads appending to files in groups of their own reached 0.76-0.88x
+ * of one thread; with 1024, 1.61-1.95x (bga-scale -w appenders-own, in
+ * one run).  Near full the limited add decides on the exact sum anyway,
+ * so the larger error costs speed only in the last 1/64 of the volume.
+ */
+#define BGA_AUTO_BATCH_MAX 1024
+static int32_t auto_batch(unsigned ncpu, uint64_t capacity)
+{
+	uint64_t batch = 2 * (uint64_t)ncpu > 32 ? 2 * (uint64_t)ncpu : 32;
+	uint64_t room = capacity / 64 / ncpu;
+	if (room > batch)
+		batch = room < BGA_AUTO_BATCH_MAX ? room : BGA_AUTO_BATCH_MAX;
+	return (int32_t)batch;
+}
+
 int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 {
 	if (cfg == NULL || out == NULL)
@@ -117,7 +138,7 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 			vol->cfg.lock_kind = BGA_LOCK_MUTEX;
 	}
 	if (vol->cfg.counter_batch == 0)
-		vol->cfg.counter_batch = (int32_t)(2 * ncpu > 32 ? 2 * ncpu : 32);
+		vol->cfg.counter_batch = auto_batch(ncpu, cfg->nblocks - cfg->first_data_block);
 	pthread_mutex_init(&vol->grow_lock, NULL);
 	pthread_mutex_init(&vol->commit_lock, NULL);
 

@@ -11,14 +11,24 @@
 #include "groupset.h"
 #include "window.h"
 
-static void set_linked(struct bga_volume *vol, uint64_t g, bool on)
+/*
+ * The set of groups that may hold windows (groupset.h): a group joins when
+ * a window is linked and leaves only when a reclaim walk finds its list
+ * empty, not at every unlink.  A file's windows follow one another in one
+ * group, each unlink followed by the next link, and two writers' groups
+ * share the set's words: joining and leaving each time would move those
+ * lines between their CPUs at every window.
+ */
+static void join(struct bga_volume *vol, uint64_t g)
 {
-	uint64_t c = g >> BGA_CHUNK_SHIFT, i = g & (BGA_CHUNK_GROUPS - 1);
-	struct bga_chunk *ch = bga__chunk_get(vol, c);
-	if (on)
-		bga__gset_add(ch->wins, vol->win_chunks, c, i);
-	else
-		bga__gset_remove(ch->wins, vol->win_chunks, c, i);
+	uint64_t c = g >> BGA_CHUNK_SHIFT;
+	bga__gset_add(bga__chunk_get(vol, c)->wins, vol->win_chunks, c, g & (BGA_CHUNK_GROUPS - 1));
+}
+
+static void leave_locked(struct bga_volume *vol, uint64_t g)
+{
+	uint64_t c = g >> BGA_CHUNK_SHIFT;
+	bga__gset_remove(bga__chunk_get(vol, c)->wins, vol->win_chunks, c, g & (BGA_CHUNK_GROUPS - 1));
 }
 
 int bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, struct bga_window *w,
@@ -45,8 +55,7 @@ int bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint6
 	__atomic_store_n(&w->group, g, __ATOMIC_RELEASE);
 	w->start = off;
 	__atomic_store_n(&w->span, bga__wspan_next(old, off + taken, off + wlen), __ATOMIC_RELEASE);
-	if (ext->windows == NULL)
-		set_linked(vol, g, true);
+	join(vol, g);
 	w->next = ext->windows;
 	ext->windows = w;
 	w->linked = true;
@@ -89,8 +98,6 @@ uint32_t bga__window_drop_locked(struct bga_volume *vol, struct bga_group *grp, 
 	/* The store wrote the remainder as free while it was linked; what the
 	 * owner took since is allocated, so the group must be stored again. */
 	grp->flags |= BGA_GROUP_DIRTY;
-	if (grp->ext->windows == NULL)
-		set_linked(vol, w->group, false);
 	return n;
 }
 
@@ -136,9 +143,11 @@ uint64_t bga__window_reclaim(struct bga_volume *vol)
 	for (uint64_t g = 0; (g = bga__gset_next(vol, vol->win_chunks, offsetof(struct bga_chunk, wins), g, end)) < end;
 	     g++) {
 		bga__group_lock(vol, g);
-		struct bga_group *grp = bga__group_lookup(vol, g); /* it holds windows */
-		for (struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next)
+		struct bga_group *grp = bga__group_lookup(vol, g); /* it held windows */
+		for (struct bga_window *w = grp->ext->windows; w; w = w->next)
 			n += cut_locked(vol, grp, w, 0);
+		if (grp->ext->windows == NULL)
+			leave_locked(vol, g);
 		bga__group_unlock(vol, g);
 	}
 	return n;
