@@ -828,7 +828,8 @@ Test(persist_errors, another_writer_in_the_area_means_a_format)
 	cr_assert_gt(m.bytes_written - before, 2 * BGA_PF_SECTOR, "another io: every unit written");
 	before = m.bytes_written;
 	cr_assert_eq(bga_store(a, &io2), 0);
-	cr_assert_eq(m.bytes_written - before, BGA_PF_SECTOR, "the same io again: only the superblock");
+	cr_assert_eq(m.bytes_written - before, BGA_PF_SECTOR, "the same io again: only the superblock, not %llu bytes",
+		     (unsigned long long)(m.bytes_written - before));
 	bga_destroy(load_expect(&io, 0, &wa));
 	usedmap_free(&wa);
 	usedmap_free(&wb);
