@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "steer.h"
+#include "window.h"
 
 /*
  * The common case without the search's machinery: a free run in the goal's
@@ -84,6 +85,18 @@ static inline bool alloc_window_fast(struct bga_volume *vol, const struct bga_re
 				  (int64_t)(floor - vol->cfg.first_data_block), out);
 }
 
+/*
+ * A small goal-less request from the CPU's locality window (window.h): one
+ * CAS on the window, whichever thread runs on the CPU, and a counter add.
+ * False with nothing changed when the window cannot serve.
+ */
+static inline bool alloc_local_fast(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+{
+	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
+	return bga__window_take(vol, &bga__percpu(vol)->local, (uint32_t)req->min_len, (uint32_t)req->max_len,
+				(int64_t)(floor - vol->cfg.first_data_block), out);
+}
+
 int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
 {
 	if (vol == NULL || req == NULL || out == NULL)
@@ -95,7 +108,9 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 	if ((req->flags & BGA_EXACT_GOAL) && req->goal == BGA_NO_GOAL)
 		return -EINVAL;
 	if (req->flags == 0 && req->min_len <= vol->cfg.blocks_per_group) {
-		if (req->rsv == NULL ? alloc_fast(vol, req, out) : alloc_window_fast(vol, req, out))
+		if (req->rsv != NULL ? alloc_window_fast(vol, req, out)
+		    : req->goal == BGA_NO_GOAL && req->max_len <= BGA_LOCAL_MAX_REQ ? alloc_local_fast(vol, req, out)
+										      : alloc_fast(vol, req, out))
 			return 0;
 	}
 	return bga__alloc_slow(vol, req, out);

@@ -52,8 +52,7 @@ int bga__charge_locked(struct bga_volume *vol, struct bga_actx *ac, uint32_t *le
 	}
 }
 
-/* Give back a charge whose blocks were not taken. */
-static void uncharge(struct bga_volume *vol, const struct bga_actx *ac, uint32_t len)
+void bga__uncharge(struct bga_volume *vol, const struct bga_actx *ac, uint32_t len)
 {
 	if (ac->reserved)
 		__atomic_fetch_add(&vol->reserved, len, __ATOMIC_RELAXED);
@@ -69,7 +68,7 @@ int bga__take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_gro
 		return rc;
 	rc = bga__group_take_locked(vol, grp, g, off, *len);
 	if (rc)
-		uncharge(vol, ac, *len);
+		bga__uncharge(vol, ac, *len);
 	return rc;
 }
 

@@ -92,6 +92,8 @@ void bga__geom_retire(struct bga_volume *vol, struct bga_geom *old);
  * set and returned.
  */
 int bga__charge_locked(struct bga_volume *vol, struct bga_actx *ac, uint32_t *len);
+/* Give back a charge whose blocks were not taken. */
+void bga__uncharge(struct bga_volume *vol, const struct bga_actx *ac, uint32_t len);
 /*
  * The one place blocks are taken from a group for an allocation (the
  * search, exact goals, windows, trim): charge, then mark

@@ -168,12 +168,12 @@ static void unlock_all(struct bga_volume *vol)
 	}
 }
 
-/* A group with windows is always written: its owners take from them with
- * no group lock, so no flag says whether the remainders changed (and a
- * window's drop marks the group dirty, for what its owner took). */
+/* Owners take from their windows with no group lock, so no dirty flag
+ * says that a window's remainder shrank: the windows say it themselves
+ * (and a window's drop marks the group dirty, for what its owner took). */
 static bool want_group(const struct bga_persist *p, const struct bga_group *grp, uint64_t g, bool full)
 {
-	return full || g >= p->stored_ngroups || (grp->flags & BGA_GROUP_DIRTY) || (grp->ext && grp->ext->windows);
+	return full || g >= p->stored_ngroups || (grp->flags & BGA_GROUP_DIRTY) || bga__window_moved_locked(grp);
 }
 
 /*
@@ -263,10 +263,11 @@ static int snapshot(struct bga_volume *vol, struct bga_persist *p, bool full, st
 		if (s->w[k].rec.flags != BGA_DF_BITMAP)
 			continue;
 		uint64_t g = s->w[k].g;
-		const struct bga_group *grp = &bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT)->groups[g & (BGA_CHUNK_GROUPS - 1)];
+		struct bga_group *grp = &bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT)->groups[g & (BGA_CHUNK_GROUPS - 1)];
 		s->w[k].map = s->maps + m++ * words;
 		memcpy(s->w[k].map, grp->bitmap, words * sizeof(uint64_t));
 		bga__window_clear_held_locked(grp, s->w[k].map);
+		bga__window_stored_locked(grp);
 	}
 out:
 	bga__window_freeze_all(vol, false);

@@ -157,20 +157,14 @@ bool bga__rsv_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bg
 			  struct bga_extent *out)
 {
 	struct bga_window *w = &rsv->win;
-	/* Under the group lock no thief cuts and no store freezes, and only
-	 * this thread takes: the span is ours to read and write. */
-	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
-	uint32_t cur = bga__wspan_cur(s), len = BGA_MIN(ac->max, bga__wspan_end(s) - cur);
-	if (len >= ac->min && bga__charge_locked(vol, ac, &len) == 0) {
-		__atomic_store_n(&w->span, s + len, __ATOMIC_RELEASE);
-		out->start = bga__group_first(vol, w->group) + cur;
-		out->len = len;
+	if (bga__window_take_locked(vol, ac, w, out)) {
 		rsv->hits++;
 		return true;
 	}
 	/* Used up (or too short): grow the next window if this one served
 	 * its file well, as ext3 does. */
-	if (2 * (cur - w->start) > bga__wspan_end(s) - w->start)
+	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+	if (2 * (bga__wspan_cur(s) - w->start) > bga__wspan_end(s) - w->start)
 		rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
 	bga__window_drop_locked(vol, grp, w);
 	return false;

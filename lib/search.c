@@ -158,7 +158,37 @@ static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, uint64_t goa
 	return rc;
 }
 
-/* The search without a window. */
+/*
+ * The CPU's locality window (window.h), for a small goal-less request:
+ * its remainder under its group's lock, else a new window booked by the
+ * search from the CPU's home.  One thread books at a time (local_booking);
+ * -EBUSY, with nothing done, while another does: the caller searches
+ * without it.  Other threads on the CPU take from the window meanwhile.
+ */
+static int alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_percpu *pc, uint64_t goal,
+		       struct bga_extent *out, bool *busy)
+{
+	if (__atomic_exchange_n(&pc->local_booking, 1, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	struct bga_window *w = &pc->local;
+	int rc = -ENOSPC;
+	if (w->linked) {
+		uint64_t g = w->group;
+		bga__group_lock(vol, g);
+		struct bga_group *grp = bga__group_lookup(vol, g); /* it holds the window */
+		if (bga__window_take_locked(vol, ac, w, out))
+			rc = 0;
+		else
+			bga__window_drop_locked(vol, grp, w);
+		bga__group_unlock(vol, g);
+	}
+	if (rc != 0 && !ac->stop)
+		rc = bga__search(vol, ac, goal, w, BGA_MIN(BGA_LOCAL_WINDOW, vol->cfg.blocks_per_group), out, busy);
+	__atomic_store_n(&pc->local_booking, 0, __ATOMIC_RELEASE);
+	return ac->stop ? ac->stop : rc;
+}
+
+/* The search without a handle's window. */
 static int alloc_plain(struct bga_volume *vol, struct bga_actx *ac, const struct bga_request *req,
 		       struct bga_extent *out)
 {
@@ -167,7 +197,12 @@ static int alloc_plain(struct bga_volume *vol, struct bga_actx *ac, const struct
 	struct bga_percpu *pc = bga__percpu(vol);
 	bool steered, busy = false;
 	uint64_t goal = bga__resolve_goal(vol, pc, req->goal, ac->geo->nblocks, &steered);
-	int rc = bga__search(vol, ac, goal, NULL, 0, out, &busy);
+	int rc = -EBUSY;
+	if (req->goal == BGA_NO_GOAL && req->rsv == NULL && req->max_len <= BGA_LOCAL_MAX_REQ &&
+	    !(req->flags & BGA_USE_RESERVED))
+		rc = alloc_local(vol, ac, pc, goal, out, &busy);
+	if (rc == -EBUSY)
+		rc = bga__search(vol, ac, goal, NULL, 0, out, &busy);
 	if (rc == 0)
 		bga__note_result(vol, pc, req->goal, goal, steered, busy, out);
 	return rc;

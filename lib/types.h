@@ -81,7 +81,8 @@ struct bga_window {
 	uint64_t group;   /* atomic for locality windows */
 	uint32_t start;
 	uint64_t span;    /* atomic: see window.c */
-	uint32_t used;    /* blocks the owner took from this window (its next size) */
+	uint32_t stored;  /* cur when the last store copied the group (persist.c), under
+			   * every group lock */
 	bool linked;
 };
 

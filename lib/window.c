@@ -55,6 +55,7 @@ int bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint6
 	__atomic_store_n(&w->group, g, __ATOMIC_RELEASE);
 	w->start = off;
 	__atomic_store_n(&w->span, bga__wspan_next(old, off + taken, off + wlen), __ATOMIC_RELEASE);
+	w->stored = UINT32_MAX; /* never stored: the group is dirty anyway */
 	join(vol, g);
 	w->next = ext->windows;
 	ext->windows = w;
@@ -99,6 +100,23 @@ uint32_t bga__window_drop_locked(struct bga_volume *vol, struct bga_group *grp, 
 	 * owner took since is allocated, so the group must be stored again. */
 	grp->flags |= BGA_GROUP_DIRTY;
 	return n;
+}
+
+bool bga__window_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_window *w, struct bga_extent *out)
+{
+	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+	for (;;) {
+		uint32_t cur = bga__wspan_cur(s), len = BGA_MIN(ac->max, bga__wspan_end(s) - cur);
+		if (len < ac->min || bga__charge_locked(vol, ac, &len) != 0)
+			return false;
+		/* a CAS: a locality window's other users take without the lock */
+		if (__atomic_compare_exchange_n(&w->span, &s, s + len, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			out->start = bga__group_first(vol, w->group) + cur;
+			out->len = len;
+			return true;
+		}
+		bga__uncharge(vol, ac, len);
+	}
 }
 
 static bool overlaps(const struct bga_window *w, uint32_t off, uint32_t len)
@@ -176,4 +194,18 @@ void bga__window_clear_held_locked(const struct bga_group *grp, uint64_t *map)
 		if (end > cur)
 			bga_bitmap_clear_range(map, cur, end - cur);
 	}
+}
+
+void bga__window_stored_locked(struct bga_group *grp)
+{
+	for (struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next)
+		w->stored = bga__wspan_cur(__atomic_load_n(&w->span, __ATOMIC_ACQUIRE));
+}
+
+bool bga__window_moved_locked(const struct bga_group *grp)
+{
+	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next)
+		if (bga__wspan_cur(__atomic_load_n(&w->span, __ATOMIC_ACQUIRE)) != w->stored)
+			return true;
+	return false;
 }

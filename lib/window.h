@@ -32,6 +32,17 @@
 
 #include "internal.h"
 
+/*
+ * Locality windows (ext4's locality-group preallocation): a goal-less
+ * request of at most BGA_LOCAL_MAX_REQ blocks (ext4's mb_stream_req
+ * default) without a handle comes from its CPU's window, booked
+ * BGA_LOCAL_WINDOW blocks at a time (ext4's lg prealloc, 512) near the
+ * CPU's home.  So small unrelated files from different CPUs never share a
+ * group, and their allocations take no group lock.
+ */
+#define BGA_LOCAL_MAX_REQ 16
+#define BGA_LOCAL_WINDOW 512
+
 #define BGA_WSPAN_BITS 21
 #define BGA_WSPAN_MASK ((UINT64_C(1) << BGA_WSPAN_BITS) - 1)
 #define BGA_WSPAN_FROZEN (UINT64_C(1) << 42)
@@ -97,6 +108,12 @@ static inline bool bga__window_take(struct bga_volume *vol, struct bga_window *w
  */
 int bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, struct bga_window *w,
 			    uint32_t off, uint32_t taken, uint32_t wlen);
+/* bga__window_take with the window's group lock held, charged through
+ * the request (charge.c: reservations, the exact count near full).  False
+ * when the remainder is shorter than ac->min or the charge fails
+ * (ac->stop may be set). */
+bool bga__window_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_window *w,
+			     struct bga_extent *out);
 /* Give w's remainder back to its group and unlink it; the group's lock is
  * held, w linked.  Returns the blocks given back. */
 uint32_t bga__window_drop_locked(struct bga_volume *vol, struct bga_group *grp, struct bga_window *w);
@@ -124,5 +141,10 @@ void bga__window_freeze_all(struct bga_volume *vol, bool freeze);
 /* Clear the bits of the group's window remainders in `map`, a copy of its
  * bitmap. */
 void bga__window_clear_held_locked(const struct bga_group *grp, uint64_t *map);
+/* A store copied the group (frozen): remember where each window stood. */
+void bga__window_stored_locked(struct bga_group *grp);
+/* Did an owner take from one of the group's windows since the last store
+ * copied it?  (Takes leave the group's dirty flag alone: no group lock.) */
+bool bga__window_moved_locked(const struct bga_group *grp);
 
 #endif

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Windows that own their blocks (lib/window.h): a handle's window and a
+ * CPU's locality window hold blocks nobody else gets, hand them out with
+ * no group lock, count them as free everywhere, and give them back before
+ * any -ENOSPC, to an exact goal, to a trim, and when closed; a store writes
+ * them as free.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include <bgalloc.h>
+
+#include "memio.h"
+#include "snapshot.h"
+#include "testutil.h"
+
+static int alloc_at(struct bga_volume *vol, uint64_t goal, uint32_t min, uint32_t max, struct bga_rsv *rsv,
+		    uint32_t flags, struct bga_extent *e)
+{
+	struct bga_request req = {.goal = goal, .min_len = min, .max_len = max, .rsv = rsv, .flags = flags};
+	return bga_alloc(vol, &req, e);
+}
+
+static uint64_t lock_acquisitions(struct bga_volume *vol)
+{
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	return st.lock_acquisitions;
+}
+
+/* An open handle with a window of `size` booked at `goal`, one block taken. */
+static struct bga_rsv *window_at(struct bga_volume *vol, uint64_t goal, uint32_t size, struct bga_extent *held)
+{
+	struct bga_rsv *rsv;
+	struct bga_extent e;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	cr_assert_eq(bga_rsv_set_size(rsv, size), 0);
+	cr_assert_eq(alloc_at(vol, goal, 1, 1, rsv, 0, &e), 0);
+	cr_assert_eq(bga_rsv_window(rsv, held), 0);
+	cr_assert_eq(held->start, e.start + 1, "the window follows what was taken");
+	cr_assert_eq(held->len, size - 1);
+	return rsv;
+}
+
+Test(windows, owner_takes_without_a_group_lock)
+{
+	struct bga_volume *vol = make_volume(1 << 16, 4096, 0);
+	struct bga_extent w, e;
+	struct bga_rsv *rsv = window_at(vol, 1000, 64, &w);
+	/* bga_stats takes every group's lock itself: that many per call */
+	uint64_t locks = lock_acquisitions(vol), per_call = lock_acquisitions(vol) - locks;
+	locks += per_call;
+	for (uint64_t b = w.start; b < w.start + w.len; b++) {
+		cr_assert_eq(alloc_at(vol, b, 1, 1, rsv, 0, &e), 0);
+		cr_assert_eq(e.start, b, "a file written in order stays contiguous");
+	}
+	cr_assert_eq(lock_acquisitions(vol) - per_call, locks, "allocations from the window took a group lock");
+	/* the window is used up: the next one is booked under a lock, right after */
+	cr_assert_eq(alloc_at(vol, w.start + w.len, 1, 1, rsv, 0, &e), 0);
+	cr_assert_eq(e.start, w.start + w.len);
+	cr_assert_gt(lock_acquisitions(vol) - 2 * per_call, locks);
+	bga_rsv_close(rsv);
+	assert_clean(vol);
+	cr_assert_eq(bga_free_exact(vol), (1 << 16) - 65, "closing gave the rest back");
+	bga_destroy(vol);
+}
+
+struct listing {
+	struct bga_extent window;
+	uint64_t blocks;
+	bool window_seen;
+};
+
+static int list_cb(void *ctx, uint64_t start, uint64_t len)
+{
+	struct listing *l = ctx;
+	if (start <= l->window.start && start + len >= l->window.start + l->window.len)
+		l->window_seen = true;
+	l->blocks += len;
+	return 0;
+}
+
+static int discard(void *ctx, uint64_t start, uint64_t len)
+{
+	(void)ctx;
+	(void)start;
+	(void)len;
+	return 0;
+}
+
+Test(windows, remainders_are_free_but_nobody_elses)
+{
+	struct bga_volume *vol = make_volume(1 << 16, 4096, 0);
+	struct bga_extent w, e;
+	struct bga_rsv *rsv = window_at(vol, 1000, 64, &w);
+	cr_assert_eq(bga_free_exact(vol), (1 << 16) - 1, "a window's unused blocks are free");
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_eq(st.rsv_window_blocks, 63);
+	cr_assert_eq(st.free_blocks, (1 << 16) - 1);
+	/* nobody else gets them: a plain goal inside lands past the window */
+	cr_assert_eq(alloc_at(vol, w.start + 5, 1, 1, NULL, 0, &e), 0);
+	cr_assert(e.start >= w.start + w.len || e.start < w.start, "got %llu inside the window",
+		  (unsigned long long)e.start);
+	cr_assert_eq(bga_free(vol, e.start, 1), 0);
+	/* freeing one is freeing a block nobody holds: refused, nothing changed */
+	void *before, *after;
+	size_t blen, alen;
+	cr_assert_eq(bga__snapshot(vol, &before, &blen), 0);
+	cr_assert_eq(bga_free(vol, w.start + 3, 1), -EINVAL);
+	cr_assert_eq(bga_free(vol, w.start - 1, 2), -EINVAL, "a range reaching into the window");
+	cr_assert_eq(bga_free_deferred(vol, w.start + 3, 1, 1), -EINVAL);
+	cr_assert_eq(bga__snapshot(vol, &after, &alen), 0);
+	cr_assert(blen == alen && memcmp(before, after, blen) == 0, "a refused free changed the state");
+	free(before);
+	free(after);
+	/* bga_foreach_free lists them */
+	struct listing l = {w, 0, false};
+	cr_assert_eq(bga_foreach_free(vol, 0, 1 << 16, 1, list_cb, &l), 0);
+	cr_assert_eq(l.blocks, (1 << 16) - 1);
+	cr_assert(l.window_seen, "the window's blocks were listed free");
+	bga_rsv_close(rsv);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+Test(windows, an_exact_goal_takes_the_window_from_there_on)
+{
+	struct bga_volume *vol = make_volume(1 << 16, 4096, 0);
+	struct bga_extent w, e, left;
+	struct bga_rsv *rsv = window_at(vol, 2000, 64, &w);
+	cr_assert_eq(alloc_at(vol, w.start + 20, 4, 4, NULL, BGA_EXACT_GOAL, &e), 0);
+	cr_assert_eq(e.start, w.start + 20);
+	cr_assert_eq(bga_rsv_window(rsv, &left), 0);
+	cr_assert_eq(left.start, w.start);
+	cr_assert_eq(left.len, 20, "the window keeps what lies before the goal");
+	for (uint64_t b = w.start; b < w.start + 20; b++) {
+		cr_assert_eq(alloc_at(vol, b, 1, 1, rsv, 0, &e), 0);
+		cr_assert_eq(e.start, b);
+	}
+	cr_assert_eq(alloc_at(vol, w.start + 20, 1, 1, rsv, 0, &e), 0);
+	cr_assert(e.start < w.start + 20 || e.start >= w.start + 24, "the thief's blocks handed out again");
+	assert_clean(vol);
+	bga_rsv_close(rsv);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* Windows hold most of a nearly full volume: every block is still handed
+ * out, to plain, exact and reserved requests, before -ENOSPC. */
+Test(windows, never_cause_false_enospc_when_they_hold_everything)
+{
+	enum { N = 4096, BPG = 512, FILES = 8 };
+	struct bga_volume *vol = make_volume(N, BPG, 0);
+	struct bga_rsv *rsv[FILES];
+	struct bga_extent w;
+	for (int i = 0; i < FILES; i++)
+		rsv[i] = window_at(vol, (uint64_t)i * BPG, 256, &w); /* coloured: at most 224 in */
+	cr_assert_eq(bga_reserve(vol, 10), 0, "window blocks are free: they can be promised");
+	struct bga_extent e;
+	cr_assert_eq(alloc_at(vol, 0, 8, 8, NULL, BGA_USE_RESERVED, &e), 0);
+	uint64_t got = 8 + FILES;
+	for (;;) {
+		int rc = alloc_at(vol, BGA_NO_GOAL, 1, 64, NULL, 0, &e);
+		if (rc == -ENOSPC)
+			break;
+		cr_assert_eq(rc, 0);
+		got += e.len;
+	}
+	cr_assert_eq(got, N - 2, "blocks left unhanded: %llu", (unsigned long long)(N - 2 - got));
+	cr_assert_eq(bga_free_exact(vol), 2, "the two still reserved");
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 2, NULL, BGA_USE_RESERVED, &e), 0);
+	cr_assert_eq(e.len, 2);
+	/* the owners' windows were taken back: their next allocation fails cleanly */
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, rsv[3], 0, &e), -ENOSPC);
+	assert_clean(vol);
+	for (int i = 0; i < FILES; i++)
+		bga_rsv_close(rsv[i]);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+Test(windows, trim_takes_them_back_and_discards_them)
+{
+	struct bga_volume *vol = make_volume(1 << 14, 4096, 0);
+	struct bga_extent w, e;
+	struct bga_rsv *rsv = window_at(vol, 100, 256, &w);
+	uint64_t trimmed = 0;
+	cr_assert_eq(bga_trim(vol, 0, 1 << 14, 1, discard, NULL, &trimmed), 0);
+	cr_assert_eq(trimmed, (1 << 14) - 1, "every free block, the window's too");
+	cr_assert_eq(bga_rsv_window(rsv, &e), 0);
+	cr_assert_eq(e.len, 0, "the window was taken back");
+	cr_assert_eq(alloc_at(vol, w.start, 1, 1, rsv, 0, &e), 0);
+	assert_clean(vol);
+	bga_rsv_close(rsv);
+	bga_destroy(vol);
+}
+
+/* A store writes windows' unused blocks as free; what an owner takes after
+ * a store is written by the next one, although no group lock saw it. */
+Test(windows, stored_as_free_and_takes_stored_next_time)
+{
+	struct bga_volume *vol = make_volume(1 << 16, 4096, 0), *back;
+	struct bga_extent w, e;
+	struct bga_rsv *rsv = window_at(vol, 3000, 64, &w);
+	struct memio m;
+	struct bga_io io;
+	memio_init(&m, &io);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	cr_assert_eq(bga_load(&io, NULL, &back), 0);
+	cr_assert_eq(bga_free_exact(back), (1 << 16) - 1);
+	cr_assert_eq(alloc_at(back, w.start, 63, 63, NULL, BGA_EXACT_GOAL, &e), 0, "the window's blocks are free");
+	assert_clean(back);
+	bga_destroy(back);
+	for (int i = 0; i < 10; i++)
+		cr_assert_eq(alloc_at(vol, w.start + i, 1, 1, rsv, 0, &e), 0);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	cr_assert_eq(bga_load(&io, NULL, &back), 0);
+	cr_assert_eq(bga_free_exact(back), (1 << 16) - 11, "the ten taken from the window were stored");
+	cr_assert_eq(alloc_at(back, w.start, 1, 1, NULL, BGA_EXACT_GOAL, &e), -ENOSPC);
+	cr_assert_eq(alloc_at(back, w.start + 10, 53, 53, NULL, BGA_EXACT_GOAL, &e), 0);
+	bga_destroy(back);
+	bga_rsv_close(rsv);
+	memio_free(&m);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* ---- locality windows ---- */
+
+struct local_arg {
+	struct bga_volume *vol;
+	int cpu;
+	uint64_t groups[64];
+	int n;
+};
+
+static void *small_files(void *arg)
+{
+	struct local_arg *a = arg;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(a->cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
+		return (void *)1;
+	for (int i = 0; i < 64; i++) {
+		struct bga_extent e;
+		if (alloc_at(a->vol, BGA_NO_GOAL, 1, 4, NULL, 0, &e) != 0)
+			return (void *)2;
+		a->groups[a->n++] = e.start / 4096;
+	}
+	return NULL;
+}
+
+Test(windows, small_goalless_requests_come_from_the_cpu_window)
+{
+	struct bga_volume *vol = make_volume(1 << 20, 4096, 0);
+	struct local_arg a = {vol, 0, {0}, 0};
+	void *rc;
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, small_files, &a), 0);
+	pthread_join(t, &rc);
+	cr_assert_null(rc);
+	/* the first books a window; the rest take from it without a lock */
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_eq(st.rsv_window_blocks, 512 - 64 * 4, "one 512-block window, 64 x 4 taken");
+	for (int i = 1; i < a.n; i++)
+		cr_assert_eq(a.groups[i], a.groups[0]);
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+		struct local_arg b = {vol, 1, {0}, 0};
+		cr_assert_eq(pthread_create(&t, NULL, small_files, &b), 0);
+		pthread_join(t, &rc);
+		cr_assert_null(rc);
+		cr_assert_neq(b.groups[0], a.groups[0], "two CPUs' small files share group %llu",
+			      (unsigned long long)a.groups[0]);
+	}
+	/* a larger request does not use it, nor does one with a goal */
+	struct bga_extent e;
+	uint64_t held = st.rsv_window_blocks;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	held = st.rsv_window_blocks;
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 17, 17, NULL, 0, &e), 0);
+	cr_assert_eq(alloc_at(vol, 5000, 1, 1, NULL, 0, &e), 0);
+	cr_assert_eq(e.start, 5000);
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_eq(st.rsv_window_blocks, held);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
