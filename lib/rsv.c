@@ -200,6 +200,7 @@ uint64_t bga__rsv_book(struct bga_volume *vol, const struct bga_geom *geo, struc
 	if (!rsv->booked)
 		goal = coloured(vol, geo, goal, rsv->colour);
 	*wsize = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
+	rsv->win.slice = rsv->colour * (vol->cfg.blocks_per_group / BGA_RSV_COLOURS);
 	*book = &rsv->win;
 	return goal;
 }

@@ -39,21 +39,65 @@ static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *
 }
 
 /*
- * Try one group under its lock.  `from` is the first offset to look at.
- * With `book`, a run of up to `wsize` blocks is looked for, and becomes
- * that window (window.h) once up to ac->max of it is taken.  -ENOSPC: no
- * run here (or ac->stop says the count ruled the whole request out).
+ * Where a window goes in group g, with its lock held (*off, *len: the run
+ * it starts; false when none here):
+ *  - on from the goal, when the run at the goal starts there (at_goal:
+ *    the goal's own group): its file stays contiguous;
+ *  - else into a run of at least ac->room, as mballoc looks for its
+ *    normalized size: a window booked in a small hole (a deleted file's)
+ *    would be cut short by the blocks after it, and its file would need a
+ *    new extent at every window.  The first pass of a booking asks for
+ *    room to grow to the largest window, the second for any run.  In a
+ *    group other than the goal's it looks from its handle's colour slice
+ *    first, as in the goal's group (rsv.c), and the first ac->room blocks
+ *    of free space right after another window are left to that window's
+ *    file to grow into (a run too short to hold room for both is passed
+ *    over).
+ */
+static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *ac, struct bga_group *grp, uint64_t g,
+				uint32_t from, bool at_goal, const struct bga_window *book, uint32_t want, uint32_t *off,
+				uint32_t *len)
+{
+	uint32_t need = BGA_MAX(ac->min, ac->room), big = BGA_MAX(want, ac->room + need);
+	if (at_goal && bga__group_find_locked(vol, grp, g, from, ac->min, want, off, len) && *off == from)
+		return true;
+	if (!at_goal)
+		from = book->slice;
+	for (int pass = from != 0 ? 0 : 1; pass < 2; pass++, from = 0) {
+		/* runs measured up to `big`: the caller cuts them to the window */
+		for (uint32_t at = from; bga__group_find_locked(vol, grp, g, at, need, big, off, len);) {
+			if (ac->room == 0 || !bga__window_ends_at_locked(grp, *off))
+				return true;
+			if (*len >= ac->room + need) {
+				*off += ac->room; /* that window's file grows into the first room */
+				*len -= ac->room;
+				return true;
+			}
+			at = *off + *len; /* too short to share: the next run */
+		}
+	}
+	return false;
+}
+
+/*
+ * Try one group under its lock.  `from` is the first offset to look at
+ * (at_goal: the goal's offset in the goal's group).  With `book`, a run
+ * of up to `wsize` blocks is looked for (place_window_locked), and
+ * becomes that window (window.h) once up to ac->max of it is taken.
+ * -ENOSPC: no run here (or ac->stop says the count ruled the whole
+ * request out).
  */
 static inline __attribute__((always_inline)) int
-try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, struct bga_window *book,
-		 uint32_t wsize, struct bga_extent *out)
+try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, bool at_goal,
+		 struct bga_window *book, uint32_t wsize, struct bga_extent *out)
 {
 	struct bga_group *grp = bga__group_lookup(vol, g);
 	uint32_t off, len, want = BGA_MAX(ac->max, wsize);
-	if (!bga__group_find_locked(vol, grp, g, from, ac->min, want, &off, &len)) {
+	if (book ? !place_window_locked(vol, ac, grp, g, from, at_goal, book, want, &off, &len)
+		 : !bga__group_find_locked(vol, grp, g, from, ac->min, want, &off, &len)) {
 		/* A failed whole-group search means max_run overstated the
 		 * longest run: fix it so the index stops pointing here. */
-		if (from == 0)
+		if (from == 0 && !book)
 			bga__group_refresh_locked(vol, grp, g);
 		return -ENOSPC;
 	}
@@ -71,8 +115,8 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	return 0;
 }
 
-static int try_group(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, struct bga_window *book,
-		     uint32_t wsize, bool wait, struct bga_extent *out)
+static int try_group(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, bool at_goal,
+		     struct bga_window *book, uint32_t wsize, bool wait, struct bga_extent *out)
 {
 	int rc = bga__group_ensure(vol, g); /* before the lock: lockdep.h */
 	if (rc)
@@ -81,7 +125,7 @@ static int try_group(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, ui
 		bga__group_lock(vol, g);
 	else if (!bga__group_trylock(vol, g))
 		return -EBUSY;
-	rc = try_group_locked(vol, ac, g, from, book, wsize, out);
+	rc = try_group_locked(vol, ac, g, from, at_goal, book, wsize, out);
 	bga__group_unlock(vol, g);
 	return rc;
 }
@@ -100,7 +144,7 @@ int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, stru
 	uint64_t g0 = bga__group_of(vol, goal);
 	uint64_t skipped[BGA_BUSY_SKIPS];
 	unsigned nskipped = 0;
-	int rc = try_group(vol, ac, g0, (uint32_t)(goal - bga__group_first(vol, g0)), book, wsize, false, out);
+	int rc = try_group(vol, ac, g0, (uint32_t)(goal - bga__group_first(vol, g0)), true, book, wsize, false, out);
 	if (rc != -EBUSY && rc != -ENOSPC)
 		return rc;
 	if (ac->stop)
@@ -114,9 +158,9 @@ int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, stru
 	/* Two segments: (g0, n) then [0, g0]; g0 again from its start. */
 	for (int seg = 0; seg < 2; seg++) {
 		uint64_t g = seg == 0 ? g0 + 1 : 0, end = seg == 0 ? n : g0 + 1;
-		while ((g = bga__idx_next(vol, g, end, ac->min)) < end) {
+		while ((g = bga__idx_next(vol, g, end, BGA_MAX(ac->min, ac->room))) < end) {
 			bool wait = nskipped >= BGA_BUSY_SKIPS;
-			rc = try_group(vol, ac, g, 0, book, wsize, wait, out);
+			rc = try_group(vol, ac, g, 0, false, book, wsize, wait, out);
 			if (rc == -EBUSY)
 				skipped[nskipped++] = g;
 			else if (rc != -ENOSPC)
@@ -127,7 +171,7 @@ int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, stru
 		}
 	}
 	for (unsigned i = 0; i < nskipped; i++) {
-		rc = try_group(vol, ac, skipped[i], 0, book, wsize, true, out);
+		rc = try_group(vol, ac, skipped[i], 0, false, book, wsize, true, out);
 		if (rc != -ENOSPC || ac->stop)
 			return ac->stop ? ac->stop : rc;
 	}
@@ -227,6 +271,7 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, const struc
 	uint32_t wsize = 0;
 	uint64_t g, goal = 0;
 	int rc = -ENOSPC;
+	ac->room = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group);
 	if (bga__rsv_group(rsv, &g)) {
 		bga__group_lock(vol, g);
 		if (bga__rsv_take_locked(vol, ac, rsv, bga__group_lookup(vol, g), out)) {
@@ -234,8 +279,8 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, const struc
 		} else if (!ac->stop) {
 			goal = bga__rsv_book(vol, ac->geo, rsv, req->goal, &book, &wsize);
 			if (bga__group_of(vol, goal) == g)
-				rc = try_group_locked(vol, ac, g, (uint32_t)(goal - bga__group_first(vol, g)), book, wsize,
-						      out);
+				rc = try_group_locked(vol, ac, g, (uint32_t)(goal - bga__group_first(vol, g)), true, book,
+						      wsize, out);
 		}
 		bga__group_unlock(vol, g);
 		if (rc == 0 && book == NULL)
@@ -247,7 +292,12 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, const struc
 	if (rc != 0) {
 		if (book == NULL)
 			goal = bga__rsv_book(vol, ac->geo, rsv, req->goal, &book, &wsize);
+		/* first with room to grow, then anywhere (place_window_locked) */
 		rc = bga__search(vol, ac, goal, book, wsize, out, NULL);
+		if (rc == -ENOSPC && !ac->stop && ac->room != 0) {
+			ac->room = 0;
+			rc = bga__search(vol, ac, goal, book, wsize, out, NULL);
+		}
 	}
 	if (rc == 0) {
 		bga__rsv_booked(rsv);

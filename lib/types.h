@@ -81,6 +81,7 @@ struct bga_window {
 	uint64_t group;   /* atomic for locality windows */
 	uint32_t start;
 	uint64_t span;    /* atomic: see window.c */
+	uint32_t slice;   /* where a booking looks first in a group other than the goal's */
 	uint32_t stored;  /* cur when the last store copied the group (persist.c), under
 			   * every group lock */
 	bool linked;
@@ -265,6 +266,8 @@ struct bga_actx {
 	const struct bga_geom *geo; /* the call's geometry (RCU) */
 	uint32_t min, max;          /* min_len, and max_len capped at blocks_per_group */
 	bool reserved;              /* BGA_USE_RESERVED: draw on vol->reserved */
+	uint32_t room;              /* a window booking's first pass: runs of at least
+				     * this many, bar a file's continuation (search.c) */
 	int stop;                   /* set when the count, not the search, ruled the
 				     * request out: -ENOSPC, or -EINVAL when fewer than
 				     * min are reserved; every search stops at once */

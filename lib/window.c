@@ -119,6 +119,14 @@ bool bga__window_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct
 	}
 }
 
+bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off)
+{
+	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next)
+		if (bga__wspan_end(__atomic_load_n(&w->span, __ATOMIC_ACQUIRE)) == off)
+			return true;
+	return false;
+}
+
 static bool overlaps(const struct bga_window *w, uint32_t off, uint32_t len)
 {
 	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);

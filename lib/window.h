@@ -121,6 +121,8 @@ uint32_t bga__window_drop_locked(struct bga_volume *vol, struct bga_group *grp, 
  * offset `at` that overlaps [at, at + len).  Returns the blocks given back. */
 uint32_t bga__window_cut_range_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t at,
 				      uint32_t len);
+/* Does one of the group's windows end at `off`? */
+bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off);
 /* Does [off, off + len) overlap a window's remainder in this group? */
 bool bga__window_overlaps_locked(const struct bga_group *grp, uint32_t off, uint32_t len);
 /* Blocks the group's windows hold (their remainders), at the instant each
