@@ -114,8 +114,9 @@ int bga_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, uint
 	if (rc == 0)
 		rc = bga__range_apply(vol, geo, start, len, dfree_fn, &a);
 	if (rc == 0) {
-		__atomic_fetch_add(&vol->dfree_blocks, len, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&vol->dfree_extents, 1, __ATOMIC_RELAXED);
+		struct bga_percpu *pc = bga__percpu(vol);
+		__atomic_fetch_add(&pc->dfree_blocks, (int64_t)len, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pc->dfree_extents, 1, __ATOMIC_RELAXED);
 	}
 	while (a.spare) {
 		struct bga_dfree *next = a.spare->next;
@@ -186,8 +187,9 @@ int bga_commit(struct bga_volume *vol, uint64_t txn)
 	urcu_bp_read_unlock();
 	if (released) {
 		bga_counter_add(vol->used, -(int64_t)released);
-		__atomic_fetch_sub(&vol->dfree_blocks, released, __ATOMIC_RELAXED);
-		__atomic_fetch_sub(&vol->dfree_extents, extents, __ATOMIC_RELAXED);
+		struct bga_percpu *pc = bga__percpu(vol);
+		__atomic_fetch_sub(&pc->dfree_blocks, (int64_t)released, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&pc->dfree_extents, (int64_t)extents, __ATOMIC_RELAXED);
 	}
 	bga__lockdep_release(BGA_LOCKDEP_COMMIT, 0);
 	pthread_mutex_unlock(&vol->commit_lock);
@@ -224,13 +226,25 @@ static bool group_would_fit(struct bga_volume *vol, uint64_t g, uint64_t min_len
  * at as well as the groups that hold pending frees.  The slow path of an
  * -ENOSPC, so it may allocate.
  */
+uint64_t bga__dfree_pending(const struct bga_volume *vol, uint64_t *extents)
+{
+	int64_t blocks = 0, ext = 0;
+	for (unsigned i = 0; i < vol->ncpu; i++) {
+		blocks += __atomic_load_n(&vol->cpu[i].dfree_blocks, __ATOMIC_RELAXED);
+		ext += __atomic_load_n(&vol->cpu[i].dfree_extents, __ATOMIC_RELAXED);
+	}
+	if (extents)
+		*extents = ext > 0 ? (uint64_t)ext : 0;
+	return blocks > 0 ? (uint64_t)blocks : 0; /* a sum read while others move may dip */
+}
+
 bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, uint64_t min_len, uint64_t exact)
 {
 	uint64_t *scratch = malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));
 	uint64_t n = geo->ngroups;
 	bool fit = false;
 	if (scratch == NULL)
-		return exact == BGA_NO_GOAL && __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED) >= min_len;
+		return exact == BGA_NO_GOAL && bga__dfree_pending(vol, NULL) >= min_len;
 	if (exact != BGA_NO_GOAL) {
 		fit = group_would_fit(vol, bga__group_of(vol, exact), min_len, exact, scratch);
 	} else {

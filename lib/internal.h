@@ -27,6 +27,9 @@ static inline bool bga__dfree_overlaps_locked(const struct bga_group *grp, uint3
 {
 	return grp->ext->pending && !bga_bitmap_range_is_clear(grp->ext->pending, off, len);
 }
+/* Blocks (and, optional, extents) waiting on deferred frees: exact when
+ * no free or commit runs meanwhile. */
+uint64_t bga__dfree_pending(const struct bga_volume *vol, uint64_t *extents);
 /* Could a run of min_len exist (starting at `exact` unless BGA_NO_GOAL)
  * if pending deferred frees were committed? */
 bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, uint64_t min_len, uint64_t exact);

@@ -352,7 +352,7 @@ nospace:;
 	 * brings its own promise), and a run of min_len must form.  Pending
 	 * blocks can join free ones, so no count of them alone decides.
 	 */
-	uint64_t pending = __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED);
+	uint64_t pending = bga__dfree_pending(vol, NULL);
 	if (rc == -ENOSPC && pending != 0 &&
 	    (reserved || bga__unpromised(vol, geo) + (int64_t)pending >=
 				 (int64_t)req->min_len) &&

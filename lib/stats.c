@@ -103,8 +103,7 @@ int bga_stats(struct bga_volume *vol, struct bga_stats *st)
 		closed += __atomic_load_n(&vol->cpu[i].rsv_closed, __ATOMIC_RELAXED);
 	}
 	st->rsv_windows_open = opened - closed;
-	st->deferred_blocks = __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED);
-	st->deferred_extents = __atomic_load_n(&vol->dfree_extents, __ATOMIC_RELAXED);
+	st->deferred_blocks = bga__dfree_pending(vol, &st->deferred_extents);
 	st->last_committed_txn = __atomic_load_n(&vol->last_committed, __ATOMIC_RELAXED);
 	bga__persist_stats(vol, &st->groups_quarantined, &st->groups_repaired);
 	return 0;

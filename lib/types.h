@@ -189,6 +189,10 @@ struct bga_percpu {
 	 * window served: statistics kept per CPU so that counting them never
 	 * moves a shared line (bga_stats sums them) */
 	uint64_t rsv_allocs, rsv_hits;
+	/* blocks and extents that deferred frees on this CPU added, minus
+	 * those commits on it released: their sums over the CPUs are the
+	 * pending totals (bga__dfree_pending), which no shared line holds */
+	int64_t dfree_blocks, dfree_extents;
 	/* handles opened and closed on this CPU (their difference, summed,
 	 * is bga_stats' rsv_windows_open) */
 	uint64_t rsv_opened, rsv_closed;
@@ -240,8 +244,6 @@ struct bga_volume {
 				      * lock order: never taken with a group lock held */
 	pthread_mutex_t commit_lock; /* serialises bga_commit; first in the lock order */
 	uint64_t last_committed;     /* atomic */
-	uint64_t dfree_blocks;       /* atomic: blocks waiting on deferred frees */
-	uint64_t dfree_extents;      /* atomic */
 	uint64_t *dfree_chunks;      /* atomic: chunks whose dfree map has a bit set (max_chunks bits) */
 
 	uint64_t *win_chunks; /* atomic: chunks whose wins map has a bit set (max_chunks bits) */

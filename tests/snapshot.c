@@ -82,7 +82,7 @@ int bga__snapshot(struct bga_volume *vol, void **out, size_t *len)
 	put(&b, (uint64_t)bga_counter_sum(vol->used));
 	put(&b, __atomic_load_n(&vol->reserved, __ATOMIC_RELAXED));
 	put(&b, __atomic_load_n(&vol->last_committed, __ATOMIC_RELAXED));
-	put(&b, __atomic_load_n(&vol->dfree_blocks, __ATOMIC_RELAXED));
+	put(&b, bga__dfree_pending(vol, NULL));
 	uint64_t open = 0; /* handles open: opened minus closed, over the CPUs */
 	for (unsigned i = 0; i < vol->ncpu; i++)
 		open += __atomic_load_n(&vol->cpu[i].rsv_opened, __ATOMIC_RELAXED) -
