@@ -18,9 +18,10 @@
  * refmodel_alloc_check() takes the library's return code and extent,
  * decides whether that outcome was allowed, and applies it.
  *
- * Reservation windows are not modelled: a window books free blocks
- * without taking them, so they stay free in the model, and by contract
- * they never turn a success into -ENOSPC.
+ * Windows are not modelled: the blocks a window holds and no allocation
+ * took are free by contract (bga_free_exact, bga_foreach_free, a store),
+ * so they stay free in the model, and they never turn a success into
+ * -ENOSPC (they are taken back first).
  *
  * Failures of a check are reported by a negative return (-EPROTO) and a
  * message in m->err; the model is then unchanged.
