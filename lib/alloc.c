@@ -23,8 +23,8 @@
  * `cap` (a capacity that is never above the real one); if that path
  * cannot decide, nothing is taken and false is returned.
  */
-static bool alloc_at_goal(struct bga_volume *vol, uint64_t goal, uint32_t min, uint32_t max, int64_t cap,
-			  struct bga_extent *out)
+static bool alloc_at_goal(struct bga_volume *vol, unsigned cpu, uint64_t goal, uint32_t min, uint32_t max,
+			  int64_t cap, struct bga_extent *out)
 {
 	uint64_t g = bga__group_of(vol, goal);
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
@@ -34,7 +34,7 @@ static bool alloc_at_goal(struct bga_volume *vol, uint64_t goal, uint32_t min, u
 	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
 	bool hit = grp->bitmap && off < grp->hi &&
 		   bga__word_run(grp->bitmap, off, min, max, &start, &len) &&
-		   bga__charge_fast_locked(vol, cap, len);
+		   bga__charge_fast_locked(vol, cpu, cap, len);
 	if (hit) {
 		bga__group_take_word_locked(vol, grp, g, start, len);
 		out->start = bga__group_first(vol, g) + start;
@@ -56,14 +56,15 @@ static inline __attribute__((always_inline)) bool alloc_fast(struct bga_volume *
 							     struct bga_extent *out)
 {
 	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
-	struct bga_percpu *pc = bga__percpu(vol);
+	unsigned cpu = bga__cpu_hint(); /* once: the hints' line and the counter's slot */
+	struct bga_percpu *pc = bga__percpu_on(vol, cpu);
 	bool steered;
 	uint64_t goal = bga__resolve_goal(vol, pc, req->goal, floor, &steered);
 	if (goal >= floor)
 		return false;
 	uint32_t max = (uint32_t)BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group);
 	int64_t cap = (int64_t)(floor - vol->cfg.first_data_block);
-	if (!alloc_at_goal(vol, goal, (uint32_t)req->min_len, max, cap, out))
+	if (!alloc_at_goal(vol, cpu, goal, (uint32_t)req->min_len, max, cap, out))
 		return false;
 	bga__note_result(vol, pc, req->goal, goal, steered, false, out);
 	return true;

@@ -123,16 +123,20 @@ static inline int64_t counter_total_load(const struct bga_counter *c)
 	return __atomic_load_n(&c->total, __ATOMIC_SEQ_CST);
 }
 
-static inline struct counter_slot *counter_my_slot(struct bga_counter *c)
+/* The slot of CPU `cpu` (a bga__cpu_hint() the caller looked up). */
+static inline struct counter_slot *counter_slot_on(struct bga_counter *c, unsigned cpu)
 {
-	unsigned cpu = bga__cpu_hint();
-
 	/* nslots == bga__cpu_count() (_SC_NPROCESSORS_CONF), and every id
 	 * below that is a real slot; the compare is only for a kernel cpu_id
 	 * past it (CPUs hot-added beyond the configured set). */
 	if (bga_unlikely(cpu >= c->nslots))
 		cpu %= c->nslots;
 	return &c->slots[cpu];
+}
+
+static inline struct counter_slot *counter_my_slot(struct bga_counter *c)
+{
+	return counter_slot_on(c, bga__cpu_hint());
 }
 
 /*
@@ -179,27 +183,9 @@ static inline int counter_atomic_add_limited(struct bga_counter *c, int64_t delt
 	return 0;
 }
 
-/*
- * bga_counter_add_limited's per-CPU fast path, for 0 < delta < batch once
- * the counter is in limited use: true when delta went into this CPU's
- * slot, which is safe while total + bound + delta <= limit (the proof is
- * at bga_counter_add_limited; for the rseq section, (e) of counter.c's
- * rseq part).  False (nothing changed) otherwise: then
- * the caller decides exactly.  In atomic mode it is the whole limited
- * add (exact), for 0 < delta.
- */
-static inline bool bga__counter_add_limited_fast(struct bga_counter *c, int64_t delta, int64_t limit)
+/* The CAS path's limited add on slot s (the proof's step (3)). */
+static inline bool counter_cas_add_limited(struct bga_counter *c, struct counter_slot *s, int64_t delta, int64_t room)
 {
-	int64_t room;
-	if (c->mode == BGA_COUNTER_ATOMIC && delta > 0)
-		return counter_atomic_add_limited(c, delta, limit) == 0;
-	if (bga_unlikely(c->mode != BGA_COUNTER_PERCPU || delta <= 0 || delta >= c->batch ||
-			 !__atomic_load_n(&c->limited, __ATOMIC_ACQUIRE) ||
-			 __builtin_sub_overflow(limit, c->bound + delta, &room)))
-		return false;
-	if (bga_likely(c->path == CTR_PATH_RSEQ))
-		return ctr_rseq_add_limited(c, delta, room) == CTR_RSEQ_OK;
-	struct counter_slot *s = counter_my_slot(c);
 	uint64_t w = __atomic_load_n(&s->word, __ATOMIC_SEQ_CST);
 	while (!(w & SLOT_SEALED) && counter_slot_value(w) + delta < c->batch &&
 	       counter_total_load(c) <= room) {
@@ -209,6 +195,57 @@ static inline bool bga__counter_add_limited_fast(struct bga_counter *c, int64_t 
 			return true;
 	}
 	return false;
+}
+
+/*
+ * The per-CPU limited add's conditions before any slot is read: 0 < delta
+ * < batch, the counter in limited use, and *room = limit - bound - delta
+ * (what total may be for the add to be safe) representable.
+ */
+static inline bool counter_limited_room(struct bga_counter *c, int64_t delta, int64_t limit, int64_t *room)
+{
+	return bga_likely(delta > 0 && delta < c->batch && __atomic_load_n(&c->limited, __ATOMIC_ACQUIRE) &&
+			  !__builtin_sub_overflow(limit, c->bound + delta, room));
+}
+
+/*
+ * bga_counter_add_limited's per-CPU fast path, for 0 < delta < batch once
+ * the counter is in limited use: true when delta went into this CPU's
+ * slot, which is safe while total + bound + delta <= limit (the proof is
+ * at bga_counter_add_limited; for the rseq section, (e) of counter.c's
+ * rseq part).  False (nothing changed) otherwise: then
+ * the caller decides exactly.  In atomic mode it is the whole limited
+ * add (exact), for 0 < delta.  The path alone tells the mode
+ * (CTR_PATH_ATOMIC iff BGA_COUNTER_ATOMIC).
+ */
+static inline bool bga__counter_add_limited_fast(struct bga_counter *c, int64_t delta, int64_t limit)
+{
+	int64_t room;
+	if (bga_unlikely(c->path == CTR_PATH_ATOMIC))
+		return delta > 0 && counter_atomic_add_limited(c, delta, limit) == 0;
+	if (!counter_limited_room(c, delta, limit, &room))
+		return false;
+	if (bga_likely(c->path == CTR_PATH_RSEQ))
+		return ctr_rseq_add_limited(c, delta, room) == CTR_RSEQ_OK;
+	return counter_cas_add_limited(c, counter_my_slot(c), delta, room);
+}
+
+/*
+ * The same with the caller's bga__cpu_hint() as `cpu`, used on the CAS
+ * path only (the rseq section reads the id itself): a caller that needs
+ * the id anyway looks it up once.
+ */
+static inline bool bga__counter_add_limited_fast_on(struct bga_counter *c, unsigned cpu, int64_t delta,
+						    int64_t limit)
+{
+	int64_t room;
+	if (bga_unlikely(c->path == CTR_PATH_ATOMIC))
+		return delta > 0 && counter_atomic_add_limited(c, delta, limit) == 0;
+	if (!counter_limited_room(c, delta, limit, &room))
+		return false;
+	if (bga_likely(c->path == CTR_PATH_RSEQ))
+		return ctr_rseq_add_limited(c, delta, room) == CTR_RSEQ_OK;
+	return counter_cas_add_limited(c, counter_slot_on(c, cpu), delta, room);
 }
 
 /* bga_counter_create, with `rseq` false forcing the CAS path (tests and

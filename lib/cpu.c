@@ -113,7 +113,7 @@ static unsigned hash_cpu(void)
 	return h;
 }
 
-static __attribute__((noinline)) unsigned cpu_current_slow(void)
+unsigned bga__cpu_fallback(void)
 {
 	int cpu = sched_getcpu();
 
@@ -149,7 +149,7 @@ unsigned bga__cpu_current(void)
 		 * (hotplug beyond the configured set): stay in range. */
 		return (unsigned)cpu % bga__cpu_count();
 	}
-	return cpu_current_slow();
+	return bga__cpu_fallback();
 }
 
 const char *bga__cpu_source(void)

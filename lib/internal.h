@@ -107,10 +107,11 @@ int bga__take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_gro
 		     uint32_t *len);
 /* The inline first step of bga__charge_locked, for the fast path: charge
  * len to the used counter against cap through the counter's lock-free
- * path; false when that path cannot decide (nothing charged). */
-static inline bool bga__charge_fast_locked(struct bga_volume *vol, int64_t cap, uint32_t len)
+ * path; false when that path cannot decide (nothing charged).  cpu: the
+ * caller's bga__cpu_hint(). */
+static inline bool bga__charge_fast_locked(struct bga_volume *vol, unsigned cpu, int64_t cap, uint32_t len)
 {
-	return bga__counter_add_limited_fast(vol->used, len, cap);
+	return bga__counter_add_limited_fast_on(vol->used, cpu, len, cap);
 }
 /*
  * Blocks that nobody owns and nobody was promised, exactly: the capacity
@@ -133,15 +134,19 @@ int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struc
  */
 int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, struct bga_window *book, uint32_t wsize,
 		struct bga_extent *out, bool *goal_busy);
-/* The calling CPU's placement hints. */
-static inline struct bga_percpu *bga__percpu(struct bga_volume *vol)
+/* The placement hints of CPU `cpu` (a bga__cpu_hint()). */
+static inline struct bga_percpu *bga__percpu_on(struct bga_volume *vol, unsigned cpu)
 {
-	unsigned cpu = bga__cpu_hint();
-	/* As counter_my_slot: only a CPU hot-added past the configured set
+	/* As counter_slot_on: only a CPU hot-added past the configured set
 	 * needs the (slow) division. */
 	if (bga_unlikely(cpu >= vol->ncpu))
 		cpu %= vol->ncpu;
 	return &vol->cpu[cpu];
+}
+/* The calling CPU's placement hints. */
+static inline struct bga_percpu *bga__percpu(struct bga_volume *vol)
+{
+	return bga__percpu_on(vol, bga__cpu_hint());
 }
 /* Where a BGA_NO_GOAL allocation on pc's CPU looks first, in a volume of
  * nblocks (a home past it is stale). */
