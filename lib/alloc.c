@@ -23,13 +23,14 @@
  * `cap` (a capacity that is never above the real one); if that path
  * cannot decide, nothing is taken and false is returned.
  */
-static bool alloc_at_goal(struct bga_volume *vol, unsigned cpu, uint64_t goal, uint32_t min, uint32_t max,
+static inline __attribute__((always_inline)) bool alloc_at_goal(struct bga_volume *vol, unsigned cpu, uint64_t goal, uint32_t min, uint32_t max,
 			  int64_t cap, struct bga_extent *out)
 {
 	uint64_t g = bga__group_of(vol, goal);
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
 	uint32_t off = (uint32_t)(goal - bga__group_first(vol, g)), start, len;
-	if (ch == NULL || !bga__group_trylock(vol, g))
+	struct locktab_slot *slot = bga__group_slot(vol, g);
+	if (ch == NULL || !bga__group_trylock_at(vol, g, slot))
 		return false;
 	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
 	bool hit = grp->bitmap && off < grp->hi &&
@@ -40,7 +41,7 @@ static bool alloc_at_goal(struct bga_volume *vol, unsigned cpu, uint64_t goal, u
 		out->start = bga__group_first(vol, g) + start;
 		out->len = len;
 	}
-	bga__group_unlock(vol, g);
+	bga__group_unlock_at(vol, g, slot);
 	return hit;
 }
 
@@ -98,7 +99,12 @@ static inline bool alloc_local_fast(struct bga_volume *vol, const struct bga_req
 				(int64_t)(floor - vol->cfg.first_data_block), out);
 }
 
-int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+/*
+ * Every request but the common one: the header's checks in its order,
+ * then the window, locality and plain fast paths, then the slow path.
+ */
+static __attribute__((noinline)) int alloc_other(struct bga_volume *vol, const struct bga_request *req,
+						  struct bga_extent *out)
 {
 	if (vol == NULL || req == NULL || out == NULL)
 		return -EINVAL;
@@ -115,4 +121,23 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 			return 0;
 	}
 	return bga__alloc_slow(vol, req, out);
+}
+
+int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+{
+	/*
+	 * The common request, tested first: a plain one (no flags, no
+	 * handle) with a goal and 1 <= min_len <= max_len (one unsigned
+	 * compare), min_len within a group.  Every check of alloc_other
+	 * passes for it and it would take alloc_fast there too, so it skips
+	 * them; anything else goes there whole.
+	 */
+	if (bga_likely(vol != NULL && req != NULL && out != NULL && req->flags == 0 && req->rsv == NULL &&
+		       req->goal != BGA_NO_GOAL && req->min_len - 1 < req->max_len &&
+		       req->min_len <= vol->cfg.blocks_per_group)) {
+		if (bga_likely(alloc_fast(vol, req, out)))
+			return 0;
+		return bga__alloc_slow(vol, req, out);
+	}
+	return alloc_other(vol, req, out);
 }

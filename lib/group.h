@@ -14,7 +14,8 @@
 
 static inline uint64_t bga__group_of(const struct bga_volume *vol, uint64_t block)
 {
-	return vol->bpg_shift ? block >> vol->bpg_shift : block / vol->cfg.blocks_per_group;
+	/* The default (32768) and most configurations are powers of two. */
+	return bga_likely(vol->bpg_shift) ? block >> vol->bpg_shift : block / vol->cfg.blocks_per_group;
 }
 
 static inline uint64_t bga__group_first(const struct bga_volume *vol, uint64_t g)
@@ -168,6 +169,39 @@ static inline void bga__group_unlock(struct bga_volume *vol, uint64_t g)
 {
 	bga__lockdep_release(BGA_LOCKDEP_GROUP, bga_locktab_slot(vol->locks, g));
 	bga__locktab_unlock(vol->locks, g);
+}
+
+/*
+ * The same with group g's slot found once (bga__group_slot), for the hot
+ * paths that take and release one group lock: the table's pointer and
+ * mask are reloaded after every locked instruction otherwise.
+ */
+static inline struct locktab_slot *bga__group_slot(struct bga_volume *vol, uint64_t g)
+{
+	return bga__locktab_slot_of(vol->locks, g);
+}
+
+static inline void bga__group_lock_at(struct bga_volume *vol, uint64_t g, struct locktab_slot *s)
+{
+	(void)g;
+	bga__lockdep_acquire(BGA_LOCKDEP_GROUP, bga_locktab_slot(vol->locks, g), true);
+	bga__locktab_lock_slot(vol->locks, s);
+}
+
+static inline bool bga__group_trylock_at(struct bga_volume *vol, uint64_t g, struct locktab_slot *s)
+{
+	(void)g;
+	bool ok = bga__locktab_trylock_slot(vol->locks, s);
+	if (ok)
+		bga__lockdep_acquire(BGA_LOCKDEP_GROUP, bga_locktab_slot(vol->locks, g), false);
+	return ok;
+}
+
+static inline void bga__group_unlock_at(struct bga_volume *vol, uint64_t g, struct locktab_slot *s)
+{
+	(void)g;
+	bga__lockdep_release(BGA_LOCKDEP_GROUP, bga_locktab_slot(vol->locks, g));
+	bga__locktab_unlock_slot(vol->locks, s);
 }
 
 /* The volume's two mutexes, with their places in the lock order. */

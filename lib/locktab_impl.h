@@ -76,10 +76,13 @@ bool bga__locktab_trylock_slow(struct bga_locktab *t, struct locktab_slot *s);
 void bga__locktab_lock_slow(struct bga_locktab *t, struct locktab_slot *s);
 void bga__locktab_unlock_slow(struct bga_locktab *t, struct locktab_slot *s);
 
-static inline bool bga__locktab_trylock(struct bga_locktab *t, uint64_t key)
+/*
+ * The _slot forms take the slot that bga__locktab_slot_of gave: a hot path
+ * that takes and releases one lock finds its slot once (the table's
+ * pointer and mask are reloaded after every locked instruction otherwise).
+ */
+static inline bool bga__locktab_trylock_slot(struct bga_locktab *t, struct locktab_slot *s)
 {
-	struct locktab_slot *s = bga__locktab_slot_of(t, key);
-
 	if (bga_likely(t->kind == BGA_LOCK_FAS)) {
 		if (bga_likely(ck_spinlock_fas_trylock(&s->u.fas))) {
 			bga__locktab_stat_add(&s->acquisitions, 1);
@@ -91,10 +94,8 @@ static inline bool bga__locktab_trylock(struct bga_locktab *t, uint64_t key)
 	return bga__locktab_trylock_slow(t, s);
 }
 
-static inline void bga__locktab_lock(struct bga_locktab *t, uint64_t key)
+static inline void bga__locktab_lock_slot(struct bga_locktab *t, struct locktab_slot *s)
 {
-	struct locktab_slot *s = bga__locktab_slot_of(t, key);
-
 	if (bga_likely(t->kind == BGA_LOCK_FAS && ck_spinlock_fas_trylock(&s->u.fas))) {
 		bga__locktab_stat_add(&s->acquisitions, 1);
 		return;
@@ -102,16 +103,29 @@ static inline void bga__locktab_lock(struct bga_locktab *t, uint64_t key)
 	bga__locktab_lock_slow(t, s);
 }
 
-static inline void bga__locktab_unlock(struct bga_locktab *t, uint64_t key)
+static inline void bga__locktab_unlock_slot(struct bga_locktab *t, struct locktab_slot *s)
 {
-	struct locktab_slot *s = bga__locktab_slot_of(t, key);
-
 	if (bga_likely(t->kind == BGA_LOCK_FAS)) {
 		BGA_ASSERT(ck_spinlock_fas_locked(&s->u.fas));
 		ck_spinlock_fas_unlock(&s->u.fas);
 		return;
 	}
 	bga__locktab_unlock_slow(t, s);
+}
+
+static inline bool bga__locktab_trylock(struct bga_locktab *t, uint64_t key)
+{
+	return bga__locktab_trylock_slot(t, bga__locktab_slot_of(t, key));
+}
+
+static inline void bga__locktab_lock(struct bga_locktab *t, uint64_t key)
+{
+	bga__locktab_lock_slot(t, bga__locktab_slot_of(t, key));
+}
+
+static inline void bga__locktab_unlock(struct bga_locktab *t, uint64_t key)
+{
+	bga__locktab_unlock_slot(t, bga__locktab_slot_of(t, key));
 }
 
 #endif

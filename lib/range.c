@@ -146,50 +146,66 @@ static int free_fn(struct bga_volume *vol, const struct bga_geom *geo, struct bg
 	return 0;
 }
 
+/* A chunk that is not installed: a lazy load may not have read it yet
+ * (read now); otherwise every group in it is untouched, wholly free. */
+static __attribute__((noinline, cold)) struct bga_chunk *free_chunk_missing(struct bga_volume *vol, uint64_t c)
+{
+	return bga__persist_pending(vol, c) ? bga__chunk_ensure(vol, c) : NULL;
+}
+
 /* bga_free of a range inside one group: the common case, without the
  * callbacks of bga__range_apply. */
-static int free_in_group(struct bga_volume *vol, uint64_t g, uint32_t off, uint32_t n)
+static inline __attribute__((always_inline)) int free_in_group(struct bga_volume *vol, uint64_t g, uint32_t off,
+							       uint32_t n)
 {
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
-	if (ch == NULL && bga__persist_pending(vol, g >> BGA_CHUNK_SHIFT))
-		ch = bga__chunk_ensure(vol, g >> BGA_CHUNK_SHIFT); /* not read yet by a lazy load */
-	if (ch == NULL)
+	if (bga_unlikely(ch == NULL) && (ch = free_chunk_missing(vol, g >> BGA_CHUNK_SHIFT)) == NULL)
 		return -EINVAL; /* an untouched group is wholly free */
 	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
-	bga__group_lock(vol, g);
+	struct locktab_slot *slot = bga__group_slot(vol, g);
+	bga__group_lock_at(vol, g, slot);
 	int rc = range_usable_locked(vol, grp, g, off, n);
 	if (rc == 0)
 		rc = bga__group_prepare_release_locked(vol, grp, g, off, n);
 	if (rc == 0)
 		bga__group_release_locked(vol, grp, g, off, n);
-	bga__group_unlock(vol, g);
+	bga__group_unlock_at(vol, g, slot);
 	return rc;
 }
 
-int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len)
+/* bga_free of anything the fast path in bga_free does not take: a range
+ * that crosses groups or reaches past the floor, under RCU. */
+static __attribute__((noinline)) int free_slow(struct bga_volume *vol, uint64_t start, uint64_t len, uint64_t g,
+					       uint32_t off)
 {
-	if (vol == NULL)
-		return -EINVAL;
-	uint64_t g = bga__group_of(vol, start);
-	uint32_t off = (uint32_t)(start - bga__group_first(vol, g));
 	bool one_group = len != 0 && len <= vol->cfg.blocks_per_group - off;
-	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
-	int rc;
-	if (one_group && start >= vol->cfg.first_data_block && start < floor && len <= floor - start) {
-		/* Inside every geometry, and free_in_group reads none: no
-		 * RCU section. */
-		rc = free_in_group(vol, g, off, (uint32_t)len);
-	} else {
-		urcu_bp_read_lock();
-		const struct bga_geom *geo = bga_rcu_load(vol->geom);
-		rc = bga__range_check(vol, geo, start, len);
-		if (rc == 0)
-			rc = one_group ? free_in_group(vol, g, off, (uint32_t)len)
-				       : bga__range_apply(vol, geo, start, len, free_fn, NULL);
-		urcu_bp_read_unlock();
-	}
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
+	int rc = bga__range_check(vol, geo, start, len);
+	if (rc == 0)
+		rc = one_group ? free_in_group(vol, g, off, (uint32_t)len)
+			       : bga__range_apply(vol, geo, start, len, free_fn, NULL);
+	urcu_bp_read_unlock();
 	if (rc == 0)
 		bga__counter_add(vol->used, -(int64_t)len);
 	return rc;
 }
 
+int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len)
+{
+	if (bga_unlikely(vol == NULL))
+		return -EINVAL;
+	uint64_t g = bga__group_of(vol, start);
+	uint32_t off = (uint32_t)(start - bga__group_first(vol, g));
+	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
+	/* Inside one group, and inside every geometry (below the floor):
+	 * free_in_group reads none, so no RCU section. */
+	if (bga_likely(len != 0 && len <= vol->cfg.blocks_per_group - off && start >= vol->cfg.first_data_block &&
+		       start < floor && len <= floor - start)) {
+		int rc = free_in_group(vol, g, off, (uint32_t)len);
+		if (bga_likely(rc == 0))
+			bga__counter_add(vol->used, -(int64_t)len);
+		return rc;
+	}
+	return free_slow(vol, start, len, g, off);
+}
