@@ -72,6 +72,15 @@ int bga__range_check(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 	return 0;
 }
 
+/* Blocks of [off, off+n) pending a deferred free, or a window's: not
+ * allocated.  Out of line: most groups have no ext, and the calls it may
+ * make cost the inline path its registers. */
+static __attribute__((noinline)) bool range_ext_conflict_locked(const struct bga_group *grp, uint32_t off, uint32_t n)
+{
+	return (grp->ext->dfree && bga__dfree_overlaps_locked(grp, off, n)) ||
+	       (grp->ext->windows && bga__window_overlaps_locked(grp, off, n));
+}
+
 /* The checks of bga__range_apply for one group, with its lock held. */
 static inline __attribute__((always_inline)) int range_usable_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n)
 {
@@ -81,9 +90,8 @@ static inline __attribute__((always_inline)) int range_usable_locked(const struc
 		return -EUCLEAN;
 	if (!bga__group_is_used_locked(vol, grp, g, off, n))
 		return -EINVAL;
-	if (grp->ext && ((grp->ext->dfree && bga__dfree_overlaps_locked(grp, off, n)) ||
-			 (grp->ext->windows && bga__window_overlaps_locked(grp, off, n))))
-		return -EINVAL; /* pending a deferred free, or a window's: not allocated */
+	if (grp->ext && range_ext_conflict_locked(grp, off, n))
+		return -EINVAL;
 	return 0;
 }
 
@@ -163,12 +171,29 @@ static inline __attribute__((always_inline)) int free_in_group(struct bga_volume
 		return -EINVAL; /* an untouched group is wholly free */
 	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
 	struct locktab_slot *slot = bga__group_slot(vol, g);
+	int rc = 0;
 	bga__group_lock_at(vol, g, slot);
-	int rc = range_usable_locked(vol, grp, g, off, n);
-	if (rc == 0)
-		rc = bga__group_prepare_release_locked(vol, grp, g, off, n);
-	if (rc == 0)
-		bga__group_release_locked(vol, grp, g, off, n);
+	if (bga_likely(grp->bitmap != NULL && bga__in_one_word(off, n) && off + n <= grp->hi)) {
+		/*
+		 * The case of range_usable_locked, prepare and release that
+		 * one bitmap word decides (the group has a bitmap, so it is
+		 * neither quarantined nor in need of one), with the word and
+		 * its mask found once.
+		 */
+		uint64_t *w = &grp->bitmap[off / 64], m = bga__word_mask(off, n);
+		if ((*w & m) != m || (grp->ext && range_ext_conflict_locked(grp, off, n))) {
+			rc = -EINVAL;
+		} else {
+			*w &= ~m;
+			bga__group_freed_locked(vol, grp, g, off, n);
+		}
+	} else {
+		rc = range_usable_locked(vol, grp, g, off, n);
+		if (rc == 0)
+			rc = bga__group_prepare_release_locked(vol, grp, g, off, n);
+		if (rc == 0)
+			bga__group_release_locked(vol, grp, g, off, n);
+	}
 	bga__group_unlock_at(vol, g, slot);
 	return rc;
 }
