@@ -23,51 +23,60 @@
  * `cap` (a capacity that is never above the real one); if that path
  * cannot decide, nothing is taken and false is returned.
  */
-static inline __attribute__((always_inline)) bool alloc_at_goal(struct bga_volume *vol, unsigned cpu, uint64_t goal, uint32_t min, uint32_t max,
-			  int64_t cap, struct bga_extent *out)
+static inline __attribute__((always_inline)) bool alloc_at_goal(struct bga_volume *vol, unsigned cpu, uint64_t goal,
+								 uint32_t min, uint32_t max, int64_t cap,
+								 struct bga_extent *out)
 {
 	uint64_t g = bga__group_of(vol, goal);
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
-	uint32_t off = (uint32_t)(goal - bga__group_first(vol, g)), start, len;
-	struct locktab_slot *slot = bga__group_slot(vol, g);
-	if (ch == NULL || !bga__group_trylock_at(vol, g, slot))
+	if (ch == NULL)
 		return false;
+	uint64_t first = bga__group_first(vol, g);
+	uint32_t off = (uint32_t)(goal - first), start, len;
 	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
+	struct locktab_slot *slot = bga__group_slot(vol, g);
+	if (!bga__group_trylock_at(vol, g, slot))
+		return false;
 	bool hit = grp->bitmap && off < grp->hi &&
 		   bga__word_run(grp->bitmap, off, min, max, &start, &len) &&
 		   bga__charge_fast_locked(vol, cpu, cap, len);
-	if (hit) {
+	if (hit)
 		bga__group_take_word_locked(vol, grp, g, start, len);
-		out->start = bga__group_first(vol, g) + start;
-		out->len = len;
-	}
 	bga__group_unlock_at(vol, g, slot);
+	/* Written from locals after the unlock: the lock's barriers would
+	 * otherwise make every later reader load them back. */
+	if (hit)
+		*out = (struct bga_extent){.start = first + start, .len = len};
 	return hit;
 }
 
 /*
  * bga_alloc's common case, without RCU, the retry loop, or the search: a
- * plain request (no window handle, no flags) whose resolved goal, below
- * vol->nblocks_floor, has a run its own word decides, in an uncontended
- * group (alloc_at_goal, charging there against the floor's capacity).
- * Returns false with nothing changed otherwise; bga_alloc then takes the
- * full path, which decides on the geometry.
+ * plain request (no window handle, no flags) for min..max_len blocks at
+ * `want` (req->goal) whose resolved goal, below vol->nblocks_floor, has a
+ * run its own word decides, in an uncontended group (alloc_at_goal,
+ * charging there against the floor's capacity).  Returns false with
+ * nothing changed otherwise; bga_alloc then takes the full path, which
+ * decides on the geometry.  The request's fields come as values, read
+ * once: the atomics here would make the compiler load them again.
  */
-static inline __attribute__((always_inline)) bool alloc_fast(struct bga_volume *vol, const struct bga_request *req,
-							     struct bga_extent *out)
+static inline __attribute__((always_inline)) bool alloc_fast(struct bga_volume *vol, uint64_t want, uint64_t min,
+							     uint64_t max_len, struct bga_extent *out)
 {
 	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
 	unsigned cpu = bga__cpu_hint(); /* once: the hints' line and the counter's slot */
 	struct bga_percpu *pc = bga__percpu_on(vol, cpu);
 	bool steered;
-	uint64_t goal = bga__resolve_goal(vol, pc, req->goal, floor, &steered);
+	uint64_t goal = bga__resolve_goal(vol, pc, want, floor, &steered);
 	if (goal >= floor)
 		return false;
-	uint32_t max = (uint32_t)BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group);
+	uint32_t max = (uint32_t)BGA_MIN(max_len, (uint64_t)vol->cfg.blocks_per_group);
 	int64_t cap = (int64_t)(floor - vol->cfg.first_data_block);
-	if (!alloc_at_goal(vol, cpu, goal, (uint32_t)req->min_len, max, cap, out))
+	struct bga_extent got;
+	if (!alloc_at_goal(vol, cpu, goal, (uint32_t)min, max, cap, &got))
 		return false;
-	bga__note_result(vol, pc, req->goal, goal, steered, false, out);
+	bga__note_result(vol, pc, want, goal, steered, false, &got);
+	*out = got;
 	return true;
 }
 
@@ -117,7 +126,7 @@ static __attribute__((noinline)) int alloc_other(struct bga_volume *vol, const s
 	if (req->flags == 0 && req->min_len <= vol->cfg.blocks_per_group) {
 		if (req->rsv != NULL ? alloc_window_fast(vol, req, out)
 		    : req->goal == BGA_NO_GOAL && req->max_len <= BGA_LOCAL_MAX_REQ ? alloc_local_fast(vol, req, out)
-										      : alloc_fast(vol, req, out))
+										      : alloc_fast(vol, req->goal, req->min_len, req->max_len, out))
 			return 0;
 	}
 	return bga__alloc_slow(vol, req, out);
@@ -132,12 +141,14 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 	 * passes for it and it would take alloc_fast there too, so it skips
 	 * them; anything else goes there whole.
 	 */
-	if (bga_likely(vol != NULL && req != NULL && out != NULL && req->flags == 0 && req->rsv == NULL &&
-		       req->goal != BGA_NO_GOAL && req->min_len - 1 < req->max_len &&
-		       req->min_len <= vol->cfg.blocks_per_group)) {
-		if (bga_likely(alloc_fast(vol, req, out)))
-			return 0;
-		return bga__alloc_slow(vol, req, out);
+	if (bga_likely(vol != NULL && req != NULL && out != NULL)) {
+		uint64_t goal = req->goal, min = req->min_len, max = req->max_len;
+		if (bga_likely(req->flags == 0 && req->rsv == NULL && goal != BGA_NO_GOAL && min - 1 < max &&
+			       min <= vol->cfg.blocks_per_group)) {
+			if (bga_likely(alloc_fast(vol, goal, min, max, out)))
+				return 0;
+			return bga__alloc_slow(vol, req, out);
+		}
 	}
 	return alloc_other(vol, req, out);
 }

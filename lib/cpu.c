@@ -48,12 +48,12 @@ unsigned bga__cpu_count(void)
  * Offset of struct rseq::cpu_id from the thread pointer, or -1 when glibc
  * registered no rseq area (__rseq_size == 0: GLIBC_TUNABLES
  * glibc.pthread.rseq=0, or a kernel without rseq).  Copied out of glibc's
- * __rseq_offset once so the hot path reads a hidden local variable instead
- * of going through the GOT.  Even with an area registered, cpu_id can be
+ * __rseq_offset once so the hot path (bga__cpu_hint, inline in cpu.h)
+ * reads a hidden variable instead of going through the GOT.  Even with an area registered, cpu_id can be
  * negative in a thread (valgrind fails the rseq syscall per thread), so the
  * hot path still checks the sign.
  */
-static ptrdiff_t rseq_cpu_off = -2; /* -2: not looked up yet */
+ptrdiff_t bga__rseq_cpu_off = -2; /* -2: not looked up yet; read inline by bga__cpu_hint */
 
 static ptrdiff_t rseq_lookup(void)
 {
@@ -63,15 +63,25 @@ static ptrdiff_t rseq_lookup(void)
 	if (__rseq_size >= offsetof(struct rseq, cpu_id) + sizeof(uint32_t))
 		off = __rseq_offset + (ptrdiff_t)offsetof(struct rseq, cpu_id);
 #endif
-	__atomic_store_n(&rseq_cpu_off, off, __ATOMIC_RELAXED);
+	__atomic_store_n(&bga__rseq_cpu_off, off, __ATOMIC_RELAXED);
 	return off;
+}
+
+/*
+ * The offset is looked up when the library is loaded, so that
+ * bga__cpu_hint need not: a call before that (from another constructor)
+ * finds -2 and takes getcpu, which is as right, only slower.
+ */
+__attribute__((constructor)) static void rseq_lookup_at_load(void)
+{
+	rseq_lookup();
 }
 
 /* The kernel's own cpu_id, or a negative value when rseq cannot say. */
 static inline int32_t rseq_cpu(void)
 {
 #ifdef BGA_HAVE_THREAD_POINTER
-	ptrdiff_t off = __atomic_load_n(&rseq_cpu_off, __ATOMIC_RELAXED);
+	ptrdiff_t off = __atomic_load_n(&bga__rseq_cpu_off, __ATOMIC_RELAXED);
 
 	if (bga_unlikely(off < 0)) {
 		if (off == -1 || (off = rseq_lookup()) < 0)

@@ -37,22 +37,32 @@ unsigned bga__cpu_current(void);
 unsigned bga__cpu_fallback(void);
 
 /*
+ * Offset of struct rseq::cpu_id from the thread pointer: -2 until the
+ * lookup (a constructor in cpu.c makes it), -1 when glibc registered no
+ * rseq area.  cpu.c's copy of glibc's __rseq_offset, so that the hot path
+ * reads one hidden variable instead of two through the GOT.
+ */
+extern __attribute__((visibility("hidden"))) ptrdiff_t bga__rseq_cpu_off;
+
+/*
  * The hot-path form: the rseq cpu_id read inline, bga__cpu_fallback() for
  * everything else.  A call into cpu.c cost 2.3 ns of a 7 ns counter add
  * (one thread, thread CPU time, the 2-vCPU machine); the inlined load
  * costs 0.75 ns.  The id may be >= bga__cpu_count() (CPUs hot-added past
- * the configured set): callers reduce it modulo their slot count.  Where
- * rseq is off (valgrind, glibc.pthread.rseq=0) a lookup is a getcpu call,
- * 54 instructions under callgrind: a hot path looks the id up once per
- * call and passes it down (bga__percpu_on, the counter's _on forms).
+ * the configured set): callers reduce it modulo their slot count.  Even
+ * with an area registered, cpu_id can be negative in a thread (valgrind
+ * fails the rseq syscall per thread), hence the sign test.  Where rseq is
+ * off (valgrind, glibc.pthread.rseq=0) a lookup is a getcpu call, 48
+ * instructions under callgrind: a hot path looks the id up once per call
+ * and passes it down (bga__percpu_on, the counter's _on forms).
  */
 static inline unsigned bga__cpu_hint(void)
 {
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_thread_pointer)
-	if (bga_likely(__rseq_size >= offsetof(struct rseq, cpu_id) + sizeof(uint32_t))) {
-		int32_t cpu = *(volatile int32_t *)((char *)__builtin_thread_pointer() + __rseq_offset +
-						    offsetof(struct rseq, cpu_id));
+	ptrdiff_t off = __atomic_load_n(&bga__rseq_cpu_off, __ATOMIC_RELAXED);
+	if (bga_likely(off >= 0)) {
+		int32_t cpu = *(volatile int32_t *)((char *)__builtin_thread_pointer() + off);
 		if (bga_likely(cpu >= 0))
 			return (unsigned)cpu;
 	}
