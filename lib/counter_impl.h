@@ -164,7 +164,10 @@ static inline bool bga__counter_add_fast(struct bga_counter *c, int64_t delta)
 	int64_t nv;
 	do {
 		nv = counter_slot_value(w) + delta;
-		if (bga_unlikely((w & SLOT_SEALED) || nv <= -c->batch || nv >= c->batch))
+		/* |nv| <= slot_max as one unsigned compare, as the rseq
+		 * section does (wrapping is defined on uint64_t, and any nv
+		 * outside the range lands above slot_span). */
+		if (bga_unlikely((w & SLOT_SEALED) || (uint64_t)nv + (uint64_t)c->slot_max > c->slot_span))
 			return false;
 	} while (!__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, nv), true,
 					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
