@@ -13,9 +13,15 @@
 #    thread with rseq replaces by one inline load from its rseq area
 #    (the inline part, cpu.h, stays in the library's count);
 #  - the library: the rest.
+# With --groups (after BUILD_DIR and OPS), also the count per group of
+# work (lock, counter, bitmap, ...; BENCHMARKS.md, issue 14): each source
+# line with its count (callgrind_annotate --auto, inlined code at its own
+# line) goes to one group by its file and text, so a line that does two
+# things counts for the first that matches below.
 set -euo pipefail
-build=${1:?usage: bench/instructions.sh BUILD_DIR [OPS]}
+build=${1:?usage: bench/instructions.sh BUILD_DIR [OPS] [--groups]}
 ops=${2:-100000}
+groups=${3:-}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 valgrind --tool=callgrind --toggle-collect=churn_loop --callgrind-out-file="$out" \
@@ -38,3 +44,50 @@ lib=$((total - harness - cpu))
 echo "churn, 1 thread: $((total / ops)) instructions per operation:" \
 	"library $((lib / ops)), harness (churn_loop) $((harness / ops)), CPU id without rseq" \
 	"(valgrind only) $((cpu / ops)); without the last: $(((total - cpu) / ops))"
+[ "$groups" = --groups ] || exit 0
+callgrind_annotate --auto=yes --threshold=100 "$out" | python3 -c '
+import re, sys
+ops = int(sys.argv[1])
+# (group, file pattern, line pattern): the first match wins.
+rules = [
+    ("harness", r"bench/", r""),
+    ("CPU id without rseq (valgrind only)", r"cpu\.h$", r"fallback"),
+    ("CPU id, inline (rseq area read)", r"cpu\.h$", r""),
+    ("counter", r"counter", r""),
+    ("lock", r"locktab|ck_pr\.h$|lockdep", r""),
+    ("steering", r"steer\.h$", r""),
+    ("steering", r"internal\.h$", r"percpu|ncpu|vol->cpu"),
+    ("counter", r"", r"counter|charge|\bcap\b"),
+    ("lock", r"", r"lock_at|unlock|trylock|locktab|group_slot|\bslot\b"),
+    ("calls (entry, exit, argument moves)", r"alloc\.c$|range\.c$", r"^\s*[{}]\s*$|^\s*return -E|^\s*int rc = free_in_group"),
+    ("validation", r"", r"NULL|req->|min - 1|len != 0|max_len|first_data_block|floor|off < grp->hi|->ext|grp->hi"),
+    ("bitmap", r"", r"bitmap|UINT64_C\(0\)|word_run|word_mask|in_one_word|off / 64|\*w|room|skip|\brun\b|ctzll|\*start|\*len|w >>="),
+    ("finding the group (block to descriptor)", r"", r"chunk|groups\[|group_of|group_first|bpg_shift|blocks_per_group|off ="),
+    ("bookkeeping (free count, flags, extent)", r"", r"free|flags|max_run|out|got|hit"),
+]
+slow = re.compile(r"search\.c|charge\.c|group\.c|bitmap\.c|deferred\.c|window|urcu|avx")
+tot, cur = {}, None
+for line in sys.stdin:
+    m = re.match(r"-- Auto-annotated source: (.*)", line)
+    if m:
+        cur = m.group(1).strip()
+        continue
+    m = re.match(r"\s*([0-9,]+) \(\s*[0-9.]+%\)\s(.*)", line)
+    if cur is None or not m or "=>" in line or "events annotated" in line:
+        continue
+    n, text = int(m.group(1).replace(",", "")), m.group(2)
+    if re.search(r"cpu\.c$", cur):
+        continue  # bga__cpu_fallback: counted whole, with getcpu, below
+    if slow.search(cur):
+        g = "slow path (the few allocations the fast path misses)"
+    else:
+        g = next((g for g, f, t in rules if re.search(f, cur) and re.search(t, text)), "other")
+    tot[g] = tot.get(g, 0) + n
+    if sys.argv[3:] and n >= ops:
+        print("%6.1f %-12s %-40s %s" % (n / ops, cur[-12:], g[:40], text.strip()[:70]), file=sys.stderr)
+g = "CPU id without rseq (valgrind only)"
+tot[g] = tot.get(g, 0) + int(sys.argv[2])  # bga__cpu_fallback with getcpu
+for g, n in sorted(tot.items(), key=lambda x: -x[1]):
+    print("%8.1f  %s" % (n / ops, g))
+print("%8.1f  total" % (sum(tot.values()) / ops))
+' "$ops" "$cpu" ${BGA_GROUPS_LINES:+lines}
