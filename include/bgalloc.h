@@ -135,7 +135,8 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
  * or a block waiting on a deferred free).  Ranges that span groups are
  * allowed; their locks are taken in lock-slot order.  -ENOMEM, with
  * nothing changed, when freeing part of a wholly used group needs its
- * bitmap and none can be allocated.  -EUCLEAN, with nothing changed, when
+ * bitmap and none can be allocated, or when a lazily loaded volume must
+ * read the range's bitmaps first and cannot (bga_load).  -EUCLEAN, with nothing changed, when
  * any block lies in a group a load quarantined (bga_load).  Returns 0
  * otherwise.
  */
@@ -242,7 +243,9 @@ BGA_EXTERN int bga_rsv_window(const struct bga_rsv *rsv, struct bga_extent *out)
  * group boundaries.  A snapshot per group: each group is read under its
  * lock, the callback runs with no lock held.  A non-zero return from cb
  * stops the walk and is returned.  -EINVAL for NULL vol/cb, from >= to,
- * to > nblocks or min_len 0; -ENOMEM for its scratch map.
+ * to > nblocks or min_len 0; -ENOMEM for its scratch map, or when a lazily
+ * loaded volume's unread bitmaps could not be read into memory (nothing
+ * reported).
  */
 typedef int (*bga_extent_cb)(void *ctx, uint64_t start, uint64_t len);
 BGA_EXTERN int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len,
@@ -346,7 +349,8 @@ struct bga_check_report {
  * instants and may report a difference that no instant had; they are
  * reported after every per-group finding (report->group UINT64_MAX).
  * Returns 0 when clean, -EUCLEAN when not (report says what), -EINVAL for
- * NULL vol.  report may be NULL.
+ * NULL vol, -ENOMEM when a lazily loaded volume's unread bitmaps could not
+ * be read into memory (nothing checked).  report may be NULL.
  */
 BGA_EXTERN int bga_check(struct bga_volume *vol, struct bga_check_report *report);
 

@@ -36,10 +36,11 @@ struct bga_chunk *bga__chunk_create_locked(struct bga_volume *vol, const struct 
 	group_init_fresh(vol, geo, ch, c);
 	/* A lazily loaded volume: the chunk's groups come from the image,
 	 * before anyone can see the chunk (persist_load.c). */
-	void (*fill)(struct bga_volume *, struct bga_chunk *, uint64_t) =
-		__atomic_load_n(&vol->chunk_fill, __ATOMIC_ACQUIRE);
-	if (bga_unlikely(fill != NULL))
-		fill(vol, ch, c);
+	int (*fill)(struct bga_volume *, struct bga_chunk *, uint64_t) = __atomic_load_n(&vol->chunk_fill, __ATOMIC_ACQUIRE);
+	if (bga_unlikely(fill != NULL) && fill(vol, ch, c) != 0) {
+		free(ch); /* out of memory: the chunk stays unread */
+		return NULL;
+	}
 	__atomic_store_n(&vol->chunks[c], ch, __ATOMIC_RELEASE);
 	bga__idx_chunk_installed(vol, c);
 	return ch;

@@ -95,7 +95,8 @@ int bga_grow(struct bga_volume *vol, uint64_t new_nblocks)
 {
 	if (vol == NULL || new_nblocks > BGA_MAX_BLOCKS)
 		return -EINVAL;
-	bga__persist_settle(vol); /* extend_group reads a missing chunk as free */
+	if (bga__persist_settle(vol) != 0) /* extend_group reads a missing chunk as free */
+		return -ENOMEM;
 	bga__grow_lock(vol);
 	struct bga_geom *old = vol->geom;
 	int rc = -EINVAL;

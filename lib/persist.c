@@ -403,8 +403,8 @@ static int store_locked(struct bga_volume *vol, struct bga_persist *p, const str
 		p->uuid = new_uuid();
 	/* A format writes every group from memory: read what is still only
 	 * in the old area first (a lazily loaded volume). */
-	if (format)
-		bga__persist_settle(vol);
+	if (format && bga__persist_settle(vol) != 0)
+		return -ENOMEM; /* nothing written */
 	uint64_t gen = p->next_gen;
 	if (found && cur.gen >= gen)
 		gen = cur.gen + 1;

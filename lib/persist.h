@@ -114,10 +114,12 @@ uint64_t bga__pgroup_digest(uint64_t g, const struct bga_pgroup *r);
  * Caller holds grow_lock and no group lock.  Cannot fail: a group whose
  * bitmap cannot be read (or allocated) is quarantined.
  */
-void bga__persist_fill_chunk(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c);
+int bga__persist_fill_chunk(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c);
 /* Read every pending chunk now (no lock held): for the walks that treat a
- * missing chunk as wholly free (check, stats, foreach, trim, grow). */
-void bga__persist_settle(struct bga_volume *vol);
+ * missing chunk as wholly free (check, stats, foreach, trim, grow, a store
+ * that formats).  0, or -ENOMEM when a chunk could not be built: then one
+ * is still pending, and the caller must not read a missing chunk as free. */
+int bga__persist_settle(struct bga_volume *vol);
 /* True when chunk c is still pending: a missing chunk that is not free. */
 bool bga__persist_pending(const struct bga_volume *vol, uint64_t c);
 

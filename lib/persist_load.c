@@ -371,13 +371,22 @@ static void set_bits(struct bga_volume *vol, struct bga_chunk *ch, uint32_t i, u
 	}
 }
 
-void bga__persist_fill_chunk(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c)
+int bga__persist_fill_chunk(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c)
 {
 	struct bga_persist *p = __atomic_load_n(&vol->persist, __ATOMIC_ACQUIRE);
 	if (!bga__persist_pending(vol, c))
-		return;
+		return 0;
 	uint32_t bpg = vol->cfg.blocks_per_group;
 	unsigned char *buf = malloc(bga_pf_bitmap_bytes(bpg));
+	if (buf == NULL)
+		return -ENOMEM;
+	/* The groups first, the shared counts after: running out of memory
+	 * half way leaves nothing to undo but this chunk's bitmaps (a
+	 * transient -ENOMEM must not quarantine a sound group, which the
+	 * next store would write as damaged). */
+	int64_t delta = 0;
+	uint64_t quarantined = 0, repaired = 0;
+	int lazy_err = 0;
 	for (uint32_t i = 0; i < BGA_CHUNK_GROUPS; i++) {
 		uint64_t g = (c << BGA_CHUNK_SHIFT) + i;
 		struct bga_pgroup r = bga__pgroup_get(p, g);
@@ -390,11 +399,18 @@ void bga__persist_fill_chunk(struct bga_volume *vol, struct bga_chunk *ch, uint6
 		uint64_t *map = NULL;
 		bool quarantine = r.flags == BGA_DF_QUARANTINED;
 		if (r.flags == BGA_DF_BITMAP) {
-			int rc = -ENOMEM;
-			if (buf)
-				map = read_bitmap(vol, p, &p->io, g, &r, lo, hi, buf, &rc);
-			if (rc && !p->lazy_err)
-				p->lazy_err = rc;
+			int rc;
+			map = read_bitmap(vol, p, &p->io, g, &r, lo, hi, buf, &rc);
+			if (rc == -ENOMEM) {
+				for (uint32_t j = 0; j < i; j++) {
+					free(ch->groups[j].bitmap);
+					ch->groups[j].bitmap = NULL;
+				}
+				free(buf);
+				return -ENOMEM;
+			}
+			if (rc && !lazy_err)
+				lazy_err = rc;
 			quarantine = map == NULL;
 		}
 		uint32_t free = map ? bpg - (uint32_t)bga_bitmap_popcount(map, 0, bpg) : 0;
@@ -405,18 +421,23 @@ void bga__persist_fill_chunk(struct bga_volume *vol, struct bga_chunk *ch, uint6
 		if (quarantine) {
 			/* stored as quarantined at the next store */
 			grp->flags |= BGA_GROUP_QUARANTINED | BGA_GROUP_DIRTY;
-			__atomic_fetch_add(&p->quarantined, 1, __ATOMIC_RELAXED);
+			quarantined++;
 		} else if (map && free != r.free) {
 			grp->flags |= BGA_GROUP_DIRTY;
-			__atomic_fetch_add(&p->repaired, 1, __ATOMIC_RELAXED);
+			repaired++;
 		}
-		int64_t delta = (int64_t)(hi - lo) - (int64_t)free - charged;
-		if (delta)
-			bga_counter_add(vol->used, delta);
+		delta += (int64_t)(hi - lo) - (int64_t)free - charged;
 	}
 	free(buf);
+	if (lazy_err && !p->lazy_err)
+		p->lazy_err = lazy_err;
+	__atomic_fetch_add(&p->quarantined, quarantined, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&p->repaired, repaired, __ATOMIC_RELAXED);
+	if (delta)
+		bga_counter_add(vol->used, delta);
 	__atomic_fetch_and(&p->pending[c / 64], ~(UINT64_C(1) << (c % 64)), __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&p->npending, 1, __ATOMIC_RELEASE);
+	return 0;
 }
 
 static int prefetch(struct bga_volume *vol, struct bga_persist *p)
@@ -441,11 +462,14 @@ int bga_prefetch(struct bga_volume *vol)
 	return p ? prefetch(vol, p) : 0;
 }
 
-void bga__persist_settle(struct bga_volume *vol)
+int bga__persist_settle(struct bga_volume *vol)
 {
 	struct bga_persist *p = __atomic_load_n(&vol->persist, __ATOMIC_ACQUIRE);
-	if (p && __atomic_load_n(&p->npending, __ATOMIC_ACQUIRE))
-		prefetch(vol, p);
+	if (!p || !__atomic_load_n(&p->npending, __ATOMIC_ACQUIRE))
+		return 0;
+	/* A read error quarantines what it could not read (the chunk is then
+	 * built); only a chunk that could not be built stays pending. */
+	return prefetch(vol, p) == -ENOMEM ? -ENOMEM : 0;
 }
 
 static void *prefetch_thread(void *arg)

@@ -117,9 +117,9 @@ int bga__range_apply(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 	/* A range in untouched chunks is free by definition: reject it before
 	 * allocating anything. */
 	int rc = 0;
-	for (uint64_t c = g0 >> BGA_CHUNK_SHIFT; c <= g1 >> BGA_CHUNK_SHIFT; c++)
-		if (bga__chunk_get(vol, c) == NULL && !(bga__persist_pending(vol, c) && bga__chunk_ensure(vol, c)))
-			rc = -EINVAL; /* (a chunk a lazy load has not read yet is read now) */
+	for (uint64_t c = g0 >> BGA_CHUNK_SHIFT; c <= g1 >> BGA_CHUNK_SHIFT && rc == 0; c++)
+		if (bga__chunk_get(vol, c) == NULL) /* (a chunk a lazy load has not read yet is read now) */
+			rc = !bga__persist_pending(vol, c) ? -EINVAL : bga__chunk_ensure(vol, c) ? 0 : -ENOMEM;
 	uint32_t held = 0;
 	if (rc == 0) {
 		lock_groups(vol, g0, g1, slots, &held);
@@ -168,7 +168,8 @@ static inline __attribute__((always_inline)) int free_in_group(struct bga_volume
 {
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
 	if (bga_unlikely(ch == NULL) && (ch = free_chunk_missing(vol, g >> BGA_CHUNK_SHIFT)) == NULL)
-		return -EINVAL; /* an untouched group is wholly free */
+		/* an untouched group is wholly free; an unread one ran out of memory */
+		return bga__persist_pending(vol, g >> BGA_CHUNK_SHIFT) ? -ENOMEM : -EINVAL;
 	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
 	struct locktab_slot *slot = bga__group_slot(vol, g);
 	int rc = 0;

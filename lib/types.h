@@ -256,7 +256,7 @@ struct bga_volume {
 	 * chunk's groups come from the image).  A hook rather than a call, so
 	 * that group.c, below persistence, never calls up into it.
 	 */
-	void (*chunk_fill)(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c);
+	int (*chunk_fill)(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c); /* 0 or -ENOMEM */
 };
 
 /*
