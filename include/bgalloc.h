@@ -460,8 +460,10 @@ BGA_EXTERN int bga_load(const struct bga_io *io, const struct bga_config *cfg, s
 BGA_EXTERN int bga_load_ex(const struct bga_io *io, const struct bga_config *cfg, uint32_t flags,
                            struct bga_volume **out);
 
-/* Read every not-yet-read bitmap of a loaded volume now.  0, -EINVAL, or
- * the first I/O error (the groups it could not read are quarantined).
+/* Read every not-yet-read bitmap of a loaded volume now.  0, -EINVAL,
+ * -ENOMEM (what it could not read into memory stays unread, to be read at
+ * its next touch), or the first I/O error (the groups it could not read
+ * are quarantined).
  * Any thread, concurrently with anything but bga_destroy. */
 BGA_EXTERN int bga_prefetch(struct bga_volume *vol);
 
