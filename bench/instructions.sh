@@ -51,7 +51,7 @@ ops = int(sys.argv[1])
 # (group, file pattern, line pattern): the first match wins.
 rules = [
     ("harness", r"bench/", r""),
-    ("CPU id without rseq (valgrind only)", r"cpu\.h$", r"fallback"),
+    ("CPU id without rseq (valgrind only)", r"cpu\.h$", r"fallback|cpu_current"),
     ("CPU id, inline (rseq area read)", r"cpu\.h$", r""),
     ("counter", r"counter", r""),
     ("lock", r"locktab|ck_pr\.h$|lockdep", r""),
