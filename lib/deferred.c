@@ -49,14 +49,12 @@ struct dfree_arg {
  * lock held either way): the set of groups with records (groupset.h). */
 static void mark_pending(struct bga_volume *vol, uint64_t g)
 {
-	uint64_t c = g >> BGA_CHUNK_SHIFT;
-	bga__gset_add(bga__chunk_get(vol, c)->dfree, vol->dfree_chunks, c, g & (BGA_CHUNK_GROUPS - 1));
+	bga__gset_add(vol, offsetof(struct bga_chunk, dfree), vol->dfree_chunks, g);
 }
 
 static void unmark_pending(struct bga_volume *vol, uint64_t g)
 {
-	uint64_t c = g >> BGA_CHUNK_SHIFT;
-	bga__gset_remove(bga__chunk_get(vol, c)->dfree, vol->dfree_chunks, c, g & (BGA_CHUNK_GROUPS - 1));
+	bga__gset_remove(vol, offsetof(struct bga_chunk, dfree), vol->dfree_chunks, g);
 }
 
 /* The first group in [g, gend) that holds records, or gend. */

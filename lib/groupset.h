@@ -14,8 +14,17 @@
  * it still.
  */
 
+#include <stddef.h>
+
 #include "types.h"
 #include "group.h"
+
+/* The chunk map at byte `off` of group g's chunk (offsetof(struct
+ * bga_chunk, x)); the chunk exists. */
+static inline uint64_t *bga__gset_chunk_map(const struct bga_volume *vol, size_t off, uint64_t g)
+{
+	return (uint64_t *)((char *)bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT) + off);
+}
 
 /*
  * Add group i of chunk c.  Group bit before chunk bit: see gset_remove.
@@ -26,8 +35,10 @@
  * another group that clears the chunk bit looks at the group bits after
  * (SEQ_CST), sees ours, and sets it back.
  */
-static inline void bga__gset_add(uint64_t *chunk_map, uint64_t *vol_map, uint64_t c, uint64_t i)
+static inline void bga__gset_add(const struct bga_volume *vol, size_t off, uint64_t *vol_map, uint64_t g)
 {
+	uint64_t *chunk_map = bga__gset_chunk_map(vol, off, g);
+	uint64_t c = g >> BGA_CHUNK_SHIFT, i = g & (BGA_CHUNK_GROUPS - 1);
 	uint64_t gb = UINT64_C(1) << (i % 64), cb = UINT64_C(1) << (c % 64);
 	if (!(__atomic_load_n(&chunk_map[i / 64], __ATOMIC_SEQ_CST) & gb))
 		__atomic_fetch_or(&chunk_map[i / 64], gb, __ATOMIC_SEQ_CST);
@@ -44,13 +55,14 @@ static inline bool bga__gset_chunk_empty(const uint64_t *chunk_map)
 }
 
 /*
- * Remove group i of chunk c.  Clearing the chunk bit races with another
+ * Remove group g (its lock held).  Clearing the chunk bit races with another
  * group of the chunk adding itself: clear, look again, and set it back if
  * a group bit appeared (the index's summaries do the same).
  */
-static inline void bga__gset_remove(uint64_t *chunk_map, uint64_t *vol_map, uint64_t c, uint64_t i)
+static inline void bga__gset_remove(const struct bga_volume *vol, size_t off, uint64_t *vol_map, uint64_t g)
 {
-	uint64_t m = UINT64_C(1) << (c % 64);
+	uint64_t *chunk_map = bga__gset_chunk_map(vol, off, g);
+	uint64_t c = g >> BGA_CHUNK_SHIFT, i = g & (BGA_CHUNK_GROUPS - 1), m = UINT64_C(1) << (c % 64);
 	__atomic_fetch_and(&chunk_map[i / 64], ~(UINT64_C(1) << (i % 64)), __ATOMIC_SEQ_CST);
 	if (!bga__gset_chunk_empty(chunk_map))
 		return;

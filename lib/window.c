@@ -21,14 +21,7 @@
  */
 static void join(struct bga_volume *vol, uint64_t g)
 {
-	uint64_t c = g >> BGA_CHUNK_SHIFT;
-	bga__gset_add(bga__chunk_get(vol, c)->wins, vol->win_chunks, c, g & (BGA_CHUNK_GROUPS - 1));
-}
-
-static void leave_locked(struct bga_volume *vol, uint64_t g)
-{
-	uint64_t c = g >> BGA_CHUNK_SHIFT;
-	bga__gset_remove(bga__chunk_get(vol, c)->wins, vol->win_chunks, c, g & (BGA_CHUNK_GROUPS - 1));
+	bga__gset_add(vol, offsetof(struct bga_chunk, wins), vol->win_chunks, g);
 }
 
 int bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, struct bga_window *w,
@@ -173,7 +166,7 @@ uint64_t bga__window_reclaim(struct bga_volume *vol)
 		for (struct bga_window *w = grp->ext->windows; w; w = w->next)
 			n += cut_locked(vol, grp, w, 0);
 		if (grp->ext->windows == NULL)
-			leave_locked(vol, g);
+			bga__gset_remove(vol, offsetof(struct bga_chunk, wins), vol->win_chunks, g);
 		bga__group_unlock(vol, g);
 	}
 	return n;

@@ -88,4 +88,21 @@ static inline void churn(struct bga_volume *vol, struct rng *r, int n, uint64_t 
 	}
 }
 
+#ifdef CRITERION_H_
+/* Load io (bga_load_ex flags) and assert the loaded volume is clean and
+ * holds exactly `want`. */
+static inline struct bga_volume *load_expect(const struct bga_io *io, uint32_t flags, const struct usedmap *want)
+{
+	struct bga_volume *vol = NULL;
+	int rc = bga_load_ex(io, NULL, flags, &vol);
+	cr_assert_eq(rc, 0, "bga_load: %s", bga_strerror(rc));
+	assert_clean(vol);
+	struct usedmap got;
+	cr_assert_eq(usedmap_take(vol, &got), 0);
+	cr_assert(usedmap_equal(&got, want), "loaded state differs from the stored one");
+	usedmap_free(&got);
+	return vol;
+}
+#endif
+
 #endif

@@ -19,20 +19,6 @@
 #include "persist_util.h"
 #include "testutil.h"
 
-/* Load io and assert the loaded volume is clean and holds exactly `want`. */
-static struct bga_volume *load_expect(const struct bga_io *io, const struct usedmap *want)
-{
-	struct bga_volume *vol = NULL;
-	int rc = bga_load(io, NULL, &vol);
-	cr_assert_eq(rc, 0, "bga_load: %s", bga_strerror(rc));
-	assert_clean(vol);
-	struct usedmap got;
-	cr_assert_eq(usedmap_take(vol, &got), 0);
-	cr_assert(usedmap_equal(&got, want), "loaded state differs from the stored one");
-	usedmap_free(&got);
-	return vol;
-}
-
 Test(persist, round_trip_random_volumes)
 {
 	struct rng r = {0x9e3779b97f4a7c15ULL};
@@ -51,7 +37,7 @@ Test(persist, round_trip_random_volumes)
 		cr_assert_eq(usedmap_take(vol, &want), 0);
 		cr_assert_eq(bga_store(vol, &io), 0);
 		uint64_t free_before = bga_free_exact(vol);
-		struct bga_volume *back = load_expect(&io, &want);
+		struct bga_volume *back = load_expect(&io, 0, &want);
 		cr_assert_eq(bga_free_exact(back), free_before);
 		struct bga_config c1, c2;
 		bga_volume_config(vol, &c1);
@@ -65,13 +51,13 @@ Test(persist, round_trip_random_volumes)
 		cr_assert_eq(usedmap_take(vol, &want), 0);
 		cr_assert_eq(bga_store(vol, &io), 0);
 		bga_destroy(back);
-		back = load_expect(&io, &want);
+		back = load_expect(&io, 0, &want);
 		/* the loaded volume stores and loads too, into the same area */
 		churn(back, &r, 50, bpg, ext, 512, &n);
 		usedmap_free(&want);
 		cr_assert_eq(usedmap_take(back, &want), 0);
 		cr_assert_eq(bga_store(back, &io), 0);
-		struct bga_volume *third = load_expect(&io, &want);
+		struct bga_volume *third = load_expect(&io, 0, &want);
 		bga_destroy(third);
 		bga_destroy(back);
 		usedmap_free(&want);
@@ -221,20 +207,20 @@ Test(persist, callback_errors_keep_previous_state)
 		if (rc == 0)
 			break; /* fewer than k writes: nothing failed */
 		cr_assert_eq(rc, -EIO);
-		struct bga_volume *back = load_expect(&io, &old);
+		struct bga_volume *back = load_expect(&io, 0, &old);
 		bga_destroy(back);
 	}
 	m.flushes = 0;
 	m.fail_flush = 0;
 	cr_assert_eq(bga_store(vol, &io), -EIO);
 	m.fail_flush = -1;
-	struct bga_volume *back = load_expect(&io, &old);
+	struct bga_volume *back = load_expect(&io, 0, &old);
 	bga_destroy(back);
 	/* and a later store succeeds and holds the latest state */
 	struct usedmap now;
 	cr_assert_eq(usedmap_take(vol, &now), 0);
 	cr_assert_eq(bga_store(vol, &io), 0);
-	back = load_expect(&io, &now);
+	back = load_expect(&io, 0, &now);
 	bga_destroy(back);
 	usedmap_free(&now);
 	usedmap_free(&old);
@@ -261,7 +247,7 @@ Test(persist, file_io_round_trip)
 	struct usedmap want;
 	cr_assert_eq(usedmap_take(vol, &want), 0);
 	cr_assert_eq(bga_io_file_open(path, 8192, 0, &io), 0);
-	struct bga_volume *back = load_expect(&io, &want);
+	struct bga_volume *back = load_expect(&io, 0, &want);
 	bga_destroy(back);
 	bga_io_file_close(&io);
 	cr_assert_eq(bga_io_file_open("/nonexistent-dir/x", 0, 1, &io), -ENOENT);
@@ -381,7 +367,7 @@ Test(persist_lazy, store_after_lazy_load_and_prefetch)
 	memio_init(&m2, &io2);
 	cr_assert_eq(bga_store(back, &io2), 0);
 	bga_destroy(back);
-	back = load_expect(&io2, &want);
+	back = load_expect(&io2, 0, &want);
 	bga_destroy(back);
 	/* the background prefetch, and a destroy while it may still run */
 	cr_assert_eq(bga_load_ex(&io, NULL, BGA_LOAD_PREFETCH, &back), 0);
@@ -464,7 +450,7 @@ Test(persist, free_count_repaired_from_the_bitmap)
 	bga_pf_put32(d + BGA_DESC_CRC, bga_pf_desc_crc(uuid, d));
 	bga_pf_put64(sb + BGA_SB_DIGEST, digest);
 	bga_pf_put32(sb + BGA_SB_CRC, bga_pf_crc(sb, BGA_SB_CRC));
-	struct bga_volume *back = load_expect(&io, &want);
+	struct bga_volume *back = load_expect(&io, 0, &want);
 	struct bga_stats st;
 	cr_assert_eq(bga_stats(back, &st), 0);
 	cr_assert_eq(st.groups_repaired, 1);
@@ -473,7 +459,7 @@ Test(persist, free_count_repaired_from_the_bitmap)
 	/* the next store writes the group again: the repair is not needed twice */
 	cr_assert_eq(bga_store(back, &io), 0);
 	bga_destroy(back);
-	back = load_expect(&io, &want);
+	back = load_expect(&io, 0, &want);
 	cr_assert_eq(bga_stats(back, &st), 0);
 	cr_assert_eq(st.groups_repaired, 0);
 	bga_destroy(back);

@@ -100,19 +100,6 @@ static struct bga_volume *stored_volume(uint64_t nblocks, uint32_t bpg, uint64_t
 	return vol;
 }
 
-static struct bga_volume *load_expect(const struct bga_io *io, uint32_t flags, const struct usedmap *want)
-{
-	struct bga_volume *vol = NULL;
-	int rc = bga_load_ex(io, NULL, flags, &vol);
-	cr_assert_eq(rc, 0, "bga_load: %s", bga_strerror(rc));
-	assert_clean(vol);
-	struct usedmap got;
-	cr_assert_eq(usedmap_take(vol, &got), 0);
-	cr_assert(usedmap_equal(&got, want), "loaded state differs from the stored one");
-	usedmap_free(&got);
-	return vol;
-}
-
 /* A load that must fail with rc, leaving *out alone. */
 static void load_fails(const struct bga_io *io, const struct bga_config *cfg, uint32_t flags, int rc, const char *what)
 {
