@@ -646,7 +646,7 @@ static void store_every_k(int area)
 {
 	static const char *names[] = {"store into an empty area", "incremental store", "store of a lazy volume"};
 	const char *what = names[area];
-	for (long k = 1;; k++) {
+	for (long k = 1;; PERSIST_NEXT_K(k)) {
 		track();
 		struct bga_rsv *rsv = NULL;
 		struct bga_volume *vol = persist_volume(&rsv), *src = vol;
@@ -655,6 +655,15 @@ static void store_every_k(int area)
 		memio_init(&m, &io);
 		memio_init(&m0, &io0);
 		struct usedmap held = {0, NULL};
+		/* the areas at their full size first: memio grows an area
+		 * through the wrapped allocator, once per unit written
+		 * otherwise (a copy of megabytes each, slow under ASan) */
+		struct bga_config cfg;
+		uint64_t bytes;
+		cr_assert_eq(bga_volume_config(vol, &cfg), 0);
+		cr_assert_eq(bga_metadata_size(&cfg, &bytes), 0);
+		cr_assert_eq(memio_grow(&m, bytes), 0);
+		cr_assert_eq(memio_grow(&m0, bytes), 0);
 		if (area == AREA_STORED) {
 			cr_assert_eq(bga_store(vol, &io), 0);
 			cr_assert_eq(usedmap_take(vol, &held), 0);
@@ -667,13 +676,6 @@ static void store_every_k(int area)
 		struct usedmap before;
 		cr_assert_eq(usedmap_take(area == AREA_LAZY ? src : vol, &before), 0);
 		uint64_t free0 = bga_free_exact(vol);
-		/* the area at its full size first: memio grows it through the
-		 * wrapped allocator, once per unit written otherwise */
-		struct bga_config cfg;
-		uint64_t bytes;
-		cr_assert_eq(bga_volume_config(vol, &cfg), 0);
-		cr_assert_eq(bga_metadata_size(&cfg, &bytes), 0);
-		cr_assert_eq(memio_grow(&m, bytes), 0);
 		arm(k);
 		int rc = bga_store(vol, &io);
 		long calls = disarm();
@@ -766,7 +768,7 @@ Test(faults, load_every_k)
 	stored_area(&m, &io, &want);
 	static const uint32_t modes[] = {0, BGA_LOAD_STRICT};
 	for (size_t i = 0; i < 2; i++) {
-		for (long k = 1;; k++) {
+		for (long k = 1;; PERSIST_NEXT_K(k)) {
 			struct bga_volume *sentinel = (struct bga_volume *)&k, *vol = sentinel;
 			track();
 			arm(k);
@@ -806,7 +808,7 @@ Test(faults, prefetch_every_k)
 	struct bga_io io;
 	struct usedmap want;
 	stored_area(&m, &io, &want);
-	for (long k = 1;; k++) {
+	for (long k = 1;; PERSIST_NEXT_K(k)) {
 		struct bga_volume *vol;
 		track();
 		cr_assert_eq(bga_load(&io, NULL, &vol), 0);
