@@ -54,7 +54,7 @@ static uint64_t committing;     /* atomic: the highest txn whose commit has begu
 static uint64_t deadline;
 static int failures;
 static uint64_t ops[THREADS];
-static uint64_t window_at[THREADS]; /* atomic: a block each thread's window held lately */
+static uint64_t window_at[THREADS]; /* atomic: a block thread id - 1 has in its window lately */
 
 static void fail(const char *what, long long a, long long b)
 {
@@ -193,7 +193,7 @@ static void alloc_one(struct thread *t)
 		got(e, &req, (uint8_t)t->id);
 		struct bga_extent w;
 		if (req.rsv && bga_rsv_window(t->rsv, &w) == 0 && w.len)
-			__atomic_store_n(&window_at[t->id], w.start + below(&t->rng, w.len), __ATOMIC_RELAXED);
+			__atomic_store_n(&window_at[t->id - 1], w.start + below(&t->rng, w.len), __ATOMIC_RELAXED);
 		if (req.flags & BGA_USE_RESERVED)
 			t->reserved -= e.len;
 		t->held[t->n++] = e;
