@@ -28,7 +28,8 @@ struct memio_ev {
 
 struct memio {
 	unsigned char *buf;
-	size_t size;
+	size_t size;            /* the area's size: the end of the furthest write */
+	size_t cap;             /* bytes allocated (zeroed past size) */
 	bool record;            /* keep the log */
 	struct memio_ev *log;
 	size_t nlog, caplog;
@@ -38,15 +39,21 @@ struct memio {
 	uint64_t bytes_written;
 };
 
+/* Grow the area to `size` bytes; the allocation at least doubles, so an
+ * area written unit by unit is not copied once per unit. */
 static inline int memio_grow(struct memio *m, size_t size)
 {
 	if (size <= m->size)
 		return 0;
-	unsigned char *b = realloc(m->buf, size);
-	if (b == NULL)
-		return -ENOMEM;
-	memset(b + m->size, 0, size - m->size);
-	m->buf = b;
+	if (size > m->cap) {
+		size_t cap = size > 2 * m->cap ? size : 2 * m->cap;
+		unsigned char *b = realloc(m->buf, cap);
+		if (b == NULL)
+			return -ENOMEM;
+		memset(b + m->cap, 0, cap - m->cap);
+		m->buf = b;
+		m->cap = cap;
+	}
 	m->size = size;
 	return 0;
 }
