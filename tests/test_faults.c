@@ -983,3 +983,70 @@ Test(faults, store_of_a_lazy_volume_whose_chunk_cannot_be_built)
 {
 	store_every_k(AREA_LAZY);
 }
+
+/* A free into a chunk a lazy load has not read yet reads it first; when
+ * that runs out of memory the free is -ENOMEM with nothing changed, and
+ * the same free succeeds once memory is back: within one group (the
+ * inline path) and across two (bga__range_apply). */
+Test(faults, free_into_an_unread_chunk)
+{
+	struct memio m;
+	struct bga_io io;
+	struct usedmap want;
+	stored_area(&m, &io, &want);
+	struct bga_volume *vol;
+	cr_assert_eq(bga_load(&io, NULL, &vol), 0);
+	uint64_t one = CHUNK_BLOCKS + 1 * BPG + 1;          /* persist_volume: 6 blocks there */
+	uint64_t two = 2 * CHUNK_BLOCKS + 50 * BPG + 60;    /* groups 50 and 51 of chunk 2: used */
+	uint64_t free0 = bga_free_exact(vol);
+	arm(1);
+	int rc = bga_free(vol, one, 2);
+	disarm();
+	cr_assert_eq(rc, -ENOMEM, "a free into an unread chunk without memory: %d", rc);
+	arm(1);
+	rc = bga_free(vol, two, 8);
+	disarm();
+	cr_assert_eq(rc, -ENOMEM, "a free across groups of an unread chunk without memory: %d", rc);
+	cr_assert_eq(bga_free_exact(vol), free0, "a failed free changed the count");
+	cr_assert_eq(bga_free(vol, one, 2), 0);
+	cr_assert_eq(bga_free(vol, two, 8), 0);
+	cr_assert_eq(bga_free_exact(vol), free0 + 10);
+	cr_assert_eq(bga_free(vol, one, 2), -EINVAL, "freed twice");
+	assert_clean(vol);
+	bga_destroy(vol);
+	usedmap_free(&want);
+	memio_free(&m);
+}
+
+/* A window booking whose k-th allocation fails (the group's bitmap, its
+ * window list): -ENOMEM with nothing changed, or the allocation served
+ * without a window; never a leak, never an inconsistent volume. */
+Test(faults, window_booking_every_k)
+{
+	for (long k = 1;; k++) {
+		track();
+		struct bga_volume *vol = make_volume(1 << 16, 4096, 0);
+		struct bga_rsv *rsv;
+		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+		uint64_t free0 = bga_free_exact(vol);
+		struct bga_request req = {.goal = 5000, .min_len = 1, .max_len = 1, .rsv = rsv};
+		struct bga_extent e, w;
+		arm(k);
+		int rc = bga_alloc(vol, &req, &e);
+		long calls = disarm();
+		if (rc == 0) {
+			cr_assert_eq(bga_free_exact(vol), free0 - 1, "k=%ld", k);
+			cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+			cr_assert(w.len == 0 || w.len == 7, "k=%ld: a window of %llu", k, (unsigned long long)w.len);
+		} else {
+			cr_assert_eq(rc, -ENOMEM, "k=%ld: %d", k, rc);
+			cr_assert_eq(bga_free_exact(vol), free0, "k=%ld", k);
+		}
+		assert_clean(vol);
+		bga_rsv_close(rsv);
+		bga_destroy(vol);
+		untrack("window booking", k);
+		if (calls < k)
+			break;
+	}
+}

@@ -296,3 +296,22 @@ Test(windows, small_goalless_requests_come_from_the_cpu_window)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/* No group has room for the largest window: a booking's second pass
+ * takes a shorter run rather than failing. */
+Test(windows, booked_in_a_short_run_when_no_group_has_room)
+{
+	struct bga_volume *vol = make_volume(4096, 512, 0);
+	struct bga_extent e, w;
+	for (uint64_t g = 0; g < 8; g++)
+		cr_assert_eq(alloc_at(vol, g * 512 + 300, 1, 1, NULL, BGA_EXACT_GOAL, &e), 0);
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	cr_assert_eq(alloc_at(vol, 0, 1, 1, rsv, 0, &e), 0);
+	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+	cr_assert_gt(w.len, 0, "a window was booked");
+	cr_assert_eq(e.start / 512, w.start / 512);
+	bga_rsv_close(rsv);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
