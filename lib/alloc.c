@@ -91,6 +91,8 @@ static inline __attribute__((always_inline)) bool alloc_fast(struct bga_volume *
 static inline bool alloc_window_fast(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
 {
 	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
+	if (req->goal != BGA_NO_GOAL && req->goal >= floor)
+		return false; /* the slow path decides on the geometry (-EINVAL past the end) */
 	uint32_t max = (uint32_t)BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group);
 	return bga__rsv_take_fast(vol, req->rsv, (uint32_t)req->min_len, max,
 				  (int64_t)(floor - vol->cfg.first_data_block), out);
@@ -146,6 +148,12 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 		if (bga_likely(req->flags == 0 && req->rsv == NULL && goal != BGA_NO_GOAL && min - 1 < max &&
 			       min <= vol->cfg.blocks_per_group)) {
 			if (bga_likely(alloc_fast(vol, goal, min, max, out)))
+				return 0;
+			return bga__alloc_slow(vol, req, out);
+		}
+		/* The next most common: an append through a file's window. */
+		if (req->flags == 0 && req->rsv != NULL && min - 1 < max && min <= vol->cfg.blocks_per_group) {
+			if (alloc_window_fast(vol, req, out))
 				return 0;
 			return bga__alloc_slow(vol, req, out);
 		}

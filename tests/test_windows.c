@@ -63,6 +63,9 @@ Test(windows, owner_takes_without_a_group_lock)
 		cr_assert_eq(e.start, b, "a file written in order stays contiguous");
 	}
 	cr_assert_eq(lock_acquisitions(vol) - per_call, locks, "allocations from the window took a group lock");
+	/* bad input still gets its errno, though the window could serve it */
+	cr_assert_eq(alloc_at(vol, 1 << 16, 1, 1, rsv, 0, &e), -EINVAL, "a goal past the end");
+	cr_assert_eq(alloc_at(vol, 0, 2, 1, rsv, 0, &e), -EINVAL, "min_len > max_len");
 	/* the window is used up: the next one is booked under a lock, right after */
 	cr_assert_eq(alloc_at(vol, w.start + w.len, 1, 1, rsv, 0, &e), 0);
 	cr_assert_eq(e.start, w.start + w.len);
