@@ -352,8 +352,8 @@ nospace:;
 	 * brings its own promise), and a run of min_len must form.  Pending
 	 * blocks can join free ones, so no count of them alone decides.
 	 */
-	uint64_t pending = bga__dfree_pending(vol, NULL);
-	if (rc == -ENOSPC && pending != 0 &&
+	uint64_t pending = rc == -ENOSPC ? bga__dfree_pending(vol, NULL) : 0; /* reads every CPU's line */
+	if (pending != 0 &&
 	    (reserved || bga__unpromised(vol, geo) + (int64_t)pending >=
 				 (int64_t)req->min_len) &&
 	    bga__dfree_would_fit(vol, geo, req->min_len,
