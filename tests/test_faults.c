@@ -758,6 +758,15 @@ static void stored_area(struct memio *m, struct bga_io *io, struct usedmap *want
 	bga_destroy(vol);
 }
 
+/* stored_area, loaded lazily: its chunks past the first not read yet. */
+static struct bga_volume *lazy_area(struct memio *m, struct bga_io *io, struct usedmap *want)
+{
+	struct bga_volume *vol;
+	stored_area(m, io, want);
+	cr_assert_eq(bga_load(io, NULL, &vol), 0);
+	return vol;
+}
+
 /* A load with its k-th allocation failing, for every k, lazy and strict:
  * -ENOMEM with *out untouched and nothing leaked, or the stored state. */
 Test(faults, load_every_k)
@@ -962,9 +971,7 @@ Test(faults, walk_of_a_lazy_volume_whose_chunk_cannot_be_built)
 	struct memio m;
 	struct bga_io io;
 	struct usedmap want;
-	stored_area(&m, &io, &want);
-	struct bga_volume *vol;
-	cr_assert_eq(bga_load(&io, NULL, &vol), 0);
+	struct bga_volume *vol = lazy_area(&m, &io, &want);
 	struct usedmap got = {want.nblocks, malloc((want.nblocks + 63) / 64 * 8)};
 	cr_assert_not_null(got.bits);
 	memset(got.bits, 0xff, (want.nblocks + 63) / 64 * 8);
@@ -993,9 +1000,7 @@ Test(faults, free_into_an_unread_chunk)
 	struct memio m;
 	struct bga_io io;
 	struct usedmap want;
-	stored_area(&m, &io, &want);
-	struct bga_volume *vol;
-	cr_assert_eq(bga_load(&io, NULL, &vol), 0);
+	struct bga_volume *vol = lazy_area(&m, &io, &want);
 	uint64_t one = CHUNK_BLOCKS + 1 * BPG + 1;          /* persist_volume: 6 blocks there */
 	uint64_t two = 2 * CHUNK_BLOCKS + 50 * BPG + 60;    /* groups 50 and 51 of chunk 2: used */
 	uint64_t free0 = bga_free_exact(vol);
