@@ -121,6 +121,9 @@ static void check_group_locked(struct bga_volume *vol, const struct bga_geom *ge
 		else if (end > cur && (grp->bitmap == NULL || !bga_bitmap_range_is_set(grp->bitmap, cur, end - cur)))
 			report(r, g, first + cur, "group %llu: window [%u, %u) holds free blocks", (unsigned long long)g,
 			       cur, end);
+		if (w->end != end)
+			report(r, g, first + cur, "group %llu: window [%u, %u) has its end copy at %u",
+			       (unsigned long long)g, cur, end, w->end);
 		for (const struct bga_window *o = w->next; o; o = o->next) {
 			uint64_t t = __atomic_load_n(&o->span, __ATOMIC_ACQUIRE);
 			uint32_t oc = bga__wspan_cur(t), oe = bga__wspan_end(t);

@@ -108,9 +108,11 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	int rc = config_check(cfg);
 	if (rc)
 		return rc;
-	struct bga_volume *vol = calloc(1, sizeof(*vol));
+	/* line-aligned: the fields written at run time have lines of their own (types.h) */
+	struct bga_volume *vol = aligned_alloc(BGA_CACHELINE, sizeof(*vol));
 	if (vol == NULL)
 		return -ENOMEM;
+	memset(vol, 0, sizeof(*vol));
 	vol->cfg = *cfg;
 	uint32_t bpg = cfg->blocks_per_group;
 	vol->bpg_shift = (bpg & (bpg - 1)) ? 0 : (uint32_t)__builtin_ctz(bpg);

@@ -33,6 +33,7 @@ int bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint6
 		/* nothing left: where it ended is all the owner needs */
 		__atomic_store_n(&w->group, g, __ATOMIC_RELEASE);
 		w->start = off;
+		w->end = off + taken;
 		__atomic_store_n(&w->span, bga__wspan_next(old, off + taken, off + taken), __ATOMIC_RELEASE);
 		return 0;
 	}
@@ -47,6 +48,7 @@ int bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint6
 	(void)rc;
 	__atomic_store_n(&w->group, g, __ATOMIC_RELEASE);
 	w->start = off;
+	w->end = off + wlen;
 	__atomic_store_n(&w->span, bga__wspan_next(old, off + taken, off + wlen), __ATOMIC_RELEASE);
 	w->stored = UINT32_MAX; /* never stored: the group is dirty anyway */
 	join(vol, g);
@@ -74,6 +76,7 @@ static uint32_t cut_locked(struct bga_volume *vol, struct bga_group *grp, struct
 	} while (!__atomic_compare_exchange_n(&w->span, &s, (s & ~(BGA_WSPAN_MASK << BGA_WSPAN_BITS)) |
 							       ((uint64_t)from << BGA_WSPAN_BITS),
 					      false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	w->end = from;
 	/* booked with a bitmap, and bitmaps are never dropped: cannot fail */
 	bga__group_release_locked(vol, grp, w->group, from, end - from);
 	return end - from;
@@ -115,13 +118,20 @@ bool bga__window_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct
 bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off)
 {
 	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next)
-		if (bga__wspan_end(__atomic_load_n(&w->span, __ATOMIC_ACQUIRE)) == off)
+		if (w->end == off)
 			return true;
 	return false;
 }
 
+/*
+ * Does [off, off + len) overlap w's remainder?  [start, end) holds it and
+ * is read off the cold line; the owner's span is read only when that
+ * overlaps, which a free of another file's blocks never does.
+ */
 static bool overlaps(const struct bga_window *w, uint32_t off, uint32_t len)
 {
+	if (BGA_MAX(w->start, off) >= BGA_MIN(w->end, off + len))
+		return false;
 	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
 	uint32_t cur = bga__wspan_cur(s), end = bga__wspan_end(s);
 	return BGA_MAX(cur, off) < BGA_MIN(end, off + len);

@@ -196,10 +196,12 @@ static struct bga_window *two_windows(struct bga_volume *vol, struct bga_rsv **a
 	return w;
 }
 
-/* Set a window's remainder to [cur, end), keeping its generation. */
+/* Set a window's remainder to [cur, end), keeping its generation (and
+ * the copy of its end in step). */
 static void set_span(struct bga_window *w, uint32_t cur, uint32_t end)
 {
 	w->span = (w->span & ~((UINT64_C(1) << 42) - 1)) | ((uint64_t)end << BGA_WSPAN_BITS) | cur;
+	w->end = end;
 }
 
 Test(check, window_overlap)
@@ -214,12 +216,16 @@ Test(check, window_overlap)
 	/* Two remainders over the same blocks. */
 	set_span(w->next, cur, end);
 	expect_violation(vol, "overlap", g, g * 512 + cur);
-	w->next->span = saved;
+	set_span(w->next, bga__wspan_cur(saved), bga__wspan_end(saved));
 	assert_clean(vol);
 	/* A remainder past the group's span. */
 	set_span(w, cur, 513);
 	expect_violation(vol, "leaves the group", g, g * 512 + cur);
-	w->span = mine;
+	set_span(w, cur, end);
+	/* The copy of its end that locked readers use, out of step. */
+	w->end = end - 1;
+	expect_violation(vol, "end copy", g, g * 512 + cur);
+	w->end = end;
 	/* A window that names another group. */
 	w->group = g + 1;
 	expect_violation(vol, "leaves the group", g, g * 512 + cur);
@@ -227,7 +233,7 @@ Test(check, window_overlap)
 	/* A remainder over free blocks (the last blocks of the group are free). */
 	set_span(w, 500, 510);
 	expect_violation(vol, "holds free blocks", g, g * 512 + 500);
-	w->span = mine;
+	set_span(w, cur, end);
 	assert_clean(vol);
 	bga_rsv_close(a);
 	bga_rsv_close(b);
