@@ -211,6 +211,15 @@ BGA_EXTERN uint64_t bga_free_exact(struct bga_volume *vol);
  * larger max_len may go on past its end.  A handle is used by one thread
  * at a time; handles of different files are independent.
  *
+ * A file's first window is placed as a plain request's extent is, with
+ * the same steering (bga_alloc).  A later window goes on right after the
+ * last one, waiting for its group's lock if need be, so that the file
+ * stays contiguous; when that lock was held by another thread, the
+ * calling CPU's next new files start at its home group (or the group
+ * after, when the home is in the busy one) instead, for as many files as
+ * a steered plain request would: two writers in one directory then stop
+ * taking turns at one group's lock (ext4 skips busy groups the same way).
+ *
  * Blocks a window holds that no allocation took are free, never owned:
  *  - bga_free_exact, bga_stats, bga_check and bga_foreach_free count
  *    them as free (bga_stats also reports them as rsv_window_blocks), and

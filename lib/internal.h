@@ -68,6 +68,8 @@ uint64_t bga__rsv_book(struct bga_volume *vol, const struct bga_geom *geo, struc
 		       struct bga_window **book, uint32_t *wsize);
 /* The search booked the window (it says where it ends). */
 void bga__rsv_booked(struct bga_rsv *rsv);
+/* Has the handle ever booked a window (is its next one not its file's first)? */
+bool bga__rsv_started(const struct bga_rsv *rsv);
 /* Unlink every window of a group at destroy (handles stay valid to close). */
 void bga__rsv_destroy_group(struct bga_group *grp);
 

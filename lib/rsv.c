@@ -209,3 +209,8 @@ void bga__rsv_booked(struct bga_rsv *rsv)
 {
 	rsv->booked = true;
 }
+
+bool bga__rsv_started(const struct bga_rsv *rsv)
+{
+	return rsv->booked;
+}

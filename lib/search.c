@@ -271,9 +271,12 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, const struc
 	uint32_t wsize = 0;
 	uint64_t g, goal = 0;
 	int rc = -ENOSPC;
+	struct bga_percpu *pc = bga__percpu(vol);
 	ac->room = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group);
 	if (bga__rsv_group(rsv, &g)) {
-		bga__group_lock(vol, g);
+		bool busy = !bga__group_trylock(vol, g);
+		if (busy)
+			bga__group_lock(vol, g);
 		if (bga__rsv_take_locked(vol, ac, rsv, bga__group_lookup(vol, g), out)) {
 			rc = 0;
 		} else if (!ac->stop) {
@@ -283,6 +286,8 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, const struc
 						      wsize, out);
 		}
 		bga__group_unlock(vol, g);
+		if (busy)
+			bga__steer_window_busy(vol, pc, g, ac->geo->nblocks);
 		if (rc == 0 && book == NULL)
 			return 0; /* served by the window (counted in the handle) */
 	}
@@ -290,14 +295,22 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, const struc
 	if (ac->stop)
 		return ac->stop;
 	if (rc != 0) {
+		/* A file's first window is steered as a plain request is
+		 * (steer.h); later ones follow their file. */
+		bool first = book == NULL && !bga__rsv_started(rsv), steered = false, busy = false;
 		if (book == NULL)
-			goal = bga__rsv_book(vol, ac->geo, rsv, req->goal, &book, &wsize);
+			goal = bga__rsv_book(vol, ac->geo, rsv,
+					     first ? bga__resolve_goal(vol, pc, req->goal, ac->geo->nblocks, &steered)
+						   : req->goal,
+					     &book, &wsize);
 		/* first with room to grow, then anywhere (place_window_locked) */
-		rc = bga__search(vol, ac, goal, book, wsize, out, NULL);
+		rc = bga__search(vol, ac, goal, book, wsize, out, &busy);
 		if (rc == -ENOSPC && !ac->stop && ac->room != 0) {
 			ac->room = 0;
 			rc = bga__search(vol, ac, goal, book, wsize, out, NULL);
 		}
+		if (rc == 0 && first && req->goal != BGA_NO_GOAL)
+			bga__note_result(vol, pc, req->goal, goal, steered, busy, out);
 	}
 	if (rc == 0) {
 		bga__rsv_booked(rsv);

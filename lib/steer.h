@@ -51,6 +51,46 @@ static inline uint64_t bga__resolve_goal(const struct bga_volume *vol, struct bg
 }
 
 /*
+ * Steer this CPU's requests for group `from`, whose lock it found busy,
+ * to block `to` (in another group), with the backoff above.
+ */
+static inline void bga__steer_away(const struct bga_volume *vol, struct bga_percpu *pc, uint64_t from, uint64_t to)
+{
+	(void)vol;
+	uint32_t len = BGA_STEER_ALLOCS, prev = __atomic_load_n(&pc->steer_len, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == from && prev >= BGA_STEER_ALLOCS &&
+	    __atomic_load_n(&pc->steer_since, __ATOMIC_RELAXED) < BGA_STEER_ALLOCS)
+		len = BGA_MIN(2 * prev, BGA_STEER_MAX);
+	__atomic_store_n(&pc->steer_from, from, __ATOMIC_RELAXED);
+	__atomic_store_n(&pc->steer_to, to, __ATOMIC_RELAXED);
+	__atomic_store_n(&pc->steer_left, len, __ATOMIC_RELAXED);
+	__atomic_store_n(&pc->steer_len, len, __ATOMIC_RELAXED);
+	__atomic_store_n(&pc->steer_since, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * A file's window went on in group g while another CPU held g's lock
+ * (two writers in one directory).  The file stays where it is, to stay
+ * contiguous; this CPU's next new files start from its home instead (or
+ * the group after g, when the home is in g), as plain requests are
+ * steered, so the two writers' bookings, unlinks and deletes stop taking
+ * turns at one group's lock and lines.  Does nothing while this CPU is
+ * already steered away from g.
+ */
+static inline void bga__steer_window_busy(const struct bga_volume *vol, struct bga_percpu *pc, uint64_t g,
+					  uint64_t nblocks)
+{
+	if (__atomic_load_n(&pc->steer_left, __ATOMIC_RELAXED) != 0 &&
+	    __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == g)
+		return;
+	uint64_t to = bga__home(pc, nblocks);
+	if (bga__group_of(vol, to) == g)
+		to = bga__group_first(vol, g + 1) < nblocks ? bga__group_first(vol, g + 1) : 0;
+	if (bga__group_of(vol, to) != g)
+		bga__steer_away(vol, pc, g, to);
+}
+
+/*
  * After a plain request for `want` (req->goal) landed at *out, having
  * looked first at `goal`: move the CPU's home on, count a steered
  * allocation, or, when the goal's group was busy and the search went
@@ -69,16 +109,7 @@ static inline void bga__note_result(const struct bga_volume *vol, struct bga_per
 		if (left != 0)
 			__atomic_store_n(&pc->steer_left, left - 1, __ATOMIC_RELAXED);
 	} else if (busy && bga__group_of(vol, out->start) != bga__group_of(vol, goal)) {
-		uint64_t from = bga__group_of(vol, goal);
-		uint32_t len = BGA_STEER_ALLOCS, prev = __atomic_load_n(&pc->steer_len, __ATOMIC_RELAXED);
-		if (__atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == from && prev >= BGA_STEER_ALLOCS &&
-		    __atomic_load_n(&pc->steer_since, __ATOMIC_RELAXED) < BGA_STEER_ALLOCS)
-			len = BGA_MIN(2 * prev, BGA_STEER_MAX);
-		__atomic_store_n(&pc->steer_from, from, __ATOMIC_RELAXED);
-		__atomic_store_n(&pc->steer_to, next, __ATOMIC_RELAXED);
-		__atomic_store_n(&pc->steer_left, len, __ATOMIC_RELAXED);
-		__atomic_store_n(&pc->steer_len, len, __ATOMIC_RELAXED);
-		__atomic_store_n(&pc->steer_since, 0, __ATOMIC_RELAXED);
+		bga__steer_away(vol, pc, bga__group_of(vol, goal), next);
 	} else if (__atomic_load_n(&pc->steer_len, __ATOMIC_RELAXED) != 0 &&
 		   __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
 		/* Only a CPU that was steered once counts its returns. */

@@ -18,6 +18,7 @@
 
 #include <bgalloc.h>
 
+#include "group.h"
 #include "memio.h"
 #include "snapshot.h"
 #include "testutil.h"
@@ -298,6 +299,96 @@ Test(windows, small_goalless_requests_come_from_the_cpu_window)
 	cr_assert_eq(st.rsv_window_blocks, held);
 	assert_clean(vol);
 	bga_destroy(vol);
+}
+
+/* ---- two writers in one directory ---- */
+
+struct holder {
+	struct bga_volume *vol;
+	uint64_t g;
+	int held; /* atomic: 1 while the lock is held */
+};
+
+static void *hold_group(void *arg)
+{
+	struct holder *h = arg;
+	bga__group_lock(h->vol, h->g);
+	__atomic_store_n(&h->held, 1, __ATOMIC_RELEASE);
+	usleep(50 * 1000);
+	bga__group_unlock(h->vol, h->g);
+	return NULL;
+}
+
+struct dir_writer {
+	struct bga_volume *vol;
+	uint64_t dir;        /* the directory's goal */
+	bool busy;           /* hold the group's lock while the first file goes on */
+	uint64_t first[2];   /* where each file started */
+	bool contiguous;     /* the first file stayed in one extent */
+};
+
+static void *write_two_files(void *arg)
+{
+	struct dir_writer *d = arg;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set); /* steering is per CPU: both files on one */
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
+		return (void *)1;
+	struct bga_rsv *rsv;
+	struct bga_extent e;
+	if (bga_rsv_open(d->vol, &rsv) != 0 || bga_rsv_set_size(rsv, 8) != 0 ||
+	    alloc_at(d->vol, d->dir, 1, 1, rsv, 0, &e) != 0)
+		return (void *)2;
+	d->first[0] = e.start;
+	d->contiguous = true;
+	for (uint64_t b = d->first[0] + 1; b < d->first[0] + 8; b++)
+		if (alloc_at(d->vol, b, 1, 1, rsv, 0, &e) != 0 || e.start != b)
+			d->contiguous = false;
+	/* the window is used up: the next block books under the group's lock */
+	struct holder h = {d->vol, d->first[0] / 4096, 0};
+	pthread_t t;
+	if (d->busy) {
+		if (pthread_create(&t, NULL, hold_group, &h) != 0)
+			return (void *)3;
+		while (!__atomic_load_n(&h.held, __ATOMIC_ACQUIRE))
+			sched_yield();
+	}
+	if (alloc_at(d->vol, d->first[0] + 8, 1, 1, rsv, 0, &e) != 0 || e.start != d->first[0] + 8)
+		d->contiguous = false;
+	if (d->busy)
+		pthread_join(t, NULL);
+	bga_rsv_close(rsv);
+	if (bga_rsv_open(d->vol, &rsv) != 0 || alloc_at(d->vol, d->dir, 1, 1, rsv, 0, &e) != 0)
+		return (void *)4;
+	d->first[1] = e.start;
+	bga_rsv_close(rsv);
+	return NULL;
+}
+
+/* A file that goes on in a group another CPU holds stays contiguous, and
+ * its CPU's next file starts elsewhere (steer.h): two writers in one
+ * directory stop taking turns at its group's lock.  Unbusy, the next file
+ * starts in the directory's group. */
+Test(windows, a_busy_directory_group_steers_the_next_file_away)
+{
+	for (int busy = 0; busy < 2; busy++) {
+		struct bga_volume *vol = make_volume(1 << 20, 4096, 0);
+		struct dir_writer d = {.vol = vol, .dir = 10 * 4096, .busy = busy};
+		pthread_t t;
+		void *rc;
+		cr_assert_eq(pthread_create(&t, NULL, write_two_files, &d), 0);
+		pthread_join(t, &rc);
+		cr_assert_null(rc);
+		cr_assert_eq(d.first[0] / 4096, 10, "the first file starts in the directory's group");
+		cr_assert(d.contiguous, "the first file went on in place (busy %d)", busy);
+		if (busy)
+			cr_assert_neq(d.first[1] / 4096, 10, "the next file started in the busy group");
+		else
+			cr_assert_eq(d.first[1] / 4096, 10, "the next file left an idle group");
+		assert_clean(vol);
+		bga_destroy(vol);
+	}
 }
 
 /* No group has room for the largest window: a booking's second pass
