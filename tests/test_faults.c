@@ -7,23 +7,22 @@
  * was (bga__snapshot), counts and bga_check included, and keep nothing
  * allocated once the volume is destroyed.
  *
- * The allocator is wrapped at link time for this executable only
- * (-Wl,--wrap=malloc,... in tests/CMakeLists.txt): the calls of the static
- * library and of this file go through the wrappers; Criterion's and the
- * shared libraries' do not.  sched_getcpu is wrapped too, so that the
- * CPU-id source's last resort (cpu.c's per-thread hash) can be reached,
- * and getrandom, so that a store's fallback volume id can be.
+ * This file: bga_create and the primitives' constructors, every operation
+ * on a volume (the ops[] table), and the CPU-id source's last resort when
+ * neither rseq nor sched_getcpu answers.  Persistence, lazily read chunks
+ * and window booking are in test_faults_persist.c.
+ *
+ * The allocator is wrapped at link time for the fault tests only
+ * (faultwrap.h, and bga_fault_test in tests/CMakeLists.txt).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -35,119 +34,12 @@
 #include <bgalloc/counter.h>
 #include <bgalloc/locktab.h>
 
-#include "memio.h"
-#include "persist_util.h"
+#include "faultwrap.h"
 #include "testutil.h"
 
 #include "cpu.h"
 #include "internal.h"
-#include "persist.h"
-#include "persist_format.h"
 #include "snapshot.h"
-
-/* ---- the wrapped allocator ---- */
-
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t m);
-void *__real_realloc(void *p, size_t n);
-void *__real_aligned_alloc(size_t a, size_t n);
-int __real_posix_memalign(void **p, size_t a, size_t n);
-void __real_free(void *p);
-
-static long fault_at;    /* 0: no failure; k: the k-th call fails */
-static long fault_calls; /* calls since armed */
-static long live;        /* blocks handed out and not freed, while tracking */
-static bool tracking;
-
-static bool fail_now(void)
-{
-	if (fault_at == 0)
-		return false;
-	return __atomic_add_fetch(&fault_calls, 1, __ATOMIC_RELAXED) == fault_at;
-}
-
-static void *note(void *p)
-{
-	if (p && tracking)
-		__atomic_add_fetch(&live, 1, __ATOMIC_RELAXED);
-	return p;
-}
-
-void *__wrap_malloc(size_t n)
-{
-	return fail_now() ? NULL : note(__real_malloc(n));
-}
-
-/* While set, the next calloc of this many bytes first runs the hook (once):
- * a way to run code between two steps of a library function. */
-static size_t calloc_hook_size;
-static void (*calloc_hook)(void);
-
-void *__wrap_calloc(size_t n, size_t m)
-{
-	if (calloc_hook && n * m == calloc_hook_size) {
-		void (*h)(void) = calloc_hook;
-		calloc_hook = NULL;
-		h();
-	}
-	return fail_now() ? NULL : note(__real_calloc(n, m));
-}
-
-void *__wrap_aligned_alloc(size_t a, size_t n)
-{
-	return fail_now() ? NULL : note(__real_aligned_alloc(a, n));
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-	if (fail_now())
-		return NULL;
-	void *q = __real_realloc(p, n);
-	if (p == NULL)
-		note(q);
-	return q;
-}
-
-int __wrap_posix_memalign(void **p, size_t a, size_t n)
-{
-	if (fail_now())
-		return ENOMEM;
-	int rc = __real_posix_memalign(p, a, n);
-	if (rc == 0)
-		note(*p);
-	return rc;
-}
-
-void __wrap_free(void *p)
-{
-	if (p && tracking)
-		__atomic_sub_fetch(&live, 1, __ATOMIC_RELAXED);
-	__real_free(p);
-}
-
-static void arm(long k)
-{
-	fault_calls = 0;
-	fault_at = k;
-}
-
-static long disarm(void)
-{
-	fault_at = 0;
-	return fault_calls;
-}
-
-static void track(void)
-{
-	live = 0;
-	tracking = true;
-}
-
-static void untrack(const char *what, long k)
-{
-	tracking = false;
-	cr_assert_eq(live, 0, "%s, k=%ld: %ld allocations never freed", what, k, live);
-}
 
 /* ---- bga_create and the primitives' constructors ---- */
 
@@ -155,10 +47,10 @@ static void create_every_k(const struct bga_config *cfg, const char *what)
 {
 	for (long k = 1;; k++) {
 		struct bga_volume *sentinel = (struct bga_volume *)&k, *vol = sentinel;
-		track();
-		arm(k);
+		fault_track();
+		fault_arm(k);
 		int rc = bga_create(cfg, &vol);
-		long calls = disarm();
+		long calls = fault_disarm();
 		if (rc == 0) {
 			assert_clean(vol);
 			bga_destroy(vol);
@@ -166,7 +58,7 @@ static void create_every_k(const struct bga_config *cfg, const char *what)
 			cr_assert_eq(rc, -ENOMEM, "%s, k=%ld: %d", what, k, rc);
 			cr_assert_eq(vol, sentinel, "%s, k=%ld: a failed create wrote *out", what, k);
 		}
-		untrack(what, k);
+		fault_untrack(what, k);
 		if (calls < k) {
 			cr_assert_eq(rc, 0);
 			cr_assert_gt(k, 2, "%s: create allocates", what);
@@ -193,27 +85,27 @@ Test(faults, counter_and_locktab_create)
 {
 	for (long k = 1;; k++) {
 		struct bga_counter *c = NULL;
-		track();
-		arm(k);
+		fault_track();
+		fault_arm(k);
 		int rc = bga_counter_create(&c, 5, 0, BGA_COUNTER_PERCPU);
-		long calls = disarm();
+		long calls = fault_disarm();
 		if (rc == 0) {
 			cr_assert_eq(bga_counter_sum(c), 5);
 			bga_counter_destroy(c);
 		} else {
 			cr_assert_eq(rc, -ENOMEM);
 		}
-		untrack("counter", k);
+		fault_untrack("counter", k);
 		if (calls < k)
 			break;
 	}
 	for (uint32_t kind = BGA_LOCK_FAS; kind <= BGA_LOCK_MUTEX; kind++) {
 		for (long k = 1;; k++) {
 			struct bga_locktab *t = NULL;
-			track();
-			arm(k);
+			fault_track();
+			fault_arm(k);
 			int rc = bga_locktab_create(&t, 8, (enum bga_lock_kind)kind);
-			long calls = disarm();
+			long calls = fault_disarm();
 			if (rc == 0) {
 				bga_locktab_lock(t, 3);
 				bga_locktab_unlock(t, 3);
@@ -221,7 +113,7 @@ Test(faults, counter_and_locktab_create)
 			} else {
 				cr_assert_eq(rc, -ENOMEM);
 			}
-			untrack("locktab", k);
+			fault_untrack("locktab", k);
 			if (calls < k)
 				break;
 		}
@@ -230,9 +122,7 @@ Test(faults, counter_and_locktab_create)
 
 /* ---- operations on a volume ---- */
 
-/* 2 chunks of 4096 groups of 64 blocks, and a short last group in a third. */
-#define BPG 64
-#define CHUNK_BLOCKS (4096 * BPG)
+/* 2 chunks of 4096 groups of BPG blocks, and a short last group in a third. */
 #define NBLOCKS (2 * CHUNK_BLOCKS + 100)
 
 struct fx {
@@ -242,14 +132,6 @@ struct fx {
 	int cb_calls;
 	uint64_t arg;
 };
-
-static void alloc_exact(struct bga_volume *vol, uint64_t start, uint64_t len)
-{
-	struct bga_request req = {.goal = start, .min_len = len, .max_len = len, .flags = BGA_EXACT_GOAL};
-	struct bga_extent e;
-	cr_assert_eq(bga_alloc(vol, &req, &e), 0, "setup alloc %llu+%llu", (unsigned long long)start,
-		     (unsigned long long)len);
-}
 
 static void fx_plain(struct fx *f)
 {
@@ -453,14 +335,14 @@ static void op_every_k(const struct op *op)
 		struct fx f = {0};
 		void *before, *after;
 		size_t blen, alen;
-		track();
+		fault_track();
 		op->setup(&f);
 		cr_assert_eq(bga__snapshot(f.vol, &before, &blen), 0);
 		struct extents ext0 = free_extents(f.vol);
 		uint64_t free0 = bga_free_exact(f.vol), res0 = bga_reserved(f.vol);
-		arm(k);
+		fault_arm(k);
 		int rc = op->run(&f);
-		long calls = disarm();
+		long calls = fault_disarm();
 		if (calls < k)
 			cr_assert_eq(rc, op->want, "%s: %d without a fault", op->name, rc);
 		else if (rc != op->want)
@@ -483,7 +365,7 @@ static void op_every_k(const struct op *op)
 		struct bga_check_report r;
 		cr_assert_eq(bga_check(f.vol, &r), 0, "%s, k=%ld: %s", op->name, k, r.message);
 		teardown(&f);
-		untrack(op->name, k);
+		fault_untrack(op->name, k);
 		if (calls < k) {
 			cr_log_info("%s: failed each of its %ld allocations in turn", op->name, k - 1);
 			return;
@@ -502,18 +384,6 @@ ParameterizedTestParameters(faults, every_k)
 ParameterizedTest(size_t *row, faults, every_k) { op_every_k(&ops[*row]); }
 
 /* ---- the CPU-id hash fallback (cpu.c) ---- */
-
-int __real_sched_getcpu(void);
-static __thread bool getcpu_fails;
-
-int __wrap_sched_getcpu(void)
-{
-	if (getcpu_fails) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return __real_sched_getcpu();
-}
 
 /* Take this thread's rseq area away, as a seccomp filter or valgrind
  * would leave it: the kernel marks cpu_id uninitialised (negative).
@@ -548,7 +418,7 @@ static void *hash_worker(void *arg)
 	h->unregistered = rseq_unregister();
 	if (!h->unregistered)
 		return NULL;
-	getcpu_fails = true;
+	fault_getcpu_fails = true;
 	snprintf(h->source, sizeof(h->source), "%s", bga__cpu_source());
 	h->cpu = bga__cpu_current();
 	h->again = bga__cpu_current();
@@ -602,456 +472,4 @@ Test(cpu, hash_fallback_when_rseq_and_getcpu_fail)
 	}
 	/* And this thread, untouched, still has a real source. */
 	cr_assert_str_neq(bga__cpu_source(), "hash");
-}
-
-/* ---- persistence: bga_store, bga_load, bga_prefetch ---- */
-
-/* A volume of 3 chunks of 64-block groups (first_data_block 3, so chunk 0
- * is built at create): pieces in every chunk, a wholly used group, a
- * deferred free pending and a window linked. */
-static struct bga_volume *persist_volume(struct bga_rsv **rsv)
-{
-	struct bga_config cfg;
-	bga_config_init(&cfg, 3 * CHUNK_BLOCKS);
-	cfg.blocks_per_group = BPG;
-	cfg.first_data_block = 3;
-	struct bga_volume *vol;
-	cr_assert_eq(bga_create(&cfg, &vol), 0);
-	for (uint64_t c = 0; c < 3; c++)
-		for (uint64_t g = 1; g < 4000; g += 997)
-			alloc_exact(vol, c * CHUNK_BLOCKS + g * BPG + c, 5 + c);
-	alloc_exact(vol, CHUNK_BLOCKS + 30 * BPG, BPG);
-	alloc_exact(vol, 2 * CHUNK_BLOCKS + 50 * BPG, BPG);
-	alloc_exact(vol, 2 * CHUNK_BLOCKS + 51 * BPG, BPG);
-	cr_assert_eq(bga_free_deferred(vol, 2 * CHUNK_BLOCKS + 50 * BPG, 10, 4), 0);
-	cr_assert_eq(bga_rsv_open(vol, rsv), 0);
-	struct bga_request req = {.goal = 70 * BPG, .min_len = 1, .max_len = 1, .rsv = *rsv};
-	struct bga_extent e;
-	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
-	return vol;
-}
-
-/* One store with its k-th allocation failing, for every k, against an
- * area in one of three states: empty (the store formats it), holding this
- * volume's last store (incremental), or loaded from lazily (a store to
- * another area reads every unread chunk first).  A failed store returns
- * -ENOMEM; the volume's used blocks, free count and check are as before
- * (taken from the volume the lazy one was loaded from, so that nothing
- * reads its chunks before the store does); the area still loads to what
- * it held; and the next store, without a fault, commits the current
- * state. */
-enum { AREA_EMPTY, AREA_STORED, AREA_LAZY };
-
-static void store_every_k(int area)
-{
-	static const char *names[] = {"store into an empty area", "incremental store", "store of a lazy volume"};
-	const char *what = names[area];
-	for (long k = 1;; PERSIST_NEXT_K(k)) {
-		track();
-		struct bga_rsv *rsv = NULL;
-		struct bga_volume *vol = persist_volume(&rsv), *src = vol;
-		struct memio m, m0;
-		struct bga_io io, io0;
-		memio_init(&m, &io);
-		memio_init(&m0, &io0);
-		struct usedmap held = {0, NULL};
-		/* the areas at their full size first: memio grows an area
-		 * through the wrapped allocator, once per unit written
-		 * otherwise (a copy of megabytes each, slow under ASan) */
-		struct bga_config cfg;
-		uint64_t bytes;
-		cr_assert_eq(bga_volume_config(vol, &cfg), 0);
-		cr_assert_eq(bga_metadata_size(&cfg, &bytes), 0);
-		cr_assert_eq(memio_grow(&m, bytes), 0);
-		cr_assert_eq(memio_grow(&m0, bytes), 0);
-		if (area == AREA_STORED) {
-			cr_assert_eq(bga_store(vol, &io), 0);
-			cr_assert_eq(usedmap_take(vol, &held), 0);
-			alloc_exact(vol, 2 * CHUNK_BLOCKS + 9 * BPG, 3);
-			cr_assert_eq(bga_free(vol, CHUNK_BLOCKS + 30 * BPG + 1, 2), 0);
-		} else if (area == AREA_LAZY) {
-			cr_assert_eq(bga_store(src, &io0), 0);
-			cr_assert_eq(bga_load(&io0, NULL, &vol), 0);
-		}
-		struct usedmap before;
-		cr_assert_eq(usedmap_take(area == AREA_LAZY ? src : vol, &before), 0);
-		uint64_t free0 = bga_free_exact(vol);
-		arm(k);
-		int rc = bga_store(vol, &io);
-		long calls = disarm();
-		if (rc != 0) {
-			cr_assert_eq(rc, -ENOMEM, "%s, k=%ld: %d", what, k, rc);
-			cr_assert_eq(bga_free_exact(vol), free0, "%s, k=%ld: free %llu, was %llu", what, k, (unsigned long long)bga_free_exact(vol), (unsigned long long)free0);
-			struct usedmap after;
-			cr_assert_eq(usedmap_take(vol, &after), 0);
-			cr_assert(usedmap_equal(&after, &before), "%s, k=%ld: a failed store changed the volume", what, k);
-			usedmap_free(&after);
-			struct bga_volume *back;
-			if (area == AREA_STORED) {
-				cr_assert_eq(bga_load(&io, NULL, &back), 0, "%s, k=%ld", what, k);
-				struct usedmap got;
-				cr_assert_eq(usedmap_take(back, &got), 0);
-				cr_assert(usedmap_equal(&got, &held), "%s, k=%ld: the area changed", what, k);
-				usedmap_free(&got);
-				bga_destroy(back);
-			} else {
-				cr_assert_eq(bga_load(&io, NULL, &back), -EUCLEAN, "%s, k=%ld: a half format loads", what,
-					     k);
-			}
-		}
-		struct bga_check_report rep;
-		cr_assert_eq(bga_check(vol, &rep), 0, "%s, k=%ld (rc %d): %s", what, k, rc, rep.message);
-		/* the next store commits the current state */
-		struct usedmap want;
-		cr_assert_eq(usedmap_take(vol, &want), 0);
-		cr_assert_eq(bga_store(vol, &io), 0, "%s, k=%ld: the store after", what, k);
-		struct bga_volume *back;
-		cr_assert_eq(bga_load(&io, NULL, &back), 0);
-		struct usedmap got;
-		cr_assert_eq(usedmap_take(back, &got), 0);
-		cr_assert(usedmap_equal(&got, &want), "%s, k=%ld: the next store lost something", what, k);
-		usedmap_free(&got);
-		usedmap_free(&want);
-		bga_destroy(back);
-		usedmap_free(&before);
-		usedmap_free(&held);
-		if (vol != src)
-			bga_destroy(vol);
-		bga_rsv_close(rsv);
-		bga_destroy(src);
-		memio_free(&m);
-		memio_free(&m0);
-		untrack(what, k);
-		if (calls < k) {
-			cr_assert_eq(rc, 0);
-			cr_assert_gt(k, 3, "%s: the store allocates", what);
-			cr_log_info("%s: failed each of its %ld allocations in turn", what, k - 1);
-			return;
-		}
-	}
-}
-
-ParameterizedTestParameters(faults, store_every_k)
-{
-	/* AREA_LAZY: a known bug, below */
-	static int areas[] = {AREA_EMPTY, AREA_STORED};
-	return cr_make_param_array(int, areas, 2);
-}
-
-ParameterizedTest(int *area, faults, store_every_k) { store_every_k(*area); }
-
-/* The persist_volume, stored into m, and the unused descriptor slot of 70
- * groups damaged (a load notes each as a suspect, past the first list of
- * 64): what every load below must give back. */
-static void stored_area(struct memio *m, struct bga_io *io, struct usedmap *want)
-{
-	struct bga_rsv *rsv;
-	struct bga_volume *vol = persist_volume(&rsv);
-	memio_init(m, io);
-	cr_assert_eq(bga_store(vol, io), 0);
-	cr_assert_eq(usedmap_take(vol, want), 0);
-	for (uint64_t g = 200; g < 270; g++) {
-		unsigned char *d = m->buf + bga_pf_desc_off(BPG, g) + (2 * (g % BGA_PF_UNIT_GROUPS) + 1) * BGA_PF_DESC_BYTES;
-		memset(d, 0x5a, BGA_PF_DESC_BYTES);
-	}
-	bga_rsv_close(rsv);
-	bga_destroy(vol);
-}
-
-/* stored_area, loaded lazily: its chunks past the first not read yet. */
-static struct bga_volume *lazy_area(struct memio *m, struct bga_io *io, struct usedmap *want)
-{
-	struct bga_volume *vol;
-	stored_area(m, io, want);
-	cr_assert_eq(bga_load(io, NULL, &vol), 0);
-	return vol;
-}
-
-/* A load with its k-th allocation failing, for every k, lazy and strict:
- * -ENOMEM with *out untouched and nothing leaked, or the stored state. */
-Test(faults, load_every_k)
-{
-	struct memio m;
-	struct bga_io io;
-	struct usedmap want;
-	stored_area(&m, &io, &want);
-	static const uint32_t modes[] = {0, BGA_LOAD_STRICT};
-	for (size_t i = 0; i < 2; i++) {
-		for (long k = 1;; PERSIST_NEXT_K(k)) {
-			struct bga_volume *sentinel = (struct bga_volume *)&k, *vol = sentinel;
-			track();
-			arm(k);
-			int rc = bga_load_ex(&io, NULL, modes[i], &vol);
-			long calls = disarm();
-			if (rc == 0) {
-				struct usedmap got;
-				cr_assert_eq(usedmap_take(vol, &got), 0);
-				cr_assert(usedmap_equal(&got, &want), "mode %u, k=%ld: loaded state differs", modes[i], k);
-				usedmap_free(&got);
-				struct bga_stats st;
-				cr_assert_eq(bga_stats(vol, &st), 0);
-				cr_assert_eq(st.groups_quarantined, 0, "mode %u, k=%ld", modes[i], k);
-				assert_clean(vol);
-				bga_destroy(vol);
-			} else {
-				cr_assert_eq(rc, -ENOMEM, "mode %u, k=%ld: %d", modes[i], k, rc);
-				cr_assert_eq(vol, sentinel, "mode %u, k=%ld: a failed load wrote *out", modes[i], k);
-			}
-			untrack("load", k);
-			if (calls < k) {
-				cr_assert_gt(k, 5);
-				break;
-			}
-		}
-	}
-	usedmap_free(&want);
-	memio_free(&m);
-}
-
-/* bga_prefetch with its k-th allocation failing: -ENOMEM, and a chunk it
- * could not build stays unread (read at its next touch), so nothing is
- * quarantined for want of memory and nothing stored is lost. */
-Test(faults, prefetch_every_k)
-{
-	struct memio m;
-	struct bga_io io;
-	struct usedmap want;
-	stored_area(&m, &io, &want);
-	for (long k = 1;; PERSIST_NEXT_K(k)) {
-		struct bga_volume *vol;
-		track();
-		cr_assert_eq(bga_load(&io, NULL, &vol), 0);
-		arm(k);
-		int rc = bga_prefetch(vol);
-		long calls = disarm();
-		struct usedmap got;
-		cr_assert_eq(usedmap_take(vol, &got), 0);
-		struct bga_stats st;
-		cr_assert_eq(bga_stats(vol, &st), 0);
-		if (rc == 0) {
-			cr_assert(usedmap_equal(&got, &want), "k=%ld", k);
-			cr_assert_eq(st.groups_quarantined, 0);
-			assert_clean(vol);
-		} else {
-			/* what could not be built stays unread, and is read by
-			 * the walk after: nothing quarantined, nothing lost */
-			cr_assert_eq(rc, -ENOMEM, "k=%ld: %d", k, rc);
-			cr_assert(usedmap_equal(&got, &want), "k=%ld: the state differs after a failed prefetch", k);
-			cr_assert_eq(st.groups_quarantined, 0, "k=%ld: running out of memory quarantined a group", k);
-			assert_clean(vol);
-		}
-		usedmap_free(&got);
-		bga_destroy(vol);
-		untrack("prefetch", k);
-		if (calls < k)
-			break;
-	}
-	usedmap_free(&want);
-	memio_free(&m);
-}
-
-/* Two callers make a volume's persistence state at once: the one that
- * loses the race frees its own and uses the winner's.  The race is forced:
- * the loser's calloc runs the winner's whole bga__persist_get first. */
-static struct bga_volume *race_vol;
-static struct bga_persist *race_inner;
-
-static void race_winner(void)
-{
-	race_inner = bga__persist_get(race_vol);
-}
-
-Test(faults, persist_state_made_twice_at_once)
-{
-	track();
-	struct bga_config cfg;
-	bga_config_init(&cfg, 16 * BPG);
-	cfg.blocks_per_group = BPG;
-	cr_assert_eq(bga_create(&cfg, &race_vol), 0);
-	race_inner = NULL;
-	calloc_hook_size = sizeof(struct bga_persist);
-	calloc_hook = race_winner;
-	struct bga_persist *outer = bga__persist_get(race_vol);
-	cr_assert_null(calloc_hook, "the hook ran");
-	cr_assert_not_null(race_inner);
-	cr_assert_eq(outer, race_inner, "the loser returns the winner's state");
-	cr_assert_eq(__atomic_load_n(&race_vol->persist, __ATOMIC_ACQUIRE), outer);
-	struct memio m;
-	struct bga_io io;
-	memio_init(&m, &io);
-	cr_assert_eq(bga_store(race_vol, &io), 0);
-	struct bga_volume *back;
-	cr_assert_eq(bga_load(&io, NULL, &back), 0);
-	cr_assert_eq(bga_free_exact(back), 16 * BPG);
-	bga_destroy(back);
-	memio_free(&m);
-	bga_destroy(race_vol);
-	untrack("persist state race", 0);
-}
-
-/* getrandom failing, or giving 0: the store still takes a non-zero volume
- * id (from the clock), and two stores take different ones. */
-ssize_t __real_getrandom(void *buf, size_t len, unsigned flags);
-static int getrandom_mode; /* 0 real, 1 fails, 2 zeros */
-
-ssize_t __wrap_getrandom(void *buf, size_t len, unsigned flags)
-{
-	if (getrandom_mode == 1) {
-		errno = EAGAIN;
-		return -1;
-	}
-	if (getrandom_mode == 2) {
-		memset(buf, 0, len);
-		return (ssize_t)len;
-	}
-	return __real_getrandom(buf, len, flags);
-}
-
-Test(faults, volume_id_without_getrandom)
-{
-	uint64_t ids[2];
-	for (int mode = 1; mode <= 2; mode++) {
-		struct bga_volume *vol = make_volume(16 * BPG, BPG, 0);
-		alloc_exact(vol, 3, 4);
-		struct memio m;
-		struct bga_io io;
-		memio_init(&m, &io);
-		getrandom_mode = mode;
-		int rc = bga_store(vol, &io);
-		getrandom_mode = 0;
-		cr_assert_eq(rc, 0);
-		struct bga_pf_sb sb;
-		cr_assert_eq(bga__pf_sb_read_best(&io, &sb, NULL, NULL), 0);
-		cr_assert_neq(sb.uuid, 0);
-		ids[mode - 1] = sb.uuid;
-		struct bga_volume *back;
-		cr_assert_eq(bga_load(&io, NULL, &back), 0);
-		cr_assert_eq(bga_free_exact(back), 16 * BPG - 4);
-		bga_destroy(back);
-		memio_free(&m);
-		bga_destroy(vol);
-	}
-	cr_assert_neq(ids[0], ids[1]);
-}
-
-Test(faults, file_io_open)
-{
-	char path[] = "/tmp/bga-faults-XXXXXX";
-	int fd = mkstemp(path);
-	cr_assert_geq(fd, 0);
-	close(fd);
-	struct bga_io io;
-	memset(&io, 0xff, sizeof(io));
-	track();
-	arm(1);
-	int rc = bga_io_file_open(path, 0, 0, &io);
-	disarm();
-	untrack("file io open", 1);
-	cr_assert_eq(rc, -ENOMEM);
-	cr_assert_null(io.ctx, "a failed open leaves an io that close ignores");
-	bga_io_file_close(&io);
-	unlink(path);
-}
-
-/*
- * A bug these tests found (fixed: bga__persist_settle now says -ENOMEM, and
- * its callers fail with it): when the chunk that bga__persist_settle must
- * build for a lazily loaded volume could not be allocated, the settle
- * failed silently and its callers went on as if every chunk were read.
- *  - The walks treat the still-unread chunk as wholly free: this
- *    bga_foreach_free returns 0 and reports allocated blocks as free (a
- *    bga_trim would claim and discard them).
- *  - A store that formats (store_every_k's AREA_LAZY) resets every record,
- *    so the unread chunk is written, and later read, as never initialised:
- *    bga_check then finds "groups hold 786403 free blocks, the counter
- *    says 786146", and the stored blocks can be handed out again.
- */
-Test(faults, walk_of_a_lazy_volume_whose_chunk_cannot_be_built)
-{
-	struct memio m;
-	struct bga_io io;
-	struct usedmap want;
-	struct bga_volume *vol = lazy_area(&m, &io, &want);
-	struct usedmap got = {want.nblocks, malloc((want.nblocks + 63) / 64 * 8)};
-	cr_assert_not_null(got.bits);
-	memset(got.bits, 0xff, (want.nblocks + 63) / 64 * 8);
-	arm(1); /* the first chunk the walk must read */
-	int rc = bga_foreach_free(vol, 0, want.nblocks, 1, usedmap_clear_cb, &got);
-	disarm();
-	cr_assert(rc == -ENOMEM || (rc == 0 && usedmap_equal(&got, &want)),
-		  "foreach of a lazy volume under ENOMEM: %d, and blocks stored used reported free", rc);
-	usedmap_free(&got);
-	usedmap_free(&want);
-	bga_destroy(vol);
-	memio_free(&m);
-}
-
-Test(faults, store_of_a_lazy_volume_whose_chunk_cannot_be_built)
-{
-	store_every_k(AREA_LAZY);
-}
-
-/* A free into a chunk a lazy load has not read yet reads it first; when
- * that runs out of memory the free is -ENOMEM with nothing changed, and
- * the same free succeeds once memory is back: within one group (the
- * inline path) and across two (bga__range_apply). */
-Test(faults, free_into_an_unread_chunk)
-{
-	struct memio m;
-	struct bga_io io;
-	struct usedmap want;
-	struct bga_volume *vol = lazy_area(&m, &io, &want);
-	uint64_t one = CHUNK_BLOCKS + 1 * BPG + 1;          /* persist_volume: 6 blocks there */
-	uint64_t two = 2 * CHUNK_BLOCKS + 50 * BPG + 60;    /* groups 50 and 51 of chunk 2: used */
-	uint64_t free0 = bga_free_exact(vol);
-	arm(1);
-	int rc = bga_free(vol, one, 2);
-	disarm();
-	cr_assert_eq(rc, -ENOMEM, "a free into an unread chunk without memory: %d", rc);
-	arm(1);
-	rc = bga_free(vol, two, 8);
-	disarm();
-	cr_assert_eq(rc, -ENOMEM, "a free across groups of an unread chunk without memory: %d", rc);
-	cr_assert_eq(bga_free_exact(vol), free0, "a failed free changed the count");
-	cr_assert_eq(bga_free(vol, one, 2), 0);
-	cr_assert_eq(bga_free(vol, two, 8), 0);
-	cr_assert_eq(bga_free_exact(vol), free0 + 10);
-	cr_assert_eq(bga_free(vol, one, 2), -EINVAL, "freed twice");
-	assert_clean(vol);
-	bga_destroy(vol);
-	usedmap_free(&want);
-	memio_free(&m);
-}
-
-/* A window booking whose k-th allocation fails (the group's bitmap, its
- * window list): -ENOMEM with nothing changed, or the allocation served
- * without a window; never a leak, never an inconsistent volume. */
-Test(faults, window_booking_every_k)
-{
-	for (long k = 1;; k++) {
-		track();
-		struct bga_volume *vol = make_volume(1 << 16, 4096, 0);
-		struct bga_rsv *rsv;
-		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
-		uint64_t free0 = bga_free_exact(vol);
-		struct bga_request req = {.goal = 5000, .min_len = 1, .max_len = 1, .rsv = rsv};
-		struct bga_extent e, w;
-		arm(k);
-		int rc = bga_alloc(vol, &req, &e);
-		long calls = disarm();
-		if (rc == 0) {
-			cr_assert_eq(bga_free_exact(vol), free0 - 1, "k=%ld", k);
-			cr_assert_eq(bga_rsv_window(rsv, &w), 0);
-			cr_assert(w.len == 0 || w.len == 7, "k=%ld: a window of %llu", k, (unsigned long long)w.len);
-		} else {
-			cr_assert_eq(rc, -ENOMEM, "k=%ld: %d", k, rc);
-			cr_assert_eq(bga_free_exact(vol), free0, "k=%ld", k);
-		}
-		assert_clean(vol);
-		bga_rsv_close(rsv);
-		bga_destroy(vol);
-		untrack("window booking", k);
-		if (calls < k)
-			break;
-	}
 }
