@@ -6,7 +6,7 @@
  * for the one fault (checksums and the superblock digest redone), so that
  * the test shows the check it names is the one that refuses it.  Callbacks
  * and the store's recovery are in test_persist_io.c; allocation failure
- * in test_faults.c.
+ * in test_faults_persist.c.
  */
 #include "persist_image.h"
 
