@@ -53,19 +53,28 @@ static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *
  *    of free space right after another window are left to that window's
  *    file to grow into (a run too short to hold room for both is passed
  *    over).
+ * The group is looked through once: from `from` to its end, then from 0
+ * to `from`.  *none is set when no free run of the size asked for was
+ * found anywhere in it (then its max_run overstates, and the caller
+ * lowers it, as a plain search does).
  */
 static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *ac, struct bga_group *grp, uint64_t g,
 				uint32_t from, bool at_goal, const struct bga_window *book, uint32_t want, uint32_t *off,
-				uint32_t *len)
+				uint32_t *len, bool *none)
 {
 	uint32_t need = BGA_MAX(ac->min, ac->room), big = BGA_MAX(want, ac->room + need);
+	*none = false;
 	if (at_goal && bga__group_find_locked(vol, grp, g, from, ac->min, want, off, len) && *off == from)
 		return true;
 	if (!at_goal)
 		from = book->slice;
-	for (int pass = from != 0 ? 0 : 1; pass < 2; pass++, from = 0) {
+	bool found = false;
+	for (uint32_t start = from, stop = UINT32_MAX;; stop = start, start = 0) {
 		/* runs measured up to `big`: the caller cuts them to the window */
-		for (uint32_t at = from; bga__group_find_locked(vol, grp, g, at, need, big, off, len);) {
+		for (uint32_t at = start; at < stop && bga__group_find_locked(vol, grp, g, at, need, big, off, len);) {
+			found = true;
+			if (*off >= stop)
+				break; /* the first round saw it */
 			if (ac->room == 0 || !bga__window_ends_at_locked(grp, *off))
 				return true;
 			if (*len >= ac->room + need) {
@@ -75,7 +84,10 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 			}
 			at = *off + *len; /* too short to share: the next run */
 		}
+		if (start == 0)
+			break;
 	}
+	*none = !found;
 	return false;
 }
 
@@ -93,11 +105,15 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 {
 	struct bga_group *grp = bga__group_lookup(vol, g);
 	uint32_t off, len, want = BGA_MAX(ac->max, wsize);
-	if (book ? !place_window_locked(vol, ac, grp, g, from, at_goal, book, want, &off, &len)
+	bool none = false;
+	if (book ? !place_window_locked(vol, ac, grp, g, from, at_goal, book, want, &off, &len, &none)
 		 : !bga__group_find_locked(vol, grp, g, from, ac->min, want, &off, &len)) {
 		/* A failed whole-group search means max_run overstated the
-		 * longest run: fix it so the index stops pointing here. */
-		if (from == 0 && !book)
+		 * longest run: fix it so the index stops pointing here
+		 * (allocations never lower it; without this, every booking
+		 * after the groups filled with windows looked through each
+		 * of them again). */
+		if ((from == 0 && !book) || none)
 			bga__group_refresh_locked(vol, grp, g);
 		return -ENOSPC;
 	}

@@ -391,6 +391,29 @@ Test(windows, a_busy_directory_group_steers_the_next_file_away)
 	}
 }
 
+/* A booking that finds no run of a window's size in a group lowers the
+ * group's max_run (allocations never do), so the index stops sending later
+ * bookings through it: with many writers, every new file's booking looked
+ * through each group the windows had filled. */
+Test(windows, a_booking_that_finds_no_room_corrects_the_index)
+{
+	struct bga_volume *vol = make_volume(1 << 16, 4096, 0);
+	struct bga_extent e;
+	/* group 3 all in 7-block extents with a free block after each */
+	for (uint64_t b = 3 * 4096; b + 7 <= 4 * 4096; b += 8)
+		cr_assert_eq(alloc_at(vol, b, 7, 7, NULL, BGA_EXACT_GOAL, &e), 0);
+	struct bga_group *grp = bga__group_lookup(vol, 3);
+	cr_assert_gt(grp->max_run, 1, "allocations left max_run at %u: the test needs it stale", grp->max_run);
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	cr_assert_eq(alloc_at(vol, 3 * 4096 + 3, 1, 1, rsv, 0, &e), 0); /* an allocated goal */
+	cr_assert_neq(e.start / 4096, 3, "a window went into a group of one-block holes");
+	cr_assert_eq(grp->max_run, 1, "max_run still %u after a booking found no room", grp->max_run);
+	bga_rsv_close(rsv);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
 /* No group has room for the largest window: a booking's second pass
  * takes a shorter run rather than failing. */
 Test(windows, booked_in_a_short_run_when_no_group_has_room)
