@@ -255,7 +255,7 @@ void bga__group_release_slow(struct bga_volume *vol, struct bga_group *grp, uint
 		bga__grp_span(vol, grp, g, &lo, &hi);
 		BGA_ASSERT(grp->free == 0);
 		if (off == lo && len == hi - lo) {
-			grp->flags &= ~BGA_GROUP_TRIMMED;
+			grp->flags &= ~(uint32_t)(BGA_GROUP_TRIMMED | BGA_GROUP_NO_ROOM);
 			__atomic_store_n(&grp->free, len, __ATOMIC_RELAXED);
 			grp->flags |= BGA_GROUP_DIRTY;
 			bga__group_set_run_locked(vol, grp, g, len);

@@ -275,8 +275,9 @@ static inline int bga__group_prepare_release_locked(struct bga_volume *vol, stru
 static inline void bga__group_freed_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
 					   uint32_t off, uint32_t len)
 {
-	/* No longer trimmed, and changed since the last store: one write. */
-	grp->flags = (grp->flags & ~(uint32_t)BGA_GROUP_TRIMMED) | BGA_GROUP_DIRTY;
+	/* No longer trimmed, maybe room for a window, and changed since the
+	 * last store: one write. */
+	grp->flags = (grp->flags & ~(uint32_t)(BGA_GROUP_TRIMMED | BGA_GROUP_NO_ROOM)) | BGA_GROUP_DIRTY;
 	uint32_t free = grp->free + len;
 	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
 	/*

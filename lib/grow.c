@@ -45,7 +45,7 @@ static void extend_group(struct bga_volume *vol, const struct bga_geom *ngeo, ui
 		grp->hi = hi;
 		__atomic_store_n(&grp->free, grp->free + (hi - old_hi), __ATOMIC_RELAXED);
 		grp->flags |= BGA_GROUP_DIRTY;
-		grp->flags &= ~BGA_GROUP_TRIMMED;
+		grp->flags &= ~(uint32_t)(BGA_GROUP_TRIMMED | BGA_GROUP_NO_ROOM);
 		bga__group_refresh_locked(vol, grp, g);
 	}
 	bga__group_unlock(vol, g);

@@ -54,7 +54,10 @@ static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *
  *    file to grow into (a run too short to hold room for both is passed
  *    over).
  * The group is looked through once: from `from` to its end, then from 0
- * to `from`.  *none is set when no free run of the size asked for was
+ * to `from`; a first pass that finds nothing marks it BGA_GROUP_NO_ROOM,
+ * and later first passes skip it until something makes room (types.h):
+ * with 64 writers, half the bookings looked through a whole group of
+ * other windows' rooms in vain.  *none is set when no free run of the size asked for was
  * found anywhere in it (then its max_run overstates, and the caller
  * lowers it, as a plain search does).
  */
@@ -68,6 +71,9 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 		return true;
 	if (!at_goal)
 		from = book->slice;
+	bool first = ac->room != 0 && ac->min <= ac->room;
+	if (first && (grp->flags & BGA_GROUP_NO_ROOM))
+		return false; /* found none last time, and nothing made room since */
 	bool found = false;
 	for (uint32_t start = from, stop = UINT32_MAX;; stop = start, start = 0) {
 		/* runs measured up to `big`: the caller cuts them to the window */
@@ -88,6 +94,8 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 			break;
 	}
 	*none = !found;
+	if (first)
+		grp->flags |= BGA_GROUP_NO_ROOM;
 	return false;
 }
 

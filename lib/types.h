@@ -112,6 +112,13 @@ enum {
 	 * change of `free` (the flags share its line, which the change writes
 	 * anyway) */
 	BGA_GROUP_DIRTY = 1u << 2,
+	/* search.c: a window booking's first pass (a run with room for the
+	 * largest window) found none here, and nothing was freed into the
+	 * group or unlinked from it since: the next first pass skips it
+	 * (its second pass, any run, does not).  Cleared with every change
+	 * that can make room: a release (bga__group_freed_locked and the
+	 * whole-group release), a window's unlink, a grow. */
+	BGA_GROUP_NO_ROOM = 1u << 3,
 };
 
 /*

@@ -93,8 +93,9 @@ uint32_t bga__window_drop_locked(struct bga_volume *vol, struct bga_group *grp, 
 	w->next = NULL;
 	w->linked = false;
 	/* The store wrote the remainder as free while it was linked; what the
-	 * owner took since is allocated, so the group must be stored again. */
-	grp->flags |= BGA_GROUP_DIRTY;
+	 * owner took since is allocated, so the group must be stored again.
+	 * The run after it is no longer another window's room. */
+	grp->flags = (grp->flags & ~(uint32_t)BGA_GROUP_NO_ROOM) | BGA_GROUP_DIRTY;
 	return n;
 }
 

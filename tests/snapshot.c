@@ -46,7 +46,7 @@ static void put_group_locked(struct buf *b, struct bga_volume *vol, const struct
 	bga__grp_span(vol, grp, g, &lo, &hi);
 	uint32_t nfree = grp ? grp->free : hi - lo, run = grp ? grp->max_run : hi - lo;
 	put(b, ((uint64_t)nfree << 32) | run);
-	put(b, grp ? grp->flags : 0);
+	put(b, grp ? grp->flags & ~(uint32_t)BGA_GROUP_NO_ROOM : 0); /* a search's hint, not state */
 	bga__group_copy_locked(vol, grp, g, map, false);
 	for (size_t w = 0; w < BGA_BITMAP_WORDS(bpg); w++)
 		put(b, map[w]);

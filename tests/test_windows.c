@@ -414,6 +414,39 @@ Test(windows, a_booking_that_finds_no_room_corrects_the_index)
 	bga_destroy(vol);
 }
 
+/* A first pass that finds no room marks the group, later first passes
+ * skip it, and whatever could make room clears the mark: a free into the
+ * group, a window's unlink. */
+Test(windows, a_group_without_room_is_skipped_until_something_is_freed)
+{
+	struct bga_volume *vol = make_volume(1 << 16, 4096, 0);
+	struct bga_extent e;
+	for (uint64_t b = 3 * 4096; b + 7 <= 4 * 4096; b += 8)
+		cr_assert_eq(alloc_at(vol, b, 7, 7, NULL, BGA_EXACT_GOAL, &e), 0);
+	struct bga_group *grp = bga__group_lookup(vol, 3);
+	cr_assert_eq(grp->flags & BGA_GROUP_NO_ROOM, 0);
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	cr_assert_eq(alloc_at(vol, 3 * 4096 + 3, 1, 1, rsv, 0, &e), 0);
+	cr_assert_neq(e.start / 4096, 3);
+	cr_assert(grp->flags & BGA_GROUP_NO_ROOM, "the failed first pass left no mark");
+	bga_rsv_close(rsv);
+	cr_assert(grp->flags & BGA_GROUP_NO_ROOM, "an unlink in another group cleared it");
+	cr_assert_eq(bga_free(vol, 3 * 4096 + 8, 7), 0);
+	cr_assert_eq(grp->flags & BGA_GROUP_NO_ROOM, 0, "a free into the group left the mark");
+	/* a window's unlink clears it too (the run after it is nobody's room now) */
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	cr_assert_eq(alloc_at(vol, 5 * 4096, 1, 1, rsv, 0, &e), 0);
+	struct bga_group *g5 = bga__group_lookup(vol, 5);
+	bga__group_lock(vol, 5);
+	g5->flags |= BGA_GROUP_NO_ROOM;
+	bga__group_unlock(vol, 5);
+	bga_rsv_close(rsv);
+	cr_assert_eq(g5->flags & BGA_GROUP_NO_ROOM, 0, "an unlink left the mark");
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
 /* No group has room for the largest window: a booking's second pass
  * takes a shorter run rather than failing. */
 Test(windows, booked_in_a_short_run_when_no_group_has_room)
