@@ -110,6 +110,31 @@ static void counter_add_atomic(struct bench_state *st)
 BENCH(counter_add_atomic, .setup = ctr_setup_atomic, .teardown = ctr_teardown,
       .threads = {1, 2, 4, 16, 64});
 
+/*
+ * The fold's price as a function of the batch: every batch - 1 adds a
+ * CPU folds its slot into the total under the counter's lock, which moves
+ * the lock's and total's line from the other CPU.  At 2 threads the time
+ * per add is about the fold-free add plus one line transfer / (batch - 1)
+ * (BENCHMARKS.md, "The fold's floor").  Argument: the batch.
+ */
+static void ctr_setup_percpu_batch(struct bench_state *st)
+{
+	struct bga_counter *c;
+
+	if (bga_counter_create(&c, 0, (int32_t)bench_arg(st), BGA_COUNTER_PERCPU)) {
+		bench_skip(st, "bga_counter_create failed");
+		return;
+	}
+	bench_set_ctx(st, c);
+}
+
+static void counter_add_percpu_batch(struct bench_state *st)
+{
+	ctr_add_loop(st);
+}
+BENCH(counter_add_percpu_batch, .setup = ctr_setup_percpu_batch, .teardown = ctr_teardown, .threads = {1, 2},
+      .args = {32, 64, 128, 256, 1024}, .nargs = 5);
+
 static void counter_add_percpu_cas(struct bench_state *st)
 {
 	ctr_add_loop(st);
