@@ -54,12 +54,12 @@ static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *
  *    file to grow into (a run too short to hold room for both is passed
  *    over).
  * The group is looked through once: from `from` to its end, then from 0
- * to `from`; a first pass that finds nothing marks it BGA_GROUP_NO_ROOM,
+ * to `from`.  A first pass that finds nothing marks it BGA_GROUP_NO_ROOM,
  * and later first passes skip it until something makes room (types.h):
  * with 64 writers, half the bookings looked through a whole group of
- * other windows' rooms in vain.  *none is set when no free run of the size asked for was
- * found anywhere in it (then its max_run overstates, and the caller
- * lowers it, as a plain search does).
+ * other windows' rooms in vain.  *none is set when no free run of the
+ * size asked for was found anywhere in it (then its max_run overstates,
+ * and the caller lowers it, as a plain search does).
  */
 static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *ac, struct bga_group *grp, uint64_t g,
 				uint32_t from, bool at_goal, const struct bga_window *book, uint32_t want, uint32_t *off,

@@ -54,9 +54,8 @@ static inline uint64_t bga__resolve_goal(const struct bga_volume *vol, struct bg
  * Steer this CPU's requests for group `from`, whose lock it found busy,
  * to block `to` (in another group), with the backoff above.
  */
-static inline void bga__steer_away(const struct bga_volume *vol, struct bga_percpu *pc, uint64_t from, uint64_t to)
+static inline void bga__steer_away(struct bga_percpu *pc, uint64_t from, uint64_t to)
 {
-	(void)vol;
 	uint32_t len = BGA_STEER_ALLOCS, prev = __atomic_load_n(&pc->steer_len, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == from && prev >= BGA_STEER_ALLOCS &&
 	    __atomic_load_n(&pc->steer_since, __ATOMIC_RELAXED) < BGA_STEER_ALLOCS)
@@ -87,7 +86,7 @@ static inline void bga__steer_window_busy(const struct bga_volume *vol, struct b
 	if (bga__group_of(vol, to) == g)
 		to = bga__group_first(vol, g + 1) < nblocks ? bga__group_first(vol, g + 1) : 0;
 	if (bga__group_of(vol, to) != g)
-		bga__steer_away(vol, pc, g, to);
+		bga__steer_away(pc, g, to);
 }
 
 /*
@@ -109,7 +108,7 @@ static inline void bga__note_result(const struct bga_volume *vol, struct bga_per
 		if (left != 0)
 			__atomic_store_n(&pc->steer_left, left - 1, __ATOMIC_RELAXED);
 	} else if (busy && bga__group_of(vol, out->start) != bga__group_of(vol, goal)) {
-		bga__steer_away(vol, pc, bga__group_of(vol, goal), next);
+		bga__steer_away(pc, bga__group_of(vol, goal), next);
 	} else if (__atomic_load_n(&pc->steer_len, __ATOMIC_RELAXED) != 0 &&
 		   __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
 		/* Only a CPU that was steered once counts its returns. */
