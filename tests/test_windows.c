@@ -309,12 +309,18 @@ struct holder {
 	int held; /* atomic: 1 while the lock is held */
 };
 
+/* Hold group g's lock until another thread's trylock has found it held
+ * (the slot's try_failed count moves; at most 10 s), so the writer sees
+ * it busy however the two threads are scheduled. */
 static void *hold_group(void *arg)
 {
 	struct holder *h = arg;
+	const struct locktab_slot *s = bga__group_slot(h->vol, h->g);
+	uint64_t before = __atomic_load_n(&s->try_failed, __ATOMIC_RELAXED);
 	bga__group_lock(h->vol, h->g);
 	__atomic_store_n(&h->held, 1, __ATOMIC_RELEASE);
-	usleep(50 * 1000);
+	for (int ms = 0; ms < 10000 && __atomic_load_n(&s->try_failed, __ATOMIC_RELAXED) == before; ms++)
+		usleep(1000);
 	bga__group_unlock(h->vol, h->g);
 	return NULL;
 }
