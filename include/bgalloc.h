@@ -219,6 +219,9 @@ BGA_EXTERN uint64_t bga_free_exact(struct bga_volume *vol);
  * after, when the home is in the busy one) instead, for as many files as
  * a steered plain request would: two writers in one directory then stop
  * taking turns at one group's lock (ext4 skips busy groups the same way).
+ * The CPU keeps one steering record for both: its plain requests aimed
+ * at that group are steered there too, and a plain request found busy
+ * steers the CPU's next files.
  *
  * Blocks a window holds that no allocation took are free, never owned:
  *  - bga_free_exact, bga_stats, bga_check and bga_foreach_free count
