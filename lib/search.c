@@ -321,20 +321,20 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, const struc
 	if (rc != 0) {
 		/* A file's first window is steered as a plain request is
 		 * (steer.h); later ones follow their file. */
-		bool first = book == NULL && !bga__rsv_started(rsv), steered = false, busy = false;
+		bool first = book == NULL && !bga__rsv_started(rsv), steered = false, goal_busy = false;
 		if (book == NULL)
 			goal = bga__rsv_book(vol, ac->geo, rsv,
 					     first ? bga__resolve_goal(vol, pc, req->goal, ac->geo->nblocks, &steered)
 						   : req->goal,
 					     &book, &wsize);
 		/* first with room to grow, then anywhere (place_window_locked) */
-		rc = bga__search(vol, ac, goal, book, wsize, out, &busy);
+		rc = bga__search(vol, ac, goal, book, wsize, out, &goal_busy);
 		if (rc == -ENOSPC && !ac->stop && ac->room != 0) {
 			ac->room = 0;
 			rc = bga__search(vol, ac, goal, book, wsize, out, NULL);
 		}
 		if (rc == 0 && first && req->goal != BGA_NO_GOAL)
-			bga__note_result(vol, pc, req->goal, goal, steered, busy, out);
+			bga__note_result(vol, pc, req->goal, goal, steered, goal_busy, out);
 	}
 	if (rc == 0) {
 		bga__rsv_booked(rsv);
