@@ -15,6 +15,7 @@
 
 #include <bgalloc.h>
 
+#include "memio.h"
 #include "testutil.h"
 
 /* Sanitizer builds run a volume create at a tenth of the speed (every big
@@ -95,6 +96,18 @@ static inline void churn(struct bga_volume *vol, struct rng *r, int n, uint64_t 
 }
 
 #ifdef CRITERION_H_
+/* Store vol into a fresh memory area (*m, *io: memio_init) and load it
+ * back (no config, no flags), asserting both succeed: the loaded volume.
+ * The caller frees it and the area. */
+static inline struct bga_volume *store_and_load(struct bga_volume *vol, struct memio *m, struct bga_io *io)
+{
+	memio_init(m, io);
+	cr_assert_eq(bga_store(vol, io), 0);
+	struct bga_volume *back = NULL;
+	cr_assert_eq(bga_load(io, NULL, &back), 0);
+	return back;
+}
+
 /* Load io (bga_load_ex flags) and assert the loaded volume is clean and
  * holds exactly `want`. */
 static inline struct bga_volume *load_expect(const struct bga_io *io, uint32_t flags, const struct usedmap *want)

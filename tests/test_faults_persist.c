@@ -309,10 +309,7 @@ Test(faults, persist_state_made_twice_at_once)
 	cr_assert_eq(__atomic_load_n(&race_vol->persist, __ATOMIC_ACQUIRE), outer);
 	struct memio m;
 	struct bga_io io;
-	memio_init(&m, &io);
-	cr_assert_eq(bga_store(race_vol, &io), 0);
-	struct bga_volume *back;
-	cr_assert_eq(bga_load(&io, NULL, &back), 0);
+	struct bga_volume *back = store_and_load(race_vol, &m, &io);
 	cr_assert_eq(bga_free_exact(back), 16 * BPG);
 	bga_destroy(back);
 	memio_free(&m);

@@ -80,10 +80,7 @@ Test(persist, windows_free_deferred_allocated)
 	cr_assert_eq(bga_free_deferred(vol, d.start, d.len, 7), 0);
 	struct memio m;
 	struct bga_io io;
-	memio_init(&m, &io);
-	cr_assert_eq(bga_store(vol, &io), 0);
-	struct bga_volume *back;
-	cr_assert_eq(bga_load(&io, NULL, &back), 0);
+	struct bga_volume *back = store_and_load(vol, &m, &io);
 	/* the window's unused blocks are free, the one taken is not */
 	struct bga_request ex = {.goal = e.start + 1, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
 	struct bga_extent x;

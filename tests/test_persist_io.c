@@ -337,10 +337,7 @@ Test(persist_io, store_counts_unread_chunks_and_grown_groups)
 	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
 	struct memio m;
 	struct bga_io io;
-	memio_init(&m, &io);
-	cr_assert_eq(bga_store(vol, &io), 0);
-	struct bga_volume *back;
-	cr_assert_eq(bga_load(&io, NULL, &back), 0);
+	struct bga_volume *back = store_and_load(vol, &m, &io);
 	cr_assert(!chunk_present(back, 1));
 	cr_assert_eq(bga_free(back, 100, 7), 0); /* chunk 0 read, chunk 1 not */
 	cr_assert(!chunk_present(back, 1));
