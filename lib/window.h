@@ -27,7 +27,11 @@
  *    lock, by the owner only;
  *  - a store: FROZEN set and cleared, with every group lock held.
  * So [cur, end) only ever shrinks while the window is linked, and every
- * block in it is marked used in the bitmap and owned by nobody.
+ * block in it is marked used in the bitmap and owned by nobody.  Cuts and
+ * bookings, the only writers of end, also copy it into w->end (a line
+ * away from the span): readers holding the group lock (frees, placement,
+ * unlinks) read that copy and [start, end), and the span itself only
+ * when they need cur, so they leave the owner's line alone.
  */
 
 #include "internal.h"
