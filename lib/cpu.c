@@ -123,16 +123,42 @@ static unsigned hash_cpu(void)
 	return h;
 }
 
-unsigned bga__cpu_fallback(void)
+/*
+ * The fallback's last answer and how many more lookups may reuse it
+ * (cpu.h: BGA_CPU_FALLBACK_REUSE).  Per thread; initial-exec, so that the
+ * hot path reads it with one %fs-relative load instead of a
+ * __tls_get_addr call (eight bytes of glibc's static TLS surplus when the
+ * library is dlopen'ed).
+ */
+static __thread __attribute__((tls_model("initial-exec"))) struct {
+	unsigned cpu;
+	unsigned left;
+} fallback_cache;
+
+static __attribute__((noinline)) unsigned fallback_lookup(void)
 {
 	int cpu = sched_getcpu();
+	unsigned id;
 
 	if (cpu >= 0) {
 		unsigned n = bga__cpu_count();
 
-		return (unsigned)cpu < n ? (unsigned)cpu : (unsigned)cpu % n;
+		id = (unsigned)cpu < n ? (unsigned)cpu : (unsigned)cpu % n;
+	} else {
+		id = hash_cpu();
 	}
-	return hash_cpu();
+	fallback_cache.cpu = id;
+	fallback_cache.left = BGA_CPU_FALLBACK_REUSE - 1;
+	return id;
+}
+
+unsigned bga__cpu_fallback(void)
+{
+	if (bga_likely(fallback_cache.left != 0)) {
+		fallback_cache.left--;
+		return fallback_cache.cpu;
+	}
+	return fallback_lookup();
 }
 
 /*

@@ -11,10 +11,19 @@
  * valgrind), then a stable per-thread hash of the tid.  rseq is unregistered
  * under valgrind and with GLIBC_TUNABLES=glibc.pthread.rseq=0: its cpu_id is
  * then negative (or __rseq_size is 0) and the next source is used.  The
- * source is chosen per call, so a thread never caches a stale decision.
+ * source is chosen per call, so a thread whose rseq area becomes usable
+ * uses it at once.
  *
  * The answer is a hint: the thread may migrate right after reading it, so
  * callers use it only to pick a slot that they then update atomically.
+ * Because of that, the sources after rseq are asked once per
+ * BGA_CPU_FALLBACK_REUSE lookups of a thread, and the answer is reused in
+ * between (bga__cpu_fallback): the kernel migrates a thread on millisecond
+ * scales, and 32 lookups are about two microseconds of a hot path that
+ * looks up once per call, so a migrated thread uses its old CPU's slots
+ * for that long, which costs shared lines and never correctness.  Without
+ * the reuse, each lookup with rseq off paid getcpu's 11 ns (see cpu.c's
+ * table), two per churn operation (BENCHMARKS.md, issue 14).
  */
 
 #include <stddef.h>
@@ -33,7 +42,10 @@ unsigned bga__cpu_current(void);
  * The sources after rseq: sched_getcpu(), then the hash; in
  * [0, bga__cpu_count()).  For bga__cpu_hint, which has read the rseq area
  * already (going through bga__cpu_current would read it a second time).
+ * One call in BGA_CPU_FALLBACK_REUSE asks the source; the others return
+ * the thread's last answer (see above).
  */
+#define BGA_CPU_FALLBACK_REUSE 32u
 unsigned bga__cpu_fallback(void);
 
 /*
