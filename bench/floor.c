@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The floor of churn (the `bga-floor` executable): how fast single-block
+ * churn could be on this machine, and so how far bgalloc's hot path is
+ * from it.  One process runs the same churn (bga-share's: a 2^20-block
+ * volume, a 4096-block working set, each operation a free of one block of
+ * the set and an allocation of one block at a random goal, one thread,
+ * the same random streams) on four implementations, interleaved:
+ *
+ *   bgalloc    bga_free + bga_alloc, the library as shipped;
+ *   locked     the least that bgalloc's design must do, written for this
+ *              one case and nothing else: the calls' argument checks, the
+ *              block's group, the group's lock from a hashed table of
+ *              ck spinlocks (one line each), the double-free test, the bit
+ *              cleared or set, the group's exact free count, the volume's
+ *              used count on a per-thread line checked against the
+ *              capacity (a plain add: what an rseq section costs at best),
+ *              the extent written.  No deferred frees, windows, lazy
+ *              groups, growth, steering, statistics, persistence, modes;
+ *   counter    locked, with the used count on the library's per-CPU
+ *              counter (counter_impl.h, inline, as bga_alloc and bga_free
+ *              use it) instead of the plain add: what the counter's
+ *              exactness protocol costs on top;
+ *   lockfree   the bitmap alone with atomic word operations (fetch_and to
+ *              free, a CAS to take the first zero bit at or after the
+ *              goal), no lock, no counts: the "lock-free bitmap floor" of
+ *              DESIGN.md's measured facts;
+ *   plain      the bitmap alone with plain loads and stores: what the
+ *              arithmetic costs, with no synchronisation at all.
+ *
+ * `counter` is the bar for bgalloc (`locked` if the counter were free): what no implementation of a locked
+ * group-bitmap allocator with exact counts can beat by much, whatever its
+ * structure.  Each variant's two operations are out-of-line functions, as
+ * bgalloc's are, so calls cost the same.
+ *
+ *   bga-floor [reps] [ops]        the timing: median ns per operation of
+ *                                 each variant, and bgalloc's over each
+ *   bga-floor --count VARIANT OPS one run of one variant, nothing else: for
+ *                                 callgrind (bench/floor.sh counts them)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ck_spinlock.h>
+
+#include <bgalloc.h>
+
+#include "counter_impl.h"
+#include "rng.h"
+#include "xfer.h"
+
+#define NBLOCKS (UINT64_C(1) << 20)
+#define BPG_SHIFT 15
+#define BPG (UINT32_C(1) << BPG_SHIFT)
+#define NGROUPS (NBLOCKS >> BPG_SHIFT)
+#define WSET 4096
+#define LOCK_SLOTS 256
+#define LINE 128
+
+/* ---- the floor's volume: just enough for single-block churn ---- */
+
+struct fgroup {
+	uint64_t *bitmap;
+	uint32_t free; /* exact, under the group's lock */
+};
+
+struct flock {
+	ck_spinlock_fas_t lock;
+} __attribute__((aligned(LINE)));
+
+struct fvol {
+	uint64_t nblocks, first_data_block;
+	int64_t cap; /* blocks that may be used */
+	struct fgroup groups[NGROUPS];
+	struct flock locks[LOCK_SLOTS];
+	struct {
+		int64_t used; /* this thread's line of the used count */
+	} __attribute__((aligned(LINE))) used;
+	struct bga_counter *ctr; /* the `counter` variant's used count */
+};
+
+static int fvol_init(struct fvol *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->nblocks = NBLOCKS;
+	v->cap = (int64_t)NBLOCKS;
+	for (uint32_t g = 0; g < NGROUPS; g++) {
+		v->groups[g].bitmap = calloc(BPG / 64, sizeof(uint64_t));
+		if (v->groups[g].bitmap == NULL)
+			return -ENOMEM;
+		v->groups[g].free = BPG;
+	}
+	for (uint32_t s = 0; s < LOCK_SLOTS; s++)
+		ck_spinlock_fas_init(&v->locks[s].lock);
+	return bga_counter_create(&v->ctr, 0, 0, BGA_COUNTER_PERCPU);
+}
+
+static void fvol_fini(struct fvol *v)
+{
+	for (uint32_t g = 0; g < NGROUPS; g++)
+		free(v->groups[g].bitmap);
+	bga_counter_destroy(v->ctr);
+}
+
+/* The first zero bit at or after `off` in a group's bitmap, wrapping to
+ * its start; BPG when there is none. */
+static inline uint32_t first_zero_from(const uint64_t *map, uint32_t off)
+{
+	uint32_t i = off / 64;
+	uint64_t w = ~map[i] & (~UINT64_C(0) << (off % 64));
+	for (uint32_t n = 0; n <= BPG / 64; n++) {
+		if (w)
+			return i * 64 + (uint32_t)__builtin_ctzll(w);
+		i = (i + 1) % (BPG / 64);
+		w = ~map[i];
+	}
+	return BPG;
+}
+
+/* The calls' checks, as bga_free and bga_alloc make them for this case. */
+static inline bool free_args_ok(const struct fvol *v, uint64_t start, uint64_t len)
+{
+	return v != NULL && len == 1 && start >= v->first_data_block && start < v->nblocks;
+}
+
+static inline bool alloc_args_ok(const struct fvol *v, const struct bga_request *q, const struct bga_extent *out)
+{
+	return v != NULL && q != NULL && out != NULL && q->flags == 0 && q->rsv == NULL && q->min_len == 1 &&
+	       q->max_len >= 1 && q->goal < v->nblocks;
+}
+
+/*
+ * locked: the group lock, the exact counts.  With `lib` the used count is
+ * the library's per-CPU counter, charged and given back inline as bga_alloc
+ * and bga_free do (counter_impl.h, on its rseq path where the thread has
+ * rseq), instead of a plain add: the `counter` variant.
+ */
+static inline __attribute__((always_inline)) int locked_free_with(struct fvol *v, uint64_t start, uint64_t len,
+								  bool lib)
+{
+	if (!free_args_ok(v, start, len))
+		return -EINVAL;
+	uint64_t g = start >> BPG_SHIFT;
+	uint32_t off = (uint32_t)(start & (BPG - 1));
+	struct fgroup *grp = &v->groups[g];
+	ck_spinlock_fas_t *l = &v->locks[g % LOCK_SLOTS].lock;
+	uint64_t *w = &grp->bitmap[off / 64], m = UINT64_C(1) << (off % 64);
+	int rc = 0;
+	ck_spinlock_fas_lock(l);
+	if (!(*w & m)) {
+		rc = -EINVAL; /* a double free */
+	} else {
+		*w &= ~m;
+		grp->free++;
+	}
+	ck_spinlock_fas_unlock(l);
+	if (rc == 0) {
+		if (lib)
+			bga__counter_add(v->ctr, -1);
+		else
+			v->used.used--;
+	}
+	return rc;
+}
+
+static inline __attribute__((always_inline)) int locked_alloc_with(struct fvol *v, const struct bga_request *q,
+								   struct bga_extent *out, bool lib)
+{
+	if (!alloc_args_ok(v, q, out))
+		return -EINVAL;
+	uint64_t goal = q->goal, g = goal >> BPG_SHIFT;
+	struct fgroup *grp = &v->groups[g];
+	ck_spinlock_fas_t *l = &v->locks[g % LOCK_SLOTS].lock;
+	int rc = -ENOSPC;
+	ck_spinlock_fas_lock(l);
+	uint32_t b = grp->free ? first_zero_from(grp->bitmap, (uint32_t)(goal & (BPG - 1))) : BPG;
+	bool charged = b < BPG && (lib ? bga__counter_add_limited_fast_on(v->ctr, bga__cpu_hint(), 1, v->cap) ||
+						 bga_counter_add_limited(v->ctr, 1, v->cap) == 0
+				      : v->used.used < v->cap && ++v->used.used);
+	if (charged) {
+		grp->bitmap[b / 64] |= UINT64_C(1) << (b % 64);
+		grp->free--;
+		rc = 0;
+	}
+	ck_spinlock_fas_unlock(l);
+	if (rc == 0)
+		*out = (struct bga_extent){.start = (g << BPG_SHIFT) + b, .len = 1};
+	return rc; /* (a real one would try other groups on -ENOSPC: churn never needs to) */
+}
+
+static __attribute__((noinline)) int locked_free(struct fvol *v, uint64_t start, uint64_t len)
+{
+	return locked_free_with(v, start, len, false);
+}
+
+static __attribute__((noinline)) int locked_alloc(struct fvol *v, const struct bga_request *q, struct bga_extent *out)
+{
+	return locked_alloc_with(v, q, out, false);
+}
+
+static __attribute__((noinline)) int counter_free(struct fvol *v, uint64_t start, uint64_t len)
+{
+	return locked_free_with(v, start, len, true);
+}
+
+static __attribute__((noinline)) int counter_alloc(struct fvol *v, const struct bga_request *q, struct bga_extent *out)
+{
+	return locked_alloc_with(v, q, out, true);
+}
+
+/* lockfree: atomic word operations on the bitmap, nothing else */
+static __attribute__((noinline)) int lockfree_free(struct fvol *v, uint64_t start, uint64_t len)
+{
+	if (!free_args_ok(v, start, len))
+		return -EINVAL;
+	uint32_t off = (uint32_t)(start & (BPG - 1));
+	uint64_t *w = &v->groups[start >> BPG_SHIFT].bitmap[off / 64], m = UINT64_C(1) << (off % 64);
+	return __atomic_fetch_and(w, ~m, __ATOMIC_RELEASE) & m ? 0 : -EINVAL;
+}
+
+static __attribute__((noinline)) int lockfree_alloc(struct fvol *v, const struct bga_request *q,
+						    struct bga_extent *out)
+{
+	if (!alloc_args_ok(v, q, out))
+		return -EINVAL;
+	uint64_t g = q->goal >> BPG_SHIFT;
+	uint64_t *map = v->groups[g].bitmap;
+	for (;;) {
+		uint32_t b = first_zero_from(map, (uint32_t)(q->goal & (BPG - 1)));
+		if (b == BPG)
+			return -ENOSPC;
+		uint64_t m = UINT64_C(1) << (b % 64);
+		if (!(__atomic_fetch_or(&map[b / 64], m, __ATOMIC_ACQUIRE) & m)) {
+			*out = (struct bga_extent){.start = (g << BPG_SHIFT) + b, .len = 1};
+			return 0;
+		}
+	}
+}
+
+/* plain: the bitmap's arithmetic alone */
+static __attribute__((noinline)) int plain_free(struct fvol *v, uint64_t start, uint64_t len)
+{
+	if (!free_args_ok(v, start, len))
+		return -EINVAL;
+	uint32_t off = (uint32_t)(start & (BPG - 1));
+	uint64_t *w = &v->groups[start >> BPG_SHIFT].bitmap[off / 64], m = UINT64_C(1) << (off % 64);
+	if (!(*w & m))
+		return -EINVAL;
+	*w &= ~m;
+	return 0;
+}
+
+static __attribute__((noinline)) int plain_alloc(struct fvol *v, const struct bga_request *q, struct bga_extent *out)
+{
+	if (!alloc_args_ok(v, q, out))
+		return -EINVAL;
+	uint64_t g = q->goal >> BPG_SHIFT;
+	uint64_t *map = v->groups[g].bitmap;
+	uint32_t b = first_zero_from(map, (uint32_t)(q->goal & (BPG - 1)));
+	if (b == BPG)
+		return -ENOSPC;
+	map[b / 64] |= UINT64_C(1) << (b % 64);
+	*out = (struct bga_extent){.start = (g << BPG_SHIFT) + b, .len = 1};
+	return 0;
+}
+
+/* ---- the churn, the same for every variant ---- */
+
+/*
+ * One loop per variant, each named loop_<variant> so that callgrind can
+ * count it alone (--toggle-collect=loop_locked, ...): the body is
+ * bga-share's churn_loop with the variant's two calls.
+ */
+#define CHURN_LOOP(name, VOL_T, FREE, ALLOC)                                                       \
+	static __attribute__((noinline)) int loop_##name(VOL_T *v, uint64_t *slot, struct rng *r,   \
+							  uint64_t ops)                                \
+	{                                                                                           \
+		struct bga_extent e;                                                                \
+		int rc = 0;                                                                         \
+		for (uint64_t i = 0; i < ops && !rc; i++) {                                         \
+			uint64_t k = rng_below(r, WSET);                                            \
+			struct bga_request q = {.goal = rng_below(r, NBLOCKS), .min_len = 1, .max_len = 1}; \
+			rc = FREE(v, slot[k], 1);                                                   \
+			if (!rc)                                                                    \
+				rc = ALLOC(v, &q, &e);                                              \
+			slot[k] = e.start;                                                  \
+		}                                                                                   \
+		return rc;                                                                          \
+	}
+
+CHURN_LOOP(bgalloc, struct bga_volume, bga_free, bga_alloc)
+CHURN_LOOP(locked, struct fvol, locked_free, locked_alloc)
+CHURN_LOOP(counter, struct fvol, counter_free, counter_alloc)
+CHURN_LOOP(lockfree, struct fvol, lockfree_free, lockfree_alloc)
+CHURN_LOOP(plain, struct fvol, plain_free, plain_alloc)
+
+enum variant { V_BGALLOC, V_COUNTER, V_LOCKED, V_LOCKFREE, V_PLAIN, NVARIANT };
+static const char *const variant_name[NVARIANT] = {"bgalloc", "counter", "locked", "lockfree", "plain"};
+
+/* Fill the working set (each variant's own allocation at the same goals),
+ * then time `ops` operations; ns per operation, or a negative errno. */
+static double run_variant(enum variant var, uint64_t ops)
+{
+	static uint64_t slot[WSET];
+	struct bga_volume *vol = NULL;
+	struct fvol *fv = NULL;
+	struct bga_config cfg;
+	struct bga_extent e;
+	struct rng r;
+	int rc = 0;
+
+	rng_seed(&r, 77, 0);
+	if (var == V_BGALLOC) {
+		bga_config_init(&cfg, NBLOCKS);
+		cfg.blocks_per_group = BPG;
+		rc = bga_create(&cfg, &vol);
+	} else {
+		fv = aligned_alloc(LINE, sizeof(*fv));
+		rc = fv == NULL ? -ENOMEM : fvol_init(fv);
+	}
+	for (uint64_t i = 0; i < WSET && rc == 0; i++) {
+		struct bga_request q = {.goal = rng_below(&r, NBLOCKS), .min_len = 1, .max_len = 1};
+		rc = var == V_BGALLOC ? bga_alloc(vol, &q, &e)
+		     : var == V_COUNTER ? counter_alloc(fv, &q, &e)
+		     : var == V_LOCKED ? locked_alloc(fv, &q, &e)
+		     : var == V_LOCKFREE ? lockfree_alloc(fv, &q, &e)
+					 : plain_alloc(fv, &q, &e);
+		slot[i] = e.start;
+	}
+	double t0 = now_s();
+	if (rc == 0)
+		rc = var == V_BGALLOC ? loop_bgalloc(vol, slot, &r, ops)
+		     : var == V_COUNTER ? loop_counter(fv, slot, &r, ops)
+		     : var == V_LOCKED ? loop_locked(fv, slot, &r, ops)
+		     : var == V_LOCKFREE ? loop_lockfree(fv, slot, &r, ops)
+					 : loop_plain(fv, slot, &r, ops);
+	double ns = (now_s() - t0) * 1e9 / (double)ops;
+	if (vol)
+		bga_destroy(vol);
+	if (fv) {
+		fvol_fini(fv);
+		free(fv);
+	}
+	return rc ? rc : ns;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && strcmp(argv[1], "--count") == 0) {
+		for (int v = 0; v < NVARIANT; v++)
+			if (strcmp(argv[2], variant_name[v]) == 0)
+				return run_variant((enum variant)v, strtoull(argv[3], NULL, 10)) < 0;
+		fprintf(stderr, "bga-floor: no variant %s\n", argv[2]);
+		return 2;
+	}
+	int reps = argc > 1 ? atoi(argv[1]) : 11;
+	uint64_t ops = argc > 2 ? strtoull(argv[2], NULL, 10) : 4000000;
+	if (reps < 1 || reps > 64 || ops == 0) {
+		fprintf(stderr, "usage: bga-floor [reps 1..64] [ops] | --count VARIANT OPS\n");
+		return 2;
+	}
+	double ns[NVARIANT][64];
+	pin_to_cpu(0);
+	for (int k = 0; k < reps; k++)
+		for (int v = 0; v < NVARIANT; v++) {
+			/* rotate the order, so no variant always runs first */
+			int x = (v + k) % NVARIANT;
+			ns[x][k] = run_variant((enum variant)x, ops);
+			if (ns[x][k] < 0) {
+				fprintf(stderr, "%s: %s\n", variant_name[x], strerror((int)-ns[x][k]));
+				return 1;
+			}
+		}
+	double med[NVARIANT];
+	for (int v = 0; v < NVARIANT; v++) {
+		qsort(ns[v], (size_t)reps, sizeof(double), cmp_double);
+		med[v] = reps % 2 ? ns[v][reps / 2] : (ns[v][reps / 2 - 1] + ns[v][reps / 2]) / 2;
+	}
+	printf("single-thread churn, 2^20 blocks, %d-block working set, %d reps of %llu ops, CPU 0\n", WSET, reps,
+	       (unsigned long long)ops);
+	printf("%-10s %10s %14s\n", "variant", "ns per op", "bgalloc / it");
+	for (int v = 0; v < NVARIANT; v++)
+		printf("%-10s %10.2f %14.2f\n", variant_name[v], med[v], med[V_BGALLOC] / med[v]);
+	return 0;
+}
