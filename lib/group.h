@@ -204,6 +204,25 @@ static inline void bga__group_unlock_at(struct bga_volume *vol, uint64_t g, stru
 	bga__locktab_unlock_slot(vol->locks, s);
 }
 
+/* The uncontended fas acquire of group g's lock and its release
+ * (bga__locktab_trylock_fas): bga_free's fast path. */
+static inline bool bga__group_trylock_fas_at(struct bga_volume *vol, uint64_t g, struct locktab_slot *s)
+{
+	(void)g;
+	bool ok = bga__locktab_trylock_fas(vol->locks, s);
+	if (ok)
+		bga__lockdep_acquire(BGA_LOCKDEP_GROUP, bga_locktab_slot(vol->locks, g), true);
+	return ok;
+}
+
+static inline void bga__group_unlock_fas_at(struct bga_volume *vol, uint64_t g, struct locktab_slot *s)
+{
+	(void)vol;
+	(void)g;
+	bga__lockdep_release(BGA_LOCKDEP_GROUP, bga_locktab_slot(vol->locks, g));
+	bga__locktab_unlock_fas(s);
+}
+
 /* The volume's two mutexes, with their places in the lock order. */
 static inline void bga__grow_lock(struct bga_volume *vol)
 {
@@ -270,10 +289,12 @@ static inline int bga__group_prepare_release_locked(struct bga_volume *vol, stru
 	return bga__group_prepare_release_slow(vol, grp, g, off, len);
 }
 
-/* The count, flag and run bookkeeping of a release of [off, off+len)
- * whose bits are already clear. */
-static inline void bga__group_freed_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
-					   uint32_t off, uint32_t len)
+/*
+ * The count and flag bookkeeping of a release of len blocks whose bits are
+ * already clear; true when max_run must then be raised
+ * (bga__group_merge_run_locked), which bga__group_freed_locked does.
+ */
+static inline bool bga__group_count_freed_locked(struct bga_group *grp, uint32_t len)
 {
 	/* No longer trimmed, maybe room for a window, and changed since the
 	 * last store: one write. */
@@ -285,7 +306,15 @@ static inline void bga__group_freed_locked(struct bga_volume *vol, struct bga_gr
 	 * max_run (an upper bound) usually covers it already: allocations
 	 * leave max_run alone.
 	 */
-	if (grp->max_run < free)
+	return grp->max_run < free;
+}
+
+/* The count, flag and run bookkeeping of a release of [off, off+len)
+ * whose bits are already clear. */
+static inline void bga__group_freed_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
+					   uint32_t off, uint32_t len)
+{
+	if (bga__group_count_freed_locked(grp, len))
 		bga__group_merge_run_locked(vol, grp, g, off, len);
 }
 

@@ -113,6 +113,28 @@ static inline void bga__locktab_unlock_slot(struct bga_locktab *t, struct lockta
 	bga__locktab_unlock_slow(t, s);
 }
 
+/*
+ * The uncontended fas acquire alone, for hot paths that keep every other
+ * case out of line: true with the lock held (and counted, as lock_slot
+ * counts it) when the table's kind is fas and the lock was free; false
+ * with nothing done or counted otherwise, and the caller then takes the
+ * lock its usual way.  Release it with bga__locktab_unlock_fas.
+ */
+static inline bool bga__locktab_trylock_fas(struct bga_locktab *t, struct locktab_slot *s)
+{
+	if (bga_likely(t->kind == BGA_LOCK_FAS && ck_spinlock_fas_trylock(&s->u.fas))) {
+		bga__locktab_stat_add(&s->acquisitions, 1);
+		return true;
+	}
+	return false;
+}
+
+static inline void bga__locktab_unlock_fas(struct locktab_slot *s)
+{
+	BGA_ASSERT(ck_spinlock_fas_locked(&s->u.fas));
+	ck_spinlock_fas_unlock(&s->u.fas);
+}
+
 static inline bool bga__locktab_trylock(struct bga_locktab *t, uint64_t key)
 {
 	return bga__locktab_trylock_slot(t, bga__locktab_slot_of(t, key));
