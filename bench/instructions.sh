@@ -9,9 +9,11 @@
 #  - the harness: churn_loop's own instructions (the loop, two random
 #    numbers, the calls), which any caller pays in some form;
 #  - the CPU id without rseq: under valgrind rseq is not registered, so
-#    each lookup is a call to bga__cpu_fallback (sched_getcpu), which a
-#    thread with rseq replaces by one inline load from its rseq area
-#    (the inline part, cpu.h, stays in the library's count);
+#    a lookup reads the thread's reused getcpu answer (cpu.h), and one
+#    in 32 calls bga__cpu_fallback (sched_getcpu); a thread with rseq
+#    replaces both by one inline load from its rseq area (the inline
+#    reuse is counted with --groups only; the rseq read stays in the
+#    library's count);
 #  - the library: the rest.
 # With --groups (after BUILD_DIR and OPS), also the count per group of
 # work (lock, counter, bitmap, ...; BENCHMARKS.md, issue 14): each source
@@ -51,7 +53,7 @@ ops = int(sys.argv[1])
 # (group, file pattern, line pattern): the first match wins.
 rules = [
     ("harness", r"bench/", r""),
-    ("CPU id without rseq (valgrind only)", r"cpu\.h$", r"fallback|cpu_current"),
+    ("CPU id without rseq (valgrind only)", r"cpu\.h$", r"fallback|cpu_current|cpu_reuse"),
     ("CPU id, inline (rseq area read)", r"cpu\.h$", r""),
     ("counter", r"counter", r""),
     ("lock", r"locktab|ck_pr\.h$|lockdep", r""),

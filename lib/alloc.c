@@ -11,9 +11,17 @@
 #include "window.h"
 
 /*
+ * How the common case ended: taken; missed, with nothing changed (the
+ * slow path decides); or, in the leaf form, not tried because it would
+ * need a call (a CPU id that only getcpu can give, a lock kind other than
+ * fas), with nothing changed (the call form decides).
+ */
+enum fast_end { FAST_HIT, FAST_MISS, FAST_CALL };
+
+/*
  * The common case without the search's machinery: a free run in the goal's
  * own word, at or after the goal, that the word decides, in a group that
- * is not contended.  Anything else returns false with
+ * is not contended.  Anything else returns FAST_MISS with
  * nothing changed, and takes the full search.  Its whole budget: one
  * lock-table lookup, one trylock/unlock, a few word operations, one group
  * count update, one counter add.
@@ -21,33 +29,47 @@
  * The run found is charged to the used counter here, under the group lock
  * and before it is taken, through the counter's lock-free path against
  * `cap` (a capacity that is never above the real one); if that path
- * cannot decide, nothing is taken and false is returned.
+ * cannot decide, nothing is taken and FAST_MISS is returned.
+ *
+ * `leaf` (a constant) makes the form that calls nothing, so that
+ * bga_alloc, which ends in it or in tail calls, saves no registers: the
+ * lock is the fas table's, taken and released inline, and a take that
+ * would leave the group full, whose index update is a call, is a miss.
  */
-static inline __attribute__((always_inline)) bool alloc_at_goal(struct bga_volume *vol, unsigned cpu, uint64_t goal,
-								 uint32_t min, uint32_t max, int64_t cap,
-								 struct bga_extent *out)
+static inline __attribute__((always_inline)) enum fast_end alloc_at_goal(struct bga_volume *vol, unsigned cpu,
+									 uint64_t goal, uint32_t min, uint32_t max,
+									 int64_t cap, struct bga_extent *out, bool leaf)
 {
 	uint64_t g = bga__group_of(vol, goal);
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
 	if (ch == NULL)
-		return false;
+		return FAST_MISS;
 	uint64_t first = bga__group_first(vol, g);
 	uint32_t off = (uint32_t)(goal - first), start, len;
 	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
 	struct locktab_slot *slot = bga__group_slot(vol, g);
-	if (!bga__group_trylock_at(vol, g, slot))
-		return false;
+	if (!(leaf ? bga__group_trylock_fas_at(vol, g, slot) : bga__group_trylock_at(vol, g, slot)))
+		return FAST_MISS;
 	bool hit = grp->bitmap && off < grp->hi &&
-		   bga__word_run(grp->bitmap, off, min, max, &start, &len) &&
+		   bga__word_run(grp->bitmap, off, min, max, &start, &len) && (!leaf || len < grp->free) &&
 		   bga__charge_fast_locked(vol, cpu, cap, len);
-	if (hit)
+	if (hit && leaf) {
+		bool full = bga__group_took_word_locked(grp, start, len);
+		BGA_ASSERT(!full);
+		(void)full;
+	} else if (hit) {
 		bga__group_take_word_locked(vol, grp, g, start, len);
-	bga__group_unlock_at(vol, g, slot);
+	}
+	if (leaf)
+		bga__group_unlock_fas_at(vol, g, slot);
+	else
+		bga__group_unlock_at(vol, g, slot);
 	/* Written from locals after the unlock: the lock's barriers would
 	 * otherwise make every later reader load them back. */
-	if (hit)
-		*out = (struct bga_extent){.start = first + start, .len = len};
-	return hit;
+	if (!hit)
+		return FAST_MISS;
+	*out = (struct bga_extent){.start = first + start, .len = len};
+	return FAST_HIT;
 }
 
 /*
@@ -55,29 +77,36 @@ static inline __attribute__((always_inline)) bool alloc_at_goal(struct bga_volum
  * plain request (no window handle, no flags) for min..max_len blocks at
  * `want` (req->goal) whose resolved goal, below vol->nblocks_floor, has a
  * run its own word decides, in an uncontended group (alloc_at_goal,
- * charging there against the floor's capacity).  Returns false with
- * nothing changed otherwise; bga_alloc then takes the full path, which
- * decides on the geometry.  The request's fields come as values, read
- * once: the atomics here would make the compiler load them again.
+ * charging there against the floor's capacity).  Returns FAST_MISS (or
+ * FAST_CALL in the leaf form, as alloc_at_goal says) with nothing changed
+ * otherwise; bga_alloc then takes the full path, which decides on the
+ * geometry.  The request's fields come as values, read once: the atomics
+ * here would make the compiler load them again.
  */
-static inline __attribute__((always_inline)) bool alloc_fast(struct bga_volume *vol, uint64_t want, uint64_t min,
-							     uint64_t max_len, struct bga_extent *out)
+static inline __attribute__((always_inline)) enum fast_end alloc_fast(struct bga_volume *vol, uint64_t want,
+								      uint64_t min, uint64_t max_len,
+								      struct bga_extent *out, bool leaf)
 {
+	unsigned cpu; /* once: the hints' line and the counter's slot */
+	if (!leaf)
+		cpu = bga__cpu_hint();
+	else if (!bga__cpu_hint_inline(&cpu) || !bga__locktab_is_fas(vol->locks))
+		return FAST_CALL;
 	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
-	unsigned cpu = bga__cpu_hint(); /* once: the hints' line and the counter's slot */
 	struct bga_percpu *pc = bga__percpu_on(vol, cpu);
 	bool steered;
 	uint64_t goal = bga__resolve_goal(vol, pc, want, floor, &steered);
 	if (goal >= floor)
-		return false;
+		return FAST_MISS;
 	uint32_t max = (uint32_t)BGA_MIN(max_len, (uint64_t)vol->cfg.blocks_per_group);
 	int64_t cap = (int64_t)(floor - vol->cfg.first_data_block);
 	struct bga_extent got;
-	if (!alloc_at_goal(vol, cpu, goal, (uint32_t)min, max, cap, &got))
-		return false;
+	enum fast_end end = alloc_at_goal(vol, cpu, goal, (uint32_t)min, max, cap, &got, leaf);
+	if (end != FAST_HIT)
+		return end;
 	bga__note_result(vol, pc, want, goal, steered, false, &got);
 	*out = got;
-	return true;
+	return FAST_HIT;
 }
 
 /*
@@ -127,13 +156,38 @@ static __attribute__((noinline)) int alloc_other(struct bga_volume *vol, const s
 		return -EINVAL;
 	if (req->flags == 0 && req->min_len <= vol->cfg.blocks_per_group) {
 		if (req->rsv != NULL ? alloc_window_fast(vol, req, out)
-		    : req->goal == BGA_NO_GOAL && req->max_len <= BGA_LOCAL_MAX_REQ ? alloc_local_fast(vol, req, out)
-										      : alloc_fast(vol, req->goal, req->min_len, req->max_len, out))
+		    : req->goal == BGA_NO_GOAL && req->max_len <= BGA_LOCAL_MAX_REQ
+			? alloc_local_fast(vol, req, out)
+			: alloc_fast(vol, req->goal, req->min_len, req->max_len, out, false) == FAST_HIT)
 			return 0;
 	}
 	return bga__alloc_slow(vol, req, out);
 }
 
+/* The common plain request when the leaf form could not try it. */
+static __attribute__((noinline)) int alloc_plain_call(struct bga_volume *vol, const struct bga_request *req,
+						      struct bga_extent *out)
+{
+	if (alloc_fast(vol, req->goal, req->min_len, req->max_len, out, false) == FAST_HIT)
+		return 0;
+	return bga__alloc_slow(vol, req, out);
+}
+
+/* An append through a file's window (validated as bga_alloc's second
+ * case). */
+static __attribute__((noinline)) int alloc_window(struct bga_volume *vol, const struct bga_request *req,
+						  struct bga_extent *out)
+{
+	if (alloc_window_fast(vol, req, out))
+		return 0;
+	return bga__alloc_slow(vol, req, out);
+}
+
+/*
+ * The common request inline, in alloc_fast's leaf form; everything else
+ * by a tail call.  So bga_alloc calls nothing and saves no registers on
+ * its common path.
+ */
 int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
 {
 	/*
@@ -147,16 +201,16 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 		uint64_t goal = req->goal, min = req->min_len, max = req->max_len;
 		if (bga_likely(req->flags == 0 && req->rsv == NULL && goal != BGA_NO_GOAL && min - 1 < max &&
 			       min <= vol->cfg.blocks_per_group)) {
-			if (bga_likely(alloc_fast(vol, goal, min, max, out)))
+			enum fast_end end = alloc_fast(vol, goal, min, max, out, true);
+			if (bga_likely(end == FAST_HIT))
 				return 0;
+			if (end == FAST_CALL)
+				return alloc_plain_call(vol, req, out);
 			return bga__alloc_slow(vol, req, out);
 		}
 		/* The next most common: an append through a file's window. */
-		if (req->flags == 0 && req->rsv != NULL && min - 1 < max && min <= vol->cfg.blocks_per_group) {
-			if (alloc_window_fast(vol, req, out))
-				return 0;
-			return bga__alloc_slow(vol, req, out);
-		}
+		if (req->flags == 0 && req->rsv != NULL && min - 1 < max && min <= vol->cfg.blocks_per_group)
+			return alloc_window(vol, req, out);
 	}
 	return alloc_other(vol, req, out);
 }

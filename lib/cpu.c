@@ -123,17 +123,8 @@ static unsigned hash_cpu(void)
 	return h;
 }
 
-/*
- * The fallback's last answer and how many more lookups may reuse it
- * (cpu.h: BGA_CPU_FALLBACK_REUSE).  Per thread; initial-exec, so that the
- * hot path reads it with one %fs-relative load instead of a
- * __tls_get_addr call (eight bytes of glibc's static TLS surplus when the
- * library is dlopen'ed).
- */
-static __thread __attribute__((tls_model("initial-exec"))) struct {
-	unsigned cpu;
-	unsigned left;
-} fallback_cache;
+/* The fallback's reused answer (cpu.h). */
+__thread __attribute__((tls_model("initial-exec"))) struct bga_cpu_reuse bga__cpu_reuse;
 
 static __attribute__((noinline)) unsigned fallback_lookup(void)
 {
@@ -147,16 +138,16 @@ static __attribute__((noinline)) unsigned fallback_lookup(void)
 	} else {
 		id = hash_cpu();
 	}
-	fallback_cache.cpu = id;
-	fallback_cache.left = BGA_CPU_FALLBACK_REUSE - 1;
+	bga__cpu_reuse.cpu = id;
+	bga__cpu_reuse.left = BGA_CPU_FALLBACK_REUSE - 1;
 	return id;
 }
 
 unsigned bga__cpu_fallback(void)
 {
-	if (bga_likely(fallback_cache.left != 0)) {
-		fallback_cache.left--;
-		return fallback_cache.cpu;
+	if (bga_likely(bga__cpu_reuse.left != 0)) {
+		bga__cpu_reuse.left--;
+		return bga__cpu_reuse.cpu;
 	}
 	return fallback_lookup();
 }

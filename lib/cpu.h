@@ -26,6 +26,7 @@
  * table), two per churn operation (BENCHMARKS.md, issue 14).
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/rseq.h>
@@ -47,6 +48,19 @@ unsigned bga__cpu_current(void);
  */
 #define BGA_CPU_FALLBACK_REUSE 32u
 unsigned bga__cpu_fallback(void);
+
+/*
+ * The fallback's last answer and how many more lookups may reuse it.  Per
+ * thread, initial-exec (one %fs-relative load, no __tls_get_addr; eight
+ * bytes of glibc's static TLS surplus when the library is dlopen'ed).
+ * Written by bga__cpu_fallback and bga__cpu_hint_inline only.
+ */
+struct bga_cpu_reuse {
+	unsigned cpu;
+	unsigned left;
+};
+extern __thread __attribute__((tls_model("initial-exec"), visibility("hidden"))) struct bga_cpu_reuse
+	bga__cpu_reuse;
 
 /*
  * Offset of struct rseq::cpu_id from the thread pointer: -2 until the
@@ -82,6 +96,34 @@ static inline unsigned bga__cpu_hint(void)
 #endif
 #endif
 	return bga__cpu_current();
+}
+
+/*
+ * bga__cpu_hint without a call, for hot paths that must stay leaves: true
+ * with *cpu set from the rseq area or the fallback's reused answer; false
+ * when only a call can say (rseq unusable and the answer used up), and the
+ * caller then takes a path that calls bga__cpu_hint.
+ */
+static inline bool bga__cpu_hint_inline(unsigned *cpu)
+{
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_thread_pointer)
+	ptrdiff_t off = __atomic_load_n(&bga__rseq_cpu_off, __ATOMIC_RELAXED);
+	if (bga_likely(off >= 0)) {
+		int32_t id = *(volatile int32_t *)((char *)__builtin_thread_pointer() + off);
+		if (bga_likely(id >= 0)) {
+			*cpu = (unsigned)id;
+			return true;
+		}
+	}
+#endif
+#endif
+	if (bga__cpu_reuse.left != 0) {
+		bga__cpu_reuse.left--;
+		*cpu = bga__cpu_reuse.cpu;
+		return true;
+	}
+	return false;
 }
 
 /* Which source bga__cpu_current() uses in this thread: "rseq", "getcpu" or

@@ -248,9 +248,10 @@ void bga__group_set_run_locked(struct bga_volume *vol, struct bga_group *grp, ui
 
 /* Mark [off, off+len), free and inside one word of the group's bitmap,
  * used.  The longest run can only shrink: max_run stays an upper bound,
- * and drops to 0 with the last free block. */
-static inline void bga__group_take_word_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
-					       uint32_t off, uint32_t len)
+ * and drops to 0 with the last free block: the took form returns true
+ * when that must be done (bga__group_set_run_locked), which the take
+ * form does. */
+static inline bool bga__group_took_word_locked(struct bga_group *grp, uint32_t off, uint32_t len)
 {
 	uint64_t m = bga__word_mask(off, len);
 	BGA_ASSERT(!(grp->bitmap[off / 64] & m));
@@ -258,7 +259,13 @@ static inline void bga__group_take_word_locked(struct bga_volume *vol, struct bg
 	uint32_t free = grp->free - len;
 	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
 	grp->flags |= BGA_GROUP_DIRTY;
-	if (free == 0)
+	return free == 0;
+}
+
+static inline void bga__group_take_word_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
+					       uint32_t off, uint32_t len)
+{
+	if (bga__group_took_word_locked(grp, off, len))
 		bga__group_set_run_locked(vol, grp, g, 0);
 }
 

@@ -113,6 +113,12 @@ static inline void bga__locktab_unlock_slot(struct bga_locktab *t, struct lockta
 	bga__locktab_unlock_slow(t, s);
 }
 
+/* Whether the table's locks are fas ones (what the _fas forms take). */
+static inline bool bga__locktab_is_fas(const struct bga_locktab *t)
+{
+	return t->kind == BGA_LOCK_FAS;
+}
+
 /*
  * The uncontended fas acquire alone, for hot paths that keep every other
  * case out of line: true with the lock held (and counted, as lock_slot
