@@ -71,34 +71,6 @@ extern __thread __attribute__((tls_model("initial-exec"), visibility("hidden")))
 extern __attribute__((visibility("hidden"))) ptrdiff_t bga__rseq_cpu_off;
 
 /*
- * The hot-path form: the rseq cpu_id read inline, bga__cpu_fallback() for
- * everything else.  A call into cpu.c cost 2.3 ns of a 7 ns counter add
- * (one thread, thread CPU time, the 2-vCPU machine); the inlined load
- * costs 0.75 ns.  The id may be >= bga__cpu_count() (CPUs hot-added past
- * the configured set): callers reduce it modulo their slot count.  Even
- * with an area registered, cpu_id can be negative in a thread (valgrind
- * fails the rseq syscall per thread), hence the sign test.  Where rseq is
- * off (valgrind, glibc.pthread.rseq=0) a lookup is a getcpu call, 48
- * instructions under callgrind: a hot path looks the id up once per call
- * and passes it down (bga__percpu_on, the counter's _on forms).
- */
-static inline unsigned bga__cpu_hint(void)
-{
-#if defined(__has_builtin)
-#if __has_builtin(__builtin_thread_pointer)
-	ptrdiff_t off = __atomic_load_n(&bga__rseq_cpu_off, __ATOMIC_RELAXED);
-	if (bga_likely(off >= 0)) {
-		int32_t cpu = *(volatile int32_t *)((char *)__builtin_thread_pointer() + off);
-		if (bga_likely(cpu >= 0))
-			return (unsigned)cpu;
-	}
-	return bga__cpu_fallback();
-#endif
-#endif
-	return bga__cpu_current();
-}
-
-/*
  * bga__cpu_hint without a call, for hot paths that must stay leaves: true
  * with *cpu set from the rseq area or the fallback's reused answer; false
  * when only a call can say (rseq unusable and the answer used up), and the
@@ -124,6 +96,25 @@ static inline bool bga__cpu_hint_inline(unsigned *cpu)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * The hot-path form: the rseq cpu_id read inline, bga__cpu_fallback() for
+ * everything else.  A call into cpu.c cost 2.3 ns of a 7 ns counter add
+ * (one thread, thread CPU time, the 2-vCPU machine); the inlined load
+ * costs 0.75 ns.  The id may be >= bga__cpu_count() (CPUs hot-added past
+ * the configured set): callers reduce it modulo their slot count.  Even
+ * with an area registered, cpu_id can be negative in a thread (valgrind
+ * fails the rseq syscall per thread), hence the sign test.  Where rseq is
+ * off (valgrind, glibc.pthread.rseq=0) a lookup reads the thread's reused
+ * answer inline, and one in BGA_CPU_FALLBACK_REUSE is a getcpu call (48
+ * instructions under callgrind): a hot path still looks the id up once
+ * per call and passes it down (bga__percpu_on, the counter's _on forms).
+ */
+static inline unsigned bga__cpu_hint(void)
+{
+	unsigned cpu;
+	return bga__cpu_hint_inline(&cpu) ? cpu : bga__cpu_fallback();
 }
 
 /* Which source bga__cpu_current() uses in this thread: "rseq", "getcpu" or
