@@ -21,6 +21,10 @@
  *              counter (counter_impl.h, inline, as bga_alloc and bga_free
  *              use it) instead of the plain add: what the counter's
  *              exactness protocol costs on top;
+ *   unlocked   counter, with the group lock taken and dropped by plain
+ *              stores (one thread only): what the counter floor would be
+ *              if the uncontended lock cost no locked instruction, as a
+ *              lock owned by its CPU (a restartable sequence) could;
  *   lockfree   the bitmap alone with atomic word operations (fetch_and to
  *              free, a CAS to take the first zero bit at or after the
  *              goal), no lock, no counts: the "lock-free bitmap floor" of
@@ -135,13 +139,39 @@ static inline bool alloc_args_ok(const struct fvol *v, const struct bga_request 
 }
 
 /*
+ * The group lock; `plain` (the `unlocked` variant) takes and drops it with
+ * plain stores, no locked instruction: what a lock owned by the CPU that
+ * uses it could cost on its fast path (a restartable sequence), measured
+ * from one thread only.  It is a bound, not a lock.
+ */
+static inline __attribute__((always_inline)) void floor_lock(ck_spinlock_fas_t *l, bool plain)
+{
+	if (plain) {
+		ck_pr_store_uint(&l->value, 1);
+		ck_pr_barrier();
+	} else {
+		ck_spinlock_fas_lock(l);
+	}
+}
+
+static inline __attribute__((always_inline)) void floor_unlock(ck_spinlock_fas_t *l, bool plain)
+{
+	if (plain) {
+		ck_pr_barrier();
+		ck_pr_store_uint(&l->value, 0);
+	} else {
+		ck_spinlock_fas_unlock(l);
+	}
+}
+
+/*
  * locked: the group lock, the exact counts.  With `lib` the used count is
  * the library's per-CPU counter, charged and given back inline as bga_alloc
  * and bga_free do (counter_impl.h, on its rseq path where the thread has
  * rseq), instead of a plain add: the `counter` variant.
  */
 static inline __attribute__((always_inline)) int locked_free_with(struct fvol *v, uint64_t start, uint64_t len,
-								  bool lib)
+								  bool lib, bool plain)
 {
 	if (!free_args_ok(v, start, len))
 		return -EINVAL;
@@ -151,14 +181,14 @@ static inline __attribute__((always_inline)) int locked_free_with(struct fvol *v
 	ck_spinlock_fas_t *l = &v->locks[g % LOCK_SLOTS].lock;
 	uint64_t *w = &grp->bitmap[off / 64], m = UINT64_C(1) << (off % 64);
 	int rc = 0;
-	ck_spinlock_fas_lock(l);
+	floor_lock(l, plain);
 	if (!(*w & m)) {
 		rc = -EINVAL; /* a double free */
 	} else {
 		*w &= ~m;
 		grp->free++;
 	}
-	ck_spinlock_fas_unlock(l);
+	floor_unlock(l, plain);
 	if (rc == 0) {
 		if (lib)
 			bga__counter_add(v->ctr, -1);
@@ -169,7 +199,7 @@ static inline __attribute__((always_inline)) int locked_free_with(struct fvol *v
 }
 
 static inline __attribute__((always_inline)) int locked_alloc_with(struct fvol *v, const struct bga_request *q,
-								   struct bga_extent *out, bool lib)
+								   struct bga_extent *out, bool lib, bool plain)
 {
 	if (!alloc_args_ok(v, q, out))
 		return -EINVAL;
@@ -177,7 +207,7 @@ static inline __attribute__((always_inline)) int locked_alloc_with(struct fvol *
 	struct fgroup *grp = &v->groups[g];
 	ck_spinlock_fas_t *l = &v->locks[g % LOCK_SLOTS].lock;
 	int rc = -ENOSPC;
-	ck_spinlock_fas_lock(l);
+	floor_lock(l, plain);
 	uint32_t b = grp->free ? first_zero_from(grp->bitmap, (uint32_t)(goal & (BPG - 1))) : BPG;
 	bool charged = b < BPG && (lib ? bga__counter_add_limited_fast_on(v->ctr, bga__cpu_hint(), 1, v->cap) ||
 						 bga_counter_add_limited(v->ctr, 1, v->cap) == 0
@@ -187,7 +217,7 @@ static inline __attribute__((always_inline)) int locked_alloc_with(struct fvol *
 		grp->free--;
 		rc = 0;
 	}
-	ck_spinlock_fas_unlock(l);
+	floor_unlock(l, plain);
 	if (rc == 0)
 		*out = (struct bga_extent){.start = (g << BPG_SHIFT) + b, .len = 1};
 	return rc; /* (a real one would try other groups on -ENOSPC: churn never needs to) */
@@ -195,22 +225,33 @@ static inline __attribute__((always_inline)) int locked_alloc_with(struct fvol *
 
 static __attribute__((noinline)) int locked_free(struct fvol *v, uint64_t start, uint64_t len)
 {
-	return locked_free_with(v, start, len, false);
+	return locked_free_with(v, start, len, false, false);
 }
 
 static __attribute__((noinline)) int locked_alloc(struct fvol *v, const struct bga_request *q, struct bga_extent *out)
 {
-	return locked_alloc_with(v, q, out, false);
+	return locked_alloc_with(v, q, out, false, false);
 }
 
 static __attribute__((noinline)) int counter_free(struct fvol *v, uint64_t start, uint64_t len)
 {
-	return locked_free_with(v, start, len, true);
+	return locked_free_with(v, start, len, true, false);
 }
 
 static __attribute__((noinline)) int counter_alloc(struct fvol *v, const struct bga_request *q, struct bga_extent *out)
 {
-	return locked_alloc_with(v, q, out, true);
+	return locked_alloc_with(v, q, out, true, false);
+}
+
+static __attribute__((noinline)) int unlocked_free(struct fvol *v, uint64_t start, uint64_t len)
+{
+	return locked_free_with(v, start, len, true, true);
+}
+
+static __attribute__((noinline)) int unlocked_alloc(struct fvol *v, const struct bga_request *q,
+						    struct bga_extent *out)
+{
+	return locked_alloc_with(v, q, out, true, true);
 }
 
 /* lockfree: atomic word operations on the bitmap, nothing else */
@@ -296,11 +337,12 @@ static __attribute__((noinline)) int plain_alloc(struct fvol *v, const struct bg
 CHURN_LOOP(bgalloc, struct bga_volume, bga_free, bga_alloc)
 CHURN_LOOP(locked, struct fvol, locked_free, locked_alloc)
 CHURN_LOOP(counter, struct fvol, counter_free, counter_alloc)
+CHURN_LOOP(unlocked, struct fvol, unlocked_free, unlocked_alloc)
 CHURN_LOOP(lockfree, struct fvol, lockfree_free, lockfree_alloc)
 CHURN_LOOP(plain, struct fvol, plain_free, plain_alloc)
 
-enum variant { V_BGALLOC, V_COUNTER, V_LOCKED, V_LOCKFREE, V_PLAIN, NVARIANT };
-static const char *const variant_name[NVARIANT] = {"bgalloc", "counter", "locked", "lockfree", "plain"};
+enum variant { V_BGALLOC, V_COUNTER, V_UNLOCKED, V_LOCKED, V_LOCKFREE, V_PLAIN, NVARIANT };
+static const char *const variant_name[NVARIANT] = {"bgalloc", "counter", "unlocked", "locked", "lockfree", "plain"};
 
 /* Fill the working set (each variant's own allocation at the same goals),
  * then time `ops` operations; ns per operation, or a negative errno. */
@@ -327,6 +369,7 @@ static double run_variant(enum variant var, uint64_t ops)
 		struct bga_request q = {.goal = rng_below(&r, NBLOCKS), .min_len = 1, .max_len = 1};
 		rc = var == V_BGALLOC ? bga_alloc(vol, &q, &e)
 		     : var == V_COUNTER ? counter_alloc(fv, &q, &e)
+		     : var == V_UNLOCKED ? unlocked_alloc(fv, &q, &e)
 		     : var == V_LOCKED ? locked_alloc(fv, &q, &e)
 		     : var == V_LOCKFREE ? lockfree_alloc(fv, &q, &e)
 					 : plain_alloc(fv, &q, &e);
@@ -336,6 +379,7 @@ static double run_variant(enum variant var, uint64_t ops)
 	if (rc == 0)
 		rc = var == V_BGALLOC ? loop_bgalloc(vol, slot, &r, ops)
 		     : var == V_COUNTER ? loop_counter(fv, slot, &r, ops)
+		     : var == V_UNLOCKED ? loop_unlocked(fv, slot, &r, ops)
 		     : var == V_LOCKED ? loop_locked(fv, slot, &r, ops)
 		     : var == V_LOCKFREE ? loop_lockfree(fv, slot, &r, ops)
 					 : loop_plain(fv, slot, &r, ops);
