@@ -21,6 +21,8 @@
  *              counter (counter_impl.h, inline, as bga_alloc and bga_free
  *              use it) instead of the plain add: what the counter's
  *              exactness protocol costs on top;
+ *   biased     counter, with the fast side of a group lock biased to this
+ *              thread's CPU (a restartable sequence; see floor_lock);
  *   unlocked   counter, with the group lock taken and dropped by plain
  *              stores (one thread only): what the counter floor would be
  *              if the uncontended lock cost no locked instruction, as a
@@ -44,6 +46,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,6 +79,8 @@ struct fgroup {
 
 struct flock {
 	ck_spinlock_fas_t lock;
+	int32_t bias; /* `biased`: the CPU whose restartable sequence may take it */
+	uint32_t held; /* `biased`: taken by that sequence */
 } __attribute__((aligned(LINE)));
 
 struct fvol {
@@ -99,8 +105,10 @@ static int fvol_init(struct fvol *v)
 			return -ENOMEM;
 		v->groups[g].free = BPG;
 	}
-	for (uint32_t s = 0; s < LOCK_SLOTS; s++)
+	for (uint32_t s = 0; s < LOCK_SLOTS; s++) {
 		ck_spinlock_fas_init(&v->locks[s].lock);
+		v->locks[s].bias = sched_getcpu(); /* (main pins itself first) */
+	}
 	return bga_counter_create(&v->ctr, 0, 0, BGA_COUNTER_PERCPU);
 }
 
@@ -139,28 +147,97 @@ static inline bool alloc_args_ok(const struct fvol *v, const struct bga_request 
 }
 
 /*
- * The group lock; `plain` (the `unlocked` variant) takes and drops it with
- * plain stores, no locked instruction: what a lock owned by the CPU that
- * uses it could cost on its fast path (a restartable sequence), measured
- * from one thread only.  It is a bound, not a lock.
+ * How the floor's group lock is taken:
+ *   LW_FAS     ck's fas spinlock (xchg to take, a store to drop);
+ *   LW_PLAIN   plain stores, no locked instruction: a bound on what a lock
+ *              owned by the CPU that uses it could cost, from one thread
+ *              only (the `unlocked` variant; it is not a lock);
+ *   LW_BIASED  the fast side of a lock biased to one CPU (the `biased`
+ *              variant): a restartable sequence that checks that the lock
+ *              is biased to the CPU it runs on and that neither side holds
+ *              it, then sets `held` with a plain store; the fas lock when
+ *              that fails.  What it would cost on the fast side, measured;
+ *              the revocation a real one needs (another CPU clearing the
+ *              bias under the fas lock, membarrier(PRIVATE_EXPEDITED_RSEQ),
+ *              then waiting for `held`) is not here, as one thread never
+ *              revokes.
  */
-static inline __attribute__((always_inline)) void floor_lock(ck_spinlock_fas_t *l, bool plain)
+enum lockway { LW_FAS, LW_PLAIN, LW_BIASED };
+
+#if defined(__x86_64__)
+#include <sys/rseq.h>
+#define FLOOR_STR_(x) #x
+#define FLOOR_STR(x) FLOOR_STR_(x)
+
+/* The fast side of the biased lock; false when it cannot take it (another
+ * CPU's bias, held, or no rseq in this thread). */
+static inline __attribute__((always_inline)) bool biased_take(struct flock *l)
 {
-	if (plain) {
-		ck_pr_store_uint(&l->value, 1);
+	int res;
+	__asm__ __volatile__(".pushsection __rseq_cs, \"aw\"\n\t"
+			     ".balign 32\n"
+			     "3:\n\t"
+			     ".long 0, 0\n\t"
+			     ".quad 1f, 2f - 1f, 4f\n\t"
+			     ".popsection\n\t"
+			     ".pushsection __rseq_failure, \"ax\"\n\t"
+			     ".byte 0x0f, 0xb9, 0x3d\n\t"
+			     ".long " FLOOR_STR(RSEQ_SIG) "\n"
+			     "4:\n\t"
+			     "jmp 6f\n\t"
+			     ".popsection\n"
+			     "6:\n\t"
+			     "leaq 3b(%%rip), %%rax\n\t"
+			     "movq %%rax, %%fs:8(%[off])\n"
+			     "1:\n\t"
+			     "movl %%fs:4(%[off]), %%eax\n\t"
+			     "cmpl %%eax, %c[bias](%[l])\n\t"
+			     "jne 8f\n\t"
+			     "cmpl $0, %c[held](%[l])\n\t"
+			     "jne 8f\n\t"
+			     "cmpl $0, (%[l])\n\t"
+			     "jne 8f\n\t"
+			     "movl $1, %c[held](%[l])\n" /* commit */
+			     "2:\n\t"
+			     "xorl %k[res], %k[res]\n\t"
+			     "jmp 9f\n"
+			     "8:\n\t"
+			     "movl $1, %k[res]\n"
+			     "9:\n\t"
+			     : [res] "=r"(res)
+			     : [off] "r"(__rseq_offset), [l] "r"(l), [bias] "i"(offsetof(struct flock, bias)),
+			       [held] "i"(offsetof(struct flock, held))
+			     : "rax", "memory", "cc");
+	return res == 0;
+}
+#else
+static inline bool biased_take(struct flock *l)
+{
+	(void)l;
+	return false;
+}
+#endif
+
+static inline __attribute__((always_inline)) void floor_lock(struct flock *l, enum lockway way)
+{
+	if (way == LW_PLAIN) {
+		ck_pr_store_uint(&l->lock.value, 1);
 		ck_pr_barrier();
-	} else {
-		ck_spinlock_fas_lock(l);
+	} else if (way != LW_BIASED || !biased_take(l)) {
+		ck_spinlock_fas_lock(&l->lock);
 	}
 }
 
-static inline __attribute__((always_inline)) void floor_unlock(ck_spinlock_fas_t *l, bool plain)
+static inline __attribute__((always_inline)) void floor_unlock(struct flock *l, enum lockway way)
 {
-	if (plain) {
+	if (way == LW_PLAIN) {
 		ck_pr_barrier();
-		ck_pr_store_uint(&l->value, 0);
+		ck_pr_store_uint(&l->lock.value, 0);
+	} else if (way == LW_BIASED && l->held) {
+		ck_pr_barrier();
+		ck_pr_store_uint(&l->held, 0);
 	} else {
-		ck_spinlock_fas_unlock(l);
+		ck_spinlock_fas_unlock(&l->lock);
 	}
 }
 
@@ -171,24 +248,24 @@ static inline __attribute__((always_inline)) void floor_unlock(ck_spinlock_fas_t
  * rseq), instead of a plain add: the `counter` variant.
  */
 static inline __attribute__((always_inline)) int locked_free_with(struct fvol *v, uint64_t start, uint64_t len,
-								  bool lib, bool plain)
+								  bool lib, enum lockway way)
 {
 	if (!free_args_ok(v, start, len))
 		return -EINVAL;
 	uint64_t g = start >> BPG_SHIFT;
 	uint32_t off = (uint32_t)(start & (BPG - 1));
 	struct fgroup *grp = &v->groups[g];
-	ck_spinlock_fas_t *l = &v->locks[g % LOCK_SLOTS].lock;
+	struct flock *l = &v->locks[g % LOCK_SLOTS];
 	uint64_t *w = &grp->bitmap[off / 64], m = UINT64_C(1) << (off % 64);
 	int rc = 0;
-	floor_lock(l, plain);
+	floor_lock(l, way);
 	if (!(*w & m)) {
 		rc = -EINVAL; /* a double free */
 	} else {
 		*w &= ~m;
 		grp->free++;
 	}
-	floor_unlock(l, plain);
+	floor_unlock(l, way);
 	if (rc == 0) {
 		if (lib)
 			bga__counter_add(v->ctr, -1);
@@ -199,15 +276,15 @@ static inline __attribute__((always_inline)) int locked_free_with(struct fvol *v
 }
 
 static inline __attribute__((always_inline)) int locked_alloc_with(struct fvol *v, const struct bga_request *q,
-								   struct bga_extent *out, bool lib, bool plain)
+								   struct bga_extent *out, bool lib, enum lockway way)
 {
 	if (!alloc_args_ok(v, q, out))
 		return -EINVAL;
 	uint64_t goal = q->goal, g = goal >> BPG_SHIFT;
 	struct fgroup *grp = &v->groups[g];
-	ck_spinlock_fas_t *l = &v->locks[g % LOCK_SLOTS].lock;
+	struct flock *l = &v->locks[g % LOCK_SLOTS];
 	int rc = -ENOSPC;
-	floor_lock(l, plain);
+	floor_lock(l, way);
 	uint32_t b = grp->free ? first_zero_from(grp->bitmap, (uint32_t)(goal & (BPG - 1))) : BPG;
 	bool charged = b < BPG && (lib ? bga__counter_add_limited_fast_on(v->ctr, bga__cpu_hint(), 1, v->cap) ||
 						 bga_counter_add_limited(v->ctr, 1, v->cap) == 0
@@ -217,7 +294,7 @@ static inline __attribute__((always_inline)) int locked_alloc_with(struct fvol *
 		grp->free--;
 		rc = 0;
 	}
-	floor_unlock(l, plain);
+	floor_unlock(l, way);
 	if (rc == 0)
 		*out = (struct bga_extent){.start = (g << BPG_SHIFT) + b, .len = 1};
 	return rc; /* (a real one would try other groups on -ENOSPC: churn never needs to) */
@@ -225,33 +302,43 @@ static inline __attribute__((always_inline)) int locked_alloc_with(struct fvol *
 
 static __attribute__((noinline)) int locked_free(struct fvol *v, uint64_t start, uint64_t len)
 {
-	return locked_free_with(v, start, len, false, false);
+	return locked_free_with(v, start, len, false, LW_FAS);
 }
 
 static __attribute__((noinline)) int locked_alloc(struct fvol *v, const struct bga_request *q, struct bga_extent *out)
 {
-	return locked_alloc_with(v, q, out, false, false);
+	return locked_alloc_with(v, q, out, false, LW_FAS);
 }
 
 static __attribute__((noinline)) int counter_free(struct fvol *v, uint64_t start, uint64_t len)
 {
-	return locked_free_with(v, start, len, true, false);
+	return locked_free_with(v, start, len, true, LW_FAS);
 }
 
 static __attribute__((noinline)) int counter_alloc(struct fvol *v, const struct bga_request *q, struct bga_extent *out)
 {
-	return locked_alloc_with(v, q, out, true, false);
+	return locked_alloc_with(v, q, out, true, LW_FAS);
 }
 
 static __attribute__((noinline)) int unlocked_free(struct fvol *v, uint64_t start, uint64_t len)
 {
-	return locked_free_with(v, start, len, true, true);
+	return locked_free_with(v, start, len, true, LW_PLAIN);
 }
 
 static __attribute__((noinline)) int unlocked_alloc(struct fvol *v, const struct bga_request *q,
 						    struct bga_extent *out)
 {
-	return locked_alloc_with(v, q, out, true, true);
+	return locked_alloc_with(v, q, out, true, LW_PLAIN);
+}
+
+static __attribute__((noinline)) int biased_free(struct fvol *v, uint64_t start, uint64_t len)
+{
+	return locked_free_with(v, start, len, true, LW_BIASED);
+}
+
+static __attribute__((noinline)) int biased_alloc(struct fvol *v, const struct bga_request *q, struct bga_extent *out)
+{
+	return locked_alloc_with(v, q, out, true, LW_BIASED);
 }
 
 /* lockfree: atomic word operations on the bitmap, nothing else */
@@ -338,11 +425,13 @@ CHURN_LOOP(bgalloc, struct bga_volume, bga_free, bga_alloc)
 CHURN_LOOP(locked, struct fvol, locked_free, locked_alloc)
 CHURN_LOOP(counter, struct fvol, counter_free, counter_alloc)
 CHURN_LOOP(unlocked, struct fvol, unlocked_free, unlocked_alloc)
+CHURN_LOOP(biased, struct fvol, biased_free, biased_alloc)
 CHURN_LOOP(lockfree, struct fvol, lockfree_free, lockfree_alloc)
 CHURN_LOOP(plain, struct fvol, plain_free, plain_alloc)
 
-enum variant { V_BGALLOC, V_COUNTER, V_UNLOCKED, V_LOCKED, V_LOCKFREE, V_PLAIN, NVARIANT };
-static const char *const variant_name[NVARIANT] = {"bgalloc", "counter", "unlocked", "locked", "lockfree", "plain"};
+enum variant { V_BGALLOC, V_COUNTER, V_BIASED, V_UNLOCKED, V_LOCKED, V_LOCKFREE, V_PLAIN, NVARIANT };
+static const char *const variant_name[NVARIANT] = {"bgalloc", "counter",  "biased",   "unlocked",
+						   "locked",  "lockfree", "plain"};
 
 /* Fill the working set (each variant's own allocation at the same goals),
  * then time `ops` operations; ns per operation, or a negative errno. */
@@ -370,6 +459,7 @@ static double run_variant(enum variant var, uint64_t ops)
 		rc = var == V_BGALLOC ? bga_alloc(vol, &q, &e)
 		     : var == V_COUNTER ? counter_alloc(fv, &q, &e)
 		     : var == V_UNLOCKED ? unlocked_alloc(fv, &q, &e)
+		     : var == V_BIASED ? biased_alloc(fv, &q, &e)
 		     : var == V_LOCKED ? locked_alloc(fv, &q, &e)
 		     : var == V_LOCKFREE ? lockfree_alloc(fv, &q, &e)
 					 : plain_alloc(fv, &q, &e);
@@ -380,6 +470,7 @@ static double run_variant(enum variant var, uint64_t ops)
 		rc = var == V_BGALLOC ? loop_bgalloc(vol, slot, &r, ops)
 		     : var == V_COUNTER ? loop_counter(fv, slot, &r, ops)
 		     : var == V_UNLOCKED ? loop_unlocked(fv, slot, &r, ops)
+		     : var == V_BIASED ? loop_biased(fv, slot, &r, ops)
 		     : var == V_LOCKED ? loop_locked(fv, slot, &r, ops)
 		     : var == V_LOCKFREE ? loop_lockfree(fv, slot, &r, ops)
 					 : loop_plain(fv, slot, &r, ops);

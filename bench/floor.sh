@@ -13,7 +13,7 @@ ops=${2:-100000}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 printf '%-10s %12s %10s %10s\n' variant "per op" harness calls
-for v in bgalloc counter unlocked locked lockfree plain; do
+for v in bgalloc counter biased unlocked locked lockfree plain; do
 	valgrind --tool=callgrind "--toggle-collect=loop_$v*" --callgrind-out-file="$out" \
 		"$build/bench/bga-floor" --count "$v" "$ops" >/dev/null 2>&1
 	self=$(callgrind_annotate --threshold=100 "$out")
