@@ -336,7 +336,6 @@ void bga__locktab_lock_slow(struct bga_locktab *t, struct locktab_slot *s)
 		return;
 	}
 	start = now_ns();
-	ck_pr_inc_64(&s->waiters); /* (a streak with waiters does not bias) */
 	slot_lock_contended(s, t->kind);
 	if (t->kind == BGA_LOCK_FAS)
 		bga__locktab_fas_taken(t, s);

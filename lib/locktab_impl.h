@@ -23,8 +23,7 @@
 #include "compiler.h"
 
 /*
- * One slot, alone on its cache lines (two: the lock's, and the fast
- * side's below).  The statistics sit next to the
+ * One slot, alone on its cache line(s).  The statistics sit next to the
  * lock word: the holder owns the line anyway, so bumping them costs no
  * extra miss.
  *
@@ -38,8 +37,7 @@
  *   bga__locktab_set_biasing; the proof is at bga__locktab_revoke):
  *   - `bias1` is a CPU id + 1, or 0 (unbiased), and changes only under the
  *     fas lock: to a CPU when that CPU's thread takes the fas lock for the
- *     need-th time in a row with no acquisition waiting and no try failing
- *     meanwhile (streak_cpu, streak, streak_waits, need: written under the
+ *     need-th time in a row (streak_cpu, streak, need: written under the
  *     fas lock only), to 0 when any thread takes the fas
  *     lock while it is set (a revocation; need doubles);
  *   - `held` is 1 exactly while a thread holds the lock by the fast side:
@@ -69,29 +67,18 @@ struct locktab_slot {
 	uint64_t contended;
 	uint64_t wait_ns;
 	uint64_t try_failed;
-	uint64_t waiters; /* acquisitions that began to wait (atomic, by the waiter) */
-	int32_t streak_cpu;
-	uint32_t streak;
-	uint32_t need;
-	uint64_t revoked; /* revocations of the bias (statistics, holder-written) */
-	uint64_t acq_at_bias;
-	uint64_t streak_waits; /* waiters + try_failed when the streak began */
-	/*
-	 * The fast side's words, a line apart from the lock word: every
-	 * acquisition reads them (the fast side's check, and after the
-	 * exchange and at release the fas side's), and on the line that
-	 * another CPU's exchange keeps taking away, each read was one more
-	 * transfer (2 threads with random goals lost 10-12%).  Here they stay
-	 * shared in both caches until a bias changes or a fast holder writes
-	 * `held`, which only its CPU does while the slot is biased.
-	 */
 	union {
 		struct {
 			uint32_t bias1; /* the biased CPU + 1; 0: none */
 			uint32_t held;
 		};
 		uint64_t bias_state; /* both at once: 0 iff unbiased and not held */
-	} __attribute__((aligned(BGA_CACHELINE)));
+	};
+	int32_t streak_cpu;
+	uint32_t streak;
+	uint32_t need;
+	uint64_t revoked; /* revocations of the bias (statistics, holder-written) */
+	uint64_t acq_at_bias;
 } __attribute__((aligned(BGA_CACHELINE)));
 
 /* What bga__locktab_bias_of says of a slot no CPU may take by the fast
@@ -113,8 +100,7 @@ struct locktab_slot {
  * against `biased`). */
 #define LOCKTAB_BIAS_PAID 1024u
 
-_Static_assert(sizeof(struct locktab_slot) == 2 * BGA_CACHELINE,
-	       "a slot fills two padded lines: the lock's, the fast side's");
+_Static_assert(sizeof(struct locktab_slot) == BGA_CACHELINE, "a slot fills exactly one padded line");
 
 struct bga_locktab {
 	struct locktab_slot *slots;
@@ -158,13 +144,8 @@ static inline void bga__locktab_count_bias(struct locktab_slot *s)
 	int32_t cpu = locktab_rseq_cpu();
 	if (cpu < 0)
 		return;
-	/* Only a streak that nobody waited through counts: a slot that
-	 * others wait for is contended, and a bias would only add
-	 * revocations to the waits. */
-	uint64_t waits = ck_pr_load_64(&s->waiters) + ck_pr_load_64(&s->try_failed);
-	if (cpu != s->streak_cpu || waits != s->streak_waits) {
+	if (cpu != s->streak_cpu) {
 		s->streak_cpu = cpu;
-		s->streak_waits = waits;
 		s->streak = 1;
 	} else if (++s->streak >= s->need) {
 		s->streak = 0;
