@@ -61,15 +61,7 @@ struct bga_config {
 	 * default 0 = BGA_LOCK_DEFAULT, which with BGA_GLOBAL_LOCK means a
 	 * pthread mutex: the one lock of fuse2fs (a pthread mutex) and of ext3
 	 * before the patch (lock_super, a sleeping semaphore) both sleep.
-	 * Values past BGA_LOCK_MUTEX are -EINVAL.  With fas (the default
-	 * without BGA_GLOBAL_LOCK), where rseq sections and
-	 * membarrier(PRIVATE_EXPEDITED_RSEQ) work (x86-64 Linux), a group
-	 * lock that one CPU takes many times in a row (64 at first, adapting
-	 * up to 16384) is biased to that CPU: its threads then take it with a
-	 * restartable sequence and no locked instruction, and a thread on
-	 * another CPU revokes the bias before it takes the lock (one
-	 * membarrier, 1.3-2.7 us here).  BGA_LOCK_BIAS=0 in the environment
-	 * turns this off.
+	 * Values past BGA_LOCK_MUTEX are -EINVAL.
 	 */
 	uint32_t lock_kind;
 	/* more fields may follow */

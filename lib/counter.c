@@ -22,7 +22,6 @@
 
 #include "compiler.h"
 #include "counter_impl.h"
-#include "rseq_fence.h"
 #include "cpu.h"
 
 /*
@@ -133,16 +132,6 @@ static void counter_stop_adders(void)
 #endif
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
-}
-
-bool bga__rseq_fence_usable(void)
-{
-	return counter_rseq_usable();
-}
-
-void bga__rseq_fence(void)
-{
-	counter_stop_adders();
 }
 
 int bga_counter_create(struct bga_counter **out, int64_t initial, int32_t batch,

@@ -22,7 +22,6 @@
 
 #include "compiler.h"
 #include "locktab_impl.h"
-#include "rseq_fence.h"
 
 /*
  * The default kind, chosen on a measurement: bench/bench_locktab.c,
@@ -142,7 +141,6 @@ int bga_locktab_create(struct bga_locktab **out, uint32_t nslots, enum bga_lock_
 	t->slots = mem;
 	t->mask = nslots - 1;
 	t->kind = kind;
-	t->biasing = false; /* bga__locktab_set_biasing */
 
 	if (kind == BGA_LOCK_MUTEX) {
 		pthread_mutexattr_init(&attr);
@@ -154,7 +152,6 @@ int bga_locktab_create(struct bga_locktab **out, uint32_t nslots, enum bga_lock_
 	for (i = 0; i < nslots; i++) {
 		struct locktab_slot *s = &t->slots[i];
 
-		s->need = LOCKTAB_BIAS_NEED; /* (bias1 = held = 0: unbiased) */
 		switch (kind) {
 		case BGA_LOCK_FAS:
 			ck_spinlock_fas_init(&s->u.fas);
@@ -337,8 +334,6 @@ void bga__locktab_lock_slow(struct bga_locktab *t, struct locktab_slot *s)
 	}
 	start = now_ns();
 	slot_lock_contended(s, t->kind);
-	if (t->kind == BGA_LOCK_FAS)
-		bga__locktab_fas_taken(t, s);
 	bga__locktab_stat_add(&s->acquisitions, 1);
 	bga__locktab_stat_add(&s->contended, 1);
 	bga__locktab_stat_add(&s->wait_ns, now_ns() - start);
@@ -376,91 +371,6 @@ void bga__locktab_unlock_slow(struct bga_locktab *t, struct locktab_slot *s)
 		pthread_mutex_unlock(&s->u.mutex);
 		break;
 	}
-}
-
-/*
- * The bias (locktab_impl.h).  Why a fas holder that revoked and waited, and
- * a fast-side holder, never hold a slot at once.  Let R take the fas lock
- * (an exchange: a full fence) and find bias1 = c + 1 set.  R clears it,
- * then fences with membarrier(PRIVATE_EXPEDITED_RSEQ) (bga__rseq_fence),
- * then waits for held == 0.  Take any fast-side section F on CPU c:
- *  - F committed before the fence reached CPU c: its store held = 1 is
- *    visible to R after the fence, so R waits for F's release;
- *  - F was running when the fence reached CPU c: the kernel aborted it,
- *    and it starts again (below);
- *  - F starts after that: it loads bias after R's clearing of it was
- *    made visible by the fence, so it fails and takes the fas way, where
- *    it waits for R.
- * And a section never takes the slot while the fas word is held: it loads
- * bias before the fas word, and bias becomes c only under the fas lock
- * (bga__locktab_count_bias) with the later unlock as its release, so a
- * section that sees bias = c before that unlock sees the fas word set (x86
- * keeps stores in order and loads in order), and one that sees it after
- * finds a free fas word with nobody inside; while bias = c, any thread
- * that takes the fas word revokes before it proceeds.  A try that revoked
- * but found `held` set backs out with the bias gone and the holder still
- * inside, so every fas acquirer also waits for `held` to clear
- * (bga__locktab_fas_blocked); it sees it set, since the fence made the
- * holder's store visible to that try, and the fas word passed from that
- * try to it.  Two fast-side
- * holders cannot meet either: a commit happens on CPU c with no other
- * thread of c running inside the section, after it saw held == 0.
- * BGA_COUNTER_TEST_SKIP_MEMBARRIER (test builds only) removes the fence
- * here too, for stress_bias to catch.
- */
-static void revoke_start(struct locktab_slot *s)
-{
-	__atomic_store_n(&s->bias1, 0, __ATOMIC_RELAXED);
-	bga__rseq_fence();
-	s->streak = 0;
-	if (s->acquisitions - s->acq_at_bias >= LOCKTAB_BIAS_PAID)
-		s->need = s->need / 2 > LOCKTAB_BIAS_NEED ? s->need / 2 : LOCKTAB_BIAS_NEED;
-	else
-		s->need = s->need < LOCKTAB_BIAS_NEED_MAX / 2 ? 2 * s->need : LOCKTAB_BIAS_NEED_MAX;
-	bga__locktab_stat_add(&s->revoked, 1);
-}
-
-void bga__locktab_revoke(struct locktab_slot *s)
-{
-	unsigned spins = 0;
-
-	if (__atomic_load_n(&s->bias1, __ATOMIC_RELAXED) != 0)
-		revoke_start(s);
-	/* The fast holder is inside its critical section (or preempted in it,
-	 * maybe on this CPU): spin a little, then yield to it. */
-	while (__atomic_load_n(&s->held, __ATOMIC_ACQUIRE)) {
-		if (++spins < 64)
-			ck_pr_stall();
-		else
-			sched_yield();
-	}
-}
-
-bool bga__locktab_revoke_try(struct locktab_slot *s)
-{
-	if (__atomic_load_n(&s->bias1, __ATOMIC_RELAXED) != 0)
-		revoke_start(s);
-	return !__atomic_load_n(&s->held, __ATOMIC_ACQUIRE);
-}
-
-bool bga__locktab_set_biasing(struct bga_locktab *t)
-{
-	const char *env = getenv("BGA_LOCK_BIAS");
-
-	if (t->kind != BGA_LOCK_FAS || !BGA_LOCKTAB_HAVE_RSEQ || (env && strcmp(env, "0") == 0) ||
-	    !bga__rseq_fence_usable())
-		return false;
-	t->biasing = true;
-	return true;
-}
-
-int32_t bga__locktab_bias_of(const struct bga_locktab *t, uint32_t slot, uint64_t *revoked)
-{
-	const struct locktab_slot *s = &t->slots[slot & t->mask];
-
-	if (revoked)
-		*revoked = ck_pr_load_64(&s->revoked);
-	return (int32_t)__atomic_load_n(&s->bias1, __ATOMIC_RELAXED) - 1;
 }
 
 void bga_locktab_lock(struct bga_locktab *t, uint64_t key)

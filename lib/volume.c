@@ -166,10 +166,6 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	rc = bga_locktab_create(&vol->locks, vol->cfg.lock_slots, (enum bga_lock_kind)vol->cfg.lock_kind);
 	if (rc)
 		goto fail;
-	/* Group locks that one CPU keeps taking are taken without a locked
-	 * instruction (locktab_impl.h); not the baseline's one lock. */
-	if (!(vol->cfg.flags & BGA_GLOBAL_LOCK))
-		(void)bga__locktab_set_biasing(vol->locks);
 	rc = bga_counter_create(&vol->used, (int64_t)cfg->first_data_block * 0, vol->cfg.counter_batch,
 				(vol->cfg.flags & BGA_ATOMIC_COUNTERS) ? BGA_COUNTER_ATOMIC : BGA_COUNTER_PERCPU);
 	if (rc)
