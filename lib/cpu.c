@@ -124,7 +124,7 @@ static unsigned hash_cpu(void)
 }
 
 /* The fallback's reused answer (cpu.h). */
-__thread __attribute__((tls_model("initial-exec"))) struct bga_cpu_reuse bga__cpu_reuse;
+__thread struct bga_cpu_reuse bga__cpu_reuse;
 
 static __attribute__((noinline)) unsigned fallback_lookup(void)
 {

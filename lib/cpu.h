@@ -51,16 +51,20 @@ unsigned bga__cpu_fallback(void);
 
 /*
  * The fallback's last answer and how many more lookups may reuse it.  Per
- * thread, initial-exec (one %fs-relative load, no __tls_get_addr; eight
- * bytes of glibc's static TLS surplus when the library is dlopen'ed).
- * Written by bga__cpu_fallback and bga__cpu_hint_inline only.
+ * thread, in the default TLS model: initial-exec would put the library's
+ * whole TLS block (about 1 KiB: the MCS node pool, lockdep's stack) into
+ * glibc's static TLS surplus, which a dlopen'ed libbgalloc.so then fails
+ * to load from once the surplus is used up (it was, loading two builds in
+ * one process: bga-ab).  In executables and the static library the
+ * linker relaxes the access to one %fs-relative load anyway; in the
+ * shared library it costs a __tls_get_addr call, on paths without rseq
+ * only.  Written by bga__cpu_fallback and bga__cpu_hint_inline only.
  */
 struct bga_cpu_reuse {
 	unsigned cpu;
 	unsigned left;
 };
-extern __thread __attribute__((tls_model("initial-exec"), visibility("hidden"))) struct bga_cpu_reuse
-	bga__cpu_reuse;
+extern __thread __attribute__((visibility("hidden"))) struct bga_cpu_reuse bga__cpu_reuse;
 
 /*
  * Offset of struct rseq::cpu_id from the thread pointer: -2 until the
