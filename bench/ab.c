@@ -97,18 +97,6 @@ static double churn(const struct lib *l, uint64_t ops)
 	return rc ? rc : ns;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int main(int argc, char **argv)
 {
 	struct lib lib[2];
@@ -133,12 +121,12 @@ int main(int argc, char **argv)
 		}
 		ratio[k] = ns[0][k] / ns[1][k];
 	}
-	double a = median(ns[0], reps), b = median(ns[1], reps);
-	qsort(ratio, (size_t)reps, sizeof(double), cmp_double);
+	double a = bench_median(ns[0], reps), b = bench_median(ns[1], reps);
+	qsort(ratio, (size_t)reps, sizeof(double), rng_cmp_double);
 	printf("single-thread churn, %d reps of %llu ops, CPU 0\n", reps, (unsigned long long)ops);
 	printf("A %-40s %8.2f ns per op\n", lib[0].path, a);
 	printf("B %-40s %8.2f ns per op\n", lib[1].path, b);
 	printf("B's throughput over A's: %.3fx (medians); per repetition %.3f..%.3f, median %.3f\n", a / b, ratio[0],
-	       ratio[reps - 1], median(ratio, reps));
+	       ratio[reps - 1], bench_median(ratio, reps));
 	return 0;
 }

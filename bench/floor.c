@@ -484,12 +484,6 @@ static double run_variant(enum variant var, uint64_t ops)
 	return rc ? rc : ns;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "--count") == 0) {
@@ -518,10 +512,8 @@ int main(int argc, char **argv)
 			}
 		}
 	double med[NVARIANT];
-	for (int v = 0; v < NVARIANT; v++) {
-		qsort(ns[v], (size_t)reps, sizeof(double), cmp_double);
-		med[v] = reps % 2 ? ns[v][reps / 2] : (ns[v][reps / 2 - 1] + ns[v][reps / 2]) / 2;
-	}
+	for (int v = 0; v < NVARIANT; v++)
+		med[v] = bench_median(ns[v], reps);
 	printf("single-thread churn, 2^20 blocks, %d-block working set, %d reps of %llu ops, CPU 0\n", WSET, reps,
 	       (unsigned long long)ops);
 	printf("%-10s %10s %14s\n", "variant", "ns per op", "bgalloc / it");

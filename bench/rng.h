@@ -3,12 +3,13 @@
 #define BGA_BENCH_RNG_H
 
 /*
- * What the benchmark drivers share: a per-thread random stream and a
- * clock.  xorshift64* costs a few cycles, next to allocator calls of
+ * What the benchmark drivers share: a per-thread random stream, a clock
+ * and a median.  xorshift64* costs a few cycles, next to allocator calls of
  * 10-1000 ns, and fixed seeds make every run repeatable.
  */
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 struct rng {
@@ -48,6 +49,19 @@ static inline double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static inline int rng_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The median of v[0..n) (n >= 1); sorts v. */
+static inline double bench_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), rng_cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 #endif

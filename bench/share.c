@@ -148,18 +148,6 @@ static double run_setting(const struct setting *s, uint64_t ops)
 	return rate;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct setting settings[] = {
@@ -196,13 +184,13 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	printf("one cache line, CPU 0 <-> CPU 1: %.1f ns per transfer (median of %d)\n", median(xfer, reps),
+	printf("one cache line, CPU 0 <-> CPU 1: %.1f ns per transfer (median of %d)\n", bench_median(xfer, reps),
 	       reps);
 	printf("churn, 2^20 blocks, 4096-block working set, medians of %d runs of %llu ops per thread:\n", reps,
 	       (unsigned long long)ops);
-	double one = median(v[0], reps);
+	double one = bench_median(v[0], reps);
 	for (int k = 0; k < NSET; k++) {
-		double m = median(v[k], reps);
+		double m = bench_median(v[k], reps);
 		printf("  %-36s %7.2f M ops/s  %5.2fx of 1 thread\n", settings[k].name, m / 1e6, m / one);
 	}
 	for (int k = 0; k < NSET; k++)

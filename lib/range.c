@@ -242,6 +242,16 @@ static __attribute__((noinline)) int free_other(struct bga_volume *vol, uint64_t
  * the fast path a leaf that saves no registers.
  */
 
+/* Their common end: release the lock and, when n blocks were freed (rc
+ * 0), give them back to the used count. */
+static inline int free_exit_done(struct bga_volume *vol, uint64_t g, struct locktab_slot *slot, uint32_t n, int rc)
+{
+	bga__group_unlock_at(vol, g, slot);
+	if (rc == 0)
+		bga__counter_add(vol->used, -(int64_t)n);
+	return rc;
+}
+
 /* The word's bits are all set but the group has deferred frees or
  * windows, whose blocks are not allocated. */
 static __attribute__((noinline)) int free_word_ext(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
@@ -252,10 +262,7 @@ static __attribute__((noinline)) int free_word_ext(struct bga_volume *vol, struc
 		grp->bitmap[off / 64] &= ~bga__word_mask(off, n);
 		bga__group_freed_locked(vol, grp, g, off, n);
 	}
-	bga__group_unlock_at(vol, g, slot);
-	if (rc == 0)
-		bga__counter_add(vol->used, -(int64_t)n);
-	return rc;
+	return free_exit_done(vol, g, slot, n, rc);
 }
 
 /* A group the word cannot decide: no bitmap (wholly used, or
@@ -268,10 +275,7 @@ static __attribute__((noinline)) int free_group_rest(struct bga_volume *vol, str
 		rc = bga__group_prepare_release_locked(vol, grp, g, off, n);
 	if (rc == 0)
 		bga__group_release_locked(vol, grp, g, off, n);
-	bga__group_unlock_at(vol, g, slot);
-	if (rc == 0)
-		bga__counter_add(vol->used, -(int64_t)n);
-	return rc;
+	return free_exit_done(vol, g, slot, n, rc);
 }
 
 /* The release is done but raised the free count above max_run. */
@@ -279,9 +283,7 @@ static __attribute__((noinline)) int free_word_merge(struct bga_volume *vol, str
 						     struct locktab_slot *slot, uint32_t off, uint32_t n)
 {
 	bga__group_merge_run_locked(vol, grp, g, off, n);
-	bga__group_unlock_at(vol, g, slot);
-	bga__counter_add(vol->used, -(int64_t)n);
-	return 0;
+	return free_exit_done(vol, g, slot, n, 0);
 }
 
 /* The lock is released; the counter's fast path could not take the
