@@ -19,7 +19,7 @@
  * Because of that, the sources after rseq are asked once per
  * BGA_CPU_FALLBACK_REUSE lookups of a thread, and the answer is reused in
  * between (bga__cpu_fallback): the kernel migrates a thread on millisecond
- * scales, and 32 lookups are about two microseconds of a hot path that
+ * scales, and 32 lookups are one or two microseconds of a hot path that
  * looks up once per call, so a migrated thread uses its old CPU's slots
  * for that long, which costs shared lines and never correctness.  Without
  * the reuse, each lookup with rseq off paid getcpu's 11 ns (see cpu.c's

@@ -210,8 +210,8 @@ static inline bool bga__group_trylock_fas_at(struct bga_volume *vol, uint64_t g,
 {
 	(void)g;
 	bool ok = bga__locktab_trylock_fas(vol->locks, s);
-	if (ok)
-		bga__lockdep_acquire(BGA_LOCKDEP_GROUP, bga_locktab_slot(vol->locks, g), true);
+	if (ok) /* a try cannot deadlock: no order check, as bga__group_trylock_at */
+		bga__lockdep_acquire(BGA_LOCKDEP_GROUP, bga_locktab_slot(vol->locks, g), false);
 	return ok;
 }
 
