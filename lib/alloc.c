@@ -173,20 +173,9 @@ static __attribute__((noinline)) int alloc_plain_call(struct bga_volume *vol, co
 	return bga__alloc_slow(vol, req, out);
 }
 
-/* An append through a file's window (validated as bga_alloc's second
- * case). */
-static __attribute__((noinline)) int alloc_window(struct bga_volume *vol, const struct bga_request *req,
-						  struct bga_extent *out)
-{
-	if (alloc_window_fast(vol, req, out))
-		return 0;
-	return bga__alloc_slow(vol, req, out);
-}
-
 /*
- * The common request inline, in alloc_fast's leaf form; everything else
- * by a tail call.  So bga_alloc calls nothing and saves no registers on
- * its common path.
+ * The common request inline, in alloc_fast's leaf form, which calls
+ * nothing; a window's append inline too; everything else by a tail call.
  */
 int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
 {
@@ -208,9 +197,17 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 				return alloc_plain_call(vol, req, out);
 			return bga__alloc_slow(vol, req, out);
 		}
-		/* The next most common: an append through a file's window. */
-		if (req->flags == 0 && req->rsv != NULL && min - 1 < max && min <= vol->cfg.blocks_per_group)
-			return alloc_window(vol, req, out);
+		/*
+		 * The next most common: an append through a file's window,
+		 * inline: bga_alloc saves its registers anyway, and a call to
+		 * a function of its own (which must save them again for its
+		 * call of bga__rsv_take_fast) cost 2.5% of an append.
+		 */
+		if (req->flags == 0 && req->rsv != NULL && min - 1 < max && min <= vol->cfg.blocks_per_group) {
+			if (alloc_window_fast(vol, req, out))
+				return 0;
+			return bga__alloc_slow(vol, req, out);
+		}
 	}
 	return alloc_other(vol, req, out);
 }
