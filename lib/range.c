@@ -161,10 +161,26 @@ static __attribute__((noinline, cold)) struct bga_chunk *free_chunk_missing(stru
 	return bga__persist_pending(vol, c) ? bga__chunk_ensure(vol, c) : NULL;
 }
 
-/* bga_free of a range inside one group: the common case, without the
- * callbacks of bga__range_apply. */
-static inline __attribute__((always_inline)) int free_in_group(struct bga_volume *vol, uint64_t g, uint32_t off,
-							       uint32_t n)
+/*
+ * The checks, prepare and release of [off, off+n) in group g, with its
+ * lock held: what bga__range_apply does for one group, without its
+ * callbacks.  A range inside one word is decided there on that word
+ * (bga__group_is_used_locked, bga__group_release_locked).  0, or -EINVAL,
+ * -EUCLEAN or -ENOMEM with nothing changed.
+ */
+static int free_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n)
+{
+	int rc = range_usable_locked(vol, grp, g, off, n);
+	if (rc == 0)
+		rc = bga__group_prepare_release_locked(vol, grp, g, off, n);
+	if (rc == 0)
+		bga__group_release_locked(vol, grp, g, off, n);
+	return rc;
+}
+
+/* bga_free of a range inside one group when bga_free's fast path could
+ * not take it: the group's lock taken however it must be. */
+static int free_in_group(struct bga_volume *vol, uint64_t g, uint32_t off, uint32_t n)
 {
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
 	if (bga_unlikely(ch == NULL) && (ch = free_chunk_missing(vol, g >> BGA_CHUNK_SHIFT)) == NULL)
@@ -172,29 +188,8 @@ static inline __attribute__((always_inline)) int free_in_group(struct bga_volume
 		return bga__persist_pending(vol, g >> BGA_CHUNK_SHIFT) ? -ENOMEM : -EINVAL;
 	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
 	struct locktab_slot *slot = bga__group_slot(vol, g);
-	int rc = 0;
 	bga__group_lock_at(vol, g, slot);
-	if (bga_likely(grp->bitmap != NULL && bga__in_one_word(off, n) && off + n <= grp->hi)) {
-		/*
-		 * The case of range_usable_locked, prepare and release that
-		 * one bitmap word decides (the group has a bitmap, so it is
-		 * neither quarantined nor in need of one), with the word and
-		 * its mask found once.
-		 */
-		uint64_t *w = &grp->bitmap[off / 64], m = bga__word_mask(off, n);
-		if ((*w & m) != m || (grp->ext && range_ext_conflict_locked(grp, off, n))) {
-			rc = -EINVAL;
-		} else {
-			*w &= ~m;
-			bga__group_freed_locked(vol, grp, g, off, n);
-		}
-	} else {
-		rc = range_usable_locked(vol, grp, g, off, n);
-		if (rc == 0)
-			rc = bga__group_prepare_release_locked(vol, grp, g, off, n);
-		if (rc == 0)
-			bga__group_release_locked(vol, grp, g, off, n);
-	}
+	int rc = free_locked(vol, grp, g, off, n);
 	bga__group_unlock_at(vol, g, slot);
 	return rc;
 }
@@ -252,30 +247,13 @@ static inline int free_exit_done(struct bga_volume *vol, uint64_t g, struct lock
 	return rc;
 }
 
-/* The word's bits are all set but the group has deferred frees or
- * windows, whose blocks are not allocated. */
-static __attribute__((noinline)) int free_word_ext(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
-						   struct locktab_slot *slot, uint32_t off, uint32_t n)
-{
-	int rc = range_ext_conflict_locked(grp, off, n) ? -EINVAL : 0;
-	if (rc == 0) {
-		grp->bitmap[off / 64] &= ~bga__word_mask(off, n);
-		bga__group_freed_locked(vol, grp, g, off, n);
-	}
-	return free_exit_done(vol, g, slot, n, rc);
-}
-
-/* A group the word cannot decide: no bitmap (wholly used, or
- * quarantined), or a range past its span. */
+/* Anything the word alone cannot decide: a group with no bitmap (wholly
+ * used, or quarantined), a range past its span, or deferred frees or
+ * windows (whose blocks are not allocated). */
 static __attribute__((noinline)) int free_group_rest(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
 						     struct locktab_slot *slot, uint32_t off, uint32_t n)
 {
-	int rc = range_usable_locked(vol, grp, g, off, n);
-	if (rc == 0)
-		rc = bga__group_prepare_release_locked(vol, grp, g, off, n);
-	if (rc == 0)
-		bga__group_release_locked(vol, grp, g, off, n);
-	return free_exit_done(vol, g, slot, n, rc);
+	return free_exit_done(vol, g, slot, n, free_locked(vol, grp, g, off, n));
 }
 
 /* The release is done but raised the free count above max_run. */
@@ -300,7 +278,8 @@ static __attribute__((noinline)) int free_count_slow(struct bga_volume *vol, uin
  * above first_data_block and below the floor (inside every geometry: no
  * RCU section), in an installed chunk, a group whose lock is free and
  * whose word has every bit of the range set, with no deferred frees or
- * windows and no max_run to raise.  Every other case leaves by a tail call
+ * windows and no max_run to raise (free_in_group and free_group_rest do
+ * the same through the general checks).  Every other case leaves by a tail call
  * with nothing changed (free_other before the lock, the exits above with
  * it), so this path saves no registers: it was about a fifth of a churn
  * operation's instructions with them.
@@ -323,15 +302,13 @@ int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len)
 	struct locktab_slot *slot = bga__group_slot(vol, g);
 	if (bga_unlikely(!bga__group_trylock_fas_at(vol, g, slot)))
 		return free_other(vol, start, len);
-	if (bga_unlikely(grp->bitmap == NULL || off + n > grp->hi))
+	if (bga_unlikely(grp->bitmap == NULL || off + n > grp->hi || grp->ext != NULL))
 		return free_group_rest(vol, grp, g, slot, off, n);
 	uint64_t *w = &grp->bitmap[off / 64], m = bga__word_mask(off, n);
 	if (bga_unlikely((*w & m) != m)) {
 		bga__group_unlock_fas_at(vol, g, slot);
 		return -EINVAL;
 	}
-	if (bga_unlikely(grp->ext != NULL))
-		return free_word_ext(vol, grp, g, slot, off, n);
 	*w &= ~m;
 	if (bga_unlikely(bga__group_count_freed_locked(grp, n)))
 		return free_word_merge(vol, grp, g, slot, off, n);
