@@ -76,6 +76,34 @@ bool bga__locktab_trylock_slow(struct bga_locktab *t, struct locktab_slot *s);
 void bga__locktab_lock_slow(struct bga_locktab *t, struct locktab_slot *s);
 void bga__locktab_unlock_slow(struct bga_locktab *t, struct locktab_slot *s);
 
+/* Whether the table's locks are fas ones (what the _fas forms take). */
+static inline bool bga__locktab_is_fas(const struct bga_locktab *t)
+{
+	return t->kind == BGA_LOCK_FAS;
+}
+
+/*
+ * The uncontended fas acquire alone, for hot paths that keep every other
+ * case out of line: true with the lock held (and counted, as lock_slot
+ * counts it) when the table's kind is fas and the lock was free; false
+ * with nothing done or counted otherwise, and the caller then takes the
+ * lock its usual way.  Release it with bga__locktab_unlock_fas.
+ */
+static inline bool bga__locktab_trylock_fas(struct bga_locktab *t, struct locktab_slot *s)
+{
+	if (bga_likely(bga__locktab_is_fas(t) && ck_spinlock_fas_trylock(&s->u.fas))) {
+		bga__locktab_stat_add(&s->acquisitions, 1);
+		return true;
+	}
+	return false;
+}
+
+static inline void bga__locktab_unlock_fas(struct locktab_slot *s)
+{
+	BGA_ASSERT(ck_spinlock_fas_locked(&s->u.fas));
+	ck_spinlock_fas_unlock(&s->u.fas);
+}
+
 /*
  * The _slot forms take the slot that bga__locktab_slot_of gave: a hot path
  * that takes and releases one lock finds its slot once (the table's
@@ -96,49 +124,18 @@ static inline bool bga__locktab_trylock_slot(struct bga_locktab *t, struct lockt
 
 static inline void bga__locktab_lock_slot(struct bga_locktab *t, struct locktab_slot *s)
 {
-	if (bga_likely(t->kind == BGA_LOCK_FAS && ck_spinlock_fas_trylock(&s->u.fas))) {
-		bga__locktab_stat_add(&s->acquisitions, 1);
+	if (bga_likely(bga__locktab_trylock_fas(t, s)))
 		return;
-	}
 	bga__locktab_lock_slow(t, s);
 }
 
 static inline void bga__locktab_unlock_slot(struct bga_locktab *t, struct locktab_slot *s)
 {
 	if (bga_likely(t->kind == BGA_LOCK_FAS)) {
-		BGA_ASSERT(ck_spinlock_fas_locked(&s->u.fas));
-		ck_spinlock_fas_unlock(&s->u.fas);
+		bga__locktab_unlock_fas(s);
 		return;
 	}
 	bga__locktab_unlock_slow(t, s);
-}
-
-/* Whether the table's locks are fas ones (what the _fas forms take). */
-static inline bool bga__locktab_is_fas(const struct bga_locktab *t)
-{
-	return t->kind == BGA_LOCK_FAS;
-}
-
-/*
- * The uncontended fas acquire alone, for hot paths that keep every other
- * case out of line: true with the lock held (and counted, as lock_slot
- * counts it) when the table's kind is fas and the lock was free; false
- * with nothing done or counted otherwise, and the caller then takes the
- * lock its usual way.  Release it with bga__locktab_unlock_fas.
- */
-static inline bool bga__locktab_trylock_fas(struct bga_locktab *t, struct locktab_slot *s)
-{
-	if (bga_likely(t->kind == BGA_LOCK_FAS && ck_spinlock_fas_trylock(&s->u.fas))) {
-		bga__locktab_stat_add(&s->acquisitions, 1);
-		return true;
-	}
-	return false;
-}
-
-static inline void bga__locktab_unlock_fas(struct locktab_slot *s)
-{
-	BGA_ASSERT(ck_spinlock_fas_locked(&s->u.fas));
-	ck_spinlock_fas_unlock(&s->u.fas);
 }
 
 static inline bool bga__locktab_trylock(struct bga_locktab *t, uint64_t key)
