@@ -300,46 +300,22 @@ static inline __attribute__((always_inline)) int locked_alloc_with(struct fvol *
 	return rc; /* (a real one would try other groups on -ENOSPC: churn never needs to) */
 }
 
-static __attribute__((noinline)) int locked_free(struct fvol *v, uint64_t start, uint64_t len)
-{
-	return locked_free_with(v, start, len, false, LW_FAS);
-}
+/* The locked family's two out-of-line calls, per variant. */
+#define LOCKED_VARIANT(name, lib, way)                                                                 \
+	static __attribute__((noinline)) int name##_free(struct fvol *v, uint64_t start, uint64_t len)  \
+	{                                                                                               \
+		return locked_free_with(v, start, len, lib, way);                                        \
+	}                                                                                               \
+	static __attribute__((noinline)) int name##_alloc(struct fvol *v, const struct bga_request *q,  \
+							  struct bga_extent *out)                       \
+	{                                                                                               \
+		return locked_alloc_with(v, q, out, lib, way);                                           \
+	}
 
-static __attribute__((noinline)) int locked_alloc(struct fvol *v, const struct bga_request *q, struct bga_extent *out)
-{
-	return locked_alloc_with(v, q, out, false, LW_FAS);
-}
-
-static __attribute__((noinline)) int counter_free(struct fvol *v, uint64_t start, uint64_t len)
-{
-	return locked_free_with(v, start, len, true, LW_FAS);
-}
-
-static __attribute__((noinline)) int counter_alloc(struct fvol *v, const struct bga_request *q, struct bga_extent *out)
-{
-	return locked_alloc_with(v, q, out, true, LW_FAS);
-}
-
-static __attribute__((noinline)) int unlocked_free(struct fvol *v, uint64_t start, uint64_t len)
-{
-	return locked_free_with(v, start, len, true, LW_PLAIN);
-}
-
-static __attribute__((noinline)) int unlocked_alloc(struct fvol *v, const struct bga_request *q,
-						    struct bga_extent *out)
-{
-	return locked_alloc_with(v, q, out, true, LW_PLAIN);
-}
-
-static __attribute__((noinline)) int biased_free(struct fvol *v, uint64_t start, uint64_t len)
-{
-	return locked_free_with(v, start, len, true, LW_BIASED);
-}
-
-static __attribute__((noinline)) int biased_alloc(struct fvol *v, const struct bga_request *q, struct bga_extent *out)
-{
-	return locked_alloc_with(v, q, out, true, LW_BIASED);
-}
+LOCKED_VARIANT(locked, false, LW_FAS)
+LOCKED_VARIANT(counter, true, LW_FAS)
+LOCKED_VARIANT(unlocked, true, LW_PLAIN)
+LOCKED_VARIANT(biased, true, LW_BIASED)
 
 /* lockfree: atomic word operations on the bitmap, nothing else */
 static __attribute__((noinline)) int lockfree_free(struct fvol *v, uint64_t start, uint64_t len)
