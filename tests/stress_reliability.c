@@ -17,9 +17,17 @@
  *          bga_free_exact below 14, is a failure.  Runs take turns with
  *          per-CPU and atomic counters, and B allocates plainly, through a
  *          window handle, or on a bga_reserve(1) of its own each time.
+ *  twice   two threads free the same extents at the same time, each list
+ *          in the same order after a barrier: single blocks (bga_free's
+ *          one-word fast path), single blocks in a group that holds a
+ *          file's window (the path through the general checks), and
+ *          two-block extents across a word boundary (the general path).
+ *          For every extent exactly one free must return 0 and the other
+ *          -EINVAL; afterwards the free count is exactly what it was
+ *          before the allocations and bga_check is clean.
  *
- * Usage: stress_reliability [grow|enospc|all] [runs]; runs defaults to
- * BGA_RELIABILITY_RUNS or 20.  A plain program, so it runs under TSan.
+ * Usage: stress_reliability [grow|enospc|twice|all] [runs]; runs defaults
+ * to BGA_RELIABILITY_RUNS or 20.  A plain program, so it runs under TSan.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -297,6 +305,94 @@ static void enospc_once(int run)
 	bga_destroy(r.vol);
 }
 
+/* ---- twice: racing frees of the same extents ---- */
+
+enum { TWICE_N = 96, TWICE_ROUNDS = 50 };
+
+struct twice_run {
+	struct bga_volume *vol;
+	pthread_barrier_t start;
+	struct bga_extent ext[TWICE_N];
+	int rc[2][TWICE_N];
+};
+
+struct twice_arg {
+	struct twice_run *r;
+	int id;
+};
+
+static void *twice_free(void *arg)
+{
+	struct twice_arg *a = arg;
+	pthread_barrier_wait(&a->r->start);
+	for (int i = 0; i < TWICE_N; i++)
+		a->r->rc[a->id][i] = bga_free(a->r->vol, a->r->ext[i].start, a->r->ext[i].len);
+	__atomic_fetch_add(&progress, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void twice_once(int run)
+{
+	struct bga_config cfg;
+	bga_config_init(&cfg, 8 * GROUP);
+	cfg.blocks_per_group = GROUP;
+	if (run % 2)
+		cfg.flags = BGA_ATOMIC_COUNTERS;
+	struct twice_run r;
+	struct bga_rsv *rsv = NULL;
+	struct bga_extent held;
+	struct bga_request wreq = {.goal = 2 * GROUP, .min_len = 1, .max_len = 1};
+	if (bga_create(&cfg, &r.vol) || bga_rsv_open(r.vol, &rsv) || (wreq.rsv = rsv, bga_alloc(r.vol, &wreq, &held))) {
+		fail("twice setup", run, 0);
+		return;
+	}
+	/* Group 2 now holds the handle's window: its frees take the general
+	 * checks (bga_free's exit for groups with windows). */
+	uint64_t before = bga_free_exact(r.vol);
+	struct rng rng = {(uint64_t)run * 977 + 13};
+	for (int round = 0; round < TWICE_ROUNDS && failures == 0; round++) {
+		for (int i = 0; i < TWICE_N; i++) {
+			struct bga_request q = {.min_len = 1, .max_len = 1};
+			if (i % 3 == 0) {
+				q.goal = below(&rng, 2 * GROUP); /* groups 0-1: the one-word path */
+			} else if (i % 3 == 1) {
+				q.goal = 2 * GROUP + 64 + below(&rng, GROUP - 128); /* beside the window */
+			} else { /* two blocks across a word boundary, exactly there */
+				q.goal = 4 * GROUP + 64 * (1 + below(&rng, GROUP / 64 - 2)) - 1;
+				q.min_len = q.max_len = 2;
+				q.flags = BGA_EXACT_GOAL;
+			}
+			int rc = bga_alloc(r.vol, &q, &r.ext[i]);
+			if (rc == -ENOSPC && q.flags) { /* that pair is taken: any two blocks */
+				q.flags = 0;
+				rc = bga_alloc(r.vol, &q, &r.ext[i]);
+			}
+			if (rc)
+				fail("twice alloc", rc, i);
+		}
+		pthread_barrier_init(&r.start, NULL, 2);
+		pthread_t t[2];
+		struct twice_arg args[2] = {{&r, 0}, {&r, 1}};
+		for (int k = 0; k < 2; k++)
+			pthread_create(&t[k], NULL, twice_free, &args[k]);
+		for (int k = 0; k < 2; k++)
+			pthread_join(t[k], NULL);
+		pthread_barrier_destroy(&r.start);
+		for (int i = 0; i < TWICE_N; i++) {
+			int a = r.rc[0][i], b = r.rc[1][i];
+			if (!((a == 0 && b == -EINVAL) || (a == -EINVAL && b == 0)))
+				fail("racing frees of one extent: not exactly one success and one -EINVAL", a, b);
+		}
+		if (bga_free_exact(r.vol) != before)
+			fail("free count after racing frees", (long long)bga_free_exact(r.vol), (long long)before);
+	}
+	bga_rsv_close(rsv);
+	struct bga_check_report rep;
+	if (bga_check(r.vol, &rep) != 0)
+		fail(rep.message, (long long)rep.group, (long long)rep.block);
+	bga_destroy(r.vol);
+}
+
 int main(int argc, char **argv)
 {
 	const char *which = argc > 1 ? argv[1] : "all";
@@ -312,6 +408,9 @@ int main(int argc, char **argv)
 	if (all || strcmp(which, "enospc") == 0)
 		for (int i = 0; i < runs && failures == 0; i++)
 			enospc_once(i);
+	if (all || strcmp(which, "twice") == 0)
+		for (int i = 0; i < runs && failures == 0; i++)
+			twice_once(i);
 	__atomic_store_n(&watchdog_stop, 1, __ATOMIC_RELAXED);
 	pthread_join(wd, NULL);
 	printf("stress_reliability %s: %d runs, %d failures\n", which, runs, failures);
