@@ -205,7 +205,8 @@ static inline void bga__group_unlock_at(struct bga_volume *vol, uint64_t g, stru
 }
 
 /* The uncontended fas acquire of group g's lock and its release
- * (bga__locktab_trylock_fas): bga_free's fast path. */
+ * (bga__locktab_trylock_fas): the fast paths of bga_free and bga_alloc,
+ * which leave every other case to the _at forms. */
 static inline bool bga__group_trylock_fas_at(struct bga_volume *vol, uint64_t g, struct locktab_slot *s)
 {
 	(void)g;
