@@ -32,9 +32,10 @@ enum fast_end { FAST_HIT, FAST_MISS, FAST_CALL };
  * cannot decide, nothing is taken and FAST_MISS is returned.
  *
  * `leaf` (a constant) makes the form that calls nothing, so that
- * bga_alloc, which ends in it or in tail calls, saves no registers: the
- * lock is the fas table's, taken and released inline, and a take that
- * would leave the group full, whose index update is a call, is a miss.
+ * bga_alloc's common request makes no call (it still saves registers: it
+ * has more live values than the caller-saved ones): the lock is the fas
+ * table's, taken and released inline, and a take that would leave the
+ * group full, whose index update is a call, is a miss.
  */
 static inline __attribute__((always_inline)) enum fast_end alloc_at_goal(struct bga_volume *vol, unsigned cpu,
 									 uint64_t goal, uint32_t min, uint32_t max,
