@@ -51,7 +51,7 @@ test-tsan:
 # Line and branch coverage of lib/ over the whole ctest suite: gcc --coverage
 # with atomic counters (threaded tests would corrupt plain ones), BGA_DEBUG
 # on, -O0 so lines map to code, BGA_COVERAGE so that the lock-order death
-# tests write their counters before abort() (lib/lockdep.c).  gcovr reads
+# tests write their counters before abort() (lib/base/lockdep.c).  gcovr reads
 # build/coverage only: other build trees may hold .gcno files of other
 # versions.  The HTML report is build/coverage/index.html; the last line
 # printed is the summary for lib/.

@@ -11,7 +11,7 @@
  * Exit status: 0 clean (or the report printed), 1 the image is damaged or
  * fails bga_check, 2 a usage or I/O error.  Errors name the file and the
  * byte offset that was wrong.  The format itself is read through
- * lib/persist_format.h, so this program links the static library.
+ * lib/persist/persist_format.h, so this program links the static library.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -366,7 +366,7 @@ struct bga_check_report {
  */
 BGA_EXTERN int bga_check(struct bga_volume *vol, struct bga_check_report *report);
 
-/* ---- persistence (lib/persist.c, lib/persist_load.c, docs/FORMAT.md) ---- */
+/* ---- persistence (lib/persist/persist.c, lib/persist/persist_load.c, docs/FORMAT.md) ---- */
 
 /*
  * Caller I/O over a metadata area, at byte offsets from its start.  Each

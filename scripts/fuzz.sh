@@ -44,7 +44,7 @@ build_libfuzzer() {
 	for h in "${ALL_HARNESSES[@]}"; do
 		# shellcheck disable=SC2046
 		clang -std=gnu11 -Wall -Wextra $san -fsanitize=fuzzer -DBGA_DEBUG=1 \
-			-Iinclude -Ilib -Itests tests/fuzz/$h.c tests/refmodel.c \
+			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests tests/fuzz/$h.c tests/refmodel.c \
 			"$dir/lib/libbgalloc.a" $(libs) -o "$dir/$h"
 	done
 }
@@ -59,7 +59,7 @@ build_afl() {
 	for h in "${ALL_HARNESSES[@]}"; do
 		# shellcheck disable=SC2046
 		afl-clang-fast -std=gnu11 -Wall -Wextra -g -O1 $ign -DBGA_DEBUG=1 \
-			-Iinclude -Ilib -Itests tests/fuzz/afl_driver.c tests/fuzz/$h.c tests/refmodel.c \
+			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests tests/fuzz/afl_driver.c tests/fuzz/$h.c tests/refmodel.c \
 			"$dir/lib/libbgalloc.a" $(libs) -o "$dir/$h"
 	done
 	unset AFL_USE_ASAN AFL_USE_UBSAN AFL_QUIET

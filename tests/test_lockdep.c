@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The lock-order checker (lib/lockdep.h): an inverted acquisition aborts at
+ * The lock-order checker (lib/base/lockdep.h): an inverted acquisition aborts at
  * once in a debug build, the documented order does not.  Release builds
  * have no checker, so these tests skip there.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Windows that own their blocks (lib/window.h): a handle's window and a
+ * Windows that own their blocks (lib/core/window.h): a handle's window and a
  * CPU's locality window hold blocks nobody else gets, hand them out with
  * no group lock, count them as free everywhere, and give them back before
  * any -ENOSPC, to an exact goal, to a trim, and when closed; a store writes

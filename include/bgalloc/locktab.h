@@ -29,7 +29,7 @@ extern "C" {
 struct bga_locktab;
 
 enum bga_lock_kind {
-	BGA_LOCK_DEFAULT = 0, /* resolved at create; see lib/locktab.c for the measurement */
+	BGA_LOCK_DEFAULT = 0, /* resolved at create; see lib/prim/locktab.c for the measurement */
 	BGA_LOCK_FAS = 1,     /* ck_spinlock_fas: bounded spin with ck_backoff, then
 			       * sched_yield, then short sleeps if the holder stays away */
 	BGA_LOCK_TICKET = 2,  /* ck_spinlock_ticket: fair FIFO, spins */
