@@ -83,6 +83,9 @@ soak:
 	if [ $$share -gt 540 ]; then echo "soak: $$share s a program is past ctest's limit; lower SOAK_SECONDS"; exit 2; fi; \
 	echo "soak: $$n programs, $$share s each"; \
 	BGA_STRESS_SECONDS=$$share ctest --output-on-failure -j 1 -R '^(stress_|fuzz_replay_|torture$$)'
+	@# bgafs under SIGKILL: BGAFS_CRASH_ITERS rounds, every fsynced file verified (77: no FUSE here).
+	BGAFS_CRASH_ITERS=$${BGAFS_CRASH_ITERS:-25} examples/bgafs/tests/bgafs_test.sh \
+		build/soak/examples/bgafs/bgafs crashloop || [ $$? = 77 ]
 
 # Every "what it must show" ratio (primitives, volume, aging) in one go.
 bench:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bgafs_test.sh BGAFS CASE: one bgafs test on a fresh image, mounted under
-# a temporary directory.  Cases: basic dbench fio crash enospc.
+# a temporary directory.  Cases: basic dbench fio crash enospc crash_idle
+# enospc_rm crashloop (make soak; BGAFS_CRASH_ITERS rounds).
 # Exit 0 pass, 1 fail, 77 skipped (no /dev/fuse, mounting not permitted,
 # or a tool missing).  Whatever happens, the file system is unmounted and
 # the daemon reaped (trap).
@@ -298,6 +299,125 @@ case_enospc() {
 	dd if=/dev/zero of="$mnt/again" bs=1M count=$((total / 1024 / 2)) status=none || fail "the space did not come back"
 	umount_fs
 	fsck_clean "after ENOSPC"
+}
+
+# fsync after idle: the committer has found nothing to do for a second or
+# more, then a file is written and it and its directory are fsynced; the
+# daemon is killed at once.  After the remount every such file is there.
+case_crash_idle() {
+	"$BGAFS" mkfs "$img" 64M
+	head -c 4096 /dev/urandom >"$work/src"
+	local want round f
+	want=$(md5sum <"$work/src" | cut -d' ' -f1)
+	: >"$work/synced"
+	for round in 1 2 3 4; do
+		mount_fs
+		sleep 2.2 # two idle ticks of the committer
+		if [ $((round % 2)) = 1 ]; then
+			f=f$round
+			dd if="$work/src" of="$mnt/$f" bs=4k conv=fsync status=none
+			sync "$mnt"
+		else # a new directory too: the file, its directory and the root
+			mkdir "$mnt/d$round"
+			f=d$round/g
+			dd if="$work/src" of="$mnt/$f" bs=4k conv=fsync status=none
+			sync "$mnt/d$round" "$mnt"
+		fi
+		echo "$f" >>"$work/synced"
+		crash_fs
+		mount_fs
+		while read -r f; do
+			[ -f "$mnt/$f" ] || fail "round $round: $f was fsynced after an idle gap and is gone after a crash"
+			[ "$(md5sum <"$mnt/$f" | cut -d' ' -f1)" = "$want" ] || fail "round $round: $f is not intact"
+		done <"$work/synced"
+		umount_fs
+	done
+	fsck_clean "after the idle crashes"
+}
+
+# Space freed by rm after an idle second is there for the next write at
+# once: the writer's -EAGAIN waits for the commit that releases it.
+case_enospc_rm() {
+	"$BGAFS" mkfs "$img" 128M
+	mount_fs
+	local out
+	if out=$(dd if=/dev/zero of="$mnt/fill" bs=1M 2>&1); then fail "filling the disk did not fail"; fi
+	grep -q "No space left on device" <<<"$out" || fail "filling gave '$out', not ENOSPC"
+	sleep 2.2 # the committer finds nothing to do
+	rm "$mnt/fill"
+	dd if=/dev/zero of="$mnt/again" bs=1M count=64 conv=fsync status=none ||
+		fail "64 MiB after removing a full disk's file: ENOSPC"
+	umount_fs
+	fsck_clean "after ENOSPC and rm"
+}
+
+# The SIGKILL loop: BGAFS_CRASH_ITERS (20) rounds on one image.  Each
+# round a writer creates files (fsync of the file and its directory, some
+# after idle gaps of 1-2.5 s) among deletes, renames and symlinks, and the
+# daemon is killed at a random moment; after the remount every file ever
+# fsynced (this round and the earlier ones) must read back intact.
+case_crashloop() {
+	local iters=${BGAFS_CRASH_ITERS:-20} it lost=0 total
+	"$BGAFS" mkfs "$img" 256M
+	: >"$work/synced"
+	for it in $(seq "$iters"); do
+		mount_fs
+		mkdir -p "$mnt/i$it"
+		(
+			set +e
+			i=0
+			while :; do
+				i=$((i + 1))
+				idle=0
+				case $((RANDOM % 4)) in
+				0) sleep 2.$((RANDOM % 5)) && idle=1 ;;
+				1) sleep 1.$((RANDOM % 5)) && idle=1 ;;
+				esac
+				f=i$it/s$i
+				head -c $((4096 + RANDOM % 60000)) /dev/urandom >"$work/w.$it"
+				dd if="$work/w.$it" of="$mnt/$f" bs=64k conv=fsync status=none 2>/dev/null || exit 0
+				sync "$mnt/i$it" 2>/dev/null || exit 0
+				echo "$f $(md5sum <"$work/w.$it" | cut -d' ' -f1)" >>"$work/synced"
+				[ $idle = 0 ] || echo "$f" >>"$work/after_idle.$it"
+				head -c $((RANDOM * 2)) /dev/urandom >"$mnt/i$it/t$i" 2>/dev/null || exit 0
+				ln -s "s$i" "$mnt/i$it/l$i" 2>/dev/null || exit 0
+				mv "$mnt/i$it/t$i" "$mnt/i$it/m$i" 2>/dev/null || exit 0
+				rm -f "$mnt/i$it/m$((i - 2))" "$mnt/i$it/l$((i - 3))" 2>/dev/null || exit 0
+			done
+		) &
+		local writer=$!
+		sleep $((1 + RANDOM % 3)).$((RANDOM % 10))
+		if [ $((it % 2)) = 0 ]; then # kill right after a file fsynced after an idle gap
+			local seen k
+			seen=$(cat "$work/after_idle.$it" 2>/dev/null | wc -l)
+			for k in $(seq 300); do
+				[ "$(cat "$work/after_idle.$it" 2>/dev/null | wc -l)" -gt "$seen" ] && break
+				sleep 0.02
+			done
+		fi
+		crash_fs
+		wait "$writer" 2>/dev/null || true
+		mount_fs
+		local n=0 bad=0 f sum
+		: >"$work/synced.next"
+		while read -r f sum; do
+			n=$((n + 1))
+			if [ ! -f "$mnt/$f" ] || [ "$(md5sum <"$mnt/$f" | cut -d' ' -f1)" != "$sum" ]; then
+				echo "iteration $it: fsynced $f lost or changed"
+				bad=$((bad + 1))
+			else
+				echo "$f $sum" >>"$work/synced.next"
+			fi
+		done <"$work/synced"
+		mv "$work/synced.next" "$work/synced" # a loss is counted once
+		umount_fs
+		fsck_clean "after crash iteration $it and a remount"
+		echo "iteration $it: $n fsynced files verified, $bad lost"
+		lost=$((lost + bad))
+	done
+	total=$(($(wc -l <"$work/synced") + lost))
+	echo "crashloop: $iters iterations, $total fsynced files, $lost lost"
+	[ "$lost" = 0 ] || fail "$lost fsynced files lost"
 }
 
 "case_$CASE"
