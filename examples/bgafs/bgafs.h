@@ -197,7 +197,7 @@ struct fs {
 	pthread_cond_t ccv;    /* wakes the committer */
 	pthread_cond_t cdone;  /* wakes waiters on a commit */
 	uint64_t cstarted, cdone_seq;
-	uint64_t durable;      /* every change in a txn <= durable is on disk */
+	uint64_t durable;      /* every change in a txn <= durable is on disk; always < txn */
 	int cwant, cstop, clast_err;
 	/* The metadata pool: blocks allocated in bgalloc and owned by the file
 	 * system (listed in each table) that the next tables are written

@@ -141,8 +141,15 @@ static void pool_adjust(struct fs *fs, uint64_t table_blocks)
 	}
 }
 
+/* Every change in a transaction <= txn is on disk.  Only a closed
+ * transaction can be durable: one still running can take changes, and a
+ * waiter for them would return before they are written. */
 static void set_durable(struct fs *fs, uint64_t txn)
 {
+	if (txn >= atomic_load(&fs->txn)) {
+		fprintf(stderr, "bgafs: bug: txn %llu marked durable while running\n", (unsigned long long)txn);
+		abort();
+	}
 	pthread_mutex_lock(&fs->cmu);
 	if (txn > fs->durable)
 		fs->durable = txn;
@@ -174,8 +181,11 @@ int txn_commit(struct fs *fs)
 	pthread_rwlock_wrlock(&fs->jlock);
 	uint64_t txn = atomic_load(&fs->txn);
 	if (!atomic_load(&fs->dirty)) {
-		/* Nothing changed since the last snapshot: everything up to
-		 * the running transaction is as durable as it will get. */
+		/* Nothing changed since the last snapshot, which is durable
+		 * (a failed commit leaves dirty set): close the empty running
+		 * transaction, so that it is durable and later changes join
+		 * the next one. */
+		atomic_store(&fs->txn, txn + 1);
 		pthread_rwlock_unlock(&fs->jlock);
 		set_durable(fs, txn);
 		return 0;
