@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Promises of <bgalloc.h> that an outside torture pass found broken, one
+ * deterministic case each:
+ *  - bga_alloc's -EAGAIN (not -ENOSPC) when a commit would make room,
+ *    with the run the commit forms passing through a window's remainder
+ *    (a handle's, a CPU's locality window), or the count short because
+ *    of a reservation;
+ *  - a failed BGA_EXACT_GOAL request leaves the volume as it was: no
+ *    window is cut for a request that does not succeed.
+ * The thread is pinned to one CPU, so every goal-less request meets the
+ * same locality window.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+
+#include <criterion/criterion.h>
+
+#include <bgalloc.h>
+
+#include "testutil.h"
+
+static void pin_to_one_cpu(void)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &set);
+	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+}
+
+static int alloc_at(struct bga_volume *vol, uint64_t goal, uint64_t min, uint64_t max, struct bga_rsv *rsv,
+		    uint32_t flags, struct bga_extent *e)
+{
+	struct bga_request req = {.goal = goal, .min_len = min, .max_len = max, .rsv = rsv, .flags = flags};
+	return bga_alloc(vol, &req, e);
+}
+
+/* Allocate exactly [start, start + len) with a plain request. */
+static void take(struct bga_volume *vol, uint64_t start, uint64_t len)
+{
+	struct bga_extent e;
+	cr_assert_eq(alloc_at(vol, start, len, len, NULL, BGA_EXACT_GOAL, &e), 0);
+	cr_assert_eq(e.start, start);
+	cr_assert_eq(e.len, len);
+}
+
+static uint64_t window_blocks(struct bga_volume *vol)
+{
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	return st.rsv_window_blocks;
+}
+
+/*
+ * One group of 64: [0,13) and [16,64) allocated, [14,16) held by a window,
+ * [10,14) and [16,20) pending.  After the commit [10,20) is one run of 10
+ * (pending, window, pending): a request for 5 must get -EAGAIN, and the
+ * same request succeeds at 10 once committed.
+ */
+static void eagain_through_a_window(bool handle)
+{
+	pin_to_one_cpu();
+	struct bga_volume *vol = make_volume(64, 64, 0);
+	struct bga_rsv *rsv = NULL;
+	struct bga_extent e;
+	take(vol, 0, 13);
+	if (handle) {
+		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+		cr_assert_eq(bga_rsv_set_size(rsv, 3), 0);
+		cr_assert_eq(alloc_at(vol, 13, 1, 1, rsv, 0, &e), 0);
+		take(vol, 16, 48);
+	} else {
+		take(vol, 16, 48);
+		cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, NULL, 0, &e), 0, "the CPU window books [13,16)");
+	}
+	cr_assert_eq(e.start, 13);
+	cr_assert_eq(window_blocks(vol), 2, "the window keeps [14,16)");
+	cr_assert_eq(bga_free_deferred(vol, 10, 4, 1), 0);
+	cr_assert_eq(bga_free_deferred(vol, 16, 4, 1), 0);
+	cr_assert_eq(alloc_at(vol, 0, 5, 5, NULL, 0, &e), -EAGAIN, "a commit makes [10,20) one run");
+	cr_assert_eq(alloc_at(vol, 10, 5, 5, NULL, BGA_EXACT_GOAL, &e), -EAGAIN, "the same at the goal 10");
+	cr_assert_eq(alloc_at(vol, 0, 11, 11, NULL, 0, &e), -ENOSPC, "no run of 11 forms");
+	assert_clean(vol);
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(alloc_at(vol, 0, 5, 5, NULL, 0, &e), 0);
+	cr_assert_eq(e.start, 10);
+	cr_assert_eq(e.len, 5);
+	assert_clean(vol);
+	bga_rsv_close(rsv);
+	bga_destroy(vol);
+}
+
+Test(eagain, through_a_handles_window)
+{
+	eagain_through_a_window(true);
+}
+
+Test(eagain, through_a_cpu_window)
+{
+	eagain_through_a_window(false);
+}
+
+/*
+ * Two groups of 64.  Group 0's only free run is a window's remainder
+ * [61,64); group 1 is full, with 4 single blocks pending (no run of 2
+ * after the commit there); 2 blocks reserved, so 1 is unpromised.  A
+ * request for 2 cannot be served now (the count), but after the commit 5
+ * are unpromised and the window's 3 blocks are a run: -EAGAIN.
+ */
+Test(eagain, a_run_of_window_blocks_only_and_a_reservation)
+{
+	pin_to_one_cpu();
+	struct bga_volume *vol = make_volume(128, 64, 0);
+	struct bga_rsv *rsv;
+	struct bga_extent e;
+	take(vol, 0, 60);
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	cr_assert_eq(bga_rsv_set_size(rsv, 4), 0);
+	cr_assert_eq(alloc_at(vol, 60, 1, 1, rsv, 0, &e), 0);
+	cr_assert_eq(e.start, 60);
+	take(vol, 64, 64);
+	for (uint64_t b = 70; b < 110; b += 10)
+		cr_assert_eq(bga_free_deferred(vol, b, 1, 1), 0);
+	cr_assert_eq(bga_reserve(vol, 2), 0);
+	cr_assert_eq(window_blocks(vol), 3);
+	cr_assert_eq(alloc_at(vol, 0, 2, 2, NULL, 0, &e), -EAGAIN);
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 2, 2, NULL, 0, &e), -EAGAIN);
+	cr_assert_eq(alloc_at(vol, 0, 4, 4, NULL, 0, &e), -ENOSPC, "no run of 4 forms anywhere");
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(alloc_at(vol, 0, 2, 2, NULL, 0, &e), 0);
+	cr_assert_eq(e.start, 61);
+	assert_clean(vol);
+	bga_rsv_close(rsv);
+	bga_destroy(vol);
+}
+
+/*
+ * A handle's window [41,72) after [40,41); [72,100) allocated.  Exact
+ * requests that fail leave the window whole; one that succeeds cuts it at
+ * its goal.
+ */
+Test(exact_goal, a_failed_request_keeps_the_windows)
+{
+	struct bga_volume *vol = make_volume(1 << 12, 4096, 0);
+	struct bga_rsv *rsv;
+	struct bga_extent e, w;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	cr_assert_eq(bga_rsv_set_size(rsv, 32), 0);
+	cr_assert_eq(alloc_at(vol, 40, 1, 1, rsv, 0, &e), 0);
+	cr_assert_eq(e.start, 40);
+	take(vol, 72, 28);
+	cr_assert_eq(window_blocks(vol), 31);
+
+	cr_assert_eq(alloc_at(vol, 40, 1, 16, NULL, BGA_EXACT_GOAL, &e), -ENOSPC, "block 40 is allocated");
+	cr_assert_eq(window_blocks(vol), 31, "the failed request cut the window");
+	cr_assert_eq(alloc_at(vol, 60, 20, 20, NULL, BGA_EXACT_GOAL, &e), -ENOSPC, "[60,72) is 12 blocks");
+	cr_assert_eq(window_blocks(vol), 31, "the failed request cut the window");
+	/* a charge that fails (everything else promised) cuts nothing either */
+	uint64_t unpromised = bga_free_exact(vol);
+	cr_assert_eq(bga_reserve(vol, unpromised), 0);
+	cr_assert_eq(alloc_at(vol, 50, 1, 1, NULL, BGA_EXACT_GOAL, &e), -ENOSPC);
+	cr_assert_eq(window_blocks(vol), 31, "the failed charge cut the window");
+	cr_assert_eq(bga_unreserve(vol, unpromised), 0);
+	/* run [60,72) of the window and [72,82) pending: -EAGAIN, window kept */
+	cr_assert_eq(bga_free_deferred(vol, 72, 10, 1), 0);
+	cr_assert_eq(alloc_at(vol, 60, 20, 20, NULL, BGA_EXACT_GOAL, &e), -EAGAIN);
+	cr_assert_eq(window_blocks(vol), 31, "the request that got -EAGAIN cut the window");
+	assert_clean(vol);
+
+	cr_assert_eq(alloc_at(vol, 50, 4, 4, NULL, BGA_EXACT_GOAL, &e), 0);
+	cr_assert_eq(e.start, 50);
+	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+	cr_assert_eq(w.start, 41);
+	cr_assert_eq(w.len, 9, "the window keeps what lies before the goal");
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(alloc_at(vol, 60, 20, 20, NULL, BGA_EXACT_GOAL, &e), 0);
+	assert_clean(vol);
+	bga_rsv_close(rsv);
+	bga_destroy(vol);
+}
