@@ -202,6 +202,31 @@ int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, stru
 	return -ENOSPC;
 }
 
+/*
+ * The exact goal in a group that holds windows, locked: blocks of a
+ * window's remainder at the goal are nobody's yet, so the run at the goal
+ * is made of free and remainder blocks, and a request that succeeds takes
+ * them back (ext4 discards a preallocation in the way the same way).  One
+ * that fails, for want of a run or of the count, cuts nothing.  A cut
+ * lowers a window's end, so a window that starts inside the extent gives
+ * back its blocks after it too.
+ */
+static int exact_through_windows_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp,
+					uint64_t g, uint32_t from, uint32_t *len)
+{
+	*len = bga__window_run_locked(grp, from, ac->max);
+	if (*len < ac->min)
+		return -ENOSPC;
+	int rc = bga__charge_locked(vol, ac, len);
+	if (rc)
+		return rc;
+	bga__window_cut_range_locked(vol, grp, g, from, *len);
+	/* windows are booked in groups with a bitmap: this cannot fail */
+	rc = bga__group_take_locked(vol, grp, g, from, *len);
+	BGA_ASSERT(rc == 0);
+	return rc;
+}
+
 static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, struct bga_extent *out)
 {
 	uint64_t g = bga__group_of(vol, goal);
@@ -212,13 +237,12 @@ static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, uint64_t goa
 	rc = -ENOSPC;
 	bga__group_lock(vol, g);
 	struct bga_group *grp = bga__group_lookup(vol, g);
-	/* Window blocks at the goal are nobody's yet: take them back (ext4
-	 * discards a preallocation that is in the way the same way). */
 	if (grp->ext && grp->ext->windows)
-		bga__window_cut_range_locked(vol, grp, g, from, ac->max);
-	if (!bga__group_test_locked(vol, grp, g, from) &&
-	    bga__group_find_locked(vol, grp, g, from, ac->min, ac->max, &off, &len) && off == from) {
+		rc = exact_through_windows_locked(vol, ac, grp, g, from, &len);
+	else if (!bga__group_test_locked(vol, grp, g, from) &&
+		 bga__group_find_locked(vol, grp, g, from, ac->min, ac->max, &off, &len) && off == from)
 		rc = bga__take_locked(vol, ac, grp, g, off, &len);
+	if (rc == 0) {
 		out->start = goal;
 		out->len = len;
 	}
@@ -357,7 +381,7 @@ int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struc
 		goto out;
 	rc = -ENOSPC;
 	if (req->min_len > vol->cfg.blocks_per_group)
-		goto nospace; /* extents never cross a group boundary */
+		goto out; /* extents never cross a group boundary: no commit helps */
 	struct bga_actx ac = {
 		.geo = geo,
 		.min = (uint32_t)req->min_len,
@@ -382,19 +406,10 @@ int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struc
 		if (bga__window_reclaim(vol) == 0)
 			sched_yield();
 	}
-nospace:;
-	/*
-	 * -EAGAIN only if the commit would make room: the pending blocks must
-	 * leave min_len blocks unpromised to reservations (a reserved request
-	 * brings its own promise), and a run of min_len must form.  Pending
-	 * blocks can join free ones, so no count of them alone decides.
-	 */
-	uint64_t pending = rc == -ENOSPC ? bga__dfree_pending(vol, NULL) : 0; /* reads every CPU's line */
-	if (pending != 0 &&
-	    (reserved || bga__unpromised(vol, geo) + (int64_t)pending >=
-				 (int64_t)req->min_len) &&
-	    bga__dfree_would_fit(vol, geo, req->min_len,
-				 (req->flags & BGA_EXACT_GOAL) ? req->goal : BGA_NO_GOAL))
+	/* -EAGAIN only if the commit would make room (deferred.c decides,
+	 * on its one definition of what is free after the commit). */
+	if (rc == -ENOSPC &&
+	    bga__dfree_would_fit(vol, &ac, (req->flags & BGA_EXACT_GOAL) ? req->goal : BGA_NO_GOAL))
 		rc = -EAGAIN;
 out:
 	urcu_bp_read_unlock();

@@ -20,6 +20,7 @@
 
 #include "groupset.h"
 #include "internal.h"
+#include "window.h"
 
 struct bga_dfree {
 	struct bga_dfree *next;
@@ -194,6 +195,40 @@ int bga_commit(struct bga_volume *vol, uint64_t txn)
 	return 0;
 }
 
+uint64_t bga__dfree_pending(const struct bga_volume *vol, uint64_t *extents)
+{
+	int64_t blocks = 0, ext = 0;
+	for (unsigned i = 0; i < vol->ncpu; i++) {
+		blocks += __atomic_load_n(&vol->cpu[i].dfree_blocks, __ATOMIC_RELAXED);
+		ext += __atomic_load_n(&vol->cpu[i].dfree_extents, __ATOMIC_RELAXED);
+	}
+	if (extents)
+		*extents = ext > 0 ? (uint64_t)ext : 0;
+	return blocks > 0 ? (uint64_t)blocks : 0; /* a sum read while others move may dip */
+}
+
+/*
+ * Free after the commit, for one group: the one definition that every
+ * choice between -ENOSPC and -EAGAIN reads (bga__dfree_would_fit).
+ * Group g's map (set = used) with three kinds of block shown free:
+ *  - its free blocks;
+ *  - its windows' remainders: nobody owns them, and any request takes
+ *    them back before -ENOSPC (window.h), so the request retried after
+ *    the commit gets them whether or not they were taken back before;
+ *  - its blocks pending a deferred free, which the commit releases.
+ * Blocks a trim holds for its discard are not free after the commit
+ * (the trim, not the commit, gives them back).  Caller holds g's lock,
+ * or grp is NULL (untouched, wholly free).  Returns the span end.
+ */
+static uint32_t copy_after_commit_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g,
+					 uint64_t *map)
+{
+	uint32_t hi = bga__group_copy_locked(vol, grp, g, map, true);
+	if (grp)
+		bga__window_clear_held_locked(grp, map);
+	return hi;
+}
+
 /* Would group g hold the run asked for once its pending frees commit? */
 static bool group_would_fit(struct bga_volume *vol, uint64_t g, uint64_t min_len, uint64_t exact, uint64_t *scratch)
 {
@@ -201,7 +236,7 @@ static bool group_would_fit(struct bga_volume *vol, uint64_t g, uint64_t min_len
 	struct bga_group *grp = ch ? &ch->groups[g & (BGA_CHUNK_GROUPS - 1)] : NULL;
 	if (grp)
 		bga__group_lock(vol, g);
-	uint32_t hi = bga__group_copy_locked(vol, grp, g, scratch, true);
+	uint32_t hi = copy_after_commit_locked(vol, grp, g, scratch);
 	bool fit;
 	if (exact == BGA_NO_GOAL) {
 		fit = bga_bitmap_longest_zero_run(scratch, hi) >= min_len;
@@ -216,39 +251,37 @@ static bool group_would_fit(struct bga_volume *vol, uint64_t g, uint64_t min_len
 }
 
 /*
- * After a failed allocation: would a run of min_len exist (starting at
- * `exact`, unless that is BGA_NO_GOAL) once every pending deferred free
- * is committed?  Such a run is made of free and pending blocks: in a
- * group without pending frees it exists already (the allocation may have
- * failed on promised space alone), so the index's candidates are looked
- * at as well as the groups that hold pending frees.  The slow path of an
- * -ENOSPC, so it may allocate.
+ * A run after the commit is made of free, window and pending blocks
+ * (copy_after_commit_locked): one with a pending block lies in a group
+ * with records, one with a window block in a group of the windows' set,
+ * one of free blocks only in a group the index offers for min_len.  Those
+ * three sets are looked at, in that order, and nothing else.
  */
-uint64_t bga__dfree_pending(const struct bga_volume *vol, uint64_t *extents)
+bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_actx *ac, uint64_t exact)
 {
-	int64_t blocks = 0, ext = 0;
-	for (unsigned i = 0; i < vol->ncpu; i++) {
-		blocks += __atomic_load_n(&vol->cpu[i].dfree_blocks, __ATOMIC_RELAXED);
-		ext += __atomic_load_n(&vol->cpu[i].dfree_extents, __ATOMIC_RELAXED);
-	}
-	if (extents)
-		*extents = ext > 0 ? (uint64_t)ext : 0;
-	return blocks > 0 ? (uint64_t)blocks : 0; /* a sum read while others move may dip */
-}
-
-bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, uint64_t min_len, uint64_t exact)
-{
+	uint64_t pending = bga__dfree_pending(vol, NULL), min_len = ac->min; /* reads every CPU's line */
+	/* The count: the commit must leave min_len blocks unpromised to
+	 * reservations (a reserved request brings its own promise).
+	 * Window remainders are uncharged, so the unpromised count holds
+	 * them already. */
+	if (pending == 0 ||
+	    (!ac->reserved && bga__unpromised(vol, ac->geo) + (int64_t)pending < (int64_t)min_len))
+		return false;
+	/* The run: pending blocks can join free ones and window blocks, so no
+	 * count alone decides. */
 	uint64_t *scratch = malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));
-	uint64_t n = geo->ngroups;
+	uint64_t n = ac->geo->ngroups;
 	bool fit = false;
 	if (scratch == NULL)
-		return exact == BGA_NO_GOAL && bga__dfree_pending(vol, NULL) >= min_len;
+		return exact == BGA_NO_GOAL && pending >= min_len;
 	if (exact != BGA_NO_GOAL) {
 		fit = group_would_fit(vol, bga__group_of(vol, exact), min_len, exact, scratch);
 	} else {
-		for (uint64_t g = 0; !fit && (g = bga__idx_next(vol, g, n, min_len)) < n; g++)
-			fit = group_would_fit(vol, g, min_len, exact, scratch);
 		for (uint64_t g = 0; !fit && (g = next_pending(vol, g, n)) < n; g++)
+			fit = group_would_fit(vol, g, min_len, exact, scratch);
+		for (uint64_t g = 0; !fit && (g = bga__window_next_group(vol, g, n)) < n; g++)
+			fit = group_would_fit(vol, g, min_len, exact, scratch);
+		for (uint64_t g = 0; !fit && (g = bga__idx_next(vol, g, n, min_len)) < n; g++)
 			fit = group_would_fit(vol, g, min_len, exact, scratch);
 	}
 	free(scratch);

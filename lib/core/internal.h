@@ -30,9 +30,17 @@ static inline bool bga__dfree_overlaps_locked(const struct bga_group *grp, uint3
 /* Blocks (and, optional, extents) waiting on deferred frees: exact when
  * no free or commit runs meanwhile. */
 uint64_t bga__dfree_pending(const struct bga_volume *vol, uint64_t *extents);
-/* Could a run of min_len exist (starting at `exact` unless BGA_NO_GOAL)
- * if pending deferred frees were committed? */
-bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_geom *geo, uint64_t min_len, uint64_t exact);
+/*
+ * After a failed allocation: would the request ac (ac->min blocks, from
+ * ac->reserved's promise or the unpromised count) fit once every pending
+ * deferred free is committed, starting at `exact` unless that is
+ * BGA_NO_GOAL?  True when something is pending, the commit leaves
+ * ac->min blocks for it, and a run of ac->min forms of blocks free after
+ * the commit: free, in a window's remainder, or pending (deferred.c says
+ * it once).  The slow path of an -ENOSPC: it takes group locks one at a
+ * time (none may be held) and may allocate.
+ */
+bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_actx *ac, uint64_t exact);
 /* Every pending block marked allocated?  Else *bad_off gets one. */
 bool bga__dfree_check_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t *bad_off);
 /* Write the records as (txn, off << 32 | len) pairs into out (cap words);

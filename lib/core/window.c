@@ -157,6 +157,32 @@ bool bga__window_overlaps_locked(const struct bga_group *grp, uint32_t off, uint
 	return false;
 }
 
+uint32_t bga__window_run_locked(const struct bga_group *grp, uint32_t from, uint32_t max)
+{
+	uint32_t at = from, stop = BGA_MIN(grp->hi, from + max);
+	while (at < stop) {
+		if (!((grp->bitmap[at / 64] >> (at % 64)) & 1)) {
+			at = (uint32_t)bga_bitmap_next_set(grp->bitmap, stop, at);
+			continue;
+		}
+		uint32_t next = at; /* past the remainder that holds `at`, if one does */
+		for (const struct bga_window *w = grp->ext->windows; w; w = w->next) {
+			uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+			if (bga__wspan_cur(s) <= at && at < bga__wspan_end(s))
+				next = bga__wspan_end(s);
+		}
+		if (next == at)
+			break;
+		at = next;
+	}
+	return BGA_MIN(at, stop) - from;
+}
+
+uint64_t bga__window_next_group(const struct bga_volume *vol, uint64_t g, uint64_t end)
+{
+	return bga__gset_next(vol, vol->win_chunks, offsetof(struct bga_chunk, wins), g, end);
+}
+
 uint32_t bga__window_held_locked(const struct bga_group *grp)
 {
 	uint32_t n = 0;

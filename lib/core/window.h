@@ -129,6 +129,11 @@ uint32_t bga__window_cut_range_locked(struct bga_volume *vol, struct bga_group *
 bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off);
 /* Does [off, off + len) overlap a window's remainder in this group? */
 bool bga__window_overlaps_locked(const struct bga_group *grp, uint32_t off, uint32_t len);
+/* The length of the run at `from` of blocks free or in a window's
+ * remainder, up to max (0 when `from` is neither). */
+uint32_t bga__window_run_locked(const struct bga_group *grp, uint32_t from, uint32_t max);
+/* The first group in [g, end) that may hold windows (a superset), or end. */
+uint64_t bga__window_next_group(const struct bga_volume *vol, uint64_t g, uint64_t end);
 /* Blocks the group's windows hold (their remainders), at the instant each
  * span is read. */
 uint32_t bga__window_held_locked(const struct bga_group *grp);
