@@ -16,7 +16,7 @@
 #    library's count);
 #  - the library: the rest.
 # With --groups (after BUILD_DIR and OPS), also the count per group of
-# work (lock, counter, bitmap, ...; BENCHMARKS.md, issue 14): each source
+# work (lock, counter, bitmap, ...; BENCHMARKS.md, "Where the instructions go"): each source
 # line with its count (callgrind_annotate --auto, inlined code at its own
 # line) goes to one group by its file and text, so a line that does two
 # things counts for the first that matches below.
@@ -34,7 +34,7 @@ total=$(awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}' <<<"$self")
 # Exclusive costs of churn_loop and of what was inlined into it (rng.h).
 harness=$(awk '/:churn_loop( \[|$)/ {gsub(",", "", $1); s += $1} END {print s + 0}' <<<"$self")
 # bga__cpu_fallback with what it calls, plus bga__cpu_current's own part;
-# in builds before bga__cpu_fallback (issue 14), bga__cpu_current whole.
+# in builds before bga__cpu_fallback existed, bga__cpu_current whole.
 fb=$(awk '/:bga__cpu_fallback \[/ {gsub(",", "", $1); print $1; exit}' <<<"$incl")
 if [ -n "$fb" ]; then
 	cur=$(awk '/:bga__cpu_current \[/ {gsub(",", "", $1); print $1; exit}' <<<"$self")
