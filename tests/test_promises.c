@@ -7,7 +7,10 @@
  *    (a handle's, a CPU's locality window), or the count short because
  *    of a reservation;
  *  - a failed BGA_EXACT_GOAL request leaves the volume as it was: no
- *    window is cut for a request that does not succeed.
+ *    window is cut for a request that does not succeed;
+ *  - bga_reserve never overcommits, even when a lazy load's first read of
+ *    a chunk finds less free space than its descriptors said (a group
+ *    quarantined, a free count repaired downwards).
  * The thread is pinned to one CPU, so every goal-less request meets the
  * same locality window.
  */
@@ -19,6 +22,7 @@
 
 #include <bgalloc.h>
 
+#include "persist_image.h"
 #include "testutil.h"
 
 static void pin_to_one_cpu(void)
@@ -178,4 +182,70 @@ Test(exact_goal, a_failed_request_keeps_the_windows)
 	assert_clean(vol);
 	bga_rsv_close(rsv);
 	bga_destroy(vol);
+}
+
+/*
+ * Two chunks of 4096 groups of 64, stored, with group 4096 (chunk 1's
+ * first) damaged in one of two ways, and loaded lazily: chunk 1 is not
+ * read until touched.  Whatever bga_reserve promised before the read
+ * must still be there after it.
+ */
+static void reserve_across_a_damaging_read(bool quarantine)
+{
+	enum { BPG = 64 };
+	const uint64_t g = 4096, b = g * BPG;
+	struct bga_volume *vol = make_volume(UINT64_C(2) * 4096 * BPG, BPG, 0), *back;
+	struct memio m;
+	struct bga_io io;
+	struct bga_extent e;
+	take(vol, 3, 2);
+	take(vol, b + 3, 2);
+	memio_init(&m, &io);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	uint64_t uuid = bga_pf_get64(sb_in_force(&m) + BGA_SB_UUID);
+	struct bga_pgroup r;
+	desc_slot_in_force(&m, BPG, g, uuid, &r);
+	cr_assert_eq(r.free, BPG - 2);
+	if (quarantine) {
+		m.buf[bga_pf_bitmap_off(BPG, g, r.slot) + 4] ^= 0x10; /* its descriptor stays valid */
+	} else {
+		struct bga_pgroup more = r;
+		more.free = BPG; /* the bitmap, which is sound, says 62 */
+		desc_rewrite(&m, BPG, g, &r, &more);
+	}
+	cr_assert_eq(bga_load(&io, NULL, &back), 0);
+	uint64_t f = bga_free_exact(back);
+	int rc = bga_reserve(back, f);
+	cr_assert(rc == 0 || rc == -ENOSPC, "%d", rc);
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(back, &st), 0); /* reads chunk 1 */
+	cr_assert_eq(st.groups_quarantined, quarantine ? 1 : 0);
+	cr_assert_eq(st.groups_repaired, quarantine ? 0 : 1);
+	cr_assert_leq(bga_reserved(back), bga_free_exact(back), "reserved %llu, free %llu",
+		      (unsigned long long)bga_reserved(back), (unsigned long long)bga_free_exact(back));
+	if (rc == -ENOSPC)
+		cr_assert_eq(bga_reserve(back, bga_free_exact(back)), 0, "all that is free now can be promised");
+	/* every promised block can be drawn */
+	for (uint64_t left; (left = bga_reserved(back)) != 0;) {
+		rc = alloc_at(back, BGA_NO_GOAL, 1, BPG, NULL, BGA_USE_RESERVED, &e);
+		cr_assert_eq(rc, 0, "a draw on a promise of %llu: %d", (unsigned long long)left, rc);
+	}
+	cr_assert_eq(bga_free_exact(back), 0);
+	if (quarantine)
+		assert_only_quarantine(back, 1, g);
+	else
+		assert_clean(back);
+	bga_destroy(back);
+	memio_free(&m);
+	bga_destroy(vol);
+}
+
+Test(reserve, kept_when_a_lazy_read_quarantines_a_group)
+{
+	reserve_across_a_damaging_read(true);
+}
+
+Test(reserve, kept_when_a_lazy_read_repairs_a_count_downwards)
+{
+	reserve_across_a_damaging_read(false);
 }
