@@ -166,8 +166,18 @@ BGA_EXTERN int bga_commit(struct bga_volume *vol, uint64_t txn);
 /*
  * Promise `n` blocks without choosing them (delayed allocation).  Never
  * overcommits: free minus reserved stays >= 0 under any concurrency.
+ *
+ * Promises are made on verified space only.  On a lazily loaded volume
+ * (bga_load) the free blocks of chunks whose bitmaps are not read yet are
+ * free (bga_free_exact counts them, from their descriptors) but not
+ * promised: a reservation, or an unreserved allocation, that needs them
+ * reads every unread chunk first (as bga_prefetch) and then decides.  So
+ * a read that quarantines a group, or repairs its free count downwards,
+ * takes from no promise: bga_free_exact falls, reserved does not pass it.
+ *
  * Returns 0; -EINVAL for NULL vol or n == 0 or n > nblocks; -ENOSPC when
- * fewer than n unpromised free blocks remain.
+ * fewer than n unpromised free blocks remain (unread chunks read first);
+ * -ENOMEM when the unread chunks it needed could not be read into memory.
  */
 BGA_EXTERN int bga_reserve(struct bga_volume *vol, uint64_t n);
 
@@ -462,8 +472,9 @@ BGA_EXTERN int bga_store(struct bga_volume *vol, const struct bga_io *io);
  * everything first), or all at once with bga_prefetch, BGA_LOAD_PREFETCH
  * (a background thread) or BGA_LOAD_STRICT (at load).  So io and its ctx
  * must stay valid until bga_destroy of the loaded volume.  Free counts are
- * exact from the start (taken from the descriptors).  A read error on a
- * lazy read quarantines the groups it could not read.
+ * exact from the start (taken from the descriptors), but space is promised
+ * only once its bitmap is read (bga_reserve).  A read error on a lazy read
+ * quarantines the groups it could not read.
  *
  * Returns 0 with *out set; -EINVAL (NULL io, out or callback, unknown
  * flags, cfg disagreeing); -EUCLEAN; -ENOMEM; or the first read error.

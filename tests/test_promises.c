@@ -249,3 +249,31 @@ Test(reserve, kept_when_a_lazy_read_repairs_a_count_downwards)
 {
 	reserve_across_a_damaging_read(false);
 }
+
+/* The other half of the rule: space not read yet is promised once it is,
+ * so neither a reservation nor an allocation that needs it fails. */
+Test(reserve, unread_space_is_read_when_a_promise_needs_it)
+{
+	enum { BPG = 64 };
+	const uint64_t n = UINT64_C(2) * 4096 * BPG, b = 4096 * BPG;
+	struct bga_volume *vol = make_volume(n, BPG, 0), *back;
+	struct memio m;
+	struct bga_io io;
+	struct bga_extent e;
+	take(vol, 3, 2);
+	take(vol, b + 3, 2);
+	memio_init(&m, &io);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	cr_assert_eq(bga_load(&io, NULL, &back), 0);
+	cr_assert_eq(bga_free_exact(back), n - 4, "unread chunks count as free");
+	cr_assert_eq(bga_free(back, 3, 2), 0, "reads chunk 0 only");
+	cr_assert_eq(bga_reserve(back, b), 0, "all of chunk 0");
+	cr_assert_eq(alloc_at(back, 0, 1, 1, NULL, 0, &e), 0, "chunk 1's space, read for it");
+	cr_assert_eq(bga_reserve(back, b - 3), 0, "the rest");
+	cr_assert_eq(bga_free_exact(back), b - 3 + b, "reserved blocks are free");
+	cr_assert_eq(alloc_at(back, 0, 1, 1, NULL, 0, &e), -ENOSPC, "all promised");
+	assert_clean(back);
+	bga_destroy(back);
+	memio_free(&m);
+	bga_destroy(vol);
+}

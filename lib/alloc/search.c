@@ -369,7 +369,10 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, const struc
 	return alloc_plain(vol, ac, req, out);
 }
 
-int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+/* *count_short: the count, not the search, ruled an unreserved request
+ * out (bga__alloc_slow then reads unread chunks). */
+static int alloc_slow_once(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out,
+			   bool *count_short)
 {
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);
@@ -411,8 +414,25 @@ int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struc
 	if (rc == -ENOSPC &&
 	    bga__dfree_would_fit(vol, &ac, (req->flags & BGA_EXACT_GOAL) ? req->goal : BGA_NO_GOAL))
 		rc = -EAGAIN;
+	*count_short = rc != 0 && !reserved && (ac.stop == -ENOSPC || bga__unpromised(vol, geo) < (int64_t)ac.min);
 out:
 	urcu_bp_read_unlock();
 	return rc;
 }
 
+
+int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+{
+	bool count_short = false;
+	int rc = alloc_slow_once(vol, req, out, &count_short);
+	/* The count promises only verified space (types.h): when it ruled
+	 * the request out while a lazy load left chunks unread, read them
+	 * and decide again.  (A search that found no run has read every
+	 * chunk it could have found one in.) */
+	if (count_short) {
+		int settled = bga__unverified_settle(vol);
+		if (settled)
+			rc = settled < 0 ? settled : alloc_slow_once(vol, req, out, &count_short);
+	}
+	return rc;
+}

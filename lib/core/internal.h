@@ -133,6 +133,21 @@ static inline int64_t bga__unpromised(struct bga_volume *vol, const struct bga_g
 {
 	return (int64_t)geo->capacity - bga_counter_sum(vol->used);
 }
+/*
+ * After the count ruled something out: read a lazily loaded volume's
+ * unread chunks (vol->chunk_settle), whose free blocks the count does
+ * not promise until then (types.h, vol->unverified).  1 when they were
+ * read (the caller decides again), 0 when there were none, -ENOMEM.  No
+ * group lock may be held (chunk installs take grow_lock).
+ */
+static inline int bga__unverified_settle(struct bga_volume *vol)
+{
+	if (bga_likely(__atomic_load_n(&vol->unverified, __ATOMIC_ACQUIRE) == 0))
+		return 0;
+	int (*settle)(struct bga_volume *) = __atomic_load_n(&vol->chunk_settle, __ATOMIC_ACQUIRE);
+	int rc = settle ? settle(vol) : 0;
+	return rc ? rc : 1;
+}
 /* search.c: bga_alloc after its fast path missed (validated request). */
 int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
 /*

@@ -266,6 +266,19 @@ struct bga_volume {
 	 * that group.c, below persistence, never calls up into it.
 	 */
 	int (*chunk_fill)(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c); /* 0 or -ENOMEM */
+	/* Read every chunk a lazy load left unread (persist.c sets it with
+	 * chunk_fill): 0 or -ENOMEM.  A hook for the same reason. */
+	int (*chunk_settle)(struct bga_volume *vol);
+	/*
+	 * Atomic: the free blocks that the descriptors of the chunks a lazy
+	 * load has not read yet claim.  Until its chunk is read, a group is
+	 * charged to `used` whole, as if allocated, so nothing is promised
+	 * on space no bitmap has vouched for (bga_reserve's rule): the read
+	 * then only gives back what it verified, and a group it quarantines
+	 * or repairs downwards takes nothing from a promise.  Free-space
+	 * reports add it back (bga_free_exact, bga_free_estimate).
+	 */
+	uint64_t unverified;
 
 	/*
 	 * Written while the volume runs, each on a line of its own (the

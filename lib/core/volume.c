@@ -264,6 +264,13 @@ int bga_reserve(struct bga_volume *vol, uint64_t n)
 		/* The limited add is what makes this exact: a "check, then
 		 * add" would let two reservations both pass the check. */
 		rc = bga_counter_add_limited(vol->used, (int64_t)n, (int64_t)geo->capacity);
+		/* Promises are made on verified space only: read what a lazy
+		 * load left unread, then decide again (types.h). */
+		int settled = rc ? bga__unverified_settle(vol) : 0;
+		if (settled < 0)
+			rc = settled;
+		else if (settled)
+			rc = bga_counter_add_limited(vol->used, (int64_t)n, (int64_t)geo->capacity);
 		if (rc == 0)
 			__atomic_fetch_add(&vol->reserved, n, __ATOMIC_RELAXED);
 	}
@@ -290,7 +297,8 @@ uint64_t bga_reserved(struct bga_volume *vol)
 	return vol ? __atomic_load_n(&vol->reserved, __ATOMIC_RELAXED) : 0;
 }
 
-/* free = capacity - (allocated + reserved) + reserved */
+/* free = capacity - (allocated + reserved + unread) + reserved + unread
+ * (unread: the free blocks of a lazy load's unread chunks, types.h) */
 uint64_t bga_free_estimate(const struct bga_volume *vol)
 {
 	if (vol == NULL)
@@ -298,7 +306,8 @@ uint64_t bga_free_estimate(const struct bga_volume *vol)
 	urcu_bp_read_lock();
 	int64_t cap = (int64_t)bga_rcu_load(vol->geom)->capacity;
 	urcu_bp_read_unlock();
-	int64_t f = cap - bga_counter_read(vol->used) + (int64_t)__atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
+	int64_t f = cap - bga_counter_read(vol->used) + (int64_t)__atomic_load_n(&vol->reserved, __ATOMIC_RELAXED) +
+		    (int64_t)__atomic_load_n(&vol->unverified, __ATOMIC_ACQUIRE);
 	return f < 0 ? 0 : f > cap ? (uint64_t)cap : (uint64_t)f;
 }
 
@@ -308,8 +317,8 @@ uint64_t bga_free_exact(struct bga_volume *vol)
 		return 0;
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);
-	int64_t f = bga__unpromised(vol, geo) +
-		    (int64_t)__atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
+	int64_t f = bga__unpromised(vol, geo) + (int64_t)__atomic_load_n(&vol->reserved, __ATOMIC_RELAXED) +
+		    (int64_t)__atomic_load_n(&vol->unverified, __ATOMIC_ACQUIRE);
 	urcu_bp_read_unlock();
 	return f < 0 ? 0 : (uint64_t)f;
 }

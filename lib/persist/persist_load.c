@@ -338,12 +338,18 @@ static int install_all(struct bga_volume *vol, struct bga_persist *p, const stru
 		for (uint64_t g = g0; g < g1 && !now; g++)
 			now = bga__pgroup_get(p, g).flags == BGA_DF_QUARANTINED;
 		if (!now) {
+			/* Charged whole until read: the free blocks its
+			 * records claim are not promised before a bitmap
+			 * vouches for them (types.h, vol->unverified). */
 			int64_t used = 0;
+			uint64_t unverified = 0;
 			for (uint64_t g = g0; g < g1; g++) {
 				struct bga_pgroup r = bga__pgroup_get(p, g);
-				used += r.flags == BGA_DF_UNINIT ? 0 : r.flags == BGA_DF_BITMAP ? bpg - r.free : bpg;
+				used += r.flags == BGA_DF_UNINIT ? 0 : bpg;
+				unverified += r.flags == BGA_DF_BITMAP ? r.free : 0;
 			}
 			bga_counter_add(vol->used, used);
+			__atomic_fetch_add(&vol->unverified, unverified, __ATOMIC_RELEASE);
 			p->pending[c / 64] |= UINT64_C(1) << (c % 64);
 			p->npending++;
 			continue;
@@ -385,7 +391,7 @@ int bga__persist_fill_chunk(struct bga_volume *vol, struct bga_chunk *ch, uint64
 	 * transient -ENOMEM must not quarantine a sound group, which the
 	 * next store would write as damaged). */
 	int64_t delta = 0;
-	uint64_t quarantined = 0, repaired = 0;
+	uint64_t quarantined = 0, repaired = 0, unverified = 0;
 	int lazy_err = 0;
 	for (uint32_t i = 0; i < BGA_CHUNK_GROUPS; i++) {
 		uint64_t g = (c << BGA_CHUNK_SHIFT) + i;
@@ -395,7 +401,10 @@ int bga__persist_fill_chunk(struct bga_volume *vol, struct bga_chunk *ch, uint64
 		struct bga_group *grp = &ch->groups[i];
 		uint32_t lo, hi;
 		bga__grp_span(vol, grp, g, &lo, &hi);
-		int64_t charged = (int64_t)(hi - lo) - (r.flags == BGA_DF_BITMAP ? (int64_t)r.free : 0);
+		/* charged whole at load (install_all); what its records
+		 * called free is verified now */
+		int64_t charged = hi - lo;
+		unverified += r.flags == BGA_DF_BITMAP ? r.free : 0;
 		uint64_t *map = NULL;
 		bool quarantine = r.flags == BGA_DF_QUARANTINED;
 		if (r.flags == BGA_DF_BITMAP) {
@@ -433,6 +442,10 @@ int bga__persist_fill_chunk(struct bga_volume *vol, struct bga_chunk *ch, uint64
 		p->lazy_err = lazy_err;
 	__atomic_fetch_add(&p->quarantined, quarantined, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&p->repaired, repaired, __ATOMIC_RELAXED);
+	/* Only what the bitmaps verified is given back, so a group found
+	 * damaged, or with fewer free blocks than its count said, takes
+	 * nothing from a promise: no promise was made on it. */
+	__atomic_fetch_sub(&vol->unverified, unverified, __ATOMIC_RELEASE);
 	if (delta)
 		bga_counter_add(vol->used, delta);
 	__atomic_fetch_and(&p->pending[c / 64], ~(UINT64_C(1) << (c % 64)), __ATOMIC_RELEASE);
@@ -505,6 +518,7 @@ int bga_load_ex(const struct bga_io *io, const struct bga_config *cfg, uint32_t 
 	p->uuid = l.sb.uuid;
 	/* chunk installs fill from the image while chunks are pending */
 	__atomic_store_n(&vol->chunk_fill, bga__persist_fill_chunk, __ATOMIC_RELEASE);
+	__atomic_store_n(&vol->chunk_settle, bga__persist_settle, __ATOMIC_RELEASE);
 	l.vol = vol;
 	l.p = p;
 	l.io = io;
