@@ -129,6 +129,51 @@ void extmap_truncate(struct extmap *m, uint64_t lblk, extmap_free_fn fn, void *c
 	m->n = keep;
 }
 
+int extmap_punch(struct extmap *m, uint64_t lblk, uint64_t end, extmap_free_fn fn, void *ctx)
+{
+	/* One extent may span the whole range and split in two: room for one
+	 * more first, so nothing fails once blocks are being handed to fn. */
+	if (reserve(m, 1))
+		return -ENOMEM;
+	uint32_t i = first_ending_after(m, lblk);
+	if (i < m->n && m->v[i].lblk < lblk && m->v[i].lblk + m->v[i].len > end) {
+		struct extent *e = &m->v[i];
+		struct extent right = {end, e->pblk + (end - e->lblk), (uint32_t)(e->lblk + e->len - end), e->flags};
+		fn(ctx, e->pblk + (lblk - e->lblk), end - lblk);
+		m->blocks -= end - lblk;
+		e->len = (uint32_t)(lblk - e->lblk);
+		memmove(&m->v[i + 2], &m->v[i + 1], (size_t)(m->n - i - 1) * sizeof(*m->v));
+		m->v[i + 1] = right;
+		m->n++;
+		return 0;
+	}
+	if (i < m->n && m->v[i].lblk < lblk) { /* the head of v[i] stays */
+		struct extent *e = &m->v[i];
+		uint32_t keep = (uint32_t)(lblk - e->lblk);
+		fn(ctx, e->pblk + keep, e->len - keep);
+		m->blocks -= e->len - keep;
+		e->len = keep;
+		i++;
+	}
+	uint32_t j = i;
+	for (; j < m->n && m->v[j].lblk + m->v[j].len <= end; j++) {
+		fn(ctx, m->v[j].pblk, m->v[j].len);
+		m->blocks -= m->v[j].len;
+	}
+	if (j < m->n && m->v[j].lblk < end) { /* the tail of v[j] stays */
+		struct extent *e = &m->v[j];
+		uint32_t cut = (uint32_t)(end - e->lblk);
+		fn(ctx, e->pblk, cut);
+		m->blocks -= cut;
+		e->lblk += cut;
+		e->pblk += cut;
+		e->len -= cut;
+	}
+	memmove(&m->v[i], &m->v[j], (size_t)(m->n - j) * sizeof(*m->v));
+	m->n -= j - i;
+	return 0;
+}
+
 uint64_t extmap_goal(const struct extmap *m, uint64_t lblk)
 {
 	uint32_t i = first_ending_after(m, lblk);

@@ -3,7 +3,8 @@
  * bgafs's extent map against a block-per-entry model: random maps (holes
  * filled, unwritten ranges written, overlaps replaced) and truncates, then
  * every block's state, the run lengths, the block count, the order and
- * the merging are checked, and each truncate frees exactly what it unmaps.
+ * the merging are checked, and each truncate and punch frees exactly what
+ * it unmaps.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,7 +100,7 @@ int main(void)
 				md.pblk[l + k] = p + k;
 				md.unwritten[l + k] = flags != 0;
 			}
-		} else if (op < 9) { /* write an unwritten run in place, as file_write does */
+		} else if (op < 8) { /* write an unwritten run in place, as file_write does */
 			uint64_t pblk, run;
 			if (extmap_lookup(&m, l, &pblk, &run) == MAP_UNWRITTEN) {
 				if (run > len)
@@ -108,6 +109,18 @@ int main(void)
 				for (uint64_t k = 0; k < run; k++)
 					md.unwritten[l + k] = 0;
 			}
+		} else if (op == 8) { /* punch [l, l+len): frees exactly what it unmaps */
+			uint64_t expect = 0, got = 0;
+			for (uint64_t k = 0; k < N; k++) {
+				freed[k] = k >= l && k < l + len ? md.pblk[k] : 0;
+				expect += freed[k] != 0;
+			}
+			CHECK(extmap_punch(&m, l, l + len, on_free, &got) == 0, "extmap_punch failed");
+			CHECK(got == expect, "step %d: punch [%llu,+%llu) freed %llu blocks, model %llu", step,
+			      (unsigned long long)l, (unsigned long long)len, (unsigned long long)got,
+			      (unsigned long long)expect);
+			for (uint64_t k = l; k < l + len; k++)
+				md.pblk[k] = 0;
 		} else if (rand() % 4 == 0) { /* truncate: frees exactly what lies past l */
 			uint64_t expect = 0, got = 0;
 			for (uint64_t k = 0; k < N; k++) {
@@ -120,7 +133,7 @@ int main(void)
 			for (uint64_t k = l; k < N; k++)
 				md.pblk[k] = 0;
 		}
-		if (step % 97 == 0 || op == 9)
+		if (step % 97 == 0 || op >= 8)
 			check(&m, &md, step);
 	}
 	check(&m, &md, -1);
