@@ -107,6 +107,9 @@ int extmap_set(struct extmap *m, uint64_t lblk, uint64_t pblk, uint32_t len, uin
 /* Unmap every block at or past lblk, calling fn on each physical range. */
 typedef void (*extmap_free_fn)(void *ctx, uint64_t pblk, uint64_t len);
 void extmap_truncate(struct extmap *m, uint64_t lblk, extmap_free_fn fn, void *ctx);
+/* Unmap [lblk, end), calling fn on each physical range (fallocate's
+ * PUNCH_HOLE).  0, or -ENOMEM with nothing changed. */
+int extmap_punch(struct extmap *m, uint64_t lblk, uint64_t end, extmap_free_fn fn, void *ctx);
 /* The physical block just past the extent ending nearest below lblk: the
  * allocation goal for lblk (BGA_NO_GOAL when none). */
 uint64_t extmap_goal(const struct extmap *m, uint64_t lblk);
@@ -142,6 +145,7 @@ struct inode {
 	pthread_rwlock_t lock;
 	uint64_t ino;
 	uint32_t mode, nlink, uid, gid;
+	uint64_t rdev;
 	uint64_t size;
 	struct timespec atime, mtime, ctime;
 	uint64_t parent;        /* directories: the parent's ino (rename_lock) */
@@ -172,6 +176,9 @@ int itab_insert(struct itab *t, struct inode *ip);
 void itab_remove(struct itab *t, uint64_t ino);
 uint64_t itab_count(struct itab *t);
 struct inode *inode_new(uint32_t mode, uint32_t uid, uint32_t gid);
+/* relatime, as ext4 and fuse2fs: a read moves atime on when it is not
+ * newer than mtime or ctime, or is a day old.  Lock held (either way). */
+int inode_atime_due(const struct inode *ip, const struct timespec *now);
 void inode_free(struct inode *ip);
 
 /* ---- the file system (image.c, txn.c) ---- */
@@ -274,6 +281,10 @@ struct inode *ino_get(fuse_req_t req, fuse_ino_t ino, struct fs **fsp);
  * and fs_begin() joined; unlocks it. */
 void inode_drop_locked(struct fs *fs, struct inode *ip);
 int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size);
+/* A read of ip's data or entries: atime moves on when inode_atime_due()
+ * (relatime).  Called with no lock held; joins the running transaction
+ * when it changes anything. */
+void inode_touch_atime(struct fs *fs, struct inode *ip);
 /* Wait until ip's last change is durable (fsync, fsyncdir). */
 int inode_sync(struct fs *fs, struct inode *ip);
 /* Unlock ip.  With no links and no opens its blocks are freed; with no

@@ -133,3 +133,14 @@ void inode_free(struct inode *ip)
 	pthread_rwlock_destroy(&ip->lock);
 	free(ip);
 }
+
+static int ts_le(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec <= b->tv_nsec);
+}
+
+int inode_atime_due(const struct inode *ip, const struct timespec *now)
+{
+	return ts_le(&ip->atime, &ip->mtime) || ts_le(&ip->atime, &ip->ctime) ||
+	       now->tv_sec - ip->atime.tv_sec >= 24 * 60 * 60;
+}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Namespace operations: lookup, forget, getattr, setattr, create, mkdir,
- * symlink, readlink, unlink, rmdir, rename, link, readdir, statfs.
+ * symlink, readlink, unlink, rmdir, rename (NOREPLACE, EXCHANGE),
+ * link, readdir, statfs.
  *
  * Each takes the locks of the directories it changes (and then of the
  * inodes it names) for the few memory operations it does; nothing waits on
@@ -43,6 +44,7 @@ void fill_stat(const struct inode *ip, struct stat *st)
 	st->st_atim = ip->atime;
 	st->st_mtim = ip->mtime;
 	st->st_ctim = ip->ctime;
+	st->st_rdev = ip->rdev;
 }
 
 static void entry_of(struct inode *ip, struct fuse_entry_param *e)
@@ -186,7 +188,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 
 /* Link a fresh inode into dir under name: create and mkdir. */
 static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		     const char *link, struct inode **out)
+		     const char *link, dev_t rdev, struct inode **out)
 {
 	int rc = bad_name(name);
 	if (rc)
@@ -209,6 +211,8 @@ static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const cha
 		}
 		ip->size = strlen(link);
 	}
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		ip->rdev = rdev; /* character and block devices only */
 	ip->parent = parent;
 	atomic_store(&ip->nlookup, 1);
 	fs_begin(fs);
@@ -243,7 +247,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 {
 	struct fs *fs = fuse_req_userdata(req);
 	struct inode *ip;
-	int rc = make_node(fs, req, parent, name, S_IFREG | (mode & 07777), NULL, &ip);
+	int rc = make_node(fs, req, parent, name, S_IFREG | (mode & 07777), NULL, 0, &ip);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -261,7 +265,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 {
 	struct fs *fs = fuse_req_userdata(req);
 	struct inode *ip;
-	int rc = make_node(fs, req, parent, name, S_IFDIR | (mode & 07777), NULL, &ip);
+	int rc = make_node(fs, req, parent, name, S_IFDIR | (mode & 07777), NULL, 0, &ip);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -277,7 +281,7 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 {
 	struct fs *fs = fuse_req_userdata(req);
 	struct inode *ip;
-	int rc = strlen(link) > 4096 ? -ENAMETOOLONG : make_node(fs, req, parent, name, S_IFLNK | 0777, link, &ip);
+	int rc = strlen(link) > 4096 ? -ENAMETOOLONG : make_node(fs, req, parent, name, S_IFLNK | 0777, link, 0, &ip);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -382,6 +386,60 @@ static int is_ancestor(struct fs *fs, uint64_t a, uint64_t b)
 	return 0;
 }
 
+/* Lock two inodes that are entries of locked directories: neither is an
+ * ancestor of the other here, so ino order is a safe order for them. */
+static void lock_pair(struct inode *a, struct inode *b)
+{
+	if (b && b->ino < a->ino) {
+		struct inode *t = a;
+		a = b;
+		b = t;
+	}
+	pthread_rwlock_wrlock(&a->lock);
+	if (b)
+		pthread_rwlock_wrlock(&b->lock);
+}
+
+/* A directory moves from parent `from` to parent `to`. */
+static void move_dir(struct inode *ip, struct inode *from, struct inode *to)
+{
+	if (!S_ISDIR(ip->mode) || from == to)
+		return;
+	ip->parent = to->ino;
+	from->nlink--;
+	to->nlink++;
+}
+
+/* RENAME_EXCHANGE: the entries sd (in p, naming s) and dd (in np, naming
+ * d) swap inodes, atomically, whatever their types.  Both directories are
+ * locked for writing. */
+static int exchange(struct fs *fs, struct inode *p, struct dentry *sd, struct inode *s, struct inode *np,
+		    struct dentry *dd, struct inode *d)
+{
+	if (!d)
+		return -ENOENT;
+	if (d == s)
+		return 0;
+	/* A directory never moves under itself (s was checked already). */
+	if (S_ISDIR(d->mode) && is_ancestor(fs, d->ino, p->ino))
+		return -EINVAL;
+	lock_pair(s, d);
+	sd->ino = d->ino;
+	dd->ino = s->ino;
+	move_dir(s, p, np);
+	move_dir(d, np, p);
+	touch_dir(p);
+	touch_dir(np);
+	s->ctime = d->ctime = p->mtime;
+	inode_changed(fs, p);
+	inode_changed(fs, np);
+	inode_changed(fs, s);
+	inode_changed(fs, d);
+	pthread_rwlock_unlock(&s->lock);
+	pthread_rwlock_unlock(&d->lock);
+	return 0;
+}
+
 static int do_rename(struct fs *fs, struct inode *p, const char *name, struct inode *np, const char *newname,
 		     unsigned flags, struct inode **victim)
 {
@@ -397,6 +455,8 @@ static int do_rename(struct fs *fs, struct inode *p, const char *name, struct in
 	if (S_ISDIR(s->mode) && is_ancestor(fs, s->ino, np->ino))
 		return -EINVAL;
 	struct inode *d = dd ? itab_get(&fs->itab, dd->ino) : NULL;
+	if (flags & RENAME_EXCHANGE)
+		return exchange(fs, p, sd, s, np, dd, d);
 	if (d) {
 		if (d == p)
 			return -ENOTEMPTY; /* it holds s */
@@ -407,14 +467,7 @@ static int do_rename(struct fs *fs, struct inode *p, const char *name, struct in
 		if (!S_ISDIR(s->mode) && S_ISDIR(d->mode))
 			return -EISDIR;
 	}
-	/* Both are entries of locked directories: neither is an ancestor of
-	 * the other here, so ino order is a safe order for them. */
-	struct inode *first = s, *second = d;
-	if (d && d->ino < s->ino)
-		first = d, second = s;
-	pthread_rwlock_wrlock(&first->lock);
-	if (second)
-		pthread_rwlock_wrlock(&second->lock);
+	lock_pair(s, d);
 	int rc = 0;
 	if (d && S_ISDIR(d->mode) && d->dir.count)
 		rc = -ENOTEMPTY;
@@ -433,11 +486,7 @@ static int do_rename(struct fs *fs, struct inode *p, const char *name, struct in
 			}
 			ts_now(&d->ctime);
 		}
-		if (S_ISDIR(s->mode) && p != np) {
-			s->parent = np->ino;
-			p->nlink--;
-			np->nlink++;
-		}
+		move_dir(s, p, np);
 		touch_dir(p);
 		touch_dir(np);
 		s->ctime = p->mtime;
@@ -447,10 +496,7 @@ static int do_rename(struct fs *fs, struct inode *p, const char *name, struct in
 		if (d)
 			inode_changed(fs, d);
 	}
-	if (second && second != d)
-		pthread_rwlock_unlock(&second->lock);
-	if (first != d)
-		pthread_rwlock_unlock(&first->lock);
+	pthread_rwlock_unlock(&s->lock);
 	if (d && rc == 0)
 		*victim = d; /* still locked: the caller puts it */
 	else if (d)
@@ -465,8 +511,9 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	int rc = bad_name(name);
 	if (!rc)
 		rc = bad_name(newname);
-	if (!rc && (flags & ~RENAME_NOREPLACE))
-		rc = -EINVAL; /* RENAME_EXCHANGE and RENAME_WHITEOUT are not supported */
+	if (!rc && ((flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) ||
+		    (flags & (RENAME_NOREPLACE | RENAME_EXCHANGE)) == (RENAME_NOREPLACE | RENAME_EXCHANGE)))
+		rc = -EINVAL; /* RENAME_WHITEOUT (overlayfs's) is not supported */
 	struct inode *p = itab_get(&fs->itab, parent), *np = itab_get(&fs->itab, newparent);
 	if (!rc && (!p || !np))
 		rc = -ENOENT;
@@ -614,7 +661,6 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	(void)ino;
 	struct dsnap *s = (struct dsnap *)(uintptr_t)fi->fh;
 	char *buf = malloc(size);
 	if (!buf) {
@@ -628,6 +674,18 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
 		if (n > size - used)
 			break;
 		used += n;
+	}
+	/* A listing reads the directory: relatime, as for a file's data, and
+	 * before the reply, as there. */
+	struct inode *dir = off == 0 ? itab_get(&s->fs->itab, ino) : NULL; /* open: the kernel holds it */
+	if (dir) {
+		struct timespec now;
+		ts_now(&now);
+		pthread_rwlock_rdlock(&dir->lock);
+		int due = inode_atime_due(dir, &now);
+		pthread_rwlock_unlock(&dir->lock);
+		if (due)
+			inode_touch_atime(s->fs, dir);
 	}
 	fuse_reply_buf(req, buf, used);
 	free(buf);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * File operations: open/release (the reservation window), read, write,
- * fallocate, truncate, fsync.
+ * fallocate (mode 0, KEEP_SIZE, PUNCH_HOLE, ZERO_RANGE), truncate, fsync.
  *
  * Data goes straight to the image at the blocks the extent map names;
  * the map change itself waits for the commit.  Blocks newly mapped by a
@@ -201,7 +201,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	uint64_t end = (uint64_t)off + size;
 	if (end > ip->size)
 		end = ip->size;
-	if ((uint64_t)off >= end) {
+	if ((uint64_t)off >= end) { /* nothing read: atime stays, as in ext4 */
 		pthread_rwlock_unlock(&ip->lock);
 		fuse_reply_buf(req, NULL, 0);
 		return;
@@ -224,7 +224,14 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 			memset(dst, 0, seg_end - pos); /* holes and unwritten extents */
 		pos = seg_end;
 	}
+	struct timespec now;
+	ts_now(&now);
+	int due = !rc && inode_atime_due(ip, &now);
 	pthread_rwlock_unlock(&ip->lock);
+	/* Before the reply: the kernel drops its cached atime when the data
+	 * arrives, and a stat right after must see the new one. */
+	if (due)
+		inode_touch_atime(fs, ip);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
@@ -255,6 +262,92 @@ static int file_fallocate(struct fs *fs, struct inode *ip, uint64_t off, uint64_
 	return 0;
 }
 
+/* Zero bytes [off, end) of one block, if it holds data (a hole or an
+ * unwritten block reads zeros already). */
+static int zero_in_block(struct fs *fs, struct inode *ip, uint64_t off, uint64_t end)
+{
+	uint64_t pblk, run;
+	if (off >= end || extmap_lookup(&ip->map, off >> BGAFS_SHIFT, &pblk, &run) != MAP_WRITTEN)
+		return 0;
+	return fs_pwrite_all(fs->fd, zeros, end - off, pblk * BGAFS_BLOCK + (off & (BGAFS_BLOCK - 1)));
+}
+
+/* The bytes of [off, end) in its first and last blocks when those are
+ * partly covered; *full_lo, *full_hi: the blocks wholly inside. */
+static int zero_edges(struct fs *fs, struct inode *ip, uint64_t off, uint64_t end, uint64_t *full_lo,
+		      uint64_t *full_hi)
+{
+	uint64_t lo = (off + BGAFS_BLOCK - 1) >> BGAFS_SHIFT, hi = end >> BGAFS_SHIFT;
+	int rc = 0;
+	if (lo > hi) { /* inside one block */
+		rc = zero_in_block(fs, ip, off, end);
+		lo = hi;
+	} else {
+		rc = zero_in_block(fs, ip, off, lo << BGAFS_SHIFT);
+		if (!rc)
+			rc = zero_in_block(fs, ip, hi << BGAFS_SHIFT, end);
+	}
+	*full_lo = lo;
+	*full_hi = hi;
+	return rc;
+}
+
+/* PUNCH_HOLE: the blocks wholly inside go back to bgalloc (deferred to
+ * the transaction's commit, like every free of a block a durable table
+ * may still name); the partial edges are zeroed in place. */
+static int file_punch(struct fs *fs, struct inode *ip, uint64_t off, uint64_t end)
+{
+	uint64_t lo, hi;
+	int rc = zero_edges(fs, ip, off, end, &lo, &hi);
+	if (!rc && lo < hi)
+		rc = extmap_punch(&ip->map, lo, hi, free_cb, fs);
+	return rc;
+}
+
+/* ZERO_RANGE: like ext4, the range ends up allocated and reading zeros:
+ * holes are allocated unwritten, written blocks wholly inside become
+ * unwritten (no data is written), the partial edges are zeroed. */
+static int file_zero_range(struct fs *fs, struct inode *ip, uint64_t off, uint64_t end)
+{
+	uint64_t lo, hi;
+	int rc = zero_edges(fs, ip, off, end, &lo, &hi);
+	for (uint64_t lblk = lo; !rc && lblk < hi;) {
+		uint64_t pblk = 0, run;
+		enum map_state st = extmap_lookup(&ip->map, lblk, &pblk, &run);
+		if (run > hi - lblk)
+			run = hi - lblk;
+		if (st == MAP_WRITTEN)
+			rc = extmap_set(&ip->map, lblk, pblk, (uint32_t)run, EXT_UNWRITTEN);
+		lblk += run;
+	}
+	return rc;
+}
+
+static int file_fallocate_mode(struct fs *fs, struct inode *ip, int mode, uint64_t off, uint64_t end)
+{
+	if (!S_ISREG(ip->mode))
+		return S_ISDIR(ip->mode) ? -EISDIR : -ENODEV;
+	int keep = mode & FALLOC_FL_KEEP_SIZE;
+	if (mode & FALLOC_FL_PUNCH_HOLE) {
+		int rc = file_punch(fs, ip, off, end);
+		if (!rc) {
+			ts_now(&ip->mtime);
+			ip->ctime = ip->mtime;
+			inode_changed(fs, ip);
+		}
+		return rc;
+	}
+	/* Allocate first, so a ZERO_RANGE that runs out of space has changed
+	 * no data. */
+	int rc = file_fallocate(fs, ip, off, end, keep);
+	if (!rc && (mode & FALLOC_FL_ZERO_RANGE)) {
+		rc = file_zero_range(fs, ip, off, end);
+		ts_now(&ip->mtime);
+		ip->ctime = ip->mtime;
+	}
+	return rc;
+}
+
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
 			 struct fuse_file_info *fi)
 {
@@ -263,7 +356,15 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 	struct inode *ip = ino_get(req, ino, &fs);
 	if (!ip)
 		return;
-	if (mode & ~FALLOC_FL_KEEP_SIZE) {
+	/* The kernel's FUSE passes only these three (fs/fuse/file.c
+	 * fuse_file_fallocate answers COLLAPSE_RANGE and INSERT_RANGE with
+	 * EOPNOTSUPP itself), and checks PUNCH_HOLE comes with KEEP_SIZE. */
+	if ((mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) ||
+	    ((mode & FALLOC_FL_PUNCH_HOLE) && (mode & FALLOC_FL_ZERO_RANGE))) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE)) {
 		fuse_reply_err(req, EOPNOTSUPP);
 		return;
 	}
@@ -279,9 +380,7 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 	for (int tries = 0;; tries++) {
 		fs_begin(fs);
 		pthread_rwlock_wrlock(&ip->lock);
-		rc = S_ISREG(ip->mode) ? file_fallocate(fs, ip, (uint64_t)off, (uint64_t)(off + len),
-							 mode & FALLOC_FL_KEEP_SIZE)
-				       : -EISDIR;
+		rc = file_fallocate_mode(fs, ip, mode, (uint64_t)off, (uint64_t)(off + len));
 		pthread_rwlock_unlock(&ip->lock);
 		fs_end(fs, 1);
 		if (rc != -EAGAIN || tries == RETRIES)
@@ -336,6 +435,21 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	int dropped = inode_put_locked(fs, ip);
 	fs_end(fs, dropped);
 	fuse_reply_err(req, 0);
+}
+
+void inode_touch_atime(struct fs *fs, struct inode *ip)
+{
+	struct timespec now;
+	fs_begin(fs);
+	pthread_rwlock_wrlock(&ip->lock);
+	ts_now(&now);
+	int due = inode_atime_due(ip, &now); /* again: another reader may have moved it */
+	if (due) {
+		ip->atime = now;
+		inode_changed(fs, ip);
+	}
+	pthread_rwlock_unlock(&ip->lock);
+	fs_end(fs, due);
 }
 
 int inode_sync(struct fs *fs, struct inode *ip)

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bgafs_test.sh BGAFS CASE: one bgafs test on a fresh image, mounted under
 # a temporary directory.  Cases: basic dbench fio crash enospc crash_idle
-# enospc_rm crashloop (make soak; BGAFS_CRASH_ITERS rounds).
+# enospc_rm crashloop (make soak; BGAFS_CRASH_ITERS rounds), and the POSIX
+# features through bgafs_posix (its path the third argument): falloc
+# exchange atime.
 # Exit 0 pass, 1 fail, 77 skipped (no /dev/fuse, mounting not permitted,
 # or a tool missing).  Whatever happens, the file system is unmounted and
 # the daemon reaped (trap).
@@ -10,6 +12,7 @@ set -euo pipefail
 
 BGAFS=$(realpath "$1")
 CASE=$2
+POSIX=${3:+$(realpath "$3")} # bgafs_posix, for the POSIX feature cases
 SKIP=77
 work=$(mktemp -d /tmp/bgafs-test.XXXXXX)
 img=$work/img
@@ -142,7 +145,7 @@ case_basic() {
 	expect_err "File too large" truncate -s 2T big
 	expect_err "Invalid argument" perl -e 'rename("d", "d/e/g") or die "$!\n"'
 	expect_err "File name too long" touch "$(printf 'n%.0s' $(seq 256))"
-	expect_err "unsupported" fallocate -p -o 0 -l 4096 big
+	expect_err "not supported" fallocate -c -o 0 -l 4096 big # COLLAPSE_RANGE: FUSE has no such request
 	rm -r d
 	[ ! -e d ] || fail "rm -r"
 	df -k . >/dev/null
@@ -431,6 +434,28 @@ case_crashloop() {
 	echo "crashloop: $iters iterations, $total fsynced files, $lost lost"
 	[ "$lost" = 0 ] || fail "$lost fsynced files lost"
 }
+
+# One feature of tests/posix.c on a fresh image, then an unmount, fsck, a
+# remount with every file's checksum unchanged, and (verify=1) the case's
+# own check of what must have survived.
+posix_case() { # posix_case NAME VERIFY
+	[ -n "$POSIX" ] || fail "no bgafs_posix program given"
+	"$BGAFS" mkfs "$img" 64M
+	mount_fs
+	"$POSIX" "$1" "$mnt" || fail "bgafs_posix $1"
+	local before
+	before=$(sums)
+	umount_fs
+	fsck_clean "after $1"
+	mount_fs
+	[ "$(sums)" = "$before" ] || fail "$1: checksums differ after a remount"
+	if [ "$2" = 1 ]; then "$POSIX" "$1" "$mnt" verify || fail "bgafs_posix $1 verify, after a remount"; fi
+	umount_fs
+	fsck_clean "after $1 and a remount"
+}
+case_falloc() { posix_case falloc 1; }
+case_exchange() { posix_case exchange 1; }
+case_atime() { posix_case atime 1; }
 
 "case_$CASE"
 echo "PASS: bgafs $CASE"
