@@ -28,6 +28,7 @@ for target in "${@:-build}"; do
 	want pc ck libck-dev
 	want pc liburcu-bp liburcu-dev
 	want file /usr/include/isa-l/crc.h libisal-dev
+	want pc jansson libjansson-dev # bga-lab's JSON (examples/lab)
 	case $target in
 	build) ;;
 	test)

@@ -58,7 +58,7 @@ Test(counter, bad_args)
 	cr_expect_eq(bga_counter_create(NULL, 0, 0, BGA_COUNTER_PERCPU), -EINVAL);
 	cr_expect_eq(bga_counter_create(&c, 0, -1, BGA_COUNTER_PERCPU), -EINVAL);
 	cr_expect_eq(bga_counter_create(&c, 0, INT32_MIN, BGA_COUNTER_ATOMIC), -EINVAL);
-	cr_expect_eq(bga_counter_create(&c, 0, 0, (enum bga_counter_mode)2), -EINVAL);
+	cr_expect_eq(bga_counter_create(&c, 0, 0, (enum bga_counter_mode)3), -EINVAL);
 	cr_expect_eq(bga_counter_create(&c, 0, 0, (enum bga_counter_mode)-1), -EINVAL);
 	cr_expect_eq(c, (struct bga_counter *)0x1, "failed create must leave *out alone");
 	bga_counter_destroy(NULL);
@@ -463,6 +463,16 @@ Test(counter, path)
 	cr_expect_eq(bga_counter_uses_rseq(a), 0);
 	cr_expect_str_eq(bga_counter_mode_name(cas), "percpu-cas");
 	cr_expect_eq(bga_counter_uses_rseq(cas), 0);
+	/* The public way to the CAS path (bga-lab's percpu-cas). */
+	struct bga_counter *pcas = mk(0, 4, BGA_COUNTER_PERCPU_CAS);
+	cr_expect_str_eq(bga_counter_mode_name(pcas), "percpu-cas");
+	cr_expect_eq(bga_counter_mode_of(pcas), BGA_COUNTER_PERCPU);
+	cr_expect_eq(bga_counter_uses_rseq(pcas), 0);
+	for (int i = 0; i < 100; i++)
+		bga_counter_add(pcas, 1);
+	cr_expect_eq(bga_counter_sum(pcas), 100);
+	cr_expect_eq(bga_counter_add_limited(pcas, 1, 100), -ENOSPC);
+	bga_counter_destroy(pcas);
 	if (bga_counter_uses_rseq(c)) {
 		cr_expect_str_eq(bga_counter_mode_name(c), "percpu-rseq");
 		cr_expect_str_eq(bga__cpu_source(), "rseq");

@@ -56,7 +56,13 @@ extern "C" {
 
 struct bga_counter;
 
-enum bga_counter_mode { BGA_COUNTER_PERCPU = 0, BGA_COUNTER_ATOMIC = 1 };
+/*
+ * BGA_COUNTER_PERCPU_CAS is BGA_COUNTER_PERCPU on the "percpu-cas" path
+ * whatever the process offers, so that one program can compare the two
+ * per-CPU paths (bga-lab does); such a counter reports BGA_COUNTER_PERCPU
+ * from bga_counter_mode_of() and "percpu-cas" from bga_counter_mode_name().
+ */
+enum bga_counter_mode { BGA_COUNTER_PERCPU = 0, BGA_COUNTER_ATOMIC = 1, BGA_COUNTER_PERCPU_CAS = 2 };
 
 /*
  * Create a counter holding `initial`.  batch 0 means auto:

@@ -137,6 +137,8 @@ static void counter_stop_adders(void)
 int bga_counter_create(struct bga_counter **out, int64_t initial, int32_t batch,
 		       enum bga_counter_mode mode)
 {
+	if (mode == BGA_COUNTER_PERCPU_CAS)
+		return bga__counter_create_on(out, initial, batch, BGA_COUNTER_PERCPU, false);
 	return bga__counter_create_on(out, initial, batch, mode, true);
 }
 

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A user's benchmark of the per-CPU counter against one shared atomic,
+ * written against the installed library only:
+ *   cc counter_bench.c $(pkg-config --cflags --libs bgalloc) -pthread
+ *   ./counter_bench [THREADS [MILLISECONDS [REPS]]]
+ * Runs the two modes in turn, REPS times, and prints each run's adds/s and
+ * CPU share (CPU time / (wall x threads)), then the median ratio.  It
+ * measures what a program calling bga_counter_add() gets.  For verdicts
+ * with p-values, CIs and the machine's ceiling, use bga-lab(1).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <bgalloc/counter.h>
+
+struct arg {
+	struct bga_counter *c;
+	volatile int *stop;
+	unsigned long long adds;
+	double cpu_s;
+};
+
+static double now(clockid_t clk)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *adder(void *p)
+{
+	struct arg *a = p;
+	double c0 = now(CLOCK_THREAD_CPUTIME_ID);
+	while (!__atomic_load_n(a->stop, __ATOMIC_RELAXED)) {
+		for (int i = 0; i < 1024; i++)
+			bga_counter_add(a->c, 1);
+		a->adds += 1024;
+	}
+	a->cpu_s = now(CLOCK_THREAD_CPUTIME_ID) - c0;
+	return NULL;
+}
+
+/* One run: adds per second; *share gets the CPU share. */
+static double run(enum bga_counter_mode mode, int threads, int ms, double *share)
+{
+	struct bga_counter *c;
+	pthread_t th[256];
+	struct arg a[256];
+	volatile int stop = 0;
+	unsigned long long total = 0;
+	double cpu = 0;
+
+	if (bga_counter_create(&c, 0, 0, mode) != 0) {
+		fprintf(stderr, "counter_bench: bga_counter_create failed\n");
+		exit(1);
+	}
+	double t0 = now(CLOCK_MONOTONIC);
+	for (int i = 0; i < threads; i++) {
+		a[i] = (struct arg){.c = c, .stop = &stop};
+		pthread_create(&th[i], NULL, adder, &a[i]);
+	}
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+	stop = 1;
+	for (int i = 0; i < threads; i++) {
+		pthread_join(th[i], NULL);
+		total += a[i].adds;
+		cpu += a[i].cpu_s;
+	}
+	double wall = now(CLOCK_MONOTONIC) - t0;
+	if (bga_counter_sum(c) != (int64_t)total) {
+		fprintf(stderr, "counter_bench: the exact sum is not the number of adds\n");
+		exit(1);
+	}
+	bga_counter_destroy(c);
+	*share = cpu / (wall * threads);
+	return total / wall;
+}
+
+static int cmp(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
+}
+
+int main(int argc, char **argv)
+{
+	int threads = argc > 1 ? atoi(argv[1]) : 1, ms = argc > 2 ? atoi(argv[2]) : 100, reps = argc > 3 ? atoi(argv[3]) : 5;
+	double ratio[64];
+
+	if (threads < 1 || threads > 256 || ms < 1 || reps < 1 || reps > 64) {
+		fprintf(stderr, "usage: counter_bench [THREADS(1-256) [MILLISECONDS [REPS(1-64)]]]\n");
+		return 2;
+	}
+	for (int r = 0; r < reps; r++) {
+		double sa, sp;
+		double at = run(BGA_COUNTER_ATOMIC, threads, ms, &sa);
+		double pc = run(BGA_COUNTER_PERCPU, threads, ms, &sp);
+		ratio[r] = pc / at;
+		printf("rep %d: atomic %.1fM adds/s (cpu share %.2f), percpu %.1fM adds/s (cpu share %.2f), percpu/atomic %.2fx\n",
+		       r, at / 1e6, sa, pc / 1e6, sp, ratio[r]);
+	}
+	qsort(ratio, reps, sizeof(ratio[0]), cmp);
+	printf("median percpu/atomic at %d threads: %.2fx (over %d runs; bga-lab(1) says whether it is significant)\n",
+	       threads, reps % 2 ? ratio[reps / 2] : (ratio[reps / 2 - 1] + ratio[reps / 2]) / 2, reps);
+	return 0;
+}

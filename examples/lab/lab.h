@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_LAB_H
+#define BGA_LAB_H
+
+/*
+ * bga-lab: compare counter modes and lock kinds the way a user's program
+ * meets them, through the public API of the installed library
+ * (<bgalloc/counter.h>, <bgalloc/locktab.h>).  The modes the library does
+ * not offer (striped, tls-fold) are the lab's own code and say so.
+ *
+ * The method (lab_run.c, lab_stats.c), which the man page states too:
+ *   - every repetition runs every variant once, for each thread count, in
+ *     an order that rotates from one repetition to the next;
+ *   - each cell (variant x threads x repetition) measures wall time, the
+ *     threads' CPU time and its CPU share = CPU / (wall x min(threads,
+ *     CPUs allowed));
+ *   - for more than one thread, each repetition also measures the ceiling:
+ *     min(threads, CPUs) processes running the first variant at 1 thread
+ *     at once, over one alone;
+ *   - the verdict compares each variant with the first by Mann-Whitney U
+ *     and a paired bootstrap CI of the ratio of medians, and refuses to
+ *     call a difference when the CPUs were not there (lab_verdict()).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LAB_MAX_VARIANTS 8
+#define LAB_MAX_THREADS_LIST 16
+#define LAB_MAX_REPS 1000
+
+/* One thing being measured: a counter mode or a lock kind. */
+struct lab_variant {
+	const char *name;  /* as the user spelled it on the command line */
+	const char *where; /* "public API" or "lab code": printed with each result */
+	/* Set up a fresh object for one cell of nthreads; returns NULL and
+	 * prints why on failure. */
+	void *(*setup)(const struct lab_variant *v, unsigned nthreads);
+	/* The worker: run ops until *stop or `ops` (0: until stop) and
+	 * return how many it ran.  `tid` is 0 .. nthreads-1. */
+	uint64_t (*work)(void *obj, unsigned tid, uint64_t ops, const volatile int *stop);
+	/* Check the object against `total` ops (a counter's exact sum, a
+	 * lock's protected counts), describe it in `desc` (the library's path
+	 * or resolved kind), free it.  Returns 0, or -1 after printing what
+	 * is wrong. */
+	int (*finish)(void *obj, uint64_t total, char *desc, size_t desclen);
+	int arg; /* the variant's own parameter (mode, kind) */
+};
+
+/* Parameters shared by both commands. */
+struct lab_params {
+	const char *command; /* "counter" or "lock" */
+	unsigned threads[LAB_MAX_THREADS_LIST];
+	unsigned nthreads;
+	unsigned reps;
+	double seconds;     /* per cell, when ops == 0 */
+	uint64_t ops;       /* per thread per cell; 0: seconds */
+	bool pin;
+	bool ceiling;       /* measure the ceiling (on for > 1 thread) */
+	const char *out;    /* directory for the JSON and the PNG; NULL: none */
+	bool quiet;
+	/* counter */
+	int32_t batch;
+	bool limited;
+	/* lock */
+	uint64_t hold_ns;
+	uint64_t think_ns;
+	uint32_t slots;
+	uint64_t spread;
+	struct lab_variant variants[LAB_MAX_VARIANTS];
+	unsigned nvariants;
+	const char *api; /* what the library is reached through, for the report */
+};
+
+/* One measurement of one cell. */
+struct lab_sample {
+	double ops_per_s;
+	double cpu_share;
+	double wall_s, cpu_s;
+	double steal;       /* the machine's steal time over its CPU time in the cell (/proc/stat) */
+	uint64_t ops;
+};
+
+struct lab_cell {
+	unsigned variant, threads;
+	struct lab_sample *samples; /* reps of them */
+	char desc[64];
+};
+
+struct lab_ceiling {
+	unsigned threads, procs;
+	double *alone, *together; /* ops/s per repetition */
+	unsigned n;
+	double value;             /* median of together / alone */
+};
+
+struct lab_verdict {
+	unsigned threads, a, b;   /* b / a */
+	double ratio, ci_lo, ci_hi, p, cpu_share, spread_a, spread_b, ceiling;
+	char outcome[160];
+	char line[320];
+};
+
+struct lab_result {
+	struct lab_cell *cells; /* nthreads x nvariants, threads-major */
+	unsigned ncells;
+	struct lab_ceiling *ceilings; /* per thread count; n == 0 when not measured */
+	unsigned nceilings;
+	struct lab_verdict *verdicts;
+	unsigned nverdicts;
+	unsigned ncpus;
+	int failed;
+	char started[32];
+};
+
+/* lab_run.c */
+unsigned lab_cpus_allowed(int *cpus, unsigned max);
+int lab_run(const struct lab_params *p, struct lab_result *r);
+void lab_result_free(struct lab_result *r);
+uint64_t lab_now_ns(void);
+void lab_spin_calibrate(void);
+void lab_spin_ns(uint64_t ns);
+double lab_spin_ns_per_iter(void);
+
+/* lab_stats.c */
+double lab_median(const double *x, unsigned n);
+double lab_quantile(const double *x, unsigned n, double q);
+double lab_mwu_p(const double *a, unsigned na, const double *b, unsigned nb);
+void lab_ratio_ci(const double *a, const double *b, unsigned n, double *lo, double *hi);
+void lab_verdicts(const struct lab_params *p, struct lab_result *r);
+
+/* The verdict's thresholds, stated in --help and the man page. */
+#define LAB_SHARE_MIN 0.80   /* each cell's median CPU share */
+#define LAB_SPREAD_MAX 0.25  /* (q75 - q25) / median of either variant */
+#define LAB_CEILING_MIN 1.40 /* for > 1 thread: two processes got at least 1.4x one */
+#define LAB_ALPHA 0.01       /* Mann-Whitney, two-sided */
+#define LAB_SAME_MARGIN 0.10 /* "no significant difference": ci within 1 -+ 10% */
+
+/* lab_counter.c, lab_lock.c */
+int lab_counter_variant(const char *name, struct lab_variant *v);
+int lab_lock_variant(const char *name, struct lab_variant *v);
+const char *lab_counter_modes(void);
+const char *lab_lock_kinds(void);
+extern const struct lab_params *lab_cur; /* the parameters a cell runs with */
+
+/* lab_out.c */
+int lab_write_json(const struct lab_params *p, const struct lab_result *r, const char *path);
+int lab_write_png(const struct lab_params *p, const struct lab_result *r, const char *dir, const char *stem);
+void lab_print(const struct lab_params *p, const struct lab_result *r);
+
+#endif

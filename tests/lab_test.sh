@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bga-lab and the two user-style benchmarks, as a user gets them: install
+# the build into a scratch prefix, build examples/counter_bench.c and
+# examples/lock_bench.c there with pkg-config only, run each briefly, and
+# run the installed bga-lab: --help on stdout with status 0, its man page,
+# one verdict line per thread count in the documented form, the JSON with
+# every sample, bad input refused with status 2.  Checks forms, not speed.
+#   tests/lab_test.sh <build dir> <source dir>
+set -euo pipefail
+build=$1 src=$2
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$build" --prefix "$prefix" >/dev/null
+libdir=$(ls -d "$prefix"/lib*/ | head -1)
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+lab=$prefix/bin/bga-lab
+fail() { echo "lab_test: $*" >&2; exit 1; }
+
+[ -f "$prefix/share/man/man1/bga-lab.1" ] || fail "man page not installed"
+"$lab" --help >"$prefix/help" 2>/dev/null || fail "--help did not exit 0"
+grep -q "public API" "$prefix/help" || fail "--help does not say what it measures through"
+
+for ex in counter_bench lock_bench; do
+	cc -O2 -o "$prefix/$ex" "$src/examples/$ex.c" $(pkg-config --cflags --libs bgalloc) -pthread ||
+		fail "$ex does not build against the installed library"
+done
+LD_LIBRARY_PATH=$libdir "$prefix/counter_bench" 2 20 2 | grep -q "^median percpu/atomic at 2 threads" ||
+	fail "counter_bench"
+LD_LIBRARY_PATH=$libdir "$prefix/lock_bench" 2 20 4 >"$prefix/lock.out" || fail "lock_bench"
+[ "$(grep -c "M lock/unlock pairs/s" "$prefix/lock.out")" = 4 ] || fail "lock_bench: not 4 kinds"
+
+# The installed binary finds its library by itself (its rpath).
+verdict='^verdict threads=[0-9]+ [a-z-]+/[a-z-]+=[0-9.]+x ci=[0-9.]+-[0-9.]+ p=[0-9.]+ cpu_share=[0-9.]+: '
+outcome='([a-z-]+ faster|no significant difference|inconclusive \(.+\))$'
+cd "$prefix"
+"$lab" counter --threads 1,2 --modes atomic,percpu,percpu-cas,striped,tls-fold --ops 20000 --reps 5 \
+	--out "$prefix/runs" >counter.out || fail "bga-lab counter failed: $(cat counter.out)"
+[ "$(grep -cE "$verdict$outcome" counter.out)" = 8 ] || fail "bga-lab counter: not 8 verdict lines: $(cat counter.out)"
+json=$(ls "$prefix"/runs/bga-lab-counter-*.json)
+python3 - "$json" <<'PY' || fail "bga-lab counter: the JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["tool"] == "bga-lab" and d["command"] == "counter"
+assert len(d["cells"]) == 10 and all(len(c["samples"]) == 5 for c in d["cells"])
+assert all(s["ops"] == 20000 * c["threads"] for c in d["cells"] for s in c["samples"])
+assert len(d["verdicts"]) == 8 and len(d["ceilings"]) == 1
+PY
+"$lab" lock --kinds fas,ticket,mcs,mutex,default --threads 1,3 --hold 50 --spread 4 --slots 2 --ops 300 --reps 5 \
+	--no-files >lock.out || fail "bga-lab lock failed: $(cat lock.out)"
+[ "$(grep -cE "$verdict$outcome" lock.out)" = 8 ] || fail "bga-lab lock: not 8 verdict lines: $(cat lock.out)"
+grep -q "mutual exclusion failed" lock.out && fail "a lock kind let two holders in"
+
+rc=0; "$lab" counter --modes striped --limited --no-files >/dev/null 2>&1 || rc=$?
+[ $rc = 2 ] || fail "--limited with striped: status $rc, not 2"
+rc=0; "$lab" lock --kinds fas,nosuch --no-files >/dev/null 2>&1 || rc=$?
+[ $rc = 2 ] || fail "unknown kind: status $rc, not 2"
+rc=0; "$lab" lock --slots 3 --no-files >/dev/null 2>&1 || rc=$?
+[ $rc = 2 ] || fail "--slots 3: status $rc, not 2"
+echo "lab_test: bga-lab, counter_bench and lock_bench built and ran against the installed library"
