@@ -140,6 +140,11 @@ int fs_mkfs(const char *path, uint64_t bytes)
 	uint64_t nblocks = bytes / BGAFS_BLOCK, meta_bytes;
 	struct bga_config cfg;
 	int rc = geometry(nblocks, &cfg, &meta_bytes);
+	/* BGAFS_ATOMIC_COUNTERS=1: the baseline counter mode, stored in the
+	 * image and so used by every mount (bench/dbench_counters.sh). */
+	const char *atomic = getenv("BGAFS_ATOMIC_COUNTERS");
+	if (atomic && strcmp(atomic, "0"))
+		cfg.flags |= BGA_ATOMIC_COUNTERS;
 	if (rc) {
 		fprintf(stderr, "bgafs mkfs: %llu bytes is too small or too large: %s\n",
 			(unsigned long long)bytes, bga_strerror(rc));
