@@ -506,6 +506,7 @@ def plot(d, out, ceiling=None):
         return []
     nproc = d["machine"]["nproc"]
     panels = []
+    ymax = {}
     for w in d["workloads"]:
         threads = sorted({c["threads"] for c in w["cells"]})
         cells = {(c["variant"], c["threads"]): c for c in w["cells"]}
@@ -529,6 +530,9 @@ def plot(d, out, ceiling=None):
                     k = 1 if t == 1 else ceiling if ceiling and (t == 2 or nproc <= 2) else None
                     cols.append("%.6g" % (median(one["ops_per_s"]) * k / scale) if one and k else "NaN")
                 f.write(" ".join(cols) + "\n")
+                vals = [float(x) for x in cols[1:] if x != "NaN"]
+                if vals:
+                    ymax[w["name"]] = max(ymax.get(w["name"], 0), max(vals))
         panels.append((w, dat, threads))
     if not panels:
         return []
@@ -542,11 +546,14 @@ def plot(d, out, ceiling=None):
         lines.append("set logscale x 2")
         lines.append("set xrange [%g:%g]" % (threads[0] / 1.3, threads[-1] * 1.3))
         lines.append("set xtics (%s)" % ", ".join('"%d" %d' % (t, t) for t in threads))
-        lines.append("set yrange [0:*]")
+        # The top is set from the data, ceilings included, so no line
+        # leaves the frame; the key sits outside the plotted area, right of
+        # it, so no line runs under it.
+        lines.append("set yrange [0:%g]" % (ymax[w["name"]] * 1.08 if ymax.get(w["name"]) else 1))
         lines.append("set xlabel 'threads (log2)'")
         lines.append("set ylabel 'Mops/s (median; bars: min..max)'")
         lines.append("set grid")
-        lines.append("set key top left box opaque")
+        lines.append("set key outside right top vertical Left reverse box")
         lines.append("unset arrow")
         lines.append("unset label")
         if threads[0] <= nproc <= threads[-1]:
@@ -563,7 +570,7 @@ def plot(d, out, ceiling=None):
             # would go if it scaled as two independent processes do
             for i, v in enumerate(w["variants"]):
                 col = 2 + 3 * len(w["variants"]) + i
-                title = gp_quote("dashed: ceiling, C x 1 thread (C = %.2f)" % ceiling) if i == 0 else "notitle"
+                title = gp_quote("ceiling: C x 1 thread, C=%.2f" % ceiling) if i == 0 else "notitle"
                 plots.append("%s using 1:%d with linespoints dt 2 lw 1 pt 6 ps 0.6 lc rgb '%s' %s"
                              % (gp_quote(dat), col, PALETTE.get(v, "black"),
                                 "title " + title if i == 0 else title))

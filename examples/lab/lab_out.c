@@ -229,7 +229,7 @@ int lab_write_png(const struct lab_params *p, const struct lab_result *r, const 
 	fprintf(f, "set output '%s'\n", png);
 	fprintf(f, "set title 'bga-lab %s: %s (%s)'\n", p->command,
 		!strcmp(p->command, "counter") ? (p->limited ? "add_limited" : "add") : "lock, unlock", r->started);
-	fprintf(f, "set key outside right top vertical box\n");
+	fprintf(f, "set key outside right top vertical Left reverse box\n");
 	fprintf(f, "set logscale x 2\nset xrange [0.8:%g]\nset yrange [0:*]\nset grid\n", tmax * 1.25);
 	fprintf(f, "set xtics (");
 	for (unsigned t = 0; t < p->nthreads; t++)
