@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# bgafs_test.sh BGAFS CASE: one bgafs test on a fresh image, mounted under
+# bgafs_test.sh BGAFS CASE [POSIX [CHURN]]: one bgafs test on a fresh image, mounted under
 # a temporary directory.  Cases: basic dbench fio crash enospc crash_idle
-# enospc_rm crashloop (make soak; BGAFS_CRASH_ITERS rounds), and the POSIX
-# features through bgafs_posix (its path the third argument): falloc
-# exchange atime.
+# enospc_rm aging fullcreate fsck_old commit_size crashloop (make soak;
+# BGAFS_CRASH_ITERS rounds), and the POSIX features through bgafs_posix
+# (its path the third argument): falloc exchange atime.  The fourth: the
+# churn of aging and crashloop (churn.c).
 # Exit 0 pass, 1 fail, 77 skipped (no /dev/fuse, mounting not permitted,
 # or a tool missing).  Whatever happens, the file system is unmounted and
 # the daemon reaped (trap).
@@ -13,6 +14,7 @@ set -euo pipefail
 BGAFS=$(realpath "$1")
 CASE=$2
 POSIX=${3:+$(realpath "$3")} # bgafs_posix, for the POSIX feature cases
+CHURN=${4:-$(dirname "$BGAFS")/tests/bgafs_churn} # the aging load (churn.c)
 SKIP=77
 work=$(mktemp -d /tmp/bgafs-test.XXXXXX)
 img=$work/img
@@ -368,9 +370,12 @@ case_enospc_rm() {
 
 # The SIGKILL loop: BGAFS_CRASH_ITERS (20) rounds on one image.  Each
 # round a writer creates files (fsync of the file and its directory, some
-# after idle gaps of 1-2.5 s) among deletes, renames and symlinks, and the
-# daemon is killed at a random moment; after the remount every file ever
+# after idle gaps of 1-2.5 s) among deletes, renames and symlinks, the
+# churn (churn.c) loads the file system beside it, and the daemon is killed
+# at a random moment; after the remount every file ever
 # fsynced (this round and the earlier ones) must read back intact.
+lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
+
 case_crashloop() {
 	local iters=${BGAFS_CRASH_ITERS:-20} it lost=0 total
 	"$BGAFS" mkfs "$img" 256M
@@ -400,18 +405,24 @@ case_crashloop() {
 				rm -f "$mnt/i$it/m$((i - 2))" "$mnt/i$it/l$((i - 3))" 2>/dev/null || exit 0
 			done
 		) &
-		local writer=$!
+		local writer=$! load=
+		if [ -x "$CHURN" ]; then # metadata churn beside the writer, unverified
+			mkdir -p "$mnt/load$it"
+			"$CHURN" "$mnt/load$it" "$it" 1000000 80 >/dev/null 2>&1 &
+			load=$!
+		fi
 		sleep $((1 + RANDOM % 3)).$((RANDOM % 10))
 		if [ $((it % 2)) = 0 ]; then # kill right after a file fsynced after an idle gap
 			local seen k
-			seen=$(cat "$work/after_idle.$it" 2>/dev/null | wc -l)
+			seen=$(lines "$work/after_idle.$it")
 			for k in $(seq 300); do
-				[ "$(cat "$work/after_idle.$it" 2>/dev/null | wc -l)" -gt "$seen" ] && break
+				[ "$(lines "$work/after_idle.$it")" -gt "$seen" ] && break
 				sleep 0.02
 			done
 		fi
 		crash_fs
 		wait "$writer" 2>/dev/null || true
+		[ -z "$load" ] || wait "$load" 2>/dev/null || true
 		mount_fs
 		local n=0 bad=0 f sum
 		: >"$work/synced.next"
@@ -456,6 +467,164 @@ posix_case() { # posix_case NAME VERIFY
 case_falloc() { posix_case falloc 1; }
 case_exchange() { posix_case exchange 1; }
 case_atime() { posix_case atime 1; }
+
+walk() { # every name with its type, mode, size, links and target, then every file's sum
+	(cd "$mnt" && find . -printf '%y %m %s %n %l %p\n' | LC_ALL=C sort && sums)
+}
+
+# Aging: the churn (creates, writes, truncates, links, renames of files,
+# symlinks and directories, symlinks of up to 3000 bytes, deletes) on a
+# small image up to 98% full and around it, then a clean unmount: the tree
+# is the same after a remount and fsck is clean.
+case_aging() {
+	[ -x "$CHURN" ] || skip "no bgafs_churn at $CHURN"
+	"$BGAFS" mkfs "$img" 48M
+	mount_fs
+	local seed out
+	for seed in 1 2; do
+		out=$("$CHURN" "$mnt" "$seed" "${BGAFS_CHURN_OPS:-2500}" 98) || fail "churn seed $seed: $out"
+		echo "seed $seed: $out"
+	done
+	grep -qE "highest use (9[5-9]|100)" <<<"$out" || fail "the churn did not fill the disk: $out"
+	walk >"$work/walk1"
+	umount_fs
+	fsck_clean "after the aging churn"
+	mount_fs
+	walk >"$work/walk2"
+	diff "$work/walk1" "$work/walk2" >/dev/null || { diff "$work/walk1" "$work/walk2" | head; fail "the tree changed across a remount"; }
+	echo "tree identical across the remount: $(wc -l <"$work/walk1") lines"
+	umount_fs
+	fsck_clean "after the remount"
+}
+
+# A full disk: creates and symlinks either fail with ENOSPC at the call or
+# survive a clean unmount (metadata room is reserved at create).
+case_fullcreate() {
+	need python3
+	"$BGAFS" mkfs "$img" 64M
+	mount_fs
+	dd if=/dev/zero of="$mnt/fill" bs=1M 2>/dev/null && fail "filling the disk did not fail"
+	python3 - "$mnt" "$work/made" <<'PY' || fail "a create on a full disk failed with something else than ENOSPC"
+import errno, os, sys
+mnt, made = sys.argv[1], open(sys.argv[2], "w")
+os.mkdir(os.path.join(mnt, "d"))
+fails = {"file": 0, "link": 0}
+for i in range(2000):
+    try:
+        os.close(os.open(os.path.join(mnt, "d", "e%d" % i), os.O_CREAT | os.O_WRONLY, 0o644))
+        made.write("f d/e%d\n" % i)
+    except OSError as e:
+        if e.errno != errno.ENOSPC: raise
+        fails["file"] += 1
+for i in range(1000):
+    t = ("t%d-" % i) + "x" * 2990
+    try:
+        os.symlink(t, os.path.join(mnt, "d", "s%d" % i))
+        made.write("l d/s%d %s\n" % (i, t))
+    except OSError as e:
+        if e.errno != errno.ENOSPC: raise
+        fails["link"] += 1
+print("full disk: ENOSPC for %d of 2000 files and %d of 1000 symlinks of 3 KB" % (fails["file"], fails["link"]))
+if not fails["link"]: sys.exit("3 MB of symlinks all fitted a full 64 MiB disk's metadata log")
+PY
+	umount_fs
+	fsck_clean "after creates on a full disk"
+	mount_fs
+	local kind f t n=0
+	while read -r kind f t; do
+		n=$((n + 1))
+		if [ "$kind" = f ]; then [ -f "$mnt/$f" ] || fail "$f was created (0) on a full disk and is gone after a clean unmount"
+		else [ "$(readlink "$mnt/$f")" = "$t" ] || fail "symlink $f was created (0) on a full disk and is gone after a clean unmount"; fi
+	done <"$work/made"
+	[ "$(find "$mnt/d" -mindepth 1 | wc -l)" = "$n" ] || fail "names that failed with ENOSPC are there"
+	echo "all $n names that were created are there after the remount"
+	umount_fs
+}
+
+# fsck notices a namespace older than the allocator's last committed
+# transaction: commits, each fsynced, then SIGKILL; the first delta record
+# after the checkpoint is damaged, so the replay stops before acknowledged
+# changes.
+case_fsck_old() {
+	need python3
+	"$BGAFS" mkfs "$img" 64M
+	mount_fs
+	local i out
+	for i in 1 2 3 4 5; do
+		echo "$i" >"$mnt/f$i"
+		sync "$mnt/f$i" "$mnt"
+	done
+	crash_fs
+	"$BGAFS" fsck "$img" >/dev/null 2>&1 || true # leaks only (not unmounted)
+	python3 - "$img" <<'PY'
+import struct, sys
+f = open(sys.argv[1], "r+b")
+best = None
+for slot in (0, 1):
+    f.seek(slot * 4096); sb = f.read(512)
+    if struct.unpack_from("<Q", sb, 0)[0] != 0x3153464147424742: continue
+    gen = struct.unpack_from("<Q", sb, 16)[0]
+    if best is None or gen > best[0]: best = (gen, sb)
+sb = best[1]
+start = struct.unpack_from("<Q", sb, 72)[0]          # log[0].start
+pos = struct.unpack_from("<Q", sb, 328)[0]           # ckpt_pos
+f.seek((start + pos) * 4096); hdr = f.read(64)
+nb = (64 + struct.unpack_from("<Q", hdr, 24)[0] + 4095) // 4096
+f.seek((start + pos + nb) * 4096); f.write(b"\xff" * 64)  # the first delta's header
+PY
+	if out=$("$BGAFS" fsck "$img" 2>&1); then fail "fsck is clean on a namespace that lost durable records"; fi
+	grep -q "older than the last committed transaction" <<<"$out" || fail "fsck did not name the loss: $out"
+	echo "fsck: $(grep older <<<"$out")"
+}
+
+# The cost of one small change (a new 4 KiB file, fsync of it and of its
+# directory) in bytes the daemon writes (/proc/PID/io wchar: data, metadata
+# log, allocator and FUSE replies), with 10,000 and with 100,000 files in
+# that directory, each right after a remount (so no checkpoint is due).
+# It must not grow with the namespace: at most 256 KiB at 100,000 files,
+# and less than twice what it is at 10,000.
+case_commit_size() {
+	need python3
+	"$BGAFS" mkfs "$img" 4G # sparse
+	local n k w0 w1 b med10=0 med100=0
+	mount_fs
+	for n in 10000 100000; do
+		python3 - "$mnt/many" "$n" <<'PY'
+import os, sys
+d, n = sys.argv[1], int(sys.argv[2])
+os.makedirs(d, exist_ok=True)
+have = sum(1 for x in os.listdir(d) if x.startswith("file"))
+for i in range(have, n):
+    os.close(os.open(os.path.join(d, "file%06d" % i), os.O_CREAT | os.O_WRONLY, 0o644))
+PY
+		umount_fs
+		mount_fs
+		local all=()
+		for k in 1 2 3; do
+			w0=$(awk '/^wchar/ {print $2}' "/proc/$pid/io")
+			python3 - "$mnt/many" "c$n.$k" <<'PY'
+import os, sys
+d, name = sys.argv[1], sys.argv[2]
+fd = os.open(os.path.join(d, name), os.O_CREAT | os.O_WRONLY, 0o644)
+os.write(fd, b"x" * 4096)
+os.fsync(fd)
+os.close(fd)
+dfd = os.open(d, os.O_RDONLY)
+os.fsync(dfd)
+os.close(dfd)
+PY
+			w1=$(awk '/^wchar/ {print $2}' "/proc/$pid/io")
+			all+=($((w1 - w0)))
+		done
+		b=$(printf '%s\n' "${all[@]}" | sort -n | sed -n 2p)
+		echo "commit size with $n files: ${all[*]} bytes (median $b)"
+		[ "$n" = 10000 ] && med10=$b || med100=$b
+	done
+	umount_fs
+	fsck_clean "after the commit-size runs"
+	[ "$med100" -le $((256 * 1024)) ] || fail "one small change costs $med100 bytes with 100,000 files (> 256 KiB)"
+	[ "$med100" -lt $((2 * med10)) ] || fail "one small change: $med100 bytes at 100,000 files, $med10 at 10,000"
+}
 
 "case_$CASE"
 echo "PASS: bgafs $CASE"
