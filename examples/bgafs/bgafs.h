@@ -8,19 +8,21 @@
  *                        sector, so a write of one lands whole or not at all)
  *   blocks 2 .. F-1      the bgalloc metadata area (bga_store/bga_load)
  *   blocks F .. N-1      allocated through bgalloc: file data and the
- *                        namespace table (F = first_data_block)
+ *                        metadata log area (F = first_data_block)
  *
  * The namespace (every inode, its extents, every directory entry) lives in
- * memory while mounted and is written whole, copy-on-write, at each commit
- * (table.c) into blocks of a metadata pool that bgalloc filled and the file
- * system owns, so a disk full of data can still commit (txn.c).  A commit (txn.c) writes the
- * table, calls bga_store, flushes, writes the superblock slot the next
- * generation names, flushes, and only then bga_commit()s the transaction,
- * so a crash at any point leaves one valid superblock whose table and files
- * are intact and whose blocks are all still allocated in bgalloc.  Blocks
- * the allocator on disk holds that the surviving table does not own (the
- * allocator may be one commit ahead) are given back by the reconcile pass
- * of the next mount, which runs whenever the superblock is not marked clean.
+ * memory while mounted.  On disk it is a metadata log (log.c, DESIGN in
+ * log.c's header): a circular area of blocks allocated at mkfs that holds
+ * a checkpoint (the whole namespace, table.c) followed by one delta record
+ * per commit (what that transaction changed: inode records, directory
+ * entries, inodes gone).  The superblock names the area and the newest
+ * checkpoint; a mount reads the checkpoint and replays the deltas chained
+ * after it.  A commit (txn.c) stores the allocator, writes its record and
+ * flushes, so a crash at any point leaves a namespace whose blocks are all
+ * still allocated in bgalloc.  Blocks the allocator on disk holds that the
+ * namespace does not own (the allocator may be one commit ahead) are given
+ * back by the reconcile pass of the next mount, which runs whenever the
+ * superblock is not marked clean.
  *
  * Locks, in the order they are taken:
  *   fs->jlock (shared by every op that changes state or frees blocks;
@@ -30,6 +32,7 @@
  *   inode->lock of directories, ancestors before descendants, else by ino
  *   inode->lock of non-directories
  *   fs->itab.lock (the ino -> inode table; never held while taking another)
+ *   fs->cmu (the committer's state; a leaf)
  * Readers (read, getattr, lookup, readdir) take only inode locks.
  */
 #ifndef BGAFS_H
@@ -47,8 +50,8 @@
 #define BGAFS_BLOCK 4096u
 #define BGAFS_SHIFT 12
 #define BGAFS_MAGIC 0x3153464147424742ull /* "BGBGAFS1" */
-#define BGAFS_VERSION 1u
-#define BGAFS_SB_EXTENTS 24               /* table extents in a superblock */
+#define BGAFS_VERSION 2u                  /* 2: the metadata log (1: one table per commit) */
+#define BGAFS_LOG_EXTENTS 16              /* log area extents in a superblock */
 #define BGAFS_META_OFF (2ull * BGAFS_BLOCK) /* bgalloc metadata area */
 #define BGAFS_MAX_FILE (1ull << 40)       /* larger offsets give EFBIG */
 #define BGAFS_NAME_MAX 255
@@ -67,13 +70,15 @@ struct bgafs_sb {
 	uint64_t nblocks;          /* image size in blocks */
 	uint64_t first_data_block; /* 2 + metadata area blocks */
 	uint64_t meta_bytes;       /* bga_metadata_size() at mkfs */
-	uint64_t txn;              /* last committed transaction */
-	uint64_t table_bytes;      /* namespace table length */
-	uint32_t table_crc;        /* crc32c of the table's table_bytes */
-	uint32_t table_next;       /* table extents used */
+	uint64_t txn;              /* newest transaction durable when written */
+	uint64_t log_blocks;       /* blocks in the log area (the sum of log[]) */
+	uint32_t log_next;         /* log[] extents used */
 	uint32_t clean;            /* 1: unmounted cleanly, no reconcile needed */
+	struct bgafs_ext log[BGAFS_LOG_EXTENTS]; /* the log area, in order */
+	uint64_t ckpt_pos;         /* block of the area where the checkpoint starts */
+	uint64_t ckpt_seq;         /* its record sequence number */
+	uint64_t lost_after;       /* 0; else changes after this txn could not be committed */
 	uint32_t pad;
-	struct bgafs_ext table[BGAFS_SB_EXTENTS];
 	uint32_t crc;              /* crc32c of everything before it */
 };
 
@@ -145,7 +150,7 @@ struct inode {
 	pthread_rwlock_t lock;
 	uint64_t ino;
 	uint32_t mode, nlink, uid, gid;
-	uint64_t rdev;
+	uint64_t rdev;          /* character and block devices */
 	uint64_t size;
 	struct timespec atime, mtime, ctime;
 	uint64_t parent;        /* directories: the parent's ino (rename_lock) */
@@ -156,6 +161,18 @@ struct inode {
 	uint32_t nopen;         /* open file handles */
 	uint64_t last_txn;      /* the transaction of its last change (fsync waits for it) */
 	struct bga_rsv *rsv;    /* reservation window while open */
+	/* The log (txn.c, table.c; written under the inode's lock, read by
+	 * the commit under jlock exclusive): */
+	int logged;             /* the log's namespace holds this inode (not merely its ino) */
+	struct dchange *dchg;   /* directories: names changed since the last commit */
+};
+
+/* A name of a directory added, removed or repointed since the last commit
+ * (dentry_changed); the commit logs the name's state at its snapshot. */
+struct dchange {
+	struct dchange *next;
+	uint16_t len;
+	char name[];
 };
 
 /* ino -> inode, with inos reused once their inode is gone. */
@@ -174,6 +191,9 @@ struct inode *itab_get(struct itab *t, uint64_t ino);
 /* Insert ip under ip->ino (load) or, with ip->ino == 0, a fresh ino. */
 int itab_insert(struct itab *t, struct inode *ip);
 void itab_remove(struct itab *t, uint64_t ino);
+/* After a load that inserted and removed by ino: every hole below next is
+ * free for reuse (the log's replay). */
+void itab_reset_free(struct itab *t);
 uint64_t itab_count(struct itab *t);
 struct inode *inode_new(uint32_t mode, uint32_t uid, uint32_t gid);
 /* relatime, as ext4 and fuse2fs: a read moves atime on when it is not
@@ -206,15 +226,30 @@ struct fs {
 	uint64_t cstarted, cdone_seq;
 	uint64_t durable;      /* every change in a txn <= durable is on disk; always < txn */
 	int cwant, cstop, clast_err;
-	/* The metadata pool: blocks allocated in bgalloc and owned by the file
-	 * system (listed in each table) that the next tables are written
-	 * into, so writers that fill the disk cannot take the room a commit
-	 * needs (commit thread only; a mount fills it from the table). */
-	struct bgafs_ext *pool;
-	uint32_t npool, pool_cap;
-	uint64_t pool_blocks;
-	int pool_frozen;       /* the last commits: the pool neither grows nor shrinks */
-	uint64_t commits;      /* commits that wrote a table */
+	/* The metadata log (log.c; commit thread only, but for the
+	 * reservation fields, which take cmu). */
+	struct bgafs_ext *log;  /* the area's extents (sb.log, or a new one being switched to) */
+	uint32_t log_next;
+	uint64_t log_blocks;
+	uint64_t log_head;      /* block of the area the next record starts at */
+	uint64_t log_used;      /* blocks from the checkpoint to the head */
+	uint64_t log_seq;       /* sequence number of the next record */
+	uint64_t log_last_pos;  /* block the last record written (or the checkpoint replayed) starts at */
+	/* while the log moves to a larger area (log_grow), the old one */
+	struct bgafs_ext old_log[BGAFS_LOG_EXTENTS];
+	uint32_t old_next;
+	uint64_t old_head, old_used;
+	uint64_t logged_txn;    /* every change in a txn <= this is in a record written or being written */
+	uint64_t ns_txn;        /* the newest transaction of the namespace loaded (fsck) */
+	uint64_t bga_txn;       /* the allocator's last committed transaction, loaded (fsck) */
+	uint8_t *ondisk;        /* per ino: the log's namespace holds an inode there */
+	uint64_t ondisk_cap;
+	atomic_int need_ckpt;   /* the next commit writes a checkpoint (a failed commit, a change list lost) */
+	int cwant_ckpt;         /* a waiter wants a checkpoint (meta_reserve; cmu) */
+	uint64_t ns_limit;      /* bytes the namespace may take: 3/8 of the area (cmu) */
+	uint64_t ns_bytes;      /* the newest checkpoint's payload: the namespace's size then */
+	uint64_t ns_reserved;   /* bytes creates reserved since (meta_reserve; cmu) */
+	uint64_t deltas_since_ckpt; /* deltas written after the newest checkpoint (cmu) */
 	int writeback_cache;   /* -o writeback_cache: the kernel caches writes */
 };
 
@@ -233,19 +268,56 @@ int sb_write(struct fs *fs, struct bgafs_sb *sb); /* the slot of sb->gen, then f
 int fs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 int fs_pread_all(int fd, void *buf, size_t len, uint64_t off);
 
-/* table.c */
+/* table.c: the namespace's encodings.  A checkpoint is the whole
+ * namespace; a delta what changed since the last record.  Both take jlock
+ * exclusive (no op runs).  0 or -ENOMEM. */
 struct tbuf {
 	unsigned char *p;
 	size_t len, cap;
 };
-int table_serialize(struct fs *fs, struct tbuf *out); /* jlock held exclusive */
-/* Append the pool section (the extents of pool[] and more[]) that ends a
- * table.  0 or -ENOMEM. */
-int table_put_pool(struct tbuf *b, const struct bgafs_ext *pool, uint32_t n, const struct bgafs_ext *more,
-		   uint32_t nmore);
-int pool_add(struct fs *fs, uint64_t start, uint64_t len); /* txn.c; 0 or -ENOMEM */
-int table_parse(struct fs *fs, const unsigned char *p, size_t len);
-int table_read(struct fs *fs, const struct bgafs_sb *sb, unsigned char **out);
+int tbuf_put(struct tbuf *b, const void *p, size_t n);
+int table_serialize(struct fs *fs, struct tbuf *out);
+/* The delta of the transactions after fs->logged_txn.  *full set: some
+ * change cannot be told as a delta (a change list lost to ENOMEM): write
+ * a checkpoint instead. */
+int table_delta(struct fs *fs, struct tbuf *out, int *full);
+/* After a record of the namespace as it is now: the inodes' change marks
+ * reset (jlock exclusive). */
+void table_mark_logged(struct fs *fs);
+int table_parse(struct fs *fs, const unsigned char *p, size_t len);       /* a checkpoint, into an empty itab */
+int table_apply_delta(struct fs *fs, const unsigned char *p, size_t len); /* 0, -EUCLEAN, -ENOMEM */
+/* Bytes a new inode adds to a checkpoint: its record, a name of namelen
+ * bytes, a symlink target of linklen. */
+size_t table_bytes_new(size_t namelen, size_t linklen);
+size_t table_bytes_name(size_t namelen); /* a directory entry */
+void dchange_free(struct inode *ip);
+
+/* log.c */
+int log_create(struct fs *fs, uint64_t blocks);  /* mkfs: allocate the area (fs->log) */
+/* Append a record (kind LOG_CKPT or LOG_DELTA) of transaction txn whose
+ * payload is tb->p[LOG_HDR..len) (the caller leaves LOG_HDR bytes free at
+ * the front), at the head, and flush.  0 or -errno (-ENOSPC: it does not
+ * fit in the area's free blocks; nothing written). */
+enum { LOG_CKPT = 1, LOG_DELTA = 2 };
+#define LOG_HDR 64u
+int log_append(struct fs *fs, struct tbuf *tb, int kind, uint64_t txn);
+uint64_t log_free_blocks(const struct fs *fs);
+uint64_t log_ns_limit(const struct fs *fs); /* bytes the namespace may take: 3/8 of the area */
+/* The log area mkfs makes for an image of nblocks: 1/32 of it, from 256
+ * blocks to 16384 (1-64 MiB); it grows when the namespace needs more. */
+uint64_t log_initial_blocks(uint64_t nblocks);
+uint64_t log_record_blocks(size_t payload);
+/* A new area of at least blocks for the next checkpoint; the old one is
+ * freed (deferred) once the superblock names the new.  0, -ENOSPC. */
+int log_grow(struct fs *fs, uint64_t blocks);
+/* After a checkpoint into the area log_grow made: named, the superblock
+ * now names it (the old area is freed in the running transaction); not
+ * named, the checkpoint was not written (the new area is given back). */
+void log_switch_done(struct fs *fs, int named);
+/* Read the checkpoint sb names and replay the records chained after it
+ * into fs->itab; sets the head, sequence and fs->ns_txn.  0 or -errno. */
+int log_replay(struct fs *fs, const struct bgafs_sb *sb);
+void log_sb_fill(struct fs *fs, struct bgafs_sb *sb); /* the area and its checkpoint, into sb */
 
 /* txn.c */
 int txn_start(struct fs *fs);
@@ -255,6 +327,10 @@ void txn_stop(struct fs *fs);         /* stops the committer */
 int txn_sync_to(struct fs *fs, uint64_t txn);
 int txn_sync(struct fs *fs);          /* txn_sync_to the running transaction */
 int txn_commit(struct fs *fs);        /* commit now (committer stopped or the committer itself) */
+/* Room in the log for a create that adds bytes to the namespace
+ * (table_bytes_new): 0, or -ENOSPC when the log area cannot hold it and
+ * cannot grow.  Call before fs_begin (it may wait for a checkpoint). */
+int meta_reserve(struct fs *fs, size_t bytes);
 int txn_unmount(struct fs *fs);       /* final commit and the clean mark */
 void txn_free_blocks(struct fs *fs, uint64_t pblk, uint64_t len); /* deferred, running txn; jlock shared */
 void fs_begin(struct fs *fs);         /* join the running transaction */
@@ -265,6 +341,10 @@ static inline void inode_changed(struct fs *fs, struct inode *ip)
 {
 	ip->last_txn = atomic_load_explicit(&fs->txn, memory_order_relaxed);
 }
+/* The entry name of directory dir was added, removed or repointed in the
+ * running transaction: dir's lock held for writing, fs_begin() joined.
+ * Every such change must be told, or a crash loses it (table.c). */
+void dentry_changed(struct fs *fs, struct inode *dir, const char *name, size_t len);
 
 /* fsck.c: check ownership of every block.  fix: give leaked blocks back
  * (mount's reconcile).  Returns the number of problems (leaks not counted

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The checker: every block of the image has exactly one owner (the
- * metadata area, the namespace table, or one file's extent), every owned
+ * metadata area, the metadata log, or one file's extent), every owned
  * block is allocated in bgalloc, every allocated block is owned, every
  * directory entry names a live inode whose link count matches, written
- * extents end within the file's size, and bga_check() is clean.
+ * extents end within the file's size, bga_check() is clean, the namespace
+ * is no older than the allocator's last committed transaction, and no
+ * unmount recorded changes it could not commit.
  *
  * The mount's reconcile runs the same walk with fix set: leaked blocks
  * (allocated, owned by nobody: the allocator on disk can be a commit ahead
- * of the table) are given back.  Anything else it finds stops the mount.
+ * of the namespace) are given back.  Anything else it finds stops the mount.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -62,7 +64,7 @@ static void own(struct check *c, uint64_t start, uint64_t len, uint64_t ino)
 	for (uint64_t b = start; b < start + len; b++) {
 		if (test_bit(c->owned, b))
 			problem(c, "block %llu has two owners (one is %s %llu)", (unsigned long long)b,
-				ino ? "ino" : "the table or its pool", (unsigned long long)ino);
+				ino ? "ino" : "the metadata log", (unsigned long long)ino);
 		set_bit(c->owned, b);
 	}
 }
@@ -197,10 +199,25 @@ int fs_check(struct fs *fs, int fix, int verbose)
 	struct inode *root = itab_get(&fs->itab, BGAFS_ROOT);
 	if (!root || !S_ISDIR(root->mode))
 		problem(&c, "the root directory is missing");
-	for (uint32_t i = 0; i < fs->sb.table_next; i++)
-		own(&c, fs->sb.table[i].start, fs->sb.table[i].len, 0);
-	for (uint32_t i = 0; i < fs->npool; i++)
-		own(&c, fs->pool[i].start, fs->pool[i].len, 0);
+	for (uint32_t i = 0; i < fs->log_next; i++)
+		own(&c, fs->log[i].start, fs->log[i].len, 0);
+	if (fs->sb.lost_after && !fix)
+		problem(&c, "the daemon could not commit the changes after transaction %llu: they are lost",
+			(unsigned long long)fs->sb.lost_after);
+	/* The allocator is stored before each record and committed after it,
+	 * so the namespace is never older than its last committed
+	 * transaction: when it is, a record that was durable (and may have
+	 * answered an fsync) did not replay. */
+	if (fs->ns_txn < fs->bga_txn) {
+		if (fix)
+			fprintf(stderr, "bgafs: the namespace (transaction %llu) is older than the allocator's last "
+					"commit (%llu): acknowledged changes may be lost; run bgafs fsck\n",
+				(unsigned long long)fs->ns_txn, (unsigned long long)fs->bga_txn);
+		else
+			problem(&c, "the namespace (transaction %llu) is older than the last committed transaction "
+				    "(%llu): changes that were durable are lost",
+				(unsigned long long)fs->ns_txn, (unsigned long long)fs->bga_txn);
+	}
 	check_inodes(&c);
 	int rc = bga_foreach_free(fs->vol, 0, fs->sb.nblocks, 1, free_cb, &c);
 	if (rc)

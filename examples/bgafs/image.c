@@ -71,7 +71,7 @@ static int sb_valid(const struct bgafs_sb *sb, uint64_t file_blocks)
 {
 	return sb->magic == BGAFS_MAGIC && sb->version == BGAFS_VERSION && sb->block_size == BGAFS_BLOCK &&
 	       sb->crc == sb_crc(sb) && sb->nblocks <= file_blocks && sb->first_data_block < sb->nblocks &&
-	       sb->table_next <= BGAFS_SB_EXTENTS;
+	       sb->log_next <= BGAFS_LOG_EXTENTS;
 }
 
 /* Geometry of an image of nblocks: the bgalloc configuration and where
@@ -88,7 +88,7 @@ static int geometry(uint64_t nblocks, struct bga_config *cfg, uint64_t *meta_byt
 		return rc;
 	if (again > *meta_bytes) /* cannot happen unless the size depends on first_data_block */
 		return -EINVAL;
-	if (cfg->first_data_block + 64 > nblocks)
+	if (cfg->first_data_block + 64 + log_initial_blocks(nblocks) > nblocks)
 		return -ENOSPC;
 	return 0;
 }
@@ -120,7 +120,8 @@ void fs_close(struct fs *fs)
 	if (!fs)
 		return;
 	itab_destroy(&fs->itab); /* closes the inodes' windows before the volume goes */
-	free(fs->pool);
+	free(fs->log);
+	free(fs->ondisk);
 	bga_destroy(fs->vol);
 	if (fs->io.ctx)
 		bga_io_file_close(&fs->io);
@@ -191,28 +192,17 @@ int fs_mkfs(const char *path, uint64_t bytes)
 				   .meta_bytes = meta_bytes, .clean = 1};
 	fs->nblocks = nblocks;
 	fs->first_data_block = cfg.first_data_block;
-	/* The first commit writes the root's table and stores the volume;
-	 * it bumps gen to 1 (slot B).  Slot A stays zero: invalid. */
+	if ((rc = log_create(fs, log_initial_blocks(nblocks))))
+		goto out;
+	/* The unmount's checkpoint writes the root and stores the volume
+	 * (superblock gen 1, slot B), then the clean mark (gen 2, slot A). */
 	atomic_store(&fs->txn, 1);
 	atomic_store(&fs->dirty, 1);
-	rc = txn_commit(fs);       /* fills the pool */
-	if (!rc)
-		rc = txn_unmount(fs); /* lists it, and marks the image clean */
+	rc = txn_unmount(fs);
 out:
 	if (rc)
 		fprintf(stderr, "bgafs mkfs: %s: %s\n", path, bga_strerror(rc));
 	fs_close(fs);
-	return rc;
-}
-
-static int load_namespace(struct fs *fs, const struct bgafs_sb *sb)
-{
-	unsigned char *p;
-	int rc = table_read(fs, sb, &p);
-	if (rc)
-		return rc;
-	rc = table_parse(fs, p, sb->table_bytes);
-	free(p);
 	return rc;
 }
 
@@ -252,8 +242,8 @@ int fs_open(const char *path, int rw, struct fs **out)
 		if (fs_pread_all(fd, &slot[i], sizeof(slot[i]), (uint64_t)i * BGAFS_BLOCK) ||
 		    !sb_valid(&slot[i], file_blocks))
 			slot[i].magic = 0;
-	/* Newest valid slot whose table reads back whole; the other one is
-	 * the previous commit, whose table is still allocated. */
+	/* Newest valid slot whose log replays; the other one is the previous
+	 * superblock write (a fallback for a torn one). */
 	int order[2] = {0, 1};
 	if (slot[1].magic && (!slot[0].magic || slot[1].gen > slot[0].gen))
 		order[0] = 1, order[1] = 0;
@@ -264,11 +254,9 @@ int fs_open(const char *path, int rw, struct fs **out)
 			continue;
 		itab_destroy(&fs->itab);
 		itab_init(&fs->itab);
-		fs->npool = 0;
-		fs->pool_blocks = 0;
-		rc = load_namespace(fs, sb);
+		rc = log_replay(fs, sb);
 		if (rc)
-			fprintf(stderr, "bgafs: %s: superblock %d (gen %llu): namespace table unreadable: %s\n",
+			fprintf(stderr, "bgafs: %s: superblock %d (gen %llu): namespace log unreadable: %s\n",
 				path, order[k], (unsigned long long)sb->gen, bga_strerror(rc));
 		else
 			fs->sb = *sb;
@@ -290,17 +278,22 @@ int fs_open(const char *path, int rw, struct fs **out)
 		goto fail;
 	}
 	struct bga_stats bst;
-	uint64_t txn = fs->sb.txn;
-	if (!bga_stats(fs->vol, &bst) && bst.last_committed_txn > txn)
-		txn = bst.last_committed_txn;
+	if (fs->sb.txn > fs->ns_txn) /* a clean unmount's mark: nothing after the checkpoint */
+		fs->ns_txn = fs->sb.txn;
+	uint64_t txn = fs->ns_txn;
+	fs->bga_txn = !bga_stats(fs->vol, &bst) ? bst.last_committed_txn : 0;
+	if (fs->bga_txn > txn)
+		txn = fs->bga_txn;
 	atomic_store(&fs->txn, txn + 1);
-	fs->durable = txn;
+	fs->durable = fs->logged_txn = txn;
+	fs->ns_limit = log_ns_limit(fs);
+	table_mark_logged(fs); /* the namespace is the log's */
 	fs->nblocks = fs->sb.nblocks;
 	fs->first_data_block = fs->sb.first_data_block;
 	if (rw) {
 		if (!fs->sb.clean) {
 			/* The allocator on disk may be a commit ahead of the
-			 * table (blocks taken or freed after the snapshot):
+			 * namespace (blocks taken or freed after the snapshot):
 			 * give back what no file owns before anything reuses it. */
 			int bad = fs_check(fs, 1, 1);
 			if (bad) {
@@ -309,6 +302,11 @@ int fs_open(const char *path, int rw, struct fs **out)
 				rc = -EUCLEAN;
 				goto fail;
 			}
+		}
+		if (fs->sb.lost_after) {
+			fprintf(stderr, "bgafs: %s: the last unmount could not commit the changes after transaction "
+					"%llu: they are lost\n", path, (unsigned long long)fs->sb.lost_after);
+			fs->sb.lost_after = 0;
 		}
 		/* Mark the image in use before anything is stored, so a crash
 		 * from here on reconciles at the next mount. */

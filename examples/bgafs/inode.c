@@ -103,6 +103,26 @@ void itab_remove(struct itab *t, uint64_t ino)
 	pthread_rwlock_unlock(&t->lock);
 }
 
+void itab_reset_free(struct itab *t)
+{
+	pthread_rwlock_wrlock(&t->lock);
+	t->nfree = 0;
+	for (uint64_t i = t->next; i-- > BGAFS_ROOT;) {
+		if (i < t->cap && t->v[i])
+			continue;
+		if (t->nfree == t->freecap) {
+			size_t cap = t->freecap ? t->freecap * 2 : 256;
+			uint64_t *f = realloc(t->freeino, cap * sizeof(*f));
+			if (!f)
+				break; /* the rest is simply not reused */
+			t->freeino = f;
+			t->freecap = cap;
+		}
+		t->freeino[t->nfree++] = i;
+	}
+	pthread_rwlock_unlock(&t->lock);
+}
+
 struct inode *inode_new(uint32_t mode, uint32_t uid, uint32_t gid)
 {
 	struct inode *ip = calloc(1, sizeof(*ip));
@@ -130,6 +150,7 @@ void inode_free(struct inode *ip)
 	extmap_destroy(&ip->map);
 	dir_destroy(&ip->dir);
 	free(ip->link);
+	dchange_free(ip);
 	pthread_rwlock_destroy(&ip->lock);
 	free(ip);
 }

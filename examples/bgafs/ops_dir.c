@@ -215,10 +215,15 @@ static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const cha
 		ip->rdev = rdev; /* character and block devices only */
 	ip->parent = parent;
 	atomic_store(&ip->nlookup, 1);
+	size_t len = strlen(name);
+	/* Room in the metadata log first, or fail here (not at the commit). */
+	if ((rc = meta_reserve(fs, table_bytes_new(len, link ? strlen(link) : 0)))) {
+		inode_free(ip);
+		return rc;
+	}
 	fs_begin(fs);
 	inode_changed(fs, ip);
 	pthread_rwlock_wrlock(&dir->lock);
-	size_t len = strlen(name);
 	if (!S_ISDIR(dir->mode))
 		rc = -ENOTDIR;
 	else if (!dir->nlink)
@@ -228,6 +233,7 @@ static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const cha
 	else if (!(rc = itab_insert(&fs->itab, ip)) && (rc = dir_add(&dir->dir, name, len, ip->ino)))
 		itab_remove(&fs->itab, ip->ino);
 	if (!rc) {
+		dentry_changed(fs, dir, name, len);
 		if (S_ISDIR(mode))
 			dir->nlink++;
 		touch_dir(dir);
@@ -341,6 +347,7 @@ static void remove_entry(fuse_req_t req, fuse_ino_t parent, const char *name, in
 			rc = -ENOTEMPTY;
 		else {
 			dir_remove(&dir->dir, name, len);
+			dentry_changed(fs, dir, name, len);
 			touch_dir(dir);
 			ip->ctime = dir->mtime;
 			inode_changed(fs, dir);
@@ -426,6 +433,8 @@ static int exchange(struct fs *fs, struct inode *p, struct dentry *sd, struct in
 	lock_pair(s, d);
 	sd->ino = d->ino;
 	dd->ino = s->ino;
+	dentry_changed(fs, p, sd->name, sd->len);
+	dentry_changed(fs, np, dd->name, dd->len);
 	move_dir(s, p, np);
 	move_dir(d, np, p);
 	touch_dir(p);
@@ -476,7 +485,9 @@ static int do_rename(struct fs *fs, struct inode *p, const char *name, struct in
 	else
 		rc = dir_add(&np->dir, newname, newlen, s->ino);
 	if (!rc) {
+		dentry_changed(fs, np, newname, newlen);
 		dir_remove(&p->dir, name, len);
+		dentry_changed(fs, p, name, len);
 		if (d) {
 			if (S_ISDIR(d->mode)) {
 				d->nlink = 0;
@@ -522,6 +533,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		return;
 	}
 	struct inode *victim = NULL;
+	if ((rc = meta_reserve(fs, table_bytes_name(strlen(newname))))) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
 	fs_begin(fs);
 	pthread_mutex_lock(&fs->rename_lock);
 	/* Ancestors before descendants, as every other op locks parent
@@ -560,6 +575,10 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	}
 	size_t len = strlen(newname);
 	struct fuse_entry_param e;
+	if ((rc = meta_reserve(fs, table_bytes_name(len)))) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
 	fs_begin(fs);
 	pthread_rwlock_wrlock(&dir->lock);
 	pthread_rwlock_wrlock(&ip->lock);
@@ -570,6 +589,7 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	else if (dir_find(&dir->dir, newname, len))
 		rc = -EEXIST;
 	else if (!(rc = dir_add(&dir->dir, newname, len, ip->ino))) {
+		dentry_changed(fs, dir, newname, len);
 		ip->nlink++;
 		touch_dir(dir);
 		ip->ctime = dir->mtime;
@@ -713,14 +733,15 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	(void)ino;
 	struct fs *fs = fuse_req_userdata(req);
 	struct statvfs sv = {0};
-	uint64_t total = fs->nblocks - fs->first_data_block;
+	/* The metadata log is overhead, as ext4's journal: not in the size. */
+	uint64_t total = fs->nblocks - fs->first_data_block - fs->log_blocks;
 	uint64_t freeb = bga_free_estimate(fs->vol);
 	if (freeb > total)
 		freeb = total; /* the estimate may overshoot by the counter's bound */
 	sv.f_bsize = sv.f_frsize = BGAFS_BLOCK;
 	sv.f_blocks = total;
 	sv.f_bfree = freeb;
-	sv.f_bavail = freeb; /* the metadata pool is allocated already */
+	sv.f_bavail = freeb; /* the metadata log is allocated already */
 	sv.f_files = 1ull << 32;
 	sv.f_ffree = sv.f_files - itab_count(&fs->itab);
 	sv.f_namemax = BGAFS_NAME_MAX;

@@ -2,25 +2,21 @@
 /*
  * Transactions.  Every op that changes the namespace or frees blocks runs
  * inside the running transaction (fs_begin/fs_end: jlock shared).  A commit
- * takes jlock exclusive only to close the transaction and serialise the
- * namespace; the I/O runs with ops going on:
+ * takes jlock exclusive only to close the transaction and encode what it
+ * changed (table.c); the I/O runs with ops going on:
  *
- *   1. write the table into fresh blocks (the data is already in the image);
- *   2. bga_store: the allocator, with the table's blocks taken and the
- *      transaction's deferred frees still allocated.  It flushes before
- *      and after its own superblock, and its area is part of the image
- *      file, so data, table and allocator are durable when it returns;
- *   3. write the superblock slot of the next generation, naming the table;
- *      flush;
- *   4. bga_commit(txn): only now may the blocks freed in it be reused.
+ *   1. bga_store: the allocator, with the transaction's deferred frees
+ *      still allocated.  It flushes before and after its own superblock,
+ *      and its area is part of the image file, so the data is durable
+ *      when it returns;
+ *   2. append the transaction's record to the metadata log and flush
+ *      (log.c): a delta, or a checkpoint followed by the superblock that
+ *      names it;
+ *   3. bga_commit(txn): only now may the blocks freed in it be reused.
  *
- * Tables are written into blocks of a metadata pool the file system owns
- * (listed at the end of each table), filled from bgalloc while there is
- * room, so writers that fill the disk never take the room of the next
- * commit.  The previous table's blocks go back to the pool only in the
- * table of the commit that overwrites the older superblock slot naming it:
- * the fallback slot (when the newest is torn) always names an intact
- * table.
+ * A commit that fails leaves the changes in memory, the transaction not
+ * durable (its fsyncs get the error) and the next commit a checkpoint, so
+ * nothing a failed record held is lost from the next one.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,8 +24,6 @@
 #include <string.h>
 #include <unistd.h>
 #include "bgafs.h"
-
-#define POOL_SLACK 64 /* pool blocks kept beyond twice the table */
 
 void fs_begin(struct fs *fs)
 {
@@ -53,94 +47,6 @@ void txn_free_blocks(struct fs *fs, uint64_t pblk, uint64_t len)
 			bga_strerror(rc));
 }
 
-int pool_add(struct fs *fs, uint64_t start, uint64_t len)
-{
-	if (fs->npool && fs->pool[fs->npool - 1].start + fs->pool[fs->npool - 1].len == start) {
-		fs->pool[fs->npool - 1].len += len;
-	} else {
-		if (fs->npool == fs->pool_cap) {
-			uint32_t cap = fs->pool_cap ? fs->pool_cap * 2 : 16;
-			struct bgafs_ext *v = realloc(fs->pool, cap * sizeof(*v));
-			if (!v)
-				return -ENOMEM;
-			fs->pool = v;
-			fs->pool_cap = cap;
-		}
-		fs->pool[fs->npool++] = (struct bgafs_ext){start, len};
-	}
-	fs->pool_blocks += len;
-	return 0;
-}
-
-/* Blocks for a table of nb blocks: from the metadata pool first (a disk
- * that writers have filled can still commit), then from bgalloc.  On
- * failure whatever was taken is in the pool again. */
-static int table_alloc(struct fs *fs, uint64_t nb, struct bgafs_ext *ext, uint32_t *next)
-{
-	uint64_t goal = BGA_NO_GOAL;
-	*next = 0;
-	while (nb && fs->npool && *next < BGAFS_SB_EXTENTS) {
-		struct bgafs_ext *e = &fs->pool[fs->npool - 1];
-		uint64_t take = e->len < nb ? e->len : nb;
-		ext[(*next)++] = (struct bgafs_ext){e->start + e->len - take, take};
-		e->len -= take;
-		fs->pool_blocks -= take;
-		nb -= take;
-		if (!e->len)
-			fs->npool--;
-	}
-	while (nb) {
-		int rc = -ENOSPC;
-		struct bga_extent got;
-		if (*next < BGAFS_SB_EXTENTS) {
-			/* Ask for the whole run, then halves of it: few extents
-			 * when the space allows, a table when it is fragmented. */
-			struct bga_request req = {.goal = goal, .min_len = nb, .max_len = nb};
-			while ((rc = bga_alloc(fs->vol, &req, &got)) && (rc == -ENOSPC || rc == -EAGAIN) &&
-			       req.min_len > 1)
-				req.min_len = (req.min_len + 1) / 2;
-		}
-		if (rc) {
-			for (uint32_t i = 0; i < *next; i++)
-				pool_add(fs, ext[i].start, ext[i].len); /* cannot fail: it just shrank */
-			*next = 0;
-			return rc;
-		}
-		ext[(*next)++] = (struct bgafs_ext){got.start, got.len};
-		goal = got.start + got.len < fs->sb.nblocks ? got.start + got.len : BGA_NO_GOAL;
-		nb -= got.len;
-	}
-	return 0;
-}
-
-/* Keep the pool at twice the table and some: filled from bgalloc while
- * there is room (the blocks count as owned from the next table on; a crash
- * before it leaves them to the reconcile), and what is far beyond it freed
- * in the running transaction (the durable table still lists them). */
-static void pool_adjust(struct fs *fs, uint64_t table_blocks)
-{
-	uint64_t want = 2 * table_blocks + POOL_SLACK;
-	if (fs->pool_frozen)
-		return;
-	while (fs->pool_blocks < want) {
-		struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = want - fs->pool_blocks};
-		struct bga_extent got;
-		if (bga_alloc(fs->vol, &req, &got))
-			break; /* a full disk: the next commit tries again */
-		if (pool_add(fs, got.start, got.len)) {
-			bga_free(fs->vol, got.start, got.len);
-			break;
-		}
-		atomic_store(&fs->dirty, 1); /* the next table lists them */
-	}
-	while (fs->pool_blocks > 4 * want && fs->npool) {
-		struct bgafs_ext e = fs->pool[--fs->npool];
-		fs->pool_blocks -= e.len;
-		txn_free_blocks(fs, e.start, e.len);
-		atomic_store(&fs->dirty, 1);
-	}
-}
-
 /* Every change in a transaction <= txn is on disk.  Only a closed
  * transaction can be durable: one still running can take changes, and a
  * waiter for them would return before they are written. */
@@ -156,93 +62,120 @@ static void set_durable(struct fs *fs, uint64_t txn)
 	pthread_mutex_unlock(&fs->cmu);
 }
 
-static int table_write(struct fs *fs, const struct tbuf *tb, const struct bgafs_sb *sb)
+/* A checkpoint of nb blocks is due: move to an area twice as large when
+ * it takes more than a quarter of this one (so the namespace can keep
+ * growing while the disk has room), and when it does not fit at all. */
+static int ckpt_room(struct fs *fs, uint64_t nb)
 {
-	static const unsigned char zeros[BGAFS_BLOCK];
-	size_t off = 0;
-	int rc = 0;
-	for (uint32_t i = 0; i < sb->table_next && !rc; i++) {
-		size_t n = sb->table[i].len * BGAFS_BLOCK;
-		size_t have = tb->len - off < n ? tb->len - off : n;
-		rc = fs_pwrite_all(fs->fd, tb->p + off, have, sb->table[i].start * BGAFS_BLOCK);
-		if (!rc && have % BGAFS_BLOCK) /* whole blocks: no stale bytes after the table */
-			rc = fs_pwrite_all(fs->fd, zeros, BGAFS_BLOCK - have % BGAFS_BLOCK,
-					   sb->table[i].start * BGAFS_BLOCK + have);
-		off += have;
+	if (nb > fs->log_blocks / 4 || nb > log_free_blocks(fs)) {
+		uint64_t want = 4 * nb > 2 * fs->log_blocks ? 4 * nb : 2 * fs->log_blocks;
+		int rc = log_grow(fs, want);
+		if (rc && nb > log_free_blocks(fs))
+			return -ENOSPC;
 	}
-	return rc;
+	return 0;
 }
 
-int txn_commit(struct fs *fs)
+/* After a record: the reservation's view of the log (cmu). */
+static void set_limit(struct fs *fs, int ckpt)
+{
+	pthread_mutex_lock(&fs->cmu);
+	fs->ns_limit = log_ns_limit(fs);
+	fs->deltas_since_ckpt = ckpt ? 0 : fs->deltas_since_ckpt + 1;
+	pthread_mutex_unlock(&fs->cmu);
+}
+
+static int commit_kind(struct fs *fs, int force_ckpt)
 {
 	struct tbuf tb = {0};
-	struct bgafs_sb sb = fs->sb, old = fs->sb;
+	static const unsigned char hdr[LOG_HDR];
+	int full = 0, rc;
 
 	pthread_rwlock_wrlock(&fs->jlock);
 	uint64_t txn = atomic_load(&fs->txn);
-	if (!atomic_load(&fs->dirty)) {
+	if (!atomic_load(&fs->dirty) && !force_ckpt) {
 		/* Nothing changed since the last snapshot, which is durable
 		 * (a failed commit leaves dirty set): close the empty running
 		 * transaction, so that it is durable and later changes join
 		 * the next one. */
 		atomic_store(&fs->txn, txn + 1);
+		fs->logged_txn = txn;
 		pthread_rwlock_unlock(&fs->jlock);
 		set_durable(fs, txn);
 		return 0;
 	}
 	atomic_store(&fs->txn, txn + 1);
 	atomic_store(&fs->dirty, 0);
-	int rc = table_serialize(fs, &tb);
+	int ckpt = force_ckpt || atomic_load(&fs->need_ckpt);
+	rc = tbuf_put(&tb, hdr, LOG_HDR);
+	if (!rc && !ckpt) {
+		rc = table_delta(fs, &tb, &full);
+		/* Past half the area, or not told as a delta: a checkpoint. */
+		if (!rc && (full || fs->log_used + log_record_blocks(tb.len - LOG_HDR) > fs->log_blocks / 2))
+			ckpt = 1;
+	}
+	if (!rc && ckpt) {
+		tb.len = LOG_HDR;
+		rc = table_serialize(fs, &tb);
+	}
+	if (!rc) {
+		table_mark_logged(fs);
+		fs->logged_txn = txn;
+		if (ckpt) {
+			pthread_mutex_lock(&fs->cmu);
+			fs->ns_reserved = 0; /* what creates reserved is in this checkpoint */
+			pthread_mutex_unlock(&fs->cmu);
+		}
+	}
 	pthread_rwlock_unlock(&fs->jlock);
 	if (rc)
 		goto fail;
 
-	/* The table ends with the pool it leaves: what the pool keeps after
-	 * giving this table its blocks, and the previous table, which only
-	 * the older superblock slot names (and this commit overwrites that
-	 * slot).  Its size is bounded before the blocks are chosen. */
-	size_t bound = tb.len + 8 + 16 * ((size_t)fs->npool + old.table_next);
-	uint64_t nb = (bound + BGAFS_BLOCK - 1) / BGAFS_BLOCK;
-	if ((rc = table_alloc(fs, nb, sb.table, &sb.table_next)))
+	size_t payload = tb.len - LOG_HDR;
+	uint64_t nb = log_record_blocks(payload);
+	if (ckpt && (rc = ckpt_room(fs, nb)))
 		goto fail;
-	if ((rc = table_put_pool(&tb, fs->pool, fs->npool, old.table, old.table_next)))
-		goto fail_table;
-	/* The metadata area is a range of the image file, so bga_store's
-	 * flushes (before its superblock and after it) also make the data and
-	 * the table durable: no flush of our own is needed before ours. */
-	if ((rc = table_write(fs, &tb, &sb)) || (rc = bga_store(fs->vol, &fs->io)))
-		goto fail_table;
-	sb.table_bytes = tb.len;
-	sb.table_crc = crc32c(0, tb.p, tb.len);
-	sb.txn = txn;
-	sb.gen++;
-	if ((rc = sb_write(fs, &sb))) {
-		/* The slot may or may not name the new table now: keep its
-		 * blocks out of the pool (the next mount's reconcile frees
-		 * them if not); the next commit rewrites the same slot. */
-		goto fail;
+	if ((rc = bga_store(fs->vol, &fs->io)))
+		goto fail_switch;
+	if ((rc = log_append(fs, &tb, ckpt ? LOG_CKPT : LOG_DELTA, txn)))
+		goto fail_switch;
+	if (ckpt) {
+		struct bgafs_sb sb = fs->sb;
+		log_sb_fill(fs, &sb);
+		sb.txn = txn;
+		sb.gen++;
+		if ((rc = sb_write(fs, &sb))) {
+			/* The slot may name the new checkpoint or not: both
+			 * areas stay allocated; the next checkpoint writes it
+			 * again. */
+			goto fail;
+		}
+		fs->sb = sb;
+		fs->log_used = nb;
+		fs->ns_bytes = payload;
+		log_switch_done(fs, 1);
 	}
-	fs->sb = sb;
+	set_limit(fs, ckpt);
 	rc = bga_commit(fs->vol, txn);
 	if (rc)
 		fprintf(stderr, "bgafs: bga_commit(%llu): %s\n", (unsigned long long)txn, bga_strerror(rc));
-	for (uint32_t i = 0; i < old.table_next; i++)
-		if (pool_add(fs, old.table[i].start, old.table[i].len))
-			txn_free_blocks(fs, old.table[i].start, old.table[i].len);
-	pool_adjust(fs, nb);
-	fs->commits++;
 	free(tb.p);
 	set_durable(fs, txn);
 	return 0;
-fail_table:
-	for (uint32_t i = 0; i < sb.table_next; i++)
-		pool_add(fs, sb.table[i].start, sb.table[i].len);
+fail_switch:
+	log_switch_done(fs, 0);
 fail:
-	fprintf(stderr, "bgafs: commit of txn %llu failed: %s (retried)\n", (unsigned long long)txn,
-		bga_strerror(rc));
+	fprintf(stderr, "bgafs: commit of txn %llu failed: %s (the next commit writes a checkpoint)\n",
+		(unsigned long long)txn, bga_strerror(rc));
+	atomic_store(&fs->need_ckpt, 1);
 	atomic_store(&fs->dirty, 1);
 	free(tb.p);
 	return rc;
+}
+
+int txn_commit(struct fs *fs)
+{
+	return commit_kind(fs, 0);
 }
 
 static void *committer(void *arg)
@@ -259,9 +192,11 @@ static void *committer(void *arg)
 				break;
 		}
 		fs->cwant = 0;
+		int ckpt = fs->cwant_ckpt;
+		fs->cwant_ckpt = 0;
 		uint64_t seq = ++fs->cstarted;
 		pthread_mutex_unlock(&fs->cmu);
-		int rc = txn_commit(fs);
+		int rc = commit_kind(fs, ckpt);
 		pthread_mutex_lock(&fs->cmu);
 		fs->clast_err = rc;
 		fs->cdone_seq = seq;
@@ -321,6 +256,30 @@ int txn_sync(struct fs *fs)
 	return txn_sync_to(fs, atomic_load(&fs->txn));
 }
 
+int meta_reserve(struct fs *fs, size_t bytes)
+{
+	for (int tries = 0;; tries++) {
+		pthread_mutex_lock(&fs->cmu);
+		int ok = fs->ns_bytes + fs->ns_reserved + bytes <= fs->ns_limit;
+		/* A checkpoint measures the namespace again (what was deleted
+		 * since) and moves the log to a larger area if the disk has
+		 * room; with neither it would find the same (a commit already
+		 * running may not be a checkpoint: twice). */
+		int retry = !ok && tries < 2 && fs->committer_running &&
+			    (fs->deltas_since_ckpt || bga_free_estimate(fs->vol) > 2 * fs->ns_limit / BGAFS_BLOCK);
+		if (ok)
+			fs->ns_reserved += bytes;
+		else if (retry)
+			fs->cwant_ckpt = 1;
+		pthread_mutex_unlock(&fs->cmu);
+		if (ok)
+			return 0;
+		if (!retry)
+			return -ENOSPC;
+		txn_sync(fs);
+	}
+}
+
 /* Files unlinked while open and still open at unmount (a lazy unmount):
  * nothing names them any more, so their blocks go with this last commit. */
 static void free_orphans(struct fs *fs)
@@ -343,16 +302,17 @@ int txn_unmount(struct fs *fs)
 {
 	txn_stop(fs);
 	free_orphans(fs); /* no op runs any more: no lock to take */
-	int rc = txn_commit(fs);
-	/* The pool may have grown after that table was written: one more
-	 * commit, with the pool frozen, lists it, so the image is exact. */
-	fs->pool_frozen = 1;
-	if (!rc && atomic_load(&fs->dirty))
-		rc = txn_commit(fs);
-	if (rc)
+	int rc = commit_kind(fs, 1); /* a checkpoint: the next mount replays nothing */
+	if (rc) {
+		/* Say so on the image: fsck reports the changes after the
+		 * last durable transaction as lost. */
+		fs->sb.lost_after = fs->durable;
+		fs->sb.gen++;
+		sb_write(fs, &fs->sb);
 		return rc;
-	/* No op runs now and the last table is durable: release what waits
-	 * on the running transaction (pool blocks given back, orphans) and
+	}
+	/* No op runs now and the last checkpoint is durable: release what
+	 * waits on the running transaction (an old log area, orphans) and
 	 * store the allocator once more, so the image is exact without a
 	 * reconcile; then mark it clean. */
 	if ((rc = bga_commit(fs->vol, atomic_load(&fs->txn))))
