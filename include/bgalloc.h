@@ -28,6 +28,29 @@
 extern "C" {
 #endif
 
+/*
+ * The version of this header: semantic versioning (CHANGELOG.md).  MINOR
+ * grows with new interfaces, PATCH with fixes; while MAJOR is 0 a MINOR
+ * bump may also change an interface, and CHANGELOG.md says how.  The
+ * shared library's SONAME (libbgalloc.so.0) changes only when a program
+ * built against an earlier release could no longer run against the new
+ * one; a struct that grows does not change it (see "ABI" in CHANGELOG.md).
+ * CMake reads its project version from these three lines.
+ */
+#define BGA_VERSION_MAJOR 0
+#define BGA_VERSION_MINOR 2
+#define BGA_VERSION_PATCH 0
+#define BGA_VERSION_STRING "0.2.0"
+/* One number for comparisons: 0x00MMmmpp, e.g. 0x000200 for 0.2.0. */
+#define BGA_VERSION_HEX ((BGA_VERSION_MAJOR << 16) | (BGA_VERSION_MINOR << 8) | BGA_VERSION_PATCH)
+
+/*
+ * The version of the library the program runs against, "MAJOR.MINOR.PATCH"
+ * (a static string, never NULL), which may be newer than BGA_VERSION_STRING,
+ * the header it was built with.
+ */
+BGA_EXTERN const char *bga_version(void);
+
 #define BGA_NO_GOAL UINT64_MAX
 
 /* Largest volume: 2^48 blocks. */
