@@ -478,9 +478,11 @@ BGA_EXTERN int bga_store(struct bga_volume *vol, const struct bga_io *io);
  * equal the image's (-EINVAL) and its tuning fields (lock kind and slots,
  * counter batch, windows, flags) apply.
  *
- * Validation: a superblock that is damaged, absurd, or missing (no store
- * ever completed), a truncated area, or damage that no group explains:
- * -EUCLEAN, with nothing allocated.  A group whose descriptor or bitmap
+ * Validation: no superblock at all (neither slot holds bgalloc's magic:
+ * an area no store ever completed in, an empty file, other data, or the
+ * wrong offset): -ENODATA.  A superblock that is damaged or absurd, a
+ * truncated area, or damage that no group explains: -EUCLEAN.  Either
+ * way nothing is allocated.  A group whose descriptor or bitmap
  * fails its checksum is quarantined: counted as used, never allocated
  * from, frees touching it fail with -EUCLEAN, reported by bga_check and
  * counted in bga_stats.groups_quarantined; with BGA_LOAD_STRICT the load
@@ -500,7 +502,8 @@ BGA_EXTERN int bga_store(struct bga_volume *vol, const struct bga_io *io);
  * quarantines the groups it could not read.
  *
  * Returns 0 with *out set; -EINVAL (NULL io, out or callback, unknown
- * flags, cfg disagreeing); -EUCLEAN; -ENOMEM; or the first read error.
+ * flags, cfg disagreeing); -ENODATA; -EUCLEAN; -ENOMEM; or the first read
+ * error.
  */
 BGA_EXTERN int bga_load(const struct bga_io *io, const struct bga_config *cfg, struct bga_volume **out);
 BGA_EXTERN int bga_load_ex(const struct bga_io *io, const struct bga_config *cfg, uint32_t flags,
@@ -527,7 +530,11 @@ BGA_EXTERN int bga_io_file_open(const char *path, uint64_t base, int create, str
 BGA_EXTERN void bga_io_file_close(struct bga_io *io);
 
 /* Name of an error code returned by this library ("ENOSPC: no space ..."),
- * accepting err either negative or positive.  Never NULL. */
+ * accepting err either negative or positive.  An errno the library only
+ * passes through (an io callback's, open's) is named as glibc names it
+ * ("ENOENT: No such file or directory"); a number no one names is
+ * "unknown error".  Never NULL; the string is never freed or changed, and
+ * any thread may call it. */
 BGA_EXTERN const char *bga_strerror(int err);
 
 /* The configuration the volume runs with (defaults resolved, nblocks the

@@ -490,8 +490,9 @@ Test(badinput, null_handles_ignored)
 /*
  * bga_strerror never returns NULL, for any int; each code a function of
  * <bgalloc.h> returns is named by its own string (which starts with the
- * code's name), the sign does not matter, and anything else is "unknown
- * error".
+ * code's name), the sign does not matter; an errno it only passes through
+ * is named as glibc names it, with a pointer that stays the same from call
+ * to call; anything else is "unknown error".
  */
 Test(badinput, strerror_total)
 {
@@ -499,8 +500,14 @@ Test(badinput, strerror_total)
 		int code;
 		const char *name;
 	} known[] = { { EINVAL, "EINVAL" }, { ENOSPC, "ENOSPC" }, { EAGAIN, "EAGAIN" }, { ENOMEM, "ENOMEM" },
-		      { EUCLEAN, "EUCLEAN" }, { EBUSY, "EBUSY" }, { EIO, "EIO" }, { EBADMSG, "EBADMSG" } };
-	static const int unknown[] = { 1, EPERM, ENOENT, 9999, INT_MAX, INT_MIN };
+		      { EUCLEAN, "EUCLEAN" }, { ENODATA, "ENODATA" }, { EBUSY, "EBUSY" }, { EIO, "EIO" },
+		      { EBADMSG, "EBADMSG" } };
+	static const struct {
+		int code;
+		const char *text;
+	} passed[] = { { ENOENT, "ENOENT: No such file or directory" }, { EPERM, "EPERM: Operation not permitted" },
+		       { EACCES, "EACCES: Permission denied" } };
+	static const int unknown[] = { 9999, 4095, INT_MAX, INT_MIN };
 	size_t i, j;
 
 	cr_expect_str_eq(bga_strerror(0), "success");
@@ -515,6 +522,13 @@ Test(badinput, strerror_total)
 			cr_expect_str_neq(bga_strerror(-known[j].code), s, "%s and %s share a string",
 					  known[j].name, known[i].name);
 	}
+	for (i = 0; i < sizeof(passed) / sizeof(passed[0]); i++) {
+		const char *s = bga_strerror(-passed[i].code);
+
+		cr_expect_str_eq(s, passed[i].text, "code %d", -passed[i].code);
+		cr_expect_eq(bga_strerror(passed[i].code), s, "code %d: a second string", passed[i].code);
+	}
+	cr_expect_str_neq(bga_strerror(-ENOENT), bga_strerror(-EPERM), "two passed-through codes share a buffer");
 	for (i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
 		cr_assert_not_null(bga_strerror(unknown[i]));
 		cr_expect_str_eq(bga_strerror(unknown[i]), "unknown error", "code %d", unknown[i]);

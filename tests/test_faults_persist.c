@@ -126,7 +126,7 @@ static void store_every_k(int area)
 				usedmap_free(&got);
 				bga_destroy(back);
 			} else {
-				cr_assert_eq(bga_load(&io, NULL, &back), -EUCLEAN, "%s, k=%ld: a half format loads", what,
+				cr_assert_eq(bga_load(&io, NULL, &back), -ENODATA, "%s, k=%ld: a half format loads", what,
 					     k);
 			}
 		}

@@ -132,7 +132,7 @@ Test(persist, empty_area_and_bad_arguments)
 	struct bga_io io;
 	memio_init(&m, &io);
 	struct bga_volume *vol;
-	cr_assert_eq(bga_load(&io, NULL, &vol), -EUCLEAN, "an area no store completed");
+	cr_assert_eq(bga_load(&io, NULL, &vol), -ENODATA, "an area no store completed");
 	cr_assert_eq(bga_load(NULL, NULL, &vol), -EINVAL);
 	cr_assert_eq(bga_load(&io, NULL, NULL), -EINVAL);
 	cr_assert_eq(bga_load_ex(&io, NULL, 1u << 7, &vol), -EINVAL);

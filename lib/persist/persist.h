@@ -96,6 +96,10 @@ struct bga_pgroup *bga__pgroup_slot(struct bga_persist *p, uint64_t g);
 /* Decode and validate one 512-byte superblock: 0, or -EUCLEAN with *why
  * (optional) naming what was wrong. */
 int bga__pf_sb_decode(const unsigned char *buf, struct bga_pf_sb *sb, const char **why);
+/* Whether the 512-byte slot at buf is a bgalloc superblock, valid or not:
+ * it has the magic, or the format version and size at their offsets (a
+ * damaged magic).  What tells a damaged superblock from none. */
+bool bga__pf_sb_recognised(const unsigned char *buf);
 void bga__pf_sb_encode(unsigned char *buf, const struct bga_pf_sb *sb);
 /* Both superblock slots read; *best is the valid one of highest
  * generation.  0, -EUCLEAN (none valid: *why says why slot 0 failed) or

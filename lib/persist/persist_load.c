@@ -42,7 +42,9 @@ static bool all_zero(const unsigned char *b, size_t n)
  * The superblock in force.  A slot of zeros is one no store has used; a
  * slot that is neither zeros nor valid is damage (a crash cannot make it:
  * sectors land whole), so the load fails rather than fall back to an
- * older state that might be the damaged one's predecessor.
+ * older state that might be the damaged one's predecessor.  When neither
+ * slot is even recognisably a superblock, nothing here was ever a bgalloc
+ * area (or the caller reads at the wrong offset): -ENODATA, not damage.
  */
 static int read_super(const struct bga_io *io, struct bga_pf_sb *best)
 {
@@ -50,6 +52,8 @@ static int read_super(const struct bga_io *io, struct bga_pf_sb *best)
 	int rc = io->read(io->ctx, buf, sizeof(buf), 0);
 	if (rc)
 		return rc > 0 ? -EIO : rc;
+	if (!bga__pf_sb_recognised(buf) && !bga__pf_sb_recognised(buf + BGA_PF_SECTOR))
+		return -ENODATA;
 	int found = 0;
 	for (int s = 0; s < 2; s++) {
 		const unsigned char *b = buf + s * BGA_PF_SECTOR;

@@ -177,6 +177,12 @@ void bga__pf_sb_encode(unsigned char *b, const struct bga_pf_sb *sb)
 	bga_pf_put32(b + BGA_SB_CRC, bga_pf_crc(b, BGA_SB_CRC));
 }
 
+bool bga__pf_sb_recognised(const unsigned char *b)
+{
+	return memcmp(b + BGA_SB_MAGIC, BGA_PF_MAGIC, 8) == 0 ||
+	       (bga_pf_get32(b + BGA_SB_VERSION) == BGA_PF_VERSION && bga_pf_get32(b + BGA_SB_SIZE) == BGA_PF_SECTOR);
+}
+
 int bga__pf_sb_decode(const unsigned char *b, struct bga_pf_sb *sb, const char **why)
 {
 	const char *w = NULL;

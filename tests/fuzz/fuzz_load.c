@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct bga_volume *vol;
 	int rc = bga_load_ex(&io, NULL, 0, &vol);
 	if (rc) {
-		if (rc != -EUCLEAN && rc != -EINVAL && rc != -ENOMEM)
+		if (rc != -EUCLEAN && rc != -ENODATA && rc != -EINVAL && rc != -ENOMEM)
 			FAIL("bga_load returned %d (%s)", rc, bga_strerror(rc));
 		return 0;
 	}
