@@ -7,17 +7,24 @@
  *   bga-inspect freefrag IMG [--offset BYTES]
  *   bga-inspect dump IMG [--group N] [--offset BYTES]
  *   bga-inspect stats IMG --json [--offset BYTES]
+ *   bga-inspect --help | --version
  *
- * Exit status: 0 clean (or the report printed), 1 the image is damaged or
- * fails bga_check, 2 a usage or I/O error.  Errors name the file and the
- * byte offset that was wrong.  The format itself is read through
- * lib/persist/persist_format.h, so this program links the static library.
+ * Exit status: 0 clean (or the report printed), 1 the image is damaged,
+ * holds no bgalloc superblock, or fails bga_check, 2 a usage or I/O error.
+ * Errors name the file and the byte offset that was wrong.  "generation"
+ * is the stored superblock's generation, which each completed bga_store
+ * raises by one (bgafs fsck prints the same figure for its allocator).
+ * The format itself is read through lib/persist/persist_format.h, so this
+ * program links the static library.  bga-inspect(1) is the manual.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include <bgalloc.h>
 
@@ -30,11 +37,27 @@ struct opts {
 	bool have_group, json;
 };
 
+static const char usage_text[] =
+	"usage: bga-inspect check|freefrag IMG [--offset BYTES]\n"
+	"       bga-inspect dump IMG [--group N] [--offset BYTES]\n"
+	"       bga-inspect stats IMG --json [--offset BYTES]\n"
+	"       bga-inspect --help | --version\n"
+	"\n"
+	"Look at a file that holds a bgalloc metadata area (bga_store's format).\n"
+	"  check     load it, check every checksum and invariant; exit 1 if not clean\n"
+	"  freefrag  the free-extent histogram, as e2freefrag prints it\n"
+	"  dump      the superblock and every group's descriptor (--group N: its free extents)\n"
+	"  stats     bga_stats of the loaded volume, as JSON (--json)\n"
+	"  -o, --offset BYTES  where the area starts in the file (a bgafs image: 8192)\n"
+	"  -g, --group N       the group dump lists\n"
+	"  -j, --json          JSON output (stats)\n"
+	"  -h, --help          this text;  -V, --version  the version\n"
+	"Exit status: 0 clean, 1 damaged, not a bgalloc area or not clean, 2 usage or I/O error.\n"
+	"See bga-inspect(1).\n";
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: bga-inspect check|freefrag IMG [--offset BYTES]\n"
-			"       bga-inspect dump IMG [--group N] [--offset BYTES]\n"
-			"       bga-inspect stats IMG --json [--offset BYTES]\n");
+	fputs(usage_text, stderr);
 	return 2;
 }
 
@@ -153,6 +176,30 @@ static long scan(const struct opts *o, const struct bga_io *io, struct bga_pf_sb
 	return problems;
 }
 
+/*
+ * No superblock where we looked: look where embedders put their area
+ * (bgafs: after its two superblock blocks, byte 8192) and say so.  Only a
+ * superblock whose checksum holds counts, so the hint is never a guess.
+ */
+static void hint_offset(const struct opts *o)
+{
+	static const uint64_t offsets[] = {4096, 8192, 16384, 65536, 1u << 20};
+	for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
+		struct bga_io io;
+		struct bga_pf_sb sb;
+		if (offsets[i] == o->base || bga_io_file_open(o->path, offsets[i], 0, &io))
+			continue;
+		int rc = bga__pf_sb_read_best(&io, &sb, NULL, NULL);
+		bga_io_file_close(&io);
+		if (rc == 0) {
+			printf("%s: a bgalloc metadata area starts at byte %" PRIu64 "%s: try --offset %" PRIu64 "\n",
+			       o->path, offsets[i], offsets[i] == 8192 ? " (a bgafs image keeps it there)" : "",
+			       offsets[i]);
+			return;
+		}
+	}
+}
+
 static int open_load(const struct opts *o, struct bga_io *io, struct bga_volume **vol)
 {
 	int rc = bga_io_file_open(o->path, o->base, 0, io);
@@ -167,7 +214,9 @@ static int open_load(const struct opts *o, struct bga_io *io, struct bga_volume 
 		long n = scan(o, io, &sb, 1, &ioerr);
 		printf("%s: does not load: %s%s\n", o->path, bga_strerror(rc),
 		       n == 0 ? " (damage past the descriptors, or a truncated area)" : "");
-		return ioerr || (rc != -EUCLEAN && rc != -EINVAL) ? 2 : 1;
+		if (rc == -ENODATA)
+			hint_offset(o);
+		return ioerr || (rc != -EUCLEAN && rc != -ENODATA && rc != -EINVAL) ? 2 : 1;
 	}
 	return 0;
 }
@@ -255,6 +304,10 @@ static int cmd_dump(const struct opts *o)
 	bool groups = !o->have_group;
 	long problems = scan(o, &io, &sb, 0, &ioerr);
 	if (problems < 0) {
+		if (!ioerr) {
+			scan(o, &io, &sb, 1, &ioerr);
+			hint_offset(o);
+		}
 		bga_io_file_close(&io);
 		return ioerr ? 2 : 1;
 	}
@@ -291,6 +344,46 @@ static int cmd_dump(const struct opts *o)
 	return ioerr ? 2 : problems ? 1 : 0;
 }
 
+/*
+ * A JSON string for bytes that need not be UTF-8 (a file name): each byte
+ * that does not start a well-formed UTF-8 sequence becomes U+FFFD, as
+ * JSON text must be Unicode.  NULL only on ENOMEM.
+ */
+static json_t *json_bytes(const char *s)
+{
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	size_t n = strlen(s), k = 0;
+	char *out = malloc(3 * n + 1);
+	if (out == NULL)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+		bool ok = len > 0 && i + len <= n;
+		for (size_t t = 1; ok && t < len; t++)
+			ok = ((unsigned char)s[i + t] >> 6) == 2;
+		if (ok && len > 1) { /* overlong forms, surrogates and past U+10FFFF are not UTF-8 either */
+			json_t *one = json_stringn(s + i, len);
+			ok = one != NULL;
+			json_decref(one);
+		}
+		if (ok) {
+			memcpy(out + k, s + i, len);
+			k += len;
+			i += len;
+		} else {
+			memcpy(out + k, "\xef\xbf\xbd", 3);
+			k += 3;
+			i++;
+		}
+	}
+	j = json_stringn(out, k);
+	free(out);
+	return j;
+}
+
 static int cmd_stats(const struct opts *o)
 {
 	struct bga_io io;
@@ -299,28 +392,41 @@ static int cmd_stats(const struct opts *o)
 	if (rc)
 		goto out;
 	struct bga_stats st;
-	bga_stats(vol, &st);
 	struct bga_config cfg;
-	bga_volume_config(vol, &cfg);
-	printf("{\n  \"file\": \"%s\",\n  \"nblocks\": %" PRIu64 ",\n  \"blocks_per_group\": %u,\n", o->path,
-	       st.nblocks, cfg.blocks_per_group);
-	printf("  \"first_data_block\": %" PRIu64 ",\n  \"free_blocks\": %" PRIu64 ",\n", cfg.first_data_block,
-	       st.free_blocks);
-	printf("  \"groups\": %" PRIu64 ",\n  \"groups_initialised\": %" PRIu64 ",\n", st.groups,
-	       st.groups_initialised);
-	printf("  \"groups_quarantined\": %" PRIu64 ",\n  \"groups_repaired\": %" PRIu64 ",\n", st.groups_quarantined,
-	       st.groups_repaired);
-	printf("  \"free_extents\": %" PRIu64 ",\n  \"frag_score\": %.6f,\n", st.free_extents, st.frag_score);
-	printf("  \"last_committed_txn\": %" PRIu64 ",\n  \"histogram\": [", st.last_committed_txn);
-	bool first = true;
-	for (int k = 0; k < BGA_HIST_ORDERS; k++) {
-		if (!st.hist_count[k])
-			continue;
-		printf("%s\n    {\"order\": %d, \"extents\": %" PRIu64 ", \"blocks\": %" PRIu64 "}", first ? "" : ",", k,
-		       st.hist_count[k], st.hist_blocks[k]);
-		first = false;
+	json_t *hist = json_array(), *root = json_object();
+	if ((rc = bga_stats(vol, &st)) || (rc = bga_volume_config(vol, &cfg)) || !hist || !root) {
+		fprintf(stderr, "%s: %s\n", o->path, bga_strerror(rc ? rc : -ENOMEM));
+		rc = 2;
+		goto out_json;
 	}
-	printf("\n  ]\n}\n");
+	for (int k = 0; k < BGA_HIST_ORDERS; k++)
+		if (st.hist_count[k])
+			json_array_append_new(hist, json_pack("{s:i, s:I, s:I}", "order", k, "extents",
+							      (json_int_t)st.hist_count[k], "blocks",
+							      (json_int_t)st.hist_blocks[k]));
+	/* Insertion order is kept (jansson 2.8 and later). */
+	json_object_set_new(root, "file", json_bytes(o->path));
+	json_object_set_new(root, "offset", json_integer((json_int_t)o->base));
+	json_object_set_new(root, "nblocks", json_integer((json_int_t)st.nblocks));
+	json_object_set_new(root, "blocks_per_group", json_integer(cfg.blocks_per_group));
+	json_object_set_new(root, "first_data_block", json_integer((json_int_t)cfg.first_data_block));
+	json_object_set_new(root, "free_blocks", json_integer((json_int_t)st.free_blocks));
+	json_object_set_new(root, "groups", json_integer((json_int_t)st.groups));
+	json_object_set_new(root, "groups_initialised", json_integer((json_int_t)st.groups_initialised));
+	json_object_set_new(root, "groups_quarantined", json_integer((json_int_t)st.groups_quarantined));
+	json_object_set_new(root, "groups_repaired", json_integer((json_int_t)st.groups_repaired));
+	json_object_set_new(root, "free_extents", json_integer((json_int_t)st.free_extents));
+	json_object_set_new(root, "frag_score", json_real(st.frag_score));
+	json_object_set_new(root, "last_committed_txn", json_integer((json_int_t)st.last_committed_txn));
+	json_object_set_new(root, "histogram", hist);
+	hist = NULL;
+	if (json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) || putchar('\n') == EOF) {
+		fprintf(stderr, "%s: cannot write the JSON\n", o->path);
+		rc = 2;
+	}
+out_json:
+	json_decref(hist);
+	json_decref(root);
 	bga_destroy(vol);
 out:
 	bga_io_file_close(&io);
@@ -329,28 +435,54 @@ out:
 
 int main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{"offset", required_argument, NULL, 'o'}, {"group", required_argument, NULL, 'g'},
+		{"json", no_argument, NULL, 'j'},         {"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
+	};
 	struct opts o = {0};
-	if (argc < 3)
-		return usage();
-	o.cmd = argv[1];
-	o.path = argv[2];
-	for (int i = 3; i < argc; i++) {
-		char *end;
-		if (strcmp(argv[i], "--json") == 0) {
-			o.json = true;
-		} else if (strcmp(argv[i], "--group") == 0 && i + 1 < argc) {
-			o.group = strtoull(argv[++i], &end, 0);
+	const char *pos[2];
+	int npos = 0, c;
+	char *end;
+	opterr = 0;
+	/* "-" first: positionals come back as 1, in place, so options may
+	 * follow the image as they always could. */
+	while ((c = getopt_long(argc, argv, "-o:g:jhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			if (npos == 2)
+				return usage();
+			pos[npos++] = optarg;
+			break;
+		case 'o':
+			errno = 0;
+			o.base = strtoull(optarg, &end, 0);
+			if (*end || end == optarg || errno || optarg[0] == '-') {
+				fprintf(stderr, "bga-inspect: bad offset '%s'\n", optarg);
+				return usage();
+			}
+			break;
+		case 'g':
+			errno = 0;
+			o.group = strtoull(optarg, &end, 0);
 			o.have_group = true;
-			if (*end)
+			if (*end || end == optarg || errno || optarg[0] == '-') {
+				fprintf(stderr, "bga-inspect: bad group '%s'\n", optarg);
 				return usage();
-		} else if (strcmp(argv[i], "--offset") == 0 && i + 1 < argc) {
-			o.base = strtoull(argv[++i], &end, 0);
-			if (*end)
-				return usage();
-		} else {
+			}
+			break;
+		case 'j': o.json = true; break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		case 'V': printf("bga-inspect (bgalloc) %s\n", bga_version()); return 0;
+		default:
+			fprintf(stderr, "bga-inspect: %s: unknown option or missing value\n", argv[optind - 1]);
 			return usage();
 		}
 	}
+	if (npos != 2)
+		return usage();
+	o.cmd = pos[0];
+	o.path = pos[1];
 	if (strcmp(o.cmd, "check") == 0 && !o.have_group && !o.json)
 		return cmd_check(&o);
 	if (strcmp(o.cmd, "freefrag") == 0 && !o.have_group && !o.json)

@@ -45,4 +45,33 @@ expect 1 '1 quarantined.*NOT CLEAN' -- "$INSPECT" check "$dir/bad"
 cp "$img" "$dir/badsb"
 printf '\x00' | dd of="$dir/badsb" bs=1 seek=$((512 + 40)) conv=notrunc status=none
 expect 1 'byte 512: superblock slot 1: bad superblock checksum' -- "$INSPECT" check "$dir/badsb"
+# --help on stdout with status 0, --version names the library's version
+expect 0 '^usage: bga-inspect check' -- "$INSPECT" --help
+[ -z "$("$INSPECT" --help 2>&1 >/dev/null)" ] || fail "--help wrote to stderr"
+expect 0 '^bga-inspect \(bgalloc\) [0-9]+\.[0-9]+\.[0-9]+$' -- "$INSPECT" --version
+expect 2 'unknown option' -- "$INSPECT" check "$img" --bogus
+expect 2 'bad offset' -- "$INSPECT" check "$img" --offset 12x
+
+# no superblock at all: its own message, not "failed an invariant check"
+: >"$dir/empty"
+head -c 65536 /dev/urandom >"$dir/garbage"
+for f in empty garbage; do
+	expect 1 'does not load: ENODATA: no bgalloc superblock' -- "$INSPECT" check "$dir/$f"
+done
+# the area 8192 bytes in, as in a bgafs image: named, with the option to use
+{ head -c 8192 /dev/zero; cat "$img"; } >"$dir/at8192"
+expect 1 'starts at byte 8192 \(a bgafs image keeps it there\): try --offset 8192' -- "$INSPECT" check "$dir/at8192"
+expect 1 'try --offset 8192' -- "$INSPECT" dump "$dir/at8192"
+expect 0 ': generation 1, 256 blocks, 181 free' -- "$INSPECT" check "$dir/at8192" --offset 8192
+
+# JSON stays valid for any file name: quotes, backslashes, control
+# characters, a newline, bytes that are not UTF-8
+odd=$(printf '%s/q"b\\s\tt\nn\001\377\303x.img' "$dir")
+cp "$img" "$odd"
+"$INSPECT" stats "$odd" --json | python3 -c '
+import json, os, sys
+d = json.load(sys.stdin)
+want = sys.argv[1].encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+assert d["file"] == want, (d["file"], want)
+assert d["free_blocks"] == 181' "$odd" || fail "stats --json of an odd file name is not valid JSON with that name"
 echo "inspect_test: ok"
