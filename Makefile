@@ -101,8 +101,12 @@ micro:
 	build/release/bench/bga-micro --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
 		--benchmark_out=build/release/micro.json --benchmark_out_format=json
 
+# make install [PREFIX=/usr/local] [DESTDIR=/staging]: the Release build,
+# installed under DESTDIR/PREFIX (lib, include, bin, share/man, pkg-config
+# and CMake package files; the programs find the library from any prefix).
+PREFIX ?= /usr/local
 install: build
-	$(CMAKE) --install build/release
+	DESTDIR="$(DESTDIR)" $(CMAKE) --install build/release --prefix "$(PREFIX)"
 
 clean:
 	rm -rf build

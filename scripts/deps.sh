@@ -28,7 +28,8 @@ for target in "${@:-build}"; do
 	want pc ck libck-dev
 	want pc liburcu-bp liburcu-dev
 	want file /usr/include/isa-l/crc.h libisal-dev
-	want pc jansson libjansson-dev # bga-lab's JSON (examples/lab)
+	want pc jansson libjansson-dev # bga-inspect's and bga-lab's JSON
+	want cmd python3 python3       # the man(3) pages (scripts/mkman.py)
 	case $target in
 	build) ;;
 	test)
@@ -40,6 +41,10 @@ for target in "${@:-build}"; do
 		want cmd fusermount3 fuse3
 		want cmd dbench dbench
 		want cmd fio fio
+		# the kept ABI (abidw, abidiff) and the man pages' checks
+		want cmd abidiff abigail-tools
+		want cmd groff groff-base
+		want cmd man man-db
 		;;
 	fscompare) # bench/fscompare.sh: bgafs against fuse2fs
 		want pc fuse3 libfuse3-dev

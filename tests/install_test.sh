@@ -1,22 +1,83 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Install the build into a scratch prefix, then build and run the embedding
-# example against it twice: with pkg-config and with find_package(bgalloc).
+# Install the build into a private prefix and check it as an outside user
+# would, with no LD_LIBRARY_PATH anywhere:
+#  - the embedding example builds and runs with pkg-config (shared, and
+#    static with no libbgalloc.so.0 needed) and with find_package(bgalloc);
+#  - BGA_VERSION_*, bga_version(), pkg-config and the CMake package agree;
+#  - bga_strerror(-ENOENT) names the error;
+#  - a man(3) page for every exported and every BGA_EXTERN function, man(1)
+#    pages for the programs, all found by man(1) under the prefix;
+#  - the installed programs run from the prefix: --help on stdout with
+#    status 0, --version with the library's version.
 #   tests/install_test.sh <build dir> <source dir>
 set -euo pipefail
 build=$1 src=$2
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
+fail() { echo "install_test: $*"; exit 1; }
+unset LD_LIBRARY_PATH
 cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(ls -d "$prefix"/lib*/ | head -1)
+libdir=${libdir%/}
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
-export LD_LIBRARY_PATH="$libdir"
 
-cc -o "$prefix/embed-pc" "$src/examples/embed.c" $(pkg-config --cflags --libs bgalloc)
-"$prefix/embed-pc" | grep -q "^free:" || { echo "pkg-config consumer failed"; exit 1; }
-
+# consumers: pkg-config shared (run through its own rpath), pkg-config
+# static, CMake package
+cc -o "$prefix/embed-pc" "$src/examples/embed.c" $(pkg-config --cflags --libs bgalloc) -Wl,-rpath,"$libdir"
+"$prefix/embed-pc" | grep -q "^free:" || fail "pkg-config consumer failed"
+cc -o "$prefix/embed-static" "$src/examples/embed.c" $(pkg-config --cflags bgalloc) \
+	$(pkg-config --static --libs bgalloc | sed 's/-lbgalloc\b/-l:libbgalloc.a/')
+"$prefix/embed-static" | grep -q "^free:" || fail "static pkg-config consumer failed"
+! readelf -d "$prefix/embed-static" | grep -q 'libbgalloc' || fail "the static consumer needs libbgalloc.so"
 cmake -S "$src/tests/consumer" -B "$prefix/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
-	-DEMBED_SOURCE="$src/examples/embed.c" >/dev/null
+	-DEMBED_SOURCE="$src/examples/embed.c" >"$prefix/consumer.log"
 cmake --build "$prefix/consumer" >/dev/null
-"$prefix/consumer/consumer" | grep -q "^free:" || { echo "find_package consumer failed"; exit 1; }
-echo "install_test: pkg-config and find_package consumers built and ran"
+"$prefix/consumer/consumer" | grep -q "^free:" || fail "find_package consumer failed"
+cmake_version=$(sed -n 's/^-- bgalloc package version: //p' "$prefix/consumer.log")
+
+# versions, and a message for an errno the library passes through
+cat >"$prefix/version.c" <<'EOF'
+#include <errno.h>
+#include <stdio.h>
+#include <bgalloc.h>
+int main(void)
+{
+	printf("%d.%d.%d %s %s %06x\n%s\n", BGA_VERSION_MAJOR, BGA_VERSION_MINOR, BGA_VERSION_PATCH,
+	       BGA_VERSION_STRING, bga_version(), BGA_VERSION_HEX, bga_strerror(-ENOENT));
+	return 0;
+}
+EOF
+cc -o "$prefix/version" "$prefix/version.c" $(pkg-config --cflags --libs bgalloc) -Wl,-rpath,"$libdir"
+read -r parts string runtime hex < <("$prefix/version")
+pc=$(pkg-config --modversion bgalloc)
+want_hex=$(printf '%02x%02x%02x' ${parts//./ })
+[ "$parts" = "$string" ] && [ "$string" = "$runtime" ] && [ "$runtime" = "$pc" ] &&
+	[ "$pc" = "$cmake_version" ] && [ "$hex" = "$want_hex" ] ||
+	fail "versions disagree: macros $parts, string $string, bga_version() $runtime, hex $hex," \
+		"pkg-config $pc, CMake package '$cmake_version'"
+enoent=$("$prefix/version" | sed -n 2p)
+[ "$enoent" = "ENOENT: No such file or directory" ] || fail "bga_strerror(-ENOENT) is '$enoent'"
+
+# man pages, as man(1) finds them under the prefix
+"$src/tests/man_test.sh" "$libdir/libbgalloc.so" "$prefix/share/man" "$prefix/include" >/dev/null ||
+	fail "man(3) pages: $("$src/tests/man_test.sh" "$libdir/libbgalloc.so" "$prefix/share/man" "$prefix/include")"
+for page in 3:bgalloc 3:bga_alloc 3:bga_version 1:bga-inspect; do
+	man -M "$prefix/share/man" -w "${page%%:*}" "${page#*:}" >/dev/null 2>&1 || fail "man ${page/:/ } not found"
+	[ -n "$(MANWIDTH=80 man -M "$prefix/share/man" "${page%%:*}" "${page#*:}" 2>/dev/null | grep DESCRIPTION)" ] ||
+		fail "man ${page/:/ } does not render"
+done
+
+# the installed programs, from the prefix alone
+tools=bga-inspect
+for t in $tools; do
+	out=$("$prefix/bin/$t" --help 2>"$prefix/err") || fail "$t --help exited $?"
+	grep -q '^usage: ' <<<"$out" && [ ! -s "$prefix/err" ] || fail "$t --help: not a usage on stdout"
+	v=$("$prefix/bin/$t" --version) || fail "$t --version exited $?"
+	grep -qF "$runtime" <<<"$v" || fail "$t --version says '$v', not $runtime"
+	man -M "$prefix/share/man" -w 1 "$t" >/dev/null 2>&1 || fail "no man(1) page for $t"
+done
+if [ -x "$prefix/bin/bgafs" ]; then
+	ldd "$prefix/bin/bgafs" | grep -q "libbgalloc.so.0 => $prefix/" || fail "bgafs does not find the installed library"
+fi
+echo "install_test: consumers, versions ($runtime), messages, man pages and programs ($tools) checked"
