@@ -1,0 +1,507 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGALLOC_H
+#define BGALLOC_H
+
+/*
+ * bgalloc: a block and extent allocator for a block device, for file
+ * systems and storage engines in user space.  It follows the ext2/ext3/ext4
+ * design (bitmap block groups, a hashed table of group locks, per-CPU
+ * approximate counters, per-file reservation windows, frees that wait for
+ * the journal commit) and adds an O(1) group index.
+ *
+ * Conventions
+ *  - Blocks are uint64_t numbers in [0, nblocks).
+ *  - Every function that can fail returns 0 or a negative errno and hands
+ *    results back through pointers.  There is no global last error; see
+ *    bga_strerror().  On any error the volume is left exactly as it was.
+ *  - Threading: once bga_create() has returned, any thread may call any
+ *    function concurrently, with no registration.  bga_destroy() must run
+ *    with no other call in flight.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bgalloc/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BGA_NO_GOAL UINT64_MAX
+
+/* Largest volume: 2^48 blocks. */
+#define BGA_MAX_BLOCKS (UINT64_C(1) << 48)
+
+/* bga_config.flags: baseline modes, for comparison. */
+enum {
+	BGA_GLOBAL_LOCK = 1u << 0,     /* every group behind one lock (ext3 before 2.5.x, fuse2fs) */
+	BGA_ATOMIC_COUNTERS = 1u << 1, /* one shared atomic free counter instead of per-CPU slots */
+};
+
+/* bga_request.flags */
+enum {
+	BGA_EXACT_GOAL = 1u << 0,   /* the extent must start at req.goal, or fail with -ENOSPC */
+	BGA_USE_RESERVED = 1u << 1, /* draw on a bga_reserve()d promise instead of free space */
+};
+
+struct bga_config {
+	uint64_t nblocks;          /* volume size in blocks, 1 .. BGA_MAX_BLOCKS */
+	uint32_t blocks_per_group; /* default 32768; a multiple of 64, 64 .. 1 << 20 */
+	uint64_t first_data_block; /* default 0; blocks below it are never handed out; < nblocks */
+	uint32_t lock_slots;       /* default 0 = auto: 4 << ilog2(min(ncpus, 32)), raised to one per group up to 256;
+	                              else a power of two <= 1 << 20 */
+	int32_t counter_batch;     /* default 0 = auto: max(32, 2 * ncpus), raised up to 1024 while
+	                              ncpus * batch stays under 1/64 of the capacity; else 1 .. 1 << 24 */
+	uint32_t rsv_default;      /* default 8: initial reservation window, blocks; <= rsv_max */
+	uint32_t rsv_max;          /* default 1027: largest window; <= 1 << 20 (windows are also capped at blocks_per_group) */
+	uint32_t flags;            /* BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS; other bits -EINVAL */
+	/*
+	 * Group lock kind, an enum bga_lock_kind of <bgalloc/locktab.h>;
+	 * default 0 = BGA_LOCK_DEFAULT, which with BGA_GLOBAL_LOCK means a
+	 * pthread mutex: the one lock of fuse2fs (a pthread mutex) and of ext3
+	 * before the patch (lock_super, a sleeping semaphore) both sleep.
+	 * Values past BGA_LOCK_MUTEX are -EINVAL.
+	 */
+	uint32_t lock_kind;
+	/* more fields may follow */
+};
+
+struct bga_extent {
+	uint64_t start, len;
+};
+
+struct bga_request {
+	uint64_t goal;       /* preferred first block, or BGA_NO_GOAL */
+	uint64_t min_len;    /* 1 .. max_len */
+	uint64_t max_len;    /* capped at blocks_per_group */
+	struct bga_rsv *rsv; /* optional per-file reservation window, or NULL */
+	uint32_t flags;      /* BGA_EXACT_GOAL | BGA_USE_RESERVED */
+};
+
+struct bga_volume;
+struct bga_rsv;
+
+/* Fill `cfg` with the defaults above for a volume of `nblocks` blocks. */
+BGA_EXTERN void bga_config_init(struct bga_config *cfg, uint64_t nblocks);
+
+/*
+ * Create a volume whose blocks are all free (except those below
+ * first_data_block).  Groups are initialised lazily: memory grows with the
+ * groups touched, not with nblocks.
+ * Returns 0; -EINVAL for a NULL argument or any field out of its range
+ * above; -ENOMEM.
+ */
+BGA_EXTERN int bga_create(const struct bga_config *cfg, struct bga_volume **out);
+
+/* Free everything.  NULL is ignored.  Close every bga_rsv handle first. */
+BGA_EXTERN void bga_destroy(struct bga_volume *vol);
+
+/*
+ * Allocate one extent of min_len .. max_len blocks (max_len is capped at
+ * blocks_per_group; an extent never crosses a group boundary), as near
+ * req->goal as possible: the goal block, then forward in its group, then
+ * the groups after it that the group index says can hold min_len,
+ * wrapping round to the goal's group.  With BGA_NO_GOAL the search starts
+ * at the calling CPU's home group.  The goal is a preference: when its
+ * group's lock is held, the allocation is taken elsewhere rather than
+ * waited for, and the calling CPU keeps using the group it got instead for
+ * the next 64 allocations aimed at that group; found held again within 64
+ * allocations of coming back, twice as many, up to 4096 (BGA_EXACT_GOAL
+ * always waits).
+ *
+ * With req->rsv, blocks come from the window first; see bga_rsv_open().
+ * With BGA_USE_RESERVED the extent is charged to an earlier bga_reserve();
+ * it is capped at what is reserved.
+ *
+ * Returns 0 and fills *out;
+ *  -EINVAL  NULL vol/req/out, min_len 0, min_len > max_len, goal >= nblocks
+ *           (other than BGA_NO_GOAL), unknown flags, BGA_EXACT_GOAL
+ *           without a goal, BGA_USE_RESERVED with fewer than min_len
+ *           blocks reserved;
+ *  -ENOSPC  no free run of min_len blocks exists (for BGA_EXACT_GOAL: none
+ *           starts at the goal), or the free space is promised to
+ *           reservations;
+ *  -EAGAIN  not now, but the request would fit once pending deferred
+ *           frees are committed (bga_commit());
+ *  -ENOMEM  a group's bitmap or descriptors could not be allocated.
+ */
+BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
+
+/*
+ * Free [start, start + len).  All or nothing: -EINVAL, with nothing
+ * changed, when vol is NULL, len is 0, any block lies outside the volume
+ * or below first_data_block, or any block is not allocated (a double free,
+ * or a block waiting on a deferred free).  Ranges that span groups are
+ * allowed; their locks are taken in lock-slot order.  -ENOMEM, with
+ * nothing changed, when freeing part of a wholly used group needs its
+ * bitmap and none can be allocated, or when a lazily loaded volume must
+ * read the range's bitmaps first and cannot (bga_load).  -EUCLEAN, with nothing changed, when
+ * any block lies in a group a load quarantined (bga_load).  Returns 0
+ * otherwise.
+ */
+BGA_EXTERN int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len);
+
+/*
+ * Free [start, start + len) when transaction `txn` commits: the blocks stay
+ * allocated, and unavailable, until bga_commit(vol, t) with t >= txn.
+ * Same all-or-nothing checks as bga_free(), plus -EINVAL when any block
+ * already waits on a deferred free, or txn is 0 or not greater than the
+ * last committed txn; -ENOMEM, with nothing changed, when its record or
+ * its group's pending map cannot be allocated.  Returns 0 otherwise.
+ */
+BGA_EXTERN int bga_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, uint64_t txn);
+
+/*
+ * Release every deferred free with txn <= `txn`.  Only groups holding
+ * pending frees are visited, so the cost is O(records in those groups),
+ * not O(groups); a deferred free racing the commit of its own txn is
+ * released by that commit or by the next one, never before.
+ * Commits must not go backwards: -EINVAL when vol is NULL, txn is 0 or
+ * txn is less than the last committed txn (committing the same txn again
+ * is a no-op).  Returns 0 otherwise.
+ */
+BGA_EXTERN int bga_commit(struct bga_volume *vol, uint64_t txn);
+
+/*
+ * Promise `n` blocks without choosing them (delayed allocation).  Never
+ * overcommits: free minus reserved stays >= 0 under any concurrency.
+ * Returns 0; -EINVAL for NULL vol or n == 0 or n > nblocks; -ENOSPC when
+ * fewer than n unpromised free blocks remain.
+ */
+BGA_EXTERN int bga_reserve(struct bga_volume *vol, uint64_t n);
+
+/* Give back n promised blocks.  -EINVAL for NULL, n == 0 or n > reserved. */
+BGA_EXTERN int bga_unreserve(struct bga_volume *vol, uint64_t n);
+
+/* Blocks promised by bga_reserve() and not yet used or given back (exact). */
+BGA_EXTERN uint64_t bga_reserved(struct bga_volume *vol);
+
+/*
+ * Grow the volume to new_nblocks while other threads keep allocating.  The
+ * new blocks are free.  Each call sees one size throughout, the old or
+ * the new one, when it runs concurrently with a grow.  Returns 0 (also when new_nblocks equals the
+ * current size); -EINVAL for NULL vol, a shrink, or a size past
+ * BGA_MAX_BLOCKS or past 2^32 groups; -ENOMEM.
+ */
+BGA_EXTERN int bga_grow(struct bga_volume *vol, uint64_t new_nblocks);
+
+/* Free blocks, approximately (off by at most the counter's error bound), O(1).
+ * Blocks waiting on deferred frees are not free.  0 for NULL. */
+BGA_EXTERN uint64_t bga_free_estimate(const struct bga_volume *vol);
+
+/* Free blocks, exactly: every block that no caller holds.  Blocks waiting
+ * on a deferred free are held; reserved blocks are free, as in
+ * bga_free_estimate.  An allocation in flight counts once it has taken its
+ * blocks (it is charged under the group lock as it takes them), never for
+ * more than it took.  Blocks that reservation windows hold and no
+ * allocation took are free (see bga_rsv_open).  0 for NULL. */
+BGA_EXTERN uint64_t bga_free_exact(struct bga_volume *vol);
+
+/*
+ * Per-file reservation windows (ext3's reservation in shape, ext4's inode
+ * preallocation in substance).  A handle books a window of free blocks
+ * near its allocations, and the window then belongs to the handle: its
+ * blocks are marked in use in the group, so no other caller gets them,
+ * and allocations through the handle (req.rsv) take from it with no group
+ * lock and no bitmap write.  The window's size starts at cfg.rsv_default
+ * and doubles, up to cfg.rsv_max, whenever more than half of the last
+ * window was used; a window is at most that size (and at most
+ * blocks_per_group), though an allocation through the handle with a
+ * larger max_len may go on past its end.  A handle is used by one thread
+ * at a time; handles of different files are independent.
+ *
+ * A file's first window is placed as a plain request's extent is, with
+ * the same steering (bga_alloc).  A later window goes on right after the
+ * last one, waiting for its group's lock if need be, so that the file
+ * stays contiguous; when that lock was held by another thread, the
+ * calling CPU's next new files start at its home group (or the group
+ * after, when the home is in the busy one) instead, for as many files as
+ * a steered plain request would: two writers in one directory then stop
+ * taking turns at one group's lock (ext4 skips busy groups the same way).
+ * The CPU keeps one steering record for both: its plain requests aimed
+ * at that group are steered there too, and a plain request found busy
+ * steers the CPU's next files.
+ *
+ * Blocks a window holds that no allocation took are free, never owned:
+ *  - bga_free_exact, bga_stats, bga_check and bga_foreach_free count
+ *    them as free (bga_stats also reports them as rsv_window_blocks), and
+ *    a store writes them as free;
+ *  - bga_trim takes back those of the groups it trims, and discards them;
+ *  - freeing one is -EINVAL (it is not allocated);
+ *  - they are given back when the window is used up, when the handle is
+ *    closed or set to size 0, when a BGA_EXACT_GOAL request asks for
+ *    them, and, from every handle at once, before any request would get
+ *    -ENOSPC: windows never cause a false -ENOSPC.  An owner allocating
+ *    at that moment is safe: it then simply books another window.
+ *
+ * bga_rsv_open: returns 0, -EINVAL (NULL) or -ENOMEM.
+ * bga_rsv_close: gives back the unused part of the window at once; NULL is
+ *   ignored.  The handle must not be used afterwards.
+ * bga_rsv_set_size: sets the goal size; 0 turns the window off (and gives
+ *   back the current one).  -EINVAL for NULL or blocks > rsv_max.
+ */
+BGA_EXTERN int bga_rsv_open(struct bga_volume *vol, struct bga_rsv **out);
+BGA_EXTERN void bga_rsv_close(struct bga_rsv *rsv);
+BGA_EXTERN int bga_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks);
+
+/* The blocks the handle's window holds now, those no allocation took yet:
+ * start and length (len 0 when none).  0, or -EINVAL for a NULL argument. */
+BGA_EXTERN int bga_rsv_window(const struct bga_rsv *rsv, struct bga_extent *out);
+
+/*
+ * Call cb(ctx, start, len) for each maximal free extent of at least
+ * `min_len` blocks inside [from, to), in block order; extents are split at
+ * group boundaries.  A snapshot per group: each group is read under its
+ * lock, the callback runs with no lock held.  A non-zero return from cb
+ * stops the walk and is returned.  -EINVAL for NULL vol/cb, from >= to,
+ * to > nblocks or min_len 0; -ENOMEM for its scratch map, or when a lazily
+ * loaded volume's unread bitmaps could not be read into memory (nothing
+ * reported).
+ */
+typedef int (*bga_extent_cb)(void *ctx, uint64_t start, uint64_t len);
+BGA_EXTERN int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len,
+                                bga_extent_cb cb, void *ctx);
+
+/*
+ * Discard free space: for each free extent of at least min_len blocks in
+ * [from, to), mark it in use, call cb (the caller's discard) with no lock
+ * held, then free it again.  Other threads keep allocating elsewhere
+ * meanwhile; no block is ever handed out or lost.  Groups trimmed before
+ * and not freed into since are skipped.  Each group's qualifying extents
+ * are claimed together, then discarded one by one.  Extents are charged
+ * like allocations while claimed, so space promised to bga_reserve() is
+ * never trimmed: the claim stops at the first extent the unpromised space
+ * cannot cover, and that group is not marked trimmed.  A non-zero return
+ * from cb stops the trim (every claimed extent is still freed) and is
+ * returned.  Same errors as bga_foreach_free(); *trimmed
+ * (optional) gets the blocks whose discard returned 0.
+ */
+BGA_EXTERN int bga_trim(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len,
+                        bga_extent_cb cb, void *ctx, uint64_t *trimmed);
+
+#define BGA_HIST_ORDERS 49 /* free-extent orders 0 .. 48 */
+
+struct bga_stats {
+	uint64_t nblocks, free_blocks, reserved_blocks;
+	/* groups_initialised: groups with a bitmap in memory;
+	 * groups_quarantined: groups a load found damaged (bga_load) */
+	uint64_t groups, groups_initialised, groups_quarantined;
+	/* free extents whose length is in [2^k, 2^(k+1)): count and blocks,
+	 * the buckets e2freefrag prints */
+	uint64_t hist_count[BGA_HIST_ORDERS];
+	uint64_t hist_blocks[BGA_HIST_ORDERS];
+	uint64_t free_extents;
+	/*
+	 * Fragmentation score in [0, 1], in the spirit of Ceph's allocator
+	 * score (ideal - actual) / (ideal - terrible): a free extent of length
+	 * L is worth L * log2(L), so the worth of the free space grows with
+	 * the length of its runs.
+	 *   actual   = the sum of L * log2(L) over the free extents (split at
+	 *              group boundaries, as bga_foreach_free reports them);
+	 *   ideal    = the same for the free blocks packed into whole groups:
+	 *              floor(F / G) * G * log2(G) + r * log2(r), F free blocks,
+	 *              G = blocks_per_group, r = F mod G;
+	 *   terrible = 0 (every free block alone).
+	 * score = (ideal - actual) / ideal: 0 when all free space lies in the
+	 * longest runs possible, 1 when it is all single blocks; 0 when ideal
+	 * is 0 (fewer than two free blocks).
+	 */
+	double frag_score;
+	/* lock contention, summed over slots, and the busiest slot */
+	uint64_t lock_acquisitions, lock_contended, lock_wait_ns;
+	uint32_t lock_slots, busiest_slot;
+	uint64_t busiest_slot_contended;
+	/* reservation windows: allocations through a handle served from its
+	 * window (hits) against all allocations through a handle */
+	uint64_t rsv_hits, rsv_allocs;
+	double rsv_hit_ratio;
+	uint64_t rsv_windows_open; /* handles open (bga_rsv_open minus close) */
+	/* blocks windows hold that no allocation took (free: counted in
+	 * free_blocks and the histogram) */
+	uint64_t rsv_window_blocks;
+	uint64_t deferred_blocks, deferred_extents;
+	uint64_t last_committed_txn;
+	/* descriptors whose free count a load recomputed from the bitmap */
+	uint64_t groups_repaired;
+};
+
+/*
+ * Fill *st.  Walks every initialised group under its lock, so it costs
+ * O(touched groups); figures are a consistent snapshot per group, not
+ * across groups while other threads run.  -EINVAL for NULL, -ENOMEM.
+ */
+BGA_EXTERN int bga_stats(struct bga_volume *vol, struct bga_stats *st);
+
+/* Per-slot lock statistics: see <bgalloc/locktab.h>.  -EINVAL for NULL or
+ * slot >= lock_slots. */
+struct bga_lock_stats;
+BGA_EXTERN int bga_lock_stats(struct bga_volume *vol, uint32_t slot, struct bga_lock_stats *out);
+
+struct bga_check_report {
+	int violations;   /* number found (the walk goes on after the first) */
+	uint64_t group;   /* group of the first violation, or UINT64_MAX */
+	uint64_t block;   /* block involved, or UINT64_MAX */
+	char message[160]; /* the first violation in words; "" when clean */
+};
+
+/*
+ * Check every invariant: each bitmap's popcount against its group's free
+ * count; the sum of group free counts against the free counter (exact);
+ * the group index against each group's summary; nothing below
+ * first_data_block or past the end marked free; windows disjoint and
+ * inside their groups; every pending deferred block marked allocated;
+ * reserved <= free.
+ * Run while other threads allocate, free, commit, reserve or grow, it
+ * reads each group under that group's lock and never reports a false
+ * per-group or index violation (bitmap against count, longest run, index
+ * and chunk-summary bits, windows, pending blocks, spans).  Only its two
+ * cross-group comparisons, the groups' summed free count against the
+ * counter and reserved against free, add up figures taken at different
+ * instants and may report a difference that no instant had; they are
+ * reported after every per-group finding (report->group UINT64_MAX).
+ * Returns 0 when clean, -EUCLEAN when not (report says what), -EINVAL for
+ * NULL vol, -ENOMEM when a lazily loaded volume's unread bitmaps could not
+ * be read into memory (nothing checked).  report may be NULL.
+ */
+BGA_EXTERN int bga_check(struct bga_volume *vol, struct bga_check_report *report);
+
+/* ---- persistence (lib/persist.c, lib/persist_load.c, docs/FORMAT.md) ---- */
+
+/*
+ * Caller I/O over a metadata area, at byte offsets from its start.  Each
+ * callback returns 0 or a negative errno (a positive return reads as
+ * -EIO).  Between two flush calls the library assumes writes may reach
+ * the device in any order, any subset may be lost, and a write may land in
+ * part (each 512-byte sector is atomic); flush returns once every write
+ * before it is durable.  Reads of never-written bytes must return zeros or
+ * old contents, and must not fail.  The library calls one io from one
+ * thread at a time per volume (stores are serialised; lazy bitmap reads
+ * take the same lock).  A lazy read runs in whichever thread first touches
+ * a chunk (any call on the volume), with internal locks held: callbacks
+ * must not call back into bgalloc for that volume.
+ */
+struct bga_io {
+	void *ctx;
+	int (*read)(void *ctx, void *buf, size_t len, uint64_t off);
+	int (*write)(void *ctx, const void *buf, size_t len, uint64_t off);
+	int (*flush)(void *ctx);
+};
+
+/* bga_load_ex flags */
+enum {
+	BGA_LOAD_STRICT = 1u << 0,   /* any quarantined group fails the load with -EUCLEAN */
+	BGA_LOAD_PREFETCH = 1u << 1, /* read every bitmap ahead in the background (see bga_prefetch) */
+};
+
+/*
+ * Bytes of metadata area that a volume of cfg->nblocks blocks needs
+ * (nblocks, blocks_per_group and first_data_block are read; the area for
+ * a volume that will grow must be sized for the size it grows to).
+ * 0 and *bytes set; -EINVAL for NULL or a geometry bga_create rejects.
+ */
+BGA_EXTERN int bga_metadata_size(const struct bga_config *cfg, uint64_t *bytes);
+
+/*
+ * Store the volume's allocation state through io, crash-atomically: if the
+ * machine stops at any point, the next bga_load gives exactly the state of
+ * the previous completed store or exactly this one's (docs/FORMAT.md says
+ * how: per-group copy-on-write slots and an A/B superblock generation).
+ * A return of 0 comes after the new superblock's flush: the stored state
+ * is durable, and a caller may bga_commit what it stored.
+ *
+ * What is stored: which blocks are allocated, and the configuration.
+ * Blocks that reservation windows hold but no allocation took are free;
+ * blocks waiting on a deferred free are allocated (the journal rule: a
+ * file system stores, makes its own metadata durable, then calls
+ * bga_commit); reservations (bga_reserve) and windows are not stored.
+ *
+ * Other threads may allocate and free throughout: the stored state is
+ * the volume's state at one instant during the call (the store copies the
+ * groups it writes with every group lock held, briefly, then writes from
+ * the copies with no lock held).  Concurrent bga_store calls are
+ * serialised.  bga_grow waits for the copy.
+ *
+ * Incremental: after a completed store to the same io (same ctx and
+ * callbacks, and the area still holds that store), only groups changed
+ * since are written (about bitmap bytes + 512 per changed group, plus
+ * 512).  The first store to an area, or to another io, formats it: every
+ * group's descriptor and every initialised group's bitmap, and one flush
+ * pair.  A crash during a format leaves the area unloadable or, over an
+ * older image, that image with damaged (quarantined) groups.
+ *
+ * The metadata area must hold bga_metadata_size() bytes for the volume's
+ * current size.
+ *
+ * Returns 0; -EINVAL for NULL vol or io or a NULL callback; -ENOMEM
+ * (nothing written); or the first error a callback returned, with the
+ * previous completed store still loadable (a later store retries).
+ */
+BGA_EXTERN int bga_store(struct bga_volume *vol, const struct bga_io *io);
+
+/*
+ * Load a stored volume.  cfg NULL: geometry and tuning from the image;
+ * otherwise cfg's nblocks, blocks_per_group and first_data_block must
+ * equal the image's (-EINVAL) and its tuning fields (lock kind and slots,
+ * counter batch, windows, flags) apply.
+ *
+ * Validation: a superblock that is damaged, absurd, or missing (no store
+ * ever completed), a truncated area, or damage that no group explains:
+ * -EUCLEAN, with nothing allocated.  A group whose descriptor or bitmap
+ * fails its checksum is quarantined: counted as used, never allocated
+ * from, frees touching it fail with -EUCLEAN, reported by bga_check and
+ * counted in bga_stats.groups_quarantined; with BGA_LOAD_STRICT the load
+ * fails with -EUCLEAN instead.  A descriptor whose free count disagrees
+ * with its (valid) bitmap is recomputed from the bitmap
+ * (bga_stats.groups_repaired).  No input makes the load crash, hang or
+ * allocate more than the geometry it passed needs.
+ *
+ * Bitmaps are read lazily, when their chunk of 4096 groups is first
+ * touched (an allocation or free there; bga_check, bga_stats,
+ * bga_foreach_free, bga_trim, bga_grow and a store to another io read
+ * everything first), or all at once with bga_prefetch, BGA_LOAD_PREFETCH
+ * (a background thread) or BGA_LOAD_STRICT (at load).  So io and its ctx
+ * must stay valid until bga_destroy of the loaded volume.  Free counts are
+ * exact from the start (taken from the descriptors).  A read error on a
+ * lazy read quarantines the groups it could not read.
+ *
+ * Returns 0 with *out set; -EINVAL (NULL io, out or callback, unknown
+ * flags, cfg disagreeing); -EUCLEAN; -ENOMEM; or the first read error.
+ */
+BGA_EXTERN int bga_load(const struct bga_io *io, const struct bga_config *cfg, struct bga_volume **out);
+BGA_EXTERN int bga_load_ex(const struct bga_io *io, const struct bga_config *cfg, uint32_t flags,
+                           struct bga_volume **out);
+
+/* Read every not-yet-read bitmap of a loaded volume now.  0, -EINVAL,
+ * -ENOMEM (what it could not read into memory stays unread, to be read at
+ * its next touch), or the first I/O error (the groups it could not read
+ * are quarantined).
+ * Any thread, concurrently with anything but bga_destroy. */
+BGA_EXTERN int bga_prefetch(struct bga_volume *vol);
+
+/*
+ * A file-backed bga_io for any embedder: the metadata area is the bytes
+ * [base, ...) of the file at path (created with O_CREAT when create is
+ * non-zero), read and written with pread/pwrite, flushed with fdatasync.
+ * Reads past the file's end read zeros.  0 or a negative errno (-EINVAL
+ * for NULL path or io, open's errno; on any error but -EINVAL, *io is
+ * zeroed, so closing it is harmless); bga_io_file_close releases it (and
+ * zeroes *io; a zeroed io is ignored).  Close only after bga_destroy of
+ * any volume loaded from it.
+ */
+BGA_EXTERN int bga_io_file_open(const char *path, uint64_t base, int create, struct bga_io *io);
+BGA_EXTERN void bga_io_file_close(struct bga_io *io);
+
+/* Name of an error code returned by this library ("ENOSPC: no space ..."),
+ * accepting err either negative or positive.  Never NULL. */
+BGA_EXTERN const char *bga_strerror(int err);
+
+/* The configuration the volume runs with (defaults resolved, nblocks the
+ * current size).  0, or -EINVAL for a NULL argument. */
+BGA_EXTERN int bga_volume_config(const struct bga_volume *vol, struct bga_config *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
