@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Counter microbenchmarks: add in per-CPU vs atomic mode at 1..64 threads,
- * add_limited far from its limit, the cost of read and sum, and the cost of
- * reading the CPU id.  The per-CPU benchmarks run on whatever path
- * bga_counter_create picks (rseq where the process has it); the *_cas ones
- * force the CAS path, so both can be compared in one run.  Each run's label
- * names its path and the CPU-id source, and the report's context header
- * says what this process got (counter_path, counter_cpu_source).  Threads
- * are bound round-robin to the allowed CPUs (bench_pin), as bga-scale does.
+ * Counter microbenchmarks of the per-CPU mode alone: the add as a function
+ * of the batch, the fold-free fast path, the cost of read and sum, and the
+ * cost of reading the CPU id.  Comparisons between modes (atomic, per-CPU
+ * on rseq or CAS, limited adds) are bga-lab's (`bga-lab counter`,
+ * examples/lab), which checks each run's CPU share and the machine's
+ * ceiling and gives a verdict: one tool for that question, not two that
+ * can disagree.  Each run's label names the counter's path and the CPU-id
+ * source, and the report's context header says what this process got
+ * (counter_path, counter_cpu_source).  Threads are bound round-robin to the
+ * allowed CPUs (bench_pin), as bga-scale does.
  * Run:
  *   bga-micro --benchmark_filter=counter_ --benchmark_repetitions=5 \
  *             --benchmark_enable_random_interleaving=true \
@@ -42,16 +44,6 @@ static void ctr_setup(struct bench_state *st, enum bga_counter_mode mode, bool r
 static void ctr_setup_percpu(struct bench_state *st)
 {
 	ctr_setup(st, BGA_COUNTER_PERCPU, true);
-}
-
-static void ctr_setup_percpu_cas(struct bench_state *st)
-{
-	ctr_setup(st, BGA_COUNTER_PERCPU, false);
-}
-
-static void ctr_setup_atomic(struct bench_state *st)
-{
-	ctr_setup(st, BGA_COUNTER_ATOMIC, false);
 }
 
 /* "percpu-rseq cpu=rseq": the counter's path and this thread's CPU-id
@@ -96,20 +88,6 @@ static void ctr_add_loop(struct bench_state *st)
 	bench_set_items(st, n);
 }
 
-static void counter_add_percpu(struct bench_state *st)
-{
-	ctr_add_loop(st);
-}
-BENCH(counter_add_percpu, .setup = ctr_setup_percpu, .teardown = ctr_teardown,
-      .threads = {1, 2, 4, 16, 64});
-
-static void counter_add_atomic(struct bench_state *st)
-{
-	ctr_add_loop(st);
-}
-BENCH(counter_add_atomic, .setup = ctr_setup_atomic, .teardown = ctr_teardown,
-      .threads = {1, 2, 4, 16, 64});
-
 /*
  * The fold's price as a function of the batch: every batch - 1 adds a
  * CPU folds its slot into the total under the counter's lock, which moves
@@ -135,13 +113,6 @@ static void counter_add_percpu_batch(struct bench_state *st)
 BENCH(counter_add_percpu_batch, .setup = ctr_setup_percpu_batch, .teardown = ctr_teardown, .threads = {1, 2},
       .args = {32, 64, 128, 256, 1024}, .nargs = 5);
 
-static void counter_add_percpu_cas(struct bench_state *st)
-{
-	ctr_add_loop(st);
-}
-BENCH(counter_add_percpu_cas, .setup = ctr_setup_percpu_cas, .teardown = ctr_teardown,
-      .threads = {1, 2, 64});
-
 /* Alternating +1/-1 keeps the slot from ever folding: the pure fast path. */
 static void counter_add_nofold_percpu(struct bench_state *st)
 {
@@ -158,45 +129,6 @@ static void counter_add_nofold_percpu(struct bench_state *st)
 	bench_set_items(st, n);
 }
 BENCH(counter_add_nofold_percpu, .setup = ctr_setup_percpu, .teardown = ctr_teardown,
-      .threads = {1, 2});
-
-/* Far from the limit, so the lock-free path decides; every `batch` adds
- * per CPU fold this CPU's slot under the lock (see counter.c). */
-static void ctr_limited_loop(struct bench_state *st)
-{
-	struct bga_counter *c = bench_ctx(st);
-	int64_t n = 0;
-
-	bench_pin(st);
-	ctr_label(st, c);
-	while (bench_keep_running_batch(st, CTR_BATCH)) {
-		for (int i = 0; i < CTR_BATCH; i++)
-			if (bga_counter_add_limited(c, 1, INT64_MAX / 2))
-				bench_skip(st, "unexpected -ENOSPC");
-		n += CTR_BATCH;
-	}
-	bench_set_items(st, n);
-}
-
-static void counter_add_limited_percpu(struct bench_state *st)
-{
-	ctr_limited_loop(st);
-}
-BENCH(counter_add_limited_percpu, .setup = ctr_setup_percpu, .teardown = ctr_teardown,
-      .threads = {1, 2});
-
-static void counter_add_limited_atomic(struct bench_state *st)
-{
-	ctr_limited_loop(st);
-}
-BENCH(counter_add_limited_atomic, .setup = ctr_setup_atomic, .teardown = ctr_teardown,
-      .threads = {1, 2});
-
-static void counter_add_limited_percpu_cas(struct bench_state *st)
-{
-	ctr_limited_loop(st);
-}
-BENCH(counter_add_limited_percpu_cas, .setup = ctr_setup_percpu_cas, .teardown = ctr_teardown,
       .threads = {1, 2});
 
 static void counter_read(struct bench_state *st)

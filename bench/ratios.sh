@@ -15,10 +15,13 @@ py=/usr/bin/python3
 gb=(--benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
 	--benchmark_report_aggregates_only=true --benchmark_out_format=json)
 
-echo "== primitives: counters (2 threads), default lock (64 vs 2 threads), bitmap scan vs libext2fs"
+echo "== primitives: counter modes and lock kinds (bga-lab, verdicts), bitmap scan vs libext2fs"
+lab=$build/examples/bga-lab
+"$lab" counter --modes atomic,percpu,percpu-cas --threads 1,2,64 --reps 9 --out "$out" | tee "$out/lab-counter.txt"
+"$lab" counter --modes atomic,percpu --limited --threads 1,2 --reps 9 --out "$out" | tee "$out/lab-limited.txt"
+"$lab" lock --kinds fas,mutex,default,ticket,mcs --threads 1,2,64 --hold 0 --reps 5 --out "$out" | tee "$out/lab-lock.txt"
 "$build/bench/bga-micro" "${gb[@]}" --benchmark_out="$out/micro.json" \
-	--benchmark_filter='^(counter_add_(percpu|atomic)/.*threads:(1|2|4|16|64)$|locktab_(default|fas|mutex)_contended/.*threads:(1|2|4|16|64)$|bm_bitmap_next_zero_(auto|ext2))' \
-	>"$out/micro.txt"
+	--benchmark_filter='^bm_bitmap_next_zero_(auto|ext2)' >"$out/micro.txt"
 "$py" "$here/micro_ratios.py" "$out/micro.json" | tee "$out/micro-ratios.txt"
 
 echo
