@@ -114,6 +114,16 @@ struct lab_result {
 	char started[32];
 };
 
+/* The number of operations a worker runs next: `chunk`, or what is left of
+ * `ops` (ops > 0); 0 when done.  Workers check the stop flag only between
+ * chunks, so the flag costs nothing per operation. */
+static inline unsigned lab_next_chunk(uint64_t done, uint64_t ops, const volatile int *stop, unsigned chunk)
+{
+	if (ops)
+		return ops - done < chunk ? (unsigned)(ops - done) : chunk;
+	return __atomic_load_n(stop, __ATOMIC_RELAXED) ? 0 : chunk;
+}
+
 /* lab_run.c */
 unsigned lab_cpus_allowed(int *cpus, unsigned max);
 int lab_run(const struct lab_params *p, struct lab_result *r);

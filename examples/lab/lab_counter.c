@@ -46,22 +46,13 @@ static void *pub_setup(const struct lab_variant *v, unsigned nthreads)
 	return p;
 }
 
-/* The number of adds to run next: a chunk, or what is left of `ops`;
- * 0 when done. */
-static unsigned next_chunk(uint64_t done, uint64_t ops, const volatile int *stop)
-{
-	if (ops)
-		return ops - done < CHUNK ? (unsigned)(ops - done) : CHUNK;
-	return __atomic_load_n(stop, __ATOMIC_RELAXED) ? 0 : CHUNK;
-}
-
 static uint64_t pub_work(void *obj, unsigned tid, uint64_t ops, const volatile int *stop)
 {
 	struct pub *p = obj;
 	uint64_t n = 0;
 	unsigned k;
 	(void)tid;
-	while ((k = next_chunk(n, ops, stop)) != 0) {
+	while ((k = lab_next_chunk(n, ops, stop, CHUNK)) != 0) {
 		if (p->limited) {
 			for (unsigned i = 0; i < k; i++)
 				if (bga_counter_add_limited(p->c, 1, FAR_LIMIT) != 0)
@@ -127,7 +118,7 @@ static uint64_t striped_work(void *obj, unsigned tid, uint64_t ops, const volati
 	struct striped *st = obj;
 	unsigned stripe = tid & (st->nstripes - 1), k;
 	uint64_t n = 0;
-	while ((k = next_chunk(n, ops, stop)) != 0) {
+	while ((k = lab_next_chunk(n, ops, stop, CHUNK)) != 0) {
 		for (unsigned i = 0; i < k; i++)
 			striped_add(st, stripe, 1);
 		n += k;
@@ -190,7 +181,7 @@ static uint64_t tls_work(void *obj, unsigned tid, uint64_t ops, const volatile i
 	int64_t *local = &f->t[tid].local;
 	uint64_t n = 0;
 	unsigned k;
-	while ((k = next_chunk(n, ops, stop)) != 0) {
+	while ((k = lab_next_chunk(n, ops, stop, CHUNK)) != 0) {
 		for (unsigned i = 0; i < k; i++)
 			tls_add(f, local, 1);
 		n += k;

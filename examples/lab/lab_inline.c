@@ -31,13 +31,6 @@ static void *inl_setup(const struct lab_variant *v, unsigned nthreads)
 	return c;
 }
 
-static unsigned next_chunk(uint64_t done, uint64_t ops, const volatile int *stop)
-{
-	if (ops)
-		return ops - done < CHUNK ? (unsigned)(ops - done) : CHUNK;
-	return __atomic_load_n(stop, __ATOMIC_RELAXED) ? 0 : CHUNK;
-}
-
 static uint64_t percpu_inline_work(void *obj, unsigned tid, uint64_t ops, const volatile int *stop)
 {
 	struct bga_counter *c = obj;
@@ -45,7 +38,7 @@ static uint64_t percpu_inline_work(void *obj, unsigned tid, uint64_t ops, const 
 	uint64_t n = 0;
 	unsigned k;
 	(void)tid;
-	while ((k = next_chunk(n, ops, stop)) != 0) {
+	while ((k = lab_next_chunk(n, ops, stop, CHUNK)) != 0) {
 		if (limited) {
 			for (unsigned i = 0; i < k; i++)
 				if (bga__counter_add_limited(c, 1, FAR_LIMIT) != 0)
@@ -68,7 +61,7 @@ static uint64_t atomic_inline_work(void *obj, unsigned tid, uint64_t ops, const 
 	uint64_t n = 0;
 	unsigned k;
 	(void)tid;
-	while ((k = next_chunk(n, ops, stop)) != 0) {
+	while ((k = lab_next_chunk(n, ops, stop, CHUNK)) != 0) {
 		if (limited) {
 			for (unsigned i = 0; i < k; i++)
 				if (!bga__counter_add_limited_fast(c, 1, FAR_LIMIT))

@@ -57,8 +57,7 @@ static uint64_t lock_work(void *obj, unsigned tid, uint64_t ops, const volatile 
 	struct lockobj *o = obj;
 	uint64_t x = 0x9e3779b97f4a7c15ull * (tid + 1), n = 0;
 	for (;;) {
-		unsigned k = ops ? (ops - n < CHUNK ? (unsigned)(ops - n) : CHUNK)
-				 : (__atomic_load_n(stop, __ATOMIC_RELAXED) ? 0 : CHUNK);
+		unsigned k = lab_next_chunk(n, ops, stop, CHUNK);
 		if (!k)
 			break;
 		for (unsigned i = 0; i < k; i++) {
