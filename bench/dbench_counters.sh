@@ -119,11 +119,14 @@ for c in "${clist[@]}"; do
 				# fold and rseq helpers); adds inlined into callers are
 				# counted under the callers, so this is a lower bound.
 				share=$(perf report -i "$prof" --stdio --no-children --sort symbol 2>/dev/null |
-					awk '/^ *[0-9.]+%/ { p = $1; sub("%", "", p); tot += p;
+					awk '/^# Samples:/ { n = $3 }
+						/^ *[0-9.]+%/ { p = $1; sub("%", "", p); tot += p;
 						if ($0 ~ /bga_counter|counter_add|counter_flush|counter_lock|ctr_rseq|counter_sum|counter_read/) cnt += p }
-						END { if (tot > 0) printf "%.3f", cnt; else print "-" }')
+						END { if (tot > 0) printf "%.3f\t%s", cnt, n; else print "-" }')
 			fi
-			echo "dbench_counters: clients=$c run $i $mode: ${mbs:-?} MB/s (image flags ${flags:-?}, counter code ${share}% of samples)" >&2
+			nsamp=-
+			if [ "$share" != - ]; then nsamp=${share#*$'\t'}; share=${share%%$'\t'*}; fi
+			echo "dbench_counters: clients=$c run $i $mode: ${mbs:-?} MB/s (image flags ${flags:-?}, counter code ${share}% of ${nsamp} samples)" >&2
 			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$i" "$mode" "${mbs:-nan}" "$share" "${flags:-?}" >>"$results"
 		done
 	done

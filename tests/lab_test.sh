@@ -34,7 +34,7 @@ LD_LIBRARY_PATH=$libdir "$prefix/lock_bench" 2 20 4 >"$prefix/lock.out" || fail 
 verdict='^verdict threads=[0-9]+ [a-z-]+/[a-z-]+=[0-9.]+x ci=[0-9.]+-[0-9.]+ p=[0-9.]+ cpu_share=[0-9.]+: '
 outcome='([a-z-]+ faster|no significant difference|inconclusive \(.+\))$'
 cd "$prefix"
-"$lab" counter --threads 1,2 --modes atomic,percpu,percpu-cas,striped,tls-fold --ops 20000 --reps 5 \
+"$lab" counter --threads 1,2 --modes atomic,percpu,percpu-cas,striped,tls-fold --ops 5000 --reps 5 \
 	--out "$prefix/runs" >counter.out || fail "bga-lab counter failed: $(cat counter.out)"
 [ "$(grep -cE "$verdict$outcome" counter.out)" = 8 ] || fail "bga-lab counter: not 8 verdict lines: $(cat counter.out)"
 json=$(ls "$prefix"/runs/bga-lab-counter-*.json)
@@ -43,10 +43,10 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["tool"] == "bga-lab" and d["command"] == "counter"
 assert len(d["cells"]) == 10 and all(len(c["samples"]) == 5 for c in d["cells"])
-assert all(s["ops"] == 20000 * c["threads"] for c in d["cells"] for s in c["samples"])
+assert all(s["ops"] == 5000 * c["threads"] for c in d["cells"] for s in c["samples"])
 assert len(d["verdicts"]) == 8 and len(d["ceilings"]) == 1
 PY
-"$lab" lock --kinds fas,ticket,mcs,mutex,default --threads 1,3 --hold 50 --spread 4 --slots 2 --ops 300 --reps 5 \
+"$lab" lock --kinds fas,ticket,mcs,mutex,default --threads 1,2 --hold 50 --spread 4 --slots 2 --ops 100 --reps 5 \
 	--no-files >lock.out || fail "bga-lab lock failed: $(cat lock.out)"
 [ "$(grep -cE "$verdict$outcome" lock.out)" = 8 ] || fail "bga-lab lock: not 8 verdict lines: $(cat lock.out)"
 grep -q "mutual exclusion failed" lock.out && fail "a lock kind let two holders in"
