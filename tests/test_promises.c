@@ -10,12 +10,15 @@
  *    window is cut for a request that does not succeed;
  *  - bga_reserve never overcommits, even when a lazy load's first read of
  *    a chunk finds less free space than its descriptors said (a group
- *    quarantined, a free count repaired downwards).
+ *    quarantined, a free count repaired downwards);
+ *  - a store while a trim's discard runs writes the blocks the trim
+ *    claimed as free: no caller owns them (bga_trim, bga_store).
  * The thread is pinned to one CPU, so every goal-less request meets the
  * same locality window.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 
 #include <criterion/criterion.h>
@@ -276,4 +279,115 @@ Test(reserve, unread_space_is_read_when_a_promise_needs_it)
 	bga_destroy(back);
 	memio_free(&m);
 	bga_destroy(vol);
+}
+
+/*
+ * Four groups of 64: a few extents in groups 0 and 1, groups 2 and 3
+ * untouched (a trim claims them whole, with no bitmap).  A store runs
+ * while the trim's first discard is under way, from the discard itself
+ * or from another thread the discard waits for; the image must hold
+ * exactly the blocks callers hold: the trim's claims are stored free.
+ */
+struct store_in_discard {
+	struct bga_volume *vol;
+	struct bga_io io;
+	bool other_thread;
+	int calls, store_rc;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int phase; /* 1: store asked, 2: store done */
+};
+
+static void *store_thread(void *arg)
+{
+	struct store_in_discard *t = arg;
+	pthread_mutex_lock(&t->mu);
+	while (t->phase != 1)
+		pthread_cond_wait(&t->cv, &t->mu);
+	pthread_mutex_unlock(&t->mu);
+	int rc = bga_store(t->vol, &t->io);
+	pthread_mutex_lock(&t->mu);
+	t->store_rc = rc;
+	t->phase = 2;
+	pthread_cond_broadcast(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
+}
+
+static int discard_and_store(void *ctx, uint64_t start, uint64_t len)
+{
+	(void)start;
+	(void)len;
+	struct store_in_discard *t = ctx;
+	if (t->calls++ != 0)
+		return 0;
+	if (!t->other_thread) {
+		t->store_rc = bga_store(t->vol, &t->io);
+		return 0;
+	}
+	pthread_mutex_lock(&t->mu);
+	t->phase = 1;
+	pthread_cond_broadcast(&t->cv);
+	while (t->phase != 2)
+		pthread_cond_wait(&t->cv, &t->mu);
+	pthread_mutex_unlock(&t->mu);
+	return 0;
+}
+
+static void store_during_a_discard(bool other_thread)
+{
+	enum { BPG = 64 };
+	struct bga_volume *vol = make_volume(4 * BPG, BPG, 0), *back;
+	struct memio m;
+	struct store_in_discard t = {.vol = vol, .other_thread = other_thread};
+	pthread_mutex_init(&t.mu, NULL);
+	pthread_cond_init(&t.cv, NULL);
+	take(vol, 0, 10);
+	take(vol, 20, 5);
+	take(vol, 40, 20);
+	take(vol, 64, 10);
+	take(vol, 100, 1);
+	struct usedmap want, got;
+	cr_assert_eq(usedmap_take(vol, &want), 0);
+	memio_init(&m, &t.io);
+	pthread_t th;
+	if (other_thread)
+		cr_assert_eq(pthread_create(&th, NULL, store_thread, &t), 0);
+	uint64_t trimmed = 0;
+	cr_assert_eq(bga_trim(vol, 0, 4 * BPG, 1, discard_and_store, &t, &trimmed), 0);
+	if (other_thread)
+		pthread_join(th, NULL);
+	cr_assert_eq(t.store_rc, 0);
+	cr_assert_eq(trimmed, 4 * BPG - 46);
+	cr_assert_eq(bga_load(&t.io, NULL, &back), 0);
+	assert_clean(back);
+	cr_assert_eq(bga_free_exact(back), 4 * BPG - 46, "the image holds %llu free, callers hold 46 blocks",
+		     (unsigned long long)bga_free_exact(back));
+	cr_assert_eq(usedmap_take(back, &got), 0);
+	cr_assert(usedmap_equal(&got, &want), "the image is not what callers held");
+	/* the trim gave its claims back: the next store changes nothing */
+	cr_assert_eq(bga_store(vol, &t.io), 0);
+	bga_destroy(back);
+	cr_assert_eq(bga_load(&t.io, NULL, &back), 0);
+	usedmap_free(&got);
+	cr_assert_eq(usedmap_take(back, &got), 0);
+	cr_assert(usedmap_equal(&got, &want));
+	assert_clean(back);
+	bga_destroy(back);
+	usedmap_free(&got);
+	usedmap_free(&want);
+	memio_free(&m);
+	bga_destroy(vol);
+	pthread_cond_destroy(&t.cv);
+	pthread_mutex_destroy(&t.mu);
+}
+
+Test(trim, a_store_from_the_discard_writes_its_claims_free)
+{
+	store_during_a_discard(false);
+}
+
+Test(trim, a_store_from_another_thread_during_the_discard_writes_its_claims_free)
+{
+	store_during_a_discard(true);
 }
