@@ -307,7 +307,11 @@ BGA_EXTERN int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t 
  * never trimmed: the claim stops at the first extent the unpromised space
  * cannot cover, and that group is not marked trimmed.  A non-zero return
  * from cb stops the trim (every claimed extent is still freed) and is
- * returned.  Same errors as bga_foreach_free(); *trimmed
+ * returned.  Claimed extents are owned by no caller: bga_free_exact and
+ * bga_stats count them as used while claimed, but a bga_store meanwhile
+ * (from cb itself or from another thread) writes them as free, so a
+ * crash before the next store never leaves them allocated and owned by
+ * nobody.  Same errors as bga_foreach_free(); *trimmed
  * (optional) gets the blocks whose discard returned 0.
  */
 BGA_EXTERN int bga_trim(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len,
@@ -444,7 +448,9 @@ BGA_EXTERN int bga_metadata_size(const struct bga_config *cfg, uint64_t *bytes);
  * is durable, and a caller may bga_commit what it stored.
  *
  * What is stored: which blocks are allocated, and the configuration.
- * Blocks that reservation windows hold but no allocation took are free;
+ * Blocks that reservation windows hold but no allocation took are free,
+ * and so are those a bga_trim holds claimed for its discard (no caller
+ * owns either);
  * blocks waiting on a deferred free are allocated (the journal rule: a
  * file system stores, makes its own metadata durable, then calls
  * bga_commit); reservations (bga_reserve) and windows are not stored.

@@ -119,6 +119,22 @@ uint32_t bga__group_copy_locked(const struct bga_volume *vol, const struct bga_g
 	return hi;
 }
 
+uint32_t bga__group_claimed_locked(const struct bga_group *grp)
+{
+	uint32_t n = 0;
+	for (const struct bga_claim *c = grp->ext ? grp->ext->claims : NULL; c; c = c->next)
+		for (size_t i = 0; i < c->n; i++)
+			n += c->runs[i].len;
+	return n;
+}
+
+void bga__group_clear_claimed_locked(const struct bga_group *grp, uint64_t *map)
+{
+	for (const struct bga_claim *c = grp->ext ? grp->ext->claims : NULL; c; c = c->next)
+		for (size_t i = 0; i < c->n; i++)
+			bga_bitmap_clear_range(map, c->runs[i].off, c->runs[i].len);
+}
+
 int bga__group_materialise_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g)
 {
 	uint64_t *map = malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));

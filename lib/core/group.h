@@ -367,6 +367,10 @@ void bga__group_fill_bitmap_locked(struct bga_volume *vol, struct bga_group *grp
  */
 uint32_t bga__group_copy_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint64_t *map,
 				bool commit_pending);
+/* Blocks that trims hold claimed for their discard (types.h, bga_claim). */
+uint32_t bga__group_claimed_locked(const struct bga_group *grp);
+/* Clear the bits of those blocks in `map`, a copy of the group's bitmap. */
+void bga__group_clear_claimed_locked(const struct bga_group *grp, uint64_t *map);
 /* Allocate grp->ext if needed; NULL on ENOMEM. */
 struct bga_group_ext *bga__group_ext_locked(struct bga_group *grp);
 /* True when bit off of the group is set (used). */

@@ -94,8 +94,27 @@ struct bga_window {
 };
 
 /* Rarely used per-group state, allocated on first use. */
+/* A run of blocks in one group: offset and length. */
+struct bga_run {
+	uint32_t off, len;
+};
+
+/*
+ * The runs one trim has claimed in a group for its discard (walk.c):
+ * marked used and charged like an allocation, but owned by no caller, so
+ * a store writes them as free (persist.c), as it does window remainders.
+ * Linked into its group's list, under the group lock, from the claim to
+ * the give-back; the record and its runs live on the trim's side.
+ */
+struct bga_claim {
+	struct bga_claim *next;
+	const struct bga_run *runs;
+	size_t n;
+};
+
 struct bga_group_ext {
 	struct bga_window *windows; /* linked windows, unsorted; under the group lock */
+	struct bga_claim *claims;   /* trims' claims while they discard; under the group lock */
 	struct bga_dfree *dfree;    /* pending deferred frees in this group */
 	uint64_t *pending;          /* blocks_per_group bits: set iff a block is in dfree;
 				     * made with the first record, so a free checks

@@ -128,12 +128,8 @@ int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_
 
 /* ---- trim ---- */
 
-struct trim_run {
-	uint32_t off, len;
-};
-
 struct trim_list {
-	struct trim_run *runs;
+	struct bga_run *runs;
 	size_t n, cap;
 };
 
@@ -142,13 +138,13 @@ static int trim_collect(void *arg, uint32_t off, uint32_t len)
 	struct trim_list *l = arg;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 16;
-		struct trim_run *r = realloc(l->runs, cap * sizeof(*r));
+		struct bga_run *r = realloc(l->runs, cap * sizeof(*r));
 		if (r == NULL)
 			return -ENOMEM;
 		l->runs = r;
 		l->cap = cap;
 	}
-	l->runs[l->n++] = (struct trim_run){off, len};
+	l->runs[l->n++] = (struct bga_run){off, len};
 	return 0;
 }
 
@@ -158,7 +154,10 @@ static int trim_collect(void *arg, uint32_t off, uint32_t len)
  * covered), discard with no lock held, then give them back.  The TRIMMED
  * flag is set when the runs are taken; any free by another thread clears
  * it, and our own give-back keeps it, so the flag means "no block was
- * freed here since every free run was discarded".
+ * freed here since every free run was discarded".  From the claim to the
+ * give-back the runs are linked into the group as a claim (types.h,
+ * bga_claim), so a store meanwhile writes them as free: no caller owns
+ * them, and a crash after that store must not leave them allocated.
  */
 struct trim_args {
 	uint64_t min_len;
@@ -190,9 +189,12 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 		bga__window_cut_range_locked(vol, grp, g, a, b - a);
 	bga__group_copy_locked(vol, grp, g, scratch, false);
 	rc = bga__walk_each_run(scratch, a, BGA_MIN(b, hi), t->min_len, trim_collect, &l);
+	struct bga_group_ext *ext = rc == 0 && l.n ? bga__group_ext_locked(grp) : NULL;
+	if (l.n && ext == NULL && rc == 0)
+		rc = -ENOMEM; /* no claim record: nothing is claimed */
 	size_t taken = 0;
 	for (; rc == 0 && taken < l.n; taken++) {
-		struct trim_run *r = &l.runs[taken];
+		struct bga_run *r = &l.runs[taken];
 		/* Charged like an allocation of exactly the run: a failed
 		 * charge means the rest is promised to reservations. */
 		struct bga_actx ac = {.geo = geo, .min = (uint32_t)r->len, .max = (uint32_t)r->len};
@@ -203,6 +205,11 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 	bool whole = taken == l.n && rc == 0 && a <= lo && b >= hi;
 	if (whole)
 		grp->flags |= BGA_GROUP_TRIMMED;
+	struct bga_claim claim = {.next = NULL, .runs = l.runs, .n = taken};
+	if (taken) {
+		claim.next = ext->claims;
+		ext->claims = &claim;
+	}
 	bga__group_unlock(vol, g);
 
 	int cbrc = 0;
@@ -215,6 +222,10 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 	if (taken) {
 		bga__group_lock(vol, g);
 		bool keep = grp->flags & BGA_GROUP_TRIMMED;
+		struct bga_claim **pp = &grp->ext->claims;
+		while (*pp != &claim)
+			pp = &(*pp)->next;
+		*pp = claim.next;
 		for (size_t i = 0; i < taken; i++)
 			bga__group_release_locked(vol, grp, g, l.runs[i].off, l.runs[i].len);
 		if (keep && cbrc == 0)

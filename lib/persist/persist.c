@@ -168,6 +168,14 @@ static void unlock_all(struct bga_volume *vol)
 	}
 }
 
+/* Blocks of the group that no caller owns, as stored: free ones, window
+ * remainders and a trim's claims (snapshot).  A group without a bitmap
+ * is wholly free or, claimed whole by a trim, stored wholly free. */
+static uint32_t unowned_free_locked(const struct bga_group *grp)
+{
+	return grp->free + bga__window_held_locked(grp) + bga__group_claimed_locked(grp);
+}
+
 /* Owners take from their windows with no group lock, so no dirty flag
  * says that a window's remainder shrank: the windows say it themselves
  * (and a window's drop marks the group dirty, for what its owner took). */
@@ -181,8 +189,9 @@ static bool want_group(const struct bga_persist *p, const struct bga_group *grp,
  * held, so the image is the state of one instant (the locks are held for
  * memcpy only: the I/O runs from the copies).  Windows are frozen
  * meanwhile (window.h), and the blocks they hold are written as free, as
- * nobody owns them; blocks waiting on a deferred free are set, so they
- * are stored as allocated (the journal rule).
+ * nobody owns them, and so are the runs a trim holds claimed for its
+ * discard (types.h, bga_claim); blocks waiting on a deferred free are
+ * set, so they are stored as allocated (the journal rule).
  */
 static int snapshot(struct bga_volume *vol, struct bga_persist *p, bool full, struct snap *s)
 {
@@ -216,7 +225,7 @@ static int snapshot(struct bga_volume *vol, struct bga_persist *p, bool full, st
 		}
 		for (uint64_t g = g0; g < g1; g++) {
 			const struct bga_group *grp = &ch->groups[g - g0];
-			s->free_blocks += grp->free + bga__window_held_locked(grp);
+			s->free_blocks += unowned_free_locked(grp);
 			if (grp->bitmap || grp->free == 0)
 				s->inited++;
 			if (want_group(p, grp, g, full)) {
@@ -241,14 +250,14 @@ static int snapshot(struct bga_volume *vol, struct bga_persist *p, bool full, st
 			struct wrec *w = &s->w[s->n++];
 			w->g = g;
 			w->map = NULL;
-			w->rec.free = grp->free + bga__window_held_locked(grp);
+			w->rec.free = unowned_free_locked(grp);
 			w->rec.bmcrc = 0;
 			if (grp->flags & BGA_GROUP_QUARANTINED) {
 				w->rec.flags = BGA_DF_QUARANTINED;
 				w->rec.free = 0;
 			} else if (grp->bitmap) {
 				w->rec.flags = BGA_DF_BITMAP; /* its map is copied below */
-			} else if (grp->free == 0) {
+			} else if (w->rec.free == 0) {
 				w->rec.flags = BGA_DF_FULL;
 			} else {
 				w->rec.flags = BGA_DF_UNINIT;
@@ -267,6 +276,7 @@ static int snapshot(struct bga_volume *vol, struct bga_persist *p, bool full, st
 		s->w[k].map = s->maps + m++ * words;
 		memcpy(s->w[k].map, grp->bitmap, words * sizeof(uint64_t));
 		bga__window_clear_held_locked(grp, s->w[k].map);
+		bga__group_clear_claimed_locked(grp, s->w[k].map);
 		bga__window_stored_locked(grp);
 	}
 out:
