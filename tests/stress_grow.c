@@ -4,8 +4,10 @@
  * is 262,144 blocks) while threads allocate at the growing end, make first
  * touches of new chunks by exact goal, free, and trim, with an ownership
  * map: no block handed out twice, no trim of an owned block, nothing lost,
- * bga_check clean after each round.  Rounds (a fresh volume each, cycling
- * through auto lock slots, one slot and the global lock) repeat for
+ * bga_check clean after each round; every fourth round crosses the chunk
+ * directory's first segment (64 chunks) instead of chunk 0's end.  Rounds
+ * (a fresh volume each, cycling through auto lock slots, one slot and the
+ * global lock) repeat for
  * BGA_STRESS_SECONDS (stress_time.h).  A plain program, so it runs under
  * ThreadSanitizer.  A watchdog (alarm) kills a round that stops making
  * progress, so a deadlock fails the run instead of hanging it.
@@ -150,6 +152,13 @@ static void round_once(uint64_t round, int *failures, uint64_t *ops, uint64_t *g
 	} modes[] = {{0, 0}, {0, 1}, {BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS, 0}};
 	struct bga_config cfg;
 	uint64_t start = CHUNK - 3 * BPG - (round % 61), to = 3 * CHUNK + 100 + round % 17;
+	if (round % 4 == 3) {
+		/* Across the chunk directory's first segment (64 chunks: its
+		 * size for this volume; chunkdir.c): the grow past it adds a
+		 * segment while the workers allocate. */
+		start += 63 * CHUNK;
+		to += 63 * CHUNK;
+	}
 	bga_config_init(&cfg, start);
 	cfg.blocks_per_group = BPG;
 	cfg.flags = modes[round % 3].flags;
@@ -209,7 +218,7 @@ int main(void)
 	do
 		round_once(rounds++, &failures, &ops, &grows);
 	while (!failures && !stress_expired(deadline));
-	printf("stress_grow: %llu rounds (3 chunk boundaries each), %llu grows, %d threads, %llu calls, %d failures\n",
+	printf("stress_grow: %llu rounds (3 chunk boundaries each, a quarter of them over a directory segment's), %llu grows, %d threads, %llu calls, %d failures\n",
 	       (unsigned long long)rounds, (unsigned long long)grows, THREADS, (unsigned long long)ops, failures);
 	return failures != 0;
 }

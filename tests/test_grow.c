@@ -106,6 +106,70 @@ Test(grow_chunks, one_thread_across_chunk_boundaries)
 	bga_destroy(vol);
 }
 
+/*
+ * Across the chunk directory's segments (64 chunks a directory block;
+ * segment 0 sized at create, each later one as large as all before it):
+ * a volume of one chunk grown block by block over 64 and 128 chunks and
+ * then far out.  In each new segment: exact allocations, a window, a
+ * pending deferred free (the group sets' walks: commit, window reclaim),
+ * a search the index sends there, and the volume clean.
+ */
+Test(grow_chunks, one_thread_across_directory_segments)
+{
+	static const uint64_t sizes[] = {
+		64 * CHUNK - 1, 64 * CHUNK, 64 * CHUNK + 1, 65 * CHUNK, 128 * CHUNK - 5, 128 * CHUNK + 64,
+		256 * CHUNK + 3, 1000 * CHUNK,
+	};
+	struct bga_volume *vol = make(1000, 0, 0);
+	struct bga_rsv *handles[sizeof(sizes) / sizeof(sizes[0])];
+	uint64_t used = 0, size = 1000, txn = 0;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t n = sizes[i];
+		cr_assert_eq(bga_grow(vol, n), 0, "grow to %llu", (unsigned long long)n);
+		assert_clean(vol);
+		cr_assert_eq(bga_free_exact(vol), n - used, "grow to %llu", (unsigned long long)n);
+		cr_assert_eq(exact(vol, size, 1), 0, "first new block, size %llu", (unsigned long long)n);
+		used++;
+		if (n - 1 > size) {
+			cr_assert_eq(exact(vol, n - 1, 1), 0, "last block, size %llu", (unsigned long long)n);
+			used++;
+		}
+		cr_assert_eq(exact(vol, n, 1), -EINVAL, "past the end");
+		/* A window (a fresh handle's first) and a deferred free in the
+		 * new last chunk. */
+		struct bga_rsv *rsv;
+		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+		handles[i] = rsv;
+		struct bga_request req = {.goal = (n / BPG - 2) * BPG, .min_len = 1, .max_len = 2, .rsv = rsv};
+		struct bga_extent e, w;
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+		cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+		cr_assert_gt(w.len, 0, "size %llu", (unsigned long long)n);
+		cr_assert_eq(e.start / CHUNK, req.goal / CHUNK, "the window is in the goal's chunk");
+		if (i % 2)
+			bga_rsv_close(rsv); /* the others stay linked until the reclaim below */
+		cr_assert_eq(bga_free_deferred(vol, e.start, e.len, ++txn), 0);
+		cr_assert_eq(exact(vol, e.start, 1), -EAGAIN);
+		assert_clean(vol);
+		cr_assert_eq(bga_commit(vol, txn), 0);
+		cr_assert_eq(bga_free_exact(vol), n - used);
+		size = n;
+	}
+	/* The window reclaim and the index's search across every segment:
+	 * everything but the blocks taken can be drained. */
+	assert_clean(vol);
+	struct bga_request big = {.goal = BGA_NO_GOAL, .min_len = BPG, .max_len = BPG};
+	struct bga_extent e;
+	uint64_t n = 0;
+	while (n < 300 * CHUNK && bga_alloc(vol, &big, &e) == 0)
+		n += e.len;
+	cr_assert_eq(n, 300 * CHUNK, "whole groups from anywhere");
+	assert_clean(vol);
+	bga_destroy(vol);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i += 2)
+		free(handles[i]); /* as destroy_with_a_linked_window */
+}
+
 /* Growth past 2^32 groups is refused, and leaves the volume as it was;
  * up to it is fine (the chunk directory was sized for it at create). */
 Test(grow_chunks, past_the_last_chunk)
@@ -229,6 +293,7 @@ struct shared {
 	int failures;   /* atomic */
 	char first[160];
 	bool trims, windows, deferred, reserve;
+	uint64_t create, start; /* 0: the defaults (grow_under_threads) */
 };
 
 struct worker {
@@ -377,14 +442,16 @@ static void *committer(void *arg)
 }
 
 /*
- * Start just short of chunk 0's end and grow to `to` in steps of odd
- * sizes (some a single block, some whole groups, some past a chunk
- * boundary) while `nthreads` workers churn with goals at the growing end.
+ * Start just short of chunk 0's end (or create at sh->create and grow
+ * alone to sh->start) and grow to `to` in steps of odd sizes (some a
+ * single block, some whole groups, some past a chunk boundary) while
+ * `nthreads` workers churn with goals at the growing end.
  */
 static void grow_under_threads(uint32_t flags, uint32_t slots, uint64_t to, int nthreads, struct shared *sh)
 {
-	uint64_t start = CHUNK - 3 * BPG - 5;
-	sh->vol = make(start, flags, slots);
+	uint64_t start = sh->start ? sh->start : CHUNK - 3 * BPG - 5;
+	sh->vol = make(sh->create ? sh->create : start, flags, slots);
+	cr_assert_eq(bga_grow(sh->vol, start), 0);
 	sh->cap = to;
 	sh->size = start;
 	sh->owner = calloc(to, 1);
@@ -496,6 +563,25 @@ Test(grow_threads, reservations_race_grow, .timeout = 120)
 		struct shared sh = {.reserve = true};
 		grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
 	}
+}
+
+/*
+ * The chunk directory grows by segments (chunkdir.c): a volume created
+ * with two chunks has room for 64 (one directory block), a grow past 64
+ * chunks adds a segment of 64 more, one past 128 a segment of 128.  Grows
+ * that add them run while the workers allocate.
+ */
+Test(grow_threads, across_a_directory_segment, .timeout = 120)
+{
+	struct shared sh = {.create = 2 * CHUNK, .start = 64 * CHUNK - 3 * BPG - 5, .windows = true};
+	grow_under_threads(0, 0, 65 * CHUNK + 100, 2, &sh);
+}
+
+Test(grow_threads, across_the_second_directory_segment, .timeout = 120)
+{
+	struct shared sh = {.create = 2 * CHUNK, .start = 128 * CHUNK - 3 * BPG - 5, .trims = true, .windows = true,
+			    .deferred = true, .reserve = true};
+	grow_under_threads(0, 0, 129 * CHUNK + 100, 2, &sh);
 }
 
 Test(grow_threads, everything_races_grow, .timeout = 120)

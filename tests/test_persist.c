@@ -267,7 +267,7 @@ static uint64_t bga_pf_area_bytes_for_test(uint32_t bpg, uint64_t g0)
 
 static bool chunk_present(struct bga_volume *vol, uint64_t c)
 {
-	return __atomic_load_n(&vol->chunks[c], __ATOMIC_ACQUIRE) != NULL;
+	return bga__chunk_get(vol, c) != NULL;
 }
 
 struct failio {

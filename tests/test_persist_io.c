@@ -316,7 +316,7 @@ Test(persist_io, another_writer_in_the_area_means_a_format)
 
 static bool chunk_present(struct bga_volume *vol, uint64_t c)
 {
-	return __atomic_load_n(&vol->chunks[c], __ATOMIC_ACQUIRE) != NULL;
+	return bga__chunk_get(vol, c) != NULL;
 }
 
 /* An incremental store of a lazily loaded volume counts its unread

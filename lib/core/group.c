@@ -8,21 +8,36 @@
 
 #include "internal.h"
 
+/*
+ * A fresh chunk's groups for geometry geo, into calloc'd memory: groups
+ * past the geometry stay zero (closed: empty span, no bits), so a chunk
+ * of a small volume touches only its own groups' lines.  Full-size
+ * groups, all but the first and last of a volume, get their index bits
+ * a word at a time.
+ */
 static void group_init_fresh(struct bga_volume *vol, const struct bga_geom *geo, struct bga_chunk *ch,
 			     uint64_t c)
 {
-	for (uint32_t i = 0; i < BGA_CHUNK_GROUPS; i++) {
-		uint64_t g = (c << BGA_CHUNK_SHIFT) + i;
+	uint64_t g0 = c << BGA_CHUNK_SHIFT;
+	uint32_t n = g0 >= geo->ngroups ? 0 : (uint32_t)BGA_MIN(geo->ngroups - g0, (uint64_t)BGA_CHUNK_GROUPS);
+	uint64_t full[BGA_CHUNK_WORDS] = {0};
+	for (uint32_t i = 0; i < n; i++) {
 		struct bga_group *grp = &ch->groups[i];
-		uint32_t lo = 0, hi = 0;
-		if (g < geo->ngroups)
-			bga__group_span(vol, geo, g, &lo, &hi);
+		uint32_t lo, hi;
+		bga__group_span(vol, geo, g0 + i, &lo, &hi);
 		grp->hi = hi;
 		grp->free = hi - lo;
 		grp->max_run = hi - lo;
+		if (grp->max_run == vol->cfg.blocks_per_group) {
+			full[i / 64] |= UINT64_C(1) << (i % 64);
+			continue;
+		}
 		for (uint32_t k = 0; k <= vol->max_order && (UINT32_C(1) << k) <= grp->max_run; k++)
 			ch->bits[k][i / 64] |= UINT64_C(1) << (i % 64);
 	}
+	for (uint32_t k = 0; k <= vol->max_order; k++)
+		for (uint32_t w = 0; w < BGA_CHUNK_WORDS; w++)
+			ch->bits[k][w] |= full[w];
 }
 
 struct bga_chunk *bga__chunk_create_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c)
@@ -41,7 +56,7 @@ struct bga_chunk *bga__chunk_create_locked(struct bga_volume *vol, const struct 
 		free(ch); /* out of memory: the chunk stays unread */
 		return NULL;
 	}
-	__atomic_store_n(&vol->chunks[c], ch, __ATOMIC_RELEASE);
+	__atomic_store_n(&bga__dir_block(vol, c / BGA_DIR_CHUNKS)->chunks[c % BGA_DIR_CHUNKS], ch, __ATOMIC_RELEASE);
 	bga__idx_chunk_installed(vol, c);
 	return ch;
 }

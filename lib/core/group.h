@@ -52,10 +52,71 @@ static inline void bga__grp_span(const struct bga_volume *vol, const struct bga_
 		*lo = *hi;
 }
 
+/* ---- the chunk directory (types.h, chunkdir.c) ---- */
+
+/* Directory block j, in a segment past the first: j is below the chunks
+ * of a geometry the caller holds (or of dir_chunks, loaded acquire). */
+static inline struct bga_dirblock *bga__dir_block_far(const struct bga_volume *vol, uint64_t j)
+{
+	unsigned s = 64u - (unsigned)__builtin_clzll(j >> vol->dir0_shift); /* j >= dir0_blocks: s >= 1 */
+	struct bga_dirblock *seg = __atomic_load_n(&vol->dirseg[s], __ATOMIC_ACQUIRE);
+	return seg + (j - (vol->dir0_blocks << (s - 1)));
+}
+
+/* Directory block j (same condition). */
+static inline struct bga_dirblock *bga__dir_block(const struct bga_volume *vol, uint64_t j)
+{
+	if (bga_likely(j < vol->dir0_blocks))
+		return vol->dir0 + j;
+	return bga__dir_block_far(vol, j);
+}
+
+/* The word of chunk c's bits at byte `woff` of its directory block
+ * (offsetof(struct bga_dirblock, x)); bit c % 64 is chunk c's. */
+static inline uint64_t *bga__dir_word(const struct bga_volume *vol, size_t woff, uint64_t c)
+{
+	return (uint64_t *)((char *)bga__dir_block(vol, c / BGA_DIR_CHUNKS) + woff);
+}
+
+/* Chunks the directory holds now (acquire: their segments are visible). */
+static inline uint64_t bga__dir_chunks(const struct bga_volume *vol)
+{
+	return __atomic_load_n(&vol->dir_chunks, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * First chunk in [from, end) whose bit at byte `woff` of the directory
+ * blocks is set, or end: the word-at-a-time walk of
+ * bga__atomic_next_set, block by block.  end <= bga__dir_chunks().
+ */
+static inline uint64_t bga__dir_next_set(const struct bga_volume *vol, size_t woff, uint64_t from, uint64_t end)
+{
+	while (from < end) {
+		uint64_t w = __atomic_load_n(bga__dir_word(vol, woff, from), __ATOMIC_RELAXED) >> (from % 64);
+		if (w) {
+			from += (uint64_t)__builtin_ctzll(w);
+			return from < end ? from : end;
+		}
+		from = (from | 63) + 1;
+	}
+	return end;
+}
+
+/* Chunk c, NULL while untouched; c below the caller's geometry's chunks. */
 static inline struct bga_chunk *bga__chunk_get(const struct bga_volume *vol, uint64_t c)
 {
-	return __atomic_load_n(&vol->chunks[c], __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&bga__dir_block(vol, c / BGA_DIR_CHUNKS)->chunks[c % BGA_DIR_CHUNKS],
+			       __ATOMIC_ACQUIRE);
 }
+
+/* chunkdir.c: the directory for nchunks chunks at create (grow_lock not
+ * needed: nobody else sees the volume yet); 0 or -ENOMEM. */
+int bga__dir_init(struct bga_volume *vol, uint64_t nchunks);
+/* Segments for at least nchunks chunks, with grow_lock held: 0, or
+ * -ENOMEM with the directory still valid for what it held. */
+int bga__dir_reserve(struct bga_volume *vol, uint64_t nchunks);
+/* Free the segments (not the chunks); at destroy. */
+void bga__dir_destroy(struct bga_volume *vol);
 
 /*
  * First set bit at or after `from` in [0, nbits) of a bitmap whose words

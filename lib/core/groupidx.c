@@ -6,8 +6,9 @@
  *
  * Two levels of bitmaps per order k:
  *   chunk->bits[k]   one bit per group: max_run >= 2^k
- *   vol->summary[k]  one bit per chunk: some group of it has the bit
- *                    (a chunk not yet allocated counts as all-free groups)
+ *   summary[k]       one bit per chunk, in the chunk directory's blocks
+ *                    (chunkdir.c): some group of it has the bit (a
+ *                    chunk not yet allocated counts as all-free groups)
  * Bits nest: bit k set implies bit k-1 set.  A search for min_len blocks
  * looks at order ceil(log2(min_len)), whose groups surely fit, and at
  * order floor(log2(min_len)) with a check of max_run, so no group that fits
@@ -17,6 +18,8 @@
  * Writers hold the group's lock; bits are flipped with atomic or/and, and
  * readers take no lock.
  */
+#include <stddef.h>
+
 #include <bgalloc/bitmap.h>
 
 #include "internal.h"
@@ -69,15 +72,20 @@ static bool chunk_order_empty(const struct bga_chunk *ch, unsigned k)
  * bga_check can wait it out, and a search that misses a group in it is
  * covered by bga_alloc's retry on the exact count.
  */
+static inline uint64_t *summary_word(const struct bga_volume *vol, unsigned k, uint64_t c)
+{
+	return bga__dir_word(vol, offsetof(struct bga_dirblock, summary) + k * sizeof(uint64_t), c);
+}
+
 static void summary_recheck(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c, unsigned k)
 {
 	uint64_t m = UINT64_C(1) << (c % 64);
 	if (!chunk_order_empty(ch, k))
 		return;
 	__atomic_fetch_add(&ch->clearing, 1, __ATOMIC_SEQ_CST);
-	bit_andnot(&vol->summary[k][c / 64], m);
+	bit_andnot(summary_word(vol, k, c), m);
 	if (!chunk_order_empty(ch, k))
-		bit_or(&vol->summary[k][c / 64], m);
+		bit_or(summary_word(vol, k, c), m);
 	__atomic_fetch_sub(&ch->clearing, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -92,7 +100,7 @@ void bga__idx_update(struct bga_volume *vol, uint64_t g, uint32_t old_run, uint3
 	unsigned nnew = new_run ? ilog2_floor(new_run) + 1 : 0;
 	for (unsigned k = nold; k < nnew; k++) {
 		bit_or(&ch->bits[k][i / 64], m);
-		bit_or(&vol->summary[k][c / 64], UINT64_C(1) << (c % 64));
+		bit_or(summary_word(vol, k, c), UINT64_C(1) << (c % 64));
 	}
 	for (unsigned k = nnew; k < nold; k++) {
 		bit_andnot(&ch->bits[k][i / 64], m);
@@ -107,15 +115,19 @@ void bga__idx_chunk_installed(struct bga_volume *vol, uint64_t c)
 		if (chunk_order_empty(ch, k))
 			summary_recheck(vol, ch, c, k);
 		else
-			bit_or(&vol->summary[k][c / 64], UINT64_C(1) << (c % 64));
+			bit_or(summary_word(vol, k, c), UINT64_C(1) << (c % 64));
 	}
 }
 
 void bga__idx_mark_untouched(struct bga_volume *vol, uint64_t c0, uint64_t c1)
 {
-	for (unsigned k = 0; k <= vol->max_order; k++)
-		for (uint64_t c = c0; c < c1; c++)
-			bit_or(&vol->summary[k][c / 64], UINT64_C(1) << (c % 64));
+	/* A word at a time: a 2^48-block volume marks 2^20 chunks. */
+	for (uint64_t c = c0; c < c1; c = (c | 63) + 1) {
+		uint64_t n = BGA_MIN(c1 - c, 64 - c % 64);
+		uint64_t m = (~UINT64_C(0) >> (64 - n)) << (c % 64);
+		for (unsigned k = 0; k <= vol->max_order; k++)
+			bit_or(summary_word(vol, k, c), m);
+	}
 }
 
 /*
@@ -129,8 +141,9 @@ static uint64_t next_in_order(const struct bga_volume *vol, unsigned k, uint64_t
 	uint64_t cend = (to + BGA_CHUNK_GROUPS - 1) >> BGA_CHUNK_SHIFT;
 	while (g < to) {
 		uint64_t c = g >> BGA_CHUNK_SHIFT;
-		if (!((__atomic_load_n(&vol->summary[k][c / 64], __ATOMIC_ACQUIRE) >> (c % 64)) & 1)) {
-			c = bga__atomic_next_set(vol->summary[k], cend, c + 1);
+		if (!((__atomic_load_n(summary_word(vol, k, c), __ATOMIC_ACQUIRE) >> (c % 64)) & 1)) {
+			c = bga__dir_next_set(vol, offsetof(struct bga_dirblock, summary) + k * sizeof(uint64_t), c + 1,
+					      cend);
 			if (c >= cend)
 				return to;
 			g = c << BGA_CHUNK_SHIFT;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Online growth.  The chunk directory and the index summaries were sized
- * for the largest volume at create time, so growing never moves them:
- * it gives the old last group its new blocks, opens the new groups, and
- * publishes a new geometry with RCU (urcu-bp).  Readers that still hold
+ * Online growth.  The chunk directory and the index summaries grow by
+ * segments that never move (chunkdir.c), made before anything else
+ * changes; then growing gives the old last group its new blocks, opens
+ * the new groups, and publishes a new geometry with RCU (urcu-bp).  Readers that still hold
  * the old geometry see the old size throughout their call: every search
  * is bounded by their geometry's groups and span, and the group they
  * could share with the grow (the old last one) is changed under its lock
@@ -110,12 +110,14 @@ int bga_grow(struct bga_volume *vol, uint64_t new_nblocks)
 	if (ngeo == NULL)
 		goto out;
 	rc = -EINVAL;
-	if (ngeo->nchunks > vol->max_chunks) {
+	if (ngeo->ngroups > BGA_MAX_GROUPS) {
 		free(ngeo);
 		goto out;
 	}
 	/*
 	 * Everything that can fail comes first, before any group changes:
+	 *  - the directory's segments for the new chunks (their words zero:
+	 *    no chunk, no summary bit, until marked below);
 	 *  - the chunk of a short new last group past the old chunks is built
 	 *    now, so that a missing chunk still means full, free groups;
 	 *  - new groups in the old last chunk need that chunk; a missing one
@@ -130,7 +132,7 @@ int bga_grow(struct bga_volume *vol, uint64_t new_nblocks)
 	uint64_t open_end = BGA_MIN(ngeo->ngroups, chunk_end);
 	struct bga_chunk *ch = NULL;
 	uint64_t *bitmap = malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));
-	if (!bitmap || (new_last_chunk && !bga__chunk_create_locked(vol, ngeo, last >> BGA_CHUNK_SHIFT)) ||
+	if (!bitmap || bga__dir_reserve(vol, ngeo->nchunks) || (new_last_chunk && !bga__chunk_create_locked(vol, ngeo, last >> BGA_CHUNK_SHIFT)) ||
 	    (old->ngroups < open_end && !(ch = bga__chunk_create_locked(vol, old, old->nchunks - 1)))) {
 		free(bitmap);
 		free(ngeo);

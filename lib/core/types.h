@@ -190,6 +190,31 @@ struct bga_chunk {
 };
 
 /*
+ * A block of the chunk directory: BGA_DIR_CHUNKS consecutive chunks'
+ * pointers and, one bit per chunk, the chunk summaries of the index and
+ * the two group sets (groupset.h).  Every word is atomic.
+ *  - chunks[i] is NULL while chunk i is untouched: all its groups are
+ *    full-size and wholly free;
+ *  - summary[k] bit i is set iff chunk i may hold a group with max_run >=
+ *    2^k (a missing chunk counts as all-free groups): groupidx.c;
+ *  - dfree and wins bit i: chunk i's dfree or wins map has a bit set.
+ * Pointers and summary words are on lines of their own: the pointers are
+ * read by every allocation, the summaries written when a chunk's runs
+ * change.
+ */
+#define BGA_DIR_CHUNKS 64
+struct bga_dirblock {
+	struct bga_chunk *chunks[BGA_DIR_CHUNKS];
+	uint64_t summary[BGA_ORDERS] __attribute__((aligned(BGA_CACHELINE)));
+	uint64_t dfree;
+	uint64_t wins;
+} __attribute__((aligned(BGA_CACHELINE)));
+/* Directory blocks of the largest volume, and the segments that hold them
+ * when segment 0 has one block: 1 + log2(BGA_DIR_MAX_BLOCKS). */
+#define BGA_DIR_MAX_BLOCKS (BGA_MAX_GROUPS / BGA_CHUNK_GROUPS / BGA_DIR_CHUNKS)
+#define BGA_DIR_SEGS 15
+
+/*
  * Geometry, published with RCU (urcu-bp) so bga_grow() can change it while
  * other threads allocate: readers take urcu_bp_read_lock() and use one
  * consistent snapshot for the whole call.
@@ -251,15 +276,21 @@ struct bga_volume {
 	struct bga_geom *retired; /* see bga__geom_retire */
 
 	/*
-	 * The chunk directory and the per-order chunk summaries are sized for
-	 * the largest volume this blocks_per_group allows and allocated with
-	 * calloc, so untouched pages cost no memory and growth never moves
-	 * them.  summary[k] bit c is set iff chunk c may hold a group with
-	 * max_run >= 2^k (a missing chunk counts as all-free groups).
+	 * The chunk directory (chunkdir.c): blocks of BGA_DIR_CHUNKS chunk
+	 * pointers with their summary words, in segments that never move.
+	 * Segment 0 (dir0, dir0_blocks blocks, a power of two) is sized at
+	 * create for the volume's chunks; segment s >= 1 holds blocks
+	 * [dir0_blocks << (s-1), dir0_blocks << s), made by a grow that needs
+	 * it.  dirseg[0] == dir0.  Segments and dir_chunks are written under
+	 * grow_lock only, before any geometry that reaches into them is
+	 * published, so a reader that indexes a chunk of its geometry finds
+	 * its segment.
 	 */
-	struct bga_chunk **chunks;
-	uint64_t *summary[BGA_ORDERS];
-	uint64_t max_chunks;
+	struct bga_dirblock *dir0;
+	uint64_t dir0_blocks;
+	uint32_t dir0_shift;     /* log2(dir0_blocks) */
+	struct bga_dirblock *dirseg[BGA_DIR_SEGS]; /* atomic */
+	uint64_t dir_chunks;     /* atomic: chunks the segments hold */
 
 	/* Group locks, one per lock-table slot: third in the lock order (after
 	 * commit_lock and grow_lock), several held only in ascending slot order. */
@@ -274,8 +305,6 @@ struct bga_volume {
 	pthread_mutex_t grow_lock;   /* serialises bga_grow and chunk installs; second in the
 				      * lock order: never taken with a group lock held */
 	pthread_mutex_t commit_lock; /* serialises bga_commit; first in the lock order */
-	uint64_t *dfree_chunks;      /* atomic: chunks whose dfree map has a bit set (max_chunks bits) */
-	uint64_t *win_chunks;        /* atomic: chunks whose wins map has a bit set (max_chunks bits) */
 
 	struct bga_persist *persist; /* persist.c: NULL until the first store or load */
 	/*

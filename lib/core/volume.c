@@ -144,23 +144,9 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	pthread_mutex_init(&vol->grow_lock, NULL);
 	pthread_mutex_init(&vol->commit_lock, NULL);
 
-	/* Directory and summaries are sized for the largest volume and left to
-	 * calloc's untouched (zero, unbacked) pages: see struct bga_volume. */
-	uint64_t max_groups = groups_for(vol, BGA_MAX_BLOCKS);
-	if (max_groups > BGA_MAX_GROUPS)
-		max_groups = BGA_MAX_GROUPS;
-	vol->max_chunks = (max_groups + BGA_CHUNK_GROUPS - 1) >> BGA_CHUNK_SHIFT;
 	rc = -ENOMEM;
-	vol->chunks = calloc(vol->max_chunks, sizeof(*vol->chunks));
-	vol->dfree_chunks = calloc(BGA_BITMAP_WORDS(vol->max_chunks), sizeof(uint64_t));
-	vol->win_chunks = calloc(BGA_BITMAP_WORDS(vol->max_chunks), sizeof(uint64_t));
-	if (!vol->chunks || !vol->dfree_chunks || !vol->win_chunks)
-		goto fail;
-	for (unsigned k = 0; k < BGA_ORDERS; k++)
-		if (!(vol->summary[k] = calloc(BGA_BITMAP_WORDS(vol->max_chunks), sizeof(uint64_t))))
-			goto fail;
 	vol->geom = bga__geom_new(vol, cfg->nblocks);
-	if (vol->geom == NULL)
+	if (vol->geom == NULL || bga__dir_init(vol, vol->geom->nchunks))
 		goto fail;
 	vol->nblocks_floor = cfg->nblocks;
 	rc = bga_locktab_create(&vol->locks, vol->cfg.lock_slots, (enum bga_lock_kind)vol->cfg.lock_kind);
@@ -201,10 +187,10 @@ void bga_destroy(struct bga_volume *vol)
 	if (vol == NULL)
 		return;
 	bga__persist_quiesce(vol); /* a BGA_LOAD_PREFETCH thread still reading */
-	if (vol->chunks && vol->geom) {
+	if (vol->dir0 && vol->geom) {
 		/* Growth only adds chunks: none exists past the current end. */
 		for (uint64_t c = 0; c < vol->geom->nchunks; c++) {
-			struct bga_chunk *ch = vol->chunks[c];
+			struct bga_chunk *ch = bga__chunk_get(vol, c);
 			if (ch == NULL)
 				continue;
 			for (uint32_t i = 0; i < BGA_CHUNK_GROUPS; i++) {
@@ -219,11 +205,7 @@ void bga_destroy(struct bga_volume *vol)
 			free(ch);
 		}
 	}
-	free(vol->chunks);
-	for (unsigned k = 0; k < BGA_ORDERS; k++)
-		free(vol->summary[k]);
-	free(vol->dfree_chunks);
-	free(vol->win_chunks);
+	bga__dir_destroy(vol);
 	free(vol->geom);
 	while (vol->retired) {
 		struct bga_geom *next = vol->retired->retired;

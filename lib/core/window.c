@@ -21,7 +21,7 @@
  */
 static void join(struct bga_volume *vol, uint64_t g)
 {
-	bga__gset_add(vol, offsetof(struct bga_chunk, wins), vol->win_chunks, g);
+	bga__gset_add(vol, offsetof(struct bga_chunk, wins), offsetof(struct bga_dirblock, wins), g);
 }
 
 int bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, struct bga_window *w,
@@ -193,17 +193,22 @@ uint32_t bga__window_held_locked(const struct bga_group *grp)
 	return n;
 }
 
+/* The first group in [g, end) that may hold windows, or end. */
+static uint64_t next_windowed(const struct bga_volume *vol, uint64_t g, uint64_t end)
+{
+	return bga__gset_next(vol, offsetof(struct bga_dirblock, wins), offsetof(struct bga_chunk, wins), g, end);
+}
+
 uint64_t bga__window_reclaim(struct bga_volume *vol)
 {
-	uint64_t n = 0, end = vol->max_chunks << BGA_CHUNK_SHIFT;
-	for (uint64_t g = 0; (g = bga__gset_next(vol, vol->win_chunks, offsetof(struct bga_chunk, wins), g, end)) < end;
-	     g++) {
+	uint64_t n = 0, end = bga__dir_chunks(vol) << BGA_CHUNK_SHIFT;
+	for (uint64_t g = 0; (g = next_windowed(vol, g, end)) < end; g++) {
 		bga__group_lock(vol, g);
 		struct bga_group *grp = bga__group_lookup(vol, g); /* it held windows */
 		for (struct bga_window *w = grp->ext->windows; w; w = w->next)
 			n += cut_locked(vol, grp, w, 0);
 		if (grp->ext->windows == NULL)
-			bga__gset_remove(vol, offsetof(struct bga_chunk, wins), vol->win_chunks, g);
+			bga__gset_remove(vol, offsetof(struct bga_chunk, wins), offsetof(struct bga_dirblock, wins), g);
 		bga__group_unlock(vol, g);
 	}
 	return n;
@@ -211,9 +216,8 @@ uint64_t bga__window_reclaim(struct bga_volume *vol)
 
 void bga__window_freeze_all(struct bga_volume *vol, bool freeze)
 {
-	uint64_t end = vol->max_chunks << BGA_CHUNK_SHIFT;
-	for (uint64_t g = 0; (g = bga__gset_next(vol, vol->win_chunks, offsetof(struct bga_chunk, wins), g, end)) < end;
-	     g++) {
+	uint64_t end = bga__dir_chunks(vol) << BGA_CHUNK_SHIFT;
+	for (uint64_t g = 0; (g = next_windowed(vol, g, end)) < end; g++) {
 		const struct bga_group *grp = bga__group_lookup(vol, g);
 		for (struct bga_window *w = grp->ext->windows; w; w = w->next) {
 			if (freeze)
