@@ -113,8 +113,9 @@ BGA_EXTERN void bga_config_init(struct bga_config *cfg, uint64_t nblocks);
  * first_data_block).  Groups are initialised lazily, a chunk of 4096
  * groups at its first touch: memory grows with the groups touched, not
  * with nblocks.  What a volume costs untouched is its fixed state (lock
- * table, counter, per-CPU lines) and a chunk directory of 768 bytes per
- * 2^18 groups (rounded up to a power of two), which bga_grow extends.
+ * table, counter, per-CPU lines) and a chunk directory of 11 bytes per
+ * 4096 groups (for 64 chunks at least, rounded up to a power of two),
+ * which bga_grow extends.
  * Returns 0; -EINVAL for a NULL argument or any field out of its range
  * above; -ENOMEM.
  */

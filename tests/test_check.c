@@ -162,17 +162,17 @@ Test(check, chunk_summary_bit)
 	alloc_exact(vol, 64 * 10, 3);
 	cr_assert_not_null(bga__chunk_get(vol, 0));
 	cr_assert_null(bga__chunk_get(vol, 1));
-	uint64_t *summary = vol->dir0->summary; /* chunks 0..63, word k = order k */
-	cr_assert(summary[0] & 1);
-	summary[0] &= ~UINT64_C(1);
+	uint64_t *order0 = bga__dir_word(vol, 0, 0), *order3 = bga__dir_word(vol, 3, 0); /* chunks 0..63 */
+	cr_assert(*order0 & 1);
+	*order0 &= ~UINT64_C(1);
 	/* Group 0 of chunk 0 is the first group the walk meets. */
 	expect_violation(vol, "chunk summary order 0 clear", 0, UINT64_MAX);
-	summary[0] |= 1;
+	*order0 |= 1;
 	/* An untouched chunk counts as all-free groups: every order set. */
-	cr_assert(summary[3] & 2);
-	summary[3] &= ~UINT64_C(2);
+	cr_assert(*order3 & 2);
+	*order3 &= ~UINT64_C(2);
 	expect_violation(vol, "untouched chunk 1: summary order 3 clear", BGA_CHUNK_GROUPS, UINT64_MAX);
-	summary[3] |= 2;
+	*order3 |= 2;
 	done(vol);
 }
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The chunk directory: where each chunk's pointer and summary bits live
- * (types.h, struct bga_dirblock).  A volume's directory follows its size:
- * create makes one segment for the volume's chunks, and a grow past it
- * adds a segment as large as everything before it, so a volume grown
- * from one chunk to the largest has 15 segments, and no segment ever
- * moves: lock-free readers keep using the pointers they found.
+ * The chunk directory: where each chunk's pointer and its bits in the
+ * index summaries and the group sets live (types.h).  A volume's
+ * directory follows its size: create makes one segment for the volume's
+ * chunks (64 at least), and a grow past it adds a segment as large as
+ * everything before it, so a volume grown from one chunk to the largest
+ * has 15 segments, and no segment ever moves: lock-free readers keep
+ * using the words they found.
  *
  * Sizing for the largest volume up front instead (the directory and 21
  * summaries of 2^20 chunks, 11 MiB of calloc) made every create cost the
@@ -17,27 +18,30 @@
 
 #include "internal.h"
 
-_Static_assert((UINT64_C(1) << (BGA_DIR_SEGS - 1)) == BGA_DIR_MAX_BLOCKS, "one segment per doubling");
+_Static_assert(((uint64_t)BGA_DIR_CHUNKS0 << (BGA_DIR_SEGS - 1)) == BGA_DIR_MAX_CHUNKS, "one segment per doubling");
 
-static struct bga_dirblock *seg_alloc(uint64_t blocks)
+/* n chunk pointers and the maps after them (types.h), zeroed. */
+static struct bga_chunk **seg_alloc(uint64_t n)
 {
-	struct bga_dirblock *seg = aligned_alloc(BGA_CACHELINE, blocks * sizeof(*seg));
+	size_t bytes = n * sizeof(struct bga_chunk *) + BGA_DIR_MAPS * (n / 64) * sizeof(uint64_t);
+	size_t rounded = (bytes + BGA_CACHELINE - 1) / BGA_CACHELINE * BGA_CACHELINE;
+	struct bga_chunk **seg = aligned_alloc(BGA_CACHELINE, rounded);
 	if (seg)
-		memset(seg, 0, blocks * sizeof(*seg));
+		memset(seg, 0, bytes);
 	return seg;
 }
 
 int bga__dir_init(struct bga_volume *vol, uint64_t nchunks)
 {
-	uint64_t blocks = (nchunks + BGA_DIR_CHUNKS - 1) / BGA_DIR_CHUNKS;
-	unsigned shift = blocks <= 1 ? 0 : 64u - (unsigned)__builtin_clzll(blocks - 1);
-	vol->dir0_blocks = UINT64_C(1) << shift;
+	unsigned shift = nchunks <= BGA_DIR_CHUNKS0 ? (unsigned)__builtin_ctz(BGA_DIR_CHUNKS0)
+						    : 64u - (unsigned)__builtin_clzll(nchunks - 1);
+	vol->dir0_chunks = UINT64_C(1) << shift;
 	vol->dir0_shift = shift;
-	vol->dir0 = seg_alloc(vol->dir0_blocks);
+	vol->dir0 = seg_alloc(vol->dir0_chunks);
 	if (vol->dir0 == NULL)
 		return -ENOMEM;
 	vol->dirseg[0] = vol->dir0;
-	vol->dir_chunks = vol->dir0_blocks * BGA_DIR_CHUNKS;
+	vol->dir_chunks = vol->dir0_chunks;
 	return 0;
 }
 
@@ -45,11 +49,11 @@ int bga__dir_reserve(struct bga_volume *vol, uint64_t nchunks)
 {
 	uint64_t have = vol->dir_chunks;
 	while (have < nchunks) {
-		uint64_t blocks = have / BGA_DIR_CHUNKS; /* as many as the segments before */
-		unsigned s = 64u - (unsigned)__builtin_clzll(blocks >> vol->dir0_shift);
+		/* the next segment: as many chunks as all before it */
+		unsigned s = 64u - (unsigned)__builtin_clzll(have >> vol->dir0_shift);
 		if (s >= BGA_DIR_SEGS)
-			return -ENOMEM; /* past the largest volume: config_check rules it out */
-		struct bga_dirblock *seg = seg_alloc(blocks);
+			return -ENOMEM; /* past the largest volume: bga_grow rules it out */
+		struct bga_chunk **seg = seg_alloc(have);
 		if (seg == NULL)
 			return -ENOMEM;
 		/* Release: a reader that finds the chunk count or a geometry

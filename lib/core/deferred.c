@@ -50,18 +50,18 @@ struct dfree_arg {
  * lock held either way): the set of groups with records (groupset.h). */
 static void mark_pending(struct bga_volume *vol, uint64_t g)
 {
-	bga__gset_add(vol, offsetof(struct bga_chunk, dfree), offsetof(struct bga_dirblock, dfree), g);
+	bga__gset_add(vol, offsetof(struct bga_chunk, dfree), BGA_DIR_DFREE, g);
 }
 
 static void unmark_pending(struct bga_volume *vol, uint64_t g)
 {
-	bga__gset_remove(vol, offsetof(struct bga_chunk, dfree), offsetof(struct bga_dirblock, dfree), g);
+	bga__gset_remove(vol, offsetof(struct bga_chunk, dfree), BGA_DIR_DFREE, g);
 }
 
 /* The first group in [g, gend) that holds records, or gend. */
 static uint64_t next_pending(const struct bga_volume *vol, uint64_t g, uint64_t gend)
 {
-	return bga__gset_next(vol, offsetof(struct bga_dirblock, dfree), offsetof(struct bga_chunk, dfree), g, gend);
+	return bga__gset_next(vol, BGA_DIR_DFREE, offsetof(struct bga_chunk, dfree), g, gend);
 }
 
 static int dfree_fn(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp, uint64_t g,

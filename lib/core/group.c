@@ -56,7 +56,7 @@ struct bga_chunk *bga__chunk_create_locked(struct bga_volume *vol, const struct 
 		free(ch); /* out of memory: the chunk stays unread */
 		return NULL;
 	}
-	__atomic_store_n(&bga__dir_block(vol, c / BGA_DIR_CHUNKS)->chunks[c % BGA_DIR_CHUNKS], ch, __ATOMIC_RELEASE);
+	__atomic_store_n(bga__dir_slot(vol, c), ch, __ATOMIC_RELEASE);
 	bga__idx_chunk_installed(vol, c);
 	return ch;
 }

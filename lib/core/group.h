@@ -54,28 +54,37 @@ static inline void bga__grp_span(const struct bga_volume *vol, const struct bga_
 
 /* ---- the chunk directory (types.h, chunkdir.c) ---- */
 
-/* Directory block j, in a segment past the first: j is below the chunks
- * of a geometry the caller holds (or of dir_chunks, loaded acquire). */
-static inline struct bga_dirblock *bga__dir_block_far(const struct bga_volume *vol, uint64_t j)
+/* The segment holding chunk c, its first chunk and its size in chunks. */
+static inline unsigned bga__dir_seg(const struct bga_volume *vol, uint64_t c)
 {
-	unsigned s = 64u - (unsigned)__builtin_clzll(j >> vol->dir0_shift); /* j >= dir0_blocks: s >= 1 */
-	struct bga_dirblock *seg = __atomic_load_n(&vol->dirseg[s], __ATOMIC_ACQUIRE);
-	return seg + (j - (vol->dir0_blocks << (s - 1)));
+	return c < vol->dir0_chunks ? 0 : 64u - (unsigned)__builtin_clzll(c >> vol->dir0_shift);
 }
 
-/* Directory block j (same condition). */
-static inline struct bga_dirblock *bga__dir_block(const struct bga_volume *vol, uint64_t j)
+static inline uint64_t bga__dir_seg_base(const struct bga_volume *vol, unsigned s)
 {
-	if (bga_likely(j < vol->dir0_blocks))
-		return vol->dir0 + j;
-	return bga__dir_block_far(vol, j);
+	return s ? vol->dir0_chunks << (s - 1) : 0;
 }
 
-/* The word of chunk c's bits at byte `woff` of its directory block
- * (offsetof(struct bga_dirblock, x)); bit c % 64 is chunk c's. */
-static inline uint64_t *bga__dir_word(const struct bga_volume *vol, size_t woff, uint64_t c)
+static inline uint64_t bga__dir_seg_chunks(const struct bga_volume *vol, unsigned s)
 {
-	return (uint64_t *)((char *)bga__dir_block(vol, c / BGA_DIR_CHUNKS) + woff);
+	return s ? vol->dir0_chunks << (s - 1) : vol->dir0_chunks;
+}
+
+/* Segment s's chunk pointers, then its maps; s holds chunks of the
+ * caller's geometry (or below bga__dir_chunks()). */
+static inline struct bga_chunk **bga__dir_segment(const struct bga_volume *vol, unsigned s)
+{
+	return __atomic_load_n(&vol->dirseg[s], __ATOMIC_ACQUIRE);
+}
+
+/* The word of map m (a summary order, BGA_DIR_DFREE or BGA_DIR_WINS)
+ * holding chunk c's bit, bit c % 64; c as for bga__dir_segment. */
+static inline uint64_t *bga__dir_word(const struct bga_volume *vol, unsigned m, uint64_t c)
+{
+	unsigned s = bga__dir_seg(vol, c);
+	uint64_t n = bga__dir_seg_chunks(vol, s);
+	uint64_t *maps = (uint64_t *)(bga__dir_segment(vol, s) + n);
+	return maps + m * (n / 64) + (c - bga__dir_seg_base(vol, s)) / 64;
 }
 
 /* Chunks the directory holds now (acquire: their segments are visible). */
@@ -85,14 +94,14 @@ static inline uint64_t bga__dir_chunks(const struct bga_volume *vol)
 }
 
 /*
- * First chunk in [from, end) whose bit at byte `woff` of the directory
- * blocks is set, or end: the word-at-a-time walk of
- * bga__atomic_next_set, block by block.  end <= bga__dir_chunks().
+ * First chunk in [from, end) whose bit in map m is set, or end: the
+ * word-at-a-time walk of bga__atomic_next_set, segment by segment.
+ * end <= bga__dir_chunks() or the caller's geometry's chunks.
  */
-static inline uint64_t bga__dir_next_set(const struct bga_volume *vol, size_t woff, uint64_t from, uint64_t end)
+static inline uint64_t bga__dir_next_set(const struct bga_volume *vol, unsigned m, uint64_t from, uint64_t end)
 {
 	while (from < end) {
-		uint64_t w = __atomic_load_n(bga__dir_word(vol, woff, from), __ATOMIC_RELAXED) >> (from % 64);
+		uint64_t w = __atomic_load_n(bga__dir_word(vol, m, from), __ATOMIC_RELAXED) >> (from % 64);
 		if (w) {
 			from += (uint64_t)__builtin_ctzll(w);
 			return from < end ? from : end;
@@ -102,11 +111,22 @@ static inline uint64_t bga__dir_next_set(const struct bga_volume *vol, size_t wo
 	return end;
 }
 
-/* Chunk c, NULL while untouched; c below the caller's geometry's chunks. */
+/* Chunk c, NULL while untouched; c below the caller's geometry's chunks.
+ * Segment 0, sized for the volume at create, is the one a volume that
+ * never grew uses: one compare more than a flat array. */
 static inline struct bga_chunk *bga__chunk_get(const struct bga_volume *vol, uint64_t c)
 {
-	return __atomic_load_n(&bga__dir_block(vol, c / BGA_DIR_CHUNKS)->chunks[c % BGA_DIR_CHUNKS],
-			       __ATOMIC_ACQUIRE);
+	if (bga_likely(c < vol->dir0_chunks))
+		return __atomic_load_n(&vol->dir0[c], __ATOMIC_ACQUIRE);
+	unsigned s = bga__dir_seg(vol, c);
+	return __atomic_load_n(&bga__dir_segment(vol, s)[c - bga__dir_seg_base(vol, s)], __ATOMIC_ACQUIRE);
+}
+
+/* The slot of chunk c's pointer, with grow_lock held (chunk installs). */
+static inline struct bga_chunk **bga__dir_slot(const struct bga_volume *vol, uint64_t c)
+{
+	unsigned s = bga__dir_seg(vol, c);
+	return &bga__dir_segment(vol, s)[c - bga__dir_seg_base(vol, s)];
 }
 
 /* chunkdir.c: the directory for nchunks chunks at create (grow_lock not

@@ -6,9 +6,9 @@
  *
  * Two levels of bitmaps per order k:
  *   chunk->bits[k]   one bit per group: max_run >= 2^k
- *   summary[k]       one bit per chunk, in the chunk directory's blocks
- *                    (chunkdir.c): some group of it has the bit (a
- *                    chunk not yet allocated counts as all-free groups)
+ *   summary[k]       one bit per chunk, map k of the chunk directory
+ *                    (types.h): some group of it has the bit (a chunk
+ *                    not yet allocated counts as all-free groups)
  * Bits nest: bit k set implies bit k-1 set.  A search for min_len blocks
  * looks at order ceil(log2(min_len)), whose groups surely fit, and at
  * order floor(log2(min_len)) with a check of max_run, so no group that fits
@@ -18,8 +18,6 @@
  * Writers hold the group's lock; bits are flipped with atomic or/and, and
  * readers take no lock.
  */
-#include <stddef.h>
-
 #include <bgalloc/bitmap.h>
 
 #include "internal.h"
@@ -74,7 +72,7 @@ static bool chunk_order_empty(const struct bga_chunk *ch, unsigned k)
  */
 static inline uint64_t *summary_word(const struct bga_volume *vol, unsigned k, uint64_t c)
 {
-	return bga__dir_word(vol, offsetof(struct bga_dirblock, summary) + k * sizeof(uint64_t), c);
+	return bga__dir_word(vol, k, c);
 }
 
 static void summary_recheck(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c, unsigned k)
@@ -142,8 +140,7 @@ static uint64_t next_in_order(const struct bga_volume *vol, unsigned k, uint64_t
 	while (g < to) {
 		uint64_t c = g >> BGA_CHUNK_SHIFT;
 		if (!((__atomic_load_n(summary_word(vol, k, c), __ATOMIC_ACQUIRE) >> (c % 64)) & 1)) {
-			c = bga__dir_next_set(vol, offsetof(struct bga_dirblock, summary) + k * sizeof(uint64_t), c + 1,
-					      cend);
+			c = bga__dir_next_set(vol, k, c + 1, cend);
 			if (c >= cend)
 				return to;
 			g = c << BGA_CHUNK_SHIFT;

@@ -8,8 +8,8 @@
  * linked windows: window.c) costs a word per 64 chunks, not a look at
  * every group: one bit per group in its chunk (`chunk_map`, BGA_CHUNK_WORDS
  * words of struct bga_chunk) and one bit per chunk in the volume
- * (the word at byte `voff` of the chunk directory's blocks: struct
- * bga_dirblock's dfree or wins).  Bits change only with the group's lock
+ * (map `vmap` of the chunk directory: BGA_DIR_DFREE or BGA_DIR_WINS,
+ * types.h).  Bits change only with the group's lock
  * held, so a group's bit is exact under its lock; a walker that holds no
  * lock sees every group that was in the set before it started and is in
  * it still.
@@ -36,10 +36,10 @@ static inline uint64_t *bga__gset_chunk_map(const struct bga_volume *vol, size_t
  * another group that clears the chunk bit looks at the group bits after
  * (SEQ_CST), sees ours, and sets it back.
  */
-static inline void bga__gset_add(const struct bga_volume *vol, size_t off, size_t voff, uint64_t g)
+static inline void bga__gset_add(const struct bga_volume *vol, size_t off, unsigned vmap, uint64_t g)
 {
 	uint64_t *chunk_map = bga__gset_chunk_map(vol, off, g);
-	uint64_t *vol_map = bga__dir_word(vol, voff, g >> BGA_CHUNK_SHIFT);
+	uint64_t *vol_map = bga__dir_word(vol, vmap, g >> BGA_CHUNK_SHIFT);
 	uint64_t c = g >> BGA_CHUNK_SHIFT, i = g & (BGA_CHUNK_GROUPS - 1);
 	uint64_t gb = UINT64_C(1) << (i % 64), cb = UINT64_C(1) << (c % 64);
 	if (!(__atomic_load_n(&chunk_map[i / 64], __ATOMIC_SEQ_CST) & gb))
@@ -61,10 +61,10 @@ static inline bool bga__gset_chunk_empty(const uint64_t *chunk_map)
  * group of the chunk adding itself: clear, look again, and set it back if
  * a group bit appeared (the index's summaries do the same).
  */
-static inline void bga__gset_remove(const struct bga_volume *vol, size_t off, size_t voff, uint64_t g)
+static inline void bga__gset_remove(const struct bga_volume *vol, size_t off, unsigned vmap, uint64_t g)
 {
 	uint64_t *chunk_map = bga__gset_chunk_map(vol, off, g);
-	uint64_t *vol_map = bga__dir_word(vol, voff, g >> BGA_CHUNK_SHIFT);
+	uint64_t *vol_map = bga__dir_word(vol, vmap, g >> BGA_CHUNK_SHIFT);
 	uint64_t c = g >> BGA_CHUNK_SHIFT, i = g & (BGA_CHUNK_GROUPS - 1), m = UINT64_C(1) << (c % 64);
 	__atomic_fetch_and(&chunk_map[i / 64], ~(UINT64_C(1) << (i % 64)), __ATOMIC_SEQ_CST);
 	if (!bga__gset_chunk_empty(chunk_map))
@@ -77,15 +77,15 @@ static inline void bga__gset_remove(const struct bga_volume *vol, size_t off, si
 /*
  * The first group in [g, gend) of the set, or gend.  `off` is the offset
  * of the chunk map inside struct bga_chunk (offsetof(struct bga_chunk, x)),
- * `voff` that of the chunk bits in struct bga_dirblock; gend is within the
+ * `vmap` the directory's map of chunk bits; gend is within the
  * caller's geometry or bga__dir_chunks().
  */
-static inline uint64_t bga__gset_next(const struct bga_volume *vol, size_t voff, size_t off, uint64_t g,
+static inline uint64_t bga__gset_next(const struct bga_volume *vol, unsigned vmap, size_t off, uint64_t g,
 				      uint64_t gend)
 {
 	uint64_t cend = (gend + BGA_CHUNK_GROUPS - 1) >> BGA_CHUNK_SHIFT;
 	while (g < gend) {
-		uint64_t c = bga__dir_next_set(vol, voff, g >> BGA_CHUNK_SHIFT, cend);
+		uint64_t c = bga__dir_next_set(vol, vmap, g >> BGA_CHUNK_SHIFT, cend);
 		if (c >= cend)
 			return gend;
 		uint64_t base = c << BGA_CHUNK_SHIFT, lim = BGA_MIN(gend - base, (uint64_t)BGA_CHUNK_GROUPS);

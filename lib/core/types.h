@@ -190,28 +190,23 @@ struct bga_chunk {
 };
 
 /*
- * A block of the chunk directory: BGA_DIR_CHUNKS consecutive chunks'
- * pointers and, one bit per chunk, the chunk summaries of the index and
- * the two group sets (groupset.h).  Every word is atomic.
- *  - chunks[i] is NULL while chunk i is untouched: all its groups are
- *    full-size and wholly free;
- *  - summary[k] bit i is set iff chunk i may hold a group with max_run >=
- *    2^k (a missing chunk counts as all-free groups): groupidx.c;
- *  - dfree and wins bit i: chunk i's dfree or wins map has a bit set.
- * Pointers and summary words are on lines of their own: the pointers are
- * read by every allocation, the summaries written when a chunk's runs
- * change.
+ * The chunk directory (chunkdir.c), in segments that never move.  A
+ * segment of n chunks (n a multiple of 64) is n chunk pointers followed
+ * by its maps, BGA_DIR_MAPS of them, n/64 words each, one bit per chunk;
+ * every word is atomic:
+ *  - chunk pointer NULL: the chunk is untouched, all its groups full-size
+ *    and wholly free;
+ *  - map k < BGA_ORDERS, the index's summary of order k: bit set iff the
+ *    chunk may hold a group with max_run >= 2^k (a missing chunk counts
+ *    as all-free groups): groupidx.c;
+ *  - BGA_DIR_DFREE, BGA_DIR_WINS: the chunk's dfree or wins map has a
+ *    bit set (groupset.h).
  */
-#define BGA_DIR_CHUNKS 64
-struct bga_dirblock {
-	struct bga_chunk *chunks[BGA_DIR_CHUNKS];
-	uint64_t summary[BGA_ORDERS] __attribute__((aligned(BGA_CACHELINE)));
-	uint64_t dfree;
-	uint64_t wins;
-} __attribute__((aligned(BGA_CACHELINE)));
-/* Directory blocks of the largest volume, and the segments that hold them
- * when segment 0 has one block: 1 + log2(BGA_DIR_MAX_BLOCKS). */
-#define BGA_DIR_MAX_BLOCKS (BGA_MAX_GROUPS / BGA_CHUNK_GROUPS / BGA_DIR_CHUNKS)
+enum { BGA_DIR_DFREE = BGA_ORDERS, BGA_DIR_WINS, BGA_DIR_MAPS };
+/* Chunks of the largest volume; segments that hold them when segment 0
+ * has 64 chunks, each later one as many as all before: 1 + log2(2^20 / 64). */
+#define BGA_DIR_MAX_CHUNKS (BGA_MAX_GROUPS / BGA_CHUNK_GROUPS)
+#define BGA_DIR_CHUNKS0 64 /* the least segment 0 holds: one word per map */
 #define BGA_DIR_SEGS 15
 
 /*
@@ -276,20 +271,18 @@ struct bga_volume {
 	struct bga_geom *retired; /* see bga__geom_retire */
 
 	/*
-	 * The chunk directory (chunkdir.c): blocks of BGA_DIR_CHUNKS chunk
-	 * pointers with their summary words, in segments that never move.
-	 * Segment 0 (dir0, dir0_blocks blocks, a power of two) is sized at
-	 * create for the volume's chunks; segment s >= 1 holds blocks
-	 * [dir0_blocks << (s-1), dir0_blocks << s), made by a grow that needs
-	 * it.  dirseg[0] == dir0.  Segments and dir_chunks are written under
-	 * grow_lock only, before any geometry that reaches into them is
-	 * published, so a reader that indexes a chunk of its geometry finds
-	 * its segment.
+	 * The chunk directory (chunkdir.c).  Segment 0 (dir0, dir0_chunks
+	 * chunks, a power of two >= 64) is sized at create for the volume's
+	 * chunks; segment s >= 1 holds chunks [dir0_chunks << (s-1),
+	 * dir0_chunks << s), made by a grow that needs it.  dirseg[0] ==
+	 * dir0.  Segments and dir_chunks are written under grow_lock only,
+	 * before any geometry that reaches into them is published, so a
+	 * reader that indexes a chunk of its geometry finds its segment.
 	 */
-	struct bga_dirblock *dir0;
-	uint64_t dir0_blocks;
-	uint32_t dir0_shift;     /* log2(dir0_blocks) */
-	struct bga_dirblock *dirseg[BGA_DIR_SEGS]; /* atomic */
+	struct bga_chunk **dir0;
+	uint64_t dir0_chunks;
+	uint32_t dir0_shift;     /* log2(dir0_chunks) */
+	struct bga_chunk **dirseg[BGA_DIR_SEGS]; /* atomic */
 	uint64_t dir_chunks;     /* atomic: chunks the segments hold */
 
 	/* Group locks, one per lock-table slot: third in the lock order (after

@@ -21,7 +21,7 @@
  */
 static void join(struct bga_volume *vol, uint64_t g)
 {
-	bga__gset_add(vol, offsetof(struct bga_chunk, wins), offsetof(struct bga_dirblock, wins), g);
+	bga__gset_add(vol, offsetof(struct bga_chunk, wins), BGA_DIR_WINS, g);
 }
 
 int bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, struct bga_window *w,
@@ -196,7 +196,7 @@ uint32_t bga__window_held_locked(const struct bga_group *grp)
 /* The first group in [g, end) that may hold windows, or end. */
 static uint64_t next_windowed(const struct bga_volume *vol, uint64_t g, uint64_t end)
 {
-	return bga__gset_next(vol, offsetof(struct bga_dirblock, wins), offsetof(struct bga_chunk, wins), g, end);
+	return bga__gset_next(vol, BGA_DIR_WINS, offsetof(struct bga_chunk, wins), g, end);
 }
 
 uint64_t bga__window_reclaim(struct bga_volume *vol)
@@ -208,7 +208,7 @@ uint64_t bga__window_reclaim(struct bga_volume *vol)
 		for (struct bga_window *w = grp->ext->windows; w; w = w->next)
 			n += cut_locked(vol, grp, w, 0);
 		if (grp->ext->windows == NULL)
-			bga__gset_remove(vol, offsetof(struct bga_chunk, wins), offsetof(struct bga_dirblock, wins), g);
+			bga__gset_remove(vol, offsetof(struct bga_chunk, wins), BGA_DIR_WINS, g);
 		bga__group_unlock(vol, g);
 	}
 	return n;

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,8 +35,7 @@ static bool idx_bit(const struct bga_chunk *ch, unsigned k, uint32_t i)
  * slots flip it while we hold only our group's lock. */
 static bool summary_bit(const struct bga_volume *vol, unsigned k, uint64_t c)
 {
-	const uint64_t *w = bga__dir_word(vol, offsetof(struct bga_dirblock, summary) + k * sizeof(uint64_t), c);
-	return (__atomic_load_n(w, __ATOMIC_SEQ_CST) >> (c % 64)) & 1;
+	return (__atomic_load_n(bga__dir_word(vol, k, c), __ATOMIC_SEQ_CST) >> (c % 64)) & 1;
 }
 
 /*
