@@ -6,9 +6,10 @@
  * already holding new data).
  *
  * Records live in their group, under the group's lock, not in one global
- * list.  Two levels of bitmaps (chunk->dfree per group, vol->dfree_chunks
- * per chunk) say which groups hold records, so a commit visits only those
- * and memory stays in proportion to the chunks touched.
+ * list.  Two levels of bitmaps (chunk->dfree per group, the chunk
+ * directory's BGA_DIR_DFREE map per chunk) say which groups hold records,
+ * so a commit visits only those and memory stays in proportion to the
+ * chunks touched.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -180,7 +180,7 @@ uint32_t bga__window_run_locked(const struct bga_group *grp, uint32_t from, uint
 
 uint64_t bga__window_next_group(const struct bga_volume *vol, uint64_t g, uint64_t end)
 {
-	return bga__gset_next(vol, vol->win_chunks, offsetof(struct bga_chunk, wins), g, end);
+	return bga__gset_next(vol, BGA_DIR_WINS, offsetof(struct bga_chunk, wins), g, end);
 }
 
 uint32_t bga__window_held_locked(const struct bga_group *grp)
@@ -193,16 +193,10 @@ uint32_t bga__window_held_locked(const struct bga_group *grp)
 	return n;
 }
 
-/* The first group in [g, end) that may hold windows, or end. */
-static uint64_t next_windowed(const struct bga_volume *vol, uint64_t g, uint64_t end)
-{
-	return bga__gset_next(vol, BGA_DIR_WINS, offsetof(struct bga_chunk, wins), g, end);
-}
-
 uint64_t bga__window_reclaim(struct bga_volume *vol)
 {
 	uint64_t n = 0, end = bga__dir_chunks(vol) << BGA_CHUNK_SHIFT;
-	for (uint64_t g = 0; (g = next_windowed(vol, g, end)) < end; g++) {
+	for (uint64_t g = 0; (g = bga__window_next_group(vol, g, end)) < end; g++) {
 		bga__group_lock(vol, g);
 		struct bga_group *grp = bga__group_lookup(vol, g); /* it held windows */
 		for (struct bga_window *w = grp->ext->windows; w; w = w->next)
@@ -217,7 +211,7 @@ uint64_t bga__window_reclaim(struct bga_volume *vol)
 void bga__window_freeze_all(struct bga_volume *vol, bool freeze)
 {
 	uint64_t end = bga__dir_chunks(vol) << BGA_CHUNK_SHIFT;
-	for (uint64_t g = 0; (g = next_windowed(vol, g, end)) < end; g++) {
+	for (uint64_t g = 0; (g = bga__window_next_group(vol, g, end)) < end; g++) {
 		const struct bga_group *grp = bga__group_lookup(vol, g);
 		for (struct bga_window *w = grp->ext->windows; w; w = w->next) {
 			if (freeze)
