@@ -249,7 +249,8 @@ struct fs {
 	uint64_t ns_limit;      /* bytes the namespace may take: 3/8 of the area (cmu) */
 	uint64_t ns_bytes;      /* the newest checkpoint's payload: the namespace's size then */
 	uint64_t ns_reserved;   /* bytes creates reserved since (meta_reserve; cmu) */
-	uint64_t deltas_since_ckpt; /* deltas written after the newest checkpoint (cmu) */
+	uint64_t removes_since_ckpt; /* names and inodes the deltas since it removed (cmu) */
+	uint64_t delta_removes; /* the same in the delta being written (commit thread) */
 	int writeback_cache;   /* -o writeback_cache: the kernel caches writes */
 };
 
@@ -277,7 +278,8 @@ struct tbuf {
 };
 int tbuf_put(struct tbuf *b, const void *p, size_t n);
 int table_serialize(struct fs *fs, struct tbuf *out);
-/* The delta of the transactions after fs->logged_txn.  *full set: some
+/* The delta of the transactions after fs->logged_txn, counting the names
+ * and inodes it removes into fs->delta_removes.  *full set: some
  * change cannot be told as a delta (a change list lost to ENOMEM): write
  * a checkpoint instead. */
 int table_delta(struct fs *fs, struct tbuf *out, int *full);

@@ -195,6 +195,7 @@ int table_delta(struct fs *fs, struct tbuf *b, int *full)
 		} else if (i < fs->ondisk_cap && fs->ondisk[i]) {
 			if (!(rc = tbuf_put(b, &(uint8_t){R_GONE}, 1)))
 				rc = tbuf_put(b, &i, 8);
+			fs->delta_removes++;
 		}
 	}
 	/* Names after inodes: a FRESH directory drops what its ino held first. */
@@ -205,6 +206,7 @@ int table_delta(struct fs *fs, struct tbuf *b, int *full)
 		for (struct dchange *c = ip->dchg; c && !rc; c = c->next) {
 			struct dentry *d = dir_find(&ip->dir, c->name, c->len);
 			rc = put_dent(b, ip->ino, d ? d->ino : 0, c->name, c->len);
+			fs->delta_removes += !d;
 		}
 	}
 	pthread_rwlock_unlock(&t->lock);

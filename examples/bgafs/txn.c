@@ -81,7 +81,7 @@ static void set_limit(struct fs *fs, int ckpt)
 {
 	pthread_mutex_lock(&fs->cmu);
 	fs->ns_limit = log_ns_limit(fs);
-	fs->deltas_since_ckpt = ckpt ? 0 : fs->deltas_since_ckpt + 1;
+	fs->removes_since_ckpt = ckpt ? 0 : fs->removes_since_ckpt + fs->delta_removes;
 	pthread_mutex_unlock(&fs->cmu);
 }
 
@@ -108,6 +108,7 @@ static int commit_kind(struct fs *fs, int force_ckpt)
 	atomic_store(&fs->dirty, 0);
 	int ckpt = force_ckpt || atomic_load(&fs->need_ckpt);
 	rc = tbuf_put(&tb, hdr, LOG_HDR);
+	fs->delta_removes = 0;
 	if (!rc && !ckpt) {
 		rc = table_delta(fs, &tb, &full);
 		/* Past half the area, or not told as a delta: a checkpoint. */
@@ -261,12 +262,12 @@ int meta_reserve(struct fs *fs, size_t bytes)
 	for (int tries = 0;; tries++) {
 		pthread_mutex_lock(&fs->cmu);
 		int ok = fs->ns_bytes + fs->ns_reserved + bytes <= fs->ns_limit;
-		/* A checkpoint measures the namespace again (what was deleted
+		/* A checkpoint measures the namespace again (what was removed
 		 * since) and moves the log to a larger area if the disk has
 		 * room; with neither it would find the same (a commit already
 		 * running may not be a checkpoint: twice). */
 		int retry = !ok && tries < 2 && fs->committer_running &&
-			    (fs->deltas_since_ckpt || bga_free_estimate(fs->vol) > 2 * fs->ns_limit / BGAFS_BLOCK);
+			    (fs->removes_since_ckpt || bga_free_estimate(fs->vol) > 2 * fs->ns_limit / BGAFS_BLOCK);
 		if (ok)
 			fs->ns_reserved += bytes;
 		else if (retry)
