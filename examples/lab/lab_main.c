@@ -188,7 +188,7 @@ int main(int argc, char **argv)
 		case O_MODES:
 		case O_KINDS:
 			if ((c == O_MODES) != counter)
-				return bad(c == O_MODES ? "option for lock" : "option for counter", argv[optind - 2]);
+				return bad(counter ? "option for counter" : "option for lock", c == O_MODES ? "--modes" : "--kinds");
 			variants = optarg;
 			break;
 		case O_THREADS:

@@ -187,6 +187,7 @@ void lab_verdicts(const struct lab_params *p, struct lab_result *r)
 	double a[LAB_MAX_REPS], b[LAB_MAX_REPS], sa[LAB_MAX_REPS], sb[LAB_MAX_REPS];
 
 	r->nverdicts = 0;
+	free(r->verdicts);
 	r->verdicts = calloc(p->nthreads * (nv ? nv : 1), sizeof(*r->verdicts));
 	if (!r->verdicts)
 		return;
