@@ -32,10 +32,10 @@ enum fast_end { FAST_HIT, FAST_MISS, FAST_CALL };
  * cannot decide, nothing is taken and FAST_MISS is returned.
  *
  * `leaf` (a constant) makes the form that calls nothing, so that
- * bga_alloc's common request makes no call (it still saves registers: it
- * has more live values than the caller-saved ones): the lock is the fas
- * table's, taken and released inline, and a take that would leave the
- * group full, whose index update is a call, is a miss.
+ * bga_alloc's common request makes no call (make test checks the code:
+ * scripts/fastpath.py): the lock is the fas table's, taken and released
+ * inline, and a take that would leave the group full, whose index update
+ * is a call, is a miss.
  */
 static inline __attribute__((always_inline)) enum fast_end alloc_at_goal(struct bga_volume *vol, unsigned cpu,
 									 uint64_t goal, uint32_t min, uint32_t max,
@@ -200,9 +200,9 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 		}
 		/*
 		 * The next most common: an append through a file's window,
-		 * inline: bga_alloc saves its registers anyway, and a call to
-		 * a function of its own (which must save them again for its
-		 * call of bga__rsv_take_fast) cost 2.5% of an append.
+		 * inline: bga_alloc saves its registers anyway, and a function
+		 * of its own would save them again for its call of
+		 * bga__rsv_take_fast (BENCHMARKS.md, "What the fast paths call").
 		 */
 		if (req->flags == 0 && req->rsv != NULL && min - 1 < max && min <= vol->cfg.blocks_per_group) {
 			if (alloc_window_fast(vol, req, out))

@@ -40,10 +40,7 @@ struct bga_rsv {
  * to jump past a neighbour's: a new extent every window.  As ext4 colours
  * a new file's first goal by its process, a handle's first window starts
  * in its own slice of the goal's group, leaving each file room to grow in
- * place.  Measured with bga-scale's writers (256-block files from one
- * directory goal): 4.8-6.4 extents per file at 8-64 threads without
- * colours, 1.05-1.2 with them at 2-8 threads (2.4 at 64); the 16-writer
- * lock-step test (tests/test_policies.c) went from 6.9 to 1.0.
+ * place (BENCHMARKS.md, "Extents per file").
  */
 #define BGA_RSV_COLOURS 16u
 

@@ -153,15 +153,9 @@ unsigned bga__cpu_fallback(void)
 }
 
 /*
- * Order of sources, on measurements (thread CPU time per call, 1 thread,
- * the 2-vCPU development VM, glibc 2.36, 50M calls, /tmp microbenchmark):
- *   rseq cpu_id load, inlined:           0.75 ns
- *   bga__cpu_current() via rseq (a call): 2.0-3.0 ns
- *   sched_getcpu() with rseq registered:  3.4-4.7 ns (it reads rseq too)
- *   bga__cpu_current() with rseq=0:       14.4 ns (rseq check + getcpu)
- *   sched_getcpu() with rseq=0:           10.6 ns (vDSO getcpu)
- * so rseq first, getcpu only when the kernel's cpu_id is unavailable, and
- * the hash only when getcpu fails too.
+ * Order of sources, on measurements (BENCHMARKS.md, "The CPU id"): rseq
+ * first, getcpu only when the kernel's cpu_id is unavailable, and the
+ * hash only when getcpu fails too.
  */
 unsigned bga__cpu_current(void)
 {

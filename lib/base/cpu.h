@@ -5,9 +5,9 @@
 /*
  * Which CPU the calling thread runs on, for indexing per-CPU slots.
  *
- * Sources, in order: the glibc rseq area (__rseq_offset/__rseq_size from
- * <sys/rseq.h>; one TLS load, 0.75 ns inlined, 2-3 ns through this call),
- * then sched_getcpu() (vDSO, ~11 ns when rseq is off; 1.5 us under
+ * Sources, in order (BENCHMARKS.md, "The CPU id", has what each costs):
+ * the glibc rseq area (__rseq_offset/__rseq_size from <sys/rseq.h>; one
+ * TLS load), then sched_getcpu() (vDSO; a system call's cost under
  * valgrind), then a stable per-thread hash of the tid.  rseq is unregistered
  * under valgrind and with GLIBC_TUNABLES=glibc.pthread.rseq=0: its cpu_id is
  * then negative (or __rseq_size is 0) and the next source is used.  The
@@ -22,8 +22,8 @@
  * scales, and 32 lookups are one or two microseconds of a hot path that
  * looks up once per call, so a migrated thread uses its old CPU's slots
  * for that long, which costs shared lines and never correctness.  Without
- * the reuse, each lookup with rseq off paid getcpu's 11 ns (see cpu.c's
- * table), two per churn operation (BENCHMARKS.md, issue 14).
+ * the reuse, each lookup with rseq off paid a getcpu call (BENCHMARKS.md,
+ * "Two builds in one process").
  */
 
 #include <stdbool.h>
@@ -104,15 +104,14 @@ static inline bool bga__cpu_hint_inline(unsigned *cpu)
 
 /*
  * The hot-path form: the rseq cpu_id read inline, bga__cpu_fallback() for
- * everything else.  A call into cpu.c cost 2.3 ns of a 7 ns counter add
- * (one thread, thread CPU time, the 2-vCPU machine); the inlined load
- * costs 0.75 ns.  The id may be >= bga__cpu_count() (CPUs hot-added past
+ * everything else: a call into cpu.c is a third of a counter add
+ * (BENCHMARKS.md, "The CPU id").  The id may be >= bga__cpu_count() (CPUs hot-added past
  * the configured set): callers reduce it modulo their slot count.  Even
  * with an area registered, cpu_id can be negative in a thread (valgrind
  * fails the rseq syscall per thread), hence the sign test.  Where rseq is
  * off (valgrind, glibc.pthread.rseq=0) a lookup reads the thread's reused
- * answer inline, and one in BGA_CPU_FALLBACK_REUSE is a getcpu call (48
- * instructions under callgrind): a hot path still looks the id up once
+ * answer inline, and one in BGA_CPU_FALLBACK_REUSE is a getcpu call: a
+ * hot path still looks the id up once
  * per call and passes it down (bga__percpu_on, the counter's _on forms).
  */
 static inline unsigned bga__cpu_hint(void)

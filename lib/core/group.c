@@ -311,8 +311,9 @@ void bga__group_release_slow(struct bga_volume *vol, struct bga_group *grp, uint
  * The run's ends are looked for within a word or two; a run that goes on
  * further raises max_run to `free`, a valid upper bound that the next
  * search disappointed by this group makes exact again
- * (bga__group_refresh_locked).  Measured: scanning whole runs was ~150 of
- * the ~1300 instructions of a churn operation (callgrind).
+ * (bga__group_refresh_locked): scanning whole runs on every free was a
+ * large share of a churn operation (BENCHMARKS.md, "What the hot path
+ * inlines and skips").
  */
 void bga__group_merge_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off,
 				 uint32_t len)

@@ -281,9 +281,8 @@ static __attribute__((noinline)) int free_count_slow(struct bga_volume *vol, uin
  * windows and no max_run to raise (free_in_group and free_group_rest do
  * the same through the general checks).  Every other case leaves by a
  * tail call with nothing changed (free_other before the lock, the exits
- * above with it), so this path makes no call; it still saves five
- * registers (it has that many live values), but only once the range and
- * the chunk are known to be its, where it used to save six at entry.
+ * above with it), so this path makes no call (make test checks the code:
+ * scripts/fastpath.py).
  */
 int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len)
 {

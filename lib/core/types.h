@@ -327,8 +327,7 @@ struct bga_volume {
 	 * above, every write would make every other CPU miss on them.
 	 * rsv_seq shared a line with win_chunks, so each handle opened on
 	 * one CPU cost the other CPU's next window booking a line transfer
-	 * (bga-scale appenders-own, 2 threads: bga__window_book_locked
-	 * went from 0 to 4% of the time at that load).
+	 * (BENCHMARKS.md, "Placement under many writers").
 	 */
 	uint64_t reserved __attribute__((aligned(BGA_CACHELINE)));       /* atomic */
 	uint64_t last_committed __attribute__((aligned(BGA_CACHELINE))); /* atomic */

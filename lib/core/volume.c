@@ -86,9 +86,9 @@ struct bga_geom *bga__geom_new(const struct bga_volume *vol, uint64_t nblocks)
  * stays under 1/64 of the capacity.  A thread that allocates steadily
  * (a file being written) folds its slot into the shared total every
  * `batch` blocks, moving the total's line and lock between CPUs: with 32,
- * two threads appending to files in groups of their own reached 0.76-0.88x
- * of one thread; with 1024, 1.61-1.95x (bga-scale -w appenders-own, in
- * one run).  Near full the limited add decides on the exact sum anyway,
+ * two threads appending in groups of their own fell below one thread
+ * (BENCHMARKS.md, "Shared writes on disjoint paths").  Near full the
+ * limited add decides on the exact sum anyway,
  * so the larger error costs speed only in the last 1/64 of the volume.
  */
 #define BGA_AUTO_BATCH_MAX 1024
@@ -123,9 +123,8 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 		 * The kernel's NR_BG_LOCKS, 4 << ilog2(min(ncpus, 32)), and at
 		 * least one slot per group up to BGA_AUTO_SLOTS_MAX: groups
 		 * that share a slot share its line, so threads working in
-		 * different groups still move it between CPUs.  bga-share, two
-		 * threads each in its own half of 32 groups: 1.26x of one
-		 * thread with 8 slots, 1.94x with one per group (BENCHMARKS.md).
+		 * different groups still move it between CPUs (BENCHMARKS.md,
+		 * "Lock slots: one per group").
 		 */
 		unsigned n = ncpu < 32 ? ncpu : 32;
 		uint32_t slots = 4u << (31 - __builtin_clz(n));

@@ -118,8 +118,8 @@ static const struct bitmap_ops scalar_ops = {
  * AVX2 bulk scans: 16 words (two cache lines) per branch, then 4, then
  * single words.  Single words are taken first up to a 32-byte boundary:
  * the scan starts one word past the caller's position, and with loads
- * left at that offset half of them split a cache line, which cost 64 ns
- * instead of 41 ns for a 32768-bit group (bench bm_bitmap_next_zero_avx2/0).
+ * left at that offset half of them would split a cache line
+ * (BENCHMARKS.md, "Bit search").
  */
 #define AVX2_FN __attribute__((target("avx2")))
 
@@ -253,17 +253,9 @@ static bool cpu_has_avx2(void)
  * The choice, made on first use.  A NULL pointer means "not chosen yet";
  * two threads racing to choose store the same table.
  *
- * AVX2 is chosen whenever the CPU has it.  Measured on the 2-core AMD EPYC
- * development VM (gcc 12 -O2, load average 5-8 from other builds, so CPU
- * time), medians of 10 interleaved repetitions of
- *   bga-micro --benchmark_filter='bm_bitmap_(next_zero_(scalar|avx2)|popcount)'
- *     --benchmark_repetitions=10 --benchmark_enable_random_interleaving=true
- * on a 32768-bit group:
- *   next_zero from 0, all set but the last bit:   scalar 141 ns, avx2 46 ns
- *   next_zero from 0, first half set:             scalar  82 ns, avx2 38 ns
- *   next_zero from random goals, half-random map: scalar 4.2 ns, avx2 4.5 ns
- *     (answered in the first word: the table is not reached, as intended)
- *   popcount of the whole group:                  scalar 969 ns, avx2 171 ns
+ * AVX2 is chosen whenever the CPU has it, on a measurement of both over
+ * whole groups (BENCHMARKS.md, "Bit search"); a search answered in its
+ * first word never reaches the table.
  * "scalar" is the best the compiler gives for plain C: gcc 12 does not
  * vectorise a loop with an early exit, so it stays one 4-word AND chain per
  * branch; the intrinsics loop tests 16 words per branch.

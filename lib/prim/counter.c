@@ -66,11 +66,9 @@ static inline void total_store_locked(struct bga_counter *c, int64_t v)
  * turns the path off, for comparing it with the CAS path in one build.
  * Racing first calls do the same idempotent work.  1 usable, -1 not.
  *
- * rseq is the default wherever it works, on a measurement (bga-micro, the
- * rseq path against the CAS path in one process, medians of three runs,
- * BENCHMARKS.md issue 14): 3.5x the CAS path's adds at 1 thread, 2.9x at 2,
- * 3.0x for limited adds at 2; the CAS path itself ran at 0.76x one shared
- * atomic at 1 thread.
+ * rseq is the default wherever it works, on a measurement of the rseq
+ * path against the CAS path in one process (BENCHMARKS.md, "Counter adds:
+ * per-CPU against atomic").
  */
 static int rseq_state;
 

@@ -7,8 +7,7 @@
  * the allocator's hot path (include/bgalloc/counter.h has the contract;
  * counter.c the folds, the flush and the proof that the limited add cannot
  * overshoot).  Every allocation charges the counter and every free gives
- * back: through calls these cost a churn operation about 100 instructions
- * of 700 (callgrind), inline about 30.
+ * back, so both are inline (BENCHMARKS.md, "What the hot path inlines and skips").
  */
 
 #include <errno.h>

@@ -24,24 +24,8 @@
 #include "locktab_impl.h"
 
 /*
- * The default kind, chosen on a measurement: bench/bench_locktab.c,
- * contended (every thread on one key; lock, counter increment, unlock), on
- * the 2-vCPU development VM while other builds ran (load average 10-30),
- * `bga-micro --benchmark_filter=locktab... --benchmark_repetitions=5`,
- * medians in items/s over all threads:
- *
- *	kind     2 threads   64 threads   64/2     (fas and default are the
- *	fas        51.4 M      71.5 M     1.39      same code; the spread
- *	default   129.9 M      56.7 M     0.44      between them is the noise
- *	mutex      30.5 M      23.8 M     0.78      of the shared machine)
- *	ticket      1.5 M   collapsed: 4 threads already fall to 3.5-95 k/s
- *	mcs         0.9 M   collapsed, likewise
- *
- * On the quiet machine (bench/ratios.sh, 5 repetitions interleaved):
- * default 51.5 M -> 55.9 M (1.09), fas 44.8 M -> 58.5 M, mutex 17.9 M ->
- * 23.2 M at 2 -> 64 threads.
- * A first run of the same suite gave fas 45.7 M -> 21.4 M and default
- * 26.5 M -> 45.6 M, mutex about half of fas throughout.  fas is the only
+ * The default kind, chosen on a measurement of every kind contended
+ * (bench/bench_locktab.c; BENCHMARKS.md, "Locks").  fas is the only
  * kind that stays in the tens of millions at 64 threads on 2 vCPUs (a
  * preempted holder costs the others one bounded spin and a yield, not a
  * time slice, and unlock stays a plain store), so it is the default.

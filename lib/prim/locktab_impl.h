@@ -5,10 +5,10 @@
 /*
  * The lock table's layout and its uncontended fas paths, inline, for the
  * allocator's hot path (include/bgalloc/locktab.h has the contract).  A
- * churn operation takes a lock twice; through calls, the kind switch and
- * the statistics cost it about 100 instructions of 700 (callgrind), inline
- * about 20.  Every other kind, and every contended acquisition, goes to
- * the out-of-line code in locktab.c.
+ * churn operation takes a lock twice, so the kind switch and the
+ * statistics are inline (BENCHMARKS.md, "What the hot path inlines and skips").
+ * Every other kind, and every contended acquisition, goes to the
+ * out-of-line code in locktab.c.
  */
 
 #include <pthread.h>
