@@ -84,14 +84,17 @@ def sccs(nodes, edges):
     return out
 
 
-def unit(path):
-    """The file a source path counts as: a header joins the .c of its stem."""
+def unit(path, files=()):
+    """The file a source path counts as: a header joins the .c of its stem
+    when there is one."""
     d, f = os.path.split(path)
     if f.endswith(".h"):
         stem = f[:-2]
         if stem.endswith("_impl"):
             stem = stem[:-5]
-        return os.path.join(d, stem + ".c"), os.path.join(d, f)
+        c = os.path.join(d, stem + ".c")
+        if c in files:
+            return c, path
     return path, path
 
 
@@ -135,14 +138,14 @@ def main(argv):
         # objects are named by their file's base name; sources by their path
         byname = {}
         for f in lib.files:
-            u = unit(f)[0]
+            u = unit(f, lib.files)[0]
             byname.setdefault(os.path.basename(u), set()).add(u)
         fixed = {b: next(iter(us)) for b, us in byname.items() if len(us) == 1}
         edges = {fixed.get(f, f): set() for f in edges}
         for f in lib.files:
-            edges.setdefault(unit(f)[0], set())
+            edges.setdefault(unit(f, lib.files)[0], set())
         for (f, g), names in lib.edges().items():
-            a, b = unit(f)[0], unit(g)[0]
+            a, b = unit(f, lib.files)[0], unit(g, lib.files)[0]
             if a != b:
                 edges[a].add(b)
                 why.setdefault((a, b), []).extend(f"{n} ({os.path.basename(g)})" for n in sorted(names))

@@ -44,16 +44,6 @@ struct bga_rsv {
  */
 #define BGA_RSV_COLOURS 16u
 
-void bga__rsv_destroy_group(struct bga_group *grp)
-{
-	while (grp->ext->windows) {
-		struct bga_window *w = grp->ext->windows;
-		grp->ext->windows = w->next;
-		w->next = NULL;
-		w->linked = false;
-	}
-}
-
 /* Drop the handle's window, if it has one. */
 static void window_drop(struct bga_rsv *rsv)
 {

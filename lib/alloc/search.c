@@ -397,7 +397,7 @@ static int alloc_slow_once(struct bga_volume *vol, const struct bga_request *req
 		 * A search visits groups one at a time, so blocks freed
 		 * behind it while others are taken ahead of it can make it
 		 * miss free space that existed throughout.  The exact counter
-		 * tells: while it shows room for min_len, search again.
+		 * tells: while it shows space for min_len, search again.
 		 */
 		if (rc != -ENOSPC || ac.stop || tries == BGA_SEARCH_RETRIES || (req->flags & BGA_EXACT_GOAL) ||
 		    blocks_unpromised(vol, &ac) < (int64_t)req->min_len)
@@ -409,7 +409,7 @@ static int alloc_slow_once(struct bga_volume *vol, const struct bga_request *req
 		if (bga__window_reclaim(vol) == 0)
 			sched_yield();
 	}
-	/* -EAGAIN only if the commit would make room (deferred.c decides,
+	/* -EAGAIN only if the commit would make space (deferred.c decides,
 	 * on its one definition of what is free after the commit). */
 	if (rc == -ENOSPC &&
 	    bga__dfree_would_fit(vol, &ac, (req->flags & BGA_EXACT_GOAL) ? req->goal : BGA_NO_GOAL))

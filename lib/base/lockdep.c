@@ -88,4 +88,21 @@ unsigned bga__lockdep_held(void)
 {
 	return depth + overflow;
 }
+
+bool bga__lockdep_holds(unsigned level, uint64_t sub)
+{
+	for (unsigned i = 0; i < depth; i++)
+		if (stack[i].level == level && stack[i].sub == sub)
+			return true;
+	return overflow != 0 && level == BGA_LOCKDEP_GROUP;
+}
+
+void bga__lockdep_assert_held_at(unsigned level, uint64_t sub, const char *file, int line)
+{
+	if (bga__lockdep_holds(level, sub))
+		return;
+	fprintf(stderr, "bgalloc: %s:%d: %s %llu is not held\n", file, line, level_name(level),
+		(unsigned long long)sub);
+	lockdep_abort();
+}
 #endif

@@ -44,11 +44,19 @@ void bga__lockdep_acquire(unsigned level, uint64_t sub, bool check);
 void bga__lockdep_release(unsigned level, uint64_t sub);
 /* Locks the calling thread holds now (tests). */
 unsigned bga__lockdep_held(void);
+/* Does the calling thread hold (level, sub)?  A thread past the record's
+ * depth holding group locks counts as holding every group lock. */
+bool bga__lockdep_holds(unsigned level, uint64_t sub);
+/* Abort unless the calling thread holds (level, sub): the check behind
+ * every function whose name says which lock its caller holds. */
+#define bga__lockdep_assert_held(level, sub) bga__lockdep_assert_held_at(level, sub, __FILE__, __LINE__)
+void bga__lockdep_assert_held_at(unsigned level, uint64_t sub, const char *file, int line);
 #else
 /* Macros, not empty inlines: the arguments (a lock-table slot lookup) must
  * not be evaluated either. */
 #define bga__lockdep_acquire(level, sub, check) ((void)0)
 #define bga__lockdep_release(level, sub) ((void)0)
+#define bga__lockdep_assert_held(level, sub) ((void)0)
 #endif
 
 #endif

@@ -14,7 +14,7 @@
 /*
  * Blocks are charged where they are taken, under the group lock, and for
  * what was found, never for max_len before the search: an up-front charge
- * made every other request see no room while it was in flight, and so
+ * made every other request see no space while it was in flight, and so
  * returned -ENOSPC (and -EAGAIN) while unpromised free runs existed
  * (issue 10).  A charge can then fail only when the blocks that nobody
  * owns or was promised number fewer than min_len, which is exactly when
@@ -63,6 +63,7 @@ void bga__uncharge(struct bga_volume *vol, const struct bga_actx *ac, uint32_t l
 int bga__take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp, uint64_t g, uint32_t off,
 		     uint32_t *len)
 {
+	bga__group_assert_locked(vol, g);
 	int rc = bga__charge_locked(vol, ac, len);
 	if (rc)
 		return rc;

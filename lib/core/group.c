@@ -40,8 +40,9 @@ static void group_init_fresh(struct bga_volume *vol, const struct bga_geom *geo,
 			ch->bits[k][w] |= full[w];
 }
 
-struct bga_chunk *bga__chunk_create_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c)
+struct bga_chunk *bga__chunk_create_under_grow_lock(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c)
 {
+	bga__lockdep_assert_held(BGA_LOCKDEP_GROW, 0);
 	struct bga_chunk *ch = bga__chunk_get(vol, c);
 	if (ch != NULL)
 		return ch;
@@ -51,8 +52,8 @@ struct bga_chunk *bga__chunk_create_locked(struct bga_volume *vol, const struct 
 	group_init_fresh(vol, geo, ch, c);
 	/* A lazily loaded volume: the chunk's groups come from the image,
 	 * before anyone can see the chunk (persist_load.c). */
-	int (*fill)(struct bga_volume *, struct bga_chunk *, uint64_t) = __atomic_load_n(&vol->chunk_fill, __ATOMIC_ACQUIRE);
-	if (bga_unlikely(fill != NULL) && fill(vol, ch, c) != 0) {
+	const struct bga_store_hooks *h = bga__store_hooks(vol);
+	if (bga_unlikely(h != NULL) && h->chunk_fill(vol, ch, c) != 0) {
 		free(ch); /* out of memory: the chunk stays unread */
 		return NULL;
 	}
@@ -72,7 +73,7 @@ struct bga_chunk *bga__chunk_ensure(struct bga_volume *vol, uint64_t c)
 	bga__grow_lock(vol);
 	/* The current geometry, not the caller's snapshot: grows change it
 	 * only under grow_lock, which we hold. */
-	ch = bga__chunk_create_locked(vol, vol->geom, c);
+	ch = bga__chunk_create_under_grow_lock(vol, vol->geom, c);
 	bga__grow_unlock(vol);
 	return ch;
 }
@@ -248,6 +249,7 @@ static uint32_t free_above(const uint64_t *map, uint32_t end, uint32_t bpg)
 int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp,
 			   uint64_t g, uint32_t off, uint32_t len)
 {
+	bga__group_assert_locked(vol, g);
 	if (grp->bitmap == NULL) {
 		uint32_t lo, hi;
 		bga__grp_span(vol, grp, g, &lo, &hi);

@@ -16,7 +16,6 @@
 #include <bgalloc/bitmap.h>
 
 #include "rcu.h"
-#include "persist.h"
 #include "internal.h"
 
 /*
@@ -95,7 +94,7 @@ int bga_grow(struct bga_volume *vol, uint64_t new_nblocks)
 {
 	if (vol == NULL || new_nblocks > BGA_MAX_BLOCKS)
 		return -EINVAL;
-	if (bga__persist_settle(vol) != 0) /* extend_group reads a missing chunk as free */
+	if (bga__chunks_settle(vol) != 0) /* extend_group reads a missing chunk as free */
 		return -ENOMEM;
 	bga__grow_lock(vol);
 	struct bga_geom *old = vol->geom;
@@ -132,8 +131,8 @@ int bga_grow(struct bga_volume *vol, uint64_t new_nblocks)
 	uint64_t open_end = BGA_MIN(ngeo->ngroups, chunk_end);
 	struct bga_chunk *ch = NULL;
 	uint64_t *bitmap = malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t));
-	if (!bitmap || bga__dir_reserve(vol, ngeo->nchunks) || (new_last_chunk && !bga__chunk_create_locked(vol, ngeo, last >> BGA_CHUNK_SHIFT)) ||
-	    (old->ngroups < open_end && !(ch = bga__chunk_create_locked(vol, old, old->nchunks - 1)))) {
+	if (!bitmap || bga__dir_reserve(vol, ngeo->nchunks) || (new_last_chunk && !bga__chunk_create_under_grow_lock(vol, ngeo, last >> BGA_CHUNK_SHIFT)) ||
+	    (old->ngroups < open_end && !(ch = bga__chunk_create_under_grow_lock(vol, old, old->nchunks - 1)))) {
 		free(bitmap);
 		free(ngeo);
 		goto out;

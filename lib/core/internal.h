@@ -3,22 +3,21 @@
 #define BGA_INTERNAL_H
 
 /*
- * Prototypes shared between lib/ files (bga__ names), grouped by the file
- * that defines them.  The call graph among the lib/ files has no cycle (checked
- * by scripts/callcycles.py in make test):
- *   alloc.c -> search.c -> rsv.c, charge.c, deferred.c -> range.c
- *   walk.c -> charge.c;  stats.c -> walk.c;  everything -> group.c, groupidx.c
- * Two departures from the design's file table, on purpose: steering is
- * steer.h (inline: the fast path runs it on every allocation, and a call
- * would cost it), and charging has a file of its own, charge.c, so that
- * rsv.c, walk.c and search.c take blocks through one function without
- * calling each other.
+ * Prototypes shared between lib/ files (bga__ names), grouped under the
+ * file that defines them.  The layers, and which file may call which, are
+ * in lib/README.md; make test checks both that no call goes up a layer
+ * and that the files' call graph has no cycle (scripts/callcycles.py
+ * --source lib --layers ..., which reads the inline headers too), so the
+ * graph itself is printed by that script, not drawn here.  Steering is
+ * inline (alloc/steer.h): the fast path runs it on every allocation.
+ * Charging has a file of its own (charge.c), so that the route, the
+ * windows and the walks take blocks through one function.
  */
 
 #include "types.h"
 #include "group.h"
 
-/* ---- rsv.c / deferred.c ---- */
+/* ---- deferred.c ---- */
 
 /* Overlap of [off, off+len) in group g with a pending deferred free.
  * Inline: range.c and deferred.c both ask, and range.c must not call
@@ -49,6 +48,8 @@ size_t bga__dfree_dump_locked(const struct bga_group *grp, uint64_t *out, size_t
 /* Drop every pending record at destroy. */
 void bga__dfree_destroy_group(struct bga_group *grp);
 
+/* ---- alloc/rsv.c: window handles ---- */
+
 /* 1 when the handle books windows, 0 when its size is 0, -EINVAL when it
  * belongs to another volume. */
 int bga__rsv_usable(const struct bga_volume *vol, const struct bga_rsv *rsv);
@@ -78,10 +79,8 @@ uint64_t bga__rsv_book(struct bga_volume *vol, const struct bga_geom *geo, struc
 void bga__rsv_booked(struct bga_rsv *rsv);
 /* Has the handle ever booked a window (is its next one not its file's first)? */
 bool bga__rsv_started(const struct bga_rsv *rsv);
-/* Unlink every window of a group at destroy (handles stay valid to close). */
-void bga__rsv_destroy_group(struct bga_group *grp);
 
-/* ---- walk.c ---- */
+/* ---- inspect/walk.c ---- */
 
 /* Copy group g's free-space map (set = used) under its lock, windows'
  * remainders shown free (*held of them); returns the span end;
@@ -91,12 +90,44 @@ uint32_t bga__walk_copy(struct bga_volume *vol, uint64_t g, uint64_t *map, bool 
 int bga__walk_each_run(const uint64_t *map, uint32_t from, uint32_t to, uint64_t min_len,
 		       int (*fn)(void *, uint32_t, uint32_t), void *arg);
 
-/* ---- volume.c and grow.c ---- */
+/* ---- persistence, through the hook table (types.h) ---- */
+
+static inline const struct bga_store_hooks *bga__store_hooks(const struct bga_volume *vol)
+{
+	return __atomic_load_n(&vol->store_hooks, __ATOMIC_ACQUIRE);
+}
+/*
+ * Make "a missing chunk is wholly free" true: read every chunk a lazy
+ * load left pending.  For the walks that read a missing chunk as free
+ * (check, stats, foreach, trim, grow).  0, or -ENOMEM when a chunk could
+ * not be built: then one is still pending, and the caller must not read
+ * a missing chunk as free.  No lock may be held (chunk installs take
+ * grow_lock).
+ */
+static inline int bga__chunks_settle(struct bga_volume *vol)
+{
+	const struct bga_store_hooks *h = bga__store_hooks(vol);
+	return h ? h->settle(vol) : 0;
+}
+/* Is the missing chunk c pending a lazy read (so not wholly free)? */
+static inline bool bga__chunk_pending(const struct bga_volume *vol, uint64_t c)
+{
+	const struct bga_store_hooks *h = bga__store_hooks(vol);
+	return h && h->pending(vol, c);
+}
+
+/* ---- volume.c, grow.c ---- */
+
+/* The geometry rules, once: bga_create's and the superblock's (0 or
+ * -EINVAL). */
+int bga__geometry_check(uint64_t nblocks, uint32_t bpg, uint64_t first);
 
 /* A geometry for nblocks blocks; NULL on ENOMEM. */
 struct bga_geom *bga__geom_new(const struct bga_volume *vol, uint64_t nblocks);
 /* Free a replaced geometry once no reader can hold it (grow.c). */
 void bga__geom_retire(struct bga_volume *vol, struct bga_geom *old);
+
+/* ---- charge.c ---- */
 
 /*
  * Charge *len blocks (cut down to no fewer than ac->min) for a run about to
@@ -135,7 +166,7 @@ static inline int64_t bga__unpromised(struct bga_volume *vol, const struct bga_g
 }
 /*
  * After the count ruled something out: read a lazily loaded volume's
- * unread chunks (vol->chunk_settle), whose free blocks the count does
+ * unread chunks (bga__chunks_settle), whose free blocks the count does
  * not promise until then (types.h, vol->unverified).  1 when they were
  * read (the caller decides again), 0 when there were none, -ENOMEM.  No
  * group lock may be held (chunk installs take grow_lock).
@@ -144,11 +175,13 @@ static inline int bga__unverified_settle(struct bga_volume *vol)
 {
 	if (bga_likely(__atomic_load_n(&vol->unverified, __ATOMIC_ACQUIRE) == 0))
 		return 0;
-	int (*settle)(struct bga_volume *) = __atomic_load_n(&vol->chunk_settle, __ATOMIC_ACQUIRE);
-	int rc = settle ? settle(vol) : 0;
+	int rc = bga__chunks_settle(vol);
 	return rc ? rc : 1;
 }
-/* search.c: bga_alloc after its fast path missed (validated request). */
+
+/* ---- alloc/search.c ---- */
+
+/* bga_alloc after its fast path missed (validated request). */
 int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
 /*
  * Find and take a run of ac->min..ac->max blocks: goal's group from the
@@ -159,6 +192,8 @@ int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struc
  */
 int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, struct bga_window *book, uint32_t wsize,
 		struct bga_extent *out, bool *goal_busy);
+/* ---- the per-CPU state (types.h) ---- */
+
 /* The placement hints of CPU `cpu` (a bga__cpu_hint()). */
 static inline struct bga_percpu *bga__percpu_on(struct bga_volume *vol, unsigned cpu)
 {
@@ -180,6 +215,8 @@ static inline uint64_t bga__home(const struct bga_percpu *pc, uint64_t nblocks)
 	uint64_t b = __atomic_load_n(&pc->home, __ATOMIC_RELAXED);
 	return b < nblocks ? b : 0;
 }
+/* ---- range.c ---- */
+
 /* -EINVAL unless [start, start+len) is a non-empty range of usable blocks. */
 int bga__range_check(struct bga_volume *vol, const struct bga_geom *geo, uint64_t start, uint64_t len);
 /*

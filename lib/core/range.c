@@ -9,7 +9,6 @@
 #include "rcu.h"
 
 #include "internal.h"
-#include "persist.h"
 #include "window.h"
 
 static int cmp_u32(const void *a, const void *b)
@@ -119,7 +118,7 @@ int bga__range_apply(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 	int rc = 0;
 	for (uint64_t c = g0 >> BGA_CHUNK_SHIFT; c <= g1 >> BGA_CHUNK_SHIFT && rc == 0; c++)
 		if (bga__chunk_get(vol, c) == NULL) /* (a chunk a lazy load has not read yet is read now) */
-			rc = !bga__persist_pending(vol, c) ? -EINVAL : bga__chunk_ensure(vol, c) ? 0 : -ENOMEM;
+			rc = !bga__chunk_pending(vol, c) ? -EINVAL : bga__chunk_ensure(vol, c) ? 0 : -ENOMEM;
 	uint32_t held = 0;
 	if (rc == 0) {
 		lock_groups(vol, g0, g1, slots, &held);
@@ -158,7 +157,7 @@ static int free_fn(struct bga_volume *vol, const struct bga_geom *geo, struct bg
  * (read now); otherwise every group in it is untouched, wholly free. */
 static __attribute__((noinline, cold)) struct bga_chunk *free_chunk_missing(struct bga_volume *vol, uint64_t c)
 {
-	return bga__persist_pending(vol, c) ? bga__chunk_ensure(vol, c) : NULL;
+	return bga__chunk_pending(vol, c) ? bga__chunk_ensure(vol, c) : NULL;
 }
 
 /*
@@ -185,7 +184,7 @@ static int free_in_group(struct bga_volume *vol, uint64_t g, uint32_t off, uint3
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
 	if (bga_unlikely(ch == NULL) && (ch = free_chunk_missing(vol, g >> BGA_CHUNK_SHIFT)) == NULL)
 		/* an untouched group is wholly free; an unread one ran out of memory */
-		return bga__persist_pending(vol, g >> BGA_CHUNK_SHIFT) ? -ENOMEM : -EINVAL;
+		return bga__chunk_pending(vol, g >> BGA_CHUNK_SHIFT) ? -ENOMEM : -EINVAL;
 	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
 	struct locktab_slot *slot = bga__group_slot(vol, g);
 	bga__group_lock_at(vol, g, slot);

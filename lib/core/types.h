@@ -54,10 +54,35 @@
 
 struct bga_dfree;
 struct bga_actx;
+struct bga_chunk;
+struct bga_volume;
 
 /*
- * A window: blocks of one group that a handle (rsv.c) or a CPU (the
- * locality windows of locality.c) took from the group in one locked step
+ * What the core asks of persistence, which sits a layer above it: the
+ * persistence code sets vol->store_hooks once the volume has persistence
+ * state (its first store or load).  Before that every answer is the
+ * trivial one (nothing pending, nothing to fill or free), which is what
+ * the accessors in internal.h return for a NULL table.  A table, not
+ * calls, so that no core file calls up a layer (scripts/callcycles.py).
+ */
+struct bga_store_hooks {
+	/* A fresh chunk c, before it is published (grow_lock held, no group
+	 * lock): fill its groups from the image when a lazy load left it
+	 * pending.  0 or -ENOMEM (the chunk then stays unread). */
+	int (*chunk_fill)(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c);
+	/* Read every chunk a lazy load left pending (no lock held): 0, or
+	 * -ENOMEM when one could not be built and is still pending. */
+	int (*settle)(struct bga_volume *vol);
+	/* Is the missing chunk c pending (not wholly free)? */
+	bool (*pending)(const struct bga_volume *vol, uint64_t c);
+	/* bga_destroy: stop a prefetch thread first, free the state last. */
+	void (*quiesce)(struct bga_volume *vol);
+	void (*destroy)(struct bga_volume *vol);
+};
+
+/*
+ * A window: blocks of one group that a handle (rsv.c) or a CPU (its
+ * locality window, search.c's alloc_local) took from the group in one locked step
  * and hands out without the group's lock (window.c, after ext4's
  * preallocations).  Blocks [start, cur) went to the owner's allocations
  * and are theirs now; the remainder [cur, end) is marked used in the
@@ -248,7 +273,7 @@ struct bga_percpu {
 	/* handles opened and closed on this CPU (their difference, summed,
 	 * is bga_stats' rsv_windows_open) */
 	uint64_t rsv_opened, rsv_closed;
-	/* the CPU's locality window (locality.c) and the flag that lets one
+	/* the CPU's locality window (window.h; booked by search.c) and the flag that lets one
 	 * thread at a time book it */
 	struct bga_window local;
 	uint32_t local_booking;
@@ -300,16 +325,9 @@ struct bga_volume {
 	pthread_mutex_t commit_lock; /* serialises bga_commit; first in the lock order */
 
 	struct bga_persist *persist; /* persist.c: NULL until the first store or load */
-	/*
-	 * Called by group.c on a fresh chunk before it is published, once a
-	 * volume has persistence state (persist.c sets it; a lazily loaded
-	 * chunk's groups come from the image).  A hook rather than a call, so
-	 * that group.c, below persistence, never calls up into it.
-	 */
-	int (*chunk_fill)(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c); /* 0 or -ENOMEM */
-	/* Read every chunk a lazy load left unread (persist.c sets it with
-	 * chunk_fill): 0 or -ENOMEM.  A hook for the same reason. */
-	int (*chunk_settle)(struct bga_volume *vol);
+	/* What the core asks of persistence (struct bga_store_hooks): NULL
+	 * until the volume has persistence state; atomic (acquire). */
+	const struct bga_store_hooks *store_hooks;
 	/*
 	 * Atomic: the free blocks that the descriptors of the chunks a lazy
 	 * load has not read yet claim.  Until its chunk is read, a group is

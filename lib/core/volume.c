@@ -6,11 +6,11 @@
 #include <unistd.h>
 
 #include "rcu.h"
+#include "window.h"
 
 #include <bgalloc/bitmap.h>
 
 #include "cpu.h"
-#include "persist.h"
 #include "internal.h"
 
 static unsigned ncpus_online(void)
@@ -34,16 +34,22 @@ void bga_config_init(struct bga_config *cfg, uint64_t nblocks)
 	cfg->flags = 0;
 }
 
-static int config_check(const struct bga_config *cfg)
+int bga__geometry_check(uint64_t nblocks, uint32_t bpg, uint64_t first)
 {
-	uint32_t bpg = cfg->blocks_per_group;
-	if (cfg->nblocks == 0 || cfg->nblocks > BGA_MAX_BLOCKS)
+	if (nblocks == 0 || nblocks > BGA_MAX_BLOCKS)
 		return -EINVAL;
 	if (bpg < 64 || bpg > BGA_MAX_BPG || bpg % 64)
 		return -EINVAL;
-	if ((cfg->nblocks + bpg - 1) / bpg > BGA_MAX_GROUPS)
+	if ((nblocks + bpg - 1) / bpg > BGA_MAX_GROUPS)
 		return -EINVAL;
-	if (cfg->first_data_block >= cfg->nblocks || cfg->first_data_block >= bpg)
+	if (first >= nblocks || first >= bpg)
+		return -EINVAL;
+	return 0;
+}
+
+static int config_check(const struct bga_config *cfg)
+{
+	if (bga__geometry_check(cfg->nblocks, cfg->blocks_per_group, cfg->first_data_block))
 		return -EINVAL;
 	if (cfg->lock_slots && ((cfg->lock_slots & (cfg->lock_slots - 1)) || cfg->lock_slots > (1u << 20)))
 		return -EINVAL;
@@ -95,9 +101,9 @@ struct bga_geom *bga__geom_new(const struct bga_volume *vol, uint64_t nblocks)
 static int32_t auto_batch(unsigned ncpu, uint64_t capacity)
 {
 	uint64_t batch = 2 * (uint64_t)ncpu > 32 ? 2 * (uint64_t)ncpu : 32;
-	uint64_t room = capacity / 64 / ncpu;
-	if (room > batch)
-		batch = room < BGA_AUTO_BATCH_MAX ? room : BGA_AUTO_BATCH_MAX;
+	uint64_t per_cpu = capacity / 64 / ncpu;
+	if (per_cpu > batch)
+		batch = per_cpu < BGA_AUTO_BATCH_MAX ? per_cpu : BGA_AUTO_BATCH_MAX;
 	return (int32_t)batch;
 }
 
@@ -185,7 +191,9 @@ void bga_destroy(struct bga_volume *vol)
 {
 	if (vol == NULL)
 		return;
-	bga__persist_quiesce(vol); /* a BGA_LOAD_PREFETCH thread still reading */
+	const struct bga_store_hooks *hooks = bga__store_hooks(vol);
+	if (hooks)
+		hooks->quiesce(vol); /* a BGA_LOAD_PREFETCH thread still reading */
 	if (vol->dir0 && vol->geom) {
 		/* Growth only adds chunks: none exists past the current end. */
 		for (uint64_t c = 0; c < vol->geom->nchunks; c++) {
@@ -197,7 +205,7 @@ void bga_destroy(struct bga_volume *vol)
 				free(grp->bitmap);
 				if (grp->ext) {
 					bga__dfree_destroy_group(grp);
-					bga__rsv_destroy_group(grp);
+					bga__window_destroy_group(grp);
 					free(grp->ext);
 				}
 			}
@@ -213,7 +221,8 @@ void bga_destroy(struct bga_volume *vol)
 	}
 	free(vol->cpu);
 	bga_locktab_destroy(vol->locks);
-	bga__persist_destroy(vol);
+	if (hooks)
+		hooks->destroy(vol);
 	bga_counter_destroy(vol->used);
 	pthread_mutex_destroy(&vol->grow_lock);
 	pthread_mutex_destroy(&vol->commit_lock);

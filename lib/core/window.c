@@ -3,7 +3,8 @@
  * Windows that own their blocks: booking, giving back, taking back before
  * -ENOSPC, and what frees, checks and stores need to know of them.  The
  * contract and the span word are in window.h; the owners are rsv.c (a
- * file's handle) and locality.c (a CPU's window for small files).
+ * file's handle) and the CPUs (a locality window for small files, booked
+ * in search.c).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -27,6 +28,7 @@ static void join(struct bga_volume *vol, uint64_t g)
 int bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, struct bga_window *w,
 			    uint32_t off, uint32_t taken, uint32_t wlen)
 {
+	bga__group_assert_locked(vol, g);
 	BGA_ASSERT(!w->linked);
 	uint64_t old = __atomic_load_n(&w->span, __ATOMIC_RELAXED);
 	if (taken >= wlen) {
@@ -244,4 +246,14 @@ bool bga__window_moved_locked(const struct bga_group *grp)
 		if (bga__wspan_cur(__atomic_load_n(&w->span, __ATOMIC_ACQUIRE)) != w->stored)
 			return true;
 	return false;
+}
+
+void bga__window_destroy_group(struct bga_group *grp)
+{
+	while (grp->ext->windows) {
+		struct bga_window *w = grp->ext->windows;
+		grp->ext->windows = w->next;
+		w->next = NULL;
+		w->linked = false;
+	}
 }

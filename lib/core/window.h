@@ -152,6 +152,8 @@ void bga__window_freeze_all(struct bga_volume *vol, bool freeze);
 /* Clear the bits of the group's window remainders in `map`, a copy of its
  * bitmap. */
 void bga__window_clear_held_locked(const struct bga_group *grp, uint64_t *map);
+/* Unlink every window of a group at destroy (handles stay valid to close). */
+void bga__window_destroy_group(struct bga_group *grp);
 /* A store copied the group (frozen): remember where each window stood. */
 void bga__window_stored_locked(struct bga_group *grp);
 /* Did an owner take from one of the group's windows since the last store

@@ -139,7 +139,7 @@ int bga_check(struct bga_volume *vol, struct bga_check_report *out)
 	if (vol == NULL)
 		return -EINVAL;
 	struct bga_check_report r = {.violations = 0, .group = UINT64_MAX, .block = UINT64_MAX};
-	if (bga__persist_settle(vol) != 0) /* a missing chunk must mean wholly free */
+	if (bga__chunks_settle(vol) != 0) /* a missing chunk must mean wholly free */
 		return -ENOMEM;
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);

@@ -39,7 +39,7 @@ int bga_stats(struct bga_volume *vol, struct bga_stats *st)
 	uint64_t *map = malloc(BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t));
 	if (map == NULL)
 		return -ENOMEM;
-	if (bga__persist_settle(vol) != 0) { /* a missing chunk must mean wholly free */
+	if (bga__chunks_settle(vol) != 0) { /* a missing chunk must mean wholly free */
 		free(map);
 		return -ENOMEM;
 	}

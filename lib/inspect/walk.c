@@ -73,7 +73,7 @@ typedef int (*group_part_fn)(struct bga_volume *vol, const struct bga_geom *geo,
 static int walk_groups(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len, group_part_fn fn,
 		       void *arg)
 {
-	if (bga__persist_settle(vol) != 0) /* a missing chunk must mean wholly free */
+	if (bga__chunks_settle(vol) != 0) /* a missing chunk must mean wholly free */
 		return -ENOMEM;
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);

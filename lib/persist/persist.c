@@ -127,7 +127,7 @@ int bga_metadata_size(const struct bga_config *cfg, uint64_t *bytes)
 {
 	if (cfg == NULL || bytes == NULL)
 		return -EINVAL;
-	int rc = bga__pf_geometry_check(cfg->nblocks, cfg->blocks_per_group, cfg->first_data_block);
+	int rc = bga__geometry_check(cfg->nblocks, cfg->blocks_per_group, cfg->first_data_block);
 	if (rc)
 		return rc;
 	uint32_t bpg = cfg->blocks_per_group;
@@ -385,8 +385,9 @@ static bool same_io(const struct bga_io *a, const struct bga_io *b)
 	return a->ctx == b->ctx && a->read == b->read && a->write == b->write && a->flush == b->flush;
 }
 
-static int store_locked(struct bga_volume *vol, struct bga_persist *p, const struct bga_io *io)
+static int store_under_store_lock(struct bga_volume *vol, struct bga_persist *p, const struct bga_io *io)
 {
+	bga__lockdep_assert_held(BGA_LOCKDEP_STORE, 0);
 	uint32_t bpg = vol->cfg.blocks_per_group;
 	int rc;
 	if (p->recommit && p->have_io && same_io(&p->io, io)) {
@@ -413,7 +414,7 @@ static int store_locked(struct bga_volume *vol, struct bga_persist *p, const str
 		p->uuid = new_uuid();
 	/* A format writes every group from memory: read what is still only
 	 * in the old area first (a lazily loaded volume). */
-	if (format && bga__persist_settle(vol) != 0)
+	if (format && bga__chunks_settle(vol) != 0)
 		return -ENOMEM; /* nothing written */
 	uint64_t gen = p->next_gen;
 	if (found && cur.gen >= gen)
@@ -526,9 +527,10 @@ int bga_store(struct bga_volume *vol, const struct bga_io *io)
 	struct bga_persist *p = bga__persist_get(vol);
 	if (p == NULL)
 		return -ENOMEM;
+	bga__persist_hooks_attach(vol);
 	bga__lockdep_acquire(BGA_LOCKDEP_STORE, 0, true);
 	pthread_mutex_lock(&p->lock);
-	int rc = store_locked(vol, p, io);
+	int rc = store_under_store_lock(vol, p, io);
 	bga__lockdep_release(BGA_LOCKDEP_STORE, 0);
 	pthread_mutex_unlock(&p->lock);
 	return rc;

@@ -16,6 +16,8 @@
 
 #include <bgalloc.h>
 
+#include "types.h"
+
 struct bga_volume;
 struct bga_chunk;
 
@@ -80,8 +82,6 @@ struct bga_persist {
 	uint64_t bytes_written;         /* by stores, for the benchmarks (atomic) */
 };
 
-/* persist_rec.c: the geometry bga_create accepts (0 or -EINVAL). */
-int bga__pf_geometry_check(uint64_t nblocks, uint32_t bpg, uint64_t first);
 /* The volume's state, made on first use; NULL on ENOMEM. */
 struct bga_persist *bga__persist_get(struct bga_volume *vol);
 void bga__pchunks_reset(struct bga_persist *p);
@@ -131,6 +131,15 @@ bool bga__persist_pending(const struct bga_volume *vol, uint64_t c);
 void bga__persist_quiesce(struct bga_volume *vol);
 /* Release the persistence state at bga_destroy. */
 void bga__persist_destroy(struct bga_volume *vol);
+
+/* The table of the functions above that the core calls (types.h), and
+ * setting it on a volume that has persistence state (persist_load.c):
+ * a store and a load set it once bga__persist_get has returned. */
+extern const struct bga_store_hooks bga__persist_hooks;
+static inline void bga__persist_hooks_attach(struct bga_volume *vol)
+{
+	__atomic_store_n(&vol->store_hooks, &bga__persist_hooks, __ATOMIC_RELEASE);
+}
 
 /* Groups quarantined at load, and descriptor free counts recomputed from
  * their bitmaps (bga_stats). */

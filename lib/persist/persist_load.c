@@ -521,8 +521,7 @@ int bga_load_ex(const struct bga_io *io, const struct bga_config *cfg, uint32_t 
 	}
 	p->uuid = l.sb.uuid;
 	/* chunk installs fill from the image while chunks are pending */
-	__atomic_store_n(&vol->chunk_fill, bga__persist_fill_chunk, __ATOMIC_RELEASE);
-	__atomic_store_n(&vol->chunk_settle, bga__persist_settle, __ATOMIC_RELEASE);
+	bga__persist_hooks_attach(vol);
 	l.vol = vol;
 	l.p = p;
 	l.io = io;
@@ -565,3 +564,10 @@ int bga_load(const struct bga_io *io, const struct bga_config *cfg, struct bga_v
 	return bga_load_ex(io, cfg, 0, out);
 }
 
+const struct bga_store_hooks bga__persist_hooks = {
+	.chunk_fill = bga__persist_fill_chunk,
+	.settle = bga__persist_settle,
+	.pending = bga__persist_pending,
+	.quiesce = bga__persist_quiesce,
+	.destroy = bga__persist_destroy,
+};

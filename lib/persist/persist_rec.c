@@ -15,21 +15,6 @@
 #include "persist_format.h"
 #include "internal.h"
 
-/* ---- geometry ---- */
-
-int bga__pf_geometry_check(uint64_t nblocks, uint32_t bpg, uint64_t first)
-{
-	if (nblocks == 0 || nblocks > BGA_MAX_BLOCKS)
-		return -EINVAL;
-	if (bpg < 64 || bpg > BGA_MAX_BPG || bpg % 64)
-		return -EINVAL;
-	if ((nblocks + bpg - 1) / bpg > BGA_MAX_GROUPS)
-		return -EINVAL;
-	if (first >= nblocks || first >= bpg)
-		return -EINVAL;
-	return 0;
-}
-
 /* ---- the persistence state ---- */
 
 struct bga_persist *bga__persist_get(struct bga_volume *vol)
@@ -215,7 +200,7 @@ int bga__pf_sb_decode(const unsigned char *b, struct bga_pf_sb *sb, const char *
 		sb->digest = bga_pf_get64(b + BGA_SB_DIGEST);
 		if (sb->gen == 0)
 			w = "generation 0";
-		else if (bga__pf_geometry_check(sb->nblocks, sb->blocks_per_group, sb->first_data_block))
+		else if (bga__geometry_check(sb->nblocks, sb->blocks_per_group, sb->first_data_block))
 			w = "absurd geometry";
 		else if (sb->ngroups != (sb->nblocks + sb->blocks_per_group - 1) / sb->blocks_per_group)
 			w = "group count disagrees with nblocks";

@@ -51,8 +51,9 @@ static void counter_unlock(struct bga_counter *c)
 	ck_spinlock_fas_unlock(&c->lock);
 }
 
-static inline void total_store_locked(struct bga_counter *c, int64_t v)
+static inline void total_store_under_fold_lock(struct bga_counter *c, int64_t v)
 {
+	BGA_ASSERT(ck_spinlock_fas_locked(&c->lock));
 	__atomic_store_n(&c->total, v, __ATOMIC_SEQ_CST);
 }
 
@@ -199,10 +200,10 @@ void bga_counter_destroy(struct bga_counter *c)
  * when total has to grow in a counter used with add_limited, i.e. about
  * once per `batch` of positive adds per CPU, or near the limit.
  */
-static int64_t counter_rseq_flush_locked(struct bga_counter *c, int64_t delta, bool check,
+static int64_t counter_rseq_flush_under_fold_lock(struct bga_counter *c, int64_t delta, bool check,
 					 int64_t limit, bool *added);
 
-static int64_t counter_flush_locked(struct bga_counter *c, int64_t delta, bool check,
+static int64_t counter_flush_under_fold_lock(struct bga_counter *c, int64_t delta, bool check,
 				    int64_t limit, bool *added)
 {
 	int64_t value = __atomic_load_n(&c->total, __ATOMIC_RELAXED);
@@ -210,7 +211,7 @@ static int64_t counter_flush_locked(struct bga_counter *c, int64_t delta, bool c
 	unsigned i;
 
 	if (c->path == CTR_PATH_RSEQ)
-		return counter_rseq_flush_locked(c, delta, check, limit, added);
+		return counter_rseq_flush_under_fold_lock(c, delta, check, limit, added);
 	for (i = 0; i < c->nslots; i++) {
 		uint64_t old = __atomic_fetch_or(&c->slots[i].word, SLOT_SEALED, __ATOMIC_SEQ_CST);
 
@@ -222,7 +223,7 @@ static int64_t counter_flush_locked(struct bga_counter *c, int64_t delta, bool c
 	 * slots' contents are in neither place, which read()'s bound covers
 	 * (a sealed slot takes no adds, so at most nslots*(batch-1) is missing;
 	 * the sealed words keep their old values, which nothing reads). */
-	total_store_locked(c, *added ? value + delta : value);
+	total_store_under_fold_lock(c, *added ? value + delta : value);
 	for (i = 0; i < c->nslots; i++) {
 		uint64_t w = __atomic_load_n(&c->slots[i].word, __ATOMIC_RELAXED);
 
@@ -238,7 +239,7 @@ static int64_t counter_flush_locked(struct bga_counter *c, int64_t delta, bool c
  * large delta, send the delta to total directly).  Retried under the lock
  * because fast adders keep CASing the slot without it.
  */
-static void counter_rseq_add_locked(struct bga_counter *c, int64_t delta);
+static void counter_rseq_add_under_fold_lock(struct bga_counter *c, int64_t delta);
 
 static __attribute__((noinline, cold)) void counter_add_slow(struct bga_counter *c, int64_t delta)
 {
@@ -247,7 +248,7 @@ static __attribute__((noinline, cold)) void counter_add_slow(struct bga_counter 
 
 	counter_lock(c);
 	if (c->path == CTR_PATH_RSEQ) {
-		counter_rseq_add_locked(c, delta);
+		counter_rseq_add_under_fold_lock(c, delta);
 		counter_unlock(c);
 		return;
 	}
@@ -258,7 +259,7 @@ static __attribute__((noinline, cold)) void counter_add_slow(struct bga_counter 
 
 		BGA_ASSERT(!(w & SLOT_SEALED));
 		if (nv > -c->batch && nv < c->batch) {
-			/* A fold in the meantime made room. */
+			/* A fold in the meantime made headroom. */
 			if (__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, nv), false,
 							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 				break;
@@ -267,14 +268,14 @@ static __attribute__((noinline, cold)) void counter_add_slow(struct bga_counter 
 		if (nv > 0 && __atomic_load_n(&c->limited, __ATOMIC_RELAXED)) {
 			/* total must not grow outside a flush once add_limited
 			 * is in use (see the proof at add_limited). */
-			counter_flush_locked(c, delta, false, 0, &added);
+			counter_flush_under_fold_lock(c, delta, false, 0, &added);
 			break;
 		}
 		/* Fold.  With add_limited in use nv <= -batch here, so total
 		 * only shrinks outside a flush. */
 		if (__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, 0), false,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-			total_store_locked(c, __atomic_load_n(&c->total, __ATOMIC_RELAXED) + nv);
+			total_store_under_fold_lock(c, __atomic_load_n(&c->total, __ATOMIC_RELAXED) + nv);
 			break;
 		}
 	}
@@ -339,17 +340,18 @@ int bga_counter_compare(struct bga_counter *c, int64_t rhs)
  * cost 2-thread limited adds most of their speed.  Returns false, with
  * nothing changed, when the check fails: then the caller flushes.
  */
-static bool counter_fold_checked_locked(struct bga_counter *c, int64_t delta, int64_t limit)
+static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t delta, int64_t limit)
 {
-	int64_t t = __atomic_load_n(&c->total, __ATOMIC_RELAXED), room;
-	if (__builtin_sub_overflow(limit, c->bound, &room) || __builtin_sub_overflow(room, delta, &room) || t > room)
+	int64_t t = __atomic_load_n(&c->total, __ATOMIC_RELAXED), headroom;
+	if (__builtin_sub_overflow(limit, c->bound, &headroom) || __builtin_sub_overflow(headroom, delta, &headroom) ||
+	    t > headroom)
 		return false;
 	if (c->path == CTR_PATH_RSEQ) {
 		int64_t v;
 
 		/* This CPU's slot (0 without rseq in this thread). */
 		ctr_rseq_take(c, &v);
-		total_store_locked(c, t + v + delta);
+		total_store_under_fold_lock(c, t + v + delta);
 		return true;
 	}
 	struct counter_slot *s = counter_my_slot(c);
@@ -359,7 +361,7 @@ static bool counter_fold_checked_locked(struct bga_counter *c, int64_t delta, in
 	while (!__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, 0), false, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED))
 		;
-	total_store_locked(c, t + counter_slot_value(w) + delta);
+	total_store_under_fold_lock(c, t + counter_slot_value(w) + delta);
 	return true;
 }
 
@@ -432,9 +434,9 @@ static __attribute__((noinline, cold)) int counter_add_limited_slow(struct bga_c
 			return 0;
 	}
 	counter_lock(c);
-	added = counter_fold_checked_locked(c, delta, limit);
+	added = counter_fold_checked_under_fold_lock(c, delta, limit);
 	if (!added)
-		counter_flush_locked(c, delta, true, limit, &added);
+		counter_flush_under_fold_lock(c, delta, true, limit, &added);
 	counter_unlock(c);
 	return added ? 0 : -ENOSPC;
 }
@@ -515,7 +517,7 @@ const char *bga_counter_mode_name(const struct bga_counter *c)
  * holder) between its membarrier and its unseal.  Never a CAS: the path is
  * fixed per counter at create, and a thread whose section reports
  * CTR_RSEQ_NONE (no rseq area, or no slot for its CPU) takes the lock and
- * works on the total (counter_rseq_add_locked).
+ * works on the total (counter_rseq_add_under_fold_lock).
  *
  *  (a) The bound: a section stores only values it checked to be within
  *      b-1 of 0; take and flush store 0.  By (R) no other store to the slot
@@ -538,7 +540,7 @@ const char *bga_counter_mode_name(const struct bga_counter *c)
  *      completed before the call is in a slot or in T, and each slot is
  *      read with one 32-bit load.  Same as the CAS path.
  *  (d) T grows only under the lock, in a flush or a checked fold, once
- *      `limited` is set: counter_rseq_add_locked flushes a positive
+ *      `limited` is set: counter_rseq_add_under_fold_lock flushes a positive
  *      overflow, flushes when a take leaves a positive amount to fold, and
  *      sends positive deltas of threads without rseq through a flush.
  *      Statement (2) of the CAS proof holds as it stands (a checked fold
@@ -566,20 +568,20 @@ const char *bga_counter_mode_name(const struct bga_counter *c)
 
 /* The total takes `amount` under the lock, keeping (d): a positive amount
  * in a counter in limited use goes through a flush. */
-static void counter_rseq_to_total_locked(struct bga_counter *c, int64_t amount)
+static void counter_rseq_to_total_under_fold_lock(struct bga_counter *c, int64_t amount)
 {
 	bool added;
 
 	if (amount > 0 && __atomic_load_n(&c->limited, __ATOMIC_RELAXED))
-		counter_flush_locked(c, amount, false, 0, &added);
+		counter_flush_under_fold_lock(c, amount, false, 0, &added);
 	else
-		total_store_locked(c, __atomic_load_n(&c->total, __ATOMIC_RELAXED) + amount);
+		total_store_under_fold_lock(c, __atomic_load_n(&c->total, __ATOMIC_RELAXED) + amount);
 }
 
 /* bga_counter_add after its section found the slot full (or this thread
- * has no rseq): try again (other threads of this CPU may have made room),
+ * has no rseq): try again (other threads of this CPU may have made headroom),
  * else fold this CPU's slot with delta into the total. */
-static void counter_rseq_add_locked(struct bga_counter *c, int64_t delta)
+static void counter_rseq_add_under_fold_lock(struct bga_counter *c, int64_t delta)
 {
 	int64_t v;
 	int r = ctr_rseq_add(c, delta);
@@ -588,16 +590,16 @@ static void counter_rseq_add_locked(struct bga_counter *c, int64_t delta)
 		return;
 	/* Full and growing: flush delta straight in, (d). */
 	if (r == CTR_RSEQ_FULL && delta > 0 && __atomic_load_n(&c->limited, __ATOMIC_RELAXED)) {
-		counter_rseq_to_total_locked(c, delta);
+		counter_rseq_to_total_under_fold_lock(c, delta);
 		return;
 	}
 	/* The take may run on another CPU than the add did (migration): it
 	 * folds whatever that slot holds, which is as good. */
 	ctr_rseq_take(c, &v);
-	counter_rseq_to_total_locked(c, v + delta);
+	counter_rseq_to_total_under_fold_lock(c, v + delta);
 }
 
-static int64_t counter_rseq_flush_locked(struct bga_counter *c, int64_t delta, bool check,
+static int64_t counter_rseq_flush_under_fold_lock(struct bga_counter *c, int64_t delta, bool check,
 					 int64_t limit, bool *added)
 {
 	int64_t value = __atomic_load_n(&c->total, __ATOMIC_RELAXED), next;
@@ -616,7 +618,7 @@ static int64_t counter_rseq_flush_locked(struct bga_counter *c, int64_t delta, b
 		__atomic_store_n(&c->slots[i].word, 0, __ATOMIC_RELAXED);
 	}
 	*added = !check || (!__builtin_add_overflow(value, delta, &next) && next <= limit);
-	total_store_locked(c, *added ? value + delta : value);
+	total_store_under_fold_lock(c, *added ? value + delta : value);
 	/* Release: a section that sees the seal clear sees the zeroed slot
 	 * and the new total. */
 	for (i = 0; i < c->nslots; i++)

@@ -27,7 +27,7 @@
  *
  *   bits  0..31  the slot's value, an int32 in [-(batch-1), batch-1]
  *   bits 32..62  a generation, bumped each time the slot is unsealed
- *   bit  63      SEALED: a flush (see counter_flush_locked) owns the slot
+ *   bit  63      SEALED: a flush (see counter_flush_under_fold_lock) owns the slot
  *
  * The generation exists only for add_limited's fast path: a fast adder that
  * loaded an unsealed word and later CASes it successfully knows that no
@@ -186,11 +186,11 @@ static inline int counter_atomic_add_limited(struct bga_counter *c, int64_t delt
 }
 
 /* The CAS path's limited add on slot s (the proof's step (3)). */
-static inline bool counter_cas_add_limited(struct bga_counter *c, struct counter_slot *s, int64_t delta, int64_t room)
+static inline bool counter_cas_add_limited(struct bga_counter *c, struct counter_slot *s, int64_t delta, int64_t headroom)
 {
 	uint64_t w = __atomic_load_n(&s->word, __ATOMIC_SEQ_CST);
 	while (!(w & SLOT_SEALED) && counter_slot_value(w) + delta < c->batch &&
-	       counter_total_load(c) <= room) {
+	       counter_total_load(c) <= headroom) {
 		if (__atomic_compare_exchange_n(&s->word, &w,
 						counter_slot_with(w, counter_slot_value(w) + delta), false,
 						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
@@ -201,13 +201,13 @@ static inline bool counter_cas_add_limited(struct bga_counter *c, struct counter
 
 /*
  * The per-CPU limited add's conditions before any slot is read: 0 < delta
- * < batch, the counter in limited use, and *room = limit - bound - delta
+ * < batch, the counter in limited use, and *headroom = limit - bound - delta
  * (what total may be for the add to be safe) representable.
  */
-static inline bool counter_limited_room(struct bga_counter *c, int64_t delta, int64_t limit, int64_t *room)
+static inline bool counter_limited_headroom(struct bga_counter *c, int64_t delta, int64_t limit, int64_t *headroom)
 {
 	return bga_likely(delta > 0 && delta < c->batch && __atomic_load_n(&c->limited, __ATOMIC_ACQUIRE) &&
-			  !__builtin_sub_overflow(limit, c->bound + delta, room));
+			  !__builtin_sub_overflow(limit, c->bound + delta, headroom));
 }
 
 /*
@@ -222,14 +222,14 @@ static inline bool counter_limited_room(struct bga_counter *c, int64_t delta, in
  */
 static inline bool bga__counter_add_limited_fast(struct bga_counter *c, int64_t delta, int64_t limit)
 {
-	int64_t room;
+	int64_t headroom;
 	if (bga_unlikely(c->path == CTR_PATH_ATOMIC))
 		return delta > 0 && counter_atomic_add_limited(c, delta, limit) == 0;
-	if (!counter_limited_room(c, delta, limit, &room))
+	if (!counter_limited_headroom(c, delta, limit, &headroom))
 		return false;
 	if (bga_likely(c->path == CTR_PATH_RSEQ))
-		return ctr_rseq_add_limited(c, delta, room) == CTR_RSEQ_OK;
-	return counter_cas_add_limited(c, counter_my_slot(c), delta, room);
+		return ctr_rseq_add_limited(c, delta, headroom) == CTR_RSEQ_OK;
+	return counter_cas_add_limited(c, counter_my_slot(c), delta, headroom);
 }
 
 /*
@@ -240,14 +240,14 @@ static inline bool bga__counter_add_limited_fast(struct bga_counter *c, int64_t 
 static inline bool bga__counter_add_limited_fast_on(struct bga_counter *c, unsigned cpu, int64_t delta,
 						    int64_t limit)
 {
-	int64_t room;
+	int64_t headroom;
 	if (bga_unlikely(c->path == CTR_PATH_ATOMIC))
 		return delta > 0 && counter_atomic_add_limited(c, delta, limit) == 0;
-	if (!counter_limited_room(c, delta, limit, &room))
+	if (!counter_limited_headroom(c, delta, limit, &headroom))
 		return false;
 	if (bga_likely(c->path == CTR_PATH_RSEQ))
-		return ctr_rseq_add_limited(c, delta, room) == CTR_RSEQ_OK;
-	return counter_cas_add_limited(c, counter_slot_on(c, cpu), delta, room);
+		return ctr_rseq_add_limited(c, delta, headroom) == CTR_RSEQ_OK;
+	return counter_cas_add_limited(c, counter_slot_on(c, cpu), delta, headroom);
 }
 
 /* bga_counter_create, with `rseq` false forcing the CAS path (tests and

@@ -145,10 +145,10 @@ static inline int ctr_rseq_add(struct bga_counter *c, int64_t delta)
 
 /*
  * The limited add's section: as ctr_rseq_add (only the upper bound
- * matters, delta > 0), and in the same section total <= room, loaded
+ * matters, delta > 0), and in the same section total <= headroom, loaded
  * after the seal flag and the slot.
  */
-static inline int ctr_rseq_add_limited(struct bga_counter *c, int64_t delta, int64_t room)
+static inline int ctr_rseq_add_limited(struct bga_counter *c, int64_t delta, int64_t headroom)
 {
 	int res;
 
@@ -159,12 +159,12 @@ static inline int ctr_rseq_add_limited(struct bga_counter *c, int64_t delta, int
 			     "addq %[delta], %%r10\n\t"
 			     "cmpq %c[max](%[c]), %%r10\n\t"
 			     "jg 8f\n\t"
-			     "cmpq %[room], %c[total](%[c])\n\t"
+			     "cmpq %[headroom], %c[total](%[c])\n\t"
 			     "jg 8f\n\t"
 			     "movl %%r10d, (%%rax)\n" /* commit */
 			     CTR_RSEQ_EPILOGUE
 			     : [res] "=r"(res)
-			     : [off] "r"(c->rseq_off), [c] "r"(c), [delta] "r"(delta), [room] "r"(room),
+			     : [off] "r"(c->rseq_off), [c] "r"(c), [delta] "r"(delta), [headroom] "r"(headroom),
 			       CTR_RSEQ_FIELDS
 			     : "rax", "r10", "memory", "cc");
 	return res;
@@ -206,9 +206,9 @@ static inline int ctr_rseq_add(struct bga_counter *c, int64_t delta)
 	return CTR_RSEQ_NONE;
 }
 
-static inline int ctr_rseq_add_limited(struct bga_counter *c, int64_t delta, int64_t room)
+static inline int ctr_rseq_add_limited(struct bga_counter *c, int64_t delta, int64_t headroom)
 {
-	(void)c, (void)delta, (void)room;
+	(void)c, (void)delta, (void)headroom;
 	return CTR_RSEQ_NONE;
 }
 

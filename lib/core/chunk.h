@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_CHUNK_H
+#define BGA_CHUNK_H
+
+/*
+ * Where a block is: its group, a group's first block and span, the chunk
+ * directory (chunkdir.c) and a group's chunk (NULL while untouched), and
+ * the lock-free bit walk the index and the group sets share.  No locks;
+ * the structs are in types.h.
+ */
+
+#include "types.h"
+
+static inline uint64_t bga__group_of(const struct bga_volume *vol, uint64_t block)
+{
+	/* The default (32768) and most configurations are powers of two. */
+	return bga_likely(vol->bpg_shift) ? block >> vol->bpg_shift : block / vol->cfg.blocks_per_group;
+}
+
+static inline uint64_t bga__group_first(const struct bga_volume *vol, uint64_t g)
+{
+	return g * (uint64_t)vol->cfg.blocks_per_group;
+}
+
+/* The usable span [*lo, *hi) of group g, as offsets inside the group. */
+static inline void bga__group_span(const struct bga_volume *vol, const struct bga_geom *geo, uint64_t g,
+				   uint32_t *lo, uint32_t *hi)
+{
+	uint64_t first = bga__group_first(vol, g);
+	uint64_t end = first + vol->cfg.blocks_per_group;
+	if (end > geo->nblocks)
+		end = geo->nblocks;
+	*lo = first < vol->cfg.first_data_block ? (uint32_t)(vol->cfg.first_data_block - first) : 0;
+	*hi = (uint32_t)(end - first);
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+/*
+ * The usable span of a group as the group itself records it (grp may be
+ * NULL for a group of an untouched chunk, which is always full-size).
+ * Caller holds the group's lock, or the group is untouched.
+ */
+static inline void bga__grp_span(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g,
+				 uint32_t *lo, uint32_t *hi)
+{
+	uint64_t first = bga__group_first(vol, g);
+	*hi = grp ? grp->hi : vol->cfg.blocks_per_group;
+	*lo = first < vol->cfg.first_data_block ? (uint32_t)(vol->cfg.first_data_block - first) : 0;
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+/* ---- the chunk directory (types.h, chunkdir.c) ---- */
+
+/* The segment holding chunk c, its first chunk and its size in chunks. */
+static inline unsigned bga__dir_seg(const struct bga_volume *vol, uint64_t c)
+{
+	return c < vol->dir0_chunks ? 0 : 64u - (unsigned)__builtin_clzll(c >> vol->dir0_shift);
+}
+
+static inline uint64_t bga__dir_seg_base(const struct bga_volume *vol, unsigned s)
+{
+	return s ? vol->dir0_chunks << (s - 1) : 0;
+}
+
+static inline uint64_t bga__dir_seg_chunks(const struct bga_volume *vol, unsigned s)
+{
+	return s ? vol->dir0_chunks << (s - 1) : vol->dir0_chunks;
+}
+
+/* Segment s's chunk pointers, then its maps; s holds chunks of the
+ * caller's geometry (or below bga__dir_chunks()). */
+static inline struct bga_chunk **bga__dir_segment(const struct bga_volume *vol, unsigned s)
+{
+	return __atomic_load_n(&vol->dirseg[s], __ATOMIC_ACQUIRE);
+}
+
+/* The word of map m (a summary order, BGA_DIR_DFREE or BGA_DIR_WINS)
+ * holding chunk c's bit, bit c % 64; c as for bga__dir_segment. */
+static inline uint64_t *bga__dir_word(const struct bga_volume *vol, unsigned m, uint64_t c)
+{
+	unsigned s = bga__dir_seg(vol, c);
+	uint64_t n = bga__dir_seg_chunks(vol, s);
+	uint64_t *maps = (uint64_t *)(bga__dir_segment(vol, s) + n);
+	return maps + m * (n / 64) + (c - bga__dir_seg_base(vol, s)) / 64;
+}
+
+/* Chunks the directory holds now (acquire: their segments are visible). */
+static inline uint64_t bga__dir_chunks(const struct bga_volume *vol)
+{
+	return __atomic_load_n(&vol->dir_chunks, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * First chunk in [from, end) whose bit in map m is set, or end: the
+ * word-at-a-time walk of bga__atomic_next_set, segment by segment.
+ * end <= bga__dir_chunks() or the caller's geometry's chunks.
+ */
+static inline uint64_t bga__dir_next_set(const struct bga_volume *vol, unsigned m, uint64_t from, uint64_t end)
+{
+	while (from < end) {
+		uint64_t w = __atomic_load_n(bga__dir_word(vol, m, from), __ATOMIC_RELAXED) >> (from % 64);
+		if (w) {
+			from += (uint64_t)__builtin_ctzll(w);
+			return from < end ? from : end;
+		}
+		from = (from | 63) + 1;
+	}
+	return end;
+}
+
+/* Chunk c, NULL while untouched; c below the caller's geometry's chunks.
+ * Segment 0, sized for the volume at create, is the one a volume that
+ * never grew uses: one compare more than a flat array. */
+static inline struct bga_chunk *bga__chunk_get(const struct bga_volume *vol, uint64_t c)
+{
+	if (bga_likely(c < vol->dir0_chunks))
+		return __atomic_load_n(&vol->dir0[c], __ATOMIC_ACQUIRE);
+	unsigned s = bga__dir_seg(vol, c);
+	return __atomic_load_n(&bga__dir_segment(vol, s)[c - bga__dir_seg_base(vol, s)], __ATOMIC_ACQUIRE);
+}
+
+/* The slot of chunk c's pointer, with grow_lock held (chunk installs). */
+static inline struct bga_chunk **bga__dir_slot(const struct bga_volume *vol, uint64_t c)
+{
+	unsigned s = bga__dir_seg(vol, c);
+	return &bga__dir_segment(vol, s)[c - bga__dir_seg_base(vol, s)];
+}
+
+/* chunkdir.c: the directory for nchunks chunks at create (grow_lock not
+ * needed: nobody else sees the volume yet); 0 or -ENOMEM. */
+int bga__dir_init(struct bga_volume *vol, uint64_t nchunks);
+/* Segments for at least nchunks chunks, with grow_lock held: 0, or
+ * -ENOMEM with the directory still valid for what it held. */
+int bga__dir_reserve(struct bga_volume *vol, uint64_t nchunks);
+/* Free the segments (not the chunks); at destroy. */
+void bga__dir_destroy(struct bga_volume *vol);
+
+/*
+ * First set bit at or after `from` in [0, nbits) of a bitmap whose words
+ * other threads flip with atomic or/and while we read (the group index,
+ * the pending-free maps): each word is one relaxed atomic load, so the
+ * reads are well defined, and a word is only ever seen whole.  Returns
+ * nbits when none.  The maps it reads are small (64 words a chunk, one
+ * bit a chunk above), so word-at-a-time is enough here.
+ */
+static inline uint64_t bga__atomic_next_set(const uint64_t *map, uint64_t nbits, uint64_t from)
+{
+	while (from < nbits) {
+		uint64_t w = __atomic_load_n(&map[from / 64], __ATOMIC_RELAXED) >> (from % 64);
+		if (w) {
+			from += (uint64_t)__builtin_ctzll(w);
+			return from < nbits ? from : nbits;
+		}
+		from = (from | 63) + 1;
+	}
+	return nbits;
+}
+
+#endif
