@@ -735,9 +735,9 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct statvfs sv = {0};
 	/* The metadata log is overhead, as ext4's journal: not in the size. */
 	uint64_t total = fs->nblocks - fs->first_data_block - fs->log_blocks;
-	uint64_t freeb = bga_free_estimate(fs->vol);
+	uint64_t freeb = bga_free_exact(fs->vol); /* one sum of the counter; the estimate is a batch off */
 	if (freeb > total)
-		freeb = total; /* the estimate may overshoot by the counter's bound */
+		freeb = total;
 	sv.f_bsize = sv.f_frsize = BGAFS_BLOCK;
 	sv.f_blocks = total;
 	sv.f_bfree = freeb;
