@@ -13,7 +13,7 @@
  * holds no bgalloc superblock, or fails bga_check, 2 a usage or I/O error.
  * Errors name the file and the byte offset that was wrong.  "generation"
  * is the stored superblock's generation, which each completed bga_store
- * raises by one (bgafs fsck prints the same figure for its allocator).
+ * raises by one (bgafs fsck calls its own counter "superblock sequence").
  * The format itself is read through lib/persist/persist_format.h, so this
  * program links the static library.  bga-inspect(1) is the manual.
  */

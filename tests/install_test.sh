@@ -70,6 +70,7 @@ done
 
 # the installed programs, from the prefix alone
 tools=bga-inspect
+[ -x "$prefix/bin/bgafs" ] && tools="$tools bgafs"
 for t in $tools; do
 	out=$("$prefix/bin/$t" --help 2>"$prefix/err") || fail "$t --help exited $?"
 	grep -q '^usage: ' <<<"$out" && [ ! -s "$prefix/err" ] || fail "$t --help: not a usage on stdout"

@@ -254,12 +254,17 @@ struct fs {
 	int writeback_cache;   /* -o writeback_cache: the kernel caches writes */
 };
 
-uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
+uint32_t crc32c(uint32_t crc, const void *buf, size_t len); /* ISA-L's, in the usual ~crc convention */
 int parse_size(const char *s, uint64_t *out);
+/* 1 with the mount point in mnt when a bgafs is mounted from the image at
+ * path (/proc/self/mountinfo: fuse.bgafs, fsname = its real path), else 0. */
+int fs_mounted_at(const char *path, char *mnt, size_t len);
 void ts_now(struct timespec *ts);
 
 /* image.c */
-int fs_mkfs(const char *path, uint64_t bytes);
+/* Make a file system; -EEXIST (and a message) when path holds one
+ * already, unless force. */
+int fs_mkfs(const char *path, uint64_t bytes, int force);
 /* Open an image: superblock, bgalloc volume, namespace.  rw: mount (reconcile
  * if unclean, mark the image in use); 0: read-only, for fsck.  0 or -errno,
  * with a message on stderr. */

@@ -136,7 +136,7 @@ void fs_close(struct fs *fs)
 	free(fs);
 }
 
-int fs_mkfs(const char *path, uint64_t bytes)
+int fs_mkfs(const char *path, uint64_t bytes, int force)
 {
 	uint64_t nblocks = bytes / BGAFS_BLOCK, meta_bytes;
 	struct bga_config cfg;
@@ -162,6 +162,18 @@ int fs_mkfs(const char *path, uint64_t bytes)
 		close(fd);
 		return -EBUSY;
 	}
+	/* An existing file system is overwritten only when asked (-f), as
+	 * mke2fs asks first. */
+	struct stat st;
+	struct bgafs_sb old;
+	for (int i = 0; !force && i < 2 && fstat(fd, &st) == 0; i++)
+		if (fs_pread_all(fd, &old, sizeof(old), (uint64_t)i * BGAFS_BLOCK) == 0 &&
+		    sb_valid(&old, (uint64_t)st.st_size / BGAFS_BLOCK)) {
+			fprintf(stderr, "bgafs mkfs: %s already holds a bgafs file system of %llu blocks; "
+					"-f overwrites it\n", path, (unsigned long long)old.nblocks);
+			close(fd);
+			return -EEXIST;
+		}
 	if (ftruncate(fd, 0)) { /* a fresh image: no stale superblock survives */
 		rc = -errno;
 		close(fd);
@@ -218,9 +230,18 @@ int fs_open(const char *path, int rw, struct fs **out)
 	 * second mount wait for it rather than read a half-saved image. */
 	int lk = rw ? LOCK_EX : LOCK_SH, tries = rw ? 50 : 300;
 	for (int i = 0; flock(fd, lk | LOCK_NB); i++) {
-		if (errno != EWOULDBLOCK || i == tries) {
+		int e = errno;
+		/* Mounted (not just finishing an unmount): no wait will help. */
+		char mnt[4096];
+		if (i % 10 == 0 && e == EWOULDBLOCK && fs_mounted_at(path, mnt, sizeof(mnt))) {
+			fprintf(stderr, "bgafs: %s is mounted at %s; unmount it first (fusermount3 -u %s)\n", path, mnt,
+				mnt);
+			close(fd);
+			return -EBUSY;
+		}
+		if (e != EWOULDBLOCK || i == tries) {
 			fprintf(stderr, "bgafs: %s: %s\n", path,
-				errno == EWOULDBLOCK ? "in use by a mounted bgafs" : strerror(errno));
+				e == EWOULDBLOCK ? "in use by a mounted bgafs" : strerror(e));
 			close(fd);
 			return -EBUSY;
 		}

@@ -1,20 +1,28 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bgafs mkfs IMAGE SIZE
- * bgafs mount IMAGE MOUNTPOINT [-f] [-o FUSE options]
+ * bgafs mkfs [-f] IMAGE SIZE
+ * bgafs mount [-f] [-o FUSE options] IMAGE MOUNTPOINT
  * bgafs fsck IMAGE
+ * bgafs --help | --version
  *
- * Mount options of bgafs's own, beside libfuse's: writeback_cache (the
- * kernel gathers writes in its page cache and sends them in pages; off by
- * default, as in fuse2fs, so the two compare alike).
+ * bgafs(1) is the manual.  mkfs and fsck parse their arguments with
+ * getopt_long, mount with libfuse's option parser (fuse_opt_parse), so -o
+ * takes what mount.fuse3 takes.  Mount options of bgafs's own, beside
+ * libfuse's: writeback_cache (the kernel gathers writes in its page cache
+ * and sends them in pages; off by default, as in fuse2fs, so the two
+ * compare alike).
  *
  * mount loads the image before it answers: errors reach the terminal and
  * the exit status even in the background (the parent waits on a pipe for
  * the daemon's word).  fusermount3 -u ends the FUSE loop; the daemon then
  * commits, stores the allocator and marks the image clean before it exits.
+ *
+ * Exit status: 0 success (fsck: clean), 1 the command failed (fsck: not
+ * clean, or the image is in use), 2 a usage error.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +30,56 @@
 #include <unistd.h>
 #include "bgafs.h"
 
-static void usage(void)
+static const char usage_text[] =
+	"usage: bgafs mkfs [-f] IMAGE SIZE        (SIZE in bytes, K/M/G/T suffixes)\n"
+	"       bgafs mount [-f] [-o OPTIONS] IMAGE MOUNTPOINT\n"
+	"       bgafs fsck IMAGE\n"
+	"       bgafs --help | --version\n"
+	"\n"
+	"A FUSE file system whose data blocks all come from bgalloc.\n"
+	"  mkfs   make a file system; -f (--force) overwrites one already in IMAGE\n"
+	"  mount  mount IMAGE at MOUNTPOINT, in the background; -f (--foreground) stays in front;\n"
+	"         -o takes mount.fuse3 options and writeback_cache; fusermount3 -u unmounts\n"
+	"  fsck   check IMAGE (refused while it is mounted)\n"
+	"Exit status: 0 success or clean, 1 failure or not clean, 2 usage error.  See bgafs(1).\n";
+
+static int usage(void)
 {
-	fprintf(stderr, "usage: bgafs mkfs IMAGE SIZE            (SIZE in bytes, K/M/G/T suffixes)\n"
-			"       bgafs mount IMAGE MOUNTPOINT [-f] [-o FUSE options]\n"
-			"       bgafs fsck IMAGE\n");
+	fputs(usage_text, stderr);
+	return 2;
 }
 
+static int help(void)
+{
+	fputs(usage_text, stdout);
+	return 0;
+}
+
+static int version(void)
+{
+	printf("bgafs (bgalloc) %s\nlibbgalloc %s, libfuse %s\n", BGA_VERSION_STRING, bga_version(),
+	       fuse_pkgversion());
+	return 0;
+}
+
+/* getopt_long for the subcommands: -h/--help, and -f with its long name
+ * (NULL: none).  Returns the option seen ('f'), 0 at the end, 'h' for
+ * help, or '?' after an unknown option (already reported). */
+static int sub_opt(int argc, char **argv, const char *long_f)
+{
+	const struct option longopts[] = {
+		{long_f ? long_f : "help", no_argument, NULL, long_f ? 'f' : 'h'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	opterr = 0; /* the message below says it once */
+	int c = getopt_long(argc, argv, long_f ? "+fh" : "+h", longopts, NULL);
+	if (c == -1)
+		return 0;
+	if (c == '?')
+		fprintf(stderr, "bgafs %s: unknown option %s\n", argv[0], argv[optind - 1]);
+	return c;
+}
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct fs *fs = userdata;
@@ -41,8 +92,17 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->congestion_threshold = 48;
 }
 
-static int cmd_fsck(const char *path)
+static int cmd_fsck(int argc, char **argv)
 {
+	int c;
+	while ((c = sub_opt(argc, argv, NULL)))
+		if (c == 'h')
+			return help();
+		else
+			return usage();
+	if (argc - optind != 1)
+		return usage();
+	const char *path = argv[optind];
 	struct fs *fs;
 	if (fs_open(path, 0, &fs))
 		return 1;
@@ -51,86 +111,150 @@ static int cmd_fsck(const char *path)
 				"show as leaked until a mount reconciles them\n", path);
 	int problems = fs_check(fs, 0, 1);
 	uint64_t total = fs->sb.nblocks - fs->sb.first_data_block, freeb = bga_free_exact(fs->vol);
-	printf("bgafs fsck: %s: %s, %llu inodes, %llu of %llu data blocks in use, generation %llu\n", path,
+	/* "sequence", not "generation": that word is the allocator's store
+	 * generation, as bga-inspect prints it. */
+	printf("bgafs fsck: %s: %s, %llu inodes, %llu of %llu data blocks in use, superblock sequence %llu\n", path,
 	       problems ? "NOT CLEAN" : "clean", (unsigned long long)fs->itab.count,
 	       (unsigned long long)(total - freeb), (unsigned long long)total, (unsigned long long)fs->sb.gen);
 	fs_close(fs);
 	return problems ? 1 : 0;
 }
 
+static int cmd_mkfs(int argc, char **argv)
+{
+	int c, force = 0;
+	while ((c = sub_opt(argc, argv, "force")))
+		if (c == 'f')
+			force = 1;
+		else if (c == 'h')
+			return help();
+		else
+			return usage();
+	uint64_t bytes;
+	if (argc - optind != 2)
+		return usage();
+	if (parse_size(argv[optind + 1], &bytes)) {
+		fprintf(stderr, "bgafs mkfs: bad size '%s'\n", argv[optind + 1]);
+		return usage();
+	}
+	const char *path = argv[optind];
+	if (fs_mkfs(path, bytes, force))
+		return 1;
+	printf("bgafs: made %s, %llu blocks of %u bytes\n", path, (unsigned long long)(bytes / BGAFS_BLOCK),
+	       BGAFS_BLOCK);
+	return 0;
+}
+
+/* mount's arguments, through libfuse's parser: the image and mount point
+ * are its non-options, -f and bgafs's own -o options are taken here, and
+ * every other option goes on to fuse_session_new. */
+struct mount_args {
+	char *image, *mnt;
+	int fg, writeback_cache, help;
+};
+
+enum { MOUNT_KEY_HELP = 1 };
+
+static const struct fuse_opt mount_spec[] = {
+	{"-f", offsetof(struct mount_args, fg), 1},
+	{"--foreground", offsetof(struct mount_args, fg), 1},
+	{"writeback_cache", offsetof(struct mount_args, writeback_cache), 1},
+	FUSE_OPT_KEY("-h", MOUNT_KEY_HELP),
+	FUSE_OPT_KEY("--help", MOUNT_KEY_HELP),
+	FUSE_OPT_END,
+};
+
+static int mount_arg(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	(void)outargs;
+	struct mount_args *m = data;
+	if (key == MOUNT_KEY_HELP) {
+		m->help = 1;
+		return 0;
+	}
+	if (key == FUSE_OPT_KEY_NONOPT) {
+		char **slot = !m->image ? &m->image : !m->mnt ? &m->mnt : NULL;
+		if (!slot) {
+			fprintf(stderr, "bgafs mount: one argument too many: %s\n", arg);
+			return -1;
+		}
+		*slot = strdup(arg);
+		return *slot ? 0 : -1;
+	}
+	return 1; /* libfuse's */
+}
+
 static int cmd_mount(int argc, char **argv)
 {
-	const char *image = NULL, *mnt = NULL, *opts = NULL;
-	int fg = 0;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "-f"))
-			fg = 1;
-		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			opts = argv[++i];
-		else if (!strncmp(argv[i], "-o", 2) && argv[i][2])
-			opts = argv[i] + 2;
-		else if (!image)
-			image = argv[i];
-		else if (!mnt)
-			mnt = argv[i];
-		else {
-			usage();
-			return 2;
-		}
+	struct mount_args m = {0};
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	int rc = 1;
+	if (fuse_opt_parse(&args, &m, mount_spec, mount_arg)) {
+		fuse_opt_free_args(&args);
+		return usage();
 	}
-	if (!image || !mnt) {
-		usage();
-		return 2;
+	if (m.help) {
+		fuse_opt_free_args(&args);
+		return help();
 	}
-	char *abs = realpath(image, NULL);
+	if (!m.image || !m.mnt) {
+		free(m.image);
+		free(m.mnt);
+		fuse_opt_free_args(&args);
+		return usage();
+	}
+	const char *image = m.image, *mnt = m.mnt;
+	int fg = m.fg;
+	char *abs = realpath(image, NULL), *fsname = NULL;
 	if (!abs) {
 		fprintf(stderr, "bgafs: %s: %s\n", image, strerror(errno));
-		return 1;
+		goto out_args;
 	}
+	/* fsname is what /proc/self/mountinfo shows and what fs_open looks
+	 * for; a comma or backslash in the path is escaped for -o. */
+	size_t fsname_len = strlen("fsname=") + strlen(abs) + 1;
+	if (!(fsname = malloc(fsname_len)))
+		goto out_args;
+	snprintf(fsname, fsname_len, "fsname=%s", abs);
+	char *ours = NULL;
+	if (fuse_opt_add_opt_escaped(&ours, fsname) || fuse_opt_add_opt(&ours, "subtype=bgafs") ||
+	    fuse_opt_add_opt(&ours, "default_permissions") || fuse_opt_add_arg(&args, "-o") ||
+	    fuse_opt_add_arg(&args, ours)) {
+		free(ours);
+		goto out_args;
+	}
+	free(ours);
 
 	int pfd[2] = {-1, -1};
 	if (!fg) {
-		if (pipe(pfd))
-			return perror("bgafs: pipe"), 1;
+		if (pipe(pfd)) {
+			perror("bgafs: pipe");
+			goto out_args;
+		}
 		pid_t pid = fork();
-		if (pid < 0)
-			return perror("bgafs: fork"), 1;
+		if (pid < 0) {
+			perror("bgafs: fork");
+			goto out_args;
+		}
 		if (pid > 0) { /* the parent reports the daemon's start */
 			close(pfd[1]);
 			char status = 1;
 			if (read(pfd[0], &status, 1) != 1)
 				status = 1;
-			free(abs);
-			return status;
+			rc = status;
+			goto out_args;
 		}
 		close(pfd[0]);
 		setsid();
 	}
 
 	struct fs *fs;
-	if (fs_open(abs, 1, &fs)) {
-		free(abs);
-		return 1;
-	}
-	/* bgafs's own options come out of the list; libfuse gets the rest. */
-	char optbuf[4096], rest[2048] = "";
-	if (opts) {
-		char *copy = strdup(opts), *save = NULL;
-		for (char *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
-			if (!strcmp(o, "writeback_cache"))
-				fs->writeback_cache = 1;
-			else
-				snprintf(rest + strlen(rest), sizeof(rest) - strlen(rest), ",%s", o);
-		}
-		free(copy);
-	}
-	snprintf(optbuf, sizeof(optbuf), "fsname=%s,subtype=bgafs,default_permissions%s", abs, rest);
-	char *fargv[] = {"bgafs", "-o", optbuf, NULL};
-	struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
+	if (fs_open(abs, 1, &fs))
+		goto out_args;
+	fs->writeback_cache = m.writeback_cache;
 	struct fuse_lowlevel_ops ops = {.init = op_init};
 	bgafs_ops_dir(&ops);
 	bgafs_ops_file(&ops);
-	int rc = 1;
 	struct fuse_session *se = fuse_session_new(&args, &ops, sizeof(ops), fs);
 	if (!se)
 		goto out_fs;
@@ -177,33 +301,31 @@ out_se:
 	fuse_session_destroy(se);
 out_fs:
 	fs_close(fs);
+out_args:
 	fuse_opt_free_args(&args);
+	free(fsname);
 	free(abs);
+	free(m.image);
+	free(m.mnt);
 	return rc;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		usage();
-		return 2;
-	}
-	if (!strcmp(argv[1], "mkfs")) {
-		uint64_t bytes;
-		if (argc != 4 || parse_size(argv[3], &bytes)) {
-			usage();
-			return 2;
-		}
-		if (fs_mkfs(argv[2], bytes))
-			return 1;
-		printf("bgafs: made %s, %llu blocks of %u bytes\n", argv[2],
-		       (unsigned long long)(bytes / BGAFS_BLOCK), BGAFS_BLOCK);
-		return 0;
-	}
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return help();
+	if (argc >= 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")))
+		return version();
+	if (argc < 2)
+		return usage();
+	/* The subcommand is argv[0] of its own argument list. */
+	optind = 1;
+	if (!strcmp(argv[1], "mkfs"))
+		return cmd_mkfs(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "fsck"))
+		return cmd_fsck(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "mount"))
-		return cmd_mount(argc - 2, argv + 2);
-	if (!strcmp(argv[1], "fsck") && argc == 3)
-		return cmd_fsck(argv[2]);
-	usage();
-	return 2;
+		return cmd_mount(argc - 1, argv + 1);
+	fprintf(stderr, "bgafs: unknown command '%s'\n", argv[1]);
+	return usage();
 }

@@ -1,32 +1,72 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Small helpers: crc32c, size parsing, the clock. */
+/* Small helpers: crc32c, size parsing, where an image is mounted, the clock. */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <isa-l/crc.h>
 #include "bgafs.h"
-
-/* Table-driven crc32c (Castagnoli, reflected 0x82F63B78).  Tables and
- * superblocks are small; no need for the SSE4.2 instruction here. */
-static uint32_t crc_table[256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void crc_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1)));
-		crc_table[i] = c;
-	}
-}
 
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len)
 {
 	const unsigned char *p = buf;
-	pthread_once(&crc_once, crc_init);
-	crc = ~crc;
-	while (len--)
-		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
+	uint32_t c = ~crc;
+	while (len > 0) { /* crc32_iscsi takes an int length */
+		int n = len > (1u << 30) ? (1 << 30) : (int)len;
+		c = crc32_iscsi((unsigned char *)(uintptr_t)p, n, c);
+		p += n;
+		len -= (size_t)n;
+	}
+	return ~c;
+}
+
+/* mountinfo writes space, tab, newline and backslash as \ooo. */
+static void unescape(char *s)
+{
+	char *o = s;
+	for (; *s; s++, o++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+		    s[3] <= '7') {
+			*o = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o = *s;
+		}
+	}
+	*o = 0;
+}
+
+int fs_mounted_at(const char *path, char *mnt, size_t len)
+{
+	char *real = realpath(path, NULL);
+	FILE *f = real ? fopen("/proc/self/mountinfo", "r") : NULL;
+	char *line = NULL;
+	size_t cap = 0;
+	int found = 0;
+	while (f && !found && getline(&line, &cap, f) > 0) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPEROPTS */
+		char *save = NULL, *point = NULL, *tok = strtok_r(line, " \n", &save);
+		for (int i = 0; tok && i < 4; i++)
+			point = tok = strtok_r(NULL, " \n", &save);
+		while (tok && strcmp(tok, "-"))
+			tok = strtok_r(NULL, " \n", &save);
+		char *type = tok ? strtok_r(NULL, " \n", &save) : NULL;
+		char *source = type ? strtok_r(NULL, " \n", &save) : NULL;
+		if (!point || !source || strcmp(type, "fuse.bgafs"))
+			continue;
+		unescape(source);
+		if (strcmp(source, real) == 0) {
+			unescape(point);
+			snprintf(mnt, len, "%s", point);
+			found = 1;
+		}
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	free(real);
+	return found;
 }
 
 int parse_size(const char *s, uint64_t *out)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bgafs_test.sh BGAFS CASE [POSIX [CHURN]]: one bgafs test on a fresh image, mounted under
 # a temporary directory.  Cases: basic dbench fio crash enospc crash_idle
-# enospc_rm aging fullcreate fsck_old replay commit_size crashloop (make soak;
+# enospc_rm cli aging fullcreate fsck_old replay commit_size crashloop (make soak;
 # BGAFS_CRASH_ITERS rounds), and the POSIX features through bgafs_posix
 # (its path the third argument): falloc exchange atime.  The fourth: the
 # churn of aging and crashloop (churn.c).
@@ -682,6 +682,47 @@ PY
 	fsck_clean "after the commit-size runs"
 	[ "$med100" -le $((256 * 1024)) ] || fail "one small change costs $med100 bytes with 100,000 files (> 256 KiB)"
 	[ "$med100" -lt $((2 * med10)) ] || fail "one small change: $med100 bytes at 100,000 files, $med10 at 10,000"
+}
+
+# The command line as a user meets it: --help and --version, mkfs that
+# will not overwrite a file system without -f, fsck that refuses a mounted
+# image at once.
+case_cli() {
+	local out
+	out=$("$BGAFS" --help 2>"$work/err") || fail "bgafs --help exited $?"
+	grep -q '^usage: bgafs mkfs' <<<"$out" && [ ! -s "$work/err" ] || fail "bgafs --help: no usage on stdout"
+	"$BGAFS" --version | grep -qE '^bgafs \(bgalloc\) [0-9]+\.[0-9]+\.[0-9]+$' || fail "bgafs --version"
+	"$BGAFS" mkfs --help | grep -q '^usage:' || fail "bgafs mkfs --help"
+	"$BGAFS" mount --help | grep -q '^usage:' || fail "bgafs mount --help"
+	local rc=0
+	"$BGAFS" mkfs "$img" 2>/dev/null || rc=$?
+	[ $rc = 2 ] || fail "bgafs mkfs with no size exited $rc, not 2"
+	rc=0
+	"$BGAFS" frob 2>/dev/null || rc=$?
+	[ $rc = 2 ] || fail "an unknown command exited $rc, not 2"
+
+	"$BGAFS" mkfs "$img" 64M >/dev/null
+	mount_fs
+	echo kept >"$mnt/f"
+	# a mounted image: fsck refuses within 2 s (it used to wait 30 s)
+	local t0 t1
+	t0=$(date +%s%N)
+	expect_err "is mounted at $mnt" "$BGAFS" fsck "$img"
+	t1=$(date +%s%N)
+	[ $(((t1 - t0) / 1000000)) -lt 2000 ] || fail "fsck of a mounted image took $(((t1 - t0) / 1000000)) ms"
+	expect_err "in use by a mounted bgafs" "$BGAFS" mkfs -f "$img" 64M
+	umount_fs
+	"$BGAFS" fsck "$img" | grep -q ': clean, .* superblock sequence [0-9]*$' || fail "fsck's summary line"
+	# an existing file system: refused without -f, and left as it was
+	expect_err "already holds a bgafs file system.*-f overwrites it" "$BGAFS" mkfs "$img" 64M
+	mount_fs
+	[ "$(cat "$mnt/f")" = kept ] || fail "a refused mkfs changed the file system"
+	umount_fs
+	"$BGAFS" mkfs -f "$img" 32M >/dev/null || fail "bgafs mkfs -f"
+	mount_fs
+	[ ! -e "$mnt/f" ] || fail "mkfs -f left the old file system"
+	umount_fs
+	fsck_clean "after mkfs -f"
 }
 
 "case_$CASE"
