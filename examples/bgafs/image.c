@@ -162,15 +162,13 @@ int fs_mkfs(const char *path, uint64_t bytes, int force)
 		close(fd);
 		return -EBUSY;
 	}
-	/* An existing file system is overwritten only when asked (-f), as
-	 * mke2fs asks first. */
-	struct stat st;
+	/* An existing file system, of any format version (the magic in
+	 * either slot), is overwritten only when asked (-f), as mke2fs asks
+	 * first. */
 	struct bgafs_sb old;
-	for (int i = 0; !force && i < 2 && fstat(fd, &st) == 0; i++)
-		if (fs_pread_all(fd, &old, sizeof(old), (uint64_t)i * BGAFS_BLOCK) == 0 &&
-		    sb_valid(&old, (uint64_t)st.st_size / BGAFS_BLOCK)) {
-			fprintf(stderr, "bgafs mkfs: %s already holds a bgafs file system of %llu blocks; "
-					"-f overwrites it\n", path, (unsigned long long)old.nblocks);
+	for (int i = 0; !force && i < 2; i++)
+		if (fs_pread_all(fd, &old, sizeof(old), (uint64_t)i * BGAFS_BLOCK) == 0 && old.magic == BGAFS_MAGIC) {
+			fprintf(stderr, "bgafs mkfs: %s already holds a bgafs file system; -f overwrites it\n", path);
 			close(fd);
 			return -EEXIST;
 		}
