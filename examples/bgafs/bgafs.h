@@ -144,6 +144,44 @@ typedef int (*dir_fn)(void *ctx, const struct dentry *e);
 int dir_foreach(const struct dirtab *d, dir_fn fn, void *ctx); /* stops at a non-zero return */
 void dir_destroy(struct dirtab *d);
 
+/* ---- extended attributes (xattr.c) ---- */
+
+#define BGAFS_XATTR_BYTES 65536u /* names and values of one inode, at most */
+
+struct xattr {
+	char *name;
+	void *value;
+	uint32_t namelen, size;
+};
+
+/* An inode's extended attributes: a small array in set order (a few
+ * entries per file).  The owning inode's lock protects it. */
+struct xattrs {
+	struct xattr *v;
+	uint32_t n, cap;
+	uint32_t bytes; /* sum of namelen + size (<= BGAFS_XATTR_BYTES) */
+};
+
+enum { XA_CREATE = 1, XA_REPLACE = 2 }; /* the values of XATTR_CREATE, XATTR_REPLACE */
+
+const struct xattr *xattr_find(const struct xattrs *x, const char *name);
+/* Set name to value: 0, -EEXIST (XA_CREATE and present), -ENODATA
+ * (XA_REPLACE and absent), -ENOSPC (past BGAFS_XATTR_BYTES), -ENOMEM;
+ * nothing changes on an error. */
+int xattr_set(struct xattrs *x, const char *name, const void *value, uint32_t size, int flags);
+int xattr_remove(struct xattrs *x, const char *name); /* 0, -ENODATA */
+/* The names, each NUL-terminated, into buf of size (NULL/0: just the
+ * length): the length, or -ERANGE when it does not fit. */
+long xattr_list(const struct xattrs *x, char *buf, size_t size);
+void xattr_destroy(struct xattrs *x);
+/* The attributes as the blob of an inode record (table.c; the format is
+ * in xattr.c): its length, the bytes appended to b (0 or -ENOMEM), and
+ * parsed back into an empty x (0, -EUCLEAN, -ENOMEM). */
+struct tbuf;
+size_t xattr_blob_bytes(const struct xattrs *x);
+int xattr_put(const struct xattrs *x, struct tbuf *b);
+int xattr_parse(struct xattrs *x, const unsigned char *p, size_t len);
+
 /* ---- inodes (inode.c) ---- */
 
 struct inode {
@@ -157,6 +195,7 @@ struct inode {
 	struct extmap map;      /* regular files */
 	struct dirtab dir;      /* directories */
 	char *link;             /* symbolic links: the target */
+	struct xattrs xattrs;   /* extended attributes */
 	_Atomic uint64_t nlookup; /* kernel references (lookup, create, forget) */
 	uint32_t nopen;         /* open file handles */
 	uint64_t last_txn;      /* the transaction of its last change (fsync waits for it) */
@@ -358,9 +397,10 @@ void dentry_changed(struct fs *fs, struct inode *dir, const char *name, size_t l
  * when fixed), printing each. */
 int fs_check(struct fs *fs, int fix, int verbose);
 
-/* ops_dir.c, ops_file.c */
+/* ops_dir.c, ops_file.c, ops_xattr.c */
 void bgafs_ops_dir(struct fuse_lowlevel_ops *o);
 void bgafs_ops_file(struct fuse_lowlevel_ops *o);
+void bgafs_ops_xattr(struct fuse_lowlevel_ops *o);
 void fill_stat(const struct inode *ip, struct stat *st);
 struct inode *ino_get(fuse_req_t req, fuse_ino_t ino, struct fs **fsp);
 /* Drop an inode with no links, opens or kernel references: free its

@@ -151,6 +151,7 @@ void inode_free(struct inode *ip)
 	dir_destroy(&ip->dir);
 	free(ip->link);
 	dchange_free(ip);
+	xattr_destroy(&ip->xattrs);
 	pthread_rwlock_destroy(&ip->lock);
 	free(ip);
 }

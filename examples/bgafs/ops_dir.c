@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Namespace operations: lookup, forget, getattr, setattr, create, mkdir,
- * symlink, readlink, unlink, rmdir, rename (NOREPLACE, EXCHANGE),
+ * mknod, symlink, readlink, unlink, rmdir, rename (NOREPLACE, EXCHANGE),
  * link, readdir, statfs.
  *
  * Each takes the locks of the directories it changes (and then of the
@@ -267,11 +267,9 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	fuse_reply_create(req, &e, fi);
 }
 
-static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+/* The reply to mkdir, mknod and symlink: the new inode, or rc. */
+static void reply_node(fuse_req_t req, int rc, struct inode *ip)
 {
-	struct fs *fs = fuse_req_userdata(req);
-	struct inode *ip;
-	int rc = make_node(fs, req, parent, name, S_IFDIR | (mode & 07777), NULL, 0, &ip);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -283,20 +281,34 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	fuse_reply_entry(req, &e);
 }
 
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct fs *fs = fuse_req_userdata(req);
+	struct inode *ip;
+	int rc = make_node(fs, req, parent, name, S_IFDIR | (mode & 07777), NULL, 0, &ip);
+	reply_node(req, rc, ip);
+}
+
+/* Regular files, FIFOs, sockets and device nodes.  The kernel checks the
+ * type and who may make a device (CAP_MKNOD) before asking; opens of the
+ * special files never reach bgafs (the kernel serves them itself). */
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	struct fs *fs = fuse_req_userdata(req);
+	struct inode *ip = NULL;
+	mode_t type = mode & S_IFMT;
+	int rc = -EINVAL;
+	if (type == S_IFREG || type == S_IFIFO || type == S_IFSOCK || type == S_IFCHR || type == S_IFBLK)
+		rc = make_node(fs, req, parent, name, type | (mode & 07777), NULL, rdev, &ip);
+	reply_node(req, rc, ip);
+}
+
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
 	struct fs *fs = fuse_req_userdata(req);
 	struct inode *ip;
 	int rc = strlen(link) > 4096 ? -ENAMETOOLONG : make_node(fs, req, parent, name, S_IFLNK | 0777, link, 0, &ip);
-	if (rc) {
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	struct fuse_entry_param e;
-	pthread_rwlock_rdlock(&ip->lock);
-	entry_of(ip, &e);
-	pthread_rwlock_unlock(&ip->lock);
-	fuse_reply_entry(req, &e);
+	reply_node(req, rc, ip);
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -757,6 +769,7 @@ void bgafs_ops_dir(struct fuse_lowlevel_ops *o)
 	o->setattr = op_setattr;
 	o->create = op_create;
 	o->mkdir = op_mkdir;
+	o->mknod = op_mknod;
 	o->symlink = op_symlink;
 	o->readlink = op_readlink;
 	o->unlink = op_unlink;

@@ -14,8 +14,7 @@
  *   the count bytes of a symbolic link's target, or nothing (count 0) for
  *   a FIFO, socket or device;
  *   then xattr_bytes bytes: the inode's extended attributes as one blob
- *   (0 today: the blob's own format is the xattr code's; a reader that
- *   does not know it must still skip it).
+ *   (0: none; the blob's own format is in xattr.c, xattr_put).
  *
  * Delta (what the commit of the transactions after the previous record
  * changed), header u32 magic "BGND", u32 version 1, then records until the
@@ -116,19 +115,21 @@ static int put_inode(struct tbuf *b, const struct inode *ip, int entries)
 			 : S_ISREG(ip->mode) ? ip->map.n
 					     : 0;
 	PUT(b, count);
-	PUT(b, (uint32_t)0); /* xattr_bytes */
+	PUT(b, (uint32_t)xattr_blob_bytes(&ip->xattrs));
+	int rc = 0;
 	if (S_ISDIR(ip->mode))
-		return entries ? dir_foreach(&ip->dir, put_dentry, b) : 0;
-	if (S_ISLNK(ip->mode))
-		return tbuf_put(b, ip->link, count);
-	for (uint32_t i = 0; i < ip->map.n; i++) {
-		const struct extent *e = &ip->map.v[i];
-		PUT(b, e->lblk);
-		PUT(b, e->pblk);
-		PUT(b, e->len);
-		PUT(b, e->flags);
-	}
-	return 0;
+		rc = entries ? dir_foreach(&ip->dir, put_dentry, b) : 0;
+	else if (S_ISLNK(ip->mode))
+		rc = tbuf_put(b, ip->link, count);
+	else
+		for (uint32_t i = 0; i < ip->map.n; i++) {
+			const struct extent *e = &ip->map.v[i];
+			PUT(b, e->lblk);
+			PUT(b, e->pblk);
+			PUT(b, e->len);
+			PUT(b, e->flags);
+		}
+	return rc ? rc : xattr_put(&ip->xattrs, b);
 }
 
 static int ondisk_fit(struct fs *fs, uint64_t cap)
@@ -344,7 +345,12 @@ static int parse_inode(struct rd *r, struct inode **out)
 	}
 	if (r->len - r->off < xattr_bytes)
 		goto bad;
-	r->off += xattr_bytes; /* no xattrs yet: see the header */
+	int rc = xattr_parse(&ip->xattrs, r->p + r->off, xattr_bytes);
+	if (rc == -ENOMEM)
+		goto nomem;
+	if (rc)
+		goto bad;
+	r->off += xattr_bytes;
 	*out = ip;
 	return 0;
 bad:

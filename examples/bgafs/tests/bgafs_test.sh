@@ -447,9 +447,11 @@ case_crashloop() {
 }
 
 # One feature of tests/posix.c on a fresh image, then an unmount, fsck, a
-# remount with every file's checksum unchanged, and (verify=1) the case's
-# own check of what must have survived.
-posix_case() { # posix_case NAME VERIFY
+# remount with every file's checksum unchanged, and the case's own check
+# of what must have survived.  With crash=1 the case (which fsyncs what it
+# made) is run a second time on a fresh image and the daemon SIGKILLed
+# after it: the replay of the log must give the same.
+posix_case() { # posix_case NAME [crash]
 	[ -n "$POSIX" ] || fail "no bgafs_posix program given"
 	"$BGAFS" mkfs "$img" 64M
 	mount_fs
@@ -460,13 +462,55 @@ posix_case() { # posix_case NAME VERIFY
 	fsck_clean "after $1"
 	mount_fs
 	[ "$(sums)" = "$before" ] || fail "$1: checksums differ after a remount"
-	if [ "$2" = 1 ]; then "$POSIX" "$1" "$mnt" verify || fail "bgafs_posix $1 verify, after a remount"; fi
+	"$POSIX" "$1" "$mnt" verify || fail "bgafs_posix $1 verify, after a remount"
 	umount_fs
 	fsck_clean "after $1 and a remount"
+	[ "${2:-}" = crash ] || return 0
+	rm -f "$img"
+	"$BGAFS" mkfs "$img" 64M
+	mount_fs
+	"$POSIX" "$1" "$mnt" || fail "bgafs_posix $1 (before the kill)"
+	crash_fs
+	mount_fs
+	"$POSIX" "$1" "$mnt" verify || fail "bgafs_posix $1 verify, after a SIGKILL and the replay"
+	umount_fs
+	fsck_clean "after $1, a SIGKILL and a remount"
 }
-case_falloc() { posix_case falloc 1; }
-case_exchange() { posix_case exchange 1; }
-case_atime() { posix_case atime 1; }
+# stress-ng's filesystem class, one stressor at a time, each for
+# BGAFS_STRESSNG_SECONDS (make soak sets it; 2 s by default) with
+# --verify: a FAIL line or a failed count fails the test; stressors for
+# what FUSE or this kernel lacks (fanotify, fiemap, leases, verity...)
+# skip themselves, as stress-ng decides.
+case_stressng() {
+	need stress-ng
+	"$BGAFS" mkfs "$img" 1G
+	mount_fs
+	mkdir "$mnt/s"
+	local out rc=0
+	# binderfs mounts a kernel file system of its own (none here: ENODEV),
+	# nothing of the temp path; iomix and hdd write 1 GiB by default, more
+	# than the image holds beside the others' files.
+	out=$(cd "$mnt/s" && stress-ng --class filesystem --exclude binderfs --sequential 1 \
+		--timeout "${BGAFS_STRESSNG_SECONDS:-2}" --verify --temp-path "$mnt/s" --oom-avoid \
+		--iomix-bytes 128m --hdd-bytes 128m 2>&1) || rc=$?
+	grep -E "dispatching|skipping|aborted|FAIL|untrustworthy|completed" <<<"$out" || true
+	if grep -E "FAIL|failed: [1-9]" <<<"$out"; then
+		grep -iE "fail|error" <<<"$out" | head -40
+		fail "stress-ng reported failures"
+	fi
+	# 0: all passed; 2: a stressor failed; 3: one ran out of resources
+	# (ENOSPC, EMFILE...); 4: not implemented -- only 0 and 4 are clean.
+	[ $rc = 0 ] || [ $rc = 4 ] || { tail -30 <<<"$out"; fail "stress-ng exited with $rc"; }
+	grep -q "successful run completed" <<<"$out" || fail "stress-ng did not complete its run"
+	umount_fs
+	fsck_clean "after stress-ng"
+}
+
+case_falloc() { posix_case falloc; }
+case_exchange() { posix_case exchange; }
+case_atime() { posix_case atime; }
+case_xattr() { posix_case xattr crash; }
+case_special() { posix_case special crash; }
 
 walk() { # every name with its type, mode, size, links and target, then every file's sum
 	(cd "$mnt" && find . -printf '%y %m %s %n %l %p\n' | LC_ALL=C sort && sums)

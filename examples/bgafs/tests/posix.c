@@ -85,6 +85,15 @@ static void write_all(int fd, const void *p, size_t n, off_t off)
 	CHECK(pwrite(fd, p, n, off) == (ssize_t)n, "pwrite %zu at %lld", n, (long long)off);
 }
 
+/* fsync p: what a case made is durable (bgafs commits the whole
+ * transaction), so a SIGKILL after it loses nothing the verify checks. */
+static void sync_path(const char *p)
+{
+	int fd = open(p, O_RDONLY | O_NONBLOCK);
+	CHECK(fd >= 0 && fsync(fd) == 0, "fsync %s", p);
+	close(fd);
+}
+
 /* ---- falloc ---- */
 
 #define FSZ (1u << 20) /* the model file */
@@ -289,6 +298,7 @@ static void case_xattr(int verify)
 	unlink(path("xaopen"));
 	CHECK(fgetxattr(fd, "user.o", val, sizeof(val)) == 1, "fgetxattr after unlink");
 	close(fd);
+	sync_path(f);
 }
 
 /* ---- special files ---- */
@@ -324,6 +334,7 @@ static void case_special(int verify)
 		}
 		close(s);
 		CHECK(unlink(path("reg")) == 0, "unlink");
+		sync_path(dir);
 	}
 	CHECK(lstat(path("fifo"), &st) == 0 && S_ISFIFO(st.st_mode) && (st.st_mode & 07777) == 0640, "FIFO stat");
 	CHECK(lstat(path("sock"), &st) == 0 && S_ISSOCK(st.st_mode), "socket stat");
