@@ -86,6 +86,9 @@ soak:
 	@# bgafs under SIGKILL: BGAFS_CRASH_ITERS rounds, every fsynced file verified (77: no FUSE here).
 	BGAFS_CRASH_ITERS=$${BGAFS_CRASH_ITERS:-25} examples/bgafs/tests/bgafs_test.sh \
 		build/soak/examples/bgafs/bgafs crashloop || [ $$? = 77 ]
+	@# bgafs under stress-ng's filesystem class with --verify, BGAFS_STRESSNG_SECONDS a stressor (46 of them).
+	BGAFS_STRESSNG_SECONDS=$${BGAFS_STRESSNG_SECONDS:-10} examples/bgafs/tests/bgafs_test.sh \
+		build/soak/examples/bgafs/bgafs stressng || [ $$? = 77 ]
 
 # Every "what it must show" ratio (primitives, volume, aging) in one go.
 bench:

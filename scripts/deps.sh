@@ -41,6 +41,7 @@ for target in "${@:-build}"; do
 		want cmd fusermount3 fuse3
 		want cmd dbench dbench
 		want cmd fio fio
+		want cmd stress-ng stress-ng # make soak: bgafs under its filesystem class
 		# the kept ABI (abidw, abidiff) and the man pages' checks
 		want cmd abidiff abigail-tools
 		want cmd groff groff-base
