@@ -221,6 +221,21 @@ static int exact_through_windows_locked(struct bga_volume *vol, struct bga_actx 
 	if (rc)
 		return rc;
 	bga__window_cut_range_locked(vol, grp, g, from, *len);
+	/*
+	 * An owner takes from its window without this lock (window.h), so
+	 * blocks counted above as remainder may have become its file's before
+	 * the cut stopped it.  The run is what is clear now; the rest of the
+	 * charge goes back.  Only that race leaves windows cut by a request
+	 * that then fails, and their blocks are free, not lost.
+	 */
+	uint32_t got = (uint32_t)bga_bitmap_next_set(grp->bitmap, from + *len, from) - from;
+	if (got < ac->min) {
+		bga__uncharge(vol, ac, *len);
+		return -ENOSPC;
+	}
+	if (got < *len)
+		bga__uncharge(vol, ac, *len - got);
+	*len = got;
 	/* windows are booked in groups with a bitmap: this cannot fail */
 	rc = bga__group_take_locked(vol, grp, g, from, *len);
 	BGA_ASSERT(rc == 0);
