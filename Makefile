@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CMAKE ?= cmake
 
-.PHONY: all deps build demo test test-asan test-tsan soak coverage bench micro fuzz fuzz-afl install clean
+.PHONY: all deps build demo test test-asan test-tsan soak coverage bench micro fuzz fuzz-afl fuzz-merge install clean
 
 all: build
 
@@ -123,3 +123,8 @@ fuzz:
 fuzz-afl:
 	@scripts/deps.sh fuzz
 	scripts/fuzz.sh afl $(FUZZ_SECONDS)
+
+# Minimise the working corpora (build/fuzz-libfuzzer/corpus) with -merge=1.
+fuzz-merge:
+	@scripts/deps.sh fuzz
+	scripts/fuzz.sh merge

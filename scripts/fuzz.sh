@@ -5,14 +5,17 @@
 #   scripts/fuzz.sh libfuzzer SECONDS [harness...]   libFuzzer + ASan + UBSan (make fuzz)
 #   scripts/fuzz.sh afl SECONDS [harness...]         AFL++ persistent mode + ASan + UBSan (make fuzz-afl)
 #   scripts/fuzz.sh build [libfuzzer|afl]            build only
-#   scripts/fuzz.sh repro HARNESS FILE...            run inputs through the libFuzzer build
+#   scripts/fuzz.sh run HARNESS FILE...              run inputs through the libFuzzer build
+#   scripts/fuzz.sh repro HARNESS FILE [NAME]        minimise a crash into tests/fuzz/regress/HARNESS/
+#   scripts/fuzz.sh merge [harness...]               minimise the working corpora (make fuzz-merge)
 #
 # Harnesses: fuzz_ops fuzz_mt fuzz_load (default: all three).  Each runs for SECONDS,
 # one after the other (the machine has 2 cores).  Inputs that crash are
-# copied to tests/fuzz/crashes/<harness>-...; once the bug is fixed, move
-# the file to tests/fuzz/regress/<harness>/ so ctest replays it for good.
-# Work directories: build/fuzz-libfuzzer, build/fuzz-afl.  A summary with
-# execs/second per harness goes to <workdir>/summary.txt and stdout.
+# copied to tests/fuzz/crashes/<harness>-...; `repro` minimises one into
+# tests/fuzz/regress/<harness>/, which ctest replays for good.  Work
+# directories: build/fuzz-libfuzzer, build/fuzz-afl.  One summary line per
+# harness (execs/s, cov and ft, corpus size, crashes and where they went)
+# goes to <workdir>/summary.txt and stdout.
 # Exit status: 0 when no harness found anything, 1 otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,10 +44,15 @@ build_libfuzzer() {
 	command -v clang >/dev/null || die "clang is missing (scripts/deps.sh fuzz)"
 	echo "== fuzz: building libFuzzer targets in $dir"
 	build_lib "$dir" clang "$san -fsanitize=fuzzer-no-link"
+	# The reference model is the oracle, not the code under test: built
+	# without coverage instrumentation (still under the sanitizers), so
+	# libFuzzer's callbacks are not paid on every block it compares and
+	# its branches do not count as features.
+	clang -std=gnu11 -Wall -Wextra $san -DBGA_DEBUG=1 -Iinclude -Itests -c tests/refmodel.c -o "$dir/refmodel.o"
 	for h in "${ALL_HARNESSES[@]}"; do
 		# shellcheck disable=SC2046
 		clang -std=gnu11 -Wall -Wextra $san -fsanitize=fuzzer -DBGA_DEBUG=1 \
-			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests tests/fuzz/$h.c tests/refmodel.c \
+			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests tests/fuzz/$h.c "$dir/refmodel.o" \
 			"$dir/lib/libbgalloc.a" $(libs) -o "$dir/$h"
 	done
 }
@@ -87,8 +95,18 @@ run_libfuzzer() {
 			grep -E '^(fuzz_|bgalloc:|==[0-9]+==ERROR|SUMMARY|.*runtime error)' "$log" | head -5 || true
 			grep -E 'Test unit written to' "$log" || true
 		fi
-		printf '%-10s libfuzzer %8s execs in %4ss = %7s execs/s  exit %d\n' "$h" "${runs:-?}" "$took" \
-			"$(awk -v r="${runs:-0}" -v t="$took" 'BEGIN { printf "%.1f", r / t }')" "$rc" |
+		# libFuzzer's last status line: cov (edges), ft (features), corp (units/bytes)
+		local last cov ft corp found where
+		last=$(grep -E '^#[0-9]+[[:space:]]+(DONE|NEW|REDUCE|pulse|INITED)' "$log" | tail -1)
+		cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
+		ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
+		corp=$(find "$dir/corpus/$h" -type f | wc -l)
+		found=$(grep -c 'Test unit written to' "$log" || true)
+		where=$(sed -n 's/.*Test unit written to \(.*\)/\1/p' "$log" | tr '\n' ' ')
+		printf '%-10s libfuzzer %8s execs in %4ss = %7s execs/s  cov %s ft %s  corpus %s (%s)  crashes %s%s  exit %d\n' \
+			"$h" "${runs:-?}" "$took" \
+			"$(awk -v r="${runs:-0}" -v t="$took" 'BEGIN { printf "%.1f", r / t }')" "${cov:-?}" "${ft:-?}" \
+			"$corp" "$dir/corpus/$h" "$found" "${where:+ -> $where}" "$rc" |
 			tee -a "$dir/summary.txt"
 	done
 	return $status
@@ -152,13 +170,37 @@ build)
 	*) die "build libfuzzer|afl" ;;
 	esac
 	;;
-repro)
+run)
 	h=${1:?harness}; shift
 	[ -x build/fuzz-libfuzzer/$h ] || build_libfuzzer
 	ASAN_OPTIONS=detect_leaks=1:symbolize=1 build/fuzz-libfuzzer/$h "$@"
 	;;
+repro)
+	# Minimise a crashing input (it must still crash) into
+	# tests/fuzz/regress/HARNESS/, where ctest's fuzz_replay_* replays it.
+	h=${1:?harness}; f=${2:?crashing input}; name=${3:-$(basename "$f")}
+	[ -x build/fuzz-libfuzzer/$h ] || build_libfuzzer
+	out=tests/fuzz/regress/$h/$name
+	ASAN_OPTIONS=detect_leaks=1:symbolize=0 build/fuzz-libfuzzer/$h -minimize_crash=1 -max_total_time=60 \
+		-exact_artifact_path="$out" "$f" >"build/fuzz-libfuzzer/$h-repro.log" 2>&1 || true
+	[ -s "$out" ] || die "minimising $f gave nothing (not a crash?): build/fuzz-libfuzzer/$h-repro.log"
+	echo "fuzz.sh: $out ($(stat -c %s "$out") bytes, was $(stat -c %s "$f")); fix the bug, then: ctest -R fuzz_replay"
+	;;
+merge)
+	# Minimise each harness's working corpus (libFuzzer -merge=1): the
+	# units of build/fuzz-libfuzzer/corpus/H and tests/fuzz/corpus/H that
+	# add coverage, into a fresh working corpus.
+	build_libfuzzer
+	for h in $(pick "$@"); do
+		d=build/fuzz-libfuzzer/corpus
+		rm -rf "$d/$h.merged" && mkdir -p "$d/$h.merged" "$d/$h"
+		build/fuzz-libfuzzer/$h -merge=1 "$d/$h.merged" "$d/$h" "tests/fuzz/corpus/$h" >"build/fuzz-libfuzzer/$h-merge.log" 2>&1
+		echo "fuzz.sh: $h corpus $(find "$d/$h" -type f | wc -l) -> $(find "$d/$h.merged" -type f | wc -l) units"
+		rm -rf "$d/$h" && mv "$d/$h.merged" "$d/$h"
+	done
+	;;
 *)
-	sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac
