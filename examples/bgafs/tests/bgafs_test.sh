@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bgafs_test.sh BGAFS CASE [POSIX [CHURN]]: one bgafs test on a fresh image, mounted under
 # a temporary directory.  Cases: basic dbench fio crash enospc crash_idle
-# enospc_rm cli aging fullcreate fsck_old replay commit_size crashloop (make soak;
+# enospc_rm cli aging fullcreate fsck_old replay loggrow commit_size crashloop (make soak;
 # BGAFS_CRASH_ITERS rounds), and the POSIX features through bgafs_posix
 # (its path the third argument): falloc exchange atime.  The fourth: the
 # churn of aging and crashloop (churn.c).
@@ -677,6 +677,34 @@ PY
 		umount_fs
 		fsck_clean "after replay round $round"
 	done
+}
+
+# The log area grows with the namespace: 20,000 names on a 64 MiB image
+# (a 2 MiB area, room for 768 KiB of namespace) move the log twice into a
+# larger area; after a SIGKILL the replay finds every name, and after a
+# clean unmount fsck owns exactly the last area.
+case_loggrow() {
+	need python3
+	"$BGAFS" mkfs "$img" 64M
+	mount_fs
+	local size0 size1 n
+	size0=$(df -k --output=size "$mnt" | tail -1)
+	python3 - "$mnt/many" <<'PY' || fail "20,000 creates on a 64 MiB image"
+import os, sys
+os.mkdir(sys.argv[1])
+for i in range(20000):
+    os.close(os.open(os.path.join(sys.argv[1], "file%06d" % i), os.O_CREAT | os.O_WRONLY, 0o644))
+fd = os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd); os.close(fd)
+PY
+	size1=$(df -k --output=size "$mnt" | tail -1)
+	[ "$size1" -lt "$size0" ] || fail "the log area did not grow (df size ${size0}K, then ${size1}K)"
+	crash_fs
+	mount_fs
+	n=$(find "$mnt/many" -type f | wc -l)
+	[ "$n" = 20000 ] || fail "$n of 20,000 fsynced names after the crash"
+	umount_fs
+	fsck_clean "after the log moved to a larger area"
+	echo "log area grew: df size ${size0}K -> ${size1}K; 20,000 names after a crash"
 }
 
 # The cost of one small change (a new 4 KiB file, fsync of it and of its
