@@ -209,33 +209,21 @@ int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, stru
  * them back (ext4 discards a preallocation in the way the same way).  One
  * that fails, for want of a run or of the count, cuts nothing.  A cut
  * lowers a window's end, so a window that starts inside the extent gives
- * back its blocks after it too.
+ * back its blocks after it too.  The windows are held still from the
+ * measure to the cut: an owner's lock-free take meanwhile would take
+ * blocks of the run measured.
  */
 static int exact_through_windows_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp,
 					uint64_t g, uint32_t from, uint32_t *len)
 {
+	bga__window_hold_locked(grp, true);
 	*len = bga__window_run_locked(grp, from, ac->max);
-	if (*len < ac->min)
-		return -ENOSPC;
-	int rc = bga__charge_locked(vol, ac, len);
+	int rc = *len < ac->min ? -ENOSPC : bga__charge_locked(vol, ac, len);
+	if (rc == 0)
+		bga__window_cut_range_locked(vol, grp, g, from, *len);
+	bga__window_hold_locked(grp, false);
 	if (rc)
 		return rc;
-	bga__window_cut_range_locked(vol, grp, g, from, *len);
-	/*
-	 * An owner takes from its window without this lock (window.h), so
-	 * blocks counted above as remainder may have become its file's before
-	 * the cut stopped it.  The run is what is clear now; the rest of the
-	 * charge goes back.  Only that race leaves windows cut by a request
-	 * that then fails, and their blocks are free, not lost.
-	 */
-	uint32_t got = (uint32_t)bga_bitmap_next_set(grp->bitmap, from + *len, from) - from;
-	if (got < ac->min) {
-		bga__uncharge(vol, ac, *len);
-		return -ENOSPC;
-	}
-	if (got < *len)
-		bga__uncharge(vol, ac, *len - got);
-	*len = got;
 	/* windows are booked in groups with a bitmap: this cannot fail */
 	rc = bga__group_take_locked(vol, grp, g, from, *len);
 	BGA_ASSERT(rc == 0);

@@ -70,7 +70,10 @@ static uint32_t cut_locked(struct bga_volume *vol, struct bga_group *grp, struct
 	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
 	uint32_t from, end;
 	do {
-		BGA_ASSERT(!(s & BGA_WSPAN_FROZEN));
+		/* Frozen only by an exact goal that holds this group's windows
+		 * still around its cut (bga__window_hold_locked): a store
+		 * holds every group lock, so it never meets a cut.  The bit
+		 * stays as it is. */
 		from = BGA_MAX(bga__wspan_cur(s), at);
 		end = bga__wspan_end(s);
 		if (from >= end)
@@ -162,6 +165,8 @@ bool bga__window_overlaps_locked(const struct bga_group *grp, uint32_t off, uint
 uint32_t bga__window_run_locked(const struct bga_group *grp, uint32_t from, uint32_t max)
 {
 	uint32_t at = from, stop = BGA_MIN(grp->hi, from + max);
+	if (from >= stop)
+		return 0; /* past the group's span (a grow not yet opened it) */
 	while (at < stop) {
 		if (!((grp->bitmap[at / 64] >> (at % 64)) & 1)) {
 			at = (uint32_t)bga_bitmap_next_set(grp->bitmap, stop, at);
@@ -210,18 +215,21 @@ uint64_t bga__window_reclaim(struct bga_volume *vol)
 	return n;
 }
 
+void bga__window_hold_locked(const struct bga_group *grp, bool freeze)
+{
+	for (struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next) {
+		if (freeze)
+			__atomic_fetch_or(&w->span, BGA_WSPAN_FROZEN, __ATOMIC_ACQ_REL);
+		else
+			__atomic_fetch_and(&w->span, ~BGA_WSPAN_FROZEN, __ATOMIC_ACQ_REL);
+	}
+}
+
 void bga__window_freeze_all(struct bga_volume *vol, bool freeze)
 {
 	uint64_t end = bga__dir_chunks(vol) << BGA_CHUNK_SHIFT;
-	for (uint64_t g = 0; (g = bga__window_next_group(vol, g, end)) < end; g++) {
-		const struct bga_group *grp = bga__group_lookup(vol, g);
-		for (struct bga_window *w = grp->ext->windows; w; w = w->next) {
-			if (freeze)
-				__atomic_fetch_or(&w->span, BGA_WSPAN_FROZEN, __ATOMIC_ACQ_REL);
-			else
-				__atomic_fetch_and(&w->span, ~BGA_WSPAN_FROZEN, __ATOMIC_ACQ_REL);
-		}
-	}
+	for (uint64_t g = 0; (g = bga__window_next_group(vol, g, end)) < end; g++)
+		bga__window_hold_locked(bga__group_lookup(vol, g), freeze);
 }
 
 void bga__window_clear_held_locked(const struct bga_group *grp, uint64_t *map)

@@ -25,7 +25,10 @@
  *    than cur, CAS, under the group lock;
  *  - a booking: a new span with the generation bumped, under the group
  *    lock, by the owner only;
- *  - a store: FROZEN set and cleared, with every group lock held.
+ *  - a store: FROZEN set and cleared, with every group lock held;
+ *  - an exact goal: FROZEN set and cleared on the windows of its group,
+ *    under that group's lock, so that the run it measures through their
+ *    remainders holds still until it cuts them (or decides not to).
  * So [cur, end) only ever shrinks while the window is linked, and every
  * block in it is marked used in the bitmap and owned by nobody.  Cuts and
  * bookings, the only writers of end, also copy it into w->end (a line
@@ -130,7 +133,8 @@ bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off);
 /* Does [off, off + len) overlap a window's remainder in this group? */
 bool bga__window_overlaps_locked(const struct bga_group *grp, uint32_t off, uint32_t len);
 /* The length of the run at `from` of blocks free or in a window's
- * remainder, up to max (0 when `from` is neither). */
+ * remainder, up to max (0 when `from` is neither).  The remainders move
+ * under it unless the group's windows are held (bga__window_hold_locked). */
 uint32_t bga__window_run_locked(const struct bga_group *grp, uint32_t from, uint32_t max);
 /* The first group in [g, end) that may hold windows (a superset), or end. */
 uint64_t bga__window_next_group(const struct bga_volume *vol, uint64_t g, uint64_t end);
@@ -149,6 +153,10 @@ uint64_t bga__window_reclaim(struct bga_volume *vol);
  * which waits for the store), so remainders hold still while it copies.
  */
 void bga__window_freeze_all(struct bga_volume *vol, bool freeze);
+/* Freeze (or thaw) the windows of one group, its lock held: owners'
+ * takes fail meanwhile and go to the locked path, which waits for the
+ * lock; cuts still work on a frozen span. */
+void bga__window_hold_locked(const struct bga_group *grp, bool freeze);
 /* Clear the bits of the group's window remainders in `map`, a copy of its
  * bitmap. */
 void bga__window_clear_held_locked(const struct bga_group *grp, uint64_t *map);
