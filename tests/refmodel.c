@@ -205,8 +205,6 @@ static int refm_alloc_alt(const struct refmodel *m, const struct bga_request *re
 	/* Both "no run can be that long" and "fewer than min_len reserved" hold. */
 	if (expected == -EINVAL && req && !refm_alloc_args_bad(m, req) && req->min_len > m->cfg.blocks_per_group)
 		return -ENOSPC;
-	if (expected == -EAGAIN && req && (req->flags & BGA_EXACT_GOAL))
-		return -ENOSPC; /* "for BGA_EXACT_GOAL: none starts at the goal" */
 	return expected;
 }
 

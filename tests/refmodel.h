@@ -19,9 +19,21 @@
  * decides whether that outcome was allowed, and applies it.
  *
  * Windows are not modelled: the blocks a window holds and no allocation
- * took are free by contract (bga_free_exact, bga_foreach_free, a store),
- * so they stay free in the model, and they never turn a success into
- * -ENOSPC (they are taken back first).
+ * took (a handle's, or a CPU's locality window) are free by contract
+ * (bga_free_exact, bga_foreach_free, a store), so they stay free in the
+ * model, and they never turn a success into -ENOSPC (they are taken back
+ * first).
+ *
+ * The model decides -ENOSPC against -EAGAIN exactly, on the library's one
+ * definition of what is free after the commit (lib/core/deferred.c):
+ *  - the count: after committing every pending deferred free, free minus
+ *    reserved (for BGA_USE_RESERVED: reserved) must cover min_len;
+ *    window blocks are free, so they count;
+ *  - the run: a run of min_len blocks, each free (window blocks
+ *    included) or pending, inside one group (for BGA_EXACT_GOAL:
+ *    starting at the goal).
+ * -EAGAIN when both hold after the commit and not now, -ENOSPC when they
+ * do not hold after it either; a BGA_EXACT_GOAL request is no exception.
  *
  * Failures of a check are reported by a negative return (-EPROTO) and a
  * message in m->err; the model is then unchanged.
@@ -86,9 +98,8 @@ int refmodel_alloc_expect(const struct refmodel *m, const struct bga_request *re
 /*
  * Judge the library's answer to bga_alloc(): rc and, when rc == 0, ext.
  * Checks that rc is allowed (same as expected, or the documented
- * alternative: -ENOSPC/-EAGAIN for a failed BGA_EXACT_GOAL whose goal
- * would fit after a commit; -EINVAL/-ENOSPC when min_len > blocks_per_group
- * and the arguments are otherwise valid, or only short of reservations),
+ * alternative: -EINVAL/-ENOSPC when min_len > blocks_per_group and the
+ * arguments are otherwise valid, or only short of reservations),
  * and on success that the extent is min_len .. min(max_len,
  * blocks_per_group) blocks inside one group, at or above first_data_block,
  * starts at the goal for BGA_EXACT_GOAL, every block was free in the model

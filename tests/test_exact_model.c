@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The reference model decides every allocation exactly, one thread: over
+ * 40 seeds, random requests on small, nearly full volumes with handles'
+ * windows, the CPU's locality window (goal-less small requests),
+ * deferred frees, commits and reservations in play, each answer of
+ * bga_alloc (0, -ENOSPC, -EAGAIN, -EINVAL) must be the one the model
+ * gives (refmodel.h), and the volume must agree with it after every step.
+ * The thread is pinned to one CPU, so every goal-less request meets the
+ * same locality window and each seed replays exactly.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include <bgalloc.h>
+
+#include "refmodel.h"
+#include "testutil.h"
+
+#define SEEDS 40
+#define OPS 3000
+#define HANDLES 3
+#define MAX_EXT 512
+
+struct run {
+	struct rng r;
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	struct refmodel m;
+	struct bga_rsv *rsv[HANDLES];
+	struct bga_extent ext[MAX_EXT]; /* allocated, not freed yet */
+	size_t next;
+	uint64_t txn;
+	uint64_t seed;
+	int op;
+};
+
+static void pin_to_one_cpu(void)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &set);
+	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+}
+
+static void same(struct run *t, const char *what, int rc, int want)
+{
+	cr_assert_eq(rc, want, "seed %" PRIu64 " op %d: %s returned %d, the model %d", t->seed, t->op, what, rc, want);
+}
+
+static void op_alloc(struct run *t)
+{
+	struct rng *r = &t->r;
+	uint64_t bpg = t->cfg.blocks_per_group;
+	struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1 + below(r, 6)};
+	req.max_len = req.min_len + below(r, 12);
+	uint64_t kind = below(r, 8);
+	if (kind < 3)
+		req.rsv = t->rsv[below(r, HANDLES)];
+	if (kind != 3 && below(r, 3) != 0)
+		req.goal = below(r, t->cfg.nblocks);
+	if (kind == 4 && req.goal != BGA_NO_GOAL)
+		req.flags |= BGA_EXACT_GOAL;
+	if (below(r, 6) == 0)
+		req.flags |= BGA_USE_RESERVED;
+	if (below(r, 40) == 0)
+		req.min_len = req.max_len = bpg;
+	struct bga_extent e = {0, 0};
+	int rc = bga_alloc(t->vol, &req, &e);
+	cr_assert_eq(refmodel_alloc_check(&t->m, &req, rc, &e), 0, "seed %" PRIu64 " op %d: %s", t->seed, t->op,
+		     t->m.err);
+	if (rc == 0 && t->next < MAX_EXT)
+		t->ext[t->next++] = e;
+	else if (rc == 0)
+		same(t, "free", bga_free(t->vol, e.start, e.len), refmodel_free(&t->m, e.start, e.len));
+}
+
+/* Free (now or deferred) a piece of an allocated extent. */
+static void op_free(struct run *t, bool deferred)
+{
+	struct rng *r = &t->r;
+	if (t->next == 0)
+		return;
+	size_t k = below(r, t->next);
+	uint64_t start = t->ext[k].start, len = t->ext[k].len;
+	if (len > 1 && below(r, 2)) { /* a head: the rest stays allocated */
+		len = 1 + below(r, len - 1);
+		t->ext[k].start += len;
+		t->ext[k].len -= len;
+	} else {
+		t->ext[k] = t->ext[--t->next];
+	}
+	if (deferred) {
+		uint64_t txn = t->txn + 1 + below(r, 2);
+		same(t, "free_deferred", bga_free_deferred(t->vol, start, len, txn),
+		     refmodel_free_deferred(&t->m, start, len, txn));
+	} else {
+		same(t, "free", bga_free(t->vol, start, len), refmodel_free(&t->m, start, len));
+	}
+}
+
+static void one_seed(uint64_t seed)
+{
+	struct run t = {.r = {seed * 0x9e3779b97f4a7c15u + 1}, .seed = seed};
+	struct rng *r = &t.r;
+	uint32_t bpg = 64 << below(r, 2);
+	bga_config_init(&t.cfg, bpg * (1 + below(r, 4)) - below(r, 2) * (bpg / 2));
+	t.cfg.blocks_per_group = bpg;
+	t.cfg.first_data_block = below(r, 3) == 0 ? below(r, 8) : 0;
+	t.cfg.rsv_max = 4 + (uint32_t)below(r, bpg);
+	t.cfg.rsv_default = 1 + (uint32_t)below(r, t.cfg.rsv_max);
+	cr_assert_eq(bga_create(&t.cfg, &t.vol), 0);
+	cr_assert_eq(refmodel_init(&t.m, &t.cfg), 0);
+	for (int i = 0; i < HANDLES; i++) {
+		cr_assert_eq(bga_rsv_open(t.vol, &t.rsv[i]), 0);
+		cr_assert_eq(bga_rsv_set_size(t.rsv[i], 1 + (uint32_t)below(r, t.cfg.rsv_max)), 0);
+	}
+	for (t.op = 0; t.op < OPS; t.op++) {
+		/* allocations outnumber frees until the volume is nearly full,
+		 * and reservations take much of what is left */
+		uint64_t free = refmodel_free_count(&t.m), pick = below(r, 20);
+		if (pick < 9 || (pick < 12 && free > t.cfg.nblocks / 8)) {
+			op_alloc(&t);
+		} else if (pick < 13) {
+			op_free(&t, false);
+		} else if (pick < 16) {
+			op_free(&t, true);
+		} else if (pick == 16) {
+			uint64_t txn = t.txn + below(r, 2);
+			same(&t, "commit", bga_commit(t.vol, txn ? txn : 1), refmodel_commit(&t.m, txn ? txn : 1));
+			t.txn = t.m.last_txn;
+		} else if (pick < 19) {
+			uint64_t n = 1 + below(r, 16);
+			same(&t, "reserve", bga_reserve(t.vol, n), refmodel_reserve(&t.m, n));
+		} else if (t.m.reserved) {
+			uint64_t n = 1 + below(r, t.m.reserved);
+			same(&t, "unreserve", bga_unreserve(t.vol, n), refmodel_unreserve(&t.m, n));
+		}
+		if (t.op % 64 == 0 || t.op == OPS - 1)
+			cr_assert_eq(refmodel_compare(&t.m, t.vol), 0, "seed %" PRIu64 " op %d: %s", seed, t.op,
+				     t.m.err);
+	}
+	for (int i = 0; i < HANDLES; i++)
+		bga_rsv_close(t.rsv[i]);
+	cr_assert_eq(refmodel_compare(&t.m, t.vol), 0, "seed %" PRIu64 ": %s", seed, t.m.err);
+	refmodel_fini(&t.m);
+	bga_destroy(t.vol);
+}
+
+ParameterizedTestParameters(exact_model, every_allocation)
+{
+	static uint64_t seeds[SEEDS];
+	for (size_t i = 0; i < SEEDS; i++)
+		seeds[i] = i + 1;
+	return cr_make_param_array(uint64_t, seeds, SEEDS);
+}
+
+ParameterizedTest(uint64_t *seed, exact_model, every_allocation)
+{
+	pin_to_one_cpu();
+	one_seed(*seed);
+}
