@@ -24,7 +24,7 @@
 #include "testutil.h"
 
 #define SEEDS 40
-#define OPS 3000
+#define OPS 2000
 #define HANDLES 3
 #define MAX_EXT 512
 
