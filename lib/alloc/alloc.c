@@ -6,9 +6,8 @@
  */
 #include <errno.h>
 
-#include "internal.h"
+#include "route.h"
 #include "steer.h"
-#include "window.h"
 
 /*
  * How the common case ended: taken; missed, with nothing changed (the
@@ -157,7 +156,7 @@ static __attribute__((noinline)) int alloc_other(struct bga_volume *vol, const s
 		return -EINVAL;
 	if (req->flags == 0 && req->min_len <= vol->cfg.blocks_per_group) {
 		if (req->rsv != NULL ? alloc_window_fast(vol, req, out)
-		    : req->goal == BGA_NO_GOAL && req->max_len <= BGA_LOCAL_MAX_REQ
+		    : bga__req_is_local(req->goal, req->rsv, req->max_len, req->flags)
 			? alloc_local_fast(vol, req, out)
 			: alloc_fast(vol, req->goal, req->min_len, req->max_len, out, false) == FAST_HIT)
 			return 0;
@@ -189,7 +188,7 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 	 */
 	if (bga_likely(vol != NULL && req != NULL && out != NULL)) {
 		uint64_t goal = req->goal, min = req->min_len, max = req->max_len;
-		if (bga_likely(req->flags == 0 && req->rsv == NULL && goal != BGA_NO_GOAL && min - 1 < max &&
+		if (bga_likely(bga__req_is_plain(req->flags, req->rsv) && goal != BGA_NO_GOAL && min - 1 < max &&
 			       min <= vol->cfg.blocks_per_group)) {
 			enum fast_end end = alloc_fast(vol, goal, min, max, out, true);
 			if (bga_likely(end == FAST_HIT))

@@ -14,35 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "window.h"
-
-/*
- * A handle.  `win` is linked into a group's window list while win.linked;
- * its fields are then under that group's lock.  The handle itself is used
- * by one thread at a time (the contract), so its size needs no lock.
- */
-struct bga_rsv {
-	struct bga_volume *vol;
-	struct bga_window win;
-	uint32_t size; /* goal size of the next window; 0 = windows off */
-	bool booked;   /* a window was ever booked: the next starts after it */
-	/* allocations the fast path served since the last fold into the
-	 * CPU's statistics (bga__rsv_count): plain, the handle is one
-	 * thread's at a time */
-	uint64_t hits;
-	uint32_t colour; /* which of BGA_RSV_COLOURS slices of a group a new file starts in */
-};
-
-/*
- * Files that start at one goal (one directory) would book their first
- * windows back to back, and each window after the first would then have
- * to jump past a neighbour's: a new extent every window.  As ext4 colours
- * a new file's first goal by its process, a handle's first window starts
- * in its own slice of the goal's group, leaving each file room to grow in
- * place (BENCHMARKS.md, "Extents per file").
- */
-#define BGA_RSV_COLOURS 16u
+#include "route.h"
 
 /* Drop the handle's window, if it has one. */
 static void window_drop(struct bga_rsv *rsv)
@@ -132,72 +104,4 @@ void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses
 	rsv->hits = 0;
 	__atomic_fetch_add(&pc->rsv_allocs, hits + misses, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&pc->rsv_hits, hits, __ATOMIC_RELAXED);
-}
-
-bool bga__rsv_group(const struct bga_rsv *rsv, uint64_t *g)
-{
-	*g = rsv->win.group;
-	return rsv->win.linked;
-}
-
-bool bga__rsv_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, struct bga_group *grp,
-			  struct bga_extent *out)
-{
-	struct bga_window *w = &rsv->win;
-	if (bga__window_take_locked(vol, ac, w, out)) {
-		rsv->hits++;
-		return true;
-	}
-	/* Used up (or too short): grow the next window if this one served
-	 * its file well, as ext3 does. */
-	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
-	if (2 * (bga__wspan_cur(s) - w->start) > bga__wspan_end(s) - w->start)
-		rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
-	bga__window_drop_locked(vol, grp, w);
-	return false;
-}
-
-/* goal moved by colour slices of its group, within the group. */
-static uint64_t coloured(const struct bga_volume *vol, const struct bga_geom *geo, uint64_t goal, uint32_t colour)
-{
-	uint32_t bpg = vol->cfg.blocks_per_group;
-	uint64_t first = bga__group_first(vol, bga__group_of(vol, goal));
-	uint64_t off = (goal - first + (uint64_t)colour * (bpg / BGA_RSV_COLOURS)) % bpg;
-	return first + off < geo->nblocks ? first + off : goal;
-}
-
-int bga__rsv_usable(const struct bga_volume *vol, const struct bga_rsv *rsv)
-{
-	if (rsv->vol != vol)
-		return -EINVAL;
-	return rsv->size != 0;
-}
-
-uint64_t bga__rsv_book(struct bga_volume *vol, const struct bga_geom *geo, struct bga_rsv *rsv, uint64_t goal,
-		       struct bga_window **book, uint32_t *wsize)
-{
-	/* Book a new window from the goal on (or right after the old one, so
-	 * a file written in order stays contiguous); a first window starts in
-	 * the handle's colour of the goal's group. */
-	uint64_t next = rsv->booked ? bga__group_first(vol, rsv->win.group) +
-					      bga__wspan_end(__atomic_load_n(&rsv->win.span, __ATOMIC_RELAXED))
-				    : BGA_NO_GOAL;
-	if (goal == BGA_NO_GOAL)
-		goal = next < geo->nblocks ? next : bga__home(bga__percpu(vol), geo->nblocks);
-	if (!rsv->booked)
-		goal = coloured(vol, geo, goal, rsv->colour);
-	*wsize = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
-	rsv->win.slice = rsv->colour * (vol->cfg.blocks_per_group / BGA_RSV_COLOURS);
-	*book = &rsv->win;
-	return goal;
-}
-
-void bga__rsv_booked(struct bga_rsv *rsv)
-{
-	rsv->booked = true;
-}
-
-bool bga__rsv_started(const struct bga_rsv *rsv)
-{
-	return rsv->booked;
 }

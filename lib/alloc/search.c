@@ -1,26 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The slow path of bga_alloc, around one allocation context (struct
- * bga_actx, types.h), as ext4's ext4_allocation_context: the request,
- * its geometry, how it pays.  Its phases, each once:
- *   exact goal   (alloc_exact) for BGA_EXACT_GOAL;
- *   window       (alloc_window) for a handle: its window, then booking one;
- *   group walk   (bga__search) from the goal's group round the volume,
- *                through the group index;
- *   retry        while the exact count says a run may exist (a walk sees
- *                one group at a time);
- *   -EAGAIN      when only pending deferred frees stand in the way.
- * Blocks are charged as they are taken, in charge.c; nothing is charged
- * before a run is found.
+ * bga_actx, types.h), as ext4's ext4_allocation_context: the request, its
+ * kind (decided once, alloc/route.h), its geometry, the resolved goal, the
+ * window being booked and its size, the CPU's steering state, and a
+ * status.  route() and route_once() list the phases top to bottom, as
+ * ext4_mb_new_blocks does; the window decisions and the handle's state
+ * (struct bga_rsv, route.h) are both here.  Blocks are charged as they are
+ * taken, in charge.c; nothing is charged before a run is found.
  */
 #include <errno.h>
 #include <sched.h>
 
 #include "rcu.h"
 
-#include "internal.h"
+#include "route.h"
 #include "steer.h"
-#include "window.h"
 
 /* Busy groups skipped with trylock before an allocation blocks on a lock. */
 #define BGA_BUSY_SKIPS 3
@@ -55,22 +50,20 @@ static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *
  *    over).
  * The group is looked through once: from `from` to its end, then from 0
  * to `from`.  A first pass that finds nothing marks it BGA_GROUP_NO_ROOM,
- * and later first passes skip it until something makes room (types.h):
- * with 64 writers, half the bookings looked through a whole group of
- * other windows' rooms in vain.  *none is set when no free run of the
+ * and later first passes skip it until something makes room (types.h;
+ * BENCHMARKS.md, "Placement under many writers").  *none is set when no free run of the
  * size asked for was found anywhere in it (then its max_run overstates,
  * and the caller lowers it, as a plain search does).
  */
 static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *ac, struct bga_group *grp, uint64_t g,
-				uint32_t from, bool at_goal, const struct bga_window *book, uint32_t want, uint32_t *off,
-				uint32_t *len, bool *none)
+				uint32_t from, bool at_goal, uint32_t want, uint32_t *off, uint32_t *len, bool *none)
 {
 	uint32_t need = BGA_MAX(ac->min, ac->room), big = BGA_MAX(want, ac->room + need);
 	*none = false;
 	if (at_goal && bga__group_find_locked(vol, grp, g, from, ac->min, want, off, len) && *off == from)
 		return true;
 	if (!at_goal)
-		from = book->slice;
+		from = ac->book->slice;
 	bool first = ac->room != 0 && ac->min <= ac->room;
 	if (first && (grp->flags & BGA_GROUP_NO_ROOM))
 		return false; /* found none last time, and nothing made room since */
@@ -101,20 +94,21 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 
 /*
  * Try one group under its lock.  `from` is the first offset to look at
- * (at_goal: the goal's offset in the goal's group).  With `book`, a run
- * of up to `wsize` blocks is looked for (place_window_locked), and
+ * (at_goal: the goal's offset in the goal's group).  With ac->book, a run
+ * of up to ac->wsize blocks is looked for (place_window_locked), and
  * becomes that window (window.h) once up to ac->max of it is taken.
  * -ENOSPC: no run here (or ac->stop says the count ruled the whole
  * request out).
  */
 static inline __attribute__((always_inline)) int
 try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, bool at_goal,
-		 struct bga_window *book, uint32_t wsize, struct bga_extent *out)
+		 struct bga_extent *out)
 {
 	struct bga_group *grp = bga__group_lookup(vol, g);
-	uint32_t off, len, want = BGA_MAX(ac->max, wsize);
+	struct bga_window *book = ac->book;
+	uint32_t off, len, wsize = ac->wsize, want = BGA_MAX(ac->max, wsize);
 	bool none = false;
-	if (book ? !place_window_locked(vol, ac, grp, g, from, at_goal, book, want, &off, &len, &none)
+	if (book ? !place_window_locked(vol, ac, grp, g, from, at_goal, want, &off, &len, &none)
 		 : !bga__group_find_locked(vol, grp, g, from, ac->min, want, &off, &len)) {
 		/* A failed whole-group search means max_run overstated the
 		 * longest run: fix it so the index stops pointing here
@@ -139,8 +133,8 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	return 0;
 }
 
-static int try_group(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, bool at_goal,
-		     struct bga_window *book, uint32_t wsize, bool wait, struct bga_extent *out)
+static int try_group(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, bool at_goal, bool wait,
+		     struct bga_extent *out)
 {
 	int rc = bga__group_ensure(vol, g); /* before the lock: lockdep.h */
 	if (rc)
@@ -149,34 +143,34 @@ static int try_group(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, ui
 		bga__group_lock(vol, g);
 	else if (!bga__group_trylock(vol, g))
 		return -EBUSY;
-	rc = try_group_locked(vol, ac, g, from, at_goal, book, wsize, out);
+	rc = try_group_locked(vol, ac, g, from, at_goal, out);
 	bga__group_unlock(vol, g);
 	return rc;
 }
 
 /*
- * Search every group for a run: the goal's group from the goal onwards,
- * then the index from the next group round to the goal's group again.
- * Busy groups are skipped (trylock) a few times before the search blocks;
+ * The group walk: find and take a run of ac->min..ac->max blocks (and
+ * book ac->book over it), the goal's group from ac->goal onwards, then
+ * the index from the next group round to the goal's group again.  Busy
+ * groups are skipped (trylock) a few times before the walk blocks;
  * skipped groups are visited again at the end, so contention never
- * causes a false -ENOSPC.  Stops at once when ac->stop is set.
+ * causes a false -ENOSPC.  ac->goal_busy: the goal's group was skipped.
+ * Stops at once when ac->stop is set.  0, -ENOSPC, -ENOMEM or ac->stop.
  */
-int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, struct bga_window *book, uint32_t wsize,
-		struct bga_extent *out, bool *goal_busy)
+static int search(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
 	const struct bga_geom *geo = ac->geo;
-	uint64_t g0 = bga__group_of(vol, goal);
+	uint64_t goal = ac->goal, g0 = bga__group_of(vol, goal);
 	uint64_t skipped[BGA_BUSY_SKIPS];
 	unsigned nskipped = 0;
-	int rc = try_group(vol, ac, g0, (uint32_t)(goal - bga__group_first(vol, g0)), true, book, wsize, false, out);
+	int rc = try_group(vol, ac, g0, (uint32_t)(goal - bga__group_first(vol, g0)), true, false, out);
 	if (rc != -EBUSY && rc != -ENOSPC)
 		return rc;
 	if (ac->stop)
 		return ac->stop;
 	if (rc == -EBUSY)
 		skipped[nskipped++] = g0;
-	if (goal_busy)
-		*goal_busy = rc == -EBUSY;
+	ac->goal_busy = rc == -EBUSY;
 
 	uint64_t n = geo->ngroups;
 	/* Two segments: (g0, n) then [0, g0]; g0 again from its start. */
@@ -184,7 +178,7 @@ int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, stru
 		uint64_t g = seg == 0 ? g0 + 1 : 0, end = seg == 0 ? n : g0 + 1;
 		while ((g = bga__idx_next(vol, g, end, BGA_MAX(ac->min, ac->room))) < end) {
 			bool wait = nskipped >= BGA_BUSY_SKIPS;
-			rc = try_group(vol, ac, g, 0, false, book, wsize, wait, out);
+			rc = try_group(vol, ac, g, 0, false, wait, out);
 			if (rc == -EBUSY)
 				skipped[nskipped++] = g;
 			else if (rc != -ENOSPC)
@@ -195,7 +189,7 @@ int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, stru
 		}
 	}
 	for (unsigned i = 0; i < nskipped; i++) {
-		rc = try_group(vol, ac, skipped[i], 0, false, book, wsize, true, out);
+		rc = try_group(vol, ac, skipped[i], 0, false, true, out);
 		if (rc != -ENOSPC || ac->stop)
 			return ac->stop ? ac->stop : rc;
 	}
@@ -230,9 +224,9 @@ static int exact_through_windows_locked(struct bga_volume *vol, struct bga_actx 
 	return rc;
 }
 
-static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, struct bga_extent *out)
+static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
-	uint64_t g = bga__group_of(vol, goal);
+	uint64_t goal = ac->req->goal, g = bga__group_of(vol, goal);
 	uint32_t from = (uint32_t)(goal - bga__group_first(vol, g)), off, len;
 	int rc = bga__group_ensure(vol, g); /* before the lock: lockdep.h */
 	if (rc)
@@ -253,16 +247,18 @@ static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, uint64_t goa
 	return rc;
 }
 
+
 /*
  * The CPU's locality window (window.h), for a small goal-less request:
  * its remainder under its group's lock, else a new window booked by the
- * search from the CPU's home.  One thread books at a time (local_booking);
- * -EBUSY, with nothing done, while another does: the caller searches
- * without it.  Other threads on the CPU take from the window meanwhile.
+ * walk from the CPU's home (ac->goal).  One thread books at a time
+ * (local_booking); -EBUSY, with nothing done, while another does: the
+ * caller walks without it.  Other threads on the CPU take from the window
+ * meanwhile.
  */
-static int alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_percpu *pc, uint64_t goal,
-		       struct bga_extent *out, bool *busy)
+static int alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
+	struct bga_percpu *pc = ac->pc;
 	if (__atomic_exchange_n(&pc->local_booking, 1, __ATOMIC_ACQUIRE))
 		return -EBUSY;
 	struct bga_window *w = &pc->local;
@@ -277,69 +273,98 @@ static int alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_p
 			bga__window_drop_locked(vol, grp, w);
 		bga__group_unlock(vol, g);
 	}
-	if (rc != 0 && !ac->stop)
-		rc = bga__search(vol, ac, goal, w, BGA_MIN(BGA_LOCAL_WINDOW, vol->cfg.blocks_per_group), out, busy);
+	if (rc != 0 && !ac->stop) {
+		ac->book = w;
+		ac->wsize = BGA_MIN(BGA_LOCAL_WINDOW, vol->cfg.blocks_per_group);
+		rc = search(vol, ac, out);
+	}
 	__atomic_store_n(&pc->local_booking, 0, __ATOMIC_RELEASE);
 	return ac->stop ? ac->stop : rc;
 }
 
-/* The search without a handle's window. */
-static int alloc_plain(struct bga_volume *vol, struct bga_actx *ac, const struct bga_request *req,
-		       struct bga_extent *out)
+/*
+ * Take ac->min..ac->max blocks from the handle's window, charged
+ * (charge.c), with the window's group lock held.  False when the window
+ * cannot serve: then it is given back, and the handle's next one doubles
+ * when this one served its file well (more than half used, as ext3
+ * does); ac->stop may be set.
+ */
+static bool handle_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, struct bga_group *grp,
+			       struct bga_extent *out)
 {
-	if (req->flags & BGA_EXACT_GOAL)
-		return alloc_exact(vol, ac, req->goal, out);
-	struct bga_percpu *pc = bga__percpu(vol);
-	bool steered, busy = false;
-	uint64_t goal = bga__resolve_goal(vol, pc, req->goal, ac->geo->nblocks, &steered);
-	int rc = -EBUSY;
-	if (req->goal == BGA_NO_GOAL && req->rsv == NULL && req->max_len <= BGA_LOCAL_MAX_REQ &&
-	    !(req->flags & BGA_USE_RESERVED))
-		rc = alloc_local(vol, ac, pc, goal, out, &busy);
-	if (rc == -EBUSY)
-		rc = bga__search(vol, ac, goal, NULL, 0, out, &busy);
-	if (rc == 0)
-		bga__note_result(vol, pc, req->goal, goal, steered, busy, out);
-	return rc;
+	struct bga_window *w = &rsv->win;
+	if (bga__window_take_locked(vol, ac, w, out)) {
+		rsv->hits++;
+		return true;
+	}
+	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+	if (2 * (bga__wspan_cur(s) - w->start) > bga__wspan_end(s) - w->start)
+		rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
+	bga__window_drop_locked(vol, grp, w);
+	return false;
+}
+
+/* goal moved by colour slices of its group, within the group. */
+static uint64_t coloured(const struct bga_volume *vol, const struct bga_geom *geo, uint64_t goal, uint32_t colour)
+{
+	uint32_t bpg = vol->cfg.blocks_per_group;
+	uint64_t first = bga__group_first(vol, bga__group_of(vol, goal));
+	uint64_t off = (goal - first + (uint64_t)colour * (bpg / BGA_RSV_COLOURS)) % bpg;
+	return first + off < geo->nblocks ? first + off : goal;
 }
 
 /*
- * The window phase: the handle's own window first; when it is used up, the
- * next window booked right after it under the same lock hold if it lies
- * in the same group (a file written in order), else by the search; and,
- * when nothing fits a window, a plain allocation.
+ * The handle's next window, booked from `goal` (ac->goal, ac->book,
+ * ac->wsize): right after the old one when there is no goal, so a file
+ * written in order stays contiguous; a first window in the handle's
+ * colour of the goal's group.
  */
-static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, const struct bga_request *req,
-			struct bga_extent *out)
+static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, uint64_t goal)
 {
-	struct bga_rsv *rsv = req->rsv;
-	int on = bga__rsv_usable(vol, rsv);
-	if (on < 0)
-		return on;
-	if (on == 0 || (req->flags & BGA_EXACT_GOAL))
-		return alloc_plain(vol, ac, req, out);
-	struct bga_window *book = NULL;
-	uint32_t wsize = 0;
-	uint64_t g, goal = 0;
+	const struct bga_geom *geo = ac->geo;
+	uint64_t next = rsv->booked ? bga__group_first(vol, rsv->win.group) +
+					      bga__wspan_end(__atomic_load_n(&rsv->win.span, __ATOMIC_RELAXED))
+				    : BGA_NO_GOAL;
+	if (goal == BGA_NO_GOAL)
+		goal = next < geo->nblocks ? next : bga__home(ac->pc, geo->nblocks);
+	if (!rsv->booked)
+		goal = coloured(vol, geo, goal, rsv->colour);
+	rsv->win.slice = rsv->colour * (vol->cfg.blocks_per_group / BGA_RSV_COLOURS);
+	ac->goal = goal;
+	ac->book = &rsv->win;
+	ac->wsize = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
+}
+
+/*
+ * The window phase: the handle's own window first; when it is used up,
+ * the next window booked right after it under the same lock hold if it
+ * lies in the same group (a file written in order), else by the walk,
+ * first with room to grow, then anywhere (place_window_locked).  0;
+ * ac->stop; or another error, and the route goes on as a plain request.
+ */
+static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
+{
+	struct bga_rsv *rsv = ac->req->rsv;
+	uint64_t want = ac->req->goal;
 	int rc = -ENOSPC;
-	struct bga_percpu *pc = bga__percpu(vol);
 	ac->room = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group);
-	if (bga__rsv_group(rsv, &g)) {
+	ac->book = NULL;
+	if (rsv->win.linked) {
+		uint64_t g = rsv->win.group;
 		bool busy = !bga__group_trylock(vol, g);
 		if (busy)
 			bga__group_lock(vol, g);
-		if (bga__rsv_take_locked(vol, ac, rsv, bga__group_lookup(vol, g), out)) {
+		if (handle_take_locked(vol, ac, rsv, bga__group_lookup(vol, g), out)) {
 			rc = 0;
 		} else if (!ac->stop) {
-			goal = bga__rsv_book(vol, ac->geo, rsv, req->goal, &book, &wsize);
-			if (bga__group_of(vol, goal) == g)
-				rc = try_group_locked(vol, ac, g, (uint32_t)(goal - bga__group_first(vol, g)), true, book,
-						      wsize, out);
+			window_next(vol, ac, rsv, want);
+			if (bga__group_of(vol, ac->goal) == g)
+				rc = try_group_locked(vol, ac, g, (uint32_t)(ac->goal - bga__group_first(vol, g)), true, out);
 		}
 		bga__group_unlock(vol, g);
 		if (busy)
-			bga__steer_window_busy(vol, pc, g, ac->geo->nblocks);
-		if (rc == 0 && book == NULL)
+			bga__steer_window_busy(vol, ac->pc, g, ac->geo->nblocks);
+		if (rc == 0 && ac->book == NULL)
 			return 0; /* served by the window (counted in the handle) */
 	}
 	bga__rsv_count(vol, rsv, 1);
@@ -348,37 +373,75 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, const struc
 	if (rc != 0) {
 		/* A file's first window is steered as a plain request is
 		 * (steer.h); later ones follow their file. */
-		bool first = book == NULL && !bga__rsv_started(rsv), steered = false, goal_busy = false;
-		if (book == NULL)
-			goal = bga__rsv_book(vol, ac->geo, rsv,
-					     first ? bga__resolve_goal(vol, pc, req->goal, ac->geo->nblocks, &steered)
-						   : req->goal,
-					     &book, &wsize);
-		/* first with room to grow, then anywhere (place_window_locked) */
-		rc = bga__search(vol, ac, goal, book, wsize, out, &goal_busy);
+		bool first = ac->book == NULL && !rsv->booked;
+		ac->steered = false;
+		if (ac->book == NULL)
+			window_next(vol, ac, rsv,
+				    first ? bga__resolve_goal(vol, ac->pc, want, ac->geo->nblocks, &ac->steered) : want);
+		rc = search(vol, ac, out);
+		bool goal_busy = ac->goal_busy;
 		if (rc == -ENOSPC && !ac->stop && ac->room != 0) {
 			ac->room = 0;
-			rc = bga__search(vol, ac, goal, book, wsize, out, NULL);
+			rc = search(vol, ac, out);
 		}
-		if (rc == 0 && first && req->goal != BGA_NO_GOAL)
-			bga__note_result(vol, pc, req->goal, goal, steered, goal_busy, out);
+		if (rc == 0 && first && want != BGA_NO_GOAL)
+			bga__note_result(vol, ac->pc, want, ac->goal, ac->steered, goal_busy, out);
 	}
-	if (rc == 0) {
-		bga__rsv_booked(rsv);
-		return 0;
-	}
-	if (ac->stop)
-		return ac->stop;
-	return alloc_plain(vol, ac, req, out);
+	if (rc == 0)
+		rsv->booked = true;
+	return ac->stop ? ac->stop : rc;
 }
 
-/* *count_short: the count, not the search, ruled an unreserved request
- * out (bga__alloc_slow then reads unread chunks). */
-static int alloc_slow_once(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out,
-			   bool *count_short)
+/*
+ * One pass of the route, its phases in order.  The exact goal is there or
+ * nowhere; a handle's window may serve or book; what they leave goes on
+ * as a plain request: steered, from the CPU's locality window when small
+ * and goal-less, else by the group walk.
+ */
+static int route_once(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
+{
+	const struct bga_request *req = ac->req;
+	/* 1. the exact goal */
+	if (ac->kind == BGA_REQ_EXACT)
+		return alloc_exact(vol, ac, out);
+	/* 2. the handle's window: take, book in place, book by the walk */
+	if (ac->kind == BGA_REQ_WINDOW) {
+		int rc = alloc_window(vol, ac, out);
+		if (rc == 0 || ac->stop)
+			return rc;
+	}
+	/* 3. steering: where this CPU's plain request looks first */
+	ac->goal = bga__resolve_goal(vol, ac->pc, req->goal, ac->geo->nblocks, &ac->steered);
+	ac->goal_busy = false;
+	ac->room = 0;
+	ac->book = NULL;
+	ac->wsize = 0;
+	int rc = -EBUSY;
+	/* 4. the CPU's locality window */
+	if (ac->kind == BGA_REQ_LOCAL)
+		rc = alloc_local(vol, ac, out);
+	/* 5. the group walk */
+	if (rc == -EBUSY) {
+		ac->book = NULL;
+		rc = search(vol, ac, out);
+	}
+	if (rc == 0)
+		bga__note_result(vol, ac->pc, req->goal, ac->goal, ac->steered, ac->goal_busy, out);
+	return rc;
+}
+
+/*
+ * The route under one geometry: the request checked against it and
+ * classified once; passes while the exact count says a run exists;
+ * -EAGAIN when only pending deferred frees stand in the way.
+ * *count_short: the count, not the walk, ruled an unreserved request out
+ * (bga__alloc_slow then reads unread chunks).
+ */
+static int route(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out, bool *count_short)
 {
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);
+	/* 0. the request against the geometry, and its kind */
 	int rc = -EINVAL;
 	if (req->goal != BGA_NO_GOAL && req->goal >= geo->nblocks)
 		goto out;
@@ -388,34 +451,39 @@ static int alloc_slow_once(struct bga_volume *vol, const struct bga_request *req
 	rc = -ENOSPC;
 	if (req->min_len > vol->cfg.blocks_per_group)
 		goto out; /* extents never cross a group boundary: no commit helps */
+	rc = -EINVAL;
+	if (req->rsv != NULL && req->rsv->vol != vol)
+		goto out;
 	struct bga_actx ac = {
 		.geo = geo,
 		.min = (uint32_t)req->min_len,
 		.max = (uint32_t)BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group),
 		.reserved = reserved,
+		.req = req,
+		.kind = bga__req_kind(req),
+		.pc = bga__percpu(vol),
 	};
 	for (int tries = 0;; tries++) {
-		rc = req->rsv != NULL ? alloc_window(vol, &ac, req, out) : alloc_plain(vol, &ac, req, out);
+		rc = route_once(vol, &ac, out);
 		/*
-		 * A search visits groups one at a time, so blocks freed
+		 * 6. A walk visits groups one at a time, so blocks freed
 		 * behind it while others are taken ahead of it can make it
 		 * miss free space that existed throughout.  The exact counter
-		 * tells: while it shows space for min_len, search again.
+		 * tells: while it shows space for min_len, walk again.
 		 */
-		if (rc != -ENOSPC || ac.stop || tries == BGA_SEARCH_RETRIES || (req->flags & BGA_EXACT_GOAL) ||
+		if (rc != -ENOSPC || ac.stop || tries == BGA_SEARCH_RETRIES || ac.kind == BGA_REQ_EXACT ||
 		    blocks_unpromised(vol, &ac) < (int64_t)req->min_len)
 			break;
 		/* Blocks that windows hold are free but not in any bitmap's
 		 * free runs: take them back before anything else (as
 		 * mballoc discards preallocations and retries).  Only when
-		 * none were held does the search wait for others to move. */
+		 * none were held does the walk wait for others to move. */
 		if (bga__window_reclaim(vol) == 0)
 			sched_yield();
 	}
-	/* -EAGAIN only if the commit would make space (deferred.c decides,
-	 * on its one definition of what is free after the commit). */
-	if (rc == -ENOSPC &&
-	    bga__dfree_would_fit(vol, &ac, (req->flags & BGA_EXACT_GOAL) ? req->goal : BGA_NO_GOAL))
+	/* 7. -EAGAIN only if the commit would make space (deferred.c
+	 * decides, on its one definition of what is free after it). */
+	if (rc == -ENOSPC && bga__dfree_would_fit(vol, &ac, ac.kind == BGA_REQ_EXACT ? req->goal : BGA_NO_GOAL))
 		rc = -EAGAIN;
 	*count_short = rc != 0 && !reserved && (ac.stop == -ENOSPC || bga__unpromised(vol, geo) < (int64_t)ac.min);
 out:
@@ -423,19 +491,18 @@ out:
 	return rc;
 }
 
-
 int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
 {
 	bool count_short = false;
-	int rc = alloc_slow_once(vol, req, out, &count_short);
-	/* The count promises only verified space (types.h): when it ruled
-	 * the request out while a lazy load left chunks unread, read them
-	 * and decide again.  (A search that found no run has read every
+	int rc = route(vol, req, out, &count_short);
+	/* 8. The count promises only verified space (types.h): when it
+	 * ruled the request out while a lazy load left chunks unread, read
+	 * them and decide again.  (A walk that found no run has read every
 	 * chunk it could have found one in.) */
 	if (count_short) {
 		int settled = bga__unverified_settle(vol);
 		if (settled)
-			rc = settled < 0 ? settled : alloc_slow_once(vol, req, out, &count_short);
+			rc = settled < 0 ? settled : route(vol, req, out, &count_short);
 	}
 	return rc;
 }

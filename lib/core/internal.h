@@ -48,38 +48,6 @@ size_t bga__dfree_dump_locked(const struct bga_group *grp, uint64_t *out, size_t
 /* Drop every pending record at destroy. */
 void bga__dfree_destroy_group(struct bga_group *grp);
 
-/* ---- alloc/rsv.c: window handles ---- */
-
-/* 1 when the handle books windows, 0 when its size is 0, -EINVAL when it
- * belongs to another volume. */
-int bga__rsv_usable(const struct bga_volume *vol, const struct bga_rsv *rsv);
-/* The lock-free take from the handle's window (window.h), charged against
- * `cap`; false with nothing changed when it cannot serve.  bga_alloc's
- * fast path. */
-bool bga__rsv_take_fast(struct bga_volume *vol, struct bga_rsv *rsv, uint32_t min, uint32_t max, int64_t cap,
-			struct bga_extent *out);
-/* The group of the handle's window, and whether it has one linked. */
-bool bga__rsv_group(const struct bga_rsv *rsv, uint64_t *g);
-/* Take ac->min..ac->max blocks from the handle's window, charged
- * (charge.c); the caller holds the window's group lock.  False when the
- * window cannot serve: then it is given back, and the handle's next one
- * will double when this one served its file well; ac->stop may be set. */
-bool bga__rsv_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, struct bga_group *grp,
-			  struct bga_extent *out);
-/* Fold the handle's window hits, and `misses` allocations through it that
- * its window did not serve, into the calling CPU's statistics.  Hits are
- * counted in the handle (no shared write on the fast path) until then:
- * bga_stats sees them when the handle next misses or closes. */
-void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses);
-/* Where to book the handle's next window, the window and its size, for
- * bga__search; after bga__rsv_take failed. */
-uint64_t bga__rsv_book(struct bga_volume *vol, const struct bga_geom *geo, struct bga_rsv *rsv, uint64_t goal,
-		       struct bga_window **book, uint32_t *wsize);
-/* The search booked the window (it says where it ends). */
-void bga__rsv_booked(struct bga_rsv *rsv);
-/* Has the handle ever booked a window (is its next one not its file's first)? */
-bool bga__rsv_started(const struct bga_rsv *rsv);
-
 /* ---- inspect/walk.c ---- */
 
 /* Copy group g's free-space map (set = used) under its lock, windows'
@@ -179,19 +147,6 @@ static inline int bga__unverified_settle(struct bga_volume *vol)
 	return rc ? rc : 1;
 }
 
-/* ---- alloc/search.c ---- */
-
-/* bga_alloc after its fast path missed (validated request). */
-int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
-/*
- * Find and take a run of ac->min..ac->max blocks: goal's group from the
- * goal on, then the group index round the volume.  book: make a window of
- * up to wsize blocks of the run found, starting with what was taken
- * (window.h).  *goal_busy (optional) tells whether the goal's group was
- * skipped because its lock was held.  0, -ENOSPC, -ENOMEM or ac->stop.
- */
-int bga__search(struct bga_volume *vol, struct bga_actx *ac, uint64_t goal, struct bga_window *book, uint32_t wsize,
-		struct bga_extent *out, bool *goal_busy);
 /* ---- the per-CPU state (types.h) ---- */
 
 /* The placement hints of CPU `cpu` (a bga__cpu_hint()). */

@@ -359,14 +359,24 @@ struct bga_volume {
  * (bga__take_locked); nothing is charged before a run is found.
  */
 struct bga_actx {
+	/* What the core reads (charge.c, window.c, deferred.c). */
 	const struct bga_geom *geo; /* the call's geometry (RCU) */
 	uint32_t min, max;          /* min_len, and max_len capped at blocks_per_group */
 	bool reserved;              /* BGA_USE_RESERVED: draw on vol->reserved */
 	uint32_t room;              /* a window booking's first pass: runs of at least
 				     * this many, bar a file's continuation (search.c) */
-	int stop;                   /* set when the count, not the search, ruled the
-				     * request out: -ENOSPC, or -EINVAL when fewer than
-				     * min are reserved; every search stops at once */
+	int stop;                   /* the status: set when the count, not the search,
+				     * ruled the request out: -ENOSPC, or -EINVAL when
+				     * fewer than min are reserved; every search stops */
+	/* The route's own (lib/alloc; the core never reads these). */
+	const struct bga_request *req; /* the request as the caller gave it */
+	unsigned kind;                 /* enum bga_req_kind (alloc/route.h), decided once */
+	uint64_t goal;                 /* the resolved goal: where the walk looks first */
+	bool steered;                  /* the goal is where this CPU's steering sent it */
+	bool goal_busy;                /* the goal's group was skipped: its lock was held */
+	struct bga_percpu *pc;         /* the calling CPU's hints (steering, its locality window) */
+	struct bga_window *book;       /* the window being booked, or NULL */
+	uint32_t wsize;                /* its size */
 };
 
 #endif

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_ROUTE_H
+#define BGA_ROUTE_H
+
+/*
+ * The request's route (lib/README.md, "The route of bga_alloc"): the
+ * predicates that classify a request, shared by the fast paths (alloc.c)
+ * and the slow path (search.c), which classifies once into
+ * struct bga_actx's kind; the handle's state, which the route reads; and
+ * the calls between the route's files.
+ */
+
+#include "internal.h"
+#include "window.h"
+
+/*
+ * Files that start at one goal (one directory) would book their first
+ * windows back to back, and each window after the first would then have
+ * to jump past a neighbour's: a new extent every window.  As ext4 colours
+ * a new file's first goal by its process, a handle's first window starts
+ * in its own slice of the goal's group, leaving each file room to grow in
+ * place (BENCHMARKS.md, "Extents per file").
+ */
+#define BGA_RSV_COLOURS 16u
+
+/*
+ * A handle (bga_rsv_open): a file's window and how the next one is sized.
+ * `win` is linked into a group's window list while win.linked; its fields
+ * are then under that group's lock.  The handle itself is used by one
+ * thread at a time (the contract), so the rest needs no lock.  rsv.c owns
+ * its life; the route (search.c) reads and books it.
+ */
+struct bga_rsv {
+	struct bga_volume *vol;
+	struct bga_window win;
+	uint32_t size; /* goal size of the next window; 0 = windows off */
+	bool booked;   /* a window was ever booked: the next starts after it */
+	/* allocations the fast path served since the last fold into the
+	 * CPU's statistics (bga__rsv_count): plain, the handle is one
+	 * thread's at a time */
+	uint64_t hits;
+	uint32_t colour; /* which of BGA_RSV_COLOURS slices of a group a new file starts in */
+};
+
+/* The kinds of request, decided once from its fields (bga__req_kind). */
+enum bga_req_kind {
+	BGA_REQ_PLAIN,  /* the group walk from the (steered) goal */
+	BGA_REQ_LOCAL,  /* small and goal-less: the CPU's locality window first */
+	BGA_REQ_WINDOW, /* through a handle whose windows are on */
+	BGA_REQ_EXACT,  /* BGA_EXACT_GOAL: there or nowhere */
+};
+
+/* No flags and no handle: the common request's first test. */
+static inline bool bga__req_is_plain(uint32_t flags, const struct bga_rsv *rsv)
+{
+	return flags == 0 && rsv == NULL;
+}
+
+/* Small, goal-less, without a handle or a reservation: the CPU's locality
+ * window serves it (window.h). */
+static inline bool bga__req_is_local(uint64_t goal, const struct bga_rsv *rsv, uint64_t max_len, uint32_t flags)
+{
+	return goal == BGA_NO_GOAL && rsv == NULL && max_len <= BGA_LOCAL_MAX_REQ && !(flags & BGA_USE_RESERVED);
+}
+
+/* Through a handle whose windows are on (an exact goal ignores them). */
+static inline bool bga__req_uses_window(const struct bga_rsv *rsv, uint32_t flags)
+{
+	return rsv != NULL && rsv->size != 0 && !(flags & BGA_EXACT_GOAL);
+}
+
+static inline enum bga_req_kind bga__req_kind(const struct bga_request *req)
+{
+	if (req->flags & BGA_EXACT_GOAL)
+		return BGA_REQ_EXACT;
+	if (bga__req_uses_window(req->rsv, req->flags))
+		return BGA_REQ_WINDOW;
+	if (bga__req_is_local(req->goal, req->rsv, req->max_len, req->flags))
+		return BGA_REQ_LOCAL;
+	return BGA_REQ_PLAIN;
+}
+
+/* ---- rsv.c ---- */
+
+/* The lock-free take from the handle's window (window.h), charged against
+ * `cap`; false with nothing changed when it cannot serve (no window, used
+ * up, frozen, another volume's handle).  bga_alloc's fast path. */
+bool bga__rsv_take_fast(struct bga_volume *vol, struct bga_rsv *rsv, uint32_t min, uint32_t max, int64_t cap,
+			struct bga_extent *out);
+/* Fold the handle's window hits, and `misses` allocations through it that
+ * its window did not serve, into the calling CPU's statistics.  Hits are
+ * counted in the handle (no shared write on the fast path) until then:
+ * bga_stats sees them when the handle next misses or closes. */
+void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses);
+
+/* ---- search.c ---- */
+
+/* bga_alloc after its fast paths missed (a request alloc.c validated). */
+int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
+
+#endif
