@@ -56,16 +56,28 @@ BGA_EXTERN const char *bga_version(void);
 /* Largest volume: 2^48 blocks. */
 #define BGA_MAX_BLOCKS (UINT64_C(1) << 48)
 
-/* bga_config.flags: baseline modes, for comparison. */
+/* bga_config.flags: baseline modes, for comparison, and how the volume starts. */
 enum {
 	BGA_GLOBAL_LOCK = 1u << 0,     /* every group behind one lock (ext3 before 2.5.x, fuse2fs) */
 	BGA_ATOMIC_COUNTERS = 1u << 1, /* one shared atomic free counter instead of per-CPU slots */
+	/*
+	 * Every block starts allocated, as Ceph's allocators start: the
+	 * embedder then hands the volume its own free list with bga_free()
+	 * or bga_free_vec() (Ceph's init_add_free), and takes ranges back
+	 * with bga_claim() (init_rm_free, ext4's ext4_mb_mark_bb).  A group
+	 * nothing was freed into has no bitmap (it is wholly used); create
+	 * costs its descriptor, 32 bytes a group, and no bitmap.  Blocks a
+	 * later bga_grow() adds are free.  bga_load() ignores the flag: the
+	 * image says which blocks are allocated.
+	 */
+	BGA_START_FULL = 1u << 2,
 };
 
 /* bga_request.flags */
 enum {
 	BGA_EXACT_GOAL = 1u << 0,   /* the extent must start at req.goal, or fail with -ENOSPC */
 	BGA_USE_RESERVED = 1u << 1, /* draw on a bga_reserve()d promise instead of free space */
+	BGA_ALL_OR_NOTHING = 1u << 2, /* bga_alloc_vec: all of `want`, or nothing (-ENOSPC, -EAGAIN) */
 };
 
 struct bga_config {
@@ -78,7 +90,7 @@ struct bga_config {
 	                              ncpus * batch stays under 1/64 of the capacity; else 1 .. 1 << 24 */
 	uint32_t rsv_default;      /* default 8: initial reservation window, blocks; <= rsv_max */
 	uint32_t rsv_max;          /* default 1027: largest window; <= 1 << 20 (windows are also capped at blocks_per_group) */
-	uint32_t flags;            /* BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS; other bits -EINVAL */
+	uint32_t flags;            /* BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS | BGA_START_FULL; other bits -EINVAL */
 	/*
 	 * Group lock kind, an enum bga_lock_kind of <bgalloc/locktab.h>;
 	 * default 0 = BGA_LOCK_DEFAULT, which with BGA_GLOBAL_LOCK means a
@@ -87,6 +99,18 @@ struct bga_config {
 	 * Values past BGA_LOCK_MUTEX are -EINVAL.
 	 */
 	uint32_t lock_kind;
+	/*
+	 * Stripe, in blocks (ext4's stripe=): default 0, none; else at most
+	 * blocks_per_group (-EINVAL past it), any value (a RAID stripe need
+	 * not be a power of two).  A bga_alloc() or bga_alloc_vec() request
+	 * without its own align, a window handle or BGA_EXACT_GOAL whose
+	 * min_len and max_len (max_len as capped to a group) are both
+	 * multiples of stripe is placed at a start that is a multiple of
+	 * stripe, with a length that is one, when such a run exists
+	 * anywhere; only when none does is it placed as without a stripe.
+	 * Other requests ignore it.  Stored with the volume (bga_store).
+	 */
+	uint32_t stripe;
 	/* more fields may follow */
 };
 
@@ -99,7 +123,21 @@ struct bga_request {
 	uint64_t min_len;    /* 1 .. max_len */
 	uint64_t max_len;    /* capped at blocks_per_group */
 	struct bga_rsv *rsv; /* optional per-file reservation window, or NULL */
-	uint32_t flags;      /* BGA_EXACT_GOAL | BGA_USE_RESERVED */
+	uint32_t flags;      /* BGA_EXACT_GOAL | BGA_USE_RESERVED | BGA_ALL_OR_NOTHING */
+	/*
+	 * Allocation unit (Ceph's alloc_unit, XFS's alignment): 0 or 1, none;
+	 * else a power of two <= blocks_per_group.  Every extent then starts
+	 * at a block number that is a multiple of align (absolute: counted
+	 * from block 0, not from first_data_block) and has a length that is
+	 * a multiple of align; min_len and max_len must be multiples of it.
+	 * An aligned run inside a longer unaligned free extent is found: the
+	 * free space is searched for aligned runs, not for runs that happen
+	 * to start aligned.  Windows serve an aligned request only from
+	 * aligned blocks: a request with align > 1 is never served from a
+	 * window (a handle's or a CPU's) and books none; its req->rsv is
+	 * checked (-EINVAL for another volume's) and otherwise not used.
+	 */
+	uint64_t align;
 };
 
 struct bga_volume;
@@ -110,12 +148,14 @@ BGA_EXTERN void bga_config_init(struct bga_config *cfg, uint64_t nblocks);
 
 /*
  * Create a volume whose blocks are all free (except those below
- * first_data_block).  Groups are initialised lazily, a chunk of 4096
- * groups at its first touch: memory grows with the groups touched, not
- * with nblocks.  What a volume costs untouched is its fixed state (lock
- * table, counter, per-CPU lines) and a chunk directory of 11 bytes per
- * 4096 groups (for 64 chunks at least, rounded up to a power of two),
- * which bga_grow extends.
+ * first_data_block), or all allocated with BGA_START_FULL.  Groups are
+ * initialised lazily, a chunk of 4096 groups at its first touch: memory
+ * grows with the groups touched, not with nblocks.  What a volume costs
+ * untouched is its fixed state (lock table, counter, per-CPU lines) and a
+ * chunk directory of 11 bytes per 4096 groups (for 64 chunks at least,
+ * rounded up to a power of two), which bga_grow extends.  With
+ * BGA_START_FULL every chunk of the creation size is installed at create
+ * (32 bytes of descriptor a group, no bitmap until a group is freed into).
  * Returns 0; -EINVAL for a NULL argument or any field out of its range
  * above; -ENOMEM.
  */
@@ -126,7 +166,8 @@ BGA_EXTERN void bga_destroy(struct bga_volume *vol);
 
 /*
  * Allocate one extent of min_len .. max_len blocks (max_len is capped at
- * blocks_per_group; an extent never crosses a group boundary), as near
+ * blocks_per_group, rounded down to a multiple of align; an extent never
+ * crosses a group boundary), as near
  * req->goal as possible: the goal block, then forward in its group, then
  * the groups after it that the group index says can hold min_len,
  * wrapping round to the goal's group.  With BGA_NO_GOAL the search starts
@@ -141,19 +182,118 @@ BGA_EXTERN void bga_destroy(struct bga_volume *vol);
  * With BGA_USE_RESERVED the extent is charged to an earlier bga_reserve();
  * it is capped at what is reserved.
  *
+ * With req->align > 1 (see struct bga_request) the extent is aligned; with
+ * BGA_EXACT_GOAL the goal must then be a multiple of align.
+ *
+ * A request that cannot be met fails in time bounded by the group index,
+ * not by the volume's size: when no group's longest free run reaches
+ * min_len, the index says so in a few word scans per 4096 groups, and
+ * -ENOSPC comes without looking at any group (a free count that would
+ * allow the run does not make it search again).  An aligned request may
+ * look at each group whose longest run reaches min_len but holds no
+ * aligned run of it.
+ *
  * Returns 0 and fills *out;
  *  -EINVAL  NULL vol/req/out, min_len 0, min_len > max_len, goal >= nblocks
- *           (other than BGA_NO_GOAL), unknown flags, BGA_EXACT_GOAL
- *           without a goal, BGA_USE_RESERVED with fewer than min_len
- *           blocks reserved;
- *  -ENOSPC  no free run of min_len blocks exists (for BGA_EXACT_GOAL: none
- *           starts at the goal), or the free space is promised to
- *           reservations;
+ *           (other than BGA_NO_GOAL), unknown flags (BGA_ALL_OR_NOTHING
+ *           included: it is bga_alloc_vec's), BGA_EXACT_GOAL without a
+ *           goal, BGA_USE_RESERVED with fewer than min_len blocks
+ *           reserved; align not 0, 1 or a power of two <= blocks_per_group,
+ *           min_len or max_len not a multiple of align, min_len >
+ *           blocks_per_group with align > 1, an exact goal that is not a
+ *           multiple of align;
+ *  -ENOSPC  no free run of min_len blocks exists (with align: no aligned
+ *           one; for BGA_EXACT_GOAL: none starts at the goal), or the
+ *           free space is promised to reservations;
  *  -EAGAIN  not now, but the request would fit once pending deferred
  *           frees are committed (bga_commit());
  *  -ENOMEM  a group's bitmap or descriptors could not be allocated.
  */
 BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
+
+/*
+ * Allocate up to `want` blocks as at most `max_out` extents (Ceph's
+ * Allocator::allocate), each of min_len .. max_len blocks and aligned as
+ * req->align asks, found as bga_alloc() finds one: the first piece as near
+ * req->goal as bga_alloc would look (BGA_NO_GOAL: the calling CPU's
+ * home), each next piece from the end of the one before.  Carving is
+ * greedy: each piece is as long as max_len, its run and the rest of want
+ * allow.  Pieces that touch are merged in out[] while the merged extent
+ * stays within max_len, which here may exceed blocks_per_group, so a run
+ * that spans groups comes back as one extent; out[] is in the order
+ * found, and the search's wrap-around from the volume's end to its start
+ * starts a new extent.  *n_out gets the extents written, and their
+ * lengths add up to the blocks handed out.
+ *
+ * A partial result (fewer than want blocks, or max_out extents filled) is
+ * a success, returning 0, unless req->flags has BGA_ALL_OR_NOTHING: then
+ * either all of want is handed out, or nothing is and the call returns
+ * -ENOSPC, or -EAGAIN when pending deferred frees would complete it (the
+ * count of unpromised and pending blocks covers want, checked before
+ * anything is taken; or the piece that could not be had would fit after
+ * a commit, as bga_alloc's -EAGAIN says).  Not fitting in max_out is
+ * -ENOSPC.  A failure the count decides takes nothing; one found while
+ * carving gives back what it took: those blocks were never anyone
+ * else's, but another thread's request that ran meanwhile may have seen
+ * them taken, and their groups count as changed for the next store.
+ * Carving stops when the rest of want is below min_len (with align
+ * dividing min_len, only when min_len > align can that happen).
+ *
+ * Windows: with req->rsv, pieces come from the handle's window first, as
+ * in bga_alloc.  BGA_USE_RESERVED charges every piece to an earlier
+ * bga_reserve() and caps the total at what is reserved at the call
+ * (-EINVAL when that is below min_len).  BGA_EXACT_GOAL is -EINVAL.
+ *
+ * A call takes many group locks in turn and never holds two at once.  A
+ * group's further pieces are taken under one hold of its lock, each the
+ * first run after the one before (what bga_alloc with that goal would
+ * take first), so N extents cost no more than N bga_alloc() calls.
+ *
+ * Returns 0; -EINVAL for NULL vol, req, out or n_out, max_out 0, want 0,
+ * want not a multiple of align, BGA_EXACT_GOAL, the request's other
+ * checks as in bga_alloc() (max_len is not capped at blocks_per_group
+ * here); -ENOSPC or -EAGAIN, as bga_alloc() returns them, when not even
+ * one extent of min_len could be had; -ENOMEM when not even one could be
+ * had for want of memory.  On any error *n_out is 0 and nothing is
+ * handed out.
+ */
+BGA_EXTERN int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_t want,
+                             struct bga_extent *out, size_t max_out, size_t *n_out);
+
+/*
+ * Mark exactly [start, start + len) allocated, across groups, all or
+ * nothing (Ceph's init_rm_free and claim_range, ext4's
+ * ext4_mb_mark_bb): for an embedder that knows which blocks its own
+ * metadata uses.  Window remainders in the range are taken back first
+ * (also when the claim then fails: they are free either way, and only
+ * the handle's bga_rsv_window() sees the difference).  The blocks are
+ * charged as an allocation's are, and given back with bga_free().
+ *
+ * All or nothing against concurrent calls: every group lock of the range
+ * is held at once, taken in ascending lock-slot order as a free that
+ * spans groups takes them (the third place in the lock order, after
+ * commit_lock and grow_lock; the range's chunks are installed before any
+ * lock is taken), and the range is checked, charged and marked under
+ * them.  A concurrent allocation or free sees all of the claim or none.
+ *
+ * Returns 0; -EINVAL for NULL vol, len 0, or a range outside the volume
+ * or below first_data_block; -EBUSY, with no block changed, when any
+ * block is allocated or waits on a deferred free; -ENOSPC when the claim would
+ * leave fewer free blocks than are reserved (bga_reserve is never
+ * overcommitted); -EUCLEAN when any block lies in a quarantined group
+ * (bga_load); -ENOMEM.
+ */
+BGA_EXTERN int bga_claim(struct bga_volume *vol, uint64_t start, uint64_t len);
+
+/*
+ * Free n extents, in any order, all or nothing, locking each group once
+ * (every group lock of the set held at once, in ascending slot order).
+ * The same checks as bga_free() for each extent; -EINVAL for NULL vol or
+ * ext, n 0, an extent of length 0, or extents that overlap.  Any failing
+ * extent leaves nothing changed, and its error is returned (-EINVAL,
+ * -EUCLEAN, -ENOMEM as bga_free returns them).  Returns 0 otherwise.
+ */
+BGA_EXTERN int bga_free_vec(struct bga_volume *vol, const struct bga_extent *ext, size_t n);
 
 /*
  * Free [start, start + len).  All or nothing: -EINVAL, with nothing

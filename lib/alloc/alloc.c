@@ -154,7 +154,9 @@ static __attribute__((noinline)) int alloc_other(struct bga_volume *vol, const s
 		return -EINVAL;
 	if ((req->flags & BGA_EXACT_GOAL) && req->goal == BGA_NO_GOAL)
 		return -EINVAL;
-	if (req->flags == 0 && req->min_len <= vol->cfg.blocks_per_group) {
+	if (bga__align_check(vol, req) || (req->align > 1 && (req->flags & BGA_EXACT_GOAL) && req->goal % req->align))
+		return -EINVAL;
+	if (req->flags == 0 && req->align <= 1 && req->min_len <= vol->fast_min) {
 		if (req->rsv != NULL ? alloc_window_fast(vol, req, out)
 		    : bga__req_is_local(req->goal, req->rsv, req->max_len, req->flags)
 			? alloc_local_fast(vol, req, out)
@@ -181,15 +183,16 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 {
 	/*
 	 * The common request, tested first: a plain one (no flags, no
-	 * handle) with a goal and 1 <= min_len <= max_len (one unsigned
-	 * compare), min_len within a group.  Every check of alloc_other
+	 * handle, no unit) with a goal and 1 <= min_len <= max_len (one
+	 * unsigned compare), min_len within a group and below the stripe
+	 * (vol->fast_min).  Every check of alloc_other
 	 * passes for it and it would take alloc_fast there too, so it skips
 	 * them; anything else goes there whole.
 	 */
 	if (bga_likely(vol != NULL && req != NULL && out != NULL)) {
 		uint64_t goal = req->goal, min = req->min_len, max = req->max_len;
 		if (bga_likely(bga__req_is_plain(req->flags, req->rsv) && goal != BGA_NO_GOAL && min - 1 < max &&
-			       min <= vol->cfg.blocks_per_group)) {
+			       min <= vol->fast_min && req->align <= 1)) {
 			enum fast_end end = alloc_fast(vol, goal, min, max, out, true);
 			if (bga_likely(end == FAST_HIT))
 				return 0;
@@ -203,7 +206,8 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 		 * of its own would save them again for its call of
 		 * bga__rsv_take_fast (BENCHMARKS.md, "What the fast paths call").
 		 */
-		if (req->flags == 0 && req->rsv != NULL && min - 1 < max && min <= vol->cfg.blocks_per_group) {
+		if (req->flags == 0 && req->rsv != NULL && min - 1 < max && min <= vol->cfg.blocks_per_group &&
+		    req->align <= 1) {
 			if (alloc_window_fast(vol, req, out))
 				return 0;
 			return bga__alloc_slow(vol, req, out);

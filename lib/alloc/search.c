@@ -109,7 +109,8 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	uint32_t off, len, wsize = ac->wsize, want = BGA_MAX(ac->max, wsize);
 	bool none = false;
 	if (book ? !place_window_locked(vol, ac, grp, g, from, at_goal, want, &off, &len, &none)
-		 : !bga__group_find_locked(vol, grp, g, from, ac->min, want, &off, &len)) {
+		 : ac->align > 1 ? !bga__group_find_aligned_locked(vol, grp, g, from, ac->min, want, ac->align, &off, &len)
+				 : !bga__group_find_locked(vol, grp, g, from, ac->min, want, &off, &len)) {
 		/* A failed whole-group search means max_run overstated the
 		 * longest run: fix it so the index stops pointing here
 		 * (allocations never lower it; without this, every booking
@@ -212,6 +213,7 @@ static int exact_through_windows_locked(struct bga_volume *vol, struct bga_actx 
 {
 	bga__window_hold_locked(grp, true);
 	*len = bga__window_run_locked(grp, from, ac->max);
+	*len -= *len % ac->align; /* ac->min and ac->max are multiples of it */
 	int rc = *len < ac->min ? -ENOSPC : bga__charge_locked(vol, ac, len);
 	if (rc == 0)
 		bga__window_cut_range_locked(vol, grp, g, from, *len);
@@ -237,8 +239,10 @@ static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
 	if (grp->ext && grp->ext->windows)
 		rc = exact_through_windows_locked(vol, ac, grp, g, from, &len);
 	else if (!bga__group_test_locked(vol, grp, g, from) &&
-		 bga__group_find_locked(vol, grp, g, from, ac->min, ac->max, &off, &len) && off == from)
+		 bga__group_find_locked(vol, grp, g, from, ac->min, ac->max, &off, &len) && off == from) {
+		len -= len % ac->align;
 		rc = bga__take_locked(vol, ac, grp, g, off, &len);
+	}
 	if (rc == 0) {
 		out->start = goal;
 		out->len = len;
@@ -454,22 +458,50 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 	rc = -EINVAL;
 	if (req->rsv != NULL && req->rsv->vol != vol)
 		goto out;
+	uint32_t align = req->align > 1 ? (uint32_t)req->align : 1;
 	struct bga_actx ac = {
 		.geo = geo,
 		.min = (uint32_t)req->min_len,
-		.max = (uint32_t)BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group),
+		.max = (uint32_t)(BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group) / align * align),
+		.align = align,
 		.reserved = reserved,
 		.req = req,
 		.kind = bga__req_kind(req),
 		.pc = bga__percpu(vol),
 	};
+	/* An aligned request is served by the walk alone: windows' blocks
+	 * are unaligned (bgalloc.h, struct bga_request.align). */
+	if (align > 1 && (ac.kind == BGA_REQ_WINDOW || ac.kind == BGA_REQ_LOCAL))
+		ac.kind = BGA_REQ_PLAIN;
+	/*
+	 * The stripe (cfg.stripe, ext4's stripe=): a plain request of whole
+	 * stripes looks for a stripe-aligned run first, and is placed as any
+	 * other only when none exists.
+	 */
+	uint32_t stripe = vol->cfg.stripe;
+	if (stripe > 1 && align == 1 && (ac.kind == BGA_REQ_PLAIN || ac.kind == BGA_REQ_LOCAL) &&
+	    ac.min % stripe == 0 && ac.max % stripe == 0) {
+		enum bga_req_kind kind = ac.kind;
+		ac.align = stripe;
+		ac.kind = BGA_REQ_PLAIN;
+		rc = route_once(vol, &ac, out);
+		ac.align = 1;
+		ac.kind = kind;
+		if (rc != -ENOSPC || ac.stop)
+			goto out;
+	}
 	for (int tries = 0;; tries++) {
 		rc = route_once(vol, &ac, out);
 		/*
 		 * 6. A walk visits groups one at a time, so blocks freed
 		 * behind it while others are taken ahead of it can make it
 		 * miss free space that existed throughout.  The exact counter
-		 * tells: while it shows space for min_len, walk again.
+		 * tells whether there is space for min_len at all, and the
+		 * group index whether any group now has a run that long
+		 * (bga__idx_may_fit): walk again only while both say so, or
+		 * while windows held blocks to take back.  So a request that
+		 * no run can meet fails after one walk, in time bounded by the
+		 * index, however many blocks are free.
 		 */
 		if (rc != -ENOSPC || ac.stop || tries == BGA_SEARCH_RETRIES || ac.kind == BGA_REQ_EXACT ||
 		    blocks_unpromised(vol, &ac) < (int64_t)req->min_len)
@@ -477,9 +509,15 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 		/* Blocks that windows hold are free but not in any bitmap's
 		 * free runs: take them back before anything else (as
 		 * mballoc discards preallocations and retries).  Only when
-		 * none were held does the walk wait for others to move. */
-		if (bga__window_reclaim(vol) == 0)
+		 * none were held does the walk wait for others to move, and
+		 * only when the index shows a group it may have missed (an
+		 * aligned request: a run long enough to hold an aligned one
+		 * whatever its start). */
+		if (bga__window_reclaim(vol, geo) == 0) {
+			if (!bga__idx_may_fit(vol, geo, (uint64_t)ac.min + ac.align - 1))
+				break;
 			sched_yield();
+		}
 	}
 	/* 7. -EAGAIN only if the commit would make space (deferred.c
 	 * decides, on its one definition of what is free after it). */

@@ -30,6 +30,7 @@ int bga__charge_locked(struct bga_volume *vol, struct bga_actx *ac, uint32_t *le
 				return ac->stop;
 			}
 			want = BGA_MIN((uint64_t)*len, r);
+			want -= want % ac->align; /* still >= min, a multiple of it */
 		} while (!__atomic_compare_exchange_n(&vol->reserved, &r, r - want, false, __ATOMIC_ACQ_REL,
 						      __ATOMIC_RELAXED));
 		*len = (uint32_t)want;
@@ -45,6 +46,7 @@ int bga__charge_locked(struct bga_volume *vol, struct bga_actx *ac, uint32_t *le
 			return ac->stop;
 		}
 		uint32_t want = (uint32_t)BGA_MIN((int64_t)*len, left);
+		want -= want % ac->align;
 		if (bga_counter_add_limited(vol->used, want, cap) == 0) {
 			*len = want;
 			return 0;

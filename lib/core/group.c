@@ -26,6 +26,8 @@ static void group_init_fresh(struct bga_volume *vol, const struct bga_geom *geo,
 		uint32_t lo, hi;
 		bga__group_span(vol, geo, g0 + i, &lo, &hi);
 		grp->hi = hi;
+		if (g0 + i < vol->full_groups)
+			lo = hi; /* BGA_START_FULL: wholly used, no bitmap */
 		grp->free = hi - lo;
 		grp->max_run = hi - lo;
 		if (grp->max_run == vol->cfg.blocks_per_group) {
@@ -214,6 +216,35 @@ bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp,
 	*off = (uint32_t)pos;
 	*len = (uint32_t)n;
 	return true;
+}
+
+bool bga__group_find_aligned_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t from,
+				    uint32_t min, uint32_t max, uint32_t align, uint32_t *off, uint32_t *len)
+{
+	uint32_t lo, hi;
+	if (grp->free < min || grp->max_run < min)
+		return false;
+	bga__grp_span(vol, grp, g, &lo, &hi);
+	uint64_t first = bga__group_first(vol, g);
+	/* Each free run of at least min in turn, until one holds an aligned
+	 * run of min: a run that starts unaligned may still hold one. */
+	for (uint32_t at = BGA_MAX(from, lo); at < hi;) {
+		uint64_t pos = at, n = hi - at;
+		if (grp->bitmap) {
+			pos = bga_bitmap_find_zero_run(grp->bitmap, hi, at, min, hi, &n);
+			if (pos >= hi)
+				return false;
+		}
+		uint64_t a = (first + pos + align - 1) / align * align - first; /* align need not be a power of two */
+		if (a + min <= pos + n) {
+			uint64_t l = BGA_MIN(pos + n - a, (uint64_t)max);
+			*off = (uint32_t)a;
+			*len = (uint32_t)(l - l % align);
+			return true;
+		}
+		at = (uint32_t)(pos + n);
+	}
+	return false;
 }
 
 /* Free bits right below `off`, looking at two words at most; UINT32_MAX

@@ -93,6 +93,15 @@ static inline struct bga_group *bga__group_lookup(const struct bga_volume *vol, 
  */
 bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t from, uint32_t min,
 			    uint32_t max, uint32_t *off, uint32_t *len);
+/*
+ * The same for an aligned request: a run of min..max blocks whose absolute
+ * first block is a multiple of `align` (> 1, any value) and whose length
+ * is one; min and max must be multiples of align.  Looks through every
+ * free run of at least min from `from` on, so an aligned run inside an
+ * unaligned free extent is found.
+ */
+bool bga__group_find_aligned_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t from,
+				    uint32_t min, uint32_t max, uint32_t align, uint32_t *off, uint32_t *len);
 /* Set max_run (and the index bits) to `run`. */
 void bga__group_set_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t run);
 

@@ -81,9 +81,11 @@ static void summary_recheck(struct bga_volume *vol, struct bga_chunk *ch, uint64
 	if (!chunk_order_empty(ch, k))
 		return;
 	__atomic_fetch_add(&ch->clearing, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&vol->idx_recheck_seq, 1, __ATOMIC_SEQ_CST); /* one more in flight */
 	bit_andnot(summary_word(vol, k, c), m);
 	if (!chunk_order_empty(ch, k))
 		bit_or(summary_word(vol, k, c), m);
+	__atomic_fetch_add(&vol->idx_recheck_seq, (UINT64_C(1) << 32) - 1, __ATOMIC_SEQ_CST); /* one fewer, one more done */
 	__atomic_fetch_sub(&ch->clearing, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -174,4 +176,26 @@ uint64_t bga__idx_next(const struct bga_volume *vol, uint64_t from, uint64_t to,
 	if (lo != hi && r > from)
 		r = next_in_order(vol, lo, from, r, (uint32_t)min_len);
 	return r;
+}
+
+/*
+ * The index's word on a request that a search could not meet: false only
+ * when no group of geo had, at one instant during the call, a max_run of
+ * min_len (max_run is an upper bound, so then no run that long existed),
+ * and no summary recheck was in flight (during one a group can hide for
+ * a moment; the caller's retry covers it).  A few word scans per order
+ * and 4096 groups: this is what bounds the time a request that cannot be
+ * met takes, whatever the volume's size.
+ */
+bool bga__idx_may_fit(const struct bga_volume *vol, const struct bga_geom *geo, uint64_t min_len)
+{
+	if (min_len > vol->cfg.blocks_per_group)
+		return false;
+	/* As a seqlock is read: a recheck in flight at the start, or one
+	 * that began or ended during the scan (the word moved), may have
+	 * hidden a group from it. */
+	uint64_t seq = __atomic_load_n(&vol->idx_recheck_seq, __ATOMIC_SEQ_CST);
+	if (bga__idx_next(vol, 0, geo->ngroups, min_len) < geo->ngroups)
+		return true;
+	return (uint32_t)seq != 0 || __atomic_load_n(&vol->idx_recheck_seq, __ATOMIC_SEQ_CST) != seq;
 }

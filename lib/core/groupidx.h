@@ -24,5 +24,8 @@ void bga__idx_mark_untouched(struct bga_volume *vol, uint64_t c0, uint64_t c1);
  * bits were stable during the call.
  */
 uint64_t bga__idx_next(const struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len);
+/* Could any group of geo hold a free run of min_len?  False only when the
+ * index shows none, with no summary recheck in flight (groupidx.c). */
+bool bga__idx_may_fit(const struct bga_volume *vol, const struct bga_geom *geo, uint64_t min_len);
 
 #endif

@@ -170,6 +170,21 @@ static inline uint64_t bga__home(const struct bga_percpu *pc, uint64_t nblocks)
 	uint64_t b = __atomic_load_n(&pc->home, __ATOMIC_RELAXED);
 	return b < nblocks ? b : 0;
 }
+/*
+ * The allocation unit's checks (bgalloc.h, struct bga_request.align):
+ * align 0 or 1, or a power of two <= blocks_per_group that divides
+ * min_len and max_len.  0 or -EINVAL.
+ */
+static inline int bga__align_check(const struct bga_volume *vol, const struct bga_request *req)
+{
+	uint64_t a = req->align;
+	if (a <= 1)
+		return 0;
+	if ((a & (a - 1)) || a > vol->cfg.blocks_per_group || (req->min_len & (a - 1)) || (req->max_len & (a - 1)) ||
+	    req->min_len > vol->cfg.blocks_per_group)
+		return -EINVAL;
+	return 0;
+}
 /* ---- range.c ---- */
 
 /* -EINVAL unless [start, start+len) is a non-empty range of usable blocks. */
@@ -184,5 +199,26 @@ typedef int (*bga__range_fn)(struct bga_volume *vol, const struct bga_geom *geo,
 			     uint64_t g, uint32_t off, uint32_t n, bool commit, void *arg);
 int bga__range_apply(struct bga_volume *vol, const struct bga_geom *geo, uint64_t start, uint64_t len,
 		     bga__range_fn fn, void *arg);
+/* The same over n extents, sorted by start and disjoint, each one group
+ * part at a time (two extents may share a group: fn then sees it twice,
+ * each time for its own part, every prepare before any commit). */
+int bga__range_apply_vec(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_extent *ext, size_t n,
+			 bga__range_fn fn, void *arg);
+/* A sorted copy of ext[0..n) (*sorted, to be freed) and its block total;
+ * -EINVAL when an extent fails bga__range_check or two overlap, -ENOMEM. */
+int bga__extents_sorted(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_extent *ext, size_t n,
+			struct bga_extent **sorted, uint64_t *total);
+/* The group locks of a set of extents, held at once (range.c). */
+#define BGA_RANGE_STACK_SLOTS 16
+struct bga__range_locks {
+	uint32_t stack[BGA_RANGE_STACK_SLOTS];
+	uint32_t *slots;
+	uint32_t n;
+};
+/* Lock every group of ext[0..n) (sorted, disjoint), each lock-table slot
+ * once, in ascending slot order: the one place several group locks are
+ * held.  0 or -ENOMEM (nothing locked). */
+int bga__range_lock(struct bga_volume *vol, const struct bga_extent *ext, size_t n, struct bga__range_locks *l);
+void bga__range_unlock(struct bga_volume *vol, struct bga__range_locks *l);
 
 #endif

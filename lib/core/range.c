@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Frees: bga_free, and the all-or-nothing walk over a range of groups
- * (bga__range_apply) that bga_free and bga_free_deferred share.
+ * Frees: bga_free, bga_free_vec, and the all-or-nothing walk over the
+ * groups of a set of extents (bga__range_apply_vec) that they and
+ * bga_free_deferred share, with the locking of such a set that bga_claim
+ * uses too (bga__range_lock).
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rcu.h"
 
@@ -17,40 +20,60 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/*
- * Lock every slot that groups g0..g1 map to, in ascending slot order, each
- * once (two groups may share a slot).  Everything else holds at most one
- * group lock, so this order cannot deadlock.
- */
-static void lock_groups(struct bga_volume *vol, uint64_t g0, uint64_t g1, uint32_t *slots, uint32_t *nslots)
+/* Groups of the extents, each counted once per extent (extents are sorted
+ * and disjoint, so two of them share a group only at their ends). */
+static uint64_t groups_of(const struct bga_volume *vol, const struct bga_extent *ext, size_t n)
 {
-	uint32_t n = bga_locktab_nslots(vol->locks), k = 0;
-	if (g1 - g0 + 1 >= n) {
-		for (uint32_t s = 0; s < n; s++)
-			slots[k++] = s;
+	uint64_t ng = 0;
+	for (size_t i = 0; i < n; i++)
+		ng += bga__group_of(vol, ext[i].start + ext[i].len - 1) - bga__group_of(vol, ext[i].start) + 1;
+	return ng;
+}
+
+/*
+ * Lock every slot that the groups of ext[0..n) map to, in ascending slot
+ * order, each once (two groups may share a slot).  Everything else holds
+ * at most one group lock, so this order cannot deadlock.
+ */
+int bga__range_lock(struct bga_volume *vol, const struct bga_extent *ext, size_t n, struct bga__range_locks *l)
+{
+	uint32_t nslots = bga_locktab_nslots(vol->locks), k = 0;
+	uint64_t ng = groups_of(vol, ext, n);
+	uint32_t cap = (uint32_t)BGA_MIN(ng, (uint64_t)nslots);
+	l->slots = l->stack;
+	if (cap > BGA_RANGE_STACK_SLOTS && (l->slots = malloc(cap * sizeof(*l->slots))) == NULL)
+		return -ENOMEM;
+	if (ng >= nslots) {
+		for (uint32_t s = 0; s < nslots; s++)
+			l->slots[k++] = s;
 	} else {
-		for (uint64_t g = g0; g <= g1; g++)
-			slots[k++] = bga_locktab_slot(vol->locks, g);
-		qsort(slots, k, sizeof(*slots), cmp_u32);
+		for (size_t i = 0; i < n; i++)
+			for (uint64_t g = bga__group_of(vol, ext[i].start);
+			     g <= bga__group_of(vol, ext[i].start + ext[i].len - 1); g++)
+				l->slots[k++] = bga_locktab_slot(vol->locks, g);
+		qsort(l->slots, k, sizeof(*l->slots), cmp_u32);
 		uint32_t u = 0;
 		for (uint32_t i = 0; i < k; i++)
-			if (u == 0 || slots[u - 1] != slots[i])
-				slots[u++] = slots[i];
+			if (u == 0 || l->slots[u - 1] != l->slots[i])
+				l->slots[u++] = l->slots[i];
 		k = u;
 	}
 	for (uint32_t i = 0; i < k; i++) {
-		bga__lockdep_acquire(BGA_LOCKDEP_GROUP, slots[i], true);
-		bga_locktab_lock(vol->locks, slots[i]);
+		bga__lockdep_acquire(BGA_LOCKDEP_GROUP, l->slots[i], true);
+		bga_locktab_lock(vol->locks, l->slots[i]);
 	}
-	*nslots = k;
+	l->n = k;
+	return 0;
 }
 
-static void unlock_groups(struct bga_volume *vol, const uint32_t *slots, uint32_t n)
+void bga__range_unlock(struct bga_volume *vol, struct bga__range_locks *l)
 {
-	for (uint32_t i = n; i-- > 0;) {
-		bga__lockdep_release(BGA_LOCKDEP_GROUP, slots[i]);
-		bga_locktab_unlock(vol->locks, slots[i]);
+	for (uint32_t i = l->n; i-- > 0;) {
+		bga__lockdep_release(BGA_LOCKDEP_GROUP, l->slots[i]);
+		bga_locktab_unlock(vol->locks, l->slots[i]);
 	}
+	if (l->slots != l->stack)
+		free(l->slots);
 }
 
 /* The part of [start, start+len) inside group g, as group offsets. */
@@ -95,51 +118,54 @@ static inline __attribute__((always_inline)) int range_usable_locked(const struc
 }
 
 /*
- * Run `fn` over [start, start+len) with every group lock of the range held,
- * after checking all-or-nothing that every block is allocated and not
- * waiting on a deferred free.  `fn` may fail only before it changes
- * anything (it is called once per group with `commit` false to prepare,
- * then once per group with `commit` true).
+ * Run `fn` over the extents ext[0..n) (sorted, disjoint, each checked with
+ * bga__range_check) with every group lock of them held, after checking
+ * all-or-nothing that every block is allocated and not waiting on a
+ * deferred free.  `fn` may fail only before it changes anything (it is
+ * called once per group part with `commit` false to prepare, then once
+ * per group part with `commit` true).
  */
-int bga__range_apply(struct bga_volume *vol, const struct bga_geom *geo, uint64_t start, uint64_t len,
-		     bga__range_fn fn, void *arg)
+int bga__range_apply_vec(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_extent *ext, size_t n,
+			 bga__range_fn fn, void *arg)
 {
-	uint64_t g0 = bga__group_of(vol, start), g1 = bga__group_of(vol, start + len - 1);
-	uint32_t nslots = bga_locktab_nslots(vol->locks);
-	uint32_t stack_slots[16], *slots = stack_slots;
-	uint64_t ng = g1 - g0 + 1;
-	if (BGA_MIN(ng, (uint64_t)nslots) > 16) {
-		slots = malloc(BGA_MIN(ng, (uint64_t)nslots) * sizeof(*slots));
-		if (slots == NULL)
-			return -ENOMEM;
-	}
 	/* A range in untouched chunks is free by definition: reject it before
 	 * allocating anything. */
 	int rc = 0;
-	for (uint64_t c = g0 >> BGA_CHUNK_SHIFT; c <= g1 >> BGA_CHUNK_SHIFT && rc == 0; c++)
-		if (bga__chunk_get(vol, c) == NULL) /* (a chunk a lazy load has not read yet is read now) */
-			rc = !bga__chunk_pending(vol, c) ? -EINVAL : bga__chunk_ensure(vol, c) ? 0 : -ENOMEM;
-	uint32_t held = 0;
-	if (rc == 0) {
-		lock_groups(vol, g0, g1, slots, &held);
-		for (uint64_t g = g0; g <= g1 && rc == 0; g++) {
-			struct bga_group *grp = bga__group_lookup(vol, g);
-			uint32_t off, n;
-			clip(vol, g, start, len, &off, &n);
-			rc = range_usable_locked(vol, grp, g, off, n);
-			if (rc == 0)
-				rc = fn(vol, geo, grp, g, off, n, false, arg);
-		}
-		for (uint64_t g = g0; g <= g1 && rc == 0; g++) {
-			uint32_t off, n;
-			clip(vol, g, start, len, &off, &n);
-			fn(vol, geo, bga__group_lookup(vol, g), g, off, n, true, arg);
-		}
-		unlock_groups(vol, slots, held);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		uint64_t c0 = bga__group_of(vol, ext[i].start) >> BGA_CHUNK_SHIFT;
+		uint64_t c1 = bga__group_of(vol, ext[i].start + ext[i].len - 1) >> BGA_CHUNK_SHIFT;
+		for (uint64_t c = c0; c <= c1 && rc == 0; c++)
+			if (bga__chunk_get(vol, c) == NULL) /* (a chunk a lazy load has not read yet is read now) */
+				rc = !bga__chunk_pending(vol, c) ? -EINVAL : bga__chunk_ensure(vol, c) ? 0 : -ENOMEM;
 	}
-	if (slots != stack_slots)
-		free(slots);
+	struct bga__range_locks locks;
+	if (rc == 0)
+		rc = bga__range_lock(vol, ext, n, &locks);
+	if (rc != 0)
+		return rc;
+	for (int commit = 0; commit < 2 && rc == 0; commit++)
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			uint64_t start = ext[i].start, len = ext[i].len;
+			for (uint64_t g = bga__group_of(vol, start); g <= bga__group_of(vol, start + len - 1) && rc == 0;
+			     g++) {
+				struct bga_group *grp = bga__group_lookup(vol, g);
+				uint32_t off, cnt;
+				clip(vol, g, start, len, &off, &cnt);
+				if (!commit)
+					rc = range_usable_locked(vol, grp, g, off, cnt);
+				if (rc == 0)
+					rc = fn(vol, geo, grp, g, off, cnt, commit, arg);
+			}
+		}
+	bga__range_unlock(vol, &locks);
 	return rc;
+}
+
+int bga__range_apply(struct bga_volume *vol, const struct bga_geom *geo, uint64_t start, uint64_t len,
+		     bga__range_fn fn, void *arg)
+{
+	struct bga_extent e = {start, len};
+	return bga__range_apply_vec(vol, geo, &e, 1, fn, arg);
 }
 
 static int free_fn(struct bga_volume *vol, const struct bga_geom *geo, struct bga_group *grp, uint64_t g,
@@ -151,6 +177,55 @@ static int free_fn(struct bga_volume *vol, const struct bga_geom *geo, struct bg
 		return bga__group_prepare_release_locked(vol, grp, g, off, n);
 	bga__group_release_locked(vol, grp, g, off, n);
 	return 0;
+}
+
+static int cmp_extent(const void *a, const void *b)
+{
+	uint64_t x = ((const struct bga_extent *)a)->start, y = ((const struct bga_extent *)b)->start;
+	return (x > y) - (x < y);
+}
+
+int bga__extents_sorted(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_extent *ext, size_t n,
+			struct bga_extent **sorted, uint64_t *total)
+{
+	struct bga_extent *v = malloc(n * sizeof(*v));
+	if (v == NULL)
+		return -ENOMEM;
+	memcpy(v, ext, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_extent);
+	int rc = 0;
+	uint64_t sum = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		rc = bga__range_check(vol, geo, v[i].start, v[i].len);
+		if (rc == 0 && i > 0 && v[i - 1].start + v[i - 1].len > v[i].start)
+			rc = -EINVAL; /* overlap */
+		sum += v[i].len;
+	}
+	if (rc != 0) {
+		free(v);
+		return rc;
+	}
+	*sorted = v;
+	*total = sum;
+	return 0;
+}
+
+int bga_free_vec(struct bga_volume *vol, const struct bga_extent *ext, size_t n)
+{
+	if (vol == NULL || ext == NULL || n == 0)
+		return -EINVAL;
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
+	struct bga_extent *v = NULL;
+	uint64_t total = 0;
+	int rc = bga__extents_sorted(vol, geo, ext, n, &v, &total);
+	if (rc == 0)
+		rc = bga__range_apply_vec(vol, geo, v, n, free_fn, NULL);
+	urcu_bp_read_unlock();
+	free(v);
+	if (rc == 0)
+		bga_counter_add(vol->used, -(int64_t)total);
+	return rc;
 }
 
 /* A chunk that is not installed: a lazy load may not have read it yet

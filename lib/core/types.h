@@ -283,6 +283,13 @@ struct bga_volume {
 	struct bga_config cfg;   /* resolved; nblocks is the creation size */
 	uint32_t bpg_shift;      /* log2(blocks_per_group) when a power of two, else 0 */
 	uint32_t max_order;      /* floor(log2(blocks_per_group)) */
+	/* the largest min_len the fast paths serve: blocks_per_group, or
+	 * stripe - 1 with a stripe (a request of whole stripes must look for
+	 * an aligned run first: search.c) */
+	uint32_t fast_min;
+	/* BGA_START_FULL: groups below this (the creation size) start wholly
+	 * used (group.c); 0 otherwise */
+	uint64_t full_groups;
 	struct bga_geom *geom;   /* RCU-protected */
 	/*
 	 * geom->nblocks as of the last completed grow, read without RCU by
@@ -351,6 +358,10 @@ struct bga_volume {
 	uint64_t last_committed __attribute__((aligned(BGA_CACHELINE))); /* atomic */
 	uint64_t rsv_seq __attribute__((aligned(BGA_CACHELINE))); /* atomic: handles ever opened
 								    * (their colours; rsv.c says why shared) */
+	/* atomic: summary rechecks (groupidx.c), during which the index may
+	 * miss a group for a moment: in flight in the low 32 bits, done in
+	 * the high 32 */
+	uint64_t idx_recheck_seq __attribute__((aligned(BGA_CACHELINE)));
 };
 
 /*
@@ -361,7 +372,12 @@ struct bga_volume {
 struct bga_actx {
 	/* What the core reads (charge.c, window.c, deferred.c). */
 	const struct bga_geom *geo; /* the call's geometry (RCU) */
-	uint32_t min, max;          /* min_len, and max_len capped at blocks_per_group */
+	uint32_t min, max;          /* min_len, and max_len capped at blocks_per_group
+				     * (rounded down to a multiple of align) */
+	uint32_t align;             /* 1, or the allocation unit: every extent starts at a
+				     * multiple of it and is one long (req->align, or
+				     * cfg.stripe for its first pass); min and max are
+				     * multiples of it */
 	bool reserved;              /* BGA_USE_RESERVED: draw on vol->reserved */
 	uint32_t room;              /* a window booking's first pass: runs of at least
 				     * this many, bar a file's continuation (search.c) */

@@ -57,7 +57,9 @@ static int config_check(const struct bga_config *cfg)
 		return -EINVAL;
 	if (cfg->rsv_max > BGA_MAX_BPG || cfg->rsv_default > cfg->rsv_max)
 		return -EINVAL;
-	if (cfg->flags & ~(uint32_t)(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS))
+	if (cfg->flags & ~(uint32_t)(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS | BGA_START_FULL))
+		return -EINVAL;
+	if (cfg->stripe > cfg->blocks_per_group)
 		return -EINVAL;
 	if (cfg->lock_kind > BGA_LOCK_MUTEX)
 		return -EINVAL;
@@ -123,6 +125,7 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	uint32_t bpg = cfg->blocks_per_group;
 	vol->bpg_shift = (bpg & (bpg - 1)) ? 0 : (uint32_t)__builtin_ctz(bpg);
 	vol->max_order = 31u - (uint32_t)__builtin_clz(bpg);
+	vol->fast_min = cfg->stripe > 1 ? cfg->stripe - 1 : bpg;
 	unsigned ncpu = ncpus_online();
 	if (vol->cfg.lock_slots == 0) {
 		/*
@@ -157,7 +160,12 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	rc = bga_locktab_create(&vol->locks, vol->cfg.lock_slots, (enum bga_lock_kind)vol->cfg.lock_kind);
 	if (rc)
 		goto fail;
-	rc = bga_counter_create(&vol->used, (int64_t)cfg->first_data_block * 0, vol->cfg.counter_batch,
+	/* BGA_START_FULL: every block of the creation size is allocated
+	 * (group.c, group_init_fresh); blocks a grow adds are free. */
+	bool full = cfg->flags & BGA_START_FULL;
+	vol->full_groups = full ? groups_for(vol, cfg->nblocks) : 0;
+	rc = bga_counter_create(&vol->used, full ? (int64_t)(cfg->nblocks - cfg->first_data_block) : 0,
+				vol->cfg.counter_batch,
 				(vol->cfg.flags & BGA_ATOMIC_COUNTERS) ? BGA_COUNTER_ATOMIC : BGA_COUNTER_PERCPU);
 	if (rc)
 		goto fail;
@@ -172,7 +180,20 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 		vol->cpu[i].home = bga__group_first(vol, vol->geom->ngroups * i / vol->ncpu);
 
 	const struct bga_geom *geo = vol->geom;
-	bga__idx_mark_untouched(vol, 0, geo->nchunks);
+	/*
+	 * A missing chunk means wholly free groups, for every reader (the
+	 * index, walks, checks, stores, frees).  So a volume that starts full
+	 * installs its chunks now: descriptors of wholly used groups, with no
+	 * bitmap until something is freed into them.  Chunks past the
+	 * creation size (a grow) are free as anywhere.
+	 */
+	if (full) {
+		for (uint64_t c = 0; c < geo->nchunks; c++)
+			if (!bga__chunk_ensure(vol, c))
+				goto fail;
+	} else {
+		bga__idx_mark_untouched(vol, 0, geo->nchunks);
+	}
 	/* Chunks holding a partial group (below first_data_block, or the short
 	 * last group) are built now so that a missing chunk always means
 	 * wholly free, full-size groups. */

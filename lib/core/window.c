@@ -200,9 +200,11 @@ uint32_t bga__window_held_locked(const struct bga_group *grp)
 	return n;
 }
 
-uint64_t bga__window_reclaim(struct bga_volume *vol)
+uint64_t bga__window_reclaim(struct bga_volume *vol, const struct bga_geom *geo)
 {
-	uint64_t n = 0, end = bga__dir_chunks(vol) << BGA_CHUNK_SHIFT;
+	/* The caller's groups: a request that fails costs what its volume
+	 * has (bgalloc.h, bga_alloc). */
+	uint64_t n = 0, end = geo->ngroups;
 	for (uint64_t g = 0; (g = bga__window_next_group(vol, g, end)) < end; g++) {
 		bga__group_lock(vol, g);
 		struct bga_group *grp = bga__group_lookup(vol, g); /* it held windows */

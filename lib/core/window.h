@@ -143,10 +143,11 @@ uint64_t bga__window_next_group(const struct bga_volume *vol, uint64_t g, uint64
 uint32_t bga__window_held_locked(const struct bga_group *grp);
 /*
  * Take back the remainder of every window in the volume (each owner's
- * next take finds its window empty and books another).  Returns the
- * blocks given back.  Takes group locks one at a time.
+ * next take finds its window empty and books another) in geo's groups
+ * (the caller's geometry, under RCU).  Returns the blocks given back.
+ * Takes group locks one at a time.
  */
-uint64_t bga__window_reclaim(struct bga_volume *vol);
+uint64_t bga__window_reclaim(struct bga_volume *vol, const struct bga_geom *geo);
 /*
  * Freeze (or thaw) every window of the volume for a store, with every
  * group lock held: while frozen, takes fail (and go to the locked path,

@@ -25,7 +25,7 @@ struct bga_chunk;
 struct bga_pf_sb {
 	uint64_t gen, uuid, nblocks, ngroups, first_data_block;
 	uint32_t blocks_per_group, bitmap_bytes;
-	uint32_t lock_slots, rsv_default, rsv_max, flags, lock_kind;
+	uint32_t lock_slots, rsv_default, rsv_max, flags, lock_kind, stripe;
 	int32_t counter_batch;
 	uint64_t free_blocks, groups_inited, last_txn, digest;
 };

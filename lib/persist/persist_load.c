@@ -80,6 +80,7 @@ static int make_config(const struct bga_pf_sb *sb, const struct bga_config *cfg,
 		    cfg->first_data_block != sb->first_data_block)
 			return -EINVAL;
 		*out = *cfg;
+		out->flags &= ~(uint32_t)BGA_START_FULL; /* the image says what is allocated */
 		return 0;
 	}
 	bga_config_init(out, sb->nblocks);
@@ -91,8 +92,9 @@ static int make_config(const struct bga_pf_sb *sb, const struct bga_config *cfg,
 	out->counter_batch = sb->counter_batch;
 	out->rsv_default = sb->rsv_default;
 	out->rsv_max = sb->rsv_max;
-	out->flags = sb->flags;
+	out->flags = sb->flags & ~(uint32_t)BGA_START_FULL;
 	out->lock_kind = sb->lock_kind;
+	out->stripe = sb->stripe; /* bga_create refuses one past blocks_per_group */
 	return 0;
 }
 

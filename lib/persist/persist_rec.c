@@ -155,6 +155,7 @@ void bga__pf_sb_encode(unsigned char *b, const struct bga_pf_sb *sb)
 	bga_pf_put32(b + BGA_SB_RSV_MAX, sb->rsv_max);
 	bga_pf_put32(b + BGA_SB_FLAGS, sb->flags);
 	bga_pf_put32(b + BGA_SB_LOCK_KIND, sb->lock_kind);
+	bga_pf_put32(b + BGA_SB_STRIPE, sb->stripe);
 	bga_pf_put64(b + BGA_SB_FREE, sb->free_blocks);
 	bga_pf_put64(b + BGA_SB_INITED, sb->groups_inited);
 	bga_pf_put64(b + BGA_SB_TXN, sb->last_txn);
@@ -194,6 +195,7 @@ int bga__pf_sb_decode(const unsigned char *b, struct bga_pf_sb *sb, const char *
 		sb->rsv_max = bga_pf_get32(b + BGA_SB_RSV_MAX);
 		sb->flags = bga_pf_get32(b + BGA_SB_FLAGS);
 		sb->lock_kind = bga_pf_get32(b + BGA_SB_LOCK_KIND);
+		sb->stripe = bga_pf_get32(b + BGA_SB_STRIPE);
 		sb->free_blocks = bga_pf_get64(b + BGA_SB_FREE);
 		sb->groups_inited = bga_pf_get64(b + BGA_SB_INITED);
 		sb->last_txn = bga_pf_get64(b + BGA_SB_TXN);

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bga_alloc_vec: up to `want` blocks as several extents (Ceph's
+ * Allocator::allocate), carved greedily, one bga_alloc-sized piece at a
+ * time: each piece is one pass of the single-extent route, from the end
+ * of the piece before, so a run that spans groups comes back piece after
+ * piece and is merged in out[].  No group lock is held between pieces.
+ */
+#include <errno.h>
+
+#include "rcu.h"
+
+#include "internal.h"
+
+struct carve {
+	struct bga_extent *out;
+	size_t max_out, n;
+	uint64_t got, max_len;
+};
+
+/*
+ * Add a piece to out[].  A piece that follows the last extent fills it up
+ * to max_len and the rest starts the next extent, so out[] is the stream
+ * of blocks found cut at max_len, whatever group boundaries cut the
+ * pieces.  The caller keeps a slot free for that rest, or (out[] full)
+ * asks only for what fills the last extent.
+ */
+static void carve_add(struct carve *c, const struct bga_extent *p)
+{
+	struct bga_extent *last = c->n ? &c->out[c->n - 1] : NULL;
+	struct bga_extent rest = *p;
+	if (last && last->start + last->len == p->start) {
+		uint64_t take = BGA_MIN(c->max_len - last->len, p->len);
+		last->len += take;
+		rest.start += take;
+		rest.len -= take;
+	}
+	if (rest.len) {
+		BGA_ASSERT(c->n < c->max_out);
+		c->out[c->n++] = rest;
+	}
+	c->got += p->len;
+}
+
+/*
+ * After a piece in group g ending at offset `from`: the pieces after it
+ * in the same group under one hold of its lock, each the first run at or
+ * after the end of the one before, as bga_alloc with that goal would take
+ * it from its goal's group (bga__take_locked charges each).  So a call
+ * that returns N extents from one group takes its lock about once, where
+ * N bga_alloc calls take it N times.  Stops, with what it took, when the
+ * group has no further run, out[] may not hold another extent, or the
+ * count rules the request out (ac->stop).  A busy lock is not waited for:
+ * the next bga_alloc decides.
+ */
+static void more_in_group(struct bga_volume *vol, struct bga_actx *ac, struct carve *c, uint64_t g, uint32_t from,
+			  uint64_t want, uint64_t piece_cap)
+{
+	struct locktab_slot *slot = bga__group_slot(vol, g);
+	if (!bga__group_trylock_at(vol, g, slot))
+		return;
+	struct bga_group *grp = bga__group_lookup(vol, g); /* it holds the piece */
+	uint64_t first = bga__group_first(vol, g);
+	while (c->n < c->max_out && want - c->got >= ac->min && !ac->stop) {
+		uint32_t off, len;
+		ac->max = (uint32_t)(BGA_MIN(piece_cap, want - c->got) / ac->align * ac->align);
+		if (ac->max < ac->min)
+			break;
+		bool found = ac->align > 1
+				     ? bga__group_find_aligned_locked(vol, grp, g, from, ac->min, ac->max, ac->align, &off, &len)
+				     : bga__group_find_locked(vol, grp, g, from, ac->min, ac->max, &off, &len);
+		if (!found || bga__take_locked(vol, ac, grp, g, off, &len) != 0)
+			break;
+		carve_add(c, &(struct bga_extent){first + off, len});
+		from = off + len;
+	}
+	bga__group_unlock_at(vol, g, slot);
+}
+
+/* Blocks nobody owns or was promised, or, for a reserved request, what
+ * is reserved: the most the call can hand out. */
+static uint64_t available(struct bga_volume *vol, const struct bga_request *req)
+{
+	if (req->flags & BGA_USE_RESERVED)
+		return bga_reserved(vol);
+	urcu_bp_read_lock();
+	int64_t left = bga__unpromised(vol, bga_rcu_load(vol->geom));
+	urcu_bp_read_unlock();
+	return left > 0 ? (uint64_t)left : 0;
+}
+
+int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_t want, struct bga_extent *out,
+		  size_t max_out, size_t *n_out)
+{
+	if (n_out)
+		*n_out = 0;
+	if (vol == NULL || req == NULL || out == NULL || n_out == NULL || max_out == 0 || want == 0)
+		return -EINVAL;
+	if (req->min_len == 0 || req->min_len > req->max_len ||
+	    (req->flags & ~(uint32_t)(BGA_USE_RESERVED | BGA_ALL_OR_NOTHING)) || bga__align_check(vol, req))
+		return -EINVAL;
+	uint64_t align = req->align > 1 ? req->align : 1;
+	if (want & (align - 1))
+		return -EINVAL;
+	bool all = req->flags & BGA_ALL_OR_NOTHING;
+	if (req->flags & BGA_USE_RESERVED) {
+		uint64_t r = bga_reserved(vol) & ~(align - 1);
+		if (r < req->min_len)
+			return -EINVAL;
+		if (r < want && all)
+			return -ENOSPC; /* more than is reserved: never all of it */
+		want = BGA_MIN(want, r);
+	} else if (all && available(vol, req) < want) {
+		/* All or nothing fails before it takes anything when the count
+		 * alone rules it out: -EAGAIN when the pending frees make up
+		 * the count. */
+		return bga__dfree_pending(vol, NULL) + available(vol, req) >= want ? -EAGAIN : -ENOSPC;
+	}
+
+	struct carve c = {.out = out, .max_out = max_out, .max_len = req->max_len};
+	uint32_t bpg = vol->cfg.blocks_per_group;
+	uint64_t piece_cap = BGA_MIN(req->max_len, (uint64_t)bpg) & ~(align - 1);
+	struct bga_request p = *req;
+	p.flags &= ~(uint32_t)BGA_ALL_OR_NOTHING;
+	int rc = 0;
+	bool full = false;
+	/*
+	 * Pieces after the first of each group come from that group under
+	 * one lock hold (more_in_group), for a plain request: a window's
+	 * handle serves its pieces from the window (bga_alloc), and a stripe
+	 * has its aligned pass first over the whole volume.
+	 */
+	uint32_t stripe = vol->cfg.stripe;
+	bool more = req->rsv == NULL &&
+		    !(stripe > 1 && align == 1 && req->min_len % stripe == 0 && piece_cap % stripe == 0);
+	struct bga_actx ac = {
+		.min = (uint32_t)req->min_len,
+		.align = (uint32_t)align,
+		.reserved = req->flags & BGA_USE_RESERVED,
+	};
+	while (c.got < want && want - c.got >= req->min_len) {
+		p.max_len = BGA_MIN(piece_cap, want - c.got) & ~(align - 1);
+		p.flags = req->flags & ~(uint32_t)(BGA_ALL_OR_NOTHING | BGA_EXACT_GOAL);
+		if (c.n == max_out) {
+			/* out[] is full: only a piece that continues the last
+			 * extent can still be added. */
+			struct bga_extent *last = &out[c.n - 1];
+			if (last->len >= req->max_len)
+				break;
+			p.goal = last->start + last->len;
+			p.max_len = BGA_MIN(p.max_len, req->max_len - last->len) & ~(align - 1);
+			if (p.max_len < req->min_len)
+				break;
+			p.flags |= BGA_EXACT_GOAL;
+			full = true;
+		}
+		struct bga_extent e;
+		rc = bga_alloc(vol, &p, &e);
+		if (rc != 0)
+			break;
+		carve_add(&c, &e);
+		if (more && c.got < want) {
+			uint64_t g = bga__group_of(vol, e.start);
+			urcu_bp_read_lock();
+			ac.geo = bga_rcu_load(vol->geom);
+			ac.stop = 0;
+			more_in_group(vol, &ac, &c, g, (uint32_t)(e.start + e.len - bga__group_first(vol, g)), want,
+				      piece_cap);
+			urcu_bp_read_unlock();
+			e = c.out[c.n - 1];
+		}
+		/* Past the end the search wraps round, and the next piece
+		 * starts a new extent anyway (the floor: no RCU read per
+		 * piece; during a grow a piece may wrap early). */
+		uint64_t next = e.start + e.len;
+		p.goal = next < __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE) ? next : 0;
+	}
+	if (c.n == 0)
+		return rc != 0 ? rc : -ENOSPC;
+	if (all && c.got < want) {
+		/* A piece that failed on the exact goal of a full out[] says
+		 * nothing about pending frees: not fitting is -ENOSPC. */
+		int why = (rc == -EAGAIN && !full) ? -EAGAIN : -ENOSPC;
+		for (size_t i = 0; i < c.n; i++) {
+			int undo = bga_free(vol, out[i].start, out[i].len);
+			(void)undo;
+			BGA_ASSERT(undo == 0);
+		}
+		return why;
+	}
+	*n_out = c.n;
+	return 0;
+}

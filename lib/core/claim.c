@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bga_claim: an exact range marked allocated, across groups, all or
+ * nothing (Ceph's init_rm_free / claim_range, ext4's ext4_mb_mark_bb).
+ * The opposite of a free that spans groups, under the same locks
+ * (bga__range_lock): every group of the range is checked, prepared and
+ * charged before any is changed.
+ */
+#include <errno.h>
+
+#include "rcu.h"
+
+#include <bgalloc/bitmap.h>
+
+#include "internal.h"
+#include "window.h"
+
+/*
+ * Can [off, off+n) of group g be claimed?  Window remainders in it are
+ * given back first, as BGA_EXACT_GOAL takes them: they are nobody's, and
+ * only a cut stops their owners' lock-free takes, so that the bitmap,
+ * read next, says the last word (a remainder measured but not cut could
+ * be taken by its owner before the commit).  Then every block must be
+ * free; a pending deferred block is marked used, so it fails here.  A
+ * group that must change only in part gets its bitmap now, so that the
+ * commit cannot fail.
+ */
+static int claim_check_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n)
+{
+	if (grp->flags & BGA_GROUP_QUARANTINED)
+		return -EUCLEAN;
+	uint32_t lo, hi;
+	bga__grp_span(vol, grp, g, &lo, &hi);
+	if (off < lo || off + n > hi)
+		return -EINVAL; /* a grow has not opened it in this group yet */
+	if (grp->bitmap == NULL) {
+		if (grp->free == 0)
+			return -EBUSY;
+		/* wholly free: a whole group stays bitmap-less (group.c) */
+		return off == lo && n == hi - lo ? 0 : bga__group_materialise_locked(vol, grp, g);
+	}
+	if (grp->ext && grp->ext->windows)
+		bga__window_cut_range_locked(vol, grp, g, off, n);
+	return bga_bitmap_range_is_clear(grp->bitmap, off, n) ? 0 : -EBUSY;
+}
+
+/* The commit for one group. */
+static void claim_take_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n)
+{
+	int rc = bga__group_take_locked(vol, grp, g, off, n);
+	(void)rc;
+	BGA_ASSERT(rc == 0); /* prepared by claim_check_locked */
+}
+
+static int claim_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t start, uint64_t len)
+{
+	uint64_t g0 = bga__group_of(vol, start), g1 = bga__group_of(vol, start + len - 1);
+	int rc = 0;
+	for (uint64_t g = g0; g <= g1 && rc == 0; g++) {
+		uint64_t first = bga__group_first(vol, g);
+		uint64_t s = BGA_MAX(start, first), e = BGA_MIN(start + len, first + vol->cfg.blocks_per_group);
+		rc = claim_check_locked(vol, bga__group_lookup(vol, g), g, (uint32_t)(s - first), (uint32_t)(e - s));
+	}
+	/* Charged like an allocation, against the capacity: blocks promised
+	 * to bga_reserve() are never claimed.  A leaf lock (the counter's)
+	 * under group locks, as every allocation charges. */
+	if (rc == 0 && bga_counter_add_limited(vol->used, (int64_t)len, (int64_t)geo->capacity) != 0)
+		rc = -ENOSPC;
+	for (uint64_t g = g0; g <= g1 && rc == 0; g++) {
+		uint64_t first = bga__group_first(vol, g);
+		uint64_t s = BGA_MAX(start, first), e = BGA_MIN(start + len, first + vol->cfg.blocks_per_group);
+		claim_take_locked(vol, bga__group_lookup(vol, g), g, (uint32_t)(s - first), (uint32_t)(e - s));
+	}
+	return rc;
+}
+
+int bga_claim(struct bga_volume *vol, uint64_t start, uint64_t len)
+{
+	if (vol == NULL)
+		return -EINVAL;
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
+	int rc = bga__range_check(vol, geo, start, len);
+	/* Chunks before any group lock (lockdep.h): an untouched chunk is
+	 * installed, one a lazy load has not read yet is read. */
+	uint64_t c1 = rc == 0 ? bga__group_of(vol, start + len - 1) >> BGA_CHUNK_SHIFT : 0;
+	for (uint64_t c = bga__group_of(vol, start) >> BGA_CHUNK_SHIFT; rc == 0 && c <= c1; c++)
+		if (bga__chunk_ensure(vol, c) == NULL)
+			rc = -ENOMEM;
+	struct bga_extent e = {start, len};
+	struct bga__range_locks locks;
+	if (rc == 0 && (rc = bga__range_lock(vol, &e, 1, &locks)) == 0) {
+		rc = claim_locked(vol, geo, start, len);
+		bga__range_unlock(vol, &locks);
+	}
+	urcu_bp_read_unlock();
+	return rc;
+}
