@@ -68,9 +68,39 @@ static int alloc_req(struct bctx *c, uint64_t goal, uint64_t min_len, uint64_t m
 	return bga_alloc(c->vol, &req, &c->ext);
 }
 
+static int alloc_aligned(struct bctx *c, uint64_t goal, uint64_t min_len, uint64_t max_len, uint64_t align,
+			 uint32_t flags)
+{
+	struct bga_request req = { .goal = goal, .min_len = min_len, .max_len = max_len, .flags = flags, .align = align };
+
+	return bga_alloc(c->vol, &req, &c->ext);
+}
+
+/* bga_alloc_vec; null selects an argument to pass as NULL (1 req, 2 out,
+ * 3 n_out).  *n_out must be 0 after any error. */
+static int alloc_vec(struct bctx *c, uint64_t goal, uint64_t min_len, uint64_t max_len, uint64_t align,
+		     uint32_t flags, uint64_t want, size_t max_out, int null)
+{
+	struct bga_request req = { .goal = goal, .min_len = min_len, .max_len = max_len, .flags = flags, .align = align };
+	struct bga_extent out[4];
+	size_t n = 77;
+	int rc = bga_alloc_vec(c->vol, null == 1 ? NULL : &req, want, null == 2 ? NULL : out, max_out,
+			       null == 3 ? NULL : &n);
+	if (rc != 0 && null != 3)
+		cr_expect_eq(n, 0, "a failed bga_alloc_vec() left *n_out %zu", n);
+	return rc;
+}
+
+/* bga_free_vec of two extents (a second of length 0 is passed as n = 1). */
+static int free_vec2(struct bctx *c, uint64_t s0, uint64_t l0, uint64_t s1, uint64_t l1)
+{
+	struct bga_extent v[2] = {{s0, l0}, {s1, l1}};
+	return bga_free_vec(c->vol, v, l1 ? 2 : 1);
+}
+
 /* bga_create() with one field of a valid config changed; *out must stay put. */
 enum cfg_field { CF_NONE, CF_NBLOCKS, CF_BPG, CF_FDB, CF_LOCK_SLOTS, CF_BATCH, CF_RSV_DEFAULT, CF_RSV_MAX, CF_FLAGS,
-		 CF_LOCK_KIND };
+		 CF_LOCK_KIND, CF_STRIPE };
 
 static int create_with(enum cfg_field field, uint64_t value)
 {
@@ -93,6 +123,7 @@ static int create_with(enum cfg_field field, uint64_t value)
 	case CF_RSV_MAX: cfg.rsv_max = (uint32_t)value; break;
 	case CF_FLAGS: cfg.flags = (uint32_t)value; break;
 	case CF_LOCK_KIND: cfg.lock_kind = (uint32_t)value; break;
+	case CF_STRIPE: cfg.stripe = (uint32_t)value; break;
 	}
 	rc = bga_create(&cfg, &out);
 	if (rc == 0) {
@@ -179,15 +210,19 @@ static int alloc_foreign_rsv(struct bctx *c)
 	X(create_rsv_default_over_max, FX_MAIN, -EINVAL, create_with(CF_RSV_DEFAULT, 65))              \
 	X(create_rsv_max_over_max, FX_MAIN, -EINVAL, create_with(CF_RSV_MAX, (1u << 20) + 1))            \
 	X(create_rsv_max_over_bpg_is_fine, FX_MAIN, 0, create_with(CF_RSV_MAX, 257))                     \
-	X(create_flags_unknown_bit2, FX_MAIN, -EINVAL, create_with(CF_FLAGS, 1u << 2))                   \
+	X(create_flags_unknown_bit3, FX_MAIN, -EINVAL, create_with(CF_FLAGS, 1u << 3))                   \
+	X(create_start_full_is_fine, FX_MAIN, 0, create_with(CF_FLAGS, BGA_START_FULL))                  \
+	X(create_stripe_over_bpg, FX_MAIN, -EINVAL, create_with(CF_STRIPE, 257))                         \
+	X(create_stripe_u32_max, FX_MAIN, -EINVAL, create_with(CF_STRIPE, UINT32_MAX))                   \
+	X(create_stripe_eq_bpg_is_fine, FX_MAIN, 0, create_with(CF_STRIPE, 256))                         \
 	X(create_flags_unknown_bit31, FX_MAIN, -EINVAL, create_with(CF_FLAGS, 1u << 31))                 \
 	X(create_lock_kind_past_mutex, FX_MAIN, -EINVAL, create_with(CF_LOCK_KIND, 5))                   \
 	X(create_lock_kind_u32_max, FX_MAIN, -EINVAL, create_with(CF_LOCK_KIND, UINT32_MAX))             \
 	X(create_fdb_eq_bpg, FX_MAIN, -EINVAL, create_with(CF_FDB, 256))                                 \
 	/* bga_alloc: NULL arguments */                                                                 \
-	X(alloc_null_vol, FX_MAIN, -EINVAL, bga_alloc(NULL, &(struct bga_request){ NOG, 1, 1, NULL, 0 }, &c->ext)) \
+	X(alloc_null_vol, FX_MAIN, -EINVAL, bga_alloc(NULL, &(struct bga_request){ .goal = NOG, .min_len = 1, .max_len = 1 }, &c->ext)) \
 	X(alloc_null_req, FX_MAIN, -EINVAL, bga_alloc(V, NULL, &c->ext))                                 \
-	X(alloc_null_out, FX_MAIN, -EINVAL, bga_alloc(V, &(struct bga_request){ NOG, 1, 1, NULL, 0 }, NULL)) \
+	X(alloc_null_out, FX_MAIN, -EINVAL, bga_alloc(V, &(struct bga_request){ .goal = NOG, .min_len = 1, .max_len = 1 }, NULL)) \
 	/* bga_alloc: lengths */                                                                        \
 	X(alloc_min_0, FX_MAIN, -EINVAL, alloc_req(c, NOG, 0, 8, 0, NULL))                              \
 	X(alloc_min_max_0, FX_MAIN, -EINVAL, alloc_req(c, NOG, 0, 0, 0, NULL))                          \
@@ -218,6 +253,62 @@ static int alloc_foreign_rsv(struct bctx *c)
 	X(alloc_promised_space, FX_PROMISED, -ENOSPC, alloc_req(c, NOG, 1, 1, 0, NULL))                 \
 	X(alloc_promised_space_goal, FX_PROMISED, -ENOSPC, alloc_req(c, 100, 1, 8, 0, NULL))            \
 	X(alloc_promised_use_reserved_over, FX_PROMISED, -EINVAL, alloc_req(c, NOG, 57, 57, BGA_USE_RESERVED, NULL)) \
+	/* bga_alloc: the allocation unit */                                                            \
+	X(alloc_align_not_pow2, FX_MAIN, -EINVAL, alloc_aligned(c, NOG, 3, 3, 3, 0))                     \
+	X(alloc_align_over_bpg, FX_MAIN, -EINVAL, alloc_aligned(c, NOG, 256, 256, 256, 0))               \
+	X(alloc_align_u64_max, FX_MAIN, -EINVAL, alloc_aligned(c, NOG, 1, 1, UINT64_MAX, 0))             \
+	X(alloc_align_min_not_multiple, FX_MAIN, -EINVAL, alloc_aligned(c, NOG, 2, 4, 4, 0))             \
+	X(alloc_align_max_not_multiple, FX_MAIN, -EINVAL, alloc_aligned(c, NOG, 4, 6, 4, 0))             \
+	X(alloc_align_exact_goal_unaligned, FX_MAIN, -EINVAL, alloc_aligned(c, 21, 4, 4, 4, BGA_EXACT_GOAL)) \
+	X(alloc_align_exact_goal_allocated, FX_MAIN, -ENOSPC, alloc_aligned(c, 16, 4, 4, 4, BGA_EXACT_GOAL)) \
+	X(alloc_align_promised_space, FX_PROMISED, -ENOSPC, alloc_aligned(c, NOG, 8, 8, 8, 0))           \
+	X(alloc_align_no_aligned_run, FX_JOIN, -ENOSPC, alloc_aligned(c, NOG, 64, 64, 64, 0))            \
+	X(alloc_align_after_commit, FX_FULL, -EAGAIN, alloc_aligned(c, NOG, 8, 8, 8, 0))                 \
+	/* bga_alloc_vec */                                                                             \
+	X(alloc_vec_null_vol, FX_MAIN, -EINVAL, bga_alloc_vec(NULL, &(struct bga_request){ .goal = NOG, .min_len = 1, .max_len = 1 }, 1, &c->ext, 1, &(size_t){ 0 })) \
+	X(alloc_vec_null_req, FX_MAIN, -EINVAL, alloc_vec(c, NOG, 1, 8, 0, 0, 8, 4, 1))                       \
+	X(alloc_vec_null_out, FX_MAIN, -EINVAL, alloc_vec(c, NOG, 1, 8, 0, 0, 8, 4, 2))                       \
+	X(alloc_vec_null_n_out, FX_MAIN, -EINVAL, alloc_vec(c, NOG, 1, 8, 0, 0, 8, 4, 3))                     \
+	X(alloc_vec_max_out_0, FX_MAIN, -EINVAL, alloc_vec(c, NOG, 1, 8, 0, 0, 8, 0, 0))                      \
+	X(alloc_vec_want_0, FX_MAIN, -EINVAL, alloc_vec(c, NOG, 1, 8, 0, 0, 0, 4, 0))                         \
+	X(alloc_vec_min_0, FX_MAIN, -EINVAL, alloc_vec(c, NOG, 0, 8, 0, 0, 8, 4, 0))                          \
+	X(alloc_vec_min_gt_max, FX_MAIN, -EINVAL, alloc_vec(c, NOG, 9, 8, 0, 0, 8, 4, 0))                     \
+	X(alloc_vec_want_not_multiple_of_align, FX_MAIN, -EINVAL, alloc_vec(c, NOG, 4, 8, 4, 0, 10, 4, 0))    \
+	X(alloc_vec_align_not_pow2, FX_MAIN, -EINVAL, alloc_vec(c, NOG, 6, 6, 6, 0, 12, 4, 0))                \
+	X(alloc_vec_exact_goal, FX_MAIN, -EINVAL, alloc_vec(c, 20, 1, 8, 0, BGA_EXACT_GOAL, 8, 4, 0))         \
+	X(alloc_vec_unknown_flag, FX_MAIN, -EINVAL, alloc_vec(c, NOG, 1, 8, 0, 1u << 9, 8, 4, 0))             \
+	X(alloc_vec_goal_past_end, FX_MAIN, -EINVAL, alloc_vec(c, NB, 1, 8, 0, 0, 8, 4, 0))                   \
+	X(alloc_vec_use_reserved_none, FX_FULL, -EINVAL, alloc_vec(c, NOG, 1, 8, 0, BGA_USE_RESERVED, 8, 4, 0)) \
+	X(alloc_vec_use_reserved_below_min, FX_MAIN, -EINVAL, alloc_vec(c, NOG, 16, 16, 0, BGA_USE_RESERVED, 16, 4, 0)) \
+	X(alloc_vec_promised_space, FX_PROMISED, -ENOSPC, alloc_vec(c, NOG, 1, 8, 0, 0, 8, 4, 0))             \
+	X(alloc_vec_after_commit, FX_FULL, -EAGAIN, alloc_vec(c, NOG, 4, 8, 0, 0, 8, 4, 0))                   \
+	X(alloc_vec_all_more_than_free, FX_JOIN, -ENOSPC, alloc_vec(c, NOG, 1, 64, 0, BGA_ALL_OR_NOTHING, 37, 4, 0)) \
+	X(alloc_vec_all_after_commit, FX_JOIN, -EAGAIN, alloc_vec(c, NOG, 1, 64, 0, BGA_ALL_OR_NOTHING, 36, 4, 0)) \
+	X(alloc_vec_all_over_reserved, FX_MAIN, -ENOSPC, alloc_vec(c, NOG, 1, 64, 0, BGA_ALL_OR_NOTHING | BGA_USE_RESERVED, 11, 4, 0)) \
+	/* bga_claim */                                                                                 \
+	X(claim_null_vol, FX_MAIN, -EINVAL, bga_claim(NULL, 500, 1))                                     \
+	X(claim_len_0, FX_MAIN, -EINVAL, bga_claim(V, 500, 0))                                           \
+	X(claim_past_end, FX_MAIN, -EINVAL, bga_claim(V, NB - 1, 2))                                     \
+	X(claim_start_eq_nblocks, FX_MAIN, -EINVAL, bga_claim(V, NB, 1))                                 \
+	X(claim_len_wraps, FX_MAIN, -EINVAL, bga_claim(V, 500, UINT64_MAX))                              \
+	X(claim_below_fdb, FX_MAIN, -EINVAL, bga_claim(V, 0, 1))                                         \
+	X(claim_allocated, FX_MAIN, -EBUSY, bga_claim(V, 12, 1))                                         \
+	X(claim_partly_allocated, FX_MAIN, -EBUSY, bga_claim(V, 5, 10))                                  \
+	X(claim_across_groups_partly_allocated, FX_MAIN, -EBUSY, bga_claim(V, 100, 2 * MAIN_BPG))        \
+	X(claim_deferred, FX_MAIN, -EBUSY, bga_claim(V, 201, 1))                                         \
+	X(claim_deferred_in_full, FX_FULL, -EBUSY, bga_claim(V, 8, 8))                                   \
+	X(claim_promised_space, FX_PROMISED, -ENOSPC, bga_claim(V, 200, 1))                              \
+	/* bga_free_vec */                                                                              \
+	X(free_vec_null_vol, FX_MAIN, -EINVAL, bga_free_vec(NULL, &c->ext, 1))                           \
+	X(free_vec_null_ext, FX_MAIN, -EINVAL, bga_free_vec(V, NULL, 1))                                 \
+	X(free_vec_n_0, FX_MAIN, -EINVAL, bga_free_vec(V, &c->ext, 0))                                   \
+	X(free_vec_len_0, FX_MAIN, -EINVAL, free_vec2(c, 0 + 10, 0, 210, 2))                             \
+	X(free_vec_overlap, FX_MAIN, -EINVAL, free_vec2(c, 10, 4, 12, 2))                                \
+	X(free_vec_same_twice, FX_MAIN, -EINVAL, free_vec2(c, 10, 2, 10, 2))                             \
+	X(free_vec_one_free, FX_MAIN, -EINVAL, free_vec2(c, 10, 8, 500, 1))                              \
+	X(free_vec_one_deferred, FX_MAIN, -EINVAL, free_vec2(c, 210, 2, 202, 1))                         \
+	X(free_vec_one_past_end, FX_MAIN, -EINVAL, free_vec2(c, 10, 8, NB - 1, 2))                       \
+	X(free_vec_one_below_fdb, FX_MAIN, -EINVAL, free_vec2(c, 10, 8, 0, 1))                           \
 	/* bga_free: NULL, zero length, out of range, below first_data_block, not allocated */          \
 	X(free_null_vol, FX_MAIN, -EINVAL, bga_free(NULL, 10, 1))                                        \
 	X(free_len_0, FX_MAIN, -EINVAL, bga_free(V, 10, 0))                                              \
@@ -452,7 +543,8 @@ Test(badinput, table_covers_every_function)
 	static const char *const prefixes[] = { "create_", "alloc_", "free_", "fdef_", "commit_", "reserve_",
 						"unreserve_", "reserved_", "free_estimate_", "free_exact_",
 						"rsv_open_", "rsv_set_size_", "rsv_window_", "foreach_", "trim_",
-						"stats_", "lock_stats_", "check_", "volume_config_", "grow_" };
+						"stats_", "lock_stats_", "check_", "volume_config_", "grow_",
+						"alloc_vec_", "claim_", "free_vec_" };
 	enum { NPREFIXES = sizeof(prefixes) / sizeof(prefixes[0]) };
 	size_t i, j, n[NPREFIXES] = { 0 };
 
