@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bga-units: what the storage-engine surface costs (BENCHMARKS.md,
+ * "Storage-engine surface"), each figure a median over repetitions, the
+ * comparisons as ratios within one run:
+ *   failfast  a 2^28-block volume started full (BGA_START_FULL) with one
+ *             free block in every 256, seeded with bga_free_vec; requests
+ *             with min_len 2 (no such run exists): median microseconds
+ *             per -ENOSPC, for a goal and for BGA_NO_GOAL;
+ *   big       4 GiB in one bga_alloc_vec call (2^20 blocks of 4 KiB, a
+ *             unit of 256) on an empty 8 GiB volume: median milliseconds
+ *             and the extents it returned;
+ *   vec       N extents of 8 blocks from a volume whose free space is
+ *             runs of 8 (every other 8 used): one bga_alloc_vec call
+ *             against N bga_alloc calls, ns per extent, and the ratio.
+ * Usage: bga-units [failfast|big|vec|all] [REPS]
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bgalloc.h>
+
+#include "rng.h"
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static struct bga_volume *make(uint64_t nblocks, uint32_t flags)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, nblocks);
+	cfg.flags = flags;
+	if (bga_create(&cfg, &vol) != 0) {
+		fprintf(stderr, "bga_create failed\n");
+		exit(1);
+	}
+	return vol;
+}
+
+static void failfast(int reps)
+{
+	uint64_t nblocks = UINT64_C(1) << 28, n = nblocks / 256;
+	struct bga_volume *vol = make(nblocks, BGA_START_FULL);
+	struct bga_extent *v = malloc(n * sizeof(*v));
+	for (uint64_t i = 0; i < n; i++)
+		v[i] = (struct bga_extent){i * 256 + 17, 1};
+	double t0 = now_ns();
+	int rc = bga_free_vec(vol, v, n);
+	double seed_ms = (now_ns() - t0) / 1e6;
+	free(v);
+	if (rc != 0) {
+		fprintf(stderr, "bga_free_vec: %d\n", rc);
+		exit(1);
+	}
+	double *goal = malloc((size_t)reps * sizeof(double)), *nogoal = malloc((size_t)reps * sizeof(double));
+	uint64_t seed = 42;
+	for (int i = 0; i < reps; i++) {
+		struct bga_extent e;
+		struct bga_request r = {.goal = rng_next(&seed) % nblocks, .min_len = 2, .max_len = 8};
+		double a = now_ns();
+		rc = bga_alloc(vol, &r, &e);
+		goal[i] = (now_ns() - a) / 1e3;
+		if (rc != -ENOSPC) {
+			fprintf(stderr, "expected -ENOSPC, got %d\n", rc);
+			exit(1);
+		}
+		r.goal = BGA_NO_GOAL;
+		r.max_len = 2;
+		a = now_ns();
+		rc = bga_alloc(vol, &r, &e);
+		nogoal[i] = (now_ns() - a) / 1e3;
+		if (rc != -ENOSPC) {
+			fprintf(stderr, "expected -ENOSPC, got %d\n", rc);
+			exit(1);
+		}
+	}
+	double gmed = bench_median(goal, reps), nmed = bench_median(nogoal, reps);
+	printf("failfast: 2^28 blocks, %llu free singles (seeded by one bga_free_vec in %.0f ms); min_len 2: "
+	       "median %.2f us with a goal (max %.2f), %.2f us with BGA_NO_GOAL (max %.2f), %d requests each\n",
+	       (unsigned long long)bga_free_exact(vol), seed_ms, gmed, goal[reps - 1], nmed, nogoal[reps - 1], reps);
+	free(goal);
+	free(nogoal);
+	bga_destroy(vol);
+}
+
+static void big(int reps)
+{
+	uint64_t nblocks = UINT64_C(1) << 21; /* 8 GiB of 4 KiB */
+	double *t = malloc((size_t)reps * sizeof(double));
+	size_t cap = 1 << 16, n = 0;
+	struct bga_extent *out = malloc(cap * sizeof(*out));
+	uint64_t got = 0;
+	for (int i = 0; i < reps; i++) {
+		struct bga_volume *vol = make(nblocks, 0);
+		struct bga_request r = {.goal = BGA_NO_GOAL, .min_len = 256, .max_len = nblocks / 2, .align = 256};
+		double a = now_ns();
+		int rc = bga_alloc_vec(vol, &r, nblocks / 2, out, cap, &n);
+		t[i] = (now_ns() - a) / 1e6;
+		got = 0;
+		for (size_t k = 0; k < n; k++)
+			got += out[k].len;
+		if (rc != 0 || got != nblocks / 2) {
+			fprintf(stderr, "4 GiB: rc %d, got %llu\n", rc, (unsigned long long)got);
+			exit(1);
+		}
+		bga_destroy(vol);
+	}
+	printf("big: 4 GiB in one bga_alloc_vec (2^20 blocks, unit 256) on an empty 8 GiB volume: median %.3f ms "
+	       "over %d calls, %zu extent(s)\n",
+	       bench_median(t, reps), reps, n);
+	free(t);
+	free(out);
+}
+
+/* Free space in runs of 8: [16k, 16k + 8) free, the rest used. */
+static struct bga_volume *runs_of_8(uint64_t nblocks)
+{
+	struct bga_volume *vol = make(nblocks, BGA_START_FULL);
+	size_t n = nblocks / 16;
+	struct bga_extent *v = malloc(n * sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct bga_extent){i * 16, 8};
+	if (bga_free_vec(vol, v, n) != 0)
+		exit(1);
+	free(v);
+	return vol;
+}
+
+static void vec(int reps)
+{
+	enum { N = 256 };
+	uint64_t nblocks = UINT64_C(1) << 20;
+	double *tv = malloc((size_t)reps * sizeof(double)), *ta = malloc((size_t)reps * sizeof(double));
+	struct bga_extent out[N];
+	for (int i = 0; i < reps; i++) {
+		/* the same free space for both, the same goal, alternating order */
+		for (int pass = 0; pass < 2; pass++) {
+			struct bga_volume *vol = runs_of_8(nblocks);
+			uint64_t goal = (uint64_t)(i % 64) * 16384;
+			struct bga_request r = {.goal = goal, .min_len = 8, .max_len = 8};
+			bool use_vec = (pass ^ (i & 1)) == 0;
+			double a = now_ns();
+			if (use_vec) {
+				size_t n;
+				if (bga_alloc_vec(vol, &r, 8 * N, out, N, &n) != 0 || n != N)
+					exit(1);
+			} else {
+				for (int k = 0; k < N; k++) {
+					if (bga_alloc(vol, &r, &out[k]) != 0)
+						exit(1);
+					r.goal = out[k].start + out[k].len;
+				}
+			}
+			double dt = (now_ns() - a) / N;
+			(use_vec ? tv : ta)[i] = dt;
+			bga_destroy(vol);
+		}
+	}
+	double mv = bench_median(tv, reps), ma = bench_median(ta, reps);
+	printf("vec: %d extents of 8 from runs of 8: bga_alloc_vec %.1f ns/extent, %d bga_alloc calls %.1f ns/extent: "
+	       "ratio %.3f (median of %d each)\n",
+	       N, mv, N, ma, mv / ma, reps);
+	free(tv);
+	free(ta);
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "all";
+	int reps = argc > 2 ? atoi(argv[2]) : 0;
+	if (!strcmp(what, "failfast") || !strcmp(what, "all"))
+		failfast(reps ? reps : 1001);
+	if (!strcmp(what, "big") || !strcmp(what, "all"))
+		big(reps ? reps : 21);
+	if (!strcmp(what, "vec") || !strcmp(what, "all"))
+		vec(reps ? reps : 41);
+	return 0;
+}
