@@ -236,8 +236,11 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
  * carving gives back what it took: those blocks were never anyone
  * else's, but another thread's request that ran meanwhile may have seen
  * them taken, and their groups count as changed for the next store.
- * Carving stops when the rest of want is below min_len (with align
- * dividing min_len, only when min_len > align can that happen).
+ * Every extent in out[] is min_len .. max_len long: a piece is cut short
+ * so that what is still wanted stays 0 or at least min_len where it can,
+ * and a piece merged into the extent before it leaves a rest of min_len
+ * or more; carving stops when the rest of want is below min_len (with
+ * align dividing min_len, only when min_len > align can that happen).
  *
  * Windows: with req->rsv, pieces come from the handle's window first, as
  * in bga_alloc.  BGA_USE_RESERVED charges every piece to an earlier

@@ -423,3 +423,40 @@ Test(fail_fast, no_run_of_two_in_a_volume_of_singles)
 	free(v);
 	bga_destroy(vol);
 }
+
+/* A piece that follows the last extent fills it to max_len only while
+ * what is left of the piece stays min_len long (stress_units found a rest
+ * of 1 with min_len 2). */
+Test(alloc_vec, merged_rest_never_below_min_len)
+{
+	struct bga_volume *vol = make_volume(4 * 64, 64, 0);
+	struct bga_extent out[8];
+	size_t n;
+	/* pieces of at most 6 (max_len), cut at the group end 64: 6 x 10,
+	 * then 4 up to 64, then 6 from 64 on */
+	struct bga_request r = req_of(0, 2, 6, 0, 0);
+	cr_assert_eq(bga_alloc_vec(vol, &r, 70, out, 8, &n), 0);
+	uint64_t got = 0;
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_geq(out[i].len, 2, "extent %zu: %llu blocks", i, (unsigned long long)out[i].len);
+		cr_assert_leq(out[i].len, 6);
+		got += out[i].len;
+	}
+	cr_assert_eq(n, 8, "out[] filled");
+	cr_assert_eq(got, 48);
+	cr_assert_eq(bga_free_vec(vol, out, n), 0);
+	/* a group end that leaves 5 after a full extent: 5 then 1 must not be */
+	cr_assert_eq(bga_claim(vol, 0, 59), 0);
+	r = req_of(59, 2, 6, 0, 0);
+	cr_assert_eq(bga_alloc_vec(vol, &r, 12, out, 8, &n), 0);
+	got = 0;
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_geq(out[i].len, 2);
+		cr_assert_leq(out[i].len, 6);
+		cr_assert_eq(out[i].start, i ? out[i - 1].start + out[i - 1].len : 59);
+		got += out[i].len;
+	}
+	cr_assert_eq(got, 12);
+	assert_clean(vol);
+	bga_destroy(vol);
+}

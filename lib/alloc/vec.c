@@ -15,14 +15,14 @@
 struct carve {
 	struct bga_extent *out;
 	size_t max_out, n;
-	uint64_t got, max_len;
+	uint64_t got, max_len, min_len;
 };
 
 /*
  * Add a piece to out[].  A piece that follows the last extent fills it up
- * to max_len and the rest starts the next extent, so out[] is the stream
- * of blocks found cut at max_len, whatever group boundaries cut the
- * pieces.  The caller keeps a slot free for that rest, or (out[] full)
+ * to max_len and the rest starts the next extent (the rest kept at
+ * min_len or more), so out[] is the stream of blocks found cut at
+ * max_len, whatever group boundaries cut the pieces.  The caller keeps a slot free for that rest, or (out[] full)
  * asks only for what fills the last extent.
  */
 static void carve_add(struct carve *c, const struct bga_extent *p)
@@ -31,6 +31,9 @@ static void carve_add(struct carve *c, const struct bga_extent *p)
 	struct bga_extent rest = *p;
 	if (last && last->start + last->len == p->start) {
 		uint64_t take = BGA_MIN(c->max_len - last->len, p->len);
+		/* the rest an extent of its own: min_len at least, or nothing */
+		if (p->len - take != 0 && p->len - take < c->min_len)
+			take = p->len > c->min_len ? p->len - c->min_len : 0;
 		last->len += take;
 		rest.start += take;
 		rest.len -= take;
@@ -40,6 +43,19 @@ static void carve_add(struct carve *c, const struct bga_extent *p)
 		c->out[c->n++] = rest;
 	}
 	c->got += p->len;
+}
+
+/*
+ * The most the next piece may take of `left` blocks still wanted: cap, cut
+ * so that what is left after it is 0 or at least min (when left allows
+ * both), a multiple of align.
+ */
+static uint64_t piece_max(uint64_t left, uint64_t cap, uint64_t min, uint64_t align)
+{
+	uint64_t m = BGA_MIN(cap, left);
+	if (left > m && left - m < min && left - min >= min)
+		m = BGA_MIN(m, left - min);
+	return m / align * align;
 }
 
 /*
@@ -63,7 +79,7 @@ static void more_in_group(struct bga_volume *vol, struct bga_actx *ac, struct ca
 	uint64_t first = bga__group_first(vol, g);
 	while (c->n < c->max_out && want - c->got >= ac->min && !ac->stop) {
 		uint32_t off, len;
-		ac->max = (uint32_t)(BGA_MIN(piece_cap, want - c->got) / ac->align * ac->align);
+		ac->max = (uint32_t)piece_max(want - c->got, piece_cap, ac->min, ac->align);
 		if (ac->max < ac->min)
 			break;
 		bool found = ac->align > 1
@@ -117,7 +133,7 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 		return bga__dfree_pending(vol, NULL) + available(vol, req) >= want ? -EAGAIN : -ENOSPC;
 	}
 
-	struct carve c = {.out = out, .max_out = max_out, .max_len = req->max_len};
+	struct carve c = {.out = out, .max_out = max_out, .max_len = req->max_len, .min_len = req->min_len};
 	uint32_t bpg = vol->cfg.blocks_per_group;
 	uint64_t piece_cap = BGA_MIN(req->max_len, (uint64_t)bpg) & ~(align - 1);
 	struct bga_request p = *req;
@@ -139,7 +155,7 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 		.reserved = req->flags & BGA_USE_RESERVED,
 	};
 	while (c.got < want && want - c.got >= req->min_len) {
-		p.max_len = BGA_MIN(piece_cap, want - c.got) & ~(align - 1);
+		p.max_len = piece_max(want - c.got, piece_cap, req->min_len, align);
 		p.flags = req->flags & ~(uint32_t)(BGA_ALL_OR_NOTHING | BGA_EXACT_GOAL);
 		if (c.n == max_out) {
 			/* out[] is full: only a piece that continues the last
