@@ -38,7 +38,9 @@ int refmodel_config_check(const struct bga_config *cfg)
 		return -EINVAL;
 	if (cfg->lock_kind > 4 /* BGA_LOCK_MUTEX */)
 		return -EINVAL;
-	if (cfg->flags & ~(uint32_t)(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS))
+	if (cfg->flags & ~(uint32_t)(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS | BGA_START_FULL))
+		return -EINVAL;
+	if (cfg->stripe > cfg->blocks_per_group)
 		return -EINVAL;
 	return 0;
 }
@@ -57,8 +59,10 @@ int refmodel_init(struct refmodel *m, const struct bga_config *cfg)
 		return -ENOMEM;
 	m->cfg = *cfg;
 	memset(m->state, REFM_META, cfg->first_data_block);
-	memset(m->state + cfg->first_data_block, REFM_FREE, cfg->nblocks - cfg->first_data_block);
-	m->nfree = cfg->nblocks - cfg->first_data_block;
+	/* BGA_START_FULL: every block allocated, the embedder frees its own */
+	bool full = cfg->flags & BGA_START_FULL;
+	memset(m->state + cfg->first_data_block, full ? REFM_ALLOC : REFM_FREE, cfg->nblocks - cfg->first_data_block);
+	m->nfree = full ? 0 : cfg->nblocks - cfg->first_data_block;
 	return 0;
 }
 
@@ -132,6 +136,23 @@ bool refmodel_has_run(const struct refmodel *m, uint64_t min_len, bool with_defe
 	return false;
 }
 
+/* A run of min_len starting at a multiple of align (absolute), whose
+ * length the library cuts to a multiple of align. */
+static bool refm_has_aligned_run(const struct refmodel *m, uint64_t min_len, uint64_t align, bool with_deferred)
+{
+	uint64_t a = (m->cfg.first_data_block + align - 1) / align * align;
+
+	for (; a < m->cfg.nblocks; a += align)
+		if (refmodel_run_at(m, a, with_deferred) >= min_len)
+			return true;
+	return false;
+}
+
+static uint64_t refm_align(const struct bga_request *req)
+{
+	return req->align > 1 ? req->align : 1;
+}
+
 /* Whether the request fits now (with_deferred false) or after committing
  * every pending deferred free (true), assuming the arguments are valid. */
 static bool refm_alloc_fits(const struct refmodel *m, const struct bga_request *req, bool with_deferred)
@@ -147,6 +168,8 @@ static bool refm_alloc_fits(const struct refmodel *m, const struct bga_request *
 		return false;
 	if (req->flags & BGA_EXACT_GOAL)
 		return refmodel_run_at(m, req->goal, with_deferred) >= req->min_len;
+	if (refm_align(req) > 1)
+		return refm_has_aligned_run(m, req->min_len, refm_align(req), with_deferred);
 	return refmodel_has_run(m, req->min_len, with_deferred);
 }
 
@@ -160,6 +183,11 @@ static bool refm_alloc_args_bad(const struct refmodel *m, const struct bga_reque
 	if (req->flags & ~(uint32_t)(BGA_EXACT_GOAL | BGA_USE_RESERVED))
 		return true;
 	if ((req->flags & BGA_EXACT_GOAL) && req->goal == BGA_NO_GOAL)
+		return true;
+	/* the allocation unit (bgalloc.h, struct bga_request.align) */
+	uint64_t a = req->align;
+	if (a > 1 && ((a & (a - 1)) || a > m->cfg.blocks_per_group || req->min_len % a || req->max_len % a ||
+		      req->min_len > m->cfg.blocks_per_group || ((req->flags & BGA_EXACT_GOAL) && req->goal % a)))
 		return true;
 	return false;
 }
@@ -227,6 +255,10 @@ int refmodel_alloc_check(struct refmodel *m, const struct bga_request *req, int 
 	if (!ext)
 		return refm_fail(m, "alloc succeeded without an extent to check");
 	maxlen = req->max_len < m->cfg.blocks_per_group ? req->max_len : m->cfg.blocks_per_group;
+	maxlen -= maxlen % refm_align(req);
+	if (ext->start % refm_align(req) || ext->len % refm_align(req))
+		return refm_fail(m, REQFMT " returned [%" PRIu64 ", +%" PRIu64 "): not aligned to %" PRIu64, REQARG,
+				 ext->start, ext->len, refm_align(req));
 	if (ext->len < req->min_len || ext->len > maxlen)
 		return refm_fail(m, REQFMT " returned [%" PRIu64 ", +%" PRIu64 "): length out of %" PRIu64 "..%" PRIu64,
 				 REQARG, ext->start, ext->len, req->min_len, maxlen);

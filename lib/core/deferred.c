@@ -231,7 +231,8 @@ static uint32_t copy_after_commit_locked(const struct bga_volume *vol, const str
 }
 
 /* Would group g hold the run asked for once its pending frees commit? */
-static bool group_would_fit(struct bga_volume *vol, uint64_t g, uint64_t min_len, uint64_t exact, uint64_t *scratch)
+static bool group_would_fit(struct bga_volume *vol, uint64_t g, uint64_t min_len, uint32_t align, uint64_t exact,
+			    uint64_t *scratch)
 {
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
 	struct bga_group *grp = ch ? &ch->groups[g & (BGA_CHUNK_GROUPS - 1)] : NULL;
@@ -239,7 +240,19 @@ static bool group_would_fit(struct bga_volume *vol, uint64_t g, uint64_t min_len
 		bga__group_lock(vol, g);
 	uint32_t hi = copy_after_commit_locked(vol, grp, g, scratch);
 	bool fit;
-	if (exact == BGA_NO_GOAL) {
+	if (exact == BGA_NO_GOAL && align > 1) {
+		/* an aligned run (absolute block numbers, as the search's) */
+		uint64_t first = bga__group_first(vol, g), n;
+		fit = false;
+		for (uint64_t at = 0; !fit && at < hi;) {
+			uint64_t pos = bga_bitmap_find_zero_run(scratch, hi, at, min_len, hi, &n);
+			if (pos >= hi)
+				break;
+			uint64_t a0 = (first + pos + align - 1) / align * align - first;
+			fit = a0 + min_len <= pos + n;
+			at = pos + n;
+		}
+	} else if (exact == BGA_NO_GOAL) {
 		fit = bga_bitmap_longest_zero_run(scratch, hi) >= min_len;
 	} else {
 		uint64_t off = exact - bga__group_first(vol, g), start;
@@ -276,14 +289,14 @@ bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_actx *ac, uin
 	if (scratch == NULL)
 		return exact == BGA_NO_GOAL && pending >= min_len;
 	if (exact != BGA_NO_GOAL) {
-		fit = group_would_fit(vol, bga__group_of(vol, exact), min_len, exact, scratch);
+		fit = group_would_fit(vol, bga__group_of(vol, exact), min_len, ac->align, exact, scratch);
 	} else {
 		for (uint64_t g = 0; !fit && (g = next_pending(vol, g, n)) < n; g++)
-			fit = group_would_fit(vol, g, min_len, exact, scratch);
+			fit = group_would_fit(vol, g, min_len, ac->align, exact, scratch);
 		for (uint64_t g = 0; !fit && (g = bga__window_next_group(vol, g, n)) < n; g++)
-			fit = group_would_fit(vol, g, min_len, exact, scratch);
+			fit = group_would_fit(vol, g, min_len, ac->align, exact, scratch);
 		for (uint64_t g = 0; !fit && (g = bga__idx_next(vol, g, n, min_len)) < n; g++)
-			fit = group_would_fit(vol, g, min_len, exact, scratch);
+			fit = group_would_fit(vol, g, min_len, ac->align, exact, scratch);
 	}
 	free(scratch);
 	return fit;
