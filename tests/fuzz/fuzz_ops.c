@@ -510,7 +510,12 @@ static void try_bad_config(struct fz *f)
 	case 6: bad.counter_batch = (fz_u8(&f->in) & 1) ? -1 : (1 << 24) + 1; break;
 	case 7: bad.rsv_default = bad.rsv_max + 1; break;
 	case 8: bad.rsv_max = (1u << 20) + 1 + fz_u8(&f->in); break;
-	default: bad.flags = 1u << (2 + fz_u8(&f->in) % 30); break;
+	default: /* an unknown flag (bit 2 is BGA_START_FULL), or a stripe past a group */
+		if (fz_u8(&f->in) & 1)
+			bad.flags = 1u << (3 + fz_u8(&f->in) % 29);
+		else
+			bad.stripe = bad.blocks_per_group + 1 + fz_u8(&f->in);
+		break;
 	}
 	expect_rc(f, "create(bad config)", bga_create(&bad, &vol), refmodel_config_check(&bad));
 	if (vol != (struct bga_volume *)&bad)
