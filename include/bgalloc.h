@@ -72,6 +72,9 @@ enum {
 	 */
 	BGA_START_FULL = 1u << 2,
 };
+/* Each flag is also a macro of its own name, so `#ifdef BGA_START_FULL`
+ * tells a program whether the header it is built with has it. */
+#define BGA_START_FULL BGA_START_FULL
 
 /* bga_request.flags */
 enum {
@@ -79,6 +82,7 @@ enum {
 	BGA_USE_RESERVED = 1u << 1, /* draw on a bga_reserve()d promise instead of free space */
 	BGA_ALL_OR_NOTHING = 1u << 2, /* bga_alloc_vec: all of `want`, or nothing (-ENOSPC, -EAGAIN) */
 };
+#define BGA_ALL_OR_NOTHING BGA_ALL_OR_NOTHING
 
 struct bga_config {
 	uint64_t nblocks;          /* volume size in blocks, 1 .. BGA_MAX_BLOCKS */

@@ -140,7 +140,7 @@ uint32_t bga__group_copy_locked(const struct bga_volume *vol, const struct bga_g
 uint32_t bga__group_claimed_locked(const struct bga_group *grp)
 {
 	uint32_t n = 0;
-	for (const struct bga_claim *c = grp->ext ? grp->ext->claims : NULL; c; c = c->next)
+	for (const struct bga_trim_claim *c = grp->ext ? grp->ext->claims : NULL; c; c = c->next)
 		for (size_t i = 0; i < c->n; i++)
 			n += c->runs[i].len;
 	return n;
@@ -148,7 +148,7 @@ uint32_t bga__group_claimed_locked(const struct bga_group *grp)
 
 void bga__group_clear_claimed_locked(const struct bga_group *grp, uint64_t *map)
 {
-	for (const struct bga_claim *c = grp->ext ? grp->ext->claims : NULL; c; c = c->next)
+	for (const struct bga_trim_claim *c = grp->ext ? grp->ext->claims : NULL; c; c = c->next)
 		for (size_t i = 0; i < c->n; i++)
 			bga_bitmap_clear_range(map, c->runs[i].off, c->runs[i].len);
 }

@@ -225,7 +225,7 @@ void bga__group_fill_bitmap_locked(struct bga_volume *vol, struct bga_group *grp
  */
 uint32_t bga__group_copy_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint64_t *map,
 				bool commit_pending);
-/* Blocks that trims hold claimed for their discard (types.h, bga_claim). */
+/* Blocks that trims hold claimed for their discard (types.h, bga_trim_claim). */
 uint32_t bga__group_claimed_locked(const struct bga_group *grp);
 /* Clear the bits of those blocks in `map`, a copy of the group's bitmap. */
 void bga__group_clear_claimed_locked(const struct bga_group *grp, uint64_t *map);

@@ -131,15 +131,15 @@ struct bga_run {
  * Linked into its group's list, under the group lock, from the claim to
  * the give-back; the record and its runs live on the trim's side.
  */
-struct bga_claim {
-	struct bga_claim *next;
+struct bga_trim_claim {
+	struct bga_trim_claim *next;
 	const struct bga_run *runs;
 	size_t n;
 };
 
 struct bga_group_ext {
 	struct bga_window *windows; /* linked windows, unsorted; under the group lock */
-	struct bga_claim *claims;   /* trims' claims while they discard; under the group lock */
+	struct bga_trim_claim *claims;   /* trims' claims while they discard; under the group lock */
 	struct bga_dfree *dfree;    /* pending deferred frees in this group */
 	uint64_t *pending;          /* blocks_per_group bits: set iff a block is in dfree;
 				     * made with the first record, so a free checks

@@ -156,7 +156,7 @@ static int trim_collect(void *arg, uint32_t off, uint32_t len)
  * it, and our own give-back keeps it, so the flag means "no block was
  * freed here since every free run was discarded".  From the claim to the
  * give-back the runs are linked into the group as a claim (types.h,
- * bga_claim), so a store meanwhile writes them as free: no caller owns
+ * bga_trim_claim), so a store meanwhile writes them as free: no caller owns
  * them, and a crash after that store must not leave them allocated.
  */
 struct trim_args {
@@ -205,7 +205,7 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 	bool whole = taken == l.n && rc == 0 && a <= lo && b >= hi;
 	if (whole)
 		grp->flags |= BGA_GROUP_TRIMMED;
-	struct bga_claim claim = {.next = NULL, .runs = l.runs, .n = taken};
+	struct bga_trim_claim claim = {.next = NULL, .runs = l.runs, .n = taken};
 	if (taken) {
 		claim.next = ext->claims;
 		ext->claims = &claim;
@@ -222,7 +222,7 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 	if (taken) {
 		bga__group_lock(vol, g);
 		bool keep = grp->flags & BGA_GROUP_TRIMMED;
-		struct bga_claim **pp = &grp->ext->claims;
+		struct bga_trim_claim **pp = &grp->ext->claims;
 		while (*pp != &claim)
 			pp = &(*pp)->next;
 		*pp = claim.next;
