@@ -514,7 +514,12 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 		 * aligned request: a run long enough to hold an aligned one
 		 * whatever its start). */
 		if (bga__window_reclaim(vol, geo) == 0) {
-			if (!bga__idx_may_fit(vol, geo, (uint64_t)ac.min + ac.align - 1))
+			/* A reservation promises that the space exists (the
+			 * count above is that promise), and the index is an
+			 * instant like the walk: it may miss runs that others
+			 * are freeing or a trim holds for its discard.  Only
+			 * an unreserved request fails fast on it. */
+			if (!reserved && !bga__idx_may_fit(vol, geo, (uint64_t)ac.min + ac.align - 1))
 				break;
 			sched_yield();
 		}
