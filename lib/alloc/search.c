@@ -69,7 +69,7 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 		return false; /* found none last time, and nothing made room since */
 	bool found = false;
 	for (uint32_t start = from, stop = UINT32_MAX;; stop = start, start = 0) {
-		/* runs measured up to `big`: the caller cuts them to the window */
+		/* runs found up to `big` long: the caller cuts them to the window */
 		for (uint32_t at = start; at < stop && bga__group_find_locked(vol, grp, g, at, need, big, off, len);) {
 			found = true;
 			if (*off >= stop)
@@ -205,8 +205,8 @@ static int search(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent
  * that fails, for want of a run or of the count, cuts nothing.  A cut
  * lowers a window's end, so a window that starts inside the extent gives
  * back its blocks after it too.  The windows are held still from the
- * measure to the cut: an owner's lock-free take meanwhile would take
- * blocks of the run measured.
+ * count of the run to the cut: an owner's lock-free take meanwhile would
+ * take blocks of the run counted.
  */
 static int exact_through_windows_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp,
 					uint64_t g, uint32_t from, uint32_t *len)

@@ -19,7 +19,7 @@
  * Can [off, off+n) of group g be claimed?  Window remainders in it are
  * given back first, as BGA_EXACT_GOAL takes them: they are nobody's, and
  * only a cut stops their owners' lock-free takes, so that the bitmap,
- * read next, says the last word (a remainder measured but not cut could
+ * read next, says the last word (a remainder counted but not cut could
  * be taken by its owner before the commit).  Then every block must be
  * free; a pending deferred block is marked used, so it fails here.  A
  * group that must change only in part gets its bitmap now, so that the
