@@ -12,6 +12,9 @@
 #    status 0, --version with the library's version.
 #   tests/install_test.sh <build dir> <source dir>
 set -euo pipefail
+# No `cmd | grep -q`: grep -q exits at its first match, the writer then
+# dies of SIGPIPE, and pipefail fails a check that passed.  Output is
+# captured first and searched as a string.
 build=$1 src=$2
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
@@ -25,15 +28,15 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig"
 # consumers: pkg-config shared (run through its own rpath), pkg-config
 # static, CMake package
 cc -o "$prefix/embed-pc" "$src/examples/embed.c" $(pkg-config --cflags --libs bgalloc) -Wl,-rpath,"$libdir"
-"$prefix/embed-pc" | grep -q "^free:" || fail "pkg-config consumer failed"
+out=$("$prefix/embed-pc") && grep -q "^free:" <<<"$out" || fail "pkg-config consumer failed"
 cc -o "$prefix/embed-static" "$src/examples/embed.c" $(pkg-config --cflags bgalloc) \
 	$(pkg-config --static --libs bgalloc | sed 's/-lbgalloc\b/-l:libbgalloc.a/')
-"$prefix/embed-static" | grep -q "^free:" || fail "static pkg-config consumer failed"
-! readelf -d "$prefix/embed-static" | grep -q 'libbgalloc' || fail "the static consumer needs libbgalloc.so"
+out=$("$prefix/embed-static") && grep -q "^free:" <<<"$out" || fail "static pkg-config consumer failed"
+out=$(readelf -d "$prefix/embed-static") && ! grep -q 'libbgalloc' <<<"$out" || fail "the static consumer needs libbgalloc.so"
 cmake -S "$src/tests/consumer" -B "$prefix/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
 	-DEMBED_SOURCE="$src/examples/embed.c" >"$prefix/consumer.log"
 cmake --build "$prefix/consumer" >/dev/null
-"$prefix/consumer/consumer" | grep -q "^free:" || fail "find_package consumer failed"
+out=$("$prefix/consumer/consumer") && grep -q "^free:" <<<"$out" || fail "find_package consumer failed"
 cmake_version=$(sed -n 's/^-- bgalloc package version: //p' "$prefix/consumer.log")
 
 # versions, and a message for an errno the library passes through
@@ -79,6 +82,6 @@ for t in $tools; do
 	man -M "$prefix/share/man" -w 1 "$t" >/dev/null 2>&1 || fail "no man(1) page for $t"
 done
 if [ -x "$prefix/bin/bgafs" ]; then
-	ldd "$prefix/bin/bgafs" | grep -q "libbgalloc.so.0 => $prefix/" || fail "bgafs does not find the installed library"
+	out=$(ldd "$prefix/bin/bgafs") && grep -qF "libbgalloc.so.0 => $prefix/" <<<"$out" || fail "bgafs does not find the installed library"
 fi
 echo "install_test: consumers, versions ($runtime), messages, man pages and programs ($tools) checked"

@@ -763,9 +763,9 @@ case_cli() {
 	local out
 	out=$("$BGAFS" --help 2>"$work/err") || fail "bgafs --help exited $?"
 	grep -q '^usage: bgafs mkfs' <<<"$out" && [ ! -s "$work/err" ] || fail "bgafs --help: no usage on stdout"
-	"$BGAFS" --version | grep -qE '^bgafs \(bgalloc\) [0-9]+\.[0-9]+\.[0-9]+$' || fail "bgafs --version"
-	"$BGAFS" mkfs --help | grep -q '^usage:' || fail "bgafs mkfs --help"
-	"$BGAFS" mount --help | grep -q '^usage:' || fail "bgafs mount --help"
+	out=$("$BGAFS" --version) && grep -qE '^bgafs \(bgalloc\) [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out" || fail "bgafs --version"
+	out=$("$BGAFS" mkfs --help) && grep -q '^usage:' <<<"$out" || fail "bgafs mkfs --help"
+	out=$("$BGAFS" mount --help) && grep -q '^usage:' <<<"$out" || fail "bgafs mount --help"
 	local rc=0
 	"$BGAFS" mkfs "$img" 2>/dev/null || rc=$?
 	[ $rc = 2 ] || fail "bgafs mkfs with no size exited $rc, not 2"
@@ -784,7 +784,7 @@ case_cli() {
 	[ $(((t1 - t0) / 1000000)) -lt 2000 ] || fail "fsck of a mounted image took $(((t1 - t0) / 1000000)) ms"
 	expect_err "in use by a mounted bgafs" "$BGAFS" mkfs -f "$img" 64M
 	umount_fs
-	"$BGAFS" fsck "$img" | grep -q ': clean, .* superblock sequence [0-9]*$' || fail "fsck's summary line"
+	out=$("$BGAFS" fsck "$img") && grep -q ': clean, .* superblock sequence [0-9]*$' <<<"$out" || fail "fsck's summary line"
 	# an existing file system: refused without -f, and left as it was
 	expect_err "already holds a bgafs file system.*-f overwrites it" "$BGAFS" mkfs "$img" 64M
 	mount_fs
