@@ -366,6 +366,31 @@ Test(alloc_vec, partial_results_and_all_or_nothing)
 	bga_destroy(vol);
 }
 
+/* All or nothing on a reservation: a request that takes reserved pieces
+ * and then does not fit in out[] gives the pieces back and the promise
+ * with them (torture: later reserved requests failed with -EINVAL). */
+Test(alloc_vec, all_or_nothing_keeps_the_reservation)
+{
+	struct bga_volume *vol = make_full(4 * 1024, 1024, 0);
+	struct bga_extent fl[] = {{10, 5}, {100, 7}, {2000, 20}};
+	cr_assert_eq(bga_free_vec(vol, fl, 3), 0);
+	cr_assert_eq(bga_reserve(vol, 30), 0);
+	struct bga_extent out[4];
+	size_t n = 99;
+	struct bga_request r = req_of(0, 1, 100, 0, BGA_USE_RESERVED | BGA_ALL_OR_NOTHING);
+	cr_assert_eq(bga_alloc_vec(vol, &r, 30, out, 2, &n), -ENOSPC, "30 blocks in 2 extents: no");
+	cr_assert_eq(n, 0);
+	cr_assert_eq(bga_reserved(vol), 30, "the promise kept");
+	cr_assert_eq(bga_free_exact(vol), 32, "the pieces given back");
+	cr_assert_eq(free_in(vol, 0, 4 * 1024), 32);
+	cr_assert_eq(bga_alloc_vec(vol, &r, 30, out, 3, &n), 0);
+	cr_assert_eq(n, 3);
+	cr_assert_eq(bga_reserved(vol), 0);
+	cr_assert_eq(bga_free_vec(vol, out, 3), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
 Test(alloc_vec, bad_input_and_flags)
 {
 	struct bga_volume *vol = make_volume(4 * 1024, 1024, 0);

@@ -197,11 +197,18 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 		/* A piece that failed on the exact goal of a full out[] says
 		 * nothing about pending frees: not fitting is -ENOSPC. */
 		int why = (rc == -EAGAIN && !full) ? -EAGAIN : -ENOSPC;
-		for (size_t i = 0; i < c.n; i++) {
-			int undo = bga_free(vol, out[i].start, out[i].len);
-			(void)undo;
-			BGA_ASSERT(undo == 0);
-		}
+		/* The pieces back in one free, and a reserved request's
+		 * blocks back to the reservation: freed while still counted
+		 * used, then promised again, so nothing else takes them
+		 * between (nothing changed, the promise included). */
+		uint64_t total = 0;
+		int undo = bga__free_vec_charged(vol, out, c.n, &total);
+		(void)undo;
+		BGA_ASSERT(undo == 0 && total == c.got);
+		if (req->flags & BGA_USE_RESERVED)
+			__atomic_fetch_add(&vol->reserved, total, __ATOMIC_RELAXED);
+		else
+			bga_counter_add(vol->used, -(int64_t)total);
 		return why;
 	}
 	*n_out = c.n;

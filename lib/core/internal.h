@@ -208,6 +208,12 @@ int bga__range_apply_vec(struct bga_volume *vol, const struct bga_geom *geo, con
  * -EINVAL when an extent fails bga__range_check or two overlap, -ENOMEM. */
 int bga__extents_sorted(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_extent *ext, size_t n,
 			struct bga_extent **sorted, uint64_t *total);
+/* bga_free_vec() without its uncharge: the blocks are free in their
+ * groups but still counted used, *total of them, for the caller to move
+ * (bga_free_vec uncharges; bga_alloc_vec's undo of a reserved request
+ * gives them back to the reservation, so no other call can take the
+ * promise meanwhile).  Locks: as bga_free_vec; the caller holds none. */
+int bga__free_vec_charged(struct bga_volume *vol, const struct bga_extent *ext, size_t n, uint64_t *total);
 /* The group locks of a set of extents, held at once (range.c). */
 #define BGA_RANGE_STACK_SLOTS 16
 struct bga__range_locks {

@@ -210,19 +210,25 @@ int bga__extents_sorted(struct bga_volume *vol, const struct bga_geom *geo, cons
 	return 0;
 }
 
-int bga_free_vec(struct bga_volume *vol, const struct bga_extent *ext, size_t n)
+int bga__free_vec_charged(struct bga_volume *vol, const struct bga_extent *ext, size_t n, uint64_t *total)
 {
-	if (vol == NULL || ext == NULL || n == 0)
-		return -EINVAL;
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	struct bga_extent *v = NULL;
-	uint64_t total = 0;
-	int rc = bga__extents_sorted(vol, geo, ext, n, &v, &total);
+	int rc = bga__extents_sorted(vol, geo, ext, n, &v, total);
 	if (rc == 0)
 		rc = bga__range_apply_vec(vol, geo, v, n, free_fn, NULL);
 	urcu_bp_read_unlock();
 	free(v);
+	return rc;
+}
+
+int bga_free_vec(struct bga_volume *vol, const struct bga_extent *ext, size_t n)
+{
+	if (vol == NULL || ext == NULL || n == 0)
+		return -EINVAL;
+	uint64_t total = 0;
+	int rc = bga__free_vec_charged(vol, ext, n, &total);
 	if (rc == 0)
 		bga_counter_add(vol->used, -(int64_t)total);
 	return rc;
