@@ -17,9 +17,19 @@
  *    250,000+ blocks, reservations a few hundred), so any -ENOSPC or
  *    -EAGAIN for a request of at most 8 blocks is false (the exact
  *    near-full oracle is stress_reliability's "enospc");
+ *  - bga_alloc_vec (plain, aligned, all or nothing, through the window,
+ *    on reservations) checks every extent's shape and the total against
+ *    `want`; bga_claim of a random range takes what it gets as an
+ *    allocation, and of a range inside an extent the thread holds must be
+ *    -EBUSY; bga_free_vec frees several held extents at once, and with an
+ *    extent named twice must be -EINVAL with the blocks still allocated;
  *  - concurrent bga_check may only report the cross-group sums (bgalloc.h);
- *  - at the end everything is freed and committed: bga_check clean and
- *    bga_free_exact equal to the capacity, so no block was lost.
+ *  - at the end, with the threads' extents still held and every deferred
+ *    free committed, the statistics are exact: bga_free_exact and
+ *    bga_stats' free count, histogram and extent count equal a walk of
+ *    bga_foreach_free, which finds no held block free and every block it
+ *    does not find held; then everything is freed (bga_free_vec): bga_check
+ *    clean and bga_free_exact equal to the capacity, so no block was lost.
  *
  * Duration: BGA_STRESS_SECONDS (stress_time.h; 3 s by default, so it runs
  * in `make test`); a plain program, so it runs under ThreadSanitizer.
@@ -204,6 +214,138 @@ static void alloc_one(struct thread *t)
 	}
 }
 
+/* Shape of bga_alloc_vec's answer: n extents of the request's shape, in
+ * out[] order not mergeable (an extent that continues the one before
+ * starts a new one only when the two exceed max_len), want at most (all
+ * of it with BGA_ALL_OR_NOTHING). */
+static void got_vec(const struct bga_extent *out, size_t n, size_t max_out, uint64_t want,
+		    const struct bga_request *req, uint8_t who)
+{
+	uint64_t sum = 0, align = req->align > 1 ? req->align : 1;
+	if (n == 0 || n > max_out)
+		fail("alloc_vec: extent count", (long long)n, (long long)max_out);
+	for (size_t i = 0; i < n && i < max_out; i++) {
+		if (out[i].start % align || out[i].len % align)
+			fail("alloc_vec: extent not aligned", (long long)out[i].start, (long long)out[i].len);
+		if (i && out[i - 1].start + out[i - 1].len == out[i].start && out[i - 1].len + out[i].len <= req->max_len)
+			fail("alloc_vec: adjacent pieces not merged", (long long)out[i].start, (long long)out[i - 1].len);
+		got(out[i], req, who);
+		sum += out[i].len;
+	}
+	if (sum > want || ((req->flags & BGA_ALL_OR_NOTHING) && sum != want))
+		fail("alloc_vec: total against want", (long long)sum, (long long)want);
+}
+
+static void alloc_vec_one(struct thread *t)
+{
+	struct bga_config cfg;
+	bga_volume_config(vol, &cfg);
+	uint64_t align = 1ull << below(&t->rng, 4);
+	struct bga_request req = {.goal = BGA_NO_GOAL, .align = align > 1 ? align : 0};
+	req.min_len = align * (1 + below(&t->rng, 2));
+	/* max_len past a group now and then: pieces merge across groups */
+	req.max_len = req.min_len + align * below(&t->rng, below(&t->rng, 4) ? 16 : 3 * BPG / align);
+	uint64_t want = req.min_len + align * below(&t->rng, 48);
+	size_t max_out = 1 + (size_t)below(&t->rng, MIN(8, (uint64_t)(HELD - t->n)));
+	if (below(&t->rng, 2))
+		req.flags |= BGA_ALL_OR_NOTHING;
+	switch (below(&t->rng, 4)) {
+	case 0:
+		req.goal = below(&t->rng, cfg.nblocks);
+		break;
+	case 1:
+		req.rsv = t->rsv;
+		break;
+	case 2:
+		if (t->reserved < want && bga_reserve(vol, 512) == 0)
+			t->reserved += 512;
+		if (t->reserved >= want) /* the pool is shared: no more than ours */
+			req.flags |= BGA_USE_RESERVED;
+		break;
+	default:
+		break;
+	}
+	struct bga_extent out[8];
+	size_t n = 0;
+	int rc = bga_alloc_vec(vol, &req, want, out, max_out, &n);
+	if (rc == 0) {
+		got_vec(out, n, max_out, want, &req, (uint8_t)t->id);
+		for (size_t i = 0; i < n && i < max_out; i++) {
+			if (req.flags & BGA_USE_RESERVED)
+				t->reserved -= out[i].len;
+			t->held[t->n++] = out[i];
+		}
+	} else if (!(rc == -ENOSPC && (req.flags & BGA_ALL_OR_NOTHING))) {
+		/* Far from full only all of want in max_out extents may not
+		 * fit; pending frees never make the difference. */
+		fail(rc == -EAGAIN ? "alloc_vec: false -EAGAIN far from full" : "alloc_vec failed far from full", rc,
+		     (long long)(req.flags << 8 | (req.rsv != NULL) << 4 | align));
+	}
+}
+
+/* bga_claim: inside an extent this thread holds, -EBUSY, nothing changed;
+ * of a random range (groups spanned now and then), an allocation if it
+ * succeeds, -EBUSY if any block is taken or pending. */
+static void claim_one(struct thread *t)
+{
+	if (t->n && below(&t->rng, 2)) {
+		struct bga_extent e = t->held[below(&t->rng, (uint64_t)t->n)];
+		uint64_t off = below(&t->rng, e.len), len = 1 + below(&t->rng, e.len - off);
+		int rc = bga_claim(vol, e.start + off, len);
+		if (rc != -EBUSY)
+			fail("claim of a held range not -EBUSY", rc, (long long)(e.start + off));
+		return;
+	}
+	struct bga_config cfg;
+	bga_volume_config(vol, &cfg);
+	struct bga_extent e = {.len = 1 + below(&t->rng, 16)};
+	e.start = below(&t->rng, cfg.nblocks - e.len);
+	int rc = bga_claim(vol, e.start, e.len);
+	if (rc == 0) {
+		struct bga_request req = {.min_len = e.len, .max_len = e.len};
+		got(e, &req, (uint8_t)t->id);
+		t->held[t->n++] = e;
+	} else if (rc != -EBUSY) {
+		fail("claim far from full", rc, (long long)e.start);
+	}
+}
+
+/* bga_free_vec of up to 4 held extents (in the order held, which is
+ * not sorted); one time in 8 with the first named twice: -EINVAL, and
+ * the blocks still allocated (a claim of them is -EBUSY). */
+static void free_vec_some(struct thread *t)
+{
+	struct bga_extent ext[5];
+	size_t k = 1 + (size_t)below(&t->rng, MIN(4, (uint64_t)t->n));
+	for (size_t i = 0; i < k; i++) { /* k random held extents to the end */
+		int j = (int)below(&t->rng, (uint64_t)(t->n - (int)i));
+		struct bga_extent tmp = t->held[j];
+		t->held[j] = t->held[t->n - 1 - (int)i];
+		t->held[t->n - 1 - (int)i] = tmp;
+		ext[i] = tmp;
+	}
+	if (below(&t->rng, 8) == 0) {
+		ext[k] = ext[0];
+		int rc = bga_free_vec(vol, ext, k + 1);
+		if (rc != -EINVAL)
+			fail("free_vec of an extent named twice not -EINVAL", rc, (long long)ext[0].start);
+		rc = bga_claim(vol, ext[0].start, ext[0].len);
+		if (rc != -EBUSY)
+			fail("free_vec -EINVAL changed something: claim", rc, (long long)ext[0].start);
+		return;
+	}
+	for (size_t i = 0; i < k; i++)
+		set_range(ext[i], 0);
+	int rc = bga_free_vec(vol, ext, k);
+	if (rc) {
+		for (size_t i = 0; i < k; i++)
+			set_range(ext[i], (uint8_t)t->id);
+		fail("free_vec of owned extents", rc, (long long)ext[0].start);
+		return;
+	}
+	t->n -= (int)k;
+}
+
 static void *work(void *arg)
 {
 	struct thread *t = arg;
@@ -212,9 +354,17 @@ static void *work(void *arg)
 	for (uint64_t i = 0; stress_go_on(i, 2000, deadline); i++) {
 		uint64_t op = below(&t->rng, 1000);
 		if (t->n == HELD || (t->n > 0 && op < 420)) {
-			drop(t, (int)below(&t->rng, (uint64_t)t->n), op % 4 == 0);
+			if (op % 8 == 1)
+				free_vec_some(t);
+			else
+				drop(t, (int)below(&t->rng, (uint64_t)t->n), op % 4 == 0);
 		} else if (op < 950) {
-			alloc_one(t);
+			if (op % 8 < 2)
+				alloc_vec_one(t);
+			else if (op % 8 == 2)
+				claim_one(t);
+			else
+				alloc_one(t);
 		} else if (op < 960) {
 			uint64_t txn = __atomic_fetch_add(&open_txn, 1, __ATOMIC_ACQ_REL);
 			uint64_t c = __atomic_load_n(&committing, __ATOMIC_ACQUIRE);
@@ -262,12 +412,63 @@ static void *work(void *arg)
 		}
 		ops[t->id - 1]++;
 	}
-	while (t->n)
-		drop(t, t->n - 1, false);
 	if (t->reserved && bga_unreserve(vol, t->reserved))
 		fail("unreserve", (long long)t->reserved, 0);
 	bga_rsv_close(t->rsv);
 	return NULL;
+}
+
+struct walk {
+	uint64_t count[BGA_HIST_ORDERS], blocks[BGA_HIST_ORDERS];
+	uint64_t extents, free;
+};
+
+static int walk_cb(void *ctx, uint64_t start, uint64_t len)
+{
+	struct walk *w = ctx;
+	unsigned k = 63u - (unsigned)__builtin_clzll(len);
+	w->count[k]++;
+	w->blocks[k] += len;
+	w->extents++;
+	w->free += len;
+	for (uint64_t b = start; b < start + len; b++) {
+		uint8_t o = __atomic_load_n(&owner[b], __ATOMIC_RELAXED);
+		if (o != 0 && o != PENDING) /* pending ones are committed now */
+			fail("a held block is free", (long long)b, o);
+		owner[b] = 0xff; /* seen free */
+	}
+	return 0;
+}
+
+/* Quiescent, every deferred free committed, the threads' extents held:
+ * the free count, bga_stats and the owner map agree with a walk exactly. */
+static void exact_stats(uint64_t nblocks)
+{
+	struct walk w;
+	memset(&w, 0, sizeof(w));
+	if (bga_foreach_free(vol, 0, nblocks, 1, walk_cb, &w))
+		fail("final foreach", 0, 0);
+	uint64_t held = 0;
+	for (uint64_t b = 0; b < nblocks; b++) {
+		if (owner[b] == 0xff)
+			owner[b] = 0;
+		else if (owner[b] >= 1 && owner[b] <= THREADS)
+			held++;
+		else
+			fail("a block neither free nor held (lost)", (long long)b, owner[b]);
+	}
+	struct bga_stats st;
+	if (bga_stats(vol, &st))
+		fail("final stats", 0, 0);
+	if (bga_free_exact(vol) != w.free || st.free_blocks != w.free || w.free + held != nblocks)
+		fail("free count against the walk", (long long)bga_free_exact(vol), (long long)w.free);
+	if (st.free_extents != w.extents)
+		fail("stats free_extents against the walk", (long long)st.free_extents, (long long)w.extents);
+	for (int k = 0; k < BGA_HIST_ORDERS; k++)
+		if (st.hist_count[k] != w.count[k] || st.hist_blocks[k] != w.blocks[k])
+			fail("stats histogram against the walk", k, (long long)st.hist_count[k]);
+	if (st.deferred_blocks || st.reserved_blocks)
+		fail("deferred or reserved blocks left", (long long)st.deferred_blocks, (long long)st.reserved_blocks);
 }
 
 int main(void)
@@ -299,6 +500,15 @@ int main(void)
 	if (bga_check(vol, &r))
 		fail(r.message, (long long)r.group, (long long)r.block);
 	bga_volume_config(vol, &cfg);
+	exact_stats(cfg.nblocks);
+	for (int i = 0; i < THREADS; i++) {
+		for (int k = 0; k < t[i].n; k++)
+			set_range(t[i].held[k], 0);
+		if (t[i].n && bga_free_vec(vol, t[i].held, (size_t)t[i].n))
+			fail("final free_vec", i, t[i].n);
+	}
+	if (bga_check(vol, &r))
+		fail(r.message, (long long)r.group, (long long)r.block);
 	if (bga_free_exact(vol) != cfg.nblocks)
 		fail("blocks lost: free_exact below the capacity", (long long)bga_free_exact(vol),
 		     (long long)cfg.nblocks);
