@@ -65,6 +65,7 @@ static uint64_t deadline;
 static int failures;
 static uint64_t ops[THREADS];
 static uint64_t window_at[THREADS]; /* atomic: a block thread id - 1 has in its window lately */
+static uint64_t grown = START_BLOCKS; /* atomic: the size the last finished grow made */
 
 static void fail(const char *what, long long a, long long b)
 {
@@ -296,10 +297,10 @@ static void claim_one(struct thread *t)
 			fail("claim of a held range not -EBUSY", rc, (long long)(e.start + off));
 		return;
 	}
-	struct bga_config cfg;
-	bga_volume_config(vol, &cfg);
+	/* Inside what a finished grow opened: a grow in flight has the new
+	 * size published before its groups' new blocks are (-EINVAL). */
 	struct bga_extent e = {.len = 1 + below(&t->rng, 16)};
-	e.start = below(&t->rng, cfg.nblocks - e.len);
+	e.start = below(&t->rng, __atomic_load_n(&grown, __ATOMIC_ACQUIRE) - e.len);
 	int rc = bga_claim(vol, e.start, e.len);
 	if (rc == 0) {
 		struct bga_request req = {.min_len = e.len, .max_len = e.len};
@@ -402,6 +403,10 @@ static void *work(void *arg)
 			bga_volume_config(vol, &cfg);
 			uint64_t to = cfg.nblocks + 1 + below(&t->rng, 2000);
 			int rc = to <= MAX_BLOCKS ? bga_grow(vol, to) : 0;
+			uint64_t was = __atomic_load_n(&grown, __ATOMIC_ACQUIRE);
+			while (rc == 0 && to <= MAX_BLOCKS && was < to &&
+			       !__atomic_compare_exchange_n(&grown, &was, to, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				;
 			if (rc && !(rc == -EINVAL && bga_volume_config(vol, &cfg) == 0 && cfg.nblocks > to))
 				fail("grow", rc, (long long)to); /* -EINVAL: another grow went further */
 		} else if (op < 995) {
