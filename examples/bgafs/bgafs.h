@@ -109,6 +109,10 @@ enum map_state extmap_lookup(const struct extmap *m, uint64_t lblk, uint64_t *pb
 /* Map [lblk, lblk+len) to pblk.. with flags, replacing whatever mapped that
  * range (the caller has freed or reuses it).  0 or -ENOMEM. */
 int extmap_set(struct extmap *m, uint64_t lblk, uint64_t pblk, uint32_t len, uint32_t flags);
+/* Room for `extra` more extents: with room for k + 3 (an extmap_set
+ * asks for 3), k sets into holes, each adding one extent at most, cannot
+ * fail.  0 or -ENOMEM. */
+int extmap_reserve(struct extmap *m, uint32_t extra);
 /* Unmap every block at or past lblk, calling fn on each physical range. */
 typedef void (*extmap_free_fn)(void *ctx, uint64_t pblk, uint64_t len);
 void extmap_truncate(struct extmap *m, uint64_t lblk, extmap_free_fn fn, void *ctx);

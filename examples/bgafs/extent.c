@@ -47,7 +47,7 @@ static int mergeable(const struct extent *a, const struct extent *b)
 	       (uint64_t)a->len + b->len <= INT32_MAX;
 }
 
-static int reserve(struct extmap *m, uint32_t extra)
+int extmap_reserve(struct extmap *m, uint32_t extra)
 {
 	if (m->n + extra <= m->cap)
 		return 0;
@@ -64,7 +64,7 @@ static int reserve(struct extmap *m, uint32_t extra)
 
 int extmap_set(struct extmap *m, uint64_t lblk, uint64_t pblk, uint32_t len, uint32_t flags)
 {
-	if (reserve(m, 3))
+	if (extmap_reserve(m, 3))
 		return -ENOMEM;
 	uint64_t end = lblk + len;
 	uint32_t i = first_ending_after(m, lblk), j = i;
@@ -133,7 +133,7 @@ int extmap_punch(struct extmap *m, uint64_t lblk, uint64_t end, extmap_free_fn f
 {
 	/* One extent may span the whole range and split in two: room for one
 	 * more first, so nothing fails once blocks are being handed to fn. */
-	if (reserve(m, 1))
+	if (extmap_reserve(m, 1))
 		return -ENOMEM;
 	uint32_t i = first_ending_after(m, lblk);
 	if (i < m->n && m->v[i].lblk < lblk && m->v[i].lblk + m->v[i].len > end) {

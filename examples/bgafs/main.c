@@ -3,6 +3,7 @@
  * bgafs mkfs [-f] IMAGE SIZE
  * bgafs mount [-f] [-o FUSE options] IMAGE MOUNTPOINT
  * bgafs fsck IMAGE
+ * bgafs map IMAGE INODE
  * bgafs --help | --version
  *
  * bgafs(1) is the manual.  mkfs and fsck parse their arguments with
@@ -34,6 +35,7 @@ static const char usage_text[] =
 	"usage: bgafs mkfs [-f] IMAGE SIZE        (SIZE in bytes, K/M/G/T suffixes)\n"
 	"       bgafs mount [-f] [-o OPTIONS] IMAGE MOUNTPOINT\n"
 	"       bgafs fsck IMAGE\n"
+	"       bgafs map IMAGE INODE\n"
 	"       bgafs --help | --version\n"
 	"\n"
 	"A FUSE file system whose data blocks all come from bgalloc.\n"
@@ -41,6 +43,7 @@ static const char usage_text[] =
 	"  mount  mount IMAGE at MOUNTPOINT, in the background; -f (--foreground) stays in front;\n"
 	"         -o takes mount.fuse3 options and writeback_cache; fusermount3 -u unmounts\n"
 	"  fsck   check IMAGE (refused while it is mounted)\n"
+	"  map    list the extents of file INODE (stat -c %i) in IMAGE, as filefrag -v would\n"
 	"Exit status: 0 success or clean, 1 failure or not clean, 2 usage error.  See bgafs(1).\n";
 
 static int usage(void)
@@ -118,6 +121,44 @@ static int cmd_fsck(int argc, char **argv)
 	       (unsigned long long)(total - freeb), (unsigned long long)total, (unsigned long long)fs->sb.gen);
 	fs_close(fs);
 	return problems ? 1 : 0;
+}
+
+/* The extent map of one inode, read from an unmounted image: a line per
+ * extent (logical block, physical block, length, written or unwritten),
+ * then the count.  FUSE has no FIEMAP, so this is how a test or a
+ * benchmark sees what a write or an fallocate made of a file. */
+static int cmd_map(int argc, char **argv)
+{
+	int c;
+	while ((c = sub_opt(argc, argv, NULL)))
+		return c == 'h' ? help() : usage();
+	char *endp;
+	if (argc - optind != 2)
+		return usage();
+	errno = 0;
+	unsigned long long ino = strtoull(argv[optind + 1], &endp, 10);
+	if (errno || *endp || endp == argv[optind + 1]) {
+		fprintf(stderr, "bgafs map: bad inode number '%s'\n", argv[optind + 1]);
+		return usage();
+	}
+	struct fs *fs;
+	if (fs_open(argv[optind], 0, &fs))
+		return 1;
+	struct inode *ip = itab_get(&fs->itab, ino);
+	if (!ip) {
+		fprintf(stderr, "bgafs map: %s: no inode %llu\n", argv[optind], ino);
+		fs_close(fs);
+		return 1;
+	}
+	for (uint32_t i = 0; i < ip->map.n; i++) {
+		const struct extent *e = &ip->map.v[i];
+		printf("%llu %llu %u %s\n", (unsigned long long)e->lblk, (unsigned long long)e->pblk, e->len,
+		       (e->flags & EXT_UNWRITTEN) ? "unwritten" : "written");
+	}
+	printf("bgafs map: inode %llu: %u extents, %llu blocks, size %llu\n", ino, ip->map.n,
+	       (unsigned long long)ip->map.blocks, (unsigned long long)ip->size);
+	fs_close(fs);
+	return 0;
 }
 
 static int cmd_mkfs(int argc, char **argv)
@@ -325,6 +366,8 @@ int main(int argc, char **argv)
 		return cmd_mkfs(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "fsck"))
 		return cmd_fsck(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "map"))
+		return cmd_map(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "mount"))
 		return cmd_mount(argc - 1, argv + 1);
 	fprintf(stderr, "bgafs: unknown command '%s'\n", argv[1]);

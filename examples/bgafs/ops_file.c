@@ -9,6 +9,7 @@
  * a block past the end of file or in an unwritten extent must read zeros
  * whatever a previous owner left in it.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -77,20 +78,37 @@ int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size)
 	return 0;
 }
 
-/* Allocate up to *run blocks for lblk near the file's last block. */
-static int alloc_blocks(struct fs *fs, struct inode *ip, uint64_t lblk, uint64_t *pblk, uint64_t *run)
+/*
+ * Blocks for the hole at lblk, near the file's last block before it: up
+ * to `want` of them as at most max_out extents, out[] in the order they
+ * are to map the hole (*n).  A hole of VEC_MIN blocks or more is one
+ * bga_alloc_vec call (pieces from the file's window first, then runs
+ * merged across groups), a smaller one one bga_alloc: the window gives
+ * it one extent anyway.  BGA_ALL_OR_NOTHING (flags) is fallocate's.
+ */
+#define VEC_MIN 16
+#define WRITE_EXTENTS 16   /* extents for one write's hole per call */
+#define FALLOC_EXTENTS 256 /* extents for one fallocate in the one call */
+#define MAX_EXTENT (1u << 30) /* blocks: struct extent's len, merges included */
+
+/* The allocation goal for the hole at lblk: just past the file's last
+ * block before it. */
+static uint64_t hole_goal(struct fs *fs, struct inode *ip, uint64_t lblk)
 {
 	uint64_t goal = extmap_goal(&ip->map, lblk);
-	if (goal != BGA_NO_GOAL && goal >= fs->nblocks)
-		goal = BGA_NO_GOAL;
-	struct bga_request req = {.goal = goal, .min_len = 1, .max_len = *run, .rsv = ip->rsv};
-	struct bga_extent got;
-	int rc = bga_alloc(fs->vol, &req, &got);
-	if (rc)
-		return rc;
-	*pblk = got.start;
-	*run = got.len;
-	return 0;
+	return goal != BGA_NO_GOAL && goal >= fs->nblocks ? BGA_NO_GOAL : goal;
+}
+
+static int alloc_hole(struct fs *fs, struct inode *ip, uint64_t goal, uint64_t want, uint32_t flags,
+		      struct bga_extent *out, size_t max_out, size_t *n)
+{
+	struct bga_request req = {.goal = goal, .min_len = 1, .max_len = want < MAX_EXTENT ? want : MAX_EXTENT,
+				  .rsv = ip->rsv, .flags = flags};
+	if ((want >= VEC_MIN && max_out > 1) || (flags & BGA_ALL_OR_NOTHING))
+		return bga_alloc_vec(fs->vol, &req, want, out, max_out, n);
+	int rc = bga_alloc(fs->vol, &req, out);
+	*n = rc ? 0 : 1;
+	return rc;
 }
 
 /* Write n bytes at byte `in` of blocks [pblk, pblk+nblk), zeros around. */
@@ -114,19 +132,35 @@ static int write_padded(struct fs *fs, const char *src, size_t n, uint64_t pblk,
 	return rc;
 }
 
-/* Write [off + *done, off + size).  Advances *done as blocks land. */
+/* Write [off + *done, off + size).  Advances *done as blocks land.  A
+ * hole's blocks come in extents (got[]), each mapped once written; those
+ * not yet written when an error stops the write were never named
+ * anywhere and go straight back. */
 static int file_write(struct fs *fs, struct inode *ip, const char *buf, size_t size, uint64_t off, size_t *done)
 {
 	uint64_t pos = off + *done, end = off + size;
+	struct bga_extent got[WRITE_EXTENTS];
+	size_t ngot = 0, next = 0;
+	int rc = 0;
 	while (pos < end) {
 		uint64_t lblk = pos >> BGAFS_SHIFT, pblk = 0, run;
 		uint64_t want = ((end - 1) >> BGAFS_SHIFT) - lblk + 1;
 		enum map_state st = extmap_lookup(&ip->map, lblk, &pblk, &run);
 		if (run > want)
 			run = want;
-		int rc;
-		if (st == MAP_HOLE && (rc = alloc_blocks(fs, ip, lblk, &pblk, &run)))
-			return rc;
+		if (st == MAP_HOLE) {
+			/* got[] holds at most the hole's length, taken in
+			 * order from its start: the next one fits here. */
+			if (next == ngot) {
+				next = 0;
+				if ((rc = alloc_hole(fs, ip, hole_goal(fs, ip, lblk), run, 0, got, WRITE_EXTENTS, &ngot))) {
+					ngot = 0;
+					break;
+				}
+			}
+			pblk = got[next].start;
+			run = got[next++].len;
+		}
 		uint64_t seg_end = (lblk + run) << BGAFS_SHIFT;
 		if (seg_end > end)
 			seg_end = end;
@@ -139,16 +173,20 @@ static int file_write(struct fs *fs, struct inode *ip, const char *buf, size_t s
 		if (!rc && st != MAP_WRITTEN)
 			rc = extmap_set(&ip->map, lblk, pblk, (uint32_t)run, 0);
 		if (rc) {
-			if (st == MAP_HOLE) /* never named anywhere: straight back */
-				bga_free(fs->vol, pblk, run);
-			return rc;
+			if (st == MAP_HOLE)
+				next--; /* this one too */
+			break;
 		}
 		pos = seg_end;
 		*done = pos - off;
 		if (pos > ip->size)
 			ip->size = pos;
 	}
-	return 0;
+	if (next < ngot) {
+		int frc = bga_free_vec(fs->vol, got + next, ngot - next);
+		(void)frc; /* ours, unnamed: cannot fail */
+	}
+	return rc;
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -239,22 +277,117 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	free(buf);
 }
 
+/* The holes of [lblk, last]: their block count, and how many. */
+static void count_holes(const struct extmap *m, uint64_t lblk, uint64_t last, uint64_t *blocks, uint64_t *holes)
+{
+	*blocks = *holes = 0;
+	while (lblk <= last) {
+		uint64_t pblk, run;
+		enum map_state st = extmap_lookup(m, lblk, &pblk, &run);
+		if (run > last - lblk + 1)
+			run = last - lblk + 1;
+		if (st == MAP_HOLE) {
+			*blocks += run;
+			++*holes;
+		}
+		lblk += run;
+	}
+}
+
+/*
+ * want blocks as more extents than *cap, call after call from the end of
+ * the last, in *got (grown as needed, *n of them): 0, or the error with
+ * nothing kept (what was taken was never named anywhere).
+ */
+static int alloc_scattered(struct fs *fs, struct inode *ip, uint64_t goal, uint64_t want, struct bga_extent **got,
+			   size_t *cap, size_t *n)
+{
+	uint64_t have = 0;
+	int rc = 0;
+	*n = 0;
+	while (have < want) {
+		if (*n == *cap) {
+			struct bga_extent *v = realloc(*got, 2 * *cap * sizeof(**got));
+			if (!v) {
+				rc = -ENOMEM;
+				break;
+			}
+			*got = v;
+			*cap *= 2;
+		}
+		size_t k = 0;
+		if ((rc = alloc_hole(fs, ip, goal, want - have, 0, *got + *n, *cap - *n, &k)))
+			break;
+		for (size_t i = 0; i < k; i++)
+			have += (*got)[*n + i].len;
+		*n += k;
+		goal = (*got)[*n - 1].start + (*got)[*n - 1].len;
+		if (goal >= fs->nblocks)
+			goal = BGA_NO_GOAL;
+	}
+	if (rc && *n) {
+		int frc = bga_free_vec(fs->vol, *got, *n);
+		(void)frc; /* ours, unnamed: cannot fail */
+		*n = 0;
+	}
+	return rc;
+}
+
+/*
+ * The holes of [off, end) allocated unwritten, all or nothing (POSIX
+ * fallocate: ENOSPC leaves the file as it was): every hole block in one
+ * bga_alloc_vec with BGA_ALL_OR_NOTHING, so a request the free count
+ * rules out fails before anything is taken.  Free space too broken up
+ * for FALLOC_EXTENTS extents is taken call by call (alloc_scattered),
+ * still all or nothing.  The map then takes the extents in order, hole
+ * by hole, its room made first so that no step of that can fail.
+ */
 static int file_fallocate(struct fs *fs, struct inode *ip, uint64_t off, uint64_t end, int keep)
 {
-	for (uint64_t lblk = off >> BGAFS_SHIFT, last = (end - 1) >> BGAFS_SHIFT; lblk <= last;) {
+	uint64_t first = off >> BGAFS_SHIFT, last = (end - 1) >> BGAFS_SHIFT, want, holes;
+	count_holes(&ip->map, first, last, &want, &holes);
+	struct bga_extent *got = NULL;
+	size_t ngot = 0;
+	if (want) {
+		uint64_t lblk = first, pblk, run;
+		while (extmap_lookup(&ip->map, lblk, &pblk, &run) != MAP_HOLE)
+			lblk += run;
+		size_t cap = want < FALLOC_EXTENTS ? (size_t)want : FALLOC_EXTENTS;
+		if (!(got = malloc(cap * sizeof(*got))))
+			return -ENOMEM;
+		uint64_t goal = hole_goal(fs, ip, lblk);
+		int rc = alloc_hole(fs, ip, goal, want, BGA_ALL_OR_NOTHING, got, cap, &ngot);
+		if (rc == -ENOSPC && want > cap && bga_free_exact(fs->vol) >= want)
+			rc = alloc_scattered(fs, ip, goal, want, &got, &cap, &ngot);
+		if (!rc && (rc = extmap_reserve(&ip->map, (uint32_t)(ngot + holes + 3)))) {
+			int frc = bga_free_vec(fs->vol, got, ngot);
+			(void)frc; /* ours, unnamed: cannot fail */
+		}
+		if (rc) {
+			free(got);
+			return rc;
+		}
+	}
+	size_t k = 0;
+	for (uint64_t lblk = first; lblk <= last && k < ngot;) {
 		uint64_t pblk = 0, run;
 		enum map_state st = extmap_lookup(&ip->map, lblk, &pblk, &run);
 		if (run > last - lblk + 1)
 			run = last - lblk + 1;
 		if (st == MAP_HOLE) {
-			int rc = alloc_blocks(fs, ip, lblk, &pblk, &run);
-			if (!rc && (rc = extmap_set(&ip->map, lblk, pblk, (uint32_t)run, EXT_UNWRITTEN)))
-				bga_free(fs->vol, pblk, run);
-			if (rc)
-				return rc;
+			if (run > got[k].len)
+				run = got[k].len;
+			/* into a hole: one extent more at most, room made above */
+			int rc = extmap_set(&ip->map, lblk, got[k].start, (uint32_t)run, EXT_UNWRITTEN);
+			(void)rc;
+			assert(rc == 0);
+			got[k].start += run;
+			if (!(got[k].len -= run))
+				k++;
 		}
 		lblk += run;
 	}
+	free(got);
 	if (!keep && end > ip->size)
 		ip->size = end;
 	ts_now(&ip->ctime);

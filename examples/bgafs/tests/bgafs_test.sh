@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bgafs_test.sh BGAFS CASE [POSIX [CHURN]]: one bgafs test on a fresh image, mounted under
 # a temporary directory.  Cases: basic dbench fio crash enospc crash_idle
-# enospc_rm cli aging fullcreate fsck_old replay loggrow commit_size crashloop (make soak;
+# enospc_rm cli vec aging fullcreate fsck_old replay loggrow commit_size crashloop (make soak;
 # BGAFS_CRASH_ITERS rounds), and the POSIX features through bgafs_posix
 # (its path the third argument): falloc exchange atime.  The fourth: the
 # churn of aging and crashloop (churn.c).
@@ -803,6 +803,69 @@ case_cli() {
 	[ ! -e "$mnt/f" ] || fail "mkfs -f left the old file system"
 	umount_fs
 	fsck_clean "after mkfs -f"
+}
+
+# Large writes and fallocate through bga_alloc_vec: a 64 MiB write and a
+# 128 MiB fallocate end up as the few extents the groups allow (bgafs map
+# on the unmounted image); an fallocate past the free space is ENOSPC
+# with nothing changed, on a new file and on a partly written one (POSIX
+# fallocate); on free space in hundreds of small pieces, an fallocate of
+# nearly all of it succeeds (more extents than one call returns) and the
+# file reads zeros.
+case_vec() {
+	"$BGAFS" mkfs "$img" 256M >/dev/null
+	mount_fs
+	dd if=/dev/urandom of="$mnt/big" bs=1M count=64 status=none || fail "the 64 MiB write"
+	fallocate -l 128M "$mnt/fa" || fail "fallocate of 128 MiB"
+	local sum ibig ifa avail0 avail blocks0 map0
+	sum=$(md5sum <"$mnt/big")
+	ibig=$(stat -c %i "$mnt/big")
+	ifa=$(stat -c %i "$mnt/fa")
+	sync "$mnt/big" "$mnt/fa" "$mnt"
+	avail0=$(df -k --output=avail "$mnt" | tail -1)
+	expect_err "No space left on device" fallocate -l $(((avail0 + 4096) * 1024)) "$mnt/huge"
+	[ "$(stat -c %s:%b "$mnt/huge")" = 0:0 ] || fail "an ENOSPC fallocate left $(stat -c %s:%b "$mnt/huge") (size:sectors)"
+	blocks0=$(stat -c %s:%b "$mnt/big")
+	expect_err "No space left on device" fallocate -l $(((avail0 + 64 * 1024 + 4096) * 1024)) "$mnt/big"
+	[ "$(stat -c %s:%b "$mnt/big")" = "$blocks0" ] ||
+		fail "an ENOSPC fallocate over a written file left $(stat -c %s:%b "$mnt/big"), not $blocks0"
+	avail=$(df -k --output=avail "$mnt" | tail -1)
+	[ "$avail" = "$avail0" ] || fail "ENOSPC fallocates took space: ${avail}K available, ${avail0}K before"
+	rm "$mnt/huge"
+	umount_fs
+	fsck_clean "after the large write and fallocate"
+	local out n
+	out=$("$BGAFS" map "$img" "$ibig") || fail "bgafs map of the written file"
+	n=$(sed -n 's/^bgafs map: inode [0-9]*: \([0-9]*\) extents, 16384 blocks, size 67108864$/\1/p' <<<"$out")
+	[ -n "$n" ] && [ "$n" -le 2 ] && ! grep -q unwritten <<<"$out" || fail "the 64 MiB write mapped as: $out"
+	map0=$out
+	out=$("$BGAFS" map "$img" "$ifa") || fail "bgafs map of the fallocated file"
+	n=$(sed -n 's/^bgafs map: inode [0-9]*: \([0-9]*\) extents, 32768 blocks, size 134217728$/\1/p' <<<"$out")
+	[ -n "$n" ] && [ "$n" -le 3 ] && ! grep -q " written" <<<"$out" || fail "the 128 MiB fallocate mapped as: $out"
+	echo "64 MiB write: $(grep -c written <<<"$map0") extents; 128 MiB fallocate: $n extents"
+
+	# hundreds of 1-block holes, then nearly all free space in one fallocate
+	"$BGAFS" mkfs -f "$img" 64M >/dev/null
+	mount_fs
+	mkdir "$mnt/d"
+	head -c 4096 /dev/urandom >"$work/4k"
+	local i
+	for i in $(seq 1400); do cp "$work/4k" "$mnt/d/$i"; done
+	for i in $(seq 1 2 1400); do rm "$mnt/d/$i"; done
+	sync "$mnt/d" "$mnt"
+	sleep 1.2 # the commit that frees them
+	sync "$mnt"
+	avail=$(df -k --output=avail "$mnt" | tail -1)
+	fallocate -l $(((avail - 256) * 1024)) "$mnt/frag" || fail "fallocate of all but 256K of ${avail}K in pieces"
+	cmp -n $(((avail - 256) * 1024)) "$mnt/frag" /dev/zero || fail "the fallocated file does not read zeros"
+	ifa=$(stat -c %i "$mnt/frag")
+	for i in $(seq 2 2 1400); do cmp -s "$work/4k" "$mnt/d/$i" || fail "d/$i changed"; done
+	umount_fs
+	fsck_clean "after the fallocate in pieces"
+	out=$("$BGAFS" map "$img" "$ifa") || fail "bgafs map of the scattered file"
+	n=$(sed -n 's/^bgafs map: inode [0-9]*: \([0-9]*\) extents.*/\1/p' <<<"$out")
+	[ -n "$n" ] && [ "$n" -gt 256 ] || fail "the scattered fallocate took $n extents: not past one call's 256"
+	echo "fallocate of ${avail}K less 256K over 700 holes: $n extents"
 }
 
 "case_$CASE"
