@@ -183,35 +183,37 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 {
 	/*
 	 * The common request, tested first: a plain one (no flags, no
-	 * handle, no unit) with a goal and 1 <= min_len <= max_len (one
-	 * unsigned compare), min_len within a group and below the stripe
-	 * (vol->fast_min).  Every check of alloc_other
+	 * handle, no unit: bga__req_is_plain) with a goal and 1 <= min_len
+	 * <= max_len (one unsigned compare), min_len within a group and
+	 * below the stripe (vol->fast_min).  Every check of alloc_other
 	 * passes for it and it would take alloc_fast there too, so it skips
 	 * them; anything else goes there whole.
 	 */
-	if (bga_likely(vol != NULL && req != NULL && out != NULL)) {
+	if (bga_unlikely(vol == NULL || req == NULL || out == NULL))
+		goto other;
+	if (bga_likely(bga__req_is_plain(req))) {
 		uint64_t goal = req->goal, min = req->min_len, max = req->max_len;
-		if (bga_likely(bga__req_is_plain(req->flags, req->rsv) && goal != BGA_NO_GOAL && min - 1 < max &&
-			       min <= vol->fast_min && req->align <= 1)) {
-			enum fast_end end = alloc_fast(vol, goal, min, max, out, true);
-			if (bga_likely(end == FAST_HIT))
-				return 0;
-			if (end == FAST_CALL)
-				return alloc_plain_call(vol, req, out);
-			return bga__alloc_slow(vol, req, out);
-		}
-		/*
-		 * The next most common: an append through a file's window,
-		 * inline: bga_alloc saves its registers anyway, and a function
-		 * of its own would save them again for its call of
-		 * bga__rsv_take_fast (BENCHMARKS.md, "What the fast paths call").
-		 */
-		if (req->flags == 0 && req->rsv != NULL && min - 1 < max && min <= vol->cfg.blocks_per_group &&
-		    req->align <= 1) {
-			if (alloc_window_fast(vol, req, out))
-				return 0;
-			return bga__alloc_slow(vol, req, out);
-		}
+		if (bga_unlikely(goal == BGA_NO_GOAL || min - 1 >= max || min > vol->fast_min))
+			goto other;
+		enum fast_end end = alloc_fast(vol, goal, min, max, out, true);
+		if (bga_likely(end == FAST_HIT))
+			return 0;
+		if (end == FAST_CALL)
+			return alloc_plain_call(vol, req, out);
+		return bga__alloc_slow(vol, req, out);
 	}
+	/*
+	 * The next most common: an append through a file's window, inline:
+	 * bga_alloc saves its registers anyway, and a function of its own
+	 * would save them again for its call of bga__rsv_take_fast
+	 * (BENCHMARKS.md, "What the fast paths call").
+	 */
+	if (req->flags == 0 && req->rsv != NULL && req->min_len - 1 < req->max_len &&
+	    req->min_len <= vol->cfg.blocks_per_group && req->align <= 1) {
+		if (alloc_window_fast(vol, req, out))
+			return 0;
+		return bga__alloc_slow(vol, req, out);
+	}
+other:
 	return alloc_other(vol, req, out);
 }
