@@ -47,23 +47,15 @@ static inline __attribute__((always_inline)) enum fast_end alloc_at_goal(struct 
 	uint64_t first = bga__group_first(vol, g);
 	uint32_t off = (uint32_t)(goal - first), start, len;
 	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
-	struct locktab_slot *slot = bga__group_slot(vol, g);
-	if (!(leaf ? bga__group_trylock_fas_at(vol, g, slot) : bga__group_trylock_at(vol, g, slot)))
+	struct locktab_slot *slot;
+	if (!bga__group_trylock_slot(vol, g, &slot, leaf))
 		return FAST_MISS;
 	bool hit = grp->bitmap && off < grp->hi &&
 		   bga__word_run(grp->bitmap, off, min, max, &start, &len) && (!leaf || len < grp->free) &&
 		   bga__charge_fast_locked(vol, cpu, cap, len);
-	if (hit && leaf) {
-		bool full = bga__group_took_word_locked(grp, start, len);
-		BGA_ASSERT(!full);
-		(void)full;
-	} else if (hit) {
-		bga__group_take_word_locked(vol, grp, g, start, len);
-	}
-	if (leaf)
-		bga__group_unlock_fas_at(vol, g, slot);
-	else
-		bga__group_unlock_at(vol, g, slot);
+	if (hit)
+		bga__group_take_word_locked(vol, grp, g, start, len, leaf);
+	bga__group_unlock_slot(vol, g, slot, leaf);
 	/* Written from locals after the unlock: the lock's barriers would
 	 * otherwise make every later reader load them back. */
 	if (!hit)

@@ -22,6 +22,19 @@ static inline uint64_t bga__group_first(const struct bga_volume *vol, uint64_t g
 	return g * (uint64_t)vol->cfg.blocks_per_group;
 }
 
+/* Where a block is: its group, the group's first block, and the block's
+ * offset in the group. */
+struct bga_gpos {
+	uint64_t g, first;
+	uint32_t off;
+};
+
+static inline struct bga_gpos bga__gpos(const struct bga_volume *vol, uint64_t block)
+{
+	uint64_t g = bga__group_of(vol, block), first = bga__group_first(vol, g);
+	return (struct bga_gpos){.g = g, .first = first, .off = (uint32_t)(block - first)};
+}
+
 /* The usable span [*lo, *hi) of group g, as offsets inside the group. */
 static inline void bga__group_span(const struct bga_volume *vol, const struct bga_geom *geo, uint64_t g,
 				   uint32_t *lo, uint32_t *hi)

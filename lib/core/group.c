@@ -297,7 +297,7 @@ int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp,
 			return rc;
 	}
 	if (bga__in_one_word(off, len)) {
-		bga__group_take_word_locked(vol, grp, g, off, len);
+		bga__group_take_word_locked(vol, grp, g, off, len, false);
 		return 0;
 	}
 	uint64_t flipped = bga_bitmap_set_range(grp->bitmap, off, len);

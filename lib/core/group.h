@@ -121,10 +121,15 @@ static inline bool bga__group_took_word_locked(struct bga_group *grp, uint32_t o
 	return free == 0;
 }
 
+/* `leaf` (a constant): the caller made sure a free block stays (len <
+ * grp->free), and the form makes no call. */
 static inline void bga__group_take_word_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
-					       uint32_t off, uint32_t len)
+					       uint32_t off, uint32_t len, bool leaf)
 {
-	if (bga__group_took_word_locked(grp, off, len))
+	bool full = bga__group_took_word_locked(grp, off, len);
+	if (leaf)
+		BGA_ASSERT(!full);
+	else if (full)
 		bga__group_set_run_locked(vol, grp, g, 0);
 }
 

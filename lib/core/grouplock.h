@@ -85,6 +85,28 @@ static inline void bga__group_unlock_fas_at(struct bga_volume *vol, uint64_t g, 
 	bga__locktab_unlock_fas(s);
 }
 
+/*
+ * One try of group g's lock for a hot path that takes one group lock,
+ * its slot found once into *s (for the release); false when busy.
+ * `fas` (a constant) takes the fas table's inline acquire
+ * (bga__group_trylock_fas_at: the table must be fas), which calls
+ * nothing; the table's own kind otherwise.  Released by
+ * bga__group_unlock_slot with the same `fas`.
+ */
+static inline bool bga__group_trylock_slot(struct bga_volume *vol, uint64_t g, struct locktab_slot **s, bool fas)
+{
+	*s = bga__group_slot(vol, g);
+	return fas ? bga__group_trylock_fas_at(vol, g, *s) : bga__group_trylock_at(vol, g, *s);
+}
+
+static inline void bga__group_unlock_slot(struct bga_volume *vol, uint64_t g, struct locktab_slot *s, bool fas)
+{
+	if (fas)
+		bga__group_unlock_fas_at(vol, g, s);
+	else
+		bga__group_unlock_at(vol, g, s);
+}
+
 /* The volume's two mutexes, with their places in the lock order. */
 static inline void bga__grow_lock(struct bga_volume *vol)
 {
