@@ -192,7 +192,7 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 			return 0;
 		if (end == FAST_CALL)
 			return alloc_plain_call(vol, req, out);
-		return bga__alloc_slow(vol, req, out);
+		goto slow;
 	}
 	/*
 	 * The next most common: an append through a file's window, inline:
@@ -204,8 +204,10 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 	    req->min_len <= vol->cfg.blocks_per_group && req->align <= 1) {
 		if (alloc_window_fast(vol, req, out))
 			return 0;
-		return bga__alloc_slow(vol, req, out);
+		goto slow;
 	}
 other:
 	return alloc_other(vol, req, out);
+slow:
+	return bga__alloc_slow(vol, req, out);
 }

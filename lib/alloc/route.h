@@ -91,15 +91,16 @@ static inline enum bga_req_kind bga__req_kind(const struct bga_request *req)
  * up, frozen, another volume's handle).  bga_alloc's fast path. */
 bool bga__rsv_take_fast(struct bga_volume *vol, struct bga_rsv *rsv, uint32_t min, uint32_t max, int64_t cap,
 			struct bga_extent *out);
-/* Fold the handle's window hits, and `misses` allocations through it that
- * its window did not serve, into the calling CPU's statistics.  Hits are
- * counted in the handle (no shared write on the fast path) until then:
- * bga_stats sees them when the handle next misses or closes. */
-void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses);
 
 /* ---- search.c ---- */
 
 /* bga_alloc after its fast paths missed (a request alloc.c validated). */
 int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
+/* Fold the handle's window hits, and `misses` allocations through it that
+ * its window did not serve, into the calling CPU's statistics (the route
+ * counts them; rsv.c at close).  Hits are counted in the handle (no
+ * shared write on the fast path) until then: bga_stats sees them when
+ * the handle next misses or closes. */
+void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses);
 
 #endif

@@ -94,14 +94,3 @@ bool bga__rsv_take_fast(struct bga_volume *vol, struct bga_rsv *rsv, uint32_t mi
 	rsv->hits++;
 	return true;
 }
-
-void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses)
-{
-	uint64_t hits = rsv->hits;
-	if (hits + misses == 0)
-		return;
-	struct bga_percpu *pc = bga__percpu(vol);
-	rsv->hits = 0;
-	__atomic_fetch_add(&pc->rsv_allocs, hits + misses, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&pc->rsv_hits, hits, __ATOMIC_RELAXED);
-}

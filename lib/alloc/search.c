@@ -109,8 +109,7 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	uint32_t off, len, wsize = ac->wsize, want = BGA_MAX(ac->max, wsize);
 	bool none = false;
 	if (book ? !place_window_locked(vol, ac, grp, g, from, at_goal, want, &off, &len, &none)
-		 : ac->align > 1 ? !bga__group_find_aligned_locked(vol, grp, g, from, ac->min, want, ac->align, &off, &len)
-				 : !bga__group_find_locked(vol, grp, g, from, ac->min, want, &off, &len)) {
+		 : !bga__group_find_unit_locked(vol, grp, g, from, ac->min, want, ac->align, &off, &len)) {
 		/* A failed whole-group search means max_run overstated the
 		 * longest run: fix it so the index stops pointing here
 		 * (allocations never lower it; without this, every booking
@@ -127,8 +126,8 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	int rc = bga__take_locked(vol, ac, grp, g, off, &len);
 	if (rc)
 		return rc;
-	if (book && bga__window_book_locked(vol, grp, g, book, off, len, wlen) != 0)
-		bga__window_book_locked(vol, grp, g, book, off, len, len); /* no memory: no window */
+	if (book)
+		bga__window_book_locked(vol, grp, g, book, off, len, wlen);
 	out->start = bga__group_first(vol, g) + off;
 	out->len = len;
 	return 0;
@@ -137,13 +136,9 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 static int try_group(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32_t from, bool at_goal, bool wait,
 		     struct bga_extent *out)
 {
-	int rc = bga__group_ensure(vol, g); /* before the lock: lockdep.h */
-	if (rc)
+	int rc;
+	if (bga__group_ensure_lock(vol, g, wait, &rc) == NULL)
 		return rc;
-	if (wait)
-		bga__group_lock(vol, g);
-	else if (!bga__group_trylock(vol, g))
-		return -EBUSY;
 	rc = try_group_locked(vol, ac, g, from, at_goal, out);
 	bga__group_unlock(vol, g);
 	return rc;
@@ -198,56 +193,30 @@ static int search(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent
 }
 
 /*
- * The exact goal in a group that holds windows, locked: blocks of a
- * window's remainder at the goal are nobody's yet, so the run at the goal
- * is made of free and remainder blocks, and a request that succeeds takes
- * them back (ext4 discards a preallocation in the way the same way).  One
- * that fails, for want of a run or of the count, cuts nothing.  A cut
- * lowers a window's end, so a window that starts inside the extent gives
- * back its blocks after it too.  The windows are held still from the
- * count of the run to the cut: an owner's lock-free take meanwhile would
- * take blocks of the run counted.
+ * The exact goal: the run that starts there, or -ENOSPC.  In a group that
+ * holds windows the run goes on through their remainders, which it takes
+ * back (window.c).
  */
-static int exact_through_windows_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp,
-					uint64_t g, uint32_t from, uint32_t *len)
-{
-	bga__window_hold_locked(grp, true);
-	*len = bga__window_run_locked(grp, from, ac->max);
-	*len -= *len % ac->align; /* ac->min and ac->max are multiples of it */
-	int rc = *len < ac->min ? -ENOSPC : bga__charge_locked(vol, ac, len);
-	if (rc == 0)
-		bga__window_cut_range_locked(vol, grp, g, from, *len);
-	bga__window_hold_locked(grp, false);
-	if (rc)
-		return rc;
-	/* windows are booked in groups with a bitmap: this cannot fail */
-	rc = bga__group_take_locked(vol, grp, g, from, *len);
-	BGA_ASSERT(rc == 0);
-	return rc;
-}
-
 static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
-	uint64_t goal = ac->req->goal, g = bga__group_of(vol, goal);
-	uint32_t from = (uint32_t)(goal - bga__group_first(vol, g)), off, len;
-	int rc = bga__group_ensure(vol, g); /* before the lock: lockdep.h */
-	if (rc)
+	struct bga_gpos at = bga__gpos(vol, ac->req->goal);
+	uint32_t len;
+	int rc;
+	struct bga_group *grp = bga__group_ensure_lock(vol, at.g, true, &rc);
+	if (grp == NULL)
 		return rc;
 	rc = -ENOSPC;
-	bga__group_lock(vol, g);
-	struct bga_group *grp = bga__group_lookup(vol, g);
 	if (grp->ext && grp->ext->windows)
-		rc = exact_through_windows_locked(vol, ac, grp, g, from, &len);
-	else if (!bga__group_test_locked(vol, grp, g, from) &&
-		 bga__group_find_locked(vol, grp, g, from, ac->min, ac->max, &off, &len) && off == from) {
+		rc = bga__window_take_exact_locked(vol, ac, grp, at.g, at.off, &len);
+	else if (bga__group_run_at_locked(vol, grp, at.g, at.off, ac->min, ac->max, &len)) {
 		len -= len % ac->align;
-		rc = bga__take_locked(vol, ac, grp, g, off, &len);
+		rc = bga__take_locked(vol, ac, grp, at.g, at.off, &len);
 	}
 	if (rc == 0) {
-		out->start = goal;
+		out->start = ac->req->goal;
 		out->len = len;
 	}
-	bga__group_unlock(vol, g);
+	bga__group_unlock(vol, at.g);
 	return rc;
 }
 
@@ -266,17 +235,7 @@ static int alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
 	if (__atomic_exchange_n(&pc->local_booking, 1, __ATOMIC_ACQUIRE))
 		return -EBUSY;
 	struct bga_window *w = &pc->local;
-	int rc = -ENOSPC;
-	if (w->linked) {
-		uint64_t g = w->group;
-		bga__group_lock(vol, g);
-		struct bga_group *grp = bga__group_lookup(vol, g); /* it holds the window */
-		if (bga__window_take_locked(vol, ac, w, out))
-			rc = 0;
-		else
-			bga__window_drop_locked(vol, grp, w);
-		bga__group_unlock(vol, g);
-	}
+	int rc = bga__window_take_or_drop(vol, ac, w, out) ? 0 : -ENOSPC;
 	if (rc != 0 && !ac->stop) {
 		ac->book = w;
 		ac->wsize = BGA_MIN(BGA_LOCAL_WINDOW, vol->cfg.blocks_per_group);
@@ -293,18 +252,16 @@ static int alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
  * when this one served its file well (more than half used, as ext3
  * does); ac->stop may be set.
  */
-static bool handle_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, struct bga_group *grp,
+static bool handle_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv,
 			       struct bga_extent *out)
 {
-	struct bga_window *w = &rsv->win;
-	if (bga__window_take_locked(vol, ac, w, out)) {
+	bool used_half;
+	if (bga__window_take_or_drop_locked(vol, ac, &rsv->win, out, &used_half)) {
 		rsv->hits++;
 		return true;
 	}
-	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
-	if (2 * (bga__wspan_cur(s) - w->start) > bga__wspan_end(s) - w->start)
+	if (used_half)
 		rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
-	bga__window_drop_locked(vol, grp, w);
 	return false;
 }
 
@@ -312,9 +269,20 @@ static bool handle_take_locked(struct bga_volume *vol, struct bga_actx *ac, stru
 static uint64_t coloured(const struct bga_volume *vol, const struct bga_geom *geo, uint64_t goal, uint32_t colour)
 {
 	uint32_t bpg = vol->cfg.blocks_per_group;
-	uint64_t first = bga__group_first(vol, bga__group_of(vol, goal));
-	uint64_t off = (goal - first + (uint64_t)colour * (bpg / BGA_RSV_COLOURS)) % bpg;
-	return first + off < geo->nblocks ? first + off : goal;
+	struct bga_gpos at = bga__gpos(vol, goal);
+	uint64_t off = (at.off + (uint64_t)colour * (bpg / BGA_RSV_COLOURS)) % bpg;
+	return at.first + off < geo->nblocks ? at.first + off : goal;
+}
+
+void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses)
+{
+	uint64_t hits = rsv->hits;
+	if (hits + misses == 0)
+		return;
+	struct bga_percpu *pc = bga__percpu(vol);
+	rsv->hits = 0;
+	__atomic_fetch_add(&pc->rsv_allocs, hits + misses, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc->rsv_hits, hits, __ATOMIC_RELAXED);
 }
 
 /*
@@ -326,9 +294,7 @@ static uint64_t coloured(const struct bga_volume *vol, const struct bga_geom *ge
 static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, uint64_t goal)
 {
 	const struct bga_geom *geo = ac->geo;
-	uint64_t next = rsv->booked ? bga__group_first(vol, rsv->win.group) +
-					      bga__wspan_end(__atomic_load_n(&rsv->win.span, __ATOMIC_RELAXED))
-				    : BGA_NO_GOAL;
+	uint64_t next = rsv->booked ? bga__window_end_block(vol, &rsv->win) : BGA_NO_GOAL;
 	if (goal == BGA_NO_GOAL)
 		goal = next < geo->nblocks ? next : bga__home(ac->pc, geo->nblocks);
 	if (!rsv->booked)
@@ -343,27 +309,31 @@ static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_
  * The window phase: the handle's own window first; when it is used up,
  * the next window booked right after it under the same lock hold if it
  * lies in the same group (a file written in order), else by the walk,
- * first with room to grow, then anywhere (place_window_locked).  0;
+ * first with room to grow, then anywhere (place_window_locked).  A file's
+ * first window starts from the steered goal (ac->goal, as a plain
+ * request's walk would: steer.h); later ones follow their file.  0;
  * ac->stop; or another error, and the route goes on as a plain request.
+ * Sets ac->note when the CPU's hints learn from where the extent went (a
+ * first window booked by the walk for a goal).
  */
 static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
 	struct bga_rsv *rsv = ac->req->rsv;
-	uint64_t want = ac->req->goal;
+	uint64_t want = ac->req->goal, steered = ac->goal;
 	int rc = -ENOSPC;
 	ac->room = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group);
 	ac->book = NULL;
+	ac->note = false;
 	if (rsv->win.linked) {
 		uint64_t g = rsv->win.group;
-		bool busy = !bga__group_trylock(vol, g);
-		if (busy)
-			bga__group_lock(vol, g);
-		if (handle_take_locked(vol, ac, rsv, bga__group_lookup(vol, g), out)) {
+		bool busy = bga__group_lock_busy(vol, g);
+		if (handle_take_locked(vol, ac, rsv, out)) {
 			rc = 0;
 		} else if (!ac->stop) {
 			window_next(vol, ac, rsv, want);
-			if (bga__group_of(vol, ac->goal) == g)
-				rc = try_group_locked(vol, ac, g, (uint32_t)(ac->goal - bga__group_first(vol, g)), true, out);
+			struct bga_gpos at = bga__gpos(vol, ac->goal);
+			if (at.g == g)
+				rc = try_group_locked(vol, ac, g, at.off, true, out);
 		}
 		bga__group_unlock(vol, g);
 		if (busy)
@@ -375,21 +345,17 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	if (ac->stop)
 		return ac->stop;
 	if (rc != 0) {
-		/* A file's first window is steered as a plain request is
-		 * (steer.h); later ones follow their file. */
 		bool first = ac->book == NULL && !rsv->booked;
-		ac->steered = false;
 		if (ac->book == NULL)
-			window_next(vol, ac, rsv,
-				    first ? bga__resolve_goal(vol, ac->pc, want, ac->geo->nblocks, &ac->steered) : want);
+			window_next(vol, ac, rsv, first ? steered : want);
 		rc = search(vol, ac, out);
 		bool goal_busy = ac->goal_busy;
 		if (rc == -ENOSPC && !ac->stop && ac->room != 0) {
 			ac->room = 0;
 			rc = search(vol, ac, out);
+			ac->goal_busy = goal_busy; /* what the goal's group was at the first walk */
 		}
-		if (rc == 0 && first && want != BGA_NO_GOAL)
-			bga__note_result(vol, ac->pc, want, ac->goal, ac->steered, goal_busy, out);
+		ac->note = first && want != BGA_NO_GOAL;
 	}
 	if (rc == 0)
 		rsv->booked = true;
@@ -398,9 +364,10 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 
 /*
  * One pass of the route, its phases in order.  The exact goal is there or
- * nowhere; a handle's window may serve or book; what they leave goes on
- * as a plain request: steered, from the CPU's locality window when small
- * and goal-less, else by the group walk.
+ * nowhere; steering then says where this CPU looks first; a handle's
+ * window may serve or book; what they leave goes on as a plain request:
+ * from the CPU's locality window when small and goal-less, else by the
+ * group walk.  Where the extent went moves the CPU's hints, once.
  */
 static int route_once(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
@@ -408,19 +375,24 @@ static int route_once(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 	/* 1. the exact goal */
 	if (ac->kind == BGA_REQ_EXACT)
 		return alloc_exact(vol, ac, out);
-	/* 2. the handle's window: take, book in place, book by the walk */
-	if (ac->kind == BGA_REQ_WINDOW) {
-		int rc = alloc_window(vol, ac, out);
-		if (rc == 0 || ac->stop)
-			return rc;
-	}
-	/* 3. steering: where this CPU's plain request looks first */
-	ac->goal = bga__resolve_goal(vol, ac->pc, req->goal, ac->geo->nblocks, &ac->steered);
+	/* 2. steering: where this CPU's request looks first */
+	uint64_t goal = bga__resolve_goal(vol, ac->pc, req->goal, ac->geo->nblocks, &ac->steered);
+	ac->goal = goal;
 	ac->goal_busy = false;
+	int rc = -EBUSY;
+	/* 3. the handle's window: take, book in place, book by the walk */
+	if (ac->kind == BGA_REQ_WINDOW) {
+		rc = alloc_window(vol, ac, out);
+		if (rc == 0 || ac->stop)
+			goto done;
+		ac->goal = goal;
+		ac->goal_busy = false;
+		rc = -EBUSY;
+	}
+	ac->note = true;
 	ac->room = 0;
 	ac->book = NULL;
 	ac->wsize = 0;
-	int rc = -EBUSY;
 	/* 4. the CPU's locality window */
 	if (ac->kind == BGA_REQ_LOCAL)
 		rc = alloc_local(vol, ac, out);
@@ -429,7 +401,8 @@ static int route_once(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 		ac->book = NULL;
 		rc = search(vol, ac, out);
 	}
-	if (rc == 0)
+done:
+	if (rc == 0 && ac->note)
 		bga__note_result(vol, ac->pc, req->goal, ac->goal, ac->steered, ac->goal_busy, out);
 	return rc;
 }

@@ -83,10 +83,17 @@ static inline void bga__steer_window_busy(const struct bga_volume *vol, struct b
 	    __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == g)
 		return;
 	uint64_t to = bga__home(pc, nblocks);
-	if (bga__group_of(vol, to) == g)
-		to = bga__group_first(vol, g + 1) < nblocks ? bga__group_first(vol, g + 1) : 0;
-	if (bga__group_of(vol, to) != g)
-		bga__steer_away(pc, g, to);
+	struct bga_gpos home = bga__gpos(vol, to);
+	if (home.g == g) {
+		/* the group after g, or the volume's first when g is the last;
+		 * nowhere when g is the only group */
+		to = home.first + vol->cfg.blocks_per_group;
+		if (to >= nblocks)
+			to = 0;
+		if (to == 0 && g == 0)
+			return;
+	}
+	bga__steer_away(pc, g, to);
 }
 
 /*
@@ -102,15 +109,22 @@ static inline void bga__note_result(const struct bga_volume *vol, struct bga_per
 	uint64_t next = out->start + out->len;
 	if (want == BGA_NO_GOAL) {
 		__atomic_store_n(&pc->home, next, __ATOMIC_RELAXED);
-	} else if (steered) {
+		return;
+	}
+	if (steered) {
 		uint32_t left = __atomic_load_n(&pc->steer_left, __ATOMIC_RELAXED);
 		__atomic_store_n(&pc->steer_to, next, __ATOMIC_RELAXED);
 		if (left != 0)
 			__atomic_store_n(&pc->steer_left, left - 1, __ATOMIC_RELAXED);
-	} else if (busy && bga__group_of(vol, out->start) != bga__group_of(vol, goal)) {
-		bga__steer_away(pc, bga__group_of(vol, goal), next);
-	} else if (__atomic_load_n(&pc->steer_len, __ATOMIC_RELAXED) != 0 &&
-		   __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
+		return;
+	}
+	uint32_t len = __atomic_load_n(&pc->steer_len, __ATOMIC_RELAXED);
+	if (!busy && len == 0)
+		return; /* never steered: nothing to count */
+	uint64_t from = bga__group_of(vol, goal);
+	if (busy && bga__group_of(vol, out->start) != from) {
+		bga__steer_away(pc, from, next);
+	} else if (len != 0 && __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == from) {
 		/* Only a CPU that was steered once counts its returns. */
 		uint32_t since = __atomic_load_n(&pc->steer_since, __ATOMIC_RELAXED);
 		if (since < BGA_STEER_ALLOCS)

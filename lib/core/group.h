@@ -87,6 +87,26 @@ static inline struct bga_group *bga__group_lookup(const struct bga_volume *vol, 
 }
 
 /*
+ * Group g installed (bga__group_ensure, before the lock: lockdep.h) and
+ * its lock taken: waiting when `wait`, else tried once.  Its descriptor;
+ * NULL with *rc set when not locked: -ENOMEM, or -EBUSY (a try found it
+ * held).
+ */
+static inline struct bga_group *bga__group_ensure_lock(struct bga_volume *vol, uint64_t g, bool wait, int *rc)
+{
+	*rc = bga__group_ensure(vol, g);
+	if (*rc)
+		return NULL;
+	if (wait) {
+		bga__group_lock(vol, g);
+	} else if (!bga__group_trylock(vol, g)) {
+		*rc = -EBUSY;
+		return NULL;
+	}
+	return bga__group_lookup(vol, g);
+}
+
+/*
  * Find a free run of min..max blocks in group g that starts at or after
  * offset `from`, inside the group's span.  Returns true and fills *off
  * and *len.
@@ -102,6 +122,15 @@ bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp, uint6
  */
 bool bga__group_find_aligned_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t from,
 				    uint32_t min, uint32_t max, uint32_t align, uint32_t *off, uint32_t *len);
+/* bga__group_find_locked, or with align > 1 bga__group_find_aligned_locked:
+ * a run of whole units of align blocks. */
+static inline bool bga__group_find_unit_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,
+					       uint32_t from, uint32_t min, uint32_t max, uint32_t align,
+					       uint32_t *off, uint32_t *len)
+{
+	return align > 1 ? bga__group_find_aligned_locked(vol, grp, g, from, min, max, align, off, len)
+			 : bga__group_find_locked(vol, grp, g, from, min, max, off, len);
+}
 /* Set max_run (and the index bits) to `run`. */
 void bga__group_set_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t run);
 
@@ -238,5 +267,16 @@ void bga__group_clear_claimed_locked(const struct bga_group *grp, uint64_t *map)
 struct bga_group_ext *bga__group_ext_locked(struct bga_group *grp);
 /* True when bit off of the group is set (used). */
 bool bga__group_test_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off);
+
+/* The free run that starts at offset `from`, min..max blocks (an exact
+ * goal's): true and *len, or false when `from` is used or its run is
+ * shorter than min. */
+static inline bool bga__group_run_at_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t from,
+					    uint32_t min, uint32_t max, uint32_t *len)
+{
+	uint32_t off;
+	return !bga__group_test_locked(vol, grp, g, from) &&
+	       bga__group_find_locked(vol, grp, g, from, min, max, &off, len) && off == from;
+}
 
 #endif

@@ -32,6 +32,16 @@ static inline void bga__group_unlock(struct bga_volume *vol, uint64_t g)
 	bga__locktab_unlock(vol->locks, g);
 }
 
+/* Group g's lock, waiting if need be: true when another thread held it
+ * (the caller's cue to steer, steer.h). */
+static inline bool bga__group_lock_busy(struct bga_volume *vol, uint64_t g)
+{
+	if (bga__group_trylock(vol, g))
+		return false;
+	bga__group_lock(vol, g);
+	return true;
+}
+
 /*
  * The same with group g's slot found once (bga__group_slot), for the hot
  * paths that take and release one group lock: the table's pointer and

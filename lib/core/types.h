@@ -390,6 +390,7 @@ struct bga_actx {
 	uint64_t goal;                 /* the resolved goal: where the walk looks first */
 	bool steered;                  /* the goal is where this CPU's steering sent it */
 	bool goal_busy;                /* the goal's group was skipped: its lock was held */
+	bool note;                     /* where the extent went moves the CPU's hints (steer.h) */
 	struct bga_percpu *pc;         /* the calling CPU's hints (steering, its locality window) */
 	struct bga_window *book;       /* the window being booked, or NULL */
 	uint32_t wsize;                /* its size */

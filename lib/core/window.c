@@ -25,23 +25,21 @@ static void join(struct bga_volume *vol, uint64_t g)
 	bga__gset_add(vol, offsetof(struct bga_chunk, wins), BGA_DIR_WINS, g);
 }
 
-int bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, struct bga_window *w,
-			    uint32_t off, uint32_t taken, uint32_t wlen)
+void bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, struct bga_window *w,
+			     uint32_t off, uint32_t taken, uint32_t wlen)
 {
 	bga__group_assert_locked(vol, g);
 	BGA_ASSERT(!w->linked);
 	uint64_t old = __atomic_load_n(&w->span, __ATOMIC_RELAXED);
-	if (taken >= wlen) {
+	struct bga_group_ext *ext = taken < wlen ? bga__group_ext_locked(grp) : NULL;
+	if (ext == NULL) {
 		/* nothing left: where it ended is all the owner needs */
 		__atomic_store_n(&w->group, g, __ATOMIC_RELEASE);
 		w->start = off;
 		w->end = off + taken;
 		__atomic_store_n(&w->span, bga__wspan_next(old, off + taken, off + taken), __ATOMIC_RELEASE);
-		return 0;
+		return;
 	}
-	struct bga_group_ext *ext = bga__group_ext_locked(grp);
-	if (ext == NULL)
-		return -ENOMEM;
 	BGA_ASSERT(grp->bitmap != NULL);
 	/* The bitmap exists (the allocation that books took part of the
 	 * group), so this cannot fail. */
@@ -57,7 +55,6 @@ int bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint6
 	w->next = ext->windows;
 	ext->windows = w;
 	w->linked = true;
-	return 0;
 }
 
 /*
@@ -119,6 +116,59 @@ bool bga__window_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct
 		}
 		bga__uncharge(vol, ac, len);
 	}
+}
+
+bool bga__window_take_or_drop_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_window *w,
+				     struct bga_extent *out, bool *used_half)
+{
+	if (bga__window_take_locked(vol, ac, w, out))
+		return true;
+	if (used_half) {
+		uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+		*used_half = 2 * (bga__wspan_cur(s) - w->start) > bga__wspan_end(s) - w->start;
+	}
+	bga__window_drop_locked(vol, bga__group_lookup(vol, w->group), w); /* it holds the window */
+	return false;
+}
+
+bool bga__window_take_or_drop(struct bga_volume *vol, struct bga_actx *ac, struct bga_window *w,
+			      struct bga_extent *out)
+{
+	if (!w->linked)
+		return false;
+	uint64_t g = w->group;
+	bga__group_lock(vol, g);
+	bool taken = bga__window_take_or_drop_locked(vol, ac, w, out, NULL);
+	bga__group_unlock(vol, g);
+	return taken;
+}
+
+/*
+ * Blocks of a window's remainder at the goal are nobody's yet, so the run
+ * at the goal is made of free and remainder blocks, and a request that
+ * succeeds takes them back (ext4 discards a preallocation in the way the
+ * same way).  One that fails, for want of a run or of the count, cuts
+ * nothing.  A cut lowers a window's end, so a window that starts inside
+ * the extent gives back its blocks after it too.  The windows are held
+ * still from the count of the run to the cut: an owner's lock-free take
+ * meanwhile would take blocks of the run counted.
+ */
+int bga__window_take_exact_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp, uint64_t g,
+				  uint32_t from, uint32_t *len)
+{
+	bga__window_hold_locked(grp, true);
+	*len = bga__window_run_locked(grp, from, ac->max);
+	*len -= *len % ac->align; /* ac->min and ac->max are multiples of it */
+	int rc = *len < ac->min ? -ENOSPC : bga__charge_locked(vol, ac, len);
+	if (rc == 0)
+		bga__window_cut_range_locked(vol, grp, g, from, *len);
+	bga__window_hold_locked(grp, false);
+	if (rc)
+		return rc;
+	/* windows are booked in groups with a bitmap: this cannot fail */
+	rc = bga__group_take_locked(vol, grp, g, from, *len);
+	BGA_ASSERT(rc == 0);
+	return rc;
 }
 
 bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off)

@@ -105,22 +105,47 @@ static inline bool bga__window_take(struct bga_volume *vol, struct bga_window *w
 
 /* ---- window.c ---- */
 
+/* The block right after the end of w's span: where w's owner's next
+ * window starts when its file is written in order.  The owner's call. */
+static inline uint64_t bga__window_end_block(const struct bga_volume *vol, const struct bga_window *w)
+{
+	return bga__group_first(vol, w->group) + bga__wspan_end(__atomic_load_n(&w->span, __ATOMIC_RELAXED));
+}
+
 /*
  * Book w over [off, off + wlen) of group g, whose first `taken` blocks the
  * caller has just taken (and charged) for the allocation that booked it:
  * the rest is marked used, uncharged, and w is linked with [off + taken,
- * off + wlen) left (nothing is linked when nothing is left, but w's span
- * and group still say where it ended).  The group must have a bitmap when
- * anything is left.  0 or -ENOMEM (nothing changed).
+ * off + wlen) left.  Nothing is linked when nothing is left, or when the
+ * group's window list cannot be allocated (no memory: the window then
+ * ends with the taken blocks), but w's span and group still say where it
+ * ended.  The group must have a bitmap when anything is left.
  */
-int bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, struct bga_window *w,
-			    uint32_t off, uint32_t taken, uint32_t wlen);
+void bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, struct bga_window *w,
+			     uint32_t off, uint32_t taken, uint32_t wlen);
 /* bga__window_take with the window's group lock held, charged through
  * the request (charge.c: reservations, the exact count near full).  False
  * when the remainder is shorter than ac->min or the charge fails
  * (ac->stop may be set). */
 bool bga__window_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_window *w,
 			     struct bga_extent *out);
+/* bga__window_take_locked, and when it cannot serve, w's remainder given
+ * back and w unlinked (w linked, its group's lock held).  *used_half
+ * (unless NULL), when false is returned: more than half of w went to its
+ * owner (ext3's rule for doubling the next window). */
+bool bga__window_take_or_drop_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_window *w,
+				     struct bga_extent *out, bool *used_half);
+/* The same taking w's group lock (no group lock held); false at once when
+ * w is not linked.  The locality window's: its users are serialised by
+ * bga_percpu.local_booking, and other takers never unlink it. */
+bool bga__window_take_or_drop(struct bga_volume *vol, struct bga_actx *ac, struct bga_window *w,
+			      struct bga_extent *out);
+/* An exact goal at `from` in group g, which holds windows, locked: take
+ * the run of free and remainder blocks there, ac->min..ac->max of it (a
+ * multiple of ac->align), charged, cutting the windows it crosses; 0,
+ * -ENOSPC (no run: nothing cut) or the charge's error (ac->stop). */
+int bga__window_take_exact_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp, uint64_t g,
+				  uint32_t from, uint32_t *len);
 /* Give w's remainder back to its group and unlink it; the group's lock is
  * held, w linked.  Returns the blocks given back. */
 uint32_t bga__window_drop_locked(struct bga_volume *vol, struct bga_group *grp, struct bga_window *w);
