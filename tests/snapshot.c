@@ -85,8 +85,8 @@ int bga__snapshot(struct bga_volume *vol, void **out, size_t *len)
 	put(&b, bga__dfree_pending(vol, NULL));
 	uint64_t open = 0; /* handles open: opened minus closed, over the CPUs */
 	for (unsigned i = 0; i < vol->ncpu; i++)
-		open += __atomic_load_n(&vol->cpu[i].rsv_opened, __ATOMIC_RELAXED) -
-			__atomic_load_n(&vol->cpu[i].rsv_closed, __ATOMIC_RELAXED);
+		open += __atomic_load_n(&vol->cpu[i].rsv.opened, __ATOMIC_RELAXED) -
+			__atomic_load_n(&vol->cpu[i].rsv.closed, __ATOMIC_RELAXED);
 	put(&b, open);
 	for (uint64_t g = 0; g < geo->ngroups; g++) {
 		const struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);

@@ -127,7 +127,7 @@ static inline bool alloc_window_fast(struct bga_volume *vol, const struct bga_re
 static inline bool alloc_local_fast(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
 {
 	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
-	return bga__window_take(vol, &bga__percpu(vol)->local, (uint32_t)req->min_len, (uint32_t)req->max_len,
+	return bga__window_take(vol, &bga__percpu(vol)->local.win, (uint32_t)req->min_len, (uint32_t)req->max_len,
 				(int64_t)(floor - vol->cfg.first_data_block), out);
 }
 

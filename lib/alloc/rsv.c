@@ -47,7 +47,7 @@ int bga_rsv_open(struct bga_volume *vol, struct bga_rsv **out)
 	 * whatever CPU opened them, which no per-CPU count gives.  The count
 	 * of open handles is per CPU. */
 	rsv->colour = (uint32_t)(__atomic_fetch_add(&vol->rsv_seq, 1, __ATOMIC_RELAXED) % BGA_RSV_COLOURS);
-	__atomic_fetch_add(&bga__percpu(vol)->rsv_opened, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&bga__percpu(vol)->rsv.opened, 1, __ATOMIC_RELAXED);
 	*out = rsv;
 	return 0;
 }
@@ -59,7 +59,7 @@ void bga_rsv_close(struct bga_rsv *rsv)
 	window_drop(rsv);
 	struct bga_volume *vol = rsv->vol;
 	bga__rsv_count(vol, rsv, 0);
-	__atomic_fetch_add(&bga__percpu(vol)->rsv_closed, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&bga__percpu(vol)->rsv.closed, 1, __ATOMIC_RELAXED);
 	free(rsv);
 }
 

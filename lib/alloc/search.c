@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The slow path of bga_alloc, around one allocation context (struct
- * bga_actx, types.h), as ext4's ext4_allocation_context: the request, its
+ * bga_actx, internal.h), as ext4's ext4_allocation_context: the request, its
  * kind (decided once, alloc/route.h), its geometry, the resolved goal, the
  * window being booked and its size, the CPU's steering state, and a
  * status.  route() and route_once() list the phases top to bottom, as
@@ -50,7 +50,7 @@ static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *
  *    over).
  * The group is looked through once: from `from` to its end, then from 0
  * to `from`.  A first pass that finds nothing marks it BGA_GROUP_NO_ROOM,
- * and later first passes skip it until something makes room (types.h;
+ * and later first passes skip it until something makes room (group.h;
  * BENCHMARKS.md, "Placement under many writers").  *none is set when no free run of the
  * size asked for was found anywhere in it (then its max_run overstates,
  * and the caller lowers it, as a plain search does).
@@ -225,23 +225,23 @@ static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
  * The CPU's locality window (window.h), for a small goal-less request:
  * its remainder under its group's lock, else a new window booked by the
  * walk from the CPU's home (ac->goal).  One thread books at a time
- * (local_booking); -EBUSY, with nothing done, while another does: the
+ * (local.booking); -EBUSY, with nothing done, while another does: the
  * caller walks without it.  Other threads on the CPU take from the window
  * meanwhile.
  */
 static int alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
 	struct bga_percpu *pc = ac->pc;
-	if (__atomic_exchange_n(&pc->local_booking, 1, __ATOMIC_ACQUIRE))
+	if (__atomic_exchange_n(&pc->local.booking, 1, __ATOMIC_ACQUIRE))
 		return -EBUSY;
-	struct bga_window *w = &pc->local;
+	struct bga_window *w = &pc->local.win;
 	int rc = bga__window_take_or_drop(vol, ac, w, out) ? 0 : -ENOSPC;
 	if (rc != 0 && !ac->stop) {
 		ac->book = w;
 		ac->wsize = BGA_MIN(BGA_LOCAL_WINDOW, vol->cfg.blocks_per_group);
 		rc = search(vol, ac, out);
 	}
-	__atomic_store_n(&pc->local_booking, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&pc->local.booking, 0, __ATOMIC_RELEASE);
 	return ac->stop ? ac->stop : rc;
 }
 
@@ -281,8 +281,8 @@ void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses
 		return;
 	struct bga_percpu *pc = bga__percpu(vol);
 	rsv->hits = 0;
-	__atomic_fetch_add(&pc->rsv_allocs, hits + misses, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&pc->rsv_hits, hits, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc->rsv.allocs, hits + misses, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc->rsv.hits, hits, __ATOMIC_RELAXED);
 }
 
 /*

@@ -39,9 +39,9 @@ static inline uint64_t bga__resolve_goal(const struct bga_volume *vol, struct bg
 	*steered = false;
 	if (goal == BGA_NO_GOAL)
 		return bga__home(pc, nblocks);
-	if (__atomic_load_n(&pc->steer_left, __ATOMIC_RELAXED) != 0 &&
-	    __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
-		uint64_t to = __atomic_load_n(&pc->steer_to, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&pc->steer.left, __ATOMIC_RELAXED) != 0 &&
+	    __atomic_load_n(&pc->steer.from, __ATOMIC_RELAXED) == bga__group_of(vol, goal)) {
+		uint64_t to = __atomic_load_n(&pc->steer.to, __ATOMIC_RELAXED);
 		if (to < nblocks) {
 			*steered = true;
 			return to;
@@ -56,15 +56,15 @@ static inline uint64_t bga__resolve_goal(const struct bga_volume *vol, struct bg
  */
 static inline void bga__steer_away(struct bga_percpu *pc, uint64_t from, uint64_t to)
 {
-	uint32_t len = BGA_STEER_ALLOCS, prev = __atomic_load_n(&pc->steer_len, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == from && prev >= BGA_STEER_ALLOCS &&
-	    __atomic_load_n(&pc->steer_since, __ATOMIC_RELAXED) < BGA_STEER_ALLOCS)
+	uint32_t len = BGA_STEER_ALLOCS, prev = __atomic_load_n(&pc->steer.len, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&pc->steer.from, __ATOMIC_RELAXED) == from && prev >= BGA_STEER_ALLOCS &&
+	    __atomic_load_n(&pc->steer.since, __ATOMIC_RELAXED) < BGA_STEER_ALLOCS)
 		len = BGA_MIN(2 * prev, BGA_STEER_MAX);
-	__atomic_store_n(&pc->steer_from, from, __ATOMIC_RELAXED);
-	__atomic_store_n(&pc->steer_to, to, __ATOMIC_RELAXED);
-	__atomic_store_n(&pc->steer_left, len, __ATOMIC_RELAXED);
-	__atomic_store_n(&pc->steer_len, len, __ATOMIC_RELAXED);
-	__atomic_store_n(&pc->steer_since, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&pc->steer.from, from, __ATOMIC_RELAXED);
+	__atomic_store_n(&pc->steer.to, to, __ATOMIC_RELAXED);
+	__atomic_store_n(&pc->steer.left, len, __ATOMIC_RELAXED);
+	__atomic_store_n(&pc->steer.len, len, __ATOMIC_RELAXED);
+	__atomic_store_n(&pc->steer.since, 0, __ATOMIC_RELAXED);
 }
 
 /*
@@ -79,8 +79,8 @@ static inline void bga__steer_away(struct bga_percpu *pc, uint64_t from, uint64_
 static inline void bga__steer_window_busy(const struct bga_volume *vol, struct bga_percpu *pc, uint64_t g,
 					  uint64_t nblocks)
 {
-	if (__atomic_load_n(&pc->steer_left, __ATOMIC_RELAXED) != 0 &&
-	    __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == g)
+	if (__atomic_load_n(&pc->steer.left, __ATOMIC_RELAXED) != 0 &&
+	    __atomic_load_n(&pc->steer.from, __ATOMIC_RELAXED) == g)
 		return;
 	uint64_t to = bga__home(pc, nblocks);
 	struct bga_gpos home = bga__gpos(vol, to);
@@ -108,27 +108,27 @@ static inline void bga__note_result(const struct bga_volume *vol, struct bga_per
 {
 	uint64_t next = out->start + out->len;
 	if (want == BGA_NO_GOAL) {
-		__atomic_store_n(&pc->home, next, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer.home, next, __ATOMIC_RELAXED);
 		return;
 	}
 	if (steered) {
-		uint32_t left = __atomic_load_n(&pc->steer_left, __ATOMIC_RELAXED);
-		__atomic_store_n(&pc->steer_to, next, __ATOMIC_RELAXED);
+		uint32_t left = __atomic_load_n(&pc->steer.left, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->steer.to, next, __ATOMIC_RELAXED);
 		if (left != 0)
-			__atomic_store_n(&pc->steer_left, left - 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&pc->steer.left, left - 1, __ATOMIC_RELAXED);
 		return;
 	}
-	uint32_t len = __atomic_load_n(&pc->steer_len, __ATOMIC_RELAXED);
+	uint32_t len = __atomic_load_n(&pc->steer.len, __ATOMIC_RELAXED);
 	if (!busy && len == 0)
 		return; /* never steered: nothing to count */
 	uint64_t from = bga__group_of(vol, goal);
 	if (busy && bga__group_of(vol, out->start) != from) {
 		bga__steer_away(pc, from, next);
-	} else if (len != 0 && __atomic_load_n(&pc->steer_from, __ATOMIC_RELAXED) == from) {
+	} else if (len != 0 && __atomic_load_n(&pc->steer.from, __ATOMIC_RELAXED) == from) {
 		/* Only a CPU that was steered once counts its returns. */
-		uint32_t since = __atomic_load_n(&pc->steer_since, __ATOMIC_RELAXED);
+		uint32_t since = __atomic_load_n(&pc->steer.since, __ATOMIC_RELAXED);
 		if (since < BGA_STEER_ALLOCS)
-			__atomic_store_n(&pc->steer_since, since + 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&pc->steer.since, since + 1, __ATOMIC_RELAXED);
 	}
 }
 

@@ -6,7 +6,7 @@
  * Where a block is: its group, a group's first block and span, the chunk
  * directory (chunkdir.c) and a group's chunk (NULL while untouched), and
  * the lock-free bit walk the index and the group sets share.  No locks;
- * the structs are in types.h.
+ * the volume is in types.h, a chunk's struct in group.h.
  */
 
 #include "types.h"
@@ -45,21 +45,6 @@ static inline void bga__group_span(const struct bga_volume *vol, const struct bg
 		end = geo->nblocks;
 	*lo = first < vol->cfg.first_data_block ? (uint32_t)(vol->cfg.first_data_block - first) : 0;
 	*hi = (uint32_t)(end - first);
-	if (*lo > *hi)
-		*lo = *hi;
-}
-
-/*
- * The usable span of a group as the group itself records it (grp may be
- * NULL for a group of an untouched chunk, which is always full-size).
- * Caller holds the group's lock, or the group is untouched.
- */
-static inline void bga__grp_span(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g,
-				 uint32_t *lo, uint32_t *hi)
-{
-	uint64_t first = bga__group_first(vol, g);
-	*hi = grp ? grp->hi : vol->cfg.blocks_per_group;
-	*lo = first < vol->cfg.first_data_block ? (uint32_t)(vol->cfg.first_data_block - first) : 0;
 	if (*lo > *hi)
 		*lo = *hi;
 }

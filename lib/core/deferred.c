@@ -115,8 +115,8 @@ int bga_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, uint
 		rc = bga__range_apply(vol, geo, start, len, dfree_fn, &a);
 	if (rc == 0) {
 		struct bga_percpu *pc = bga__percpu(vol);
-		__atomic_fetch_add(&pc->dfree_blocks, (int64_t)len, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&pc->dfree_extents, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pc->dfree.blocks, (int64_t)len, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pc->dfree.extents, 1, __ATOMIC_RELAXED);
 	}
 	while (a.spare) {
 		struct bga_dfree *next = a.spare->next;
@@ -188,8 +188,8 @@ int bga_commit(struct bga_volume *vol, uint64_t txn)
 	if (released) {
 		bga_counter_add(vol->used, -(int64_t)released);
 		struct bga_percpu *pc = bga__percpu(vol);
-		__atomic_fetch_sub(&pc->dfree_blocks, (int64_t)released, __ATOMIC_RELAXED);
-		__atomic_fetch_sub(&pc->dfree_extents, (int64_t)extents, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&pc->dfree.blocks, (int64_t)released, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&pc->dfree.extents, (int64_t)extents, __ATOMIC_RELAXED);
 	}
 	bga__lockdep_release(BGA_LOCKDEP_COMMIT, 0);
 	pthread_mutex_unlock(&vol->commit_lock);
@@ -200,8 +200,8 @@ uint64_t bga__dfree_pending(const struct bga_volume *vol, uint64_t *extents)
 {
 	int64_t blocks = 0, ext = 0;
 	for (unsigned i = 0; i < vol->ncpu; i++) {
-		blocks += __atomic_load_n(&vol->cpu[i].dfree_blocks, __ATOMIC_RELAXED);
-		ext += __atomic_load_n(&vol->cpu[i].dfree_extents, __ATOMIC_RELAXED);
+		blocks += __atomic_load_n(&vol->cpu[i].dfree.blocks, __ATOMIC_RELAXED);
+		ext += __atomic_load_n(&vol->cpu[i].dfree.extents, __ATOMIC_RELAXED);
 	}
 	if (extents)
 		*extents = ext > 0 ? (uint64_t)ext : 0;

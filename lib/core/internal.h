@@ -4,7 +4,8 @@
 
 /*
  * Prototypes shared between lib/ files (bga__ names), grouped under the
- * file that defines them.  The layers, and which file may call which, are
+ * file that defines them, with the two structs they pass between layers:
+ * the hook table to persistence and the allocation context.  The layers, and which file may call which, are
  * in lib/README.md; make test checks both that no call goes up a layer
  * and that the files' call graph has no cycle (scripts/callcycles.py
  * --source lib --layers ..., which reads the inline headers too), so the
@@ -16,6 +17,8 @@
 
 #include "types.h"
 #include "group.h"
+#include "window.h"
+#include "percpu.h"
 
 /* ---- deferred.c ---- */
 
@@ -58,7 +61,31 @@ uint32_t bga__walk_copy(struct bga_volume *vol, uint64_t g, uint64_t *map, bool 
 int bga__walk_each_run(const uint64_t *map, uint32_t from, uint32_t to, uint64_t min_len,
 		       int (*fn)(void *, uint32_t, uint32_t), void *arg);
 
-/* ---- persistence, through the hook table (types.h) ---- */
+/* ---- persistence, through the hook table ---- */
+
+/*
+ * What the core asks of persistence, which sits a layer above it: the
+ * persistence code sets vol->store_hooks once the volume has persistence
+ * state (its first store or load).  Before that every answer is the
+ * trivial one (nothing pending, nothing to fill or free), which is what
+ * the accessors in internal.h return for a NULL table.  A table, not
+ * calls, so that no core file calls up a layer (scripts/callcycles.py).
+ */
+struct bga_store_hooks {
+	/* A fresh chunk c, before it is published (grow_lock held, no group
+	 * lock): fill its groups from the image when a lazy load left it
+	 * pending.  0 or -ENOMEM (the chunk then stays unread). */
+	int (*chunk_fill)(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c);
+	/* Read every chunk a lazy load left pending (no lock held): 0, or
+	 * -ENOMEM when one could not be built and is still pending. */
+	int (*settle)(struct bga_volume *vol);
+	/* Is the missing chunk c pending (not wholly free)? */
+	bool (*pending)(const struct bga_volume *vol, uint64_t c);
+	/* bga_destroy: stop a prefetch thread first, free the state last. */
+	void (*quiesce)(struct bga_volume *vol);
+	void (*destroy)(struct bga_volume *vol);
+};
+
 
 static inline const struct bga_store_hooks *bga__store_hooks(const struct bga_volume *vol)
 {
@@ -95,7 +122,40 @@ struct bga_geom *bga__geom_new(const struct bga_volume *vol, uint64_t nblocks);
 /* Free a replaced geometry once no reader can hold it (grow.c). */
 void bga__geom_retire(struct bga_volume *vol, struct bga_geom *old);
 
-/* ---- charge.c ---- */
+/* ---- charge.c, and the allocation context it charges for ---- */
+
+/*
+ * One allocation's state through the slow path.  Blocks are charged where
+ * they are taken, under the group lock, for what was found
+ * (bga__take_locked); nothing is charged before a run is found.
+ */
+struct bga_actx {
+	/* What the core reads (charge.c, window.c, deferred.c). */
+	const struct bga_geom *geo; /* the call's geometry (RCU) */
+	uint32_t min, max;          /* min_len, and max_len capped at blocks_per_group
+				     * (rounded down to a multiple of align) */
+	uint32_t align;             /* 1, or the allocation unit: every extent starts at a
+				     * multiple of it and is one long (req->align, or
+				     * cfg.stripe for its first pass); min and max are
+				     * multiples of it */
+	bool reserved;              /* BGA_USE_RESERVED: draw on vol->reserved */
+	uint32_t room;              /* a window booking's first pass: runs of at least
+				     * this many, bar a file's continuation (search.c) */
+	int stop;                   /* the status: set when the count, not the search,
+				     * ruled the request out: -ENOSPC, or -EINVAL when
+				     * fewer than min are reserved; every search stops */
+	/* The route's own (lib/alloc; the core never reads these). */
+	const struct bga_request *req; /* the request as the caller gave it */
+	unsigned kind;                 /* enum bga_req_kind (alloc/route.h), decided once */
+	uint64_t goal;                 /* the resolved goal: where the walk looks first */
+	bool steered;                  /* the goal is where this CPU's steering sent it */
+	bool goal_busy;                /* the goal's group was skipped: its lock was held */
+	bool note;                     /* where the extent went moves the CPU's hints (steer.h) */
+	struct bga_percpu *pc;         /* the calling CPU's hints (steering, its locality window) */
+	struct bga_window *book;       /* the window being booked, or NULL */
+	uint32_t wsize;                /* its size */
+};
+
 
 /*
  * Charge *len blocks (cut down to no fewer than ac->min) for a run about to
@@ -147,29 +207,6 @@ static inline int bga__unverified_settle(struct bga_volume *vol)
 	return rc ? rc : 1;
 }
 
-/* ---- the per-CPU state (types.h) ---- */
-
-/* The placement hints of CPU `cpu` (a bga__cpu_hint()). */
-static inline struct bga_percpu *bga__percpu_on(struct bga_volume *vol, unsigned cpu)
-{
-	/* As counter_slot_on: only a CPU hot-added past the configured set
-	 * needs the (slow) division. */
-	if (bga_unlikely(cpu >= vol->ncpu))
-		cpu %= vol->ncpu;
-	return &vol->cpu[cpu];
-}
-/* The calling CPU's placement hints. */
-static inline struct bga_percpu *bga__percpu(struct bga_volume *vol)
-{
-	return bga__percpu_on(vol, bga__cpu_hint());
-}
-/* Where a BGA_NO_GOAL allocation on pc's CPU looks first, in a volume of
- * nblocks (a home past it is stale). */
-static inline uint64_t bga__home(const struct bga_percpu *pc, uint64_t nblocks)
-{
-	uint64_t b = __atomic_load_n(&pc->home, __ATOMIC_RELAXED);
-	return b < nblocks ? b : 0;
-}
 /*
  * The allocation unit's checks (bgalloc.h, struct bga_request.align):
  * align 0 or 1, or a power of two <= blocks_per_group that divides

@@ -3,10 +3,12 @@
 #define BGA_TYPES_H
 
 /*
- * The volume's internal structs, with their invariants and the lock rules
- * of every path (types.h); group operations are in group.h, the
- * prototypes shared between lib/ files in internal.h.  Nothing here is
- * public.
+ * The volume: its geometry, its chunk directory, its locks and counters,
+ * with their invariants, and the constants the layers share.  Each
+ * subsystem's own structs are in its header: a group, its rare state and
+ * its chunk (group.h), a window (window.h), a CPU's line (percpu.h), the
+ * hooks to persistence and the allocation context (internal.h).  Nothing
+ * here is public.
  *
  * Lock order (outermost first; checked in BGA_DEBUG builds, lockdep.h):
  *   the store lock    (bga_persist.lock, bga_store only; persist.h)
@@ -55,164 +57,12 @@
 struct bga_dfree;
 struct bga_actx;
 struct bga_chunk;
+struct bga_group;
+struct bga_percpu;
+struct bga_persist;
+struct bga_store_hooks;
 struct bga_volume;
-
-/*
- * What the core asks of persistence, which sits a layer above it: the
- * persistence code sets vol->store_hooks once the volume has persistence
- * state (its first store or load).  Before that every answer is the
- * trivial one (nothing pending, nothing to fill or free), which is what
- * the accessors in internal.h return for a NULL table.  A table, not
- * calls, so that no core file calls up a layer (scripts/callcycles.py).
- */
-struct bga_store_hooks {
-	/* A fresh chunk c, before it is published (grow_lock held, no group
-	 * lock): fill its groups from the image when a lazy load left it
-	 * pending.  0 or -ENOMEM (the chunk then stays unread). */
-	int (*chunk_fill)(struct bga_volume *vol, struct bga_chunk *ch, uint64_t c);
-	/* Read every chunk a lazy load left pending (no lock held): 0, or
-	 * -ENOMEM when one could not be built and is still pending. */
-	int (*settle)(struct bga_volume *vol);
-	/* Is the missing chunk c pending (not wholly free)? */
-	bool (*pending)(const struct bga_volume *vol, uint64_t c);
-	/* bga_destroy: stop a prefetch thread first, free the state last. */
-	void (*quiesce)(struct bga_volume *vol);
-	void (*destroy)(struct bga_volume *vol);
-};
-
-/*
- * A window: blocks of one group that a handle (rsv.c) or a CPU (its
- * locality window, search.c's alloc_local) took from the group in one locked step
- * and hands out without the group's lock (window.c, after ext4's
- * preallocations).  Blocks [start, cur) went to the owner's allocations
- * and are theirs now; the remainder [cur, end) is marked used in the
- * group's bitmap but charged to nobody: it counts as free (bga_free_exact,
- * bga_check, the store) and is taken back before any -ENOSPC.
- *
- * `span` packs cur, end, a frozen bit and a generation (window.c); it is
- * the one field that changes without the group lock: an owner advances
- * cur with a CAS, a thief (reclaim, exact goal) lowers end with a CAS
- * under the group lock.  group and start change only while the window is
- * unlinked, or, for a locality window, with the generation bumped, so a
- * CAS that succeeds read the group its span belongs to.
- *
- * Linked into its group's list (unsorted) while `linked`; the list and
- * `linked` change under the group lock, and only by the owner (or the
- * volume's destroy).  Remainders of different windows never overlap: each
- * was free when booked.
- */
-struct bga_window {
-	/* Read by other threads under the group lock (list walks, frees,
-	 * placement), and written only under it: a line apart from `span`,
-	 * which the owner's takes write at every allocation, so that those
-	 * readers do not pull the owner's line away (and it not theirs). */
-	struct bga_window *next;
-	uint64_t group;   /* atomic for locality windows */
-	uint32_t start;
-	uint32_t end;     /* span's end, copied at every change of it (all under the
-			   * group lock): what a locked reader looks at instead of span */
-	uint32_t slice;   /* where a booking looks first in a group other than the goal's */
-	uint32_t stored;  /* cur when the last store copied the group (persist.c), under
-			   * every group lock */
-	bool linked;
-	uint64_t span __attribute__((aligned(BGA_CACHELINE))); /* atomic: see window.h */
-};
-
-/* Rarely used per-group state, allocated on first use. */
-/* A run of blocks in one group: offset and length. */
-struct bga_run {
-	uint32_t off, len;
-};
-
-/*
- * The runs one trim has claimed in a group for its discard (walk.c):
- * marked used and charged like an allocation, but owned by no caller, so
- * a store writes them as free (persist.c), as it does window remainders.
- * Linked into its group's list, under the group lock, from the claim to
- * the give-back; the record and its runs live on the trim's side.
- */
-struct bga_trim_claim {
-	struct bga_trim_claim *next;
-	const struct bga_run *runs;
-	size_t n;
-};
-
-struct bga_group_ext {
-	struct bga_window *windows; /* linked windows, unsorted; under the group lock */
-	struct bga_trim_claim *claims;   /* trims' claims while they discard; under the group lock */
-	struct bga_dfree *dfree;    /* pending deferred frees in this group */
-	uint64_t *pending;          /* blocks_per_group bits: set iff a block is in dfree;
-				     * made with the first record, so a free checks
-				     * for pending blocks in O(words), not O(records) */
-	uint32_t dfree_blocks;      /* blocks in dfree */
-};
-
-enum {
-	BGA_GROUP_TRIMMED = 1u << 0, /* trimmed and not freed into since */
-	/* persist.c: failed its checksum at load; wholly used, no bitmap,
-	 * never allocated from or freed into (-EUCLEAN) */
-	BGA_GROUP_QUARANTINED = 1u << 1,
-	/* persist.c: changed since the last store copied it; set with every
-	 * change of `free` (the flags share its line, which the change writes
-	 * anyway) */
-	BGA_GROUP_DIRTY = 1u << 2,
-	/* search.c: a window booking's first pass (a run with room for the
-	 * largest window) found none here, and nothing was freed into the
-	 * group or unlinked from it since: the next first pass skips it
-	 * (its second pass, any run, does not).  Cleared with every change
-	 * that can make room: a release (bga__group_freed_locked and the
-	 * whole-group release), a window's unlink, a grow. */
-	BGA_GROUP_NO_ROOM = 1u << 3,
-};
-
-/*
- * One block group.  Every field is written under the group's lock.
- * `free` and `max_run` are also read without it (relaxed atomics) by the
- * group index search and the statistics, which treat them as hints.
- *
- * Invariants (checked by bga_check and BGA_ASSERT):
- *  - the usable span is [lo, hi): lo from first_data_block, hi kept here
- *    so that a grow changes it under the lock, and every reader of the
- *    group, whatever geometry it holds, sees the span the bitmap has;
- *  - bitmap == NULL  =>  free == 0 or free == span (hi - lo): the group is
- *    wholly used or wholly free;
- *  - bitmap != NULL  =>  popcount(bitmap) == blocks_per_group - free, and
- *    every bit outside [lo, hi) is set;
- *  - max_run >= the longest free run: an upper bound, exact after a
- *    recompute, and 0 when free is 0.  It may exceed free: allocations
- *    leave it alone (keeping it tight cost a store and often an index
- *    update per allocation), so a free that lands in a long run finds it
- *    large enough already and skips its merge scan.  A search it misleads
- *    recomputes it (bga__group_refresh_locked);
- *  - the group index holds bit k for this group iff max_run >= 2^k.
- */
-struct bga_group {
-	uint64_t *bitmap;
-	uint32_t free;
-	uint32_t max_run;
-	uint32_t flags;
-	uint32_t hi; /* end of the usable span (offset); see bga__grp_span */
-	struct bga_group_ext *ext;
-};
-
-/*
- * A chunk: descriptors for BGA_CHUNK_GROUPS consecutive groups and, per
- * order k, one bit per group that is set iff the group's max_run >= 2^k.
- * Bits are flipped with atomic or/and so readers never lock.
- */
-struct bga_chunk {
-	uint64_t bits[BGA_ORDERS][BGA_CHUNK_WORDS];
-	/*
-	 * Summary rechecks in flight (groupidx.c summary_recheck): while it is
-	 * non-zero, a summary bit of this chunk may read clear for a moment
-	 * although one of its groups has the order's bit.  bga_check waits
-	 * for it to drain before it calls that a violation.
-	 */
-	uint32_t clearing;
-	uint64_t dfree[BGA_CHUNK_WORDS]; /* groups holding pending deferred frees (atomic) */
-	uint64_t wins[BGA_CHUNK_WORDS];  /* groups that may hold windows (atomic; window.c) */
-	struct bga_group groups[BGA_CHUNK_GROUPS];
-};
+struct bga_window;
 
 /*
  * The chunk directory (chunkdir.c), in segments that never move.  A
@@ -246,38 +96,6 @@ struct bga_geom {
 	uint64_t capacity; /* nblocks - first_data_block */
 	struct bga_geom *retired; /* ThreadSanitizer builds: kept until destroy */
 };
-
-/*
- * Per-CPU placement hints, one padded line each: they are written on
- * allocations, and two CPUs' hints in one line would make every such
- * write a cross-CPU miss.  Hints only: a thread may migrate between
- * reading and writing its CPU's entry, so the fields are relaxed atomics
- * and any value they hold is safe.
- */
-struct bga_percpu {
-	uint64_t home;       /* where BGA_NO_GOAL allocations look first */
-	uint64_t steer_from; /* a goal group whose lock this CPU found busy ... */
-	uint64_t steer_to;   /* ... and the block it allocates from instead */
-	uint32_t steer_left; /* allocations before steer_from is tried again */
-	uint32_t steer_len;  /* what steer_left started from (see note_result) */
-	uint32_t steer_since; /* unsteered allocations aimed at steer_from since
-			       * the CPU came back to it, up to 64 */
-	/* allocations through a window handle on this CPU, and those its
-	 * window served: statistics kept per CPU so that counting them never
-	 * moves a shared line (bga_stats sums them) */
-	uint64_t rsv_allocs, rsv_hits;
-	/* blocks and extents that deferred frees on this CPU added, minus
-	 * those commits on it released: their sums over the CPUs are the
-	 * pending totals (bga__dfree_pending), which no shared line holds */
-	int64_t dfree_blocks, dfree_extents;
-	/* handles opened and closed on this CPU (their difference, summed,
-	 * is bga_stats' rsv_windows_open) */
-	uint64_t rsv_opened, rsv_closed;
-	/* the CPU's locality window (window.h; booked by search.c) and the flag that lets one
-	 * thread at a time book it */
-	struct bga_window local;
-	uint32_t local_booking;
-} __attribute__((aligned(BGA_CACHELINE)));
 
 struct bga_volume {
 	struct bga_config cfg;   /* resolved; nblocks is the creation size */
@@ -362,38 +180,6 @@ struct bga_volume {
 	 * miss a group for a moment: in flight in the low 32 bits, done in
 	 * the high 32 */
 	uint64_t idx_recheck_seq __attribute__((aligned(BGA_CACHELINE)));
-};
-
-/*
- * One allocation's state through the slow path.  Blocks are charged where
- * they are taken, under the group lock, for what was found
- * (bga__take_locked); nothing is charged before a run is found.
- */
-struct bga_actx {
-	/* What the core reads (charge.c, window.c, deferred.c). */
-	const struct bga_geom *geo; /* the call's geometry (RCU) */
-	uint32_t min, max;          /* min_len, and max_len capped at blocks_per_group
-				     * (rounded down to a multiple of align) */
-	uint32_t align;             /* 1, or the allocation unit: every extent starts at a
-				     * multiple of it and is one long (req->align, or
-				     * cfg.stripe for its first pass); min and max are
-				     * multiples of it */
-	bool reserved;              /* BGA_USE_RESERVED: draw on vol->reserved */
-	uint32_t room;              /* a window booking's first pass: runs of at least
-				     * this many, bar a file's continuation (search.c) */
-	int stop;                   /* the status: set when the count, not the search,
-				     * ruled the request out: -ENOSPC, or -EINVAL when
-				     * fewer than min are reserved; every search stops */
-	/* The route's own (lib/alloc; the core never reads these). */
-	const struct bga_request *req; /* the request as the caller gave it */
-	unsigned kind;                 /* enum bga_req_kind (alloc/route.h), decided once */
-	uint64_t goal;                 /* the resolved goal: where the walk looks first */
-	bool steered;                  /* the goal is where this CPU's steering sent it */
-	bool goal_busy;                /* the goal's group was skipped: its lock was held */
-	bool note;                     /* where the extent went moves the CPU's hints (steer.h) */
-	struct bga_percpu *pc;         /* the calling CPU's hints (steering, its locality window) */
-	struct bga_window *book;       /* the window being booked, or NULL */
-	uint32_t wsize;                /* its size */
 };
 
 #endif

@@ -177,7 +177,7 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	memset(vol->cpu, 0, vol->ncpu * sizeof(*vol->cpu));
 	/* Spread the CPUs' home groups evenly so unrelated callers start apart. */
 	for (unsigned i = 0; i < vol->ncpu; i++)
-		vol->cpu[i].home = bga__group_first(vol, vol->geom->ngroups * i / vol->ncpu);
+		vol->cpu[i].steer.home = bga__group_first(vol, vol->geom->ngroups * i / vol->ncpu);
 
 	const struct bga_geom *geo = vol->geom;
 	/*

@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "groupset.h"
-#include "window.h"
+#include "internal.h"
 
 /*
  * The set of groups that may hold windows (groupset.h): a group joins when

@@ -3,7 +3,7 @@
 #define BGA_WINDOW_H
 
 /*
- * Windows that own their blocks (struct bga_window, types.h), as ext4's
+ * Windows that own their blocks (struct bga_window, below), as ext4's
  * preallocations do: booking marks the whole window used in its group in
  * one locked step (bga__window_book_locked), and the owner's allocations
  * then take from it with one CAS on its span word, no group lock and no
@@ -37,7 +37,47 @@
  * when they need cur, so they leave the owner's line alone.
  */
 
-#include "internal.h"
+#include "types.h"
+#include "chunk.h"
+
+/*
+ * A window: blocks of one group that a handle (rsv.c) or a CPU (its
+ * locality window, search.c's alloc_local) took from the group in one
+ * locked step and hands out without the group's lock (window.c, after
+ * ext4's preallocations).  Blocks [start, cur) went to the owner's allocations
+ * and are theirs now; the remainder [cur, end) is marked used in the
+ * group's bitmap but charged to nobody: it counts as free (bga_free_exact,
+ * bga_check, the store) and is taken back before any -ENOSPC.
+ *
+ * `span` packs cur, end, a frozen bit and a generation (above); it is
+ * the one field that changes without the group lock: an owner advances
+ * cur with a CAS, a thief (reclaim, exact goal) lowers end with a CAS
+ * under the group lock.  group and start change only while the window is
+ * unlinked, or, for a locality window, with the generation bumped, so a
+ * CAS that succeeds read the group its span belongs to.
+ *
+ * Linked into its group's list (unsorted) while `linked`; the list and
+ * `linked` change under the group lock, and only by the owner (or the
+ * volume's destroy).  Remainders of different windows never overlap: each
+ * was free when booked.
+ */
+struct bga_window {
+	/* Read by other threads under the group lock (list walks, frees,
+	 * placement), and written only under it: a line apart from `span`,
+	 * which the owner's takes write at every allocation, so that those
+	 * readers do not pull the owner's line away (and it not theirs). */
+	struct bga_window *next;
+	uint64_t group;   /* atomic for locality windows */
+	uint32_t start;
+	uint32_t end;     /* span's end, copied at every change of it (all under the
+			   * group lock): what a locked reader looks at instead of span */
+	uint32_t slice;   /* where a booking looks first in a group other than the goal's */
+	uint32_t stored;  /* cur when the last store copied the group (persist.c), under
+			   * every group lock */
+	bool linked;
+	uint64_t span __attribute__((aligned(BGA_CACHELINE))); /* atomic: the span word above */
+};
+
 
 /*
  * Locality windows (ext4's locality-group preallocation): a goal-less
@@ -49,6 +89,14 @@
  */
 #define BGA_LOCAL_MAX_REQ 16
 #define BGA_LOCAL_WINDOW 512
+
+/* A CPU's locality window (percpu.h): the window, and the flag that lets
+ * one thread at a time book it (search.c's alloc_local); other threads on
+ * the CPU take from it meanwhile. */
+struct bga_local_window {
+	struct bga_window win;
+	uint32_t booking; /* atomic: 1 while a thread books */
+};
 
 #define BGA_WSPAN_BITS 21
 #define BGA_WSPAN_MASK ((UINT64_C(1) << BGA_WSPAN_BITS) - 1)
@@ -137,7 +185,7 @@ bool bga__window_take_or_drop_locked(struct bga_volume *vol, struct bga_actx *ac
 				     struct bga_extent *out, bool *used_half);
 /* The same taking w's group lock (no group lock held); false at once when
  * w is not linked.  The locality window's: its users are serialised by
- * bga_percpu.local_booking, and other takers never unlink it. */
+ * bga_local_window.booking, and other takers never unlink it. */
 bool bga__window_take_or_drop(struct bga_volume *vol, struct bga_actx *ac, struct bga_window *w,
 			      struct bga_extent *out);
 /* An exact goal at `from` in group g, which holds windows, locked: take

@@ -96,14 +96,14 @@ int bga_stats(struct bga_volume *vol, struct bga_stats *st)
 		}
 	}
 	for (unsigned i = 0; i < vol->ncpu; i++) {
-		st->rsv_hits += __atomic_load_n(&vol->cpu[i].rsv_hits, __ATOMIC_RELAXED);
-		st->rsv_allocs += __atomic_load_n(&vol->cpu[i].rsv_allocs, __ATOMIC_RELAXED);
+		st->rsv_hits += __atomic_load_n(&vol->cpu[i].rsv.hits, __ATOMIC_RELAXED);
+		st->rsv_allocs += __atomic_load_n(&vol->cpu[i].rsv.allocs, __ATOMIC_RELAXED);
 	}
 	st->rsv_hit_ratio = st->rsv_allocs ? (double)st->rsv_hits / (double)st->rsv_allocs : 0;
 	uint64_t opened = 0, closed = 0;
 	for (unsigned i = 0; i < vol->ncpu; i++) {
-		opened += __atomic_load_n(&vol->cpu[i].rsv_opened, __ATOMIC_RELAXED);
-		closed += __atomic_load_n(&vol->cpu[i].rsv_closed, __ATOMIC_RELAXED);
+		opened += __atomic_load_n(&vol->cpu[i].rsv.opened, __ATOMIC_RELAXED);
+		closed += __atomic_load_n(&vol->cpu[i].rsv.closed, __ATOMIC_RELAXED);
 	}
 	st->rsv_windows_open = opened - closed;
 	st->deferred_blocks = bga__dfree_pending(vol, &st->deferred_extents);
