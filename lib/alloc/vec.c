@@ -118,6 +118,15 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 	uint64_t align = req->align > 1 ? req->align : 1;
 	if (want & (align - 1))
 		return -EINVAL;
+	if (req->goal != BGA_NO_GOAL) {
+		/* past the end: -EINVAL as bga_alloc says, before the count
+		 * rules below could answer -ENOSPC or -EAGAIN */
+		urcu_bp_read_lock();
+		bool past = req->goal >= bga_rcu_load(vol->geom)->nblocks;
+		urcu_bp_read_unlock();
+		if (past)
+			return -EINVAL;
+	}
 	bool all = req->flags & BGA_ALL_OR_NOTHING;
 	if (req->flags & BGA_USE_RESERVED) {
 		uint64_t r = bga_reserved(vol) & ~(align - 1);
