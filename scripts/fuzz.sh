@@ -41,9 +41,13 @@ build_libfuzzer() {
 	local dir=$ROOT/build/fuzz-libfuzzer h
 	local san="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 	san+=" -fsanitize-ignorelist=$ROOT/tests/fuzz/sanitize-ignore.txt"
+	# The checker (bga_check) is the oracle too: left out of the coverage
+	# instrumentation of the library, not of the sanitizers (why, and the
+	# measured gain: tests/fuzz/coverage-ignore.txt, BENCHMARKS.md).
+	local cov="-fsanitize-coverage-ignorelist=$ROOT/tests/fuzz/coverage-ignore.txt"
 	command -v clang >/dev/null || die "clang is missing (scripts/deps.sh fuzz)"
 	echo "== fuzz: building libFuzzer targets in $dir"
-	build_lib "$dir" clang "$san -fsanitize=fuzzer-no-link"
+	build_lib "$dir" clang "$san $cov -fsanitize=fuzzer-no-link"
 	# The reference model is the oracle, not the code under test: built
 	# without coverage instrumentation (still under the sanitizers), so
 	# libFuzzer's callbacks are not paid on every block it compares and

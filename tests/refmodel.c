@@ -221,6 +221,7 @@ static const char *refm_errname(int rc)
 	case -ENOMEM: return "-ENOMEM";
 	case -EUCLEAN: return "-EUCLEAN";
 	case -EPROTO: return "-EPROTO";
+	case -EBUSY: return "-EBUSY";
 	default: return "(other)";
 	}
 }
@@ -382,23 +383,36 @@ int refmodel_unreserve(struct refmodel *m, uint64_t n)
 struct refm_walk {
 	struct refmodel *m;
 	uint64_t next;  /* where the model's next free extent search starts */
+	uint64_t to;    /* the end of the walk (group-aligned, or nblocks) */
 	int bad;
 };
 
-/* The model's next maximal free extent (split at group ends) at or after *b. */
-static bool refm_next_extent(const struct refmodel *m, uint64_t *b, uint64_t *len)
+/* The model's next maximal free extent (split at group ends) at or after
+ * *b and before `to`. */
+static bool refm_next_extent_before(const struct refmodel *m, uint64_t *b, uint64_t *len, uint64_t to)
 {
 	uint64_t run;
+	const uint8_t *z;
 
-	while (*b < m->cfg.nblocks) {
-		run = refmodel_run_at(m, *b, false);
-		if (run) {
-			*len = run;
-			return true;
-		}
-		(*b)++;
+	if (to > m->cfg.nblocks)
+		to = m->cfg.nblocks;
+	if (*b >= to)
+		return false;
+	/* the next free block in one scan, not a run per block */
+	z = memchr(m->state + *b, REFM_FREE, to - *b);
+	if (!z) {
+		*b = to;
+		return false;
 	}
-	return false;
+	*b = (uint64_t)(z - m->state);
+	run = refmodel_run_at(m, *b, false);
+	*len = run;
+	return true;
+}
+
+static bool refm_next_extent(const struct refmodel *m, uint64_t *b, uint64_t *len)
+{
+	return refm_next_extent_before(m, b, len, m->cfg.nblocks);
 }
 
 static int refm_walk_cb(void *ctx, uint64_t start, uint64_t len)
@@ -406,7 +420,7 @@ static int refm_walk_cb(void *ctx, uint64_t start, uint64_t len)
 	struct refm_walk *w = ctx;
 	uint64_t b = w->next, mlen = 0;
 
-	if (!refm_next_extent(w->m, &b, &mlen)) {
+	if (!refm_next_extent_before(w->m, &b, &mlen, w->to)) {
 		refm_fail(w->m, "foreach_free reports [%" PRIu64 ", +%" PRIu64 ") but the model has no more free extents",
 			  start, len);
 		w->bad = 1;
@@ -451,7 +465,7 @@ static int refm_compare_hist(struct refmodel *m, const struct bga_stats *st)
 
 int refmodel_compare(struct refmodel *m, struct bga_volume *vol)
 {
-	struct refm_walk w = { .m = m, .next = 0 };
+	struct refm_walk w = { .m = m, .next = 0, .to = m->cfg.nblocks };
 	struct bga_check_report rep;
 	struct bga_stats st;
 	uint64_t v, b, len;
@@ -490,4 +504,262 @@ int refmodel_compare(struct refmodel *m, struct bga_volume *vol)
 				 st.free_blocks, st.reserved_blocks, st.deferred_blocks, st.last_committed_txn,
 				 st.nblocks, m->nfree, m->reserved, m->ndeferred, m->last_txn, m->cfg.nblocks);
 	return refm_compare_hist(m, &st);
+}
+
+/* The counts every compare starts with. */
+static int refm_compare_counts(struct refmodel *m, struct bga_volume *vol)
+{
+	uint64_t v;
+
+	if (m->reserved > m->nfree)
+		return refm_fail(m, "model broken: reserved %" PRIu64 " > free %" PRIu64, m->reserved, m->nfree);
+	v = bga_free_exact(vol);
+	if (v != m->nfree)
+		return refm_fail(m, "bga_free_exact %" PRIu64 ", model %" PRIu64, v, m->nfree);
+	v = bga_reserved(vol);
+	if (v != m->reserved)
+		return refm_fail(m, "bga_reserved %" PRIu64 ", model %" PRIu64, v, m->reserved);
+	return 0;
+}
+
+int refmodel_compare_range(struct refmodel *m, struct bga_volume *vol, uint64_t from, uint64_t to)
+{
+	uint64_t bpg = m->cfg.blocks_per_group, b, len;
+	int rc = refm_compare_counts(m, vol);
+
+	if (rc || from >= to)
+		return rc;
+	/* whole groups: a change may move any run of its groups */
+	if (to > m->cfg.nblocks)
+		to = m->cfg.nblocks;
+	from = from / bpg * bpg;
+	to = (to + bpg - 1) / bpg * bpg;
+	if (to > m->cfg.nblocks)
+		to = m->cfg.nblocks;
+	if (from >= to)
+		return 0;
+	struct refm_walk w = { .m = m, .next = from, .to = to };
+	rc = bga_foreach_free(vol, from, to, 1, refm_walk_cb, &w);
+	if (w.bad)
+		return -EPROTO;
+	if (rc)
+		return refm_fail(m, "bga_foreach_free [%" PRIu64 ", %" PRIu64 ") returned %d", from, to, rc);
+	b = w.next;
+	if (refm_next_extent_before(m, &b, &len, to))
+		return refm_fail(m, "foreach_free [%" PRIu64 ", %" PRIu64 ") missed the model's free extent [%" PRIu64
+				 ", +%" PRIu64 ")", from, to, b, len);
+	return 0;
+}
+
+int refmodel_claim(struct refmodel *m, uint64_t start, uint64_t len)
+{
+	uint64_t b;
+
+	if (len == 0 || start >= m->cfg.nblocks || len > m->cfg.nblocks - start || start < m->cfg.first_data_block)
+		return -EINVAL;
+	for (b = start; b < start + len; b++)
+		if (m->state[b] != REFM_FREE)
+			return -EBUSY;
+	if (m->nfree - m->reserved < len)
+		return -ENOSPC;
+	memset(m->state + start, REFM_ALLOC, len);
+	m->nfree -= len;
+	return 0;
+}
+
+int refmodel_free_vec(struct refmodel *m, const struct bga_extent *ext, size_t n)
+{
+	size_t i, j;
+
+	if (n == 0 || !ext)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (!refm_range_allocated(m, ext[i].start, ext[i].len))
+			return -EINVAL;
+		for (j = 0; j < i; j++)
+			if (ext[i].start < ext[j].start + ext[j].len && ext[j].start < ext[i].start + ext[i].len)
+				return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		memset(m->state + ext[i].start, REFM_FREE, ext[i].len);
+		m->nfree += ext[i].len;
+	}
+	return 0;
+}
+
+void refmodel_as_loaded(struct refmodel *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->npend; i++)
+		memset(m->state + m->pend[i].start, REFM_ALLOC, m->pend[i].len);
+	m->npend = 0;
+	m->ndeferred = 0;
+	m->reserved = 0;
+}
+
+/* Free blocks in whole aligned units of `unit`, each inside one group
+ * (the most an aligned carve of min_len == unit can take: a piece never
+ * crosses a group). */
+static uint64_t refm_free_units(const struct refmodel *m, uint64_t unit)
+{
+	uint64_t a = (m->cfg.first_data_block + unit - 1) / unit * unit, n = 0, b;
+
+	for (; a + unit <= m->cfg.nblocks; a += unit) {
+		if (a / m->cfg.blocks_per_group != (a + unit - 1) / m->cfg.blocks_per_group)
+			continue;
+		for (b = a; b < a + unit && m->state[b] == REFM_FREE; b++)
+			;
+		if (b == a + unit)
+			n += unit;
+	}
+	return n;
+}
+
+int refmodel_alloc_vec_check(struct refmodel *m, const struct bga_request *req, uint64_t want, size_t max_out,
+			     int rc, const struct bga_extent *out, size_t n)
+{
+	struct bga_request p;
+	uint64_t align, total = 0, avail, b;
+	int expected, alt;
+	bool all, big;
+	size_t i, j;
+
+#define VFMT "alloc_vec(goal=%" PRIu64 ", min=%" PRIu64 ", max=%" PRIu64 ", align=%" PRIu64 ", flags=%#x, rsv=%s, " \
+	     "want=%" PRIu64 ", max_out=%zu)"
+#define VARG req ? req->goal : 0, req ? req->min_len : 0, req ? req->max_len : 0, req ? req->align : 0, \
+	     req ? req->flags : 0, (req && req->rsv) ? "yes" : "no", want, max_out
+	if (!req)
+		return rc == -EINVAL ? 0 : refm_fail(m, "alloc_vec(NULL req) returned %d", rc);
+	p = *req;
+	p.flags &= ~(uint32_t)BGA_ALL_OR_NOTHING;
+	align = refm_align(req);
+	all = req->flags & BGA_ALL_OR_NOTHING;
+	/* 1. the arguments, before any state-dependent code */
+	if (max_out == 0 || want == 0 || (req->flags & BGA_EXACT_GOAL) || refm_alloc_args_bad(m, &p) ||
+	    want % align || refm_reserved_short(m, &p)) {
+		if (rc != -EINVAL || n)
+			return refm_fail(m, VFMT " returned %d %s (%zu extents), model expects -EINVAL", VARG, rc,
+					 refm_errname(rc), n);
+		return 0;
+	}
+	/* min_len past a group: no run can be that long; bga_alloc allows
+	 * -EINVAL there too (refm_alloc_alt) */
+	big = req->min_len > m->cfg.blocks_per_group;
+	/* 2. BGA_ALL_OR_NOTHING's count, before anything is taken */
+	expected = 1;
+	if (req->flags & BGA_USE_RESERVED) {
+		uint64_t r = m->reserved / align * align;
+		if (all && r < want)
+			expected = -ENOSPC;
+		if (r < want)
+			want = r;
+	} else {
+		avail = m->nfree > m->reserved ? m->nfree - m->reserved : 0;
+		if (all && avail < want)
+			expected = avail + m->ndeferred >= want ? -EAGAIN : -ENOSPC;
+	}
+	/* less than one piece wanted: nothing can be handed out */
+	if (expected == 1 && want < req->min_len)
+		expected = -ENOSPC;
+	/* 3. not even one piece: bga_alloc's code for the first */
+	if (expected == 1) {
+		p.max_len = want < req->max_len ? want : req->max_len;
+		if (p.max_len < p.min_len)
+			p.max_len = p.min_len;
+		expected = refmodel_alloc_expect(m, &p);
+		if (expected == 0)
+			expected = 1; /* a piece can be had */
+	}
+	alt = big ? -EINVAL : expected;
+	if (expected != 1) {
+		if ((rc != expected && rc != alt && !(big && rc == -ENOSPC)) || n)
+			return refm_fail(m, VFMT " returned %d %s (%zu extents), model expects %s (free %" PRIu64
+					 ", reserved %" PRIu64 ", deferred %" PRIu64 ")", VARG, rc, refm_errname(rc), n,
+					 refm_errname(expected), m->nfree, m->reserved, m->ndeferred);
+		return 0;
+	}
+	if (rc) {
+		bool must = false;
+		if (!all || n || (rc != -ENOSPC && rc != -EAGAIN) || (rc == -EAGAIN && !m->ndeferred))
+			return refm_fail(m, VFMT " returned %d %s (%zu extents) though a piece of min_len exists "
+					 "(free %" PRIu64 ", reserved %" PRIu64 ", deferred %" PRIu64 ")", VARG, rc,
+					 refm_errname(rc), n, m->nfree, m->reserved, m->ndeferred);
+		/* the carve cannot fail: nothing wasted, out[] never full */
+		if (req->min_len == align && max_out >= want / req->min_len && !big)
+			must = refm_free_units(m, align) >= want;
+		if (must)
+			return refm_fail(m, VFMT " returned %s, but %" PRIu64 " free units of %" PRIu64
+					 " cover it (free %" PRIu64 ", reserved %" PRIu64 ")", VARG, refm_errname(rc),
+					 refm_free_units(m, align), align, m->nfree, m->reserved);
+		return 0;
+	}
+	/* 4. a success: the extents */
+	if (n == 0 || n > max_out)
+		return refm_fail(m, VFMT " returned 0 with %zu extents", VARG, n);
+	for (i = 0; i < n; i++) {
+		const struct bga_extent *e = &out[i];
+		if (e->len < req->min_len || e->len > req->max_len || e->start % align || e->len % align)
+			return refm_fail(m, VFMT " extent %zu [%" PRIu64 ", +%" PRIu64 "): bad length or alignment", VARG,
+					 i, e->start, e->len);
+		if (e->start < m->cfg.first_data_block || e->start >= m->cfg.nblocks ||
+		    e->len > m->cfg.nblocks - e->start)
+			return refm_fail(m, VFMT " extent %zu [%" PRIu64 ", +%" PRIu64 "): outside the data area", VARG, i,
+					 e->start, e->len);
+		for (b = e->start; b < e->start + e->len; b++)
+			if (m->state[b] != REFM_FREE)
+				return refm_fail(m, VFMT " extent %zu [%" PRIu64 ", +%" PRIu64 "): block %" PRIu64
+						 " handed out twice (model state %d)", VARG, i, e->start, e->len, b,
+						 m->state[b]);
+		for (j = 0; j < i; j++)
+			if (e->start < out[j].start + out[j].len && out[j].start < e->start + e->len)
+				return refm_fail(m, VFMT " extents %zu and %zu overlap", VARG, j, i);
+		if (i && out[i - 1].start + out[i - 1].len == e->start && out[i - 1].len + e->len <= req->max_len)
+			return refm_fail(m, VFMT " extents %zu [%" PRIu64 ", +%" PRIu64 ") and %zu [%" PRIu64 ", +%" PRIu64
+					 ") touch and fit in max_len, not merged", VARG, i - 1, out[i - 1].start,
+					 out[i - 1].len, i, e->start, e->len);
+		total += e->len;
+	}
+	avail = (req->flags & BGA_USE_RESERVED) ? m->reserved : m->nfree - m->reserved;
+	if (total > want || total > avail || (all && total != want))
+		return refm_fail(m, VFMT " handed out %" PRIu64 " blocks (may take %" PRIu64 ", free %" PRIu64
+				 ", reserved %" PRIu64 ")", VARG, total, avail, m->nfree, m->reserved);
+	for (i = 0; i < n; i++)
+		memset(m->state + out[i].start, REFM_ALLOC, out[i].len);
+	m->nfree -= total;
+	if (req->flags & BGA_USE_RESERVED)
+		m->reserved -= total;
+	/* a partial result that did not fill out[] must have run out */
+	if (total < want && n < max_out && want - total >= req->min_len) {
+		p.max_len = req->max_len;
+		if (refmodel_alloc_expect(m, &p) == 0) {
+			for (i = 0; i < n; i++)
+				memset(m->state + out[i].start, REFM_FREE, out[i].len);
+			m->nfree += total;
+			if (req->flags & BGA_USE_RESERVED)
+				m->reserved += total;
+			return refm_fail(m, VFMT " stopped at %" PRIu64 " blocks in %zu extents, but a run of min_len "
+					 "is still free", VARG, total, n);
+		}
+	}
+#undef VFMT
+#undef VARG
+	return 0;
+}
+
+int refmodel_copy(struct refmodel *dst, const struct refmodel *src)
+{
+	*dst = *src;
+	dst->state = malloc(src->cfg.nblocks ? src->cfg.nblocks : 1);
+	dst->pend = src->cap ? malloc(src->cap * sizeof(*src->pend)) : NULL;
+	if (!dst->state || (src->cap && !dst->pend)) {
+		free(dst->state);
+		free(dst->pend);
+		memset(dst, 0, sizeof(*dst));
+		return -ENOMEM;
+	}
+	memcpy(dst->state, src->state, src->cfg.nblocks);
+	if (src->npend)
+		memcpy(dst->pend, src->pend, src->npend * sizeof(*src->pend));
+	return 0;
 }

@@ -112,6 +112,74 @@ int refmodel_alloc_check(struct refmodel *m, const struct bga_request *req, int 
 			 const struct bga_extent *ext);
 
 /*
+ * Judge bga_alloc_vec(vol, req, want, out, max_out, &n): rc and, when rc
+ * is 0, out[0 .. n).  Exact where the contract decides alone:
+ *  - -EINVAL for every bad argument (want 0 or not a multiple of align,
+ *    max_out 0, BGA_EXACT_GOAL, the checks of bga_alloc; max_len is not
+ *    capped here), before any state-dependent code;
+ *  - BGA_ALL_OR_NOTHING's count rule, decided before anything is taken:
+ *    with BGA_USE_RESERVED, -ENOSPC when fewer than want are reserved
+ *    (rounded down to align); otherwise -EAGAIN when free minus reserved
+ *    is below want and that plus the pending deferred blocks covers it,
+ *    -ENOSPC when not even that does;
+ *  - when not even one extent of min_len can be had: bga_alloc's code
+ *    for the first piece (refmodel_alloc_expect), exactly.
+ * On success: n in 1 .. max_out, every extent min_len .. max_len blocks,
+ * aligned, in the data area, every block free in the model and in no
+ * other extent of out[] (else a double hand-out); two extents of out[]
+ * that touch add up to more than max_len (else they would have been
+ * merged); the total at most want (with BGA_USE_RESERVED, at most what is
+ * reserved) and not past free minus reserved; all of want with
+ * BGA_ALL_OR_NOTHING; and a partial result that did not fill out[] and
+ * left at least min_len wanted must have run out: the model, with out[]
+ * taken, holds no extent of min_len that bga_alloc could give.
+ * BGA_ALL_OR_NOTHING failing after the count allowed it is -ENOSPC, or
+ * -EAGAIN with deferred frees pending; it is a failure of the library
+ * when the model proves the greedy carve must succeed: min_len is the
+ * allocation unit (1 or align), max_out >= want / min_len, and the free
+ * aligned units cover want.
+ * Then marks out[] allocated and charges reservations.  Returns 0, or
+ * -EPROTO with m->err set and the model unchanged.
+ */
+int refmodel_alloc_vec_check(struct refmodel *m, const struct bga_request *req, uint64_t want, size_t max_out,
+			     int rc, const struct bga_extent *out, size_t n);
+
+/*
+ * Mirror bga_claim(): -EINVAL for len 0 or a range outside the volume or
+ * below first_data_block; -EBUSY when any block is not free (allocated or
+ * waiting on a deferred free); -ENOSPC when fewer than len blocks are
+ * free beyond what is reserved; else 0 and the range is allocated.
+ */
+int refmodel_claim(struct refmodel *m, uint64_t start, uint64_t len);
+
+/*
+ * Mirror bga_free_vec(): -EINVAL for n 0, an extent of length 0, extents
+ * that overlap, or any extent bga_free() would refuse; else 0 and every
+ * extent is free.  ext may be NULL only with n 0.
+ */
+int refmodel_free_vec(struct refmodel *m, const struct bga_extent *ext, size_t n);
+
+/* A deep copy of src into dst (dst's old contents are not freed).
+ * 0 or -ENOMEM (dst then zeroed). */
+int refmodel_copy(struct refmodel *dst, const struct refmodel *src);
+
+/*
+ * The model of what bga_store() followed by bga_load() gives: blocks
+ * waiting on a deferred free are allocated and no longer pending,
+ * nothing is reserved, the last committed txn is kept.  In place.
+ */
+void refmodel_as_loaded(struct refmodel *m);
+
+/*
+ * The cheap part of refmodel_compare(), after a call that changed only
+ * blocks of [from, to): bga_free_exact() and bga_reserved(), and the free
+ * extents of the groups that [from, to) touches, as bga_foreach_free()
+ * reports them.  from >= to compares the counts only.  Returns 0, or
+ * -EPROTO with m->err set.
+ */
+int refmodel_compare_range(struct refmodel *m, struct bga_volume *vol, uint64_t from, uint64_t to);
+
+/*
  * Mirror bga_free / bga_free_deferred / bga_commit / bga_reserve /
  * bga_unreserve: return what the library must return and apply the change
  * when that is 0.  (vol assumed non-NULL.)

@@ -2,10 +2,52 @@
 /*
  * Operation-sequence fuzzer: the input decodes into a small volume config
  * and a sequence of calls on one thread.  Each call is mirrored in the
- * reference model (tests/refmodel.h), and after each one the library must
- * agree with the model: the same return code, no block handed out twice,
- * the same free extents, a clean bga_check().  Any disagreement aborts
- * with a message, which is what the fuzzer catches.
+ * reference model (tests/refmodel.h), and the library must agree with it:
+ *  - after every call: the same return code (-ENOSPC against -EAGAIN
+ *    included), every extent handed out free in the model (no block
+ *    handed out twice), the free and reserved counts, the free extents of
+ *    the groups the call changed, and the windows' invariants
+ *    (check_windows);
+ *  - every FULL_EVERY calls, at the end of the input and around every
+ *    store and load: everything (refmodel_compare: every free extent of
+ *    the volume, a clean bga_check(), the statistics).  The same checks
+ *    as comparing everything after every call, made later within the
+ *    input: a broken invariant stays broken until a full compare names
+ *    it (the op number in the message is where it was seen).
+ * Any disagreement aborts with a message, which is what the fuzzer
+ * catches.
+ *
+ * The alphabet: one byte picks the call (% 32), more bytes its arguments.
+ *  - config: nblocks 1 .. 4096, blocks_per_group 64 .. 1024,
+ *    first_data_block, rsv_max (past a group too) and rsv_default, the
+ *    lock and counter modes, BGA_START_FULL, a stripe; now and then a bad
+ *    config that bga_create must refuse, and bga_volume_config;
+ *  - bga_alloc: a goal or BGA_NO_GOAL (goal-less small requests book the
+ *    CPU's locality window), BGA_EXACT_GOAL, BGA_USE_RESERVED, through
+ *    one of MAX_RSV window handles, align (good and bad units), bad
+ *    lengths and unknown flags (BGA_ALL_OR_NOTHING among them);
+ *  - bga_alloc_vec: the same requests with want and max_out (0 .. 16),
+ *    BGA_ALL_OR_NOTHING, max_len past a group;
+ *  - bga_claim and thieves: claims and exact goals aimed at the blocks a
+ *    handle's window holds (pick_block), and other handles' and plain
+ *    requests' allocations taking them;
+ *  - bga_free, bga_free_vec (1 .. 8 extents, overlapping and bad ones
+ *    too), bga_free_deferred (txns before, at and after the last commit),
+ *    bga_commit, bga_reserve, bga_unreserve;
+ *  - window handles: open, close, bga_rsv_set_size (0, rsv_max, past it);
+ *  - bga_foreach_free and bga_trim (ranges, min_len, a callback that
+ *    stops the walk);
+ *  - bga_grow (also a shrink and past BGA_MAX_BLOCKS);
+ *  - bga_store into memory (incremental after the first) and bga_load:
+ *    the loaded volume is compared with the model as a load gives it
+ *    (refmodel_as_loaded), and then either destroyed or run on in the
+ *    original's place (handles closed), so later calls and stores run
+ *    on a lazily loaded volume.
+ *
+ * Input format: an input whose first byte is LEGACY_TAG decodes as the
+ * first format did (16 calls: no align, alloc_vec, claim, free_vec,
+ * store, START_FULL or stripe), so the saved regression inputs of that
+ * format (regress/fuzz_ops/, prefixed with the tag) keep their meaning.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,11 +60,17 @@
 #include <bgalloc.h>
 
 #include "fuzz_input.h"
+#include "memio.h"
 #include "refmodel.h"
 
 #define MAX_OPS 256
 #define MAX_RSV 4
 #define RECENT 32
+#define MAX_VEC 16
+#define LEGACY_TAG 0xb1
+#ifndef FULL_EVERY
+#define FULL_EVERY 32
+#endif
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -49,6 +97,11 @@ struct fz {
 	uint8_t *maybe_trimmed; /* per group: a trim may skip it */
 	uint64_t ngroups;
 	unsigned op;
+	bool v2;                 /* not the legacy format: the whole alphabet */
+	uint64_t touch_lo, touch_hi; /* blocks the current call changed: [lo, hi) */
+	struct memio img;        /* the store's metadata area, kept across stores */
+	struct bga_io io;
+	bool img_live;           /* img holds a completed store */
 };
 
 static void expect_rc(struct fz *f, const char *what, int rc, int want)
@@ -58,10 +111,33 @@ static void expect_rc(struct fz *f, const char *what, int rc, int want)
 		     bga_strerror(want));
 }
 
+/* Everything (refmodel_compare). */
 static void compare(struct fz *f)
 {
 	if (refmodel_compare(&f->m, f->vol))
 		fail("op %u: %s", f->op, f->m.err);
+}
+
+/* The blocks a call changed, for the compare after it. */
+static void touch(struct fz *f, uint64_t start, uint64_t len)
+{
+	if (len == 0)
+		return;
+	if (f->touch_lo >= f->touch_hi || start < f->touch_lo)
+		f->touch_lo = start;
+	if (start + len > f->touch_hi)
+		f->touch_hi = start + len;
+}
+
+/* After a call: the counts and the touched groups; everything every
+ * FULL_EVERY calls. */
+static void compare_after(struct fz *f)
+{
+	int rc = f->op % FULL_EVERY == FULL_EVERY - 1 ? refmodel_compare(&f->m, f->vol)
+						       : refmodel_compare_range(&f->m, f->vol, f->touch_lo, f->touch_hi);
+	if (rc)
+		fail("op %u: %s", f->op, f->m.err);
+	f->touch_lo = f->touch_hi = 0;
 }
 
 /* Freeing into a group makes it eligible for trimming again. */
@@ -71,14 +147,24 @@ static void touched_free(struct fz *f, uint64_t start, uint64_t len)
 
 	for (g = start / f->cfg.blocks_per_group; g <= (start + len - 1) / f->cfg.blocks_per_group; g++)
 		f->maybe_trimmed[g] = 0;
+	touch(f, start, len);
 }
 
 /* A block number biased towards interesting places. */
 static uint64_t pick_block(struct fz *f)
 {
 	uint64_t n = f->cfg.nblocks, bpg = f->cfg.blocks_per_group;
+	uint8_t c = fz_u8(&f->in);
 
-	switch (fz_u8(&f->in) & 7) {
+	/* the blocks a handle's window holds: thieves' targets */
+	if (f->v2 && (c & 8)) {
+		struct bga_rsv *r = f->rsv[(c >> 4) % MAX_RSV];
+		struct bga_extent w = { 0, 0 };
+
+		if (r && bga_rsv_window(r, &w) == 0 && w.len)
+			return w.start + ((c & 0x80) ? fz_below(&f->in, w.len) : 0);
+	}
+	switch (c & 7) {
 	case 0: return f->cfg.first_data_block;
 	case 1: return fz_below(&f->in, n / bpg + 1) * bpg; /* a group start (or nblocks) */
 	case 2: return n - 1 - fz_below(&f->in, n < 8 ? n : 8);
@@ -146,6 +232,49 @@ static struct bga_rsv *pick_rsv(struct fz *f)
 	return (i & 0x80) ? f->rsv[i % MAX_RSV] : NULL;
 }
 
+/*
+ * A request: goal, lengths, handle, flags (`flags_ok` the known ones; now
+ * and then an unknown bit), and in the second format first an allocation
+ * unit (good ones, and bad ones now and then), with lengths and an exact
+ * goal mostly rounded to it.
+ */
+static void decode_request(struct fz *f, struct bga_request *req, uint8_t g, uint32_t flags_ok)
+{
+	uint8_t a = f->v2 ? fz_u8(&f->in) : 0;
+
+	if ((g & 3) == 0)
+		req->goal = BGA_NO_GOAL;
+	else
+		req->goal = pick_block(f);
+	req->min_len = pick_len(f);
+	switch (fz_u8(&f->in) & 3) {
+	case 0: req->max_len = req->min_len; break;
+	case 1: req->max_len = req->min_len + fz_u8(&f->in); break;
+	case 2: req->max_len = req->min_len - 1; break; /* bad unless min_len was 0 */
+	default: req->max_len = UINT64_MAX; break;
+	}
+	req->rsv = pick_rsv(f);
+	req->flags = fz_u8(&f->in);
+	if (!(req->flags & 0x80))
+		req->flags &= flags_ok;
+	else
+		req->flags &= 0x7f; /* now and then an unknown bit */
+	if (!f->v2 || (a & 3) != 0)
+		return;
+	/* 2 .. 2048 (past a small group: -EINVAL), or now and then 3 or 0 */
+	req->align = (a & 4) ? UINT64_C(1) << (1 + (a >> 3) % 11) : (a & 8) ? 3 : (a >> 4) & 1;
+	if (req->align > 1 && !(a & 0x40)) {
+		uint64_t u = req->align;
+		req->min_len = req->min_len < u ? u : req->min_len / u * u;
+		if (req->max_len != UINT64_MAX)
+			req->max_len = req->max_len < req->min_len ? req->min_len : req->max_len / u * u;
+		else
+			req->max_len = UINT64_MAX / u * u;
+		if (req->goal != BGA_NO_GOAL && !(a & 0x80))
+			req->goal = req->goal / u * u;
+	}
+}
+
 static void op_alloc(struct fz *f)
 {
 	struct bga_request req;
@@ -156,25 +285,11 @@ static void op_alloc(struct fz *f)
 	bool windows = false;
 
 	memset(&req, 0, sizeof(req));
-	if ((g & 3) == 0)
-		req.goal = BGA_NO_GOAL;
-	else
-		req.goal = pick_block(f);
-	req.min_len = pick_len(f);
-	switch (fz_u8(&f->in) & 3) {
-	case 0: req.max_len = req.min_len; break;
-	case 1: req.max_len = req.min_len + fz_u8(&f->in); break;
-	case 2: req.max_len = req.min_len - 1; break; /* bad unless min_len was 0 */
-	default: req.max_len = UINT64_MAX; break;
-	}
-	req.rsv = pick_rsv(f);
-	req.flags = fz_u8(&f->in);
-	if (!(req.flags & 0x80))
-		req.flags &= BGA_EXACT_GOAL | BGA_USE_RESERVED;
-	else
-		req.flags &= 0x7f; /* now and then an unknown bit */
+	decode_request(f, &req, g, BGA_EXACT_GOAL | BGA_USE_RESERVED);
 	for (i = 0; i < MAX_RSV; i++)
 		windows |= f->rsv[i] != NULL;
+	/* an aligned request or a stripe may pass a free goal over */
+	windows |= req.align > 1 || f->cfg.stripe > 1;
 
 	rc = bga_alloc(f->vol, &req, &ext);
 	/* Every answer exactly, -ENOSPC against -EAGAIN included (refmodel.h). */
@@ -182,6 +297,7 @@ static void op_alloc(struct fz *f)
 		fail("op %u: %s", f->op, f->m.err);
 	if (rc)
 		return;
+	touch(f, ext.start, ext.len);
 	f->recent[f->nrecent++ % RECENT] = ext;
 	/* "the goal block, then forward in its group": with no windows to
 	 * steer around, a free goal with room for min_len must be taken.
@@ -200,6 +316,128 @@ static void op_alloc(struct fz *f)
 	}
 }
 
+static void op_alloc_vec(struct fz *f)
+{
+	struct bga_request req;
+	struct bga_extent out[MAX_VEC + 1];
+	uint8_t g = fz_u8(&f->in), c;
+	uint64_t want, u;
+	size_t max_out, n = 0xdead, i;
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	decode_request(f, &req, g, BGA_EXACT_GOAL | BGA_USE_RESERVED | BGA_ALL_OR_NOTHING);
+	c = fz_u8(&f->in);
+	u = req.align > 1 ? req.align : 1;
+	switch (c & 3) {
+	case 0: want = req.min_len * (1 + fz_below(&f->in, 8)); break;
+	case 1: want = fz_u16(&f->in); break;
+	case 2: want = f->m.nfree + (fz_u8(&f->in) & 1); break; /* all that is free, or one more */
+	default: want = 1 + fz_below(&f->in, 4 * (uint64_t)f->cfg.blocks_per_group); break;
+	}
+	if (!(c & 4))
+		want = (want + u - 1) / u * u; /* a multiple of the unit, mostly */
+	max_out = (c & 0x80) ? 0 : 1 + ((c >> 3) % MAX_VEC);
+	/* a slot past max_out, to see that nothing is written there */
+	out[max_out < MAX_VEC ? max_out : MAX_VEC] = (struct bga_extent){ 0xdead, 0xbeef };
+	rc = bga_alloc_vec(f->vol, &req, want, out, max_out, &n);
+	if (out[max_out < MAX_VEC ? max_out : MAX_VEC].start != 0xdead)
+		fail("op %u: alloc_vec wrote past max_out %zu", f->op, max_out);
+	if (rc && n)
+		fail("op %u: alloc_vec returned %d with %zu extents", f->op, rc, n);
+	if (refmodel_alloc_vec_check(&f->m, &req, want, max_out, rc, out, rc ? 0 : n))
+		fail("op %u: %s", f->op, f->m.err);
+	for (i = 0; !rc && i < n; i++) {
+		touch(f, out[i].start, out[i].len);
+		f->recent[f->nrecent++ % RECENT] = out[i];
+	}
+}
+
+/* bga_claim: often aimed at a window's blocks (pick_block), the thief
+ * that takes them back, or at what was handed out lately. */
+static void op_claim(struct fz *f)
+{
+	uint8_t c = fz_u8(&f->in);
+	uint64_t start, len;
+	int rc, want;
+
+	if ((c & 3) == 0 && f->nrecent) {
+		struct bga_extent e = f->recent[fz_below(&f->in, f->nrecent < RECENT ? f->nrecent : RECENT)];
+		start = e.start;
+		len = e.len;
+	} else {
+		start = pick_block(f);
+		len = (c & 4) ? pick_len(f) : 1 + (uint64_t)(fz_u8(&f->in) & 7);
+	}
+	want = refmodel_claim(&f->m, start, len);
+	rc = bga_claim(f->vol, start, len);
+	expect_rc(f, "claim", rc, want);
+	if (!rc) {
+		touch(f, start, len);
+		f->recent[f->nrecent++ % RECENT] = (struct bga_extent){ start, len };
+	}
+}
+
+static void op_free_vec(struct fz *f)
+{
+	struct bga_extent ext[8];
+	uint8_t c = fz_u8(&f->in);
+	size_t n = (c & 0x80) ? 0 : 1 + (c & 7), i;
+	int rc, want;
+
+	for (i = 0; i < n; i++)
+		pick_range(f, &ext[i].start, &ext[i].len);
+	if ((c & 0x40) && n > 1)
+		ext[n - 1] = ext[0]; /* the same extent twice */
+	want = refmodel_free_vec(&f->m, ext, n);
+	rc = bga_free_vec(f->vol, n ? ext : NULL, n);
+	expect_rc(f, "free_vec", rc, want);
+	for (i = 0; !rc && i < n; i++)
+		touched_free(f, ext[i].start, ext[i].len);
+}
+
+/*
+ * bga_store into f->img (the first store formats it, later ones write the
+ * groups changed since), then bga_load of it: the loaded volume is what
+ * the model says a load gives (refmodel_as_loaded), compared in full; then
+ * it is destroyed, or it takes the original's place.
+ */
+static void op_store(struct fz *f)
+{
+	struct bga_volume *back = NULL;
+	struct refmodel lm;
+	uint8_t c = fz_u8(&f->in);
+	unsigned i;
+	int rc;
+
+	compare(f); /* the state being stored, in full */
+	rc = bga_store(f->vol, &f->io);
+	expect_rc(f, "store", rc, 0);
+	f->img_live = true;
+	rc = bga_load(&f->io, (c & 2) ? &f->cfg : NULL, &back);
+	expect_rc(f, "load", rc, 0);
+	if (refmodel_copy(&lm, &f->m))
+		abort();
+	refmodel_as_loaded(&lm);
+	if (refmodel_compare(&lm, back))
+		fail("op %u: the loaded volume: %s", f->op, lm.err);
+	if (!(c & 1)) {
+		bga_destroy(back);
+		refmodel_fini(&lm);
+		return;
+	}
+	/* The loaded volume runs on; the original goes, with its handles. */
+	for (i = 0; i < MAX_RSV; i++) {
+		bga_rsv_close(f->rsv[i]);
+		f->rsv[i] = NULL;
+	}
+	bga_destroy(f->vol);
+	f->vol = back;
+	refmodel_fini(&f->m);
+	f->m = lm;
+	memset(f->maybe_trimmed, 0, f->ngroups); /* not stored */
+}
+
 static void op_free(struct fz *f, bool deferred)
 {
 	uint64_t start, len, txn = 0;
@@ -216,6 +454,8 @@ static void op_free(struct fz *f, bool deferred)
 		want = refmodel_free_deferred(&f->m, start, len, txn);
 		rc = bga_free_deferred(f->vol, start, len, txn);
 		expect_rc(f, "free_deferred", rc, want);
+		if (!rc)
+			touch(f, start, len);
 	} else {
 		want = refmodel_free(&f->m, start, len);
 		rc = bga_free(f->vol, start, len);
@@ -491,6 +731,7 @@ static void op_walk(struct fz *f, bool trim)
 			     w.sum);
 		for (g = w.from / f->cfg.blocks_per_group; g <= (w.to - 1) / f->cfg.blocks_per_group; g++)
 			f->maybe_trimmed[g] = 1;
+		touch(f, w.from, w.to - w.from);
 	}
 }
 
@@ -557,6 +798,21 @@ static void decode_config(struct fz *f)
 	c->flags = b & 3;
 	c->lock_slots = (b & 4) ? 1u << ((b >> 3) % 4) : 0;
 	c->counter_batch = (b & 0x20) ? 1 + (b >> 6) : 0;
+	if (!f->v2)
+		return;
+	/* BGA_START_FULL, and a stripe: none mostly, a power of two or not */
+	b = fz_u8(&f->in);
+	if (b & 1)
+		c->flags |= BGA_START_FULL;
+	switch ((b >> 1) & 7) {
+	case 1: c->stripe = 4; break;
+	case 2: c->stripe = 3; break;
+	case 3: c->stripe = 1u << (2 + (b >> 4) % 8); break;
+	case 4: c->stripe = c->blocks_per_group; break;
+	default: c->stripe = 0; break;
+	}
+	if (c->stripe > c->blocks_per_group)
+		c->stripe = 0;
 }
 
 /* bga_grow: usually a little larger, sometimes a shrink or past the limit. */
@@ -573,6 +829,7 @@ static void op_grow(struct fz *f)
 	int want = refmodel_grow(&f->m, n);
 	expect_rc(f, "grow", bga_grow(f->vol, n), want);
 	if (want == 0 && n != f->cfg.nblocks) {
+		touch(f, f->cfg.nblocks - 1, n - f->cfg.nblocks + 1);
 		uint64_t ngroups = (n + f->cfg.blocks_per_group - 1) / f->cfg.blocks_per_group;
 		uint8_t *t = realloc(f->maybe_trimmed, ngroups);
 		if (!t)
@@ -590,8 +847,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned i;
 	int rc;
 
+	static int trace = -1;
+	if (trace < 0)
+		trace = getenv("FUZZ_OPS_TRACE") != NULL; /* a line per call, to read a finding */
 	memset(&f, 0, sizeof(f));
-	f.in = (struct fz_in){ data, size, 0 };
+	f.v2 = !(size && data[0] == LEGACY_TAG);
+	f.in = (struct fz_in){ data, size, f.v2 ? 0 : 1 };
+	memio_init(&f.img, &f.io);
 	decode_config(&f);
 	if ((fz_u8(&f.in) & 15) == 15)
 		try_bad_config(&f);
@@ -607,26 +869,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	compare(&f);
 
 	for (f.op = 0; f.op < MAX_OPS && fz_more(&f.in); f.op++) {
-		switch (fz_u8(&f.in) % 16) {
-		case 0: case 1: case 2: case 3: case 4: op_alloc(&f); break;
-		case 5: case 6: op_free(&f, false); break;
+		unsigned call = fz_u8(&f.in) % (f.v2 ? 32 : 16);
+		switch (call) {
+		case 0: case 1: case 2: case 3: case 4: case 24: case 25: op_alloc(&f); break;
+		case 5: case 6: case 26: op_free(&f, false); break;
 		case 7: op_free(&f, true); break;
 		case 8: op_commit(&f); break;
 		case 9: op_reserve(&f, false); break;
 		case 10: op_reserve(&f, true); break;
-		case 11: case 12: op_window(&f); break;
+		case 11: case 12: case 27: op_window(&f); break;
 		case 13: op_walk(&f, false); break;
 		case 14: op_walk(&f, true); break;
 		case 15: op_grow(&f); break;
+		case 16: case 17: case 18: case 28: op_alloc_vec(&f); break;
+		case 19: case 20: case 29: op_claim(&f); break;
+		case 21: case 22: case 31: case 30: op_free_vec(&f); break;
+		case 23: op_store(&f); break; /* not 31: 0xff and 0x7f, common bytes, would store */
 		}
+		if (trace)
+			fprintf(stderr, "op %u: call %u, model free %" PRIu64 " reserved %" PRIu64 " deferred %" PRIu64
+				"; volume free %" PRIu64 " reserved %" PRIu64 "\n", f.op, call, f.m.nfree, f.m.reserved,
+				f.m.ndeferred, bga_free_exact(f.vol), bga_reserved(f.vol));
 		check_windows(&f);
-		compare(&f);
+		compare_after(&f);
 	}
+	compare(&f); /* everything, at the end */
 	for (i = 0; i < MAX_RSV; i++)
 		bga_rsv_close(f.rsv[i]);
 	compare(&f); /* closing gives windows back; nothing else moves */
 	bga_destroy(f.vol);
 	refmodel_fini(&f.m);
 	free(f.maybe_trimmed);
+	memio_free(&f.img);
 	return 0;
 }

@@ -23,6 +23,9 @@ def u16(v):
 
 # --- fuzz_ops ---------------------------------------------------------------
 
+LEGACY_TAG = bytes([0xB1])  # fuzz_ops.c: an input in the first format
+
+
 def ops_config(nblocks, bpg_idx, fdb, rsv_max, rsv_def, flags=0, bad=0):
     b = u16(nblocks - 1) + bytes([bpg_idx, fdb]) + u16(rsv_max)
     if rsv_max % (64 * (1 + bpg_idx % 16) + 1):
@@ -135,6 +138,18 @@ def ops_seeds(rnd):
         free_model_run(40, 60)
     seeds["first_data_block"] = ops_config(80, 0, 7, 8, 8) + alloc(goal=BLK_FDB) + \
         free_random(bytes([4, 3]), LEN_SMALL(2)) + alloc(goal=bytes([4, 1]), flags=1)
+    # The seeds above are written in the first format (fuzz_ops.c,
+    # LEGACY_TAG), which they keep by the tag; the ones below in the
+    # second: its config byte (BGA_START_FULL, stripe), then calls of the
+    # whole alphabet, each a call byte and arguments drawn at random.
+    seeds = {name: (LEGACY_TAG + data if data else data) for name, data in seeds.items()}
+    for name, cfgbyte, calls in (("v2_vec", 0, [16, 16, 21, 17, 19, 21]),
+                                 ("v2_start_full", 1, [19, 21, 21, 16, 0, 20, 22]),
+                                 ("v2_stripe", 2 << 1, [0, 16, 0, 17, 21, 18]),
+                                 ("v2_store", 0, [0, 0, 23, 5, 7, 23, 0, 16, 23]),
+                                 ("v2_thieves", 0, [11, 0, 0, 19, 20, 0, 24, 29, 23])):
+        body = b"".join(bytes([c]) + bytes(rnd.getrandbits(8) for _ in range(10)) for c in calls)
+        seeds[name] = ops_config(2000, 3, 0, 64, 16) + bytes([cfgbyte]) + body
     for i in range(12):
         seeds["random_%02d" % i] = bytes(rnd.getrandbits(8) for _ in range(rnd.randint(16, 600)))
     return seeds
