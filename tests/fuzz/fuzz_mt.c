@@ -20,10 +20,29 @@
  *    false (issue 10);
  *  - at the end, after freeing everything: every data block is free,
  *    nothing reserved, bga_check() clean.
+ *
+ * The alphabet of each thread's stream (one byte picks the call, % 16):
+ * bga_alloc (a goal or none, min 1 .. 16, through the thread's window
+ * handle, BGA_USE_RESERVED within its own reservation, BGA_EXACT_GOAL),
+ * bga_free and bga_free_deferred of what it owns (tails or whole
+ * extents), bga_commit of the open txn, bga_reserve and bga_unreserve,
+ * its window handle (open, close, resize), bga_foreach_free and bga_trim
+ * over a range, bga_stats and bga_free_estimate, bga_grow; near full, only
+ * allocations of single blocks and frees.
+ *
+ * The threads are a pool made at the first input and kept (pool_run):
+ * creating and joining two to four threads per input cost more than most
+ * inputs' calls.  A pool thread keeps nothing from one input to the next
+ * but what the library keeps per thread (its CPU id cache, the MCS node
+ * pool, lockdep's record, all empty between calls); pool_run checks that
+ * every slot is idle before an input (no stream, no wake-up pending) and,
+ * in BGA_DEBUG builds, that each thread ends its stream holding no
+ * library lock.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -34,6 +53,9 @@
 #include <bgalloc.h>
 
 #include "fuzz_input.h"
+#ifdef BGA_DEBUG
+#include "lockdep.h"
+#endif
 
 #define MAX_THREADS 4
 #define MAX_OPS 128
@@ -61,7 +83,6 @@ struct shared {
 	struct bga_volume *vol;
 	_Atomic uint8_t *owner; /* per block: 0 none, 1 .. MAX_THREADS a thread, OWNER_TRIM a trim */
 	_Atomic uint64_t open_txn; /* the txn new deferred frees join; commits take and advance it */
-	pthread_barrier_t start;
 	bool near_full;
 };
 
@@ -83,7 +104,6 @@ struct thr {
 	size_t nown, cap;
 	uint64_t reserved;
 	struct bga_rsv *rsv;
-	pthread_t th;
 };
 
 static void claim(struct thr *t, uint64_t start, uint64_t len, uint8_t who, const char *what)
@@ -365,7 +385,6 @@ static void *worker(void *arg)
 	unsigned op;
 	int rc;
 
-	pthread_barrier_wait(&t->s->start);
 	for (op = 0; op < MAX_OPS && fz_more(&t->in); op++) {
 		if (t->s->near_full) {
 			op_near_full(t);
@@ -391,6 +410,74 @@ static void *worker(void *arg)
 		}
 	}
 	return NULL;
+}
+
+/*
+ * The pool: MAX_THREADS threads, thread k waiting on go[k] for an input's
+ * stream (work[k]); the n threads an input uses meet at its start barrier
+ * (so the streams start together, as before), and each posts `done` at
+ * its end.  The threads an input does not use are not woken.
+ */
+static struct {
+	sem_t go[MAX_THREADS], done;
+	struct thr *work[MAX_THREADS];
+	pthread_barrier_t start;
+	bool started;
+} pool;
+
+static void *pool_thread(void *arg)
+{
+	unsigned k = (unsigned)(uintptr_t)arg;
+
+	for (;;) {
+		while (sem_wait(&pool.go[k]))
+			;
+		pthread_barrier_wait(&pool.start);
+		worker(pool.work[k]);
+#ifdef BGA_DEBUG
+		if (bga__lockdep_held())
+			fail("pool thread %u ends its stream holding %u library locks", k, bga__lockdep_held());
+#endif
+		sem_post(&pool.done);
+	}
+	return NULL;
+}
+
+/* Run t[0 .. n) at once on the pool; every slot must be idle before. */
+static void pool_run(struct thr *t, unsigned n)
+{
+	unsigned k;
+	int v;
+
+	if (!pool.started) {
+		pthread_t th;
+
+		if (sem_init(&pool.done, 0, 0))
+			abort();
+		for (k = 0; k < MAX_THREADS; k++)
+			if (sem_init(&pool.go[k], 0, 0) ||
+			    pthread_create(&th, NULL, pool_thread, (void *)(uintptr_t)k) || pthread_detach(th))
+				abort();
+		pool.started = true;
+	}
+	/* idle: no stream left in a slot, no post not taken */
+	for (k = 0; k < MAX_THREADS; k++)
+		if (pool.work[k] || sem_getvalue(&pool.go[k], &v) || v)
+			fail("pool slot %u is not idle before the input", k);
+	if (sem_getvalue(&pool.done, &v) || v)
+		fail("pool: %d ends posted before the input", v);
+	if (pthread_barrier_init(&pool.start, NULL, n))
+		abort();
+	for (k = 0; k < n; k++) {
+		pool.work[k] = &t[k];
+		sem_post(&pool.go[k]);
+	}
+	for (k = 0; k < n; k++)
+		while (sem_wait(&pool.done))
+			;
+	for (k = 0; k < n; k++)
+		pool.work[k] = NULL;
+	pthread_barrier_destroy(&pool.start);
 }
 
 static void decode_config(struct fz_in *in, struct bga_config *c)
@@ -478,7 +565,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (s.near_full)
 		fill_but(&s, &keeper);
-	pthread_barrier_init(&s.start, NULL, n);
 
 	/* Each thread gets its own slice of the remaining bytes. */
 	chunk = (size - (in.pos < size ? in.pos : size)) / n;
@@ -489,11 +575,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		t[k].in = (struct fz_in){ data + (pos < size ? pos : size), chunk, 0 };
 		pos += chunk;
 	}
-	for (k = 0; k < n; k++)
-		if (pthread_create(&t[k].th, NULL, worker, &t[k]))
-			abort();
-	for (k = 0; k < n; k++)
-		pthread_join(t[k].th, NULL);
+	pool_run(t, n);
 
 	/* The filler goes back to thread 1, whose owner id it carries. */
 	for (i = 0; i < keeper.nown; i++)
@@ -543,7 +625,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = bga_check(s.vol, &rep);
 	if (rc)
 		fail("bga_check at the end: %d: %s", rc, rep.message);
-	pthread_barrier_destroy(&s.start);
 	bga_destroy(s.vol);
 	free(s.owner);
 	return 0;
