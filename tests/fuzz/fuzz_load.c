@@ -7,6 +7,13 @@
  * free, report and store, and its stored image must load to the same
  * state.  A finding aborts (ASan, UBSan, or the checks below).
  *
+ * The alphabet: the input is the image itself (superblocks, descriptors,
+ * bitmaps, checksums: any byte may be damaged), loaded with
+ * bga_load_ex(cfg NULL, no flags); then bga_stats, bga_check,
+ * bga_prefetch, bga_volume_config, four bga_alloc calls (goal and
+ * max_len from the input's last 16 bytes) and their bga_free, bga_store
+ * into memory, bga_load of that image, bga_foreach_free on both.
+ *
  * Seeds: corpus/fuzz_load/, real stored images written by
  * fuzz_load_corpus (tests/fuzz/make_load_corpus.c).
  */
