@@ -59,6 +59,24 @@ static uint64_t piece_max(uint64_t left, uint64_t cap, uint64_t min, uint64_t al
 }
 
 /*
+ * bga__take_locked with bga_alloc's fast charge first: one lock-free add
+ * to the used counter where that path decides (alloc.c, alloc_at_goal),
+ * where bga__take_locked's charge goes through bga_counter_add_limited's
+ * mode checks; it decides the rest (reserved requests, near full).  So a
+ * further piece costs no more than the fast path's bga_alloc would.
+ */
+static int take_piece_locked(struct bga_volume *vol, struct bga_actx *ac, unsigned cpu, struct bga_group *grp,
+			     uint64_t g, uint32_t off, uint32_t *len)
+{
+	if (ac->reserved || !bga__charge_fast_locked(vol, cpu, (int64_t)ac->geo->capacity, *len))
+		return bga__take_locked(vol, ac, grp, g, off, len);
+	int rc = bga__group_take_locked(vol, grp, g, off, *len);
+	if (rc)
+		bga__uncharge(vol, ac, *len);
+	return rc;
+}
+
+/*
  * After a piece in group g ending at offset `from`: the pieces after it
  * in the same group under one hold of its lock, each the first run at or
  * after the end of the one before, as bga_alloc with that goal would take
@@ -77,6 +95,7 @@ static void more_in_group(struct bga_volume *vol, struct bga_actx *ac, struct ca
 		return;
 	struct bga_group *grp = bga__group_lookup(vol, g); /* it holds the piece */
 	uint64_t first = bga__group_first(vol, g);
+	unsigned cpu = bga__cpu_hint();
 	while (c->n < c->max_out && want - c->got >= ac->min && !ac->stop) {
 		uint32_t off, len;
 		ac->max = (uint32_t)piece_max(want - c->got, piece_cap, ac->min, ac->align);
@@ -85,7 +104,7 @@ static void more_in_group(struct bga_volume *vol, struct bga_actx *ac, struct ca
 		bool found = ac->align > 1
 				     ? bga__group_find_aligned_locked(vol, grp, g, from, ac->min, ac->max, ac->align, &off, &len)
 				     : bga__group_find_locked(vol, grp, g, from, ac->min, ac->max, &off, &len);
-		if (!found || bga__take_locked(vol, ac, grp, g, off, &len) != 0)
+		if (!found || take_piece_locked(vol, ac, cpu, grp, g, off, &len) != 0)
 			break;
 		carve_add(c, &(struct bga_extent){first + off, len});
 		from = off + len;
@@ -184,13 +203,15 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 		if (rc != 0)
 			break;
 		carve_add(&c, &e);
-		if (more && c.got < want) {
-			uint64_t g = bga__group_of(vol, e.start);
+		uint64_t g = bga__group_of(vol, e.start), from = e.start + e.len - bga__group_first(vol, g);
+		/* A piece that ends its group leaves nothing after it there:
+		 * no lock taken to find that out (a walk of whole groups
+		 * costs as many bga_alloc calls, no more). */
+		if (more && c.got < want && from < bpg) {
 			urcu_bp_read_lock();
 			ac.geo = bga_rcu_load(vol->geom);
 			ac.stop = 0;
-			more_in_group(vol, &ac, &c, g, (uint32_t)(e.start + e.len - bga__group_first(vol, g)), want,
-				      piece_cap);
+			more_in_group(vol, &ac, &c, g, (uint32_t)from, want, piece_cap);
 			urcu_bp_read_unlock();
 			e = c.out[c.n - 1];
 		}
