@@ -13,7 +13,15 @@
  *   vec       N extents of 8 blocks from a volume whose free space is
  *             runs of 8 (every other 8 used): one bga_alloc_vec call
  *             against N bga_alloc calls, ns per extent, and the ratio.
+ *   ins       for bench/vec_instructions.sh (callgrind): one
+ *             bga_alloc_vec of N extents (vec_call) and N bga_alloc
+ *             calls (alloc_calls), each on a fresh volume of the same
+ *             free space, for each shape: runs of 8 (N extents of 8), an
+ *             empty volume with max_len 8 (N pieces of one run), and an
+ *             empty volume of 256-block groups with min_len = max_len =
+ *             256 (a group per extent: the walk from group to group).
  * Usage: bga-units [failfast|big|vec|all] [REPS]
+ *        bga-units ins N [SHAPE]   (SHAPE 0, 1 or 2; all three without)
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -62,10 +70,10 @@ static void failfast(int reps)
 		exit(1);
 	}
 	double *goal = malloc((size_t)reps * sizeof(double)), *nogoal = malloc((size_t)reps * sizeof(double));
-	uint64_t seed = 42;
+	struct rng seed = {42};
 	for (int i = 0; i < reps; i++) {
 		struct bga_extent e;
-		struct bga_request r = {.goal = rng_next(&seed) % nblocks, .min_len = 2, .max_len = 8};
+		struct bga_request r = {.goal = rng_below(&seed, nblocks), .min_len = 2, .max_len = 8};
 		double a = now_ns();
 		rc = bga_alloc(vol, &r, &e);
 		goal[i] = (now_ns() - a) / 1e3;
@@ -173,9 +181,75 @@ static void vec(int reps)
 	free(ta);
 }
 
+/* The two sides of the instruction count, kept out of line so that
+ * callgrind's --toggle-collect can name them; the loop's goal update is
+ * what a caller of bga_alloc pays, so it counts. */
+__attribute__((noinline)) size_t vec_call(struct bga_volume *vol, const struct bga_request *r, uint64_t want,
+					  struct bga_extent *out, size_t n)
+{
+	size_t got = 0;
+	return bga_alloc_vec(vol, r, want, out, n, &got) == 0 ? got : 0;
+}
+
+__attribute__((noinline)) size_t alloc_calls(struct bga_volume *vol, struct bga_request r, struct bga_extent *out,
+					     size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (bga_alloc(vol, &r, &out[k]) != 0)
+			return k;
+		r.goal = out[k].start + out[k].len;
+	}
+	return n;
+}
+
+static void ins(size_t n, int only)
+{
+	struct bga_extent *out = malloc(n * sizeof(*out));
+	/* The thread's first calls pay once what no later call does (RCU
+	 * registration, the CPU id's first lookup): paid here, on a volume
+	 * of its own, so that a count of one call is the call's. */
+	struct bga_volume *warm = make(UINT64_C(1) << 16, 0);
+	struct bga_request w = {.goal = 0, .min_len = 1, .max_len = 8};
+	size_t k;
+	if (bga_alloc_vec(warm, &w, 16, out, 1, &k) != 0 || bga_alloc(warm, &w, out) != 0)
+		exit(1);
+	bga_destroy(warm);
+	for (int shape = 0; shape < 3; shape++) {
+		if (only >= 0 && shape != only)
+			continue;
+		uint64_t len = shape == 2 ? 256 : 8;
+		for (int pass = 0; pass < 2; pass++) {
+			struct bga_volume *vol;
+			if (shape == 0) {
+				vol = runs_of_8(UINT64_C(1) << 20);
+			} else {
+				struct bga_config cfg;
+				bga_config_init(&cfg, UINT64_C(1) << 20);
+				if (shape == 2)
+					cfg.blocks_per_group = 256;
+				if (bga_create(&cfg, &vol) != 0)
+					exit(1);
+			}
+			struct bga_request r = {.goal = 4096, .min_len = len, .max_len = len};
+			size_t got = pass == 0 ? vec_call(vol, &r, len * n, out, n) : alloc_calls(vol, r, out, n);
+			if (got != n) {
+				fprintf(stderr, "ins: shape %d %s: %zu extents\n", shape, pass ? "alloc" : "vec", got);
+				exit(1);
+			}
+			printf("ins: shape %d %s %zu\n", shape, pass ? "alloc" : "vec", got);
+			bga_destroy(vol);
+		}
+	}
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "all";
+	if (!strcmp(what, "ins")) {
+		ins(argc > 2 ? (size_t)atoi(argv[2]) : 256, argc > 3 ? atoi(argv[3]) : -1);
+		return 0;
+	}
 	int reps = argc > 2 ? atoi(argv[2]) : 0;
 	if (!strcmp(what, "failfast") || !strcmp(what, "all"))
 		failfast(reps ? reps : 1001);
