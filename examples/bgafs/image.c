@@ -13,6 +13,18 @@
 
 _Static_assert(sizeof(struct bgafs_sb) <= 512, "a superblock fits one sector");
 
+/*
+ * The whole-buffer loops below look like the library's file io
+ * (bga_io_file_open, lib/persist/persist.c), and are kept on purpose:
+ * that is a struct bga_io bound to a file and a base offset, with its own
+ * descriptor and an indirect call per request, for the allocator's
+ * metadata area (bgafs uses it so, at BGAFS_META_OFF).  The superblock,
+ * the log and the data go through the image's one descriptor at absolute
+ * offsets, the data also with pwritev (write_padded, ops_file.c), which
+ * the callbacks do not offer; the library exports no bare pread/pwrite
+ * loop, and one more public call for 30 lines of an example would not pay.
+ */
+
 int fs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
 	const char *p = buf;

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Two bgafs builds against each other in one run, the order alternating
+# per repetition, each on a fresh image: a sequential write of WRITE_MB
+# (dd, 1 MiB blocks, fsync at the end), an fallocate of FALLOC_MB, and an
+# fallocate of nearly all the free space of an image whose free space is
+# AGED one-block holes (every other block of a written file punched) and
+# one free run.  Medians of the times, B's over A's as ratios, and the
+# extents each file ended with (bgafs map, from B: A may not have it; the
+# on-disk format is the same).
+#   bench/bgafs_ab.sh BGAFS_A BGAFS_B [REPS]
+# Environment: AB_SIZE (image, 3G), WRITE_MB (1024), FALLOC_MB (1024),
+# AGED_HOLES (2000), AB_DIR (a temporary directory under /tmp).
+set -euo pipefail
+A=$(realpath "$1")
+B=$(realpath "$2")
+reps=${3:-5}
+SIZE=${AB_SIZE:-3G}
+WMB=${WRITE_MB:-1024}
+FMB=${FALLOC_MB:-1024}
+AGED=${AGED_HOLES:-2000}
+work=${AB_DIR:-$(mktemp -d /tmp/bgafs-ab.XXXXXX)}
+mnt=$work/mnt
+mkdir -p "$mnt"
+pid=
+
+cleanup() {
+	cd /
+	if mountpoint -q "$mnt"; then fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" || true; fi
+	[ -n "$pid" ] && { wait "$pid" 2>/dev/null || true; }
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+mount_fs() { # mount_fs BGAFS SIZE: a fresh image, mounted
+	"$1" mkfs -f "$work/img" "$2" >/dev/null
+	"$1" mount "$work/img" "$mnt" -f 2>>"$work/daemon.log" &
+	pid=$!
+	for _ in $(seq 200); do mountpoint -q "$mnt" && return 0; sleep 0.05; done
+	echo "bgafs_ab: $1 did not mount" >&2
+	cat "$work/daemon.log" >&2
+	exit 1
+}
+
+umount_fs() {
+	fusermount3 -u "$mnt"
+	wait "$pid" || true
+	pid=
+}
+
+secs() { # secs COMMAND...: wall seconds
+	local t0 t1
+	t0=$(date +%s%N)
+	"$@"
+	t1=$(date +%s%N)
+	awk -v d=$((t1 - t0)) 'BEGIN { printf "%.3f", d / 1e9 }'
+}
+
+extents() { # extents INODE: of the unmounted image
+	"$B" map "$work/img" "$1" | sed -n 's/^bgafs map: inode [0-9]*: \([0-9]*\) extents.*/\1/p'
+}
+
+one() { # one BGAFS: "write_s write_extents falloc_s falloc_extents aged_s aged_extents"
+	local fs=$1 w f ag ino1 ino2 ino3 avail i
+	mount_fs "$fs" "$SIZE"
+	w=$(secs dd if=/dev/zero of="$mnt/w" bs=1M count="$WMB" conv=fsync status=none)
+	f=$(secs fallocate -l "${FMB}M" "$mnt/f")
+	ino1=$(stat -c %i "$mnt/w")
+	ino2=$(stat -c %i "$mnt/f")
+	umount_fs
+	local e1 e2
+	e1=$(extents "$ino1")
+	e2=$(extents "$ino2")
+	mount_fs "$fs" 256M
+	# one-block holes: every other block of a written file punched out
+	dd if=/dev/urandom of="$mnt/h" bs=4k count=$((2 * AGED)) conv=fsync status=none
+	for i in $(seq 0 $((AGED - 1))); do fallocate -p -o $((8192 * i)) -l 4096 "$mnt/h"; done
+	# the punches' frees count once their commit is done: until df
+	# stops growing
+	local prev=-1
+	for i in $(seq 50); do
+		sync "$mnt/h" "$mnt"
+		avail=$(df -k --output=avail "$mnt" | tail -1)
+		[ "$avail" = "$prev" ] && break
+		prev=$avail
+		sleep 0.5
+	done
+	ag=$(secs fallocate -l $(((avail - 1024) * 1024)) "$mnt/g")
+	ino3=$(stat -c %i "$mnt/g")
+	umount_fs
+	echo "$w $e1 $f $e2 $ag $(extents "$ino3")"
+}
+
+declare -A t
+for ((r = 0; r < reps; r++)); do
+	order="A B"
+	[ $((r % 2)) = 1 ] && order="B A"
+	for side in $order; do
+		bin=$A
+		[ $side = B ] && bin=$B
+		t[$side.$r]=$(one "$bin")
+		echo "bgafs_ab: rep $r $side: ${t[$side.$r]}" >&2
+	done
+done
+
+med() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+col() { # col SIDE FIELD
+	for ((r = 0; r < reps; r++)); do awk -v f="$2" '{ print $f }' <<<"${t[$1.$r]}"; done | med
+}
+echo "bgafs_ab: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, image $SIZE, medians of $reps, A=$A B=$B"
+printf '%-44s | %-10s | %-10s | %s\n' "load" "A" "B" "B / A"
+for spec in "1:dd ${WMB} MiB, 1 MiB writes + fsync (s)" "2:  its extents" "3:fallocate ${FMB} MiB (s)" \
+	"4:  its extents" "5:fallocate of free space in $AGED holes (s)" "6:  its extents"; do
+	f=${spec%%:*}
+	a=$(col A "$f")
+	b=$(col B "$f")
+	printf '%-44s | %-10s | %-10s | %s\n' "${spec#*:}" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.3f", b / a; else print "-" }')"
+done
