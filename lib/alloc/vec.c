@@ -29,7 +29,7 @@ static void carve_add(struct carve *c, const struct bga_extent *p)
 {
 	struct bga_extent *last = c->n ? &c->out[c->n - 1] : NULL;
 	struct bga_extent rest = *p;
-	if (last && last->start + last->len == p->start) {
+	if (last && last->len < c->max_len && last->start + last->len == p->start) {
 		uint64_t take = BGA_MIN(c->max_len - last->len, p->len);
 		/* the rest an extent of its own: min_len at least, or nothing */
 		if (p->len - take != 0 && p->len - take < c->min_len)
@@ -55,40 +55,41 @@ static uint64_t piece_max(uint64_t left, uint64_t cap, uint64_t min, uint64_t al
 	uint64_t m = BGA_MIN(cap, left);
 	if (left > m && left - m < min && left - min >= min)
 		m = BGA_MIN(m, left - min);
-	return m / align * align;
+	return m & ~(align - 1); /* align: a power of two (bga__align_check) */
 }
 
 /*
- * bga__take_locked with bga_alloc's fast charge first: one lock-free add
- * to the used counter where that path decides (alloc.c, alloc_at_goal),
- * where bga__take_locked's charge goes through bga_counter_add_limited's
- * mode checks; it decides the rest (reserved requests, near full).  So a
- * further piece costs no more than the fast path's bga_alloc would.
+ * Take a further piece as bga_alloc's fast path takes its run: charged by
+ * one lock-free add to the used counter against the floor's capacity
+ * (never above the geometry's; alloc.c, alloc_at_goal).  false, nothing
+ * taken, where that add cannot decide (near full, a fold due): the next
+ * bga_alloc decides then, on the geometry, so no RCU read section is
+ * opened under the group lock (its first use in a thread allocates).
  */
-static int take_piece_locked(struct bga_volume *vol, struct bga_actx *ac, unsigned cpu, struct bga_group *grp,
-			     uint64_t g, uint32_t off, uint32_t *len)
+static bool take_piece_locked(struct bga_volume *vol, unsigned cpu, int64_t cap, struct bga_group *grp, uint64_t g,
+			      uint32_t off, uint32_t len)
 {
-	if (ac->reserved || !bga__charge_fast_locked(vol, cpu, (int64_t)ac->geo->capacity, *len))
-		return bga__take_locked(vol, ac, grp, g, off, len);
-	int rc = bga__group_take_locked(vol, grp, g, off, *len);
-	if (rc)
-		bga__uncharge(vol, ac, *len);
-	return rc;
+	if (!bga__charge_fast_locked(vol, cpu, cap, len))
+		return false;
+	if (bga__group_take_locked(vol, grp, g, off, len) == 0)
+		return true;
+	bga_counter_add(vol->used, -(int64_t)len);
+	return false;
 }
 
 /*
  * After a piece in group g ending at offset `from`: the pieces after it
  * in the same group under one hold of its lock, each the first run at or
  * after the end of the one before, as bga_alloc with that goal would take
- * it from its goal's group (bga__take_locked charges each).  So a call
- * that returns N extents from one group takes its lock about once, where
- * N bga_alloc calls take it N times.  Stops, with what it took, when the
- * group has no further run, out[] may not hold another extent, or the
- * count rules the request out (ac->stop).  A busy lock is not waited for:
+ * it from its goal's group.  So a call that returns N extents from one
+ * group takes its lock about twice, where N bga_alloc calls take it N
+ * times.  Stops, with what it took, when the group has no further run,
+ * out[] may not hold another extent, or the charge is not the fast
+ * path's to decide (take_piece_locked).  A busy lock is not waited for:
  * the next bga_alloc decides.
  */
-static void more_in_group(struct bga_volume *vol, struct bga_actx *ac, struct carve *c, uint64_t g, uint32_t from,
-			  uint64_t want, uint64_t piece_cap)
+static void more_in_group(struct bga_volume *vol, struct carve *c, uint64_t g, uint32_t from, uint64_t want,
+			  uint64_t piece_cap, uint32_t min, uint32_t align)
 {
 	struct locktab_slot *slot = bga__group_slot(vol, g);
 	if (!bga__group_trylock_at(vol, g, slot))
@@ -96,15 +97,14 @@ static void more_in_group(struct bga_volume *vol, struct bga_actx *ac, struct ca
 	struct bga_group *grp = bga__group_lookup(vol, g); /* it holds the piece */
 	uint64_t first = bga__group_first(vol, g);
 	unsigned cpu = bga__cpu_hint();
-	while (c->n < c->max_out && want - c->got >= ac->min && !ac->stop) {
-		uint32_t off, len;
-		ac->max = (uint32_t)piece_max(want - c->got, piece_cap, ac->min, ac->align);
-		if (ac->max < ac->min)
+	int64_t cap = (int64_t)(__atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE) - vol->cfg.first_data_block);
+	while (c->n < c->max_out && want - c->got >= min) {
+		uint32_t off, len, max = (uint32_t)piece_max(want - c->got, piece_cap, min, align);
+		if (max < min)
 			break;
-		bool found = ac->align > 1
-				     ? bga__group_find_aligned_locked(vol, grp, g, from, ac->min, ac->max, ac->align, &off, &len)
-				     : bga__group_find_locked(vol, grp, g, from, ac->min, ac->max, &off, &len);
-		if (!found || take_piece_locked(vol, ac, cpu, grp, g, off, &len) != 0)
+		bool found = align > 1 ? bga__group_find_aligned_locked(vol, grp, g, from, min, max, align, &off, &len)
+				       : bga__group_find_locked(vol, grp, g, from, min, max, &off, &len);
+		if (!found || !take_piece_locked(vol, cpu, cap, grp, g, off, len))
 			break;
 		carve_add(c, &(struct bga_extent){first + off, len});
 		from = off + len;
@@ -165,26 +165,21 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 	uint32_t bpg = vol->cfg.blocks_per_group;
 	uint64_t piece_cap = BGA_MIN(req->max_len, (uint64_t)bpg) & ~(align - 1);
 	struct bga_request p = *req;
-	p.flags &= ~(uint32_t)BGA_ALL_OR_NOTHING;
+	p.flags &= ~(uint32_t)(BGA_ALL_OR_NOTHING | BGA_EXACT_GOAL);
 	int rc = 0;
 	bool full = false;
 	/*
 	 * Pieces after the first of each group come from that group under
 	 * one lock hold (more_in_group), for a plain request: a window's
-	 * handle serves its pieces from the window (bga_alloc), and a stripe
-	 * has its aligned pass first over the whole volume.
+	 * handle serves its pieces from the window (bga_alloc), a stripe
+	 * has its aligned pass first over the whole volume, and a reserved
+	 * request's charge is bga_alloc's to make.
 	 */
 	uint32_t stripe = vol->cfg.stripe;
-	bool more = req->rsv == NULL &&
+	bool more = req->rsv == NULL && !(req->flags & BGA_USE_RESERVED) &&
 		    !(stripe > 1 && align == 1 && req->min_len % stripe == 0 && piece_cap % stripe == 0);
-	struct bga_actx ac = {
-		.min = (uint32_t)req->min_len,
-		.align = (uint32_t)align,
-		.reserved = req->flags & BGA_USE_RESERVED,
-	};
 	while (c.got < want && want - c.got >= req->min_len) {
 		p.max_len = piece_max(want - c.got, piece_cap, req->min_len, align);
-		p.flags = req->flags & ~(uint32_t)(BGA_ALL_OR_NOTHING | BGA_EXACT_GOAL);
 		if (c.n == max_out) {
 			/* out[] is full: only a piece that continues the last
 			 * extent can still be added. */
@@ -203,17 +198,15 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 		if (rc != 0)
 			break;
 		carve_add(&c, &e);
-		uint64_t g = bga__group_of(vol, e.start), from = e.start + e.len - bga__group_first(vol, g);
 		/* A piece that ends its group leaves nothing after it there:
-		 * no lock taken to find that out (a walk of whole groups
-		 * costs as many bga_alloc calls, no more). */
-		if (more && c.got < want && from < bpg) {
-			urcu_bp_read_lock();
-			ac.geo = bga_rcu_load(vol->geom);
-			ac.stop = 0;
-			more_in_group(vol, &ac, &c, g, (uint32_t)from, want, piece_cap);
-			urcu_bp_read_unlock();
-			e = c.out[c.n - 1];
+		 * no lock taken to find that out. */
+		if (more && c.got < want) {
+			uint64_t g = bga__group_of(vol, e.start), from = e.start + e.len - bga__group_first(vol, g);
+			if (from < bpg) {
+				more_in_group(vol, &c, g, (uint32_t)from, want, piece_cap, (uint32_t)req->min_len,
+					      (uint32_t)align);
+				e = c.out[c.n - 1];
+			}
 		}
 		/* Past the end the search wraps round, and the next piece
 		 * starts a new extent anyway (the floor: no RCU read per
