@@ -22,7 +22,7 @@ run() { # run SHAPE FUNCTION: the instructions of that function's one call
 		"$build/bench/bga-units" ins "$n" "$1" >/dev/null 2>&1
 	callgrind_annotate "$out" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1; exit}'
 }
-names=("runs of 8 in used space, extents of 8" "one empty run, extents of 8" "empty 256-block groups, extents of 256")
+names=("runs of 8 in used space, extents of 8" "one free run, extents of 8" "free 256-block groups, extents of 256")
 echo "bga_alloc_vec returning $n extents against $n bga_alloc calls, instructions per extent (callgrind):"
 for shape in 0 1 2; do
 	v=$(run $shape vec_call)

@@ -88,7 +88,7 @@ int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size)
  */
 #define VEC_MIN 16
 #define WRITE_EXTENTS 16   /* extents for one write's hole per call */
-#define FALLOC_EXTENTS 256 /* extents for one fallocate in the one call */
+#define FALLOC_EXTENTS 256 /* extents of an fallocate per bga_alloc_vec call */
 #define MAX_EXTENT (1u << 30) /* blocks: struct extent's len, merges included */
 
 /* The allocation goal for the hole at lblk: just past the file's last
@@ -295,9 +295,10 @@ static void count_holes(const struct extmap *m, uint64_t lblk, uint64_t last, ui
 }
 
 /*
- * want blocks as more extents than *cap, call after call from the end of
- * the last, in *got (grown as needed, *n of them): 0, or the error with
- * nothing kept (what was taken was never named anywhere).
+ * want blocks as extents, call after call from the end of the last, in
+ * *got (grown as needed from *cap, *n of them): one bga_alloc_vec call
+ * when they fit in *cap extents.  0, or the error with nothing kept
+ * (what was taken was never named anywhere).
  */
 static int alloc_scattered(struct fs *fs, struct inode *ip, uint64_t goal, uint64_t want, struct bga_extent **got,
 			   size_t *cap, size_t *n)
@@ -335,12 +336,16 @@ static int alloc_scattered(struct fs *fs, struct inode *ip, uint64_t goal, uint6
 
 /*
  * The holes of [off, end) allocated unwritten, all or nothing (POSIX
- * fallocate: ENOSPC leaves the file as it was): every hole block in one
- * bga_alloc_vec with BGA_ALL_OR_NOTHING, so a request the free count
- * rules out fails before anything is taken.  Free space too broken up
- * for FALLOC_EXTENTS extents is taken call by call (alloc_scattered),
- * still all or nothing.  The map then takes the extents in order, hole
- * by hole, its room made first so that no step of that can fail.
+ * fallocate: ENOSPC leaves the file as it was).  When the free count
+ * cannot cover the holes, one bga_alloc_vec with BGA_ALL_OR_NOTHING
+ * decides without taking anything (-ENOSPC, or -EAGAIN when the pending
+ * frees would cover them; op_fallocate then commits and asks again).
+ * Otherwise alloc_scattered takes them, in one call unless the free space
+ * is in more than FALLOC_EXTENTS pieces, and gives them all back if it
+ * runs out: an all-or-nothing call would take and give back 256 pieces
+ * before the piecewise path started (bench/bgafs_ab.sh).  The map then
+ * takes the extents in order, hole by hole, its room made first so that
+ * no step of that can fail.
  */
 static int file_fallocate(struct fs *fs, struct inode *ip, uint64_t off, uint64_t end, int keep)
 {
@@ -356,9 +361,9 @@ static int file_fallocate(struct fs *fs, struct inode *ip, uint64_t off, uint64_
 		if (!(got = malloc(cap * sizeof(*got))))
 			return -ENOMEM;
 		uint64_t goal = hole_goal(fs, ip, lblk);
-		int rc = alloc_hole(fs, ip, goal, want, BGA_ALL_OR_NOTHING, got, cap, &ngot);
-		if (rc == -ENOSPC && want > cap && bga_free_exact(fs->vol) >= want)
-			rc = alloc_scattered(fs, ip, goal, want, &got, &cap, &ngot);
+		int rc = bga_free_exact(fs->vol) < want
+				 ? alloc_hole(fs, ip, goal, want, BGA_ALL_OR_NOTHING, got, cap, &ngot)
+				 : alloc_scattered(fs, ip, goal, want, &got, &cap, &ngot);
 		if (!rc && (rc = extmap_reserve(&ip->map, (uint32_t)(ngot + holes + 3)))) {
 			int frc = bga_free_vec(fs->vol, got, ngot);
 			(void)frc; /* ours, unnamed: cannot fail */
