@@ -102,9 +102,8 @@ static void more_in_group(struct bga_volume *vol, struct carve *c, uint64_t g, u
 		uint32_t off, len, max = (uint32_t)piece_max(want - c->got, piece_cap, min, align);
 		if (max < min)
 			break;
-		bool found = align > 1 ? bga__group_find_aligned_locked(vol, grp, g, from, min, max, align, &off, &len)
-				       : bga__group_find_locked(vol, grp, g, from, min, max, &off, &len);
-		if (!found || !take_piece_locked(vol, cpu, cap, grp, g, off, len))
+		if (!bga__group_find_unit_locked(vol, grp, g, from, min, max, align, &off, &len) ||
+		    !take_piece_locked(vol, cpu, cap, grp, g, off, len))
 			break;
 		carve_add(c, &(struct bga_extent){first + off, len});
 		from = off + len;
