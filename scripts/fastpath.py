@@ -16,7 +16,7 @@ make test runs it on alloc.c and range.c built as Release builds them
 (tests/CMakeLists.txt).  Both may call only the CPU id's path for a
 thread without rseq (__tls_get_addr for the reused getcpu answer,
 bga__cpu_fallback once in 32 lookups; with rseq the id is one inline
-load), and bga_alloc also the window's append (bga__rsv_take_fast): so
+load), and bga_alloc also the window's append (handle_take_fast): so
 a plain request at a goal and a one-word free make no call on a thread
 with rseq.  The pushes: the callee-saved registers each saves for its
 live values.

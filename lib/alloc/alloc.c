@@ -102,6 +102,23 @@ static inline __attribute__((always_inline)) enum fast_end alloc_fast(struct bga
 }
 
 /*
+ * The lock-free take from the handle's window (window.h), charged against
+ * `cap`; false with nothing changed when it cannot serve (no window, used
+ * up, frozen, another volume's handle).  Out of line (BENCHMARKS.md,
+ * "What the fast paths call"); noclone keeps the name that
+ * scripts/fastpath.py allows bga_alloc to call.
+ */
+static __attribute__((noinline, noclone)) bool handle_take_fast(struct bga_volume *vol, struct bga_rsv *rsv,
+								 uint32_t min, uint32_t max, int64_t cap,
+								 struct bga_extent *out)
+{
+	if (rsv->vol != vol || rsv->size == 0 || !rsv->win.linked || !bga__window_take(vol, &rsv->win, min, max, cap, out))
+		return false;
+	rsv->hits++;
+	return true;
+}
+
+/*
  * An allocation through a window handle whose window can serve it: one
  * CAS on the window and a counter add, no group lock, no bitmap write
  * (window.h), charged against the floor's capacity as alloc_fast is.
@@ -115,8 +132,8 @@ static inline bool alloc_window_fast(struct bga_volume *vol, const struct bga_re
 	if (req->goal != BGA_NO_GOAL && req->goal >= floor)
 		return false; /* the slow path decides on the geometry (-EINVAL past the end) */
 	uint32_t max = (uint32_t)BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group);
-	return bga__rsv_take_fast(vol, req->rsv, (uint32_t)req->min_len, max,
-				  (int64_t)(floor - vol->cfg.first_data_block), out);
+	return handle_take_fast(vol, req->rsv, (uint32_t)req->min_len, max, (int64_t)(floor - vol->cfg.first_data_block),
+				out);
 }
 
 /*
@@ -132,8 +149,9 @@ static inline bool alloc_local_fast(struct bga_volume *vol, const struct bga_req
 }
 
 /*
- * Every request but the common one: the header's checks in its order,
- * then the window, locality and plain fast paths, then the slow path.
+ * Every request but the common one (and the common one when the leaf form
+ * could not try it): the header's checks in its order, then the window,
+ * locality and plain fast paths, then the slow path.
  */
 static __attribute__((noinline)) int alloc_other(struct bga_volume *vol, const struct bga_request *req,
 						  struct bga_extent *out)
@@ -155,15 +173,6 @@ static __attribute__((noinline)) int alloc_other(struct bga_volume *vol, const s
 			: alloc_fast(vol, req->goal, req->min_len, req->max_len, out, false) == FAST_HIT)
 			return 0;
 	}
-	return bga__alloc_slow(vol, req, out);
-}
-
-/* The common plain request when the leaf form could not try it. */
-static __attribute__((noinline)) int alloc_plain_call(struct bga_volume *vol, const struct bga_request *req,
-						      struct bga_extent *out)
-{
-	if (alloc_fast(vol, req->goal, req->min_len, req->max_len, out, false) == FAST_HIT)
-		return 0;
 	return bga__alloc_slow(vol, req, out);
 }
 
@@ -191,13 +200,13 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 		if (bga_likely(end == FAST_HIT))
 			return 0;
 		if (end == FAST_CALL)
-			return alloc_plain_call(vol, req, out);
+			goto other; /* the call form, there */
 		goto slow;
 	}
 	/*
 	 * The next most common: an append through a file's window, inline:
 	 * bga_alloc saves its registers anyway, and a function of its own
-	 * would save them again for its call of bga__rsv_take_fast
+	 * would save them again for its call of handle_take_fast
 	 * (BENCHMARKS.md, "What the fast paths call").
 	 */
 	if (req->flags == 0 && req->rsv != NULL && req->min_len - 1 < req->max_len &&

@@ -84,14 +84,6 @@ static inline enum bga_req_kind bga__req_kind(const struct bga_request *req)
 	return BGA_REQ_PLAIN;
 }
 
-/* ---- rsv.c ---- */
-
-/* The lock-free take from the handle's window (window.h), charged against
- * `cap`; false with nothing changed when it cannot serve (no window, used
- * up, frozen, another volume's handle).  bga_alloc's fast path. */
-bool bga__rsv_take_fast(struct bga_volume *vol, struct bga_rsv *rsv, uint32_t min, uint32_t max, int64_t cap,
-			struct bga_extent *out);
-
 /* ---- search.c ---- */
 
 /* bga_alloc after its fast paths missed (a request alloc.c validated). */

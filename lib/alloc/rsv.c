@@ -85,12 +85,3 @@ int bga_rsv_window(const struct bga_rsv *rsv, struct bga_extent *out)
 	out->len = held ? end - cur : 0;
 	return 0;
 }
-
-bool bga__rsv_take_fast(struct bga_volume *vol, struct bga_rsv *rsv, uint32_t min, uint32_t max, int64_t cap,
-			struct bga_extent *out)
-{
-	if (rsv->vol != vol || rsv->size == 0 || !rsv->win.linked || !bga__window_take(vol, &rsv->win, min, max, cap, out))
-		return false;
-	rsv->hits++;
-	return true;
-}

@@ -195,7 +195,7 @@ static int search(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent
 /*
  * The exact goal: the run that starts there, or -ENOSPC.  In a group that
  * holds windows the run goes on through their remainders, which it takes
- * back (window.c).
+ * back (window.c: windows' blocks are window.c's to cut).
  */
 static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
@@ -205,13 +205,7 @@ static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
 	struct bga_group *grp = bga__group_ensure_lock(vol, at.g, true, &rc);
 	if (grp == NULL)
 		return rc;
-	rc = -ENOSPC;
-	if (grp->ext && grp->ext->windows)
-		rc = bga__window_take_exact_locked(vol, ac, grp, at.g, at.off, &len);
-	else if (bga__group_run_at_locked(vol, grp, at.g, at.off, ac->min, ac->max, &len)) {
-		len -= len % ac->align;
-		rc = bga__take_locked(vol, ac, grp, at.g, at.off, &len);
-	}
+	rc = bga__window_take_exact_locked(vol, ac, grp, at.g, at.off, &len);
 	if (rc == 0) {
 		out->start = ac->req->goal;
 		out->len = len;

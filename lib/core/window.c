@@ -156,6 +156,12 @@ bool bga__window_take_or_drop(struct bga_volume *vol, struct bga_actx *ac, struc
 int bga__window_take_exact_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp, uint64_t g,
 				  uint32_t from, uint32_t *len)
 {
+	if (!grp->ext || !grp->ext->windows) {
+		if (!bga__group_run_at_locked(vol, grp, g, from, ac->min, ac->max, len))
+			return -ENOSPC;
+		*len -= *len % ac->align;
+		return bga__take_locked(vol, ac, grp, g, from, len);
+	}
 	bga__window_hold_locked(grp, true);
 	*len = bga__window_run_locked(grp, from, ac->max);
 	*len -= *len % ac->align; /* ac->min and ac->max are multiples of it */

@@ -188,10 +188,12 @@ bool bga__window_take_or_drop_locked(struct bga_volume *vol, struct bga_actx *ac
  * bga_local_window.booking, and other takers never unlink it. */
 bool bga__window_take_or_drop(struct bga_volume *vol, struct bga_actx *ac, struct bga_window *w,
 			      struct bga_extent *out);
-/* An exact goal at `from` in group g, which holds windows, locked: take
- * the run of free and remainder blocks there, ac->min..ac->max of it (a
- * multiple of ac->align), charged, cutting the windows it crosses; 0,
- * -ENOSPC (no run: nothing cut) or the charge's error (ac->stop). */
+/* An exact goal at `from` in group g, locked: take the run that starts
+ * there, ac->min..ac->max of it (a multiple of ac->align), charged
+ * (bga__take_locked): the free run, or in a group that holds windows the
+ * run of free and remainder blocks, cutting the windows it crosses.  0,
+ * -ENOSPC (no run: nothing cut), -ENOMEM or the charge's error
+ * (ac->stop). */
 int bga__window_take_exact_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp, uint64_t g,
 				  uint32_t from, uint32_t *len);
 /* Give w's remainder back to its group and unlink it; the group's lock is
