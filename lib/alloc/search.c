@@ -44,21 +44,24 @@ static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *
  *    new extent at every window.  The first pass of a booking asks for
  *    room to grow to the largest window, the second for any run.  In a
  *    group other than the goal's it looks from its handle's colour slice
- *    first, as in the goal's group (rsv.c), and the first ac->room blocks
+ *    first, as in the goal's group (coloured), and the first ac->room blocks
  *    of free space right after another window are left to that window's
  *    file to grow into (a run too short to hold room for both is passed
  *    over).
  * The group is looked through once: from `from` to its end, then from 0
  * to `from`.  A first pass that finds nothing marks it BGA_GROUP_NO_ROOM,
  * and later first passes skip it until something makes room (group.h;
- * BENCHMARKS.md, "Placement under many writers").  *none is set when no free run of the
- * size asked for was found anywhere in it (then its max_run overstates,
- * and the caller lowers it, as a plain search does).
+ * BENCHMARKS.md, "Placement under many writers").  *none is set when no
+ * free run of the size asked for was found anywhere in it (then its
+ * max_run overstates, and the caller lowers it, as a plain search does).
+ * Runs are looked for up to the larger of ac->max and the window's size
+ * ac->wsize; the caller cuts them.
  */
 static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *ac, struct bga_group *grp, uint64_t g,
-				uint32_t from, bool at_goal, uint32_t want, uint32_t *off, uint32_t *len, bool *none)
+				uint32_t from, bool at_goal, uint32_t *off, uint32_t *len, bool *none)
 {
-	uint32_t need = BGA_MAX(ac->min, ac->room), big = BGA_MAX(want, ac->room + need);
+	uint32_t want = BGA_MAX(ac->max, ac->wsize), need = BGA_MAX(ac->min, ac->room);
+	uint32_t big = BGA_MAX(want, ac->room + need);
 	*none = false;
 	if (at_goal && bga__group_find_locked(vol, grp, g, from, ac->min, want, off, len) && *off == from)
 		return true;
@@ -108,7 +111,7 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	struct bga_window *book = ac->book;
 	uint32_t off, len, wsize = ac->wsize, want = BGA_MAX(ac->max, wsize);
 	bool none = false;
-	if (book ? !place_window_locked(vol, ac, grp, g, from, at_goal, want, &off, &len, &none)
+	if (book ? !place_window_locked(vol, ac, grp, g, from, at_goal, &off, &len, &none)
 		 : !bga__group_find_unit_locked(vol, grp, g, from, ac->min, want, ac->align, &off, &len)) {
 		/* A failed whole-group search means max_run overstated the
 		 * longest run: fix it so the index stops pointing here
