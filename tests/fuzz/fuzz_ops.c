@@ -48,6 +48,9 @@
  * first format did (16 calls: no align, alloc_vec, claim, free_vec,
  * store, START_FULL or stripe), so the saved regression inputs of that
  * format (regress/fuzz_ops/, prefixed with the tag) keep their meaning.
+ * A call added later takes a call byte of its own in this format's
+ * switch, or this format gets a tag the same way before the decoding
+ * changes: a saved input must mean what it meant when it was found.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# An OSS-Fuzz build script (what projects/bgalloc/build.sh would call):
+# builds the library with $CC and $CFLAGS, and each harness in tests/fuzz/
+# linked with $LIB_FUZZING_ENGINE into $OUT, with its seed corpus as
+# $OUT/<harness>_seed_corpus.zip.  Needs the Debian packages of
+# scripts/deps.sh (ck, liburcu-bp, isa-l, cmake); no network.
+#
+#   CC=clang CFLAGS='-fsanitize=address,fuzzer-no-link' \
+#   LIB_FUZZING_ENGINE=-fsanitize=fuzzer OUT=/tmp/x tests/fuzz/oss-fuzz-build.sh
+#
+# As scripts/fuzz.sh does for make fuzz: the reference model
+# (tests/refmodel.c) is compiled without the coverage flags, and bga_check
+# is left out of the coverage instrumentation (tests/fuzz/coverage-ignore.txt):
+# they are the oracle, not the code under test.  The sanitizers stay on
+# for both.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+: "${CC:?}" "${CFLAGS=}" "${LIB_FUZZING_ENGINE:?}" "${OUT:?}"
+ROOT=$PWD
+# intermediates in $WORK (OSS-Fuzz sets it), not in $OUT, which ships
+WORK=${WORK:-${TMPDIR:-/tmp}}/bgalloc-oss-fuzz
+mkdir -p "$OUT" "$WORK"
+cov="-fsanitize-coverage-ignorelist=$ROOT/tests/fuzz/coverage-ignore.txt"
+ign="-fsanitize-ignorelist=$ROOT/tests/fuzz/sanitize-ignore.txt"
+case " $CFLAGS " in *-fsanitize=*address*|*-fsanitize=*undefined*|*-fsanitize=*memory*) ;; *) ign= ;; esac
+
+cmake -S "$ROOT" -B "$WORK/lib" -DCMAKE_BUILD_TYPE=Debug -DBGA_DEBUG=ON -DBGA_EXAMPLES=OFF \
+	-DCMAKE_C_COMPILER="$CC" -DCMAKE_C_FLAGS="$CFLAGS $ign $cov -g -O1" >/dev/null
+cmake --build "$WORK/lib" -j "$(nproc)" --target bgalloc_static >/dev/null
+
+# The model without the coverage flags (fuzzer-no-link, trace-pc-guard...).
+model_flags=$(sed -E 's/fuzzer-no-link,//g; s/,fuzzer-no-link//g; s/-fsanitize=fuzzer-no-link//g; s/-fsanitize-coverage=[^ ]*//g' <<<"$CFLAGS")
+# shellcheck disable=SC2086
+$CC $model_flags $ign -g -O1 -std=gnu11 -DBGA_DEBUG=1 -Iinclude -Itests -c tests/refmodel.c -o "$WORK/refmodel.o"
+
+incs="-Iinclude -Itests"
+for l in base prim core alloc persist inspect; do incs+=" -Ilib/$l"; done
+libs="$(pkg-config --libs ck liburcu-bp) -lisal -lpthread"
+for h in fuzz_ops fuzz_mt fuzz_load; do
+	# shellcheck disable=SC2086
+	$CC $CFLAGS $ign -g -O1 -std=gnu11 -DBGA_DEBUG=1 $incs -c tests/fuzz/$h.c -o "$WORK/$h.o"
+	# shellcheck disable=SC2086
+	$CC $CFLAGS "$WORK/$h.o" "$WORK/refmodel.o" "$WORK/lib/libbgalloc.a" $LIB_FUZZING_ENGINE $libs -o "$OUT/$h"
+	rm -f "$OUT/${h}_seed_corpus.zip"
+	(cd tests/fuzz/corpus/$h && zip -q -r "$OUT/${h}_seed_corpus.zip" .)
+done
+echo "oss-fuzz-build: fuzz_ops fuzz_mt fuzz_load in $OUT"
