@@ -2,9 +2,13 @@
 /*
  * bga_alloc_vec: up to `want` blocks as several extents (Ceph's
  * Allocator::allocate), carved greedily, one bga_alloc-sized piece at a
- * time: each piece is one pass of the single-extent route, from the end
- * of the piece before, so a run that spans groups comes back piece after
- * piece and is merged in out[].  No group lock is held between pieces.
+ * time, each from the end of the piece before, so a run that spans
+ * groups comes back piece after piece and is merged in out[].  A group's
+ * first piece is one bga_alloc (the single-extent route); its further
+ * pieces, for a plain request, are taken under one more hold of its lock
+ * (more_in_group), so N extents cost less than N calls from about 8 in a
+ * group (BENCHMARKS.md, "Storage-engine surface").  No group lock is held
+ * between groups.
  */
 #include <errno.h>
 

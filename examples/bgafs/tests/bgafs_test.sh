@@ -774,6 +774,7 @@ case_cli() {
 	out=$("$BGAFS" --version) && grep -qE '^bgafs \(bgalloc\) [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out" || fail "bgafs --version"
 	out=$("$BGAFS" mkfs --help) && grep -q '^usage:' <<<"$out" || fail "bgafs mkfs --help"
 	out=$("$BGAFS" mount --help) && grep -q '^usage:' <<<"$out" || fail "bgafs mount --help"
+	out=$("$BGAFS" map --help) && grep -q '^usage:' <<<"$out" && grep -q 'bgafs map IMAGE INODE' <<<"$out" || fail "bgafs map --help"
 	local rc=0
 	"$BGAFS" mkfs "$img" 2>/dev/null || rc=$?
 	[ $rc = 2 ] || fail "bgafs mkfs with no size exited $rc, not 2"
@@ -803,6 +804,15 @@ case_cli() {
 	[ ! -e "$mnt/f" ] || fail "mkfs -f left the old file system"
 	umount_fs
 	fsck_clean "after mkfs -f"
+	# map: the root's extents (none), a bad number (2), no such inode (1)
+	out=$("$BGAFS" map "$img" 1) && grep -q '^bgafs map: inode 1: 0 extents, 0 blocks' <<<"$out" ||
+		fail "bgafs map of the root: '$out'"
+	rc=0
+	"$BGAFS" map "$img" 1x 2>/dev/null || rc=$?
+	[ $rc = 2 ] || fail "bgafs map with a bad inode number exited $rc, not 2"
+	rc=0
+	"$BGAFS" map "$img" 999999 2>/dev/null || rc=$?
+	[ $rc = 1 ] || fail "bgafs map of a missing inode exited $rc, not 1"
 }
 
 # Large writes and fallocate through bga_alloc_vec: a 64 MiB write and a
