@@ -53,20 +53,10 @@ static uint64_t group_first(const struct layout *l, uint64_t g)
 
 /* ---- the buddy check: statistics against a recomputation ---- */
 
-struct recount {
-	uint64_t count[BGA_HIST_ORDERS], blocks[BGA_HIST_ORDERS];
-	uint64_t extents, free;
-};
-
 static int recount_cb(void *ctx, uint64_t start, uint64_t len)
 {
 	(void)start;
-	struct recount *r = ctx;
-	unsigned k = 63u - (unsigned)__builtin_clzll(len);
-	r->count[k]++;
-	r->blocks[k] += len;
-	r->extents++;
-	r->free += len;
+	free_recount_add(ctx, len);
 	return 0;
 }
 
@@ -75,7 +65,7 @@ static int recount_cb(void *ctx, uint64_t start, uint64_t len)
  * must find the group index (ext4's largest free order) right. */
 static void validate_stats(struct bga_volume *vol, uint64_t nblocks)
 {
-	struct recount r;
+	struct free_recount r;
 	memset(&r, 0, sizeof(r));
 	cr_assert_eq(bga_foreach_free(vol, 0, nblocks, 1, recount_cb, &r), 0);
 	struct bga_stats st;

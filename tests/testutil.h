@@ -42,8 +42,26 @@ static inline int64_t between(struct rng *r, int64_t lo, int64_t hi)
 	return lo + (int64_t)(rnd(r) % (uint64_t)(hi - lo + 1));
 }
 
-#ifdef CRITERION_H_
 #include <bgalloc.h>
+
+/* What bga_stats keeps of the free space (count, extents, histogram by
+ * order), recounted from a bga_foreach_free walk: free_recount_add for
+ * each extent it reports. */
+struct free_recount {
+	uint64_t count[BGA_HIST_ORDERS], blocks[BGA_HIST_ORDERS];
+	uint64_t extents, free;
+};
+
+static inline void free_recount_add(struct free_recount *r, uint64_t len)
+{
+	unsigned k = 63u - (unsigned)__builtin_clzll(len);
+	r->count[k]++;
+	r->blocks[k] += len;
+	r->extents++;
+	r->free += len;
+}
+
+#ifdef CRITERION_H_
 
 /* A volume of nblocks with groups of bpg blocks and first_data_block fdb,
  * every other field at its default; the test fails if create does. */

@@ -423,19 +423,9 @@ static void *work(void *arg)
 	return NULL;
 }
 
-struct walk {
-	uint64_t count[BGA_HIST_ORDERS], blocks[BGA_HIST_ORDERS];
-	uint64_t extents, free;
-};
-
 static int walk_cb(void *ctx, uint64_t start, uint64_t len)
 {
-	struct walk *w = ctx;
-	unsigned k = 63u - (unsigned)__builtin_clzll(len);
-	w->count[k]++;
-	w->blocks[k] += len;
-	w->extents++;
-	w->free += len;
+	free_recount_add(ctx, len);
 	for (uint64_t b = start; b < start + len; b++) {
 		uint8_t o = __atomic_load_n(&owner[b], __ATOMIC_RELAXED);
 		if (o != 0 && o != PENDING) /* pending ones are committed now */
@@ -449,7 +439,7 @@ static int walk_cb(void *ctx, uint64_t start, uint64_t len)
  * the free count, bga_stats and the owner map agree with a walk exactly. */
 static void exact_stats(uint64_t nblocks)
 {
-	struct walk w;
+	struct free_recount w;
 	memset(&w, 0, sizeof(w));
 	if (bga_foreach_free(vol, 0, nblocks, 1, walk_cb, &w))
 		fail("final foreach", 0, 0);
