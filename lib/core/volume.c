@@ -221,9 +221,15 @@ void bga_destroy(struct bga_volume *vol)
 			struct bga_chunk *ch = bga__chunk_get(vol, c);
 			if (ch == NULL)
 				continue;
-			for (uint32_t i = 0; i < BGA_CHUNK_GROUPS; i++) {
+			/* Only the volume's own groups: those past its end were
+			 * never opened (group_init_fresh, grow), and reading
+			 * them faulted in a small volume's whole chunk. */
+			uint64_t g0 = c << BGA_CHUNK_SHIFT;
+			uint32_t n = (uint32_t)BGA_MIN(vol->geom->ngroups - g0, (uint64_t)BGA_CHUNK_GROUPS);
+			for (uint32_t i = 0; i < n; i++) {
 				struct bga_group *grp = &ch->groups[i];
-				free(grp->bitmap);
+				if (grp->bitmap)
+					free(grp->bitmap);
 				if (grp->ext) {
 					bga__dfree_destroy_group(grp);
 					bga__window_destroy_group(grp);
