@@ -457,8 +457,12 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 		rc = route_once(vol, &ac, out);
 		ac.align = 1;
 		ac.kind = kind;
-		if (rc != -ENOSPC || ac.stop)
+		if (rc != -ENOSPC)
 			goto out;
+		/* the count ruled it out for any placement: no plain walk,
+		 * but -ENOSPC against -EAGAIN is still step 7's to decide */
+		if (ac.stop)
+			goto decide;
 	}
 	for (int tries = 0;; tries++) {
 		rc = route_once(vol, &ac, out);
@@ -494,6 +498,7 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 			sched_yield();
 		}
 	}
+decide:
 	/* 7. -EAGAIN only if the commit would make space (deferred.c
 	 * decides, on its one definition of what is free after it). */
 	if (rc == -ENOSPC && bga__dfree_would_fit(vol, &ac, ac.kind == BGA_REQ_EXACT ? req->goal : BGA_NO_GOAL))
