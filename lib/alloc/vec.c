@@ -140,9 +140,10 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 	uint64_t align = req->align > 1 ? req->align : 1;
 	if (want & (align - 1))
 		return -EINVAL;
-	if (req->goal != BGA_NO_GOAL) {
+	if (req->goal != BGA_NO_GOAL && req->goal >= __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE)) {
 		/* past the end: -EINVAL as bga_alloc says, before the count
-		 * rules below could answer -ENOSPC or -EAGAIN */
+		 * rules below could answer -ENOSPC or -EAGAIN (below the
+		 * floor a goal is inside: no read section for it) */
 		urcu_bp_read_lock();
 		bool past = req->goal >= bga_rcu_load(vol->geom)->nblocks;
 		urcu_bp_read_unlock();
