@@ -463,49 +463,6 @@ static int refm_compare_hist(struct refmodel *m, const struct bga_stats *st)
 	return 0;
 }
 
-int refmodel_compare(struct refmodel *m, struct bga_volume *vol)
-{
-	struct refm_walk w = { .m = m, .next = 0, .to = m->cfg.nblocks };
-	struct bga_check_report rep;
-	struct bga_stats st;
-	uint64_t v, b, len;
-	int rc;
-
-	if (m->reserved > m->nfree)
-		return refm_fail(m, "model broken: reserved %" PRIu64 " > free %" PRIu64, m->reserved, m->nfree);
-	v = bga_free_exact(vol);
-	if (v != m->nfree)
-		return refm_fail(m, "bga_free_exact %" PRIu64 ", model %" PRIu64, v, m->nfree);
-	v = bga_reserved(vol);
-	if (v != m->reserved)
-		return refm_fail(m, "bga_reserved %" PRIu64 ", model %" PRIu64, v, m->reserved);
-	rc = bga_foreach_free(vol, 0, m->cfg.nblocks, 1, refm_walk_cb, &w);
-	if (w.bad)
-		return -EPROTO;
-	if (rc)
-		return refm_fail(m, "bga_foreach_free returned %d", rc);
-	b = w.next;
-	if (refm_next_extent(m, &b, &len))
-		return refm_fail(m, "foreach_free missed the model's free extent [%" PRIu64 ", +%" PRIu64 ")", b, len);
-	memset(&rep, 0, sizeof(rep));
-	rc = bga_check(vol, &rep);
-	if (rc)
-		return refm_fail(m, "bga_check %d (%d violations): %s", rc, rep.violations, rep.message);
-	/* Statistics land later than the core; a stub answers -ENOSYS. */
-	rc = bga_stats(vol, &st);
-	if (rc == -ENOSYS)
-		return 0;
-	if (rc)
-		return refm_fail(m, "bga_stats returned %d", rc);
-	if (st.free_blocks != m->nfree || st.reserved_blocks != m->reserved || st.deferred_blocks != m->ndeferred ||
-	    st.last_committed_txn != m->last_txn || st.nblocks != m->cfg.nblocks)
-		return refm_fail(m, "bga_stats free %" PRIu64 " reserved %" PRIu64 " deferred %" PRIu64 " txn %" PRIu64
-				 " nblocks %" PRIu64 "; model %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
-				 st.free_blocks, st.reserved_blocks, st.deferred_blocks, st.last_committed_txn,
-				 st.nblocks, m->nfree, m->reserved, m->ndeferred, m->last_txn, m->cfg.nblocks);
-	return refm_compare_hist(m, &st);
-}
-
 /* The counts every compare starts with. */
 static int refm_compare_counts(struct refmodel *m, struct bga_volume *vol)
 {
@@ -549,6 +506,33 @@ int refmodel_compare_range(struct refmodel *m, struct bga_volume *vol, uint64_t 
 		return refm_fail(m, "foreach_free [%" PRIu64 ", %" PRIu64 ") missed the model's free extent [%" PRIu64
 				 ", +%" PRIu64 ")", from, to, b, len);
 	return 0;
+}
+
+int refmodel_compare(struct refmodel *m, struct bga_volume *vol)
+{
+	struct bga_check_report rep;
+	struct bga_stats st;
+	int rc = refmodel_compare_range(m, vol, 0, m->cfg.nblocks);
+
+	if (rc)
+		return rc;
+	memset(&rep, 0, sizeof(rep));
+	rc = bga_check(vol, &rep);
+	if (rc)
+		return refm_fail(m, "bga_check %d (%d violations): %s", rc, rep.violations, rep.message);
+	/* Statistics land later than the core; a stub answers -ENOSYS. */
+	rc = bga_stats(vol, &st);
+	if (rc == -ENOSYS)
+		return 0;
+	if (rc)
+		return refm_fail(m, "bga_stats returned %d", rc);
+	if (st.free_blocks != m->nfree || st.reserved_blocks != m->reserved || st.deferred_blocks != m->ndeferred ||
+	    st.last_committed_txn != m->last_txn || st.nblocks != m->cfg.nblocks)
+		return refm_fail(m, "bga_stats free %" PRIu64 " reserved %" PRIu64 " deferred %" PRIu64 " txn %" PRIu64
+				 " nblocks %" PRIu64 "; model %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
+				 st.free_blocks, st.reserved_blocks, st.deferred_blocks, st.last_committed_txn,
+				 st.nblocks, m->nfree, m->reserved, m->ndeferred, m->last_txn, m->cfg.nblocks);
+	return refm_compare_hist(m, &st);
 }
 
 int refmodel_claim(struct refmodel *m, uint64_t start, uint64_t len)
