@@ -8,8 +8,10 @@ The route: start in the function `--from` (bga_alloc), whose parameter
 `--carry` (req) holds the request, and follow every call that passes the
 request on: a call is on the route when one of its arguments names a
 variable that carries the request (the parameter, a parameter that
-received a carrier, or a local assigned from one: `goal = req->goal`,
-`ac.min = ...` makes `ac` one).  Calls are followed depth first, in the
+received a carrier, a local assigned from one: `goal = req->goal`,
+`ac.min = ...` makes `ac` one, each declarator of a list on its own; or
+a local a call fills that was passed a carrier: `peek(vol, goal, &at)`
+makes `at` one).  Calls are followed depth first, in the
 order they are written; each function is followed once (a second call of
 it is still a visit to its file, but is not followed again).  The route
 is followed through the policy (lib/alloc) only: a call into a lower
@@ -41,18 +43,45 @@ LEAF_LAYERS = ("base", "prim", "core", "persist", "inspect")
 IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
+def expr_at(body, i):
+    """The expression that starts at body[i]: up to the first `;`, or the
+    first `,` or `)` outside brackets (so `a = x, b = f(a);` gives `x`)."""
+    d, j = 0, i
+    while j < len(body):
+        c = body[j]
+        if c in "([{":
+            d += 1
+        elif c in ")]}":
+            if d == 0:
+                break
+            d -= 1
+        elif c == ";" or (c == "," and d == 0):
+            break
+        j += 1
+    return body[i:j]
+
+
 def carriers(body, params):
-    """The variables of body that carry the request, given the parameters that do."""
+    """The variables of body that carry the request, given the parameters
+    that do: assigned from a carrier (`goal = req->goal`, each declarator
+    of `a = x, b = f(a)` on its own, `ac.min = ...` makes `ac` one), or
+    filled by a call that is passed a carrier (`f(vol, goal, &at)` makes
+    `at` one)."""
     carry = set(params)
     # assignments and initialisations: NAME [.field...] = EXPR  (to a fixpoint)
-    assigns = [(m.group(1), m.group(2)) for m in
-               re.finditer(r"\b([A-Za-z_]\w*)\b(?:\s*(?:\.|->)\s*\w+)*\s*=(?!=)\s*([^;]*)", body)]
-    # struct initialisers: NAME = { ... }
-    assigns += [(m.group(1), m.group(2)) for m in re.finditer(r"\b([A-Za-z_]\w*)\s*=\s*(\{[^;]*\})", body)]
+    assigns = [(m.group(1), expr_at(body, m.end())) for m in
+               re.finditer(r"\b([A-Za-z_]\w*)\b(?:\s*(?:\.|->)\s*\w+)*\s*=(?!=)\s*", body)]
+    # out-parameters: &NAME among the arguments of a call
+    outs = []
+    for _, args in libgraph.call_sites(body):
+        for a in args:
+            m = re.match(r"\s*&\s*([A-Za-z_]\w*)\s*$", a)
+            if m:
+                outs.append((m.group(1), " ".join(x for x in args if x is not a)))
     changed = True
     while changed:
         changed = False
-        for name, expr in assigns:
+        for name, expr in assigns + outs:
             if name not in carry and carry & set(IDENT.findall(expr)):
                 carry.add(name)
                 changed = True

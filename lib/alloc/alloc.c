@@ -40,27 +40,25 @@ static inline __attribute__((always_inline)) enum fast_end alloc_at_goal(struct 
 									 uint64_t goal, uint32_t min, uint32_t max,
 									 int64_t cap, struct bga_extent *out, bool leaf)
 {
-	uint64_t g = bga__group_of(vol, goal);
-	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
-	if (ch == NULL)
+	struct bga_gpos at;
+	struct bga_group *grp = bga__group_peek(vol, goal, &at);
+	if (grp == NULL)
 		return FAST_MISS;
-	uint64_t first = bga__group_first(vol, g);
-	uint32_t off = (uint32_t)(goal - first), start, len;
-	struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
 	struct locktab_slot *slot;
-	if (!bga__group_trylock_slot(vol, g, &slot, leaf))
+	if (!bga__group_trylock_slot(vol, at.g, &slot, leaf))
 		return FAST_MISS;
-	bool hit = grp->bitmap && off < grp->hi &&
-		   bga__word_run(grp->bitmap, off, min, max, &start, &len) && (!leaf || len < grp->free) &&
+	uint32_t start, len;
+	bool hit = grp->bitmap && at.off < grp->hi &&
+		   bga__word_run(grp->bitmap, at.off, min, max, &start, &len) && (!leaf || len < grp->free) &&
 		   bga__charge_fast_locked(vol, cpu, cap, len);
 	if (hit)
-		bga__group_take_word_locked(vol, grp, g, start, len, leaf);
-	bga__group_unlock_slot(vol, g, slot, leaf);
+		bga__group_take_word_locked(vol, grp, at.g, start, len, leaf);
+	bga__group_unlock_slot(vol, at.g, slot, leaf);
 	/* Written from locals after the unlock: the lock's barriers would
 	 * otherwise make every later reader load them back. */
 	if (!hit)
 		return FAST_MISS;
-	*out = (struct bga_extent){.start = first + start, .len = len};
+	*out = (struct bga_extent){.start = at.first + start, .len = len};
 	return FAST_HIT;
 }
 

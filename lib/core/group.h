@@ -200,6 +200,23 @@ static inline struct bga_group *bga__group_lookup(const struct bga_volume *vol, 
 }
 
 /*
+ * The descriptor of the group holding `block`, while its chunk is
+ * installed (NULL otherwise: a hot path that must not install one), and
+ * where the block is (*at).  No lock: the descriptor's fields are the
+ * caller's to lock or to read as hints.
+ */
+static inline struct bga_group *bga__group_peek(const struct bga_volume *vol, uint64_t block, struct bga_gpos *at)
+{
+	uint64_t g = bga__group_of(vol, block);
+	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
+	if (ch == NULL)
+		return NULL;
+	uint64_t first = bga__group_first(vol, g);
+	*at = (struct bga_gpos){.g = g, .first = first, .off = (uint32_t)(block - first)};
+	return &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
+}
+
+/*
  * Group g installed (bga__group_ensure, before the lock: lockdep.h) and
  * its lock taken: waiting when `wait`, else tried once.  Its descriptor;
  * NULL with *rc set when not locked: -ENOMEM, or -EBUSY (a try found it
