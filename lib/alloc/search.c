@@ -159,10 +159,10 @@ static int try_group(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, ui
 static int search(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
 	const struct bga_geom *geo = ac->geo;
-	uint64_t goal = ac->goal, g0 = bga__group_of(vol, goal);
-	uint64_t skipped[BGA_BUSY_SKIPS];
+	struct bga_gpos at = bga__gpos(vol, ac->goal);
+	uint64_t g0 = at.g, skipped[BGA_BUSY_SKIPS];
 	unsigned nskipped = 0;
-	int rc = try_group(vol, ac, g0, (uint32_t)(goal - bga__group_first(vol, g0)), true, false, out);
+	int rc = try_group(vol, ac, g0, at.off, true, false, out);
 	if (rc != -EBUSY && rc != -ENOSPC)
 		return rc;
 	if (ac->stop)

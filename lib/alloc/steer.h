@@ -121,10 +121,10 @@ static inline void bga__note_result(const struct bga_volume *vol, struct bga_per
 	uint32_t len = __atomic_load_n(&pc->steer.len, __ATOMIC_RELAXED);
 	if (!busy && len == 0)
 		return; /* never steered: nothing to count */
-	uint64_t from = bga__group_of(vol, goal);
-	if (busy && bga__group_of(vol, out->start) != from) {
-		bga__steer_away(pc, from, next);
-	} else if (len != 0 && __atomic_load_n(&pc->steer.from, __ATOMIC_RELAXED) == from) {
+	struct bga_gpos at = bga__gpos(vol, goal);
+	if (busy && out->start - at.first >= vol->cfg.blocks_per_group) {
+		bga__steer_away(pc, at.g, next); /* another group (a start below wraps) */
+	} else if (len != 0 && __atomic_load_n(&pc->steer.from, __ATOMIC_RELAXED) == at.g) {
 		/* Only a CPU that was steered once counts its returns. */
 		uint32_t since = __atomic_load_n(&pc->steer.since, __ATOMIC_RELAXED);
 		if (since < BGA_STEER_ALLOCS)
