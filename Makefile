@@ -71,7 +71,7 @@ coverage:
 
 # The stress programs and the fuzz replays, long: SOAK_SECONDS in all, split
 # evenly, one program at a time (each gets both cores), through the one knob
-# they all read, BGA_STRESS_SECONDS (tests/stress_time.h; `make test` leaves
+# they all read, BGA_STRESS_SECONDS (tests/support/stress_time.h; `make test` leaves
 # it unset: a few seconds each).  A share must stay under ctest's 600 s limit.
 SOAK_SECONDS ?= 1800
 soak:

@@ -171,7 +171,7 @@ class Report:
         if xfer and min(xfer) > 0:
             self.p("         one cache line between the first two CPUs: %.0f ns at the start, %.0f ns at the end"
                    % tuple(xfer))
-            self.p("         (bench/xfer.h; every cell whose threads share lines moves with it)")
+            self.p("         (bench/support/xfer.h; every cell whose threads share lines moves with it)")
         if m.get("counter_path"):
             self.p("counter: per-CPU adds on %s, CPU-id source %s (bga_counter_mode_name)"
                    % (m["counter_path"], m.get("cpu_source", "?")))

@@ -47,7 +47,7 @@
  *  baseline       BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS: one lock and one
  *                 shared counter, ext3 before the 2.5 patches.
  *  ext2           libext2fs on an mke2fs image behind one mutex, as fuse2fs
- *                 (bench/peer_ext2.c).  Mapping: one block is
+ *                 (bench/support/peer_ext2.c).  Mapping: one block is
  *                 ext2fs_new_block2 + alloc_stats; an extent is
  *                 ext2fs_new_range(MIN_LENGTH) for exactly that length; a
  *                 free is alloc_stats_range(-1).  Writers run without

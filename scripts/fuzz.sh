@@ -52,11 +52,11 @@ build_libfuzzer() {
 	# without coverage instrumentation (still under the sanitizers), so
 	# libFuzzer's callbacks are not paid on every block it compares and
 	# its branches do not count as features.
-	clang -std=gnu11 -Wall -Wextra $san -DBGA_DEBUG=1 -Iinclude -Itests -c tests/refmodel.c -o "$dir/refmodel.o"
+	clang -std=gnu11 -Wall -Wextra $san -DBGA_DEBUG=1 -Iinclude -Itests/support -c tests/support/refmodel.c -o "$dir/refmodel.o"
 	for h in "${ALL_HARNESSES[@]}"; do
 		# shellcheck disable=SC2046
 		clang -std=gnu11 -Wall -Wextra $san -fsanitize=fuzzer -DBGA_DEBUG=1 \
-			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests tests/fuzz/$h.c "$dir/refmodel.o" \
+			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests/support tests/fuzz/$h.c "$dir/refmodel.o" \
 			"$dir/lib/libbgalloc.a" $(libs) -o "$dir/$h"
 	done
 }
@@ -71,7 +71,7 @@ build_afl() {
 	for h in "${ALL_HARNESSES[@]}"; do
 		# shellcheck disable=SC2046
 		afl-clang-fast -std=gnu11 -Wall -Wextra -g -O1 $ign -DBGA_DEBUG=1 \
-			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests tests/fuzz/afl_driver.c tests/fuzz/$h.c tests/refmodel.c \
+			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests/support tests/fuzz/afl_driver.c tests/fuzz/$h.c tests/support/refmodel.c \
 			"$dir/lib/libbgalloc.a" $(libs) -o "$dir/$h"
 	done
 	unset AFL_USE_ASAN AFL_USE_UBSAN AFL_QUIET

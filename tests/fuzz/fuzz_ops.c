@@ -2,7 +2,7 @@
 /*
  * Operation-sequence fuzzer: the input decodes into a small volume config
  * and a sequence of calls on one thread.  Each call is mirrored in the
- * reference model (tests/refmodel.h), and the library must agree with it:
+ * reference model (tests/support/refmodel.h), and the library must agree with it:
  *  - after every call: the same return code (-ENOSPC against -EAGAIN
  *    included), every extent handed out free in the model (no block
  *    handed out twice), the free and reserved counts, the free extents of

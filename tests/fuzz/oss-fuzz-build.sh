@@ -10,7 +10,7 @@
 #   LIB_FUZZING_ENGINE=-fsanitize=fuzzer OUT=/tmp/x tests/fuzz/oss-fuzz-build.sh
 #
 # As scripts/fuzz.sh does for make fuzz: the reference model
-# (tests/refmodel.c) is compiled without the coverage flags, and bga_check
+# (tests/support/refmodel.c) is compiled without the coverage flags, and bga_check
 # is left out of the coverage instrumentation (tests/fuzz/coverage-ignore.txt):
 # they are the oracle, not the code under test.  The sanitizers stay on
 # for both.
@@ -32,9 +32,9 @@ cmake --build "$WORK/lib" -j "$(nproc)" --target bgalloc_static >/dev/null
 # The model without the coverage flags (fuzzer-no-link, trace-pc-guard...).
 model_flags=$(sed -E 's/fuzzer-no-link,//g; s/,fuzzer-no-link//g; s/-fsanitize=fuzzer-no-link//g; s/-fsanitize-coverage=[^ ]*//g' <<<"$CFLAGS")
 # shellcheck disable=SC2086
-$CC $model_flags $ign -g -O1 -std=gnu11 -DBGA_DEBUG=1 -Iinclude -Itests -c tests/refmodel.c -o "$WORK/refmodel.o"
+$CC $model_flags $ign -g -O1 -std=gnu11 -DBGA_DEBUG=1 -Iinclude -Itests/support -c tests/support/refmodel.c -o "$WORK/refmodel.o"
 
-incs="-Iinclude -Itests"
+incs="-Iinclude -Itests/support"
 for l in base prim core alloc persist inspect; do incs+=" -Ilib/$l"; done
 libs="$(pkg-config --libs ck liburcu-bp) -lisal -lpthread"
 for h in fuzz_ops fuzz_mt fuzz_load; do

@@ -3,7 +3,7 @@
 # Every function the shared library exports, and every BGA_EXTERN function
 # of the public headers, has a man(3) page (scripts/mkman.py), and every
 # page, man(1) included, renders with no groff warning.
-#   tests/man_test.sh LIBBGALLOC.SO MANDIR INCLUDEDIR
+#   tests/system/man_test.sh LIBBGALLOC.SO MANDIR INCLUDEDIR
 set -euo pipefail
 lib=$1 man=$2 inc=$3
 fail() { echo "man_test: $*"; exit 1; }

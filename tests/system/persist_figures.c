@@ -11,7 +11,7 @@
  *       FILE (sparse, about 1 GiB apparent), then loaded: wall time and
  *       the growth of the process's resident memory across the load
  *   persist_figures image FILE
- *       the known image tests/inspect_test.sh checks bga-inspect against:
+ *       the known image tests/system/inspect_test.sh checks bga-inspect against:
  *       256 blocks in 4 groups of 64; used: [0, 64), [70, 80), [200, 201)
  */
 #include <errno.h>

@@ -11,7 +11,7 @@
  *
  * The threads start on a lazily loaded volume, so chunk fills race with
  * the allocations and the stores too.  BGA_STRESS_SECONDS
- * (tests/stress_time.h) sets how long it runs.
+ * (tests/support/stress_time.h) sets how long it runs.
  */
 #include <errno.h>
 #include <pthread.h>

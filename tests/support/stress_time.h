@@ -3,7 +3,7 @@
 #define BGA_STRESS_TIME_H
 
 /*
- * How long a stress program (tests/stress_*.c) or the fuzz corpus replay
+ * How long a stress program (tests/stress/stress_*.c) or the fuzz corpus replay
  * runs: BGA_STRESS_SECONDS seconds (a decimal number), or the program's
  * short default, which keeps `make test` quick.  `make soak` sets it to
  * minutes.  The time bounds how long a program looks for a race; it never

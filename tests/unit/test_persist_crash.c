@@ -2,7 +2,7 @@
 /*
  * The crash simulation, and single-bit damage.
  *
- * Crash: a store is recorded write by write (tests/memio.h).  For every
+ * Crash: a store is recorded write by write (tests/support/memio.h).  For every
  * cut point k, the area holds the previous image plus the first k writes;
  * and for random cut points, the writes since the last flush before the
  * cut land as a random subset of their 512-byte sectors in a random order

@@ -12,7 +12,7 @@
 #    pages for the programs, all found by man(1) under the prefix;
 #  - the installed programs run from the prefix: --help on stdout with
 #    status 0, --version with the library's version.
-#   tests/install_test.sh <build dir> <source dir>
+#   tests/system/install_test.sh <build dir> <source dir>
 set -euo pipefail
 # No `cmd | grep -q`: grep -q exits at its first match, the writer then
 # dies of SIGPIPE, and pipefail fails a check that passed.  Output is
@@ -47,10 +47,10 @@ cmake_version=$(sed -n 's/^-- bgalloc package version: //p' "$prefix/consumer.lo
 # library alone (pkg-config), so a name only the build tree has, an
 # internal header or a hidden symbol fails here.
 mkdir "$prefix/ported"
-cp "$src/tests/testutil.h" "$prefix/ported/"
+cp "$src/tests/support/testutil.h" "$prefix/ported/"
 ported=
 for t in test_ceph_allocator test_ext4_mballoc; do
-	cp "$src/tests/$t.c" "$prefix/ported/"
+	cp "$src/tests/unit/$t.c" "$prefix/ported/"
 	(cd "$prefix/ported" && cc -std=gnu11 -O1 -Wall -Wextra -Werror -o "$t" "$t.c" \
 		$(pkg-config --cflags --libs bgalloc criterion) -Wl,-rpath,"$libdir") ||
 		fail "$t does not build against the installed library"
@@ -85,8 +85,8 @@ enoent=$("$prefix/version" | sed -n 2p)
 [ "$enoent" = "ENOENT: No such file or directory" ] || fail "bga_strerror(-ENOENT) is '$enoent'"
 
 # man pages, as man(1) finds them under the prefix
-"$src/tests/man_test.sh" "$libdir/libbgalloc.so" "$prefix/share/man" "$prefix/include" >/dev/null ||
-	fail "man(3) pages: $("$src/tests/man_test.sh" "$libdir/libbgalloc.so" "$prefix/share/man" "$prefix/include")"
+"$src/tests/system/man_test.sh" "$libdir/libbgalloc.so" "$prefix/share/man" "$prefix/include" >/dev/null ||
+	fail "man(3) pages: $("$src/tests/system/man_test.sh" "$libdir/libbgalloc.so" "$prefix/share/man" "$prefix/include")"
 for page in 3:bgalloc 3:bga_alloc 3:bga_version 1:bga-inspect; do
 	man -M "$prefix/share/man" -w "${page%%:*}" "${page#*:}" >/dev/null 2>&1 || fail "man ${page/:/ } not found"
 	[ -n "$(MANWIDTH=80 man -M "$prefix/share/man" "${page%%:*}" "${page#*:}" 2>/dev/null | grep DESCRIPTION)" ] ||

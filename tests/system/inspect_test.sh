@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bga-inspect on an image of known layout (persist_figures image): every
 # command's output and exit status, then the same image damaged.
-#   tests/inspect_test.sh BGA_INSPECT PERSIST_FIGURES
+#   tests/system/inspect_test.sh BGA_INSPECT PERSIST_FIGURES
 set -u
 INSPECT=$1 FIGURES=$2
 dir=$(mktemp -d)

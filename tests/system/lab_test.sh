@@ -6,7 +6,7 @@
 # run the installed bga-lab: --help on stdout with status 0, its man page,
 # one verdict line per thread count in the documented form, the JSON with
 # every sample, bad input refused with status 2.  Checks forms, not speed.
-#   tests/lab_test.sh <build dir> <source dir>
+#   tests/system/lab_test.sh <build dir> <source dir>
 set -euo pipefail
 build=$1 src=$2
 prefix=$(mktemp -d)
