@@ -103,12 +103,17 @@ static inline __attribute__((always_inline)) enum fast_end alloc_fast(struct bga
  * The lock-free take from the handle's window (window.h), charged against
  * `cap`; false with nothing changed when it cannot serve (no window, used
  * up, frozen, another volume's handle).  Out of line (BENCHMARKS.md,
- * "What the fast paths call"); noclone keeps the name that
- * scripts/fastpath.py allows bga_alloc to call.
+ * "What the fast paths call"); gcc's noclone keeps the name that
+ * scripts/fastpath.py allows bga_alloc to call (clang has no such
+ * attribute, and its builds are not checked).
  */
-static __attribute__((noinline, noclone)) bool handle_take_fast(struct bga_volume *vol, struct bga_rsv *rsv,
-								 uint32_t min, uint32_t max, int64_t cap,
-								 struct bga_extent *out)
+#if defined(__clang__)
+#define HANDLE_TAKE_ATTRS __attribute__((noinline))
+#else
+#define HANDLE_TAKE_ATTRS __attribute__((noinline, noclone))
+#endif
+static HANDLE_TAKE_ATTRS bool handle_take_fast(struct bga_volume *vol, struct bga_rsv *rsv, uint32_t min, uint32_t max,
+					       int64_t cap, struct bga_extent *out)
 {
 	if (rsv->vol != vol || rsv->size == 0 || !rsv->win.linked || !bga__window_take(vol, &rsv->win, min, max, cap, out))
 		return false;
