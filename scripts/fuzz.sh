@@ -8,6 +8,7 @@
 #   scripts/fuzz.sh run HARNESS FILE...              run inputs through the libFuzzer build
 #   scripts/fuzz.sh repro HARNESS FILE [NAME]        minimise a crash into tests/fuzz/regress/HARNESS/
 #   scripts/fuzz.sh merge [harness...]               minimise the working corpora (make fuzz-merge)
+#   scripts/fuzz.sh floor                            the library's own cost per input shape (tests/fuzz/floor.c)
 #
 # Harnesses: fuzz_ops fuzz_mt fuzz_load (default: all three).  Each runs for SECONDS,
 # one after the other (the machine has 2 cores).  Inputs that crash are
@@ -59,6 +60,10 @@ build_libfuzzer() {
 			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests/support tests/fuzz/$h.c "$dir/refmodel.o" \
 			"$dir/lib/libbgalloc.a" $(libs) -o "$dir/$h"
 	done
+	# The floor of an input: the library alone in this build (tests/fuzz/floor.c).
+	# shellcheck disable=SC2046
+	clang -std=gnu11 -Wall -Wextra $san -fsanitize=fuzzer-no-link -Iinclude -Itests/support tests/fuzz/floor.c \
+		"$dir/lib/libbgalloc.a" $(libs) -o "$dir/fuzz_floor"
 }
 
 build_afl() {
@@ -190,6 +195,11 @@ repro)
 	[ -s "$out" ] || die "minimising $f gave nothing (not a crash?): build/fuzz-libfuzzer/$h-repro.log"
 	echo "fuzz.sh: $out ($(stat -c %s "$out") bytes, was $(stat -c %s "$f")); fix the bug, then: ctest -R fuzz_replay"
 	;;
+floor)
+	# What the library alone costs per input shape in the libFuzzer build.
+	[ -x build/fuzz-libfuzzer/fuzz_floor ] || build_libfuzzer
+	ASAN_OPTIONS=detect_leaks=1 build/fuzz-libfuzzer/fuzz_floor
+	;;
 merge)
 	# Minimise each harness's working corpus (libFuzzer -merge=1): the
 	# units of build/fuzz-libfuzzer/corpus/H and tests/fuzz/corpus/H that
@@ -204,7 +214,7 @@ merge)
 	done
 	;;
 *)
-	sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac
