@@ -19,33 +19,14 @@ SIZE=${AB_SIZE:-3G}
 WMB=${WRITE_MB:-1024}
 FMB=${FALLOC_MB:-1024}
 AGED=${AGED_HOLES:-2000}
-work=${AB_DIR:-$(mktemp -d /tmp/bgafs-ab.XXXXXX)}
-mnt=$work/mnt
-mkdir -p "$mnt"
-pid=
-
-cleanup() {
-	cd /
-	if mountpoint -q "$mnt"; then fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" || true; fi
-	[ -n "$pid" ] && { wait "$pid" 2>/dev/null || true; }
-	rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source-path=SCRIPTDIR source=support/fuse_mount.sh
+. "$(dirname "$0")/support/fuse_mount.sh"
+fuse_setup "${AB_DIR:-$(mktemp -d /tmp/bgafs-ab.XXXXXX)}"
 
 mount_fs() { # mount_fs BGAFS SIZE: a fresh image, mounted
 	"$1" mkfs -f "$work/img" "$2" >/dev/null
 	"$1" mount "$work/img" "$mnt" -f 2>>"$work/daemon.log" &
-	pid=$!
-	for _ in $(seq 200); do mountpoint -q "$mnt" && return 0; sleep 0.05; done
-	echo "bgafs_ab: $1 did not mount" >&2
-	cat "$work/daemon.log" >&2
-	exit 1
-}
-
-umount_fs() {
-	fusermount3 -u "$mnt"
-	wait "$pid" || true
-	pid=
+	fuse_wait_mounted "bgafs_ab: $1" "$work/daemon.log"
 }
 
 secs() { # secs COMMAND...: wall seconds

@@ -47,18 +47,11 @@ fi
 py=/usr/bin/python3
 "$py" -c 'import scipy' 2>/dev/null || { echo "dbench_counters: needs python3-scipy" >&2; exit 2; }
 
-work=$(mktemp -d /tmp/dbench_counters.XXXXXX)
-mnt=$work/mnt
-mkdir -p "$mnt"
-pid= perfpid=
-cleanup() {
-	cd /
-	[ -n "$perfpid" ] && kill -INT "$perfpid" 2>/dev/null || true
-	if mountpoint -q "$mnt"; then fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" || true; fi
-	[ -n "$pid" ] && { wait "$pid" 2>/dev/null || true; }
-	rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=bench/support/fuse_mount.sh
+. bench/support/fuse_mount.sh # (the script runs from the top directory)
+fuse_setup "$(mktemp -d /tmp/dbench_counters.XXXXXX)"
+perfpid=
+fuse_cleanup_extra() { [ -z "$perfpid" ] || kill -INT "$perfpid" 2>/dev/null; }
 
 mount_fs() { # mount_fs atomic|percpu
 	rm -f "$work/img"
@@ -68,17 +61,7 @@ mount_fs() { # mount_fs atomic|percpu
 		BGAFS_ATOMIC_COUNTERS=0 "$BGAFS" mkfs "$work/img" "$size" >/dev/null
 	fi
 	"$BGAFS" mount "$work/img" "$mnt" -f 2>>"$work/bgafs.log" &
-	pid=$!
-	for _ in $(seq 200); do mountpoint -q "$mnt" && return 0; sleep 0.05; done
-	echo "dbench_counters: bgafs did not mount" >&2
-	cat "$work/bgafs.log" >&2
-	exit 1
-}
-
-umount_fs() {
-	fusermount3 -u "$mnt"
-	wait "$pid" || true
-	pid=
+	fuse_wait_mounted "dbench_counters: bgafs" "$work/bgafs.log"
 }
 
 # The image's stored flags say which counter mode the mount ran.

@@ -19,18 +19,9 @@ for c in dbench fio fuse2fs mke2fs fusermount3; do
 done
 SIZE=${FSCOMPARE_SIZE:-2G}
 SECS=${DBENCH_SECONDS:-20}
-work=${FSCOMPARE_DIR:-$(mktemp -d /tmp/fscompare.XXXXXX)}
-mnt=$work/mnt
-mkdir -p "$mnt"
-pid=
-
-cleanup() {
-	cd /
-	if mountpoint -q "$mnt"; then fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" || true; fi
-	[ -n "$pid" ] && { wait "$pid" 2>/dev/null || true; }
-	rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=bench/support/fuse_mount.sh
+. bench/support/fuse_mount.sh # (the script runs from the top directory)
+fuse_setup "${FSCOMPARE_DIR:-$(mktemp -d /tmp/fscompare.XXXXXX)}"
 
 mount_fs() { # mount_fs bgafs|fuse2fs: mount a fresh image
 	rm -f "$work/img"
@@ -45,17 +36,7 @@ mount_fs() { # mount_fs bgafs|fuse2fs: mount a fresh image
 		fuse2fs "$work/img" "$mnt" -f >>"$work/$1.log" 2>&1 &
 		;;
 	esac
-	pid=$!
-	for _ in $(seq 200); do mountpoint -q "$mnt" && return 0; sleep 0.05; done
-	echo "fscompare: $1 did not mount" >&2
-	cat "$work/$1.log" >&2
-	exit 1
-}
-
-umount_fs() {
-	fusermount3 -u "$mnt"
-	wait "$pid" || true
-	pid=
+	fuse_wait_mounted "fscompare: $1" "$work/$1.log"
 }
 
 dbench_mbs() { # dbench_mbs CLIENTS: MB/s
