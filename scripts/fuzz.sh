@@ -29,6 +29,9 @@ die() { echo "fuzz.sh: $*" >&2; exit 2; }
 
 libs() { pkg-config --libs ck liburcu-bp; echo -lisal -lpthread; }
 
+# srcs <harness>: its sources, <harness>.c and any <harness>_*.c beside it.
+srcs() { echo "tests/fuzz/$1.c"; compgen -G "tests/fuzz/$1_*.c" || true; }
+
 # build_lib <dir> <cc> <cflags>: the static library through the normal CMake lists.
 build_lib() {
 	local dir=$1 cc=$2 cflags=$3 cxx=clang++
@@ -57,7 +60,7 @@ build_libfuzzer() {
 	for h in "${ALL_HARNESSES[@]}"; do
 		# shellcheck disable=SC2046
 		clang -std=gnu11 -Wall -Wextra $san -fsanitize=fuzzer -DBGA_DEBUG=1 \
-			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests/support tests/fuzz/$h.c "$dir/refmodel.o" \
+			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests/support $(srcs "$h") "$dir/refmodel.o" \
 			"$dir/lib/libbgalloc.a" $(libs) -o "$dir/$h"
 	done
 	# The floor of an input: the library alone in this build (tests/fuzz/floor.c).
@@ -76,7 +79,7 @@ build_afl() {
 	for h in "${ALL_HARNESSES[@]}"; do
 		# shellcheck disable=SC2046
 		afl-clang-fast -std=gnu11 -Wall -Wextra -g -O1 $ign -DBGA_DEBUG=1 \
-			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests/support tests/fuzz/afl_driver.c tests/fuzz/$h.c tests/support/refmodel.c \
+			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests/support tests/fuzz/afl_driver.c $(srcs "$h") tests/support/refmodel.c \
 			"$dir/lib/libbgalloc.a" $(libs) -o "$dir/$h"
 	done
 	unset AFL_USE_ASAN AFL_USE_UBSAN AFL_QUIET

@@ -38,10 +38,15 @@ incs="-Iinclude -Itests/support"
 for l in base prim core alloc persist inspect; do incs+=" -Ilib/$l"; done
 libs="$(pkg-config --libs ck liburcu-bp) -lisal -lpthread"
 for h in fuzz_ops fuzz_mt fuzz_load; do
+	objs=()
+	# a harness is $h.c and any ${h}_*.c beside it
+	for src in tests/fuzz/$h.c $(compgen -G "tests/fuzz/${h}_*.c" || true); do
+		# shellcheck disable=SC2086
+		$CC $CFLAGS $ign -g -O1 -std=gnu11 -DBGA_DEBUG=1 $incs -c "$src" -o "$WORK/$(basename "$src" .c).o"
+		objs+=("$WORK/$(basename "$src" .c).o")
+	done
 	# shellcheck disable=SC2086
-	$CC $CFLAGS $ign -g -O1 -std=gnu11 -DBGA_DEBUG=1 $incs -c tests/fuzz/$h.c -o "$WORK/$h.o"
-	# shellcheck disable=SC2086
-	$CC $CFLAGS "$WORK/$h.o" "$WORK/refmodel.o" "$WORK/lib/libbgalloc.a" $LIB_FUZZING_ENGINE $libs -o "$OUT/$h"
+	$CC $CFLAGS "${objs[@]}" "$WORK/refmodel.o" "$WORK/lib/libbgalloc.a" $LIB_FUZZING_ENGINE $libs -o "$OUT/$h"
 	rm -f "$OUT/${h}_seed_corpus.zip"
 	(cd tests/fuzz/corpus/$h && zip -q -r "$OUT/${h}_seed_corpus.zip" .)
 done

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the files of the fuzz_ops harness share (fuzz_ops.c: the input's
+ * decoding, the calls and the compares; fuzz_ops_walk.c: what a walk and
+ * a trim must report): the harness's state and the helpers both use.
+ */
+#ifndef BGA_FUZZ_OPS_H
+#define BGA_FUZZ_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <bgalloc.h>
+
+#include "fuzz_input.h"
+#include "memio.h"
+#include "refmodel.h"
+
+#define MAX_OPS 256
+#define MAX_RSV 4
+#define RECENT 32
+#define MAX_VEC 16
+#define LEGACY_TAG 0xb1
+#ifndef FULL_EVERY
+#define FULL_EVERY 32
+#endif
+
+struct fz {
+	struct fz_in in;
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	struct refmodel m;
+	struct bga_rsv *rsv[MAX_RSV];
+	struct bga_extent recent[RECENT]; /* extents handed out lately, maybe since freed */
+	unsigned nrecent;
+	uint8_t *maybe_trimmed; /* per group: a trim may skip it */
+	uint64_t ngroups;
+	unsigned op;
+	bool v2;                 /* not the legacy format: the whole alphabet */
+	uint64_t touch_lo, touch_hi; /* blocks the current call changed: [lo, hi) */
+	struct memio img;        /* the store's metadata area, kept across stores */
+	struct bga_io io;
+	bool img_live;           /* img holds a completed store */
+};
+
+/* Print "fuzz_ops: " and the message, and abort: what the fuzzer catches. */
+void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* fail() unless a call returned what the model expects. */
+void expect_rc(struct fz *f, const char *what, int rc, int want);
+/* Note blocks the current call changed, for the compare after it. */
+void touch(struct fz *f, uint64_t start, uint64_t len);
+/* A block number, and a length, biased towards interesting places. */
+uint64_t pick_block(struct fz *f);
+uint64_t pick_len(struct fz *f);
+
+/* bga_foreach_free (trim false) or bga_trim on a range the input picks,
+ * every callback checked against the model (fuzz_ops_walk.c). */
+void op_walk(struct fz *f, bool trim);
+
+#endif
