@@ -284,7 +284,8 @@ BGA_EXTERN int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *r
  * them.  A concurrent allocation or free sees all of the claim or none.
  *
  * Returns 0; -EINVAL for NULL vol, len 0, or a range outside the volume
- * or below first_data_block; -EBUSY, with no block changed, when any
+ * or below first_data_block (until bga_grow() returns, the blocks it adds
+ * may still count as outside); -EBUSY, with no block changed, when any
  * block is allocated or waits on a deferred free; -ENOSPC when the claim would
  * leave fewer free blocks than are reserved (bga_reserve is never
  * overcommitted); -EUCLEAN when any block lies in a quarantined group
