@@ -71,23 +71,46 @@ static void open_groups(struct bga_volume *vol, const struct bga_geom *ngeo, str
 }
 
 /*
- * Free a geometry once no reader can hold it.  Under ThreadSanitizer it is
- * kept until bga_destroy instead: TSan cannot see liburcu's grace periods
- * (they order through membarrier), so it would report the free against
- * readers that finished long before.
+ * Free a geometry once no reader can hold it, a batch at a time: the
+ * replaced geometries wait on vol->retired, and every
+ * BGA_GEOM_RETIRE_BATCH-th grow waits one grace period for all of them
+ * (bga_destroy frees what is left, with no reader by its contract).  A
+ * grace period lasts until every thread in a read-side section has left
+ * it, and a reader that was preempted inside one holds it for a
+ * scheduler tick or more: urcu-bp then sleeps in 10 ms steps.  Waiting
+ * once per grow made every grow among busy allocating threads cost
+ * milliseconds (fuzz_mt's grows: BENCHMARKS.md, "Fuzzing"); once per
+ * batch, the wait is shared, and at most a batch of 32-byte geometries
+ * is kept.  Under ThreadSanitizer everything is kept until bga_destroy:
+ * TSan cannot see liburcu's grace periods (they order through
+ * membarrier), so it would report the free against readers that finished
+ * long before.
  */
 void bga__geom_retire(struct bga_volume *vol, struct bga_geom *old)
 {
-#ifdef BGA_TSAN_BUILD
+	struct bga_geom *batch = NULL;
+
 	bga__grow_lock(vol);
 	old->retired = vol->retired;
 	vol->retired = old;
-	bga__grow_unlock(vol);
-#else
-	(void)vol;
-	urcu_bp_synchronize_rcu();
-	free(old);
+#ifndef BGA_TSAN_BUILD
+	if (++vol->nretired >= BGA_GEOM_RETIRE_BATCH) {
+		batch = vol->retired;
+		vol->retired = NULL;
+		vol->nretired = 0;
+	}
 #endif
+	bga__grow_unlock(vol);
+	if (batch == NULL)
+		return;
+	/* Outside grow_lock: a reader may be waiting for it (to install a
+	 * chunk) inside its read-side section. */
+	urcu_bp_synchronize_rcu();
+	while (batch) {
+		struct bga_geom *next = batch->retired;
+		free(batch);
+		batch = next;
+	}
 }
 
 int bga_grow(struct bga_volume *vol, uint64_t new_nblocks)
@@ -151,9 +174,7 @@ int bga_grow(struct bga_volume *vol, uint64_t new_nblocks)
 		open_groups(vol, ngeo, ch, old->ngroups, open_end);
 	__atomic_store_n(&vol->nblocks_floor, new_nblocks, __ATOMIC_RELEASE);
 	bga__grow_unlock(vol);
-	/* Outside grow_lock: a reader may be waiting for it (to install a
-	 * chunk) inside its read-side section. */
-	bga__geom_retire(vol, old);
+	bga__geom_retire(vol, old); /* takes grow_lock again */
 	return 0;
 out:
 	bga__grow_unlock(vol);

@@ -119,7 +119,9 @@ int bga__geometry_check(uint64_t nblocks, uint32_t bpg, uint64_t first);
 
 /* A geometry for nblocks blocks; NULL on ENOMEM. */
 struct bga_geom *bga__geom_new(const struct bga_volume *vol, uint64_t nblocks);
-/* Free a replaced geometry once no reader can hold it (grow.c). */
+/* Free a replaced geometry once no reader can hold it, with the others
+ * of its batch (grow.c); takes grow_lock, which the caller must not hold. */
+#define BGA_GEOM_RETIRE_BATCH 32
 void bga__geom_retire(struct bga_volume *vol, struct bga_geom *old);
 
 /* ---- charge.c, and the allocation context it charges for ---- */

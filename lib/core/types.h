@@ -94,7 +94,7 @@ struct bga_geom {
 	uint64_t ngroups;
 	uint64_t nchunks;
 	uint64_t capacity; /* nblocks - first_data_block */
-	struct bga_geom *retired; /* ThreadSanitizer builds: kept until destroy */
+	struct bga_geom *retired; /* next on bga_volume.retired (grow.c) */
 };
 
 struct bga_volume {
@@ -118,7 +118,10 @@ struct bga_volume {
 	 * to the RCU path, which decides on the geometry itself.
 	 */
 	uint64_t nblocks_floor;
-	struct bga_geom *retired; /* see bga__geom_retire */
+	/* Replaced geometries still to free, and how many: under grow_lock
+	 * (bga__geom_retire, grow.c). */
+	struct bga_geom *retired;
+	unsigned nretired;
 
 	/*
 	 * The chunk directory (chunkdir.c).  Segment 0 (dir0, dir0_chunks

@@ -544,7 +544,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct thr t[MAX_THREADS], keeper;
 	struct shared s;
 	struct bga_check_report rep;
-	uint64_t owned = 0, b, freeb;
+	uint64_t owned = 0, b, end, freeb;
 	size_t chunk, pos, i;
 	unsigned n, k;
 	int rc;
@@ -597,7 +597,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (freeb != cur_nblocks(&s) - s.cfg.first_data_block - owned)
 		fail("free_exact %" PRIu64 ", expected %" PRIu64 " (%" PRIu64 " owned)", freeb,
 		     cur_nblocks(&s) - s.cfg.first_data_block - owned, owned);
-	for (b = 0, owned = 0; b < cur_nblocks(&s); b++)
+	for (b = 0, owned = 0, end = cur_nblocks(&s); b < end; b++)
 		owned += atomic_load(&s.owner[b]) != 0;
 	for (k = 0; k < n; k++) {
 		uint64_t r = 0;
