@@ -49,6 +49,15 @@ static inline void bga__group_span(const struct bga_volume *vol, const struct bg
 		*lo = *hi;
 }
 
+/* Words of chunk c's group maps (group.h, struct bga_chunk's nwords)
+ * that its groups in geometry geo need. */
+static inline uint32_t bga__chunk_words_for(const struct bga_geom *geo, uint64_t c)
+{
+	uint64_t g0 = c << BGA_CHUNK_SHIFT;
+	uint64_t n = g0 >= geo->ngroups ? 0 : BGA_MIN(geo->ngroups - g0, (uint64_t)BGA_CHUNK_GROUPS);
+	return (uint32_t)((n + 63) / 64);
+}
+
 /* ---- the chunk directory (types.h, chunkdir.c) ---- */
 
 /* The segment holding chunk c, its first chunk and its size in chunks. */

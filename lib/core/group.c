@@ -37,8 +37,9 @@ static void group_init_fresh(struct bga_volume *vol, const struct bga_geom *geo,
 		for (uint32_t k = 0; k <= vol->max_order && (UINT32_C(1) << k) <= grp->max_run; k++)
 			ch->bits[k][i / 64] |= UINT64_C(1) << (i % 64);
 	}
+	ch->nwords = bga__chunk_words_for(geo, c);
 	for (uint32_t k = 0; k <= vol->max_order; k++)
-		for (uint32_t w = 0; w < BGA_CHUNK_WORDS; w++)
+		for (uint32_t w = 0; w < ch->nwords; w++)
 			ch->bits[k][w] |= full[w];
 }
 

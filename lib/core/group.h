@@ -106,11 +106,27 @@ struct bga_chunk {
 	 * for it to drain before it calls that a violation.
 	 */
 	uint32_t clearing;
+	/*
+	 * Words of the maps above (bits, dfree, wins) that can hold a bit:
+	 * those of the groups the volume's geometry has in this chunk, so a
+	 * chunk of a small volume is looked over in a word or two, not 64
+	 * (bga__chunk_words).  Set at the chunk's making and raised by a grow
+	 * (SEQ_CST) before it publishes the geometry that opens groups past
+	 * it; only ever raised, and a bit is only ever set for an open
+	 * group, so every set bit lies below it.
+	 */
+	uint32_t nwords;
 	uint64_t dfree[BGA_CHUNK_WORDS]; /* groups holding pending deferred frees (atomic) */
 	uint64_t wins[BGA_CHUNK_WORDS];  /* groups that may hold windows (atomic; window.c) */
 	struct bga_group groups[BGA_CHUNK_GROUPS];
 };
 
+
+/* The words of chunk ch's group maps that can hold a bit (nwords). */
+static inline uint32_t bga__chunk_words(const struct bga_chunk *ch)
+{
+	return __atomic_load_n(&ch->nwords, __ATOMIC_SEQ_CST);
+}
 
 /*
  * The usable span of a group as the group itself records it (grp may be

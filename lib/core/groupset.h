@@ -48,9 +48,10 @@ static inline void bga__gset_add(const struct bga_volume *vol, size_t off, unsig
 		__atomic_fetch_or(vol_map, cb, __ATOMIC_SEQ_CST);
 }
 
-static inline bool bga__gset_chunk_empty(const uint64_t *chunk_map)
+/* No group of the chunk ch is in the set whose chunk map is chunk_map. */
+static inline bool bga__gset_chunk_empty(const struct bga_chunk *ch, const uint64_t *chunk_map)
 {
-	for (unsigned w = 0; w < BGA_CHUNK_WORDS; w++)
+	for (uint32_t w = 0, n = bga__chunk_words(ch); w < n; w++)
 		if (__atomic_load_n(&chunk_map[w], __ATOMIC_SEQ_CST))
 			return false;
 	return true;
@@ -66,11 +67,12 @@ static inline void bga__gset_remove(const struct bga_volume *vol, size_t off, un
 	uint64_t *chunk_map = bga__gset_chunk_map(vol, off, g);
 	uint64_t *vol_map = bga__dir_word(vol, vmap, g >> BGA_CHUNK_SHIFT);
 	uint64_t c = g >> BGA_CHUNK_SHIFT, i = g & (BGA_CHUNK_GROUPS - 1), m = UINT64_C(1) << (c % 64);
+	const struct bga_chunk *ch = bga__chunk_get(vol, c);
 	__atomic_fetch_and(&chunk_map[i / 64], ~(UINT64_C(1) << (i % 64)), __ATOMIC_SEQ_CST);
-	if (!bga__gset_chunk_empty(chunk_map))
+	if (!bga__gset_chunk_empty(ch, chunk_map))
 		return;
 	__atomic_fetch_and(vol_map, ~m, __ATOMIC_SEQ_CST);
-	if (!bga__gset_chunk_empty(chunk_map))
+	if (!bga__gset_chunk_empty(ch, chunk_map))
 		__atomic_fetch_or(vol_map, m, __ATOMIC_SEQ_CST);
 }
 

@@ -304,12 +304,14 @@ static int install_group(struct bga_volume *vol, struct bga_persist *p, const st
 	return 0;
 }
 
-static bool chunk_needs_install(const struct bga_persist *p, uint64_t c)
+/* Some group of chunk c, whose groups below ngroups are the volume's, has
+ * a record. */
+static bool chunk_needs_install(const struct bga_persist *p, uint64_t c, uint64_t ngroups)
 {
 	const struct bga_pgroup *pc = c < p->npchunk ? p->pchunk[c] : NULL;
 	if (pc == NULL)
 		return false;
-	for (uint32_t i = 0; i < BGA_CHUNK_GROUPS; i++)
+	for (uint32_t i = 0, n = (uint32_t)BGA_MIN(ngroups - (c << BGA_CHUNK_SHIFT), (uint64_t)BGA_CHUNK_GROUPS); i < n; i++)
 		if (!(pc[i].flags & BGA_DF_UNINIT))
 			return true;
 	return false;
@@ -337,7 +339,7 @@ static int install_all(struct bga_volume *vol, struct bga_persist *p, const stru
 	p->npending_chunks = nchunks;
 	int rc = 0;
 	for (uint64_t c = 0; rc == 0 && c < nchunks; c++) {
-		if (!chunk_needs_install(p, c))
+		if (!chunk_needs_install(p, c, ngroups))
 			continue;
 		uint64_t g0 = c << BGA_CHUNK_SHIFT, g1 = BGA_MIN(g0 + BGA_CHUNK_GROUPS, ngroups);
 		bool now = eager || bga__chunk_get(vol, c) != NULL;
@@ -399,7 +401,8 @@ int bga__persist_fill_chunk(struct bga_volume *vol, struct bga_chunk *ch, uint64
 	int64_t delta = 0;
 	uint64_t quarantined = 0, repaired = 0, unverified = 0;
 	int lazy_err = 0;
-	for (uint32_t i = 0; i < BGA_CHUNK_GROUPS; i++) {
+	/* Groups past the chunk's words are past the volume: no records. */
+	for (uint32_t i = 0, n = BGA_MIN(64 * bga__chunk_words(ch), BGA_CHUNK_GROUPS); i < n; i++) {
 		uint64_t g = (c << BGA_CHUNK_SHIFT) + i;
 		struct bga_pgroup r = bga__pgroup_get(p, g);
 		if (r.flags == BGA_DF_UNINIT)
