@@ -9,6 +9,8 @@
 #   scripts/fuzz.sh repro HARNESS FILE [NAME]        minimise a crash into tests/fuzz/regress/HARNESS/
 #   scripts/fuzz.sh merge [harness...]               minimise the working corpora (make fuzz-merge)
 #   scripts/fuzz.sh floor                            the library's own cost per input shape (tests/fuzz/floor.c)
+#   scripts/fuzz.sh share HARNESS SECONDS            the harness's share of a run from the seeds, and the
+#                                                    ceiling libFuzzer's own work leaves (tests/fuzz/share.c)
 #
 # Harnesses: fuzz_ops fuzz_mt fuzz_load (default: all three).  Each runs for SECONDS,
 # one after the other (the machine has 2 cores).  Inputs that crash are
@@ -41,10 +43,21 @@ build_lib() {
 	cmake --build "$dir/lib" -j "$JOBS" --target bgalloc_static >/dev/null
 }
 
+LF_DIR=$ROOT/build/fuzz-libfuzzer
+LF_SAN="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
+LF_SAN+=" -fsanitize-ignorelist=$ROOT/tests/fuzz/sanitize-ignore.txt"
+
+# lf_link <harness> <out> [cflags/objects...]: a harness of the libFuzzer build.
+lf_link() {
+	local h=$1 out=$2; shift 2
+	# shellcheck disable=SC2046
+	clang -std=gnu11 -Wall -Wextra $LF_SAN -fsanitize=fuzzer -DBGA_DEBUG=1 "$@" \
+		-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests/support $(srcs "$h") "$LF_DIR/refmodel.o" \
+		"$LF_DIR/lib/libbgalloc.a" $(libs) -o "$out"
+}
+
 build_libfuzzer() {
-	local dir=$ROOT/build/fuzz-libfuzzer h
-	local san="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
-	san+=" -fsanitize-ignorelist=$ROOT/tests/fuzz/sanitize-ignore.txt"
+	local dir=$LF_DIR h san=$LF_SAN
 	# The checker (bga_check) is the oracle too: left out of the coverage
 	# instrumentation of the library, not of the sanitizers (why, and the
 	# measured gain: tests/fuzz/coverage-ignore.txt, BENCHMARKS.md).
@@ -58,10 +71,7 @@ build_libfuzzer() {
 	# its branches do not count as features.
 	clang -std=gnu11 -Wall -Wextra $san -DBGA_DEBUG=1 -Iinclude -Itests/support -c tests/support/refmodel.c -o "$dir/refmodel.o"
 	for h in "${ALL_HARNESSES[@]}"; do
-		# shellcheck disable=SC2046
-		clang -std=gnu11 -Wall -Wextra $san -fsanitize=fuzzer -DBGA_DEBUG=1 \
-			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests/support $(srcs "$h") "$dir/refmodel.o" \
-			"$dir/lib/libbgalloc.a" $(libs) -o "$dir/$h"
+		lf_link "$h" "$dir/$h"
 	done
 	# The floor of an input: the library alone in this build (tests/fuzz/floor.c).
 	# shellcheck disable=SC2046
@@ -198,6 +208,18 @@ repro)
 	[ -s "$out" ] || die "minimising $f gave nothing (not a crash?): build/fuzz-libfuzzer/$h-repro.log"
 	echo "fuzz.sh: $out ($(stat -c %s "$out") bytes, was $(stat -c %s "$f")); fix the bug, then: ctest -R fuzz_replay"
 	;;
+share)
+	# The harness's share of a run from the seeds, and the ceiling
+	# libFuzzer's own work per input leaves (tests/fuzz/share.c).
+	h=${1:?harness}; secs=${2:?seconds}
+	[ -f "$LF_DIR/refmodel.o" ] || build_libfuzzer
+	clang -std=gnu11 -Wall -Wextra $LF_SAN -c tests/fuzz/share.c -o "$LF_DIR/share.o"
+	lf_link "$h" "$LF_DIR/$h-share" -DLLVMFuzzerTestOneInput=fz_share_harness "$LF_DIR/share.o"
+	d=$LF_DIR/share-corpus/$h
+	rm -rf "$d" && mkdir -p "$d" && cp tests/fuzz/corpus/"$h"/* "$d"/
+	ASAN_OPTIONS=detect_leaks=1 "$LF_DIR/$h-share" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 "$d" 2>&1 |
+		grep -E '^(share:|#[0-9]+[[:space:]]+DONE)'
+	;;
 floor)
 	# What the library alone costs per input shape in the libFuzzer build.
 	[ -x build/fuzz-libfuzzer/fuzz_floor ] || build_libfuzzer
@@ -217,7 +239,7 @@ merge)
 	done
 	;;
 *)
-	sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac
