@@ -13,12 +13,6 @@
 #include "cpu.h"
 #include "internal.h"
 
-static unsigned ncpus_online(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (unsigned)n : 1;
-}
-
 void bga_config_init(struct bga_config *cfg, uint64_t nblocks)
 {
 	if (cfg == NULL)
@@ -126,7 +120,11 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	vol->bpg_shift = (bpg & (bpg - 1)) ? 0 : (uint32_t)__builtin_ctz(bpg);
 	vol->max_order = 31u - (uint32_t)__builtin_clz(bpg);
 	vol->fast_min = cfg->stripe > 1 ? cfg->stripe - 1 : bpg;
-	unsigned ncpu = ncpus_online();
+	/* The configured CPUs, counted once per process (cpu.c): asking
+	 * for the online ones read /sys/devices/system/cpu/online at every
+	 * create, three system calls that were most of what a small
+	 * volume's create cost (BENCHMARKS.md, "Fuzzing"). */
+	unsigned ncpu = bga__cpu_count();
 	if (vol->cfg.lock_slots == 0) {
 		/*
 		 * The kernel's NR_BG_LOCKS, 4 << ilog2(min(ncpus, 32)), and at

@@ -45,6 +45,23 @@ struct bga_pgroup {
 extern const struct bga_pgroup bga__pf_canonical;
 
 /*
+ * The records of one chunk's groups: rec[i] for group i of the chunk,
+ * i < cap; every group at or past cap has the canonical record.  cap is
+ * a power of two from 64 to BGA_CHUNK_GROUPS, doubled when a group past
+ * it gets a record (bga__pgroup_slot), so a small volume's chunk holds
+ * its own groups' records, not 4096 (96 KiB, most of what a small
+ * volume's store and load cost under ASan: BENCHMARKS.md, "Fuzzing").
+ * An array moves only when a group of its chunk gets a record, which a
+ * lazy chunk fill, the one reader outside the store lock, never reads
+ * at the same time: it reads only chunks still pending, whose groups no
+ * store writes.
+ */
+struct bga_pchunk {
+	uint32_t cap;
+	struct bga_pgroup rec[];
+};
+
+/*
  * Per-volume persistence state.  Everything but the counters is under
  * `lock`, which serialises stores and lazy loads (lock order: outside
  * grow_lock and the group locks; no group lock is held while it waits).
@@ -64,7 +81,7 @@ struct bga_persist {
 	uint64_t sb_pending_off;
 	/* per chunk, the records of its groups; NULL: every group of the
 	 * chunk has the canonical never-initialised record */
-	struct bga_pgroup **pchunk;
+	struct bga_pchunk **pchunk;
 	uint64_t npchunk;
 	uint64_t pchunk_end; /* one past the highest chunk with an array: walks stop here */
 	uint64_t quarantined, repaired; /* atomic */

@@ -128,9 +128,9 @@ static const struct bga_pgroup quarantine_rec = {0, 0, 0, BGA_DF_QUARANTINED, 0}
 
 static int set_record(struct bga_persist *p, uint64_t g, const struct bga_pgroup *r)
 {
-	if (memcmp(r, &bga__pf_canonical, sizeof(*r)) == 0 &&
-	    ((g >> BGA_CHUNK_SHIFT) >= p->npchunk || p->pchunk[g >> BGA_CHUNK_SHIFT] == NULL))
-		return 0;
+	const struct bga_pchunk *pc = (g >> BGA_CHUNK_SHIFT) < p->npchunk ? p->pchunk[g >> BGA_CHUNK_SHIFT] : NULL;
+	if (memcmp(r, &bga__pf_canonical, sizeof(*r)) == 0 && (pc == NULL || (g & (BGA_CHUNK_GROUPS - 1)) >= pc->cap))
+		return 0; /* canonical already */
 	struct bga_pgroup *slot = bga__pgroup_slot(p, g);
 	if (slot == NULL)
 		return -ENOMEM;
@@ -308,11 +308,12 @@ static int install_group(struct bga_volume *vol, struct bga_persist *p, const st
  * a record. */
 static bool chunk_needs_install(const struct bga_persist *p, uint64_t c, uint64_t ngroups)
 {
-	const struct bga_pgroup *pc = c < p->npchunk ? p->pchunk[c] : NULL;
+	const struct bga_pchunk *pc = c < p->npchunk ? p->pchunk[c] : NULL;
 	if (pc == NULL)
 		return false;
-	for (uint32_t i = 0, n = (uint32_t)BGA_MIN(ngroups - (c << BGA_CHUNK_SHIFT), (uint64_t)BGA_CHUNK_GROUPS); i < n; i++)
-		if (!(pc[i].flags & BGA_DF_UNINIT))
+	uint64_t n = BGA_MIN(ngroups - (c << BGA_CHUNK_SHIFT), (uint64_t)pc->cap);
+	for (uint32_t i = 0; i < n; i++)
+		if (!(pc->rec[i].flags & BGA_DF_UNINIT))
 			return true;
 	return false;
 }

@@ -72,15 +72,16 @@ const struct bga_pgroup bga__pf_canonical = {BGA_PF_UNINIT_GEN, 0, 0, BGA_DF_UNI
 
 struct bga_pgroup bga__pgroup_get(const struct bga_persist *p, uint64_t g)
 {
-	const struct bga_pgroup *pc = (g >> BGA_CHUNK_SHIFT) < p->npchunk ? p->pchunk[g >> BGA_CHUNK_SHIFT] : NULL;
-	return pc ? pc[g & (BGA_CHUNK_GROUPS - 1)] : bga__pf_canonical;
+	const struct bga_pchunk *pc = (g >> BGA_CHUNK_SHIFT) < p->npchunk ? p->pchunk[g >> BGA_CHUNK_SHIFT] : NULL;
+	uint32_t i = (uint32_t)(g & (BGA_CHUNK_GROUPS - 1));
+	return pc && i < pc->cap ? pc->rec[i] : bga__pf_canonical;
 }
 
 int bga__pchunk_reserve(struct bga_persist *p, uint64_t nchunks)
 {
 	if (nchunks <= p->npchunk)
 		return 0;
-	struct bga_pgroup **d = realloc(p->pchunk, nchunks * sizeof(*d));
+	struct bga_pchunk **d = realloc(p->pchunk, nchunks * sizeof(*d));
 	if (d == NULL)
 		return -ENOMEM;
 	memset(d + p->npchunk, 0, (nchunks - p->npchunk) * sizeof(*d));
@@ -93,32 +94,31 @@ int bga__pchunk_reserve(struct bga_persist *p, uint64_t nchunks)
 struct bga_pgroup *bga__pgroup_slot(struct bga_persist *p, uint64_t g)
 {
 	uint64_t c = g >> BGA_CHUNK_SHIFT;
-	if (c >= p->npchunk) {
-		/* the directory follows the chunks that hold records, not the
-		 * largest volume: a small volume's costs stay small */
-		uint64_t n = BGA_MAX(c + 1, 2 * p->npchunk);
-		struct bga_pgroup **d = realloc(p->pchunk, n * sizeof(*d));
-		if (d == NULL)
-			return NULL;
-		memset(d + p->npchunk, 0, (n - p->npchunk) * sizeof(*d));
-		p->pchunk = d;
-		p->npchunk = n;
+	/* the directory follows the chunks that hold records, not the
+	 * largest volume: a small volume's costs stay small */
+	if (c >= p->npchunk && bga__pchunk_reserve(p, BGA_MAX(c + 1, 2 * p->npchunk)))
+		return NULL;
+	struct bga_pchunk **pc = &p->pchunk[c];
+	uint32_t i = (uint32_t)(g & (BGA_CHUNK_GROUPS - 1));
+	if (*pc == NULL || i >= (*pc)->cap) {
+		uint32_t old = *pc ? (*pc)->cap : 0, cap = old ? old : 64;
+		while (cap <= i)
+			cap *= 2;
+		struct bga_pchunk *n = realloc(*pc, sizeof(*n) + cap * sizeof(n->rec[0]));
+		if (n == NULL)
+			return NULL; /* the old array, if any, stays as it was */
+		/* the new records canonical: the first, then doubling copies
+		 * (a handful of calls, not one struct copy a record: each an
+		 * interceptor call under ASan) */
+		n->rec[old] = bga__pf_canonical;
+		for (uint32_t k = 1; old + k < cap; k *= 2)
+			memcpy(n->rec + old + k, n->rec + old, (size_t)BGA_MIN(k, cap - old - k) * sizeof(n->rec[0]));
+		n->cap = cap;
+		if (*pc == NULL && c >= p->pchunk_end)
+			p->pchunk_end = c + 1;
+		*pc = n;
 	}
-	struct bga_pgroup **pc = &p->pchunk[c];
-	if (*pc == NULL) {
-		*pc = malloc(BGA_CHUNK_GROUPS * sizeof(**pc));
-		if (*pc == NULL)
-			return NULL;
-		/* every record canonical: the first, then doubling copies (12
-		 * calls, not 4096 struct copies: each one an interceptor
-		 * call under ASan, half the cost of a fuzzer's store and load) */
-		(*pc)[0] = bga__pf_canonical;
-		for (uint32_t n = 1; n < BGA_CHUNK_GROUPS; n *= 2)
-			memcpy(*pc + n, *pc, (size_t)n * sizeof(**pc));
-		if ((g >> BGA_CHUNK_SHIFT) >= p->pchunk_end)
-			p->pchunk_end = (g >> BGA_CHUNK_SHIFT) + 1;
-	}
-	return &(*pc)[g & (BGA_CHUNK_GROUPS - 1)];
+	return &(*pc)->rec[i];
 }
 
 bool bga__persist_pending(const struct bga_volume *vol, uint64_t c)
