@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -181,3 +182,21 @@ const char *bga__cpu_source(void)
 		return "getcpu";
 	return "hash";
 }
+
+#ifdef BGA_DEBUG
+bool bga__cpu_cache_valid(char *why, size_t n)
+{
+	unsigned count = bga__cpu_count();
+
+	if (bga__cpu_reuse.cpu >= count || bga__cpu_reuse.left >= BGA_CPU_FALLBACK_REUSE) {
+		snprintf(why, n, "cpu: reused answer %u (%u more uses) out of range (%u CPUs, %u uses)",
+			 bga__cpu_reuse.cpu, bga__cpu_reuse.left, count, BGA_CPU_FALLBACK_REUSE);
+		return false;
+	}
+	if (hash_cpu_plus1 > count) {
+		snprintf(why, n, "cpu: tid hash %u out of range (%u CPUs)", hash_cpu_plus1 - 1, count);
+		return false;
+	}
+	return true;
+}
+#endif

@@ -120,6 +120,24 @@ static inline unsigned bga__cpu_hint(void)
 	return bga__cpu_hint_inline(&cpu) ? cpu : bga__cpu_fallback();
 }
 
+#ifdef BGA_DEBUG
+/*
+ * Whether the calling thread's CPU-id caches (bga__cpu_reuse and the tid
+ * hash) hold answers a lookup could have given: cpu < bga__cpu_count(),
+ * left < BGA_CPU_FALLBACK_REUSE, a hash in range or not made yet.  They
+ * are the only per-thread state of this file and are hints (see above),
+ * so a thread that made calls before (a pool thread) need not have them
+ * as a fresh thread has them (zero): a stale reused answer sends at most
+ * BGA_CPU_FALLBACK_REUSE - 1 lookups to an old CPU's slots, which costs
+ * shared lines and never correctness, and the hash is a function of the
+ * tid, which the thread keeps.  What must hold is the range: out of it,
+ * a reused answer would break bga__cpu_current's and bga__cpu_fallback's
+ * promise of [0, bga__cpu_count()).  If not, why[0 .. n) names the value
+ * (bga__thread_idle, thread.h).
+ */
+bool bga__cpu_cache_valid(char *why, size_t n);
+#endif
+
 /* Which source bga__cpu_current() uses in this thread: "rseq", "getcpu" or
  * "hash".  For tests and reports. */
 const char *bga__cpu_source(void);

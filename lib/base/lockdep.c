@@ -89,6 +89,20 @@ unsigned bga__lockdep_held(void)
 	return depth + overflow;
 }
 
+bool bga__lockdep_idle(char *why, size_t n)
+{
+	if (depth == 0 && overflow == 0)
+		return true;
+	/* Recorded ones released first, the counted ones remain: depth 0 with
+	 * overflow > 0 is a state too. */
+	if (depth == 0)
+		snprintf(why, n, "lockdep: %u group locks held, past its record", overflow);
+	else
+		snprintf(why, n, "lockdep: %u locks held (innermost recorded: %s %llu)", depth + overflow,
+			 level_name(stack[depth - 1].level), (unsigned long long)stack[depth - 1].sub);
+	return false;
+}
+
 bool bga__lockdep_holds(unsigned level, uint64_t sub)
 {
 	for (unsigned i = 0; i < depth; i++)

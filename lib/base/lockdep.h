@@ -27,6 +27,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum {
@@ -44,6 +45,12 @@ void bga__lockdep_acquire(unsigned level, uint64_t sub, bool check);
 void bga__lockdep_release(unsigned level, uint64_t sub);
 /* Locks the calling thread holds now (tests). */
 unsigned bga__lockdep_held(void);
+/* Whether the calling thread's record is that of a thread between library
+ * calls, as a fresh thread's is: no lock recorded (depth 0) and none
+ * counted past the record (overflow 0).  The entries above the depth are
+ * dead and never read.  If not, why[0 .. n) names the innermost recorded
+ * lock and the count (bga__thread_idle, thread.h). */
+bool bga__lockdep_idle(char *why, size_t n);
 /* Does the calling thread hold (level, sub)?  A thread past the record's
  * depth holding group locks counts as holding every group lock. */
 bool bga__lockdep_holds(unsigned level, uint64_t sub);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -233,6 +234,17 @@ static void mcs_node_put(struct ck_spinlock_mcs *node)
 		free(node);
 	}
 }
+
+#ifdef BGA_DEBUG
+bool bga__locktab_thread_idle(char *why, size_t n)
+{
+	if (mcs_pool.used == 0)
+		return true;
+	snprintf(why, n, "locktab: %d MCS queue nodes of this thread's pool in use (mask %#llx)",
+		 __builtin_popcountll(mcs_pool.used), (unsigned long long)mcs_pool.used);
+	return false;
+}
+#endif
 
 static bool slot_trylock(struct locktab_slot *s, enum bga_lock_kind kind)
 {

@@ -76,6 +76,21 @@ bool bga__locktab_trylock_slow(struct bga_locktab *t, struct locktab_slot *s);
 void bga__locktab_lock_slow(struct bga_locktab *t, struct locktab_slot *s);
 void bga__locktab_unlock_slow(struct bga_locktab *t, struct locktab_slot *s);
 
+#ifdef BGA_DEBUG
+/*
+ * Whether the calling thread's MCS node pool (locktab.c; the lock table's
+ * only per-thread state) is as a fresh thread's: every node free.  A node
+ * is in use exactly while the thread holds an MCS slot through it, so a
+ * thread between calls, holding no slot, has none; a node's contents are
+ * rewritten at every acquisition, so a free node's stale ones do not
+ * count.  A heap node (a thread holding more than the pool's nodes) lives
+ * from its acquisition to its unlock only, and is not the pool's.  If not,
+ * why[0 .. n) says how many nodes are in use.  For a harness that reuses
+ * threads (tests/fuzz/fuzz_mt.c), with bga__thread_idle (thread.h).
+ */
+bool bga__locktab_thread_idle(char *why, size_t n);
+#endif
+
 /* Whether the table's locks are fas ones (what the _fas forms take). */
 static inline bool bga__locktab_is_fas(const struct bga_locktab *t)
 {

@@ -32,12 +32,30 @@
  *
  * The threads are a pool made at the first input and kept (pool_run):
  * creating and joining two to four threads per input cost more than most
- * inputs' calls.  A pool thread keeps nothing from one input to the next
- * but what the library keeps per thread (its CPU id cache, the MCS node
- * pool, lockdep's record, all empty between calls); pool_run checks that
- * every slot is idle before an input (no stream, no wake-up pending) and,
- * in BGA_DEBUG builds, that each thread ends its stream holding no
- * library lock.
+ * inputs' calls.  The reset contract: a pool thread begins every input's
+ * stream in the state a fresh thread would have, as far as the library
+ * and this harness keep state per thread; and so does the thread that
+ * calls LLVMFuzzerTestOneInput, which libFuzzer (and replay.c) keeps too.
+ *  - The library's (lib/base/thread.h has the whole list and why it is
+ *    complete): lockdep's record empty, every node of the lock table's
+ *    MCS pool free, outside every urcu-bp read-side section (the reader's
+ *    registration is kept: registered and outside a section, it is to
+ *    every other thread an unregistered one), the CPU-id caches in range
+ *    (hints, kept: stale, they cost shared lines, never correctness), the
+ *    rseq area the kernel's.  In BGA_DEBUG builds (the replay tests but
+ *    the TSan one, and make fuzz) check_idle checks this, by
+ *    bga__thread_idle and bga__locktab_thread_idle, in each pool thread
+ *    before its stream and after it, and in the caller at the start and
+ *    end of each input; a failure names what was left behind.
+ *    tests/fuzz/thread_idle_test.c shows that the check fires.
+ *  - The harness's: all that an input uses lives in its struct shared and
+ *    struct thr, zeroed per input on the caller's stack, and its volume is
+ *    made per input; a pool thread keeps only its slot number, and the
+ *    file's only static state is the pool's semaphores, slots and barrier
+ *    (nothing thread-local).  pool_thread checks that the struct thr it is
+ *    handed is fresh (no blocks owned, nothing reserved, no window, its
+ *    input at the start); pool_run, that every slot is idle before an
+ *    input (no stream, no wake-up or end pending).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -54,7 +72,8 @@
 
 #include "fuzz_input.h"
 #ifdef BGA_DEBUG
-#include "lockdep.h"
+#include "locktab_impl.h"
+#include "thread.h"
 #endif
 
 #define MAX_THREADS 4
@@ -425,6 +444,35 @@ static struct {
 	bool started;
 } pool;
 
+/*
+ * The library's half of the reset contract (the header): the calling
+ * thread's state is that of a thread between calls.  k is the pool
+ * thread's slot, or -1 for the caller of LLVMFuzzerTestOneInput; `when`
+ * says which end of its work, for the failure.
+ */
+static void check_idle(int k, const char *when)
+{
+#ifdef BGA_DEBUG
+	char why[192];
+
+	if (bga__thread_idle(why, sizeof(why)) && bga__locktab_thread_idle(why, sizeof(why)))
+		return;
+	if (k < 0)
+		fail("the calling thread %s: library state left behind: %s", when, why);
+	fail("pool thread %d %s: library state left behind: %s", k, when, why);
+#else
+	(void)k, (void)when;
+#endif
+}
+
+/* The harness's half: what a pool thread is handed is an input's own. */
+static void check_fresh(const struct thr *t, unsigned k)
+{
+	if (!t || !t->s || t->id != k + 1 || t->in.pos != 0 || t->own || t->nown || t->cap || t->reserved ||
+	    t->rsv)
+		fail("pool thread %u is handed a stream that is not fresh", k);
+}
+
 static void *pool_thread(void *arg)
 {
 	unsigned k = (unsigned)(uintptr_t)arg;
@@ -432,12 +480,11 @@ static void *pool_thread(void *arg)
 	for (;;) {
 		while (sem_wait(&pool.go[k]))
 			;
+		check_fresh(pool.work[k], k);
+		check_idle((int)k, "before its stream");
 		pthread_barrier_wait(&pool.start);
 		worker(pool.work[k]);
-#ifdef BGA_DEBUG
-		if (bga__lockdep_held())
-			fail("pool thread %u ends its stream holding %u library locks", k, bga__lockdep_held());
-#endif
+		check_idle((int)k, "after its stream");
 		sem_post(&pool.done);
 	}
 	return NULL;
@@ -549,6 +596,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned n, k;
 	int rc;
 
+	check_idle(-1, "at the start of an input");
 	memset(&s, 0, sizeof(s));
 	memset(t, 0, sizeof(t));
 	memset(&keeper, 0, sizeof(keeper));
@@ -627,5 +675,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail("bga_check at the end: %d: %s", rc, rep.message);
 	bga_destroy(s.vol);
 	free(s.owner);
+	check_idle(-1, "at the end of an input");
 	return 0;
 }
