@@ -153,10 +153,10 @@ BGA_EXTERN void bga_config_init(struct bga_config *cfg, uint64_t nblocks);
 /*
  * Create a volume whose blocks are all free (except those below
  * first_data_block), or all allocated with BGA_START_FULL.  Groups are
- * initialised lazily, a chunk of 4096 groups at its first touch: memory
+ * initialised lazily, a chunk of 2048 groups at its first touch: memory
  * grows with the groups touched, not with nblocks.  What a volume costs
  * untouched is its fixed state (lock table, counter, per-CPU lines) and a
- * chunk directory of 11 bytes per 4096 groups (for 64 chunks at least,
+ * chunk directory of 11 bytes per 2048 groups (for 64 chunks at least,
  * rounded up to a power of two), which bga_grow extends.  With
  * BGA_START_FULL every chunk of the creation size is installed at create
  * (32 bytes of descriptor a group, no bitmap until a group is freed into).
@@ -191,7 +191,7 @@ BGA_EXTERN void bga_destroy(struct bga_volume *vol);
  *
  * A request that cannot be met fails in time bounded by the group index,
  * not by the volume's size: when no group's longest free run reaches
- * min_len, the index says so in a few word scans per 4096 groups, and
+ * min_len, the index says so in a few word scans per 2048 groups, and
  * -ENOSPC comes without looking at any group (a free count that would
  * allow the run does not make it search again).  An aligned request may
  * look at each group whose longest run reaches min_len but holds no
@@ -649,7 +649,7 @@ BGA_EXTERN int bga_store(struct bga_volume *vol, const struct bga_io *io);
  * (bga_stats.groups_repaired).  No input makes the load crash, hang or
  * allocate more than the geometry it passed needs.
  *
- * Bitmaps are read lazily, when their chunk of 4096 groups is first
+ * Bitmaps are read lazily, when their chunk of 2048 groups is first
  * touched (an allocation or free there; bga_check, bga_stats,
  * bga_foreach_free, bga_trim, bga_grow and a store to another io read
  * everything first), or all at once with bga_prefetch, BGA_LOAD_PREFETCH

@@ -5,7 +5,7 @@
  * directory follows its size: create makes one segment for the volume's
  * chunks (64 at least), and a grow past it adds a segment as large as
  * everything before it, so a volume grown from one chunk to the largest
- * has 15 segments, and no segment ever moves: lock-free readers keep
+ * has 16 segments, and no segment ever moves: lock-free readers keep
  * using the words they found.
  *
  * Sizing for the largest volume up front instead (the directory and 21

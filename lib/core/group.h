@@ -4,7 +4,7 @@
 
 /*
  * One group: its descriptor and rare state, with their invariants, the
- * chunk that holds 4096 of them, and the group under its lock (group.c):
+ * chunk that holds 2048 of them, and the group under its lock (group.c):
  * the words of its bitmap, finding, taking and releasing runs, its
  * chunk's install.  Where a block is: chunk.h; the locks: grouplock.h;
  * the index: groupidx.h; the volume: types.h.

@@ -12,8 +12,8 @@
  * Bits nest: bit k set implies bit k-1 set.  A search for min_len blocks
  * looks at order ceil(log2(min_len)), whose groups surely fit, and at
  * order floor(log2(min_len)) with a check of max_run, so no group that fits
- * is missed.  With 4096 groups per chunk, the summary of a 2^20-group
- * volume is 256 bits per order: a search is a handful of word scans.
+ * is missed.  With 2048 groups per chunk, the summary of a 2^20-group
+ * volume is 512 bits per order: a search is a handful of word scans.
  *
  * Writers hold the group's lock; bits are flipped with atomic or/and, and
  * readers take no lock.
@@ -186,7 +186,7 @@ uint64_t bga__idx_next(const struct bga_volume *vol, uint64_t from, uint64_t to,
  * min_len (max_run is an upper bound, so then no run that long existed),
  * and no summary recheck was in flight (during one a group can hide for
  * a moment; the caller's retry covers it).  A few word scans per order
- * and 4096 groups: this is what bounds the time a request that cannot be
+ * and 2048 groups: this is what bounds the time a request that cannot be
  * met takes, whatever the volume's size.
  */
 bool bga__idx_may_fit(const struct bga_volume *vol, const struct bga_geom *geo, uint64_t min_len)

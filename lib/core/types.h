@@ -42,9 +42,17 @@
 #include "locktab_impl.h"
 #include "lockdep.h"
 
-/* Groups are kept in chunks of 2^BGA_CHUNK_SHIFT descriptors, allocated on
- * first touch, so memory follows the groups used, not the volume size. */
-#define BGA_CHUNK_SHIFT 12
+/*
+ * Groups are kept in chunks of 2^BGA_CHUNK_SHIFT descriptors, allocated on
+ * first touch, so memory follows the groups used, not the volume size.
+ * 2048 (DESIGN.md's sketch had 4096): a chunk of 2048 is 70 KiB, under
+ * the 128 KiB at which glibc's malloc and ASan's allocator map and unmap
+ * memory for every allocation, so the first touch of a small volume costs
+ * a heap allocation, not a mapping and its page faults (22 us instead of
+ * 57 under the fuzzers' ASan build: BENCHMARKS.md, "Fuzzing"); the
+ * directory of the largest volume doubles to 2^21 chunks.
+ */
+#define BGA_CHUNK_SHIFT 11
 #define BGA_CHUNK_GROUPS (1u << BGA_CHUNK_SHIFT)
 #define BGA_CHUNK_WORDS (BGA_CHUNK_GROUPS / 64)
 
@@ -79,10 +87,10 @@ struct bga_window;
  */
 enum { BGA_DIR_DFREE = BGA_ORDERS, BGA_DIR_WINS, BGA_DIR_MAPS };
 /* Chunks of the largest volume; segments that hold them when segment 0
- * has 64 chunks, each later one as many as all before: 1 + log2(2^20 / 64). */
+ * has 64 chunks, each later one as many as all before: 1 + log2(2^21 / 64). */
 #define BGA_DIR_MAX_CHUNKS (BGA_MAX_GROUPS / BGA_CHUNK_GROUPS)
 #define BGA_DIR_CHUNKS0 64 /* the least segment 0 holds: one word per map */
-#define BGA_DIR_SEGS 15
+#define BGA_DIR_SEGS (1 + 32 - BGA_CHUNK_SHIFT - 6)
 
 /*
  * Geometry, published with RCU (urcu-bp) so bga_grow() can change it while

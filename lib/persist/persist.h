@@ -49,7 +49,7 @@ extern const struct bga_pgroup bga__pf_canonical;
  * i < cap; every group at or past cap has the canonical record.  cap is
  * a power of two from 64 to BGA_CHUNK_GROUPS, doubled when a group past
  * it gets a record (bga__pgroup_slot), so a small volume's chunk holds
- * its own groups' records, not 4096 (96 KiB, most of what a small
+ * its own groups' records, not 2048 (48 KiB, most of what a small
  * volume's store and load cost under ASan: BENCHMARKS.md, "Fuzzing").
  * An array moves only when a group of its chunk gets a record, which a
  * lazy chunk fill, the one reader outside the store lock, never reads

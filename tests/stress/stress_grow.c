@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Growth across chunk boundaries (64-block groups: a chunk of 4096 groups
- * is 262,144 blocks) while threads allocate at the growing end, make first
+ * Growth across chunk boundaries (64-block groups: a chunk of
+ * TEST_CHUNK_GROUPS groups is 131,072 blocks) while threads allocate at the growing end, make first
  * touches of new chunks by exact goal, free, and trim, with an ownership
  * map: no block handed out twice, no trim of an owned block, nothing lost,
  * bga_check clean after each round; every fourth round crosses the chunk
@@ -28,7 +28,7 @@
 #include "testutil.h"
 
 #define BPG 64
-#define CHUNK (UINT64_C(4096) * BPG)
+#define CHUNK ((uint64_t)TEST_CHUNK_GROUPS * BPG)
 #define THREADS 3
 #define HELD 16
 #define WATCHDOG_SECONDS 60 /* a round takes well under a second */

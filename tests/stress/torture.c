@@ -49,8 +49,8 @@
 
 #define THREADS 6
 #define BPG 64u
-#define START_BLOCKS 250000u /* just under one chunk of 4096 64-block groups */
-#define MAX_BLOCKS 600000u   /* grown across two chunk boundaries */
+#define START_BLOCKS (TEST_CHUNK_GROUPS * BPG - 6000u) /* just under one chunk of 64-block groups */
+#define MAX_BLOCKS (2 * TEST_CHUNK_GROUPS * BPG + 40000u) /* grown across two chunk boundaries */
 #define HELD 64
 #define PENDING 0xfe
 #define TRIM 0xfd

@@ -26,6 +26,8 @@
 
 #include <bgalloc.h>
 
+#include "testutil.h"
+
 /* ---- failing the k-th allocator call ---- */
 
 /* Arms the fault: counting from this call, in every thread together, the
@@ -74,9 +76,9 @@ extern int fault_getrandom_mode;
 
 /* ---- fixtures both fault tests use ---- */
 
-/* Groups of 64 blocks; a chunk (4096 groups) of them. */
+/* Groups of 64 blocks; a chunk (TEST_CHUNK_GROUPS groups) of them. */
 #define BPG 64
-#define CHUNK_BLOCKS (4096 * BPG)
+#define CHUNK_BLOCKS (TEST_CHUNK_GROUPS * BPG)
 
 /* Allocates exactly start..start+len-1 of vol; the test fails if that
  * cannot be done. */

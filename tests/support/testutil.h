@@ -6,6 +6,11 @@
 
 #include <stdint.h>
 
+/* Groups a chunk holds (lib/core/types.h, BGA_CHUNK_GROUPS), for tests
+ * that see only the public header and aim at chunk boundaries;
+ * test_persist.c, which sees the internals, checks the two agree. */
+#define TEST_CHUNK_GROUPS 2048
+
 /* xorshift64: a fixed-seed generator, so every failure replays.  The
  * state must not be 0. */
 static inline uint64_t rng_next(uint64_t *s)

@@ -70,7 +70,7 @@ static void create_every_k(const struct bga_config *cfg, const char *what)
 Test(faults, create_cleans_up_a_half_built_volume)
 {
 	struct bga_config cfg;
-	bga_config_init(&cfg, 3 * 4096 * 64 + 100); /* a short last group in chunk 3 */
+	bga_config_init(&cfg, 3 * TEST_CHUNK_GROUPS * 64 + 100); /* a short last group in chunk 3 */
 	cfg.blocks_per_group = 64;
 	cfg.first_data_block = 7; /* chunk 0 built at create as well */
 	create_every_k(&cfg, "default");
@@ -122,7 +122,7 @@ Test(faults, counter_and_locktab_create)
 
 /* ---- operations on a volume ---- */
 
-/* 2 chunks of 4096 groups of BPG blocks, and a short last group in a third. */
+/* 2 chunks of BPG-block groups, and a short last group in a third. */
 #define NBLOCKS (2 * CHUNK_BLOCKS + 100)
 
 struct fx {
@@ -142,14 +142,14 @@ static void fx_plain(struct fx *f)
 	cr_assert_eq(bga_create(&cfg, &f->vol), 0);
 }
 
-/* Whole groups 100..139 and 4090..4105 (across chunks 0 and 1) allocated,
+/* Whole groups 100..139 and the 16 around chunk 1's start allocated,
  * group 5 wholly allocated, a few pieces here and there, a window open. */
 static void fx_used(struct fx *f)
 {
 	fx_plain(f);
 	for (uint64_t g = 100; g < 140; g++)
 		alloc_exact(f->vol, g * BPG, BPG);
-	for (uint64_t g = 4090; g < 4106; g++)
+	for (uint64_t g = TEST_CHUNK_GROUPS - 6; g < TEST_CHUNK_GROUPS + 10; g++)
 		alloc_exact(f->vol, g * BPG, BPG);
 	alloc_exact(f->vol, 5 * BPG, BPG);
 	alloc_exact(f->vol, 7 * BPG + 3, 9);
@@ -170,7 +170,7 @@ static void fx_pending(struct fx *f)
 	fx_used(f);
 	cr_assert_eq(bga_free_deferred(f->vol, 5 * BPG + 1, 3, 2), 0);
 	cr_assert_eq(bga_free_deferred(f->vol, 101 * BPG, 3 * BPG, 2), 0);
-	cr_assert_eq(bga_free_deferred(f->vol, 4095 * BPG + 10, 2 * BPG, 3), 0);
+	cr_assert_eq(bga_free_deferred(f->vol, (TEST_CHUNK_GROUPS - 1) * BPG + 10, 2 * BPG, 3), 0);
 	cr_assert_eq(bga_free_deferred(f->vol, 7 * BPG + 4, 1, 4), 0);
 }
 
@@ -236,11 +236,11 @@ static int run_alloc_would_fit(struct fx *f) { return op_alloc(f, BGA_NO_GOAL, 4
 static int run_alloc_would_fit_goal(struct fx *f) { return op_alloc(f, 3 * BPG + 10, 6, 6, BGA_EXACT_GOAL, NULL); }
 static int run_free_in_used_group(struct fx *f) { return bga_free(f->vol, 5 * BPG + 3, 1); }
 static int run_free_40_groups(struct fx *f) { return bga_free(f->vol, 100 * BPG, 40 * BPG); }
-static int run_free_across_chunks(struct fx *f) { return bga_free(f->vol, 4090 * BPG + 1, 16 * BPG - 2); }
+static int run_free_across_chunks(struct fx *f) { return bga_free(f->vol, (TEST_CHUNK_GROUPS - 6) * BPG + 1, 16 * BPG - 2); }
 static int run_free_crossing_groups(struct fx *f) { return bga_free(f->vol, 9 * BPG + 60, 8); }
 static int run_fdef_in_used_group(struct fx *f) { return bga_free_deferred(f->vol, 5 * BPG + 3, 1, 9); }
 static int run_fdef_40_groups(struct fx *f) { return bga_free_deferred(f->vol, 100 * BPG, 40 * BPG, 9); }
-static int run_fdef_across_chunks(struct fx *f) { return bga_free_deferred(f->vol, 4090 * BPG, 16 * BPG, 9); }
+static int run_fdef_across_chunks(struct fx *f) { return bga_free_deferred(f->vol, (TEST_CHUNK_GROUPS - 6) * BPG, 16 * BPG, 9); }
 static int run_commit_all(struct fx *f) { return bga_commit(f->vol, 10); }
 static int run_commit_some(struct fx *f) { return bga_commit(f->vol, 3); }
 static int run_grow_in_chunk(struct fx *f) { return bga_grow(f->vol, NBLOCKS + 1000); }
@@ -249,7 +249,7 @@ static int run_grow_chunk_edge(struct fx *f) { return bga_grow(f->vol, 3 * CHUNK
 /* Trim allocates per group it claims from (a run list, a bitmap for a
  * wholly free group). */
 static int run_trim(struct fx *f) { return bga_trim(f->vol, 0, 200 * BPG, 1, count_cb, f, NULL); }
-static int run_trim_part(struct fx *f) { return bga_trim(f->vol, 4085 * BPG, 4110 * BPG + 7, 8, count_cb, f, NULL); }
+static int run_trim_part(struct fx *f) { return bga_trim(f->vol, (TEST_CHUNK_GROUPS - 11) * BPG, (TEST_CHUNK_GROUPS + 14) * BPG + 7, 8, count_cb, f, NULL); }
 static int run_foreach(struct fx *f) { return bga_foreach_free(f->vol, 0, NBLOCKS, 1, count_cb, f); }
 static int run_stats(struct fx *f)
 {

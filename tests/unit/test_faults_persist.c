@@ -49,7 +49,7 @@ static struct bga_volume *persist_volume(struct bga_rsv **rsv)
 	struct bga_volume *vol;
 	cr_assert_eq(bga_create(&cfg, &vol), 0);
 	for (uint64_t c = 0; c < 3; c++)
-		for (uint64_t g = 1; g < 4000; g += 997)
+		for (uint64_t g = 1; g < TEST_CHUNK_GROUPS - 96; g += 397)
 			alloc_exact(vol, c * CHUNK_BLOCKS + g * BPG + c, 5 + c);
 	alloc_exact(vol, CHUNK_BLOCKS + 30 * BPG, BPG);
 	alloc_exact(vol, 2 * CHUNK_BLOCKS + 50 * BPG, BPG);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Growth across chunks (4096 groups each; 64-block groups make a chunk
- * 262,144 blocks), alone and while other threads allocate, free, defer,
+ * Growth across chunks (TEST_CHUNK_GROUPS groups each; 64-block groups
+ * make a chunk 131,072 blocks), alone and while other threads allocate, free, defer,
  * commit, reserve, trim and use windows, with every block's owner tracked.
  * Threaded tests run under Criterion's timeout: a deadlock fails the test
  * instead of hanging the suite.
@@ -23,7 +23,7 @@
 
 #define BPG 64
 #define ROUNDS 3 /* fresh volumes per threaded test */
-#define CHUNK (UINT64_C(4096) * BPG)
+#define CHUNK ((uint64_t)TEST_CHUNK_GROUPS * BPG)
 
 static struct bga_volume *make(uint64_t nblocks, uint32_t flags, uint32_t slots)
 {

@@ -258,6 +258,7 @@ Test(persist, file_io_round_trip)
 
 #include "persist_format.h"
 #include "internal.h" /* to see which chunks a lazy load installed */
+_Static_assert(TEST_CHUNK_GROUPS == BGA_CHUNK_GROUPS, "testutil.h names the chunk size");
 
 /* The area bytes before group g0's unit. */
 static uint64_t bga_pf_area_bytes_for_test(uint32_t bpg, uint64_t g0)
@@ -281,15 +282,15 @@ static int failio_read(void *ctx, void *buf, size_t len, uint64_t off)
 	return off >= f->fail_from ? -EIO : memio_read(f->m, buf, len, off);
 }
 
-/* Three chunks of 4096 groups of 64 blocks, each with a few used blocks:
+/* Three chunks (BGA_CHUNK_GROUPS groups each) of 64-block groups, each with a few used blocks:
  * none of them is built by bga_create, so a load leaves all three to
  * their first touch. */
 static struct bga_volume *three_chunks(struct memio *m, struct bga_io *io, struct usedmap *want)
 {
-	struct bga_volume *vol = make_volume(UINT64_C(64) * 4096 * 3, 64, 0);
+	struct bga_volume *vol = make_volume(UINT64_C(64) * BGA_CHUNK_GROUPS * 3, 64, 0);
 	for (uint64_t c = 0; c < 3; c++)
 		for (uint64_t k = 0; k < 5; k++) {
-			uint64_t b = c * 64 * 4096 + k * 64 * 700 + 3;
+			uint64_t b = c * 64 * BGA_CHUNK_GROUPS + k * 64 * (BGA_CHUNK_GROUPS / 6) + 3;
 			struct bga_request req = {.goal = b, .min_len = 2, .max_len = 2, .flags = BGA_EXACT_GOAL};
 			struct bga_extent e;
 			cr_assert_eq(bga_alloc(vol, &req, &e), 0);
@@ -312,13 +313,13 @@ Test(persist_lazy, chunks_read_on_first_touch)
 		cr_assert(!chunk_present(back, c), "chunk %llu read at load", (unsigned long long)c);
 	cr_assert_eq(bga_free_exact(back), free_before, "free count exact before any bitmap is read");
 	/* a free into an unread chunk reads it first */
-	uint64_t b1 = 64 * 4096 + 3;
+	uint64_t b1 = 64 * BGA_CHUNK_GROUPS + 3;
 	cr_assert_eq(bga_free(back, b1, 2), 0);
 	cr_assert(chunk_present(back, 1));
 	cr_assert(!chunk_present(back, 2));
 	cr_assert_eq(bga_free(back, b1, 2), -EINVAL, "now free: a second free is a double free");
 	/* an exact allocation in an unread chunk sees its used blocks */
-	struct bga_request req = {.goal = 2 * 64 * 4096 + 3, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
+	struct bga_request req = {.goal = 2 * 64 * BGA_CHUNK_GROUPS + 3, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
 	struct bga_extent e;
 	cr_assert_eq(bga_alloc(back, &req, &e), -ENOSPC);
 	cr_assert(chunk_present(back, 2));
@@ -389,18 +390,18 @@ Test(persist_lazy, read_error_quarantines)
 	struct bga_io fio = {&f, failio_read, memio_write, memio_flush};
 	cr_assert_eq(bga_load(&fio, NULL, &back), 0);
 	uint64_t free_before = bga_free_exact(back);
-	f.fail_from = bga_pf_area_bytes_for_test(64, 4096); /* chunk 1 and on */
+	f.fail_from = bga_pf_area_bytes_for_test(64, BGA_CHUNK_GROUPS); /* chunk 1 and on */
 	cr_assert_eq(bga_prefetch(back), -EIO);
 	struct bga_stats st;
 	cr_assert_eq(bga_stats(back, &st), 0);
 	cr_assert_eq(st.groups_quarantined, 10, "the groups of chunks 1 and 2 with bitmaps");
 	cr_assert_lt(bga_free_exact(back), free_before);
-	cr_assert_eq(bga_free(back, 64 * 4096 + 3, 2), -EUCLEAN);
+	cr_assert_eq(bga_free(back, 64 * BGA_CHUNK_GROUPS + 3, 2), -EUCLEAN);
 	cr_assert_eq(bga_free(back, 3, 2), 0, "chunk 0 read fine");
 	bga_destroy(back);
 	cr_assert_eq(bga_load_ex(&io, NULL, BGA_LOAD_STRICT, &back), 0, "strict, no damage");
 	bga_destroy(back);
-	f.fail_from = bga_pf_area_bytes_for_test(64, 4096);
+	f.fail_from = bga_pf_area_bytes_for_test(64, BGA_CHUNK_GROUPS);
 	cr_assert_eq(bga_load_ex(&fio, NULL, BGA_LOAD_STRICT, &back), -EIO, "strict reads everything at load");
 	usedmap_free(&want);
 	memio_free(&m);

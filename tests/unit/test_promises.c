@@ -188,16 +188,16 @@ Test(exact_goal, a_failed_request_keeps_the_windows)
 }
 
 /*
- * Two chunks of 4096 groups of 64, stored, with group 4096 (chunk 1's
- * first) damaged in one of two ways, and loaded lazily: chunk 1 is not
- * read until touched.  Whatever bga_reserve promised before the read
+ * Two chunks of 64-block groups, stored, with chunk 1's first group
+ * damaged in one of two ways, and loaded lazily: chunk 1 is not read
+ * until touched.  Whatever bga_reserve promised before the read
  * must still be there after it.
  */
 static void reserve_across_a_damaging_read(bool quarantine)
 {
 	enum { BPG = 64 };
-	const uint64_t g = 4096, b = g * BPG;
-	struct bga_volume *vol = make_volume(UINT64_C(2) * 4096 * BPG, BPG, 0), *back;
+	const uint64_t g = TEST_CHUNK_GROUPS, b = g * BPG;
+	struct bga_volume *vol = make_volume(UINT64_C(2) * TEST_CHUNK_GROUPS * BPG, BPG, 0), *back;
 	struct memio m;
 	struct bga_io io;
 	struct bga_extent e;
@@ -258,7 +258,7 @@ Test(reserve, kept_when_a_lazy_read_repairs_a_count_downwards)
 Test(reserve, unread_space_is_read_when_a_promise_needs_it)
 {
 	enum { BPG = 64 };
-	const uint64_t n = UINT64_C(2) * 4096 * BPG, b = 4096 * BPG;
+	const uint64_t n = UINT64_C(2) * TEST_CHUNK_GROUPS * BPG, b = TEST_CHUNK_GROUPS * BPG;
 	struct bga_volume *vol = make_volume(n, BPG, 0), *back;
 	struct memio m;
 	struct bga_io io;

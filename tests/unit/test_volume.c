@@ -482,9 +482,9 @@ Test(grow, new_blocks_are_free_and_usable)
 	cr_assert_eq(e.len, 24, "the old last group now runs to 1024");
 	cr_assert_eq(bga_grow(vol, 70000), 0, "more groups in chunk 0");
 	assert_clean(vol);
-	/* Chunks hold 4096 groups: 1,048,576 blocks at 256 a group.  Into
-	 * chunk 2, with a short last group there. */
-	const uint64_t big = 2 * 4096 * 256 + 1000;
+	/* Chunks hold TEST_CHUNK_GROUPS groups of 256 blocks.  Into chunk 2,
+	 * with a short last group there. */
+	const uint64_t big = 2 * TEST_CHUNK_GROUPS * 256 + 1000;
 	cr_assert_eq(bga_grow(vol, big), 0, "into new chunks");
 	assert_clean(vol);
 	struct bga_config cfg;
