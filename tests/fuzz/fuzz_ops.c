@@ -186,8 +186,12 @@ static void pick_range(struct fz *f, uint64_t *start, uint64_t *len)
 	}
 	/* An allocated run in the model, possibly across groups. */
 	b = fz_below(&f->in, f->cfg.nblocks);
-	while (b < f->cfg.nblocks && f->m.state[b] != REFM_ALLOC)
-		b++;
+	if (b < f->cfg.nblocks) {
+		/* one scan, not a compare per block under the coverage
+		 * instrumentation: the same first allocated block */
+		const uint8_t *a = memchr(f->m.state + b, REFM_ALLOC, f->cfg.nblocks - b);
+		b = a ? (uint64_t)(a - f->m.state) : f->cfg.nblocks;
+	}
 	*start = b;
 	*len = 0;
 	while (b < f->cfg.nblocks && f->m.state[b] == REFM_ALLOC && *len < 1 + (uint64_t)fz_u8(&f->in) * 8) {

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <bgalloc.h>
 
@@ -49,7 +50,15 @@ static bool model_next(struct walk *w, uint64_t *start, uint64_t *len)
 			*len = run;
 			return true;
 		}
-		b += run ? run : 1;
+		if (run) {
+			b += run;
+			continue;
+		}
+		/* not free (or past the model): on to the next free block in
+		 * one scan */
+		uint64_t end = w->to < m->cfg.nblocks ? w->to : m->cfg.nblocks;
+		const uint8_t *z = b < end ? memchr(m->state + b, REFM_FREE, end - b) : NULL;
+		b = z ? (uint64_t)(z - m->state) : w->to;
 	}
 	return false;
 }

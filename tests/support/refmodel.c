@@ -116,7 +116,16 @@ uint64_t refmodel_run_at(const struct refmodel *m, uint64_t start, bool with_def
 	if (start >= m->cfg.nblocks)
 		return 0;
 	end = refm_group_end(m, start);
-	for (b = start; b < end && refm_is_free(m, b, with_deferred); b++)
+	b = start;
+	if (!with_deferred) {
+		/* eight free blocks at a time: the walks' inner loop */
+		const uint64_t all_free = UINT64_C(0x0101010101010101) * REFM_FREE;
+		uint64_t w;
+
+		while (b + 8 <= end && (memcpy(&w, m->state + b, 8), w == all_free))
+			b += 8;
+	}
+	for (; b < end && refm_is_free(m, b, with_deferred); b++)
 		;
 	return b - start;
 }
@@ -385,6 +394,10 @@ struct refm_walk {
 	uint64_t next;  /* where the model's next free extent search starts */
 	uint64_t to;    /* the end of the walk (group-aligned, or nblocks) */
 	int bad;
+	/* the model's free extents the walk met (each one equal to what
+	 * bga_foreach_free reported), by order: a walk of the whole volume
+	 * gives the histogram bga_stats must match */
+	uint64_t extents, count[BGA_HIST_ORDERS], blocks[BGA_HIST_ORDERS];
 };
 
 /* The model's next maximal free extent (split at group ends) at or after
@@ -410,11 +423,6 @@ static bool refm_next_extent_before(const struct refmodel *m, uint64_t *b, uint6
 	return true;
 }
 
-static bool refm_next_extent(const struct refmodel *m, uint64_t *b, uint64_t *len)
-{
-	return refm_next_extent_before(m, b, len, m->cfg.nblocks);
-}
-
 static int refm_walk_cb(void *ctx, uint64_t start, uint64_t len)
 {
 	struct refm_walk *w = ctx;
@@ -433,29 +441,24 @@ static int refm_walk_cb(void *ctx, uint64_t start, uint64_t len)
 		return 1;
 	}
 	w->next = b + mlen;
+	w->extents++;
+	w->count[63u - (unsigned)__builtin_clzll(mlen)]++;
+	w->blocks[63u - (unsigned)__builtin_clzll(mlen)] += mlen;
 	return 0;
 }
 
-/* The free-extent histogram: the model's maximal runs, split at groups. */
-static int refm_compare_hist(struct refmodel *m, const struct bga_stats *st)
+/* The free-extent histogram: the model's maximal runs, split at groups,
+ * as a walk of the whole volume tallied them (w). */
+static int refm_compare_hist(struct refmodel *m, const struct bga_stats *st, const struct refm_walk *w)
 {
-	uint64_t count[BGA_HIST_ORDERS] = { 0 }, blocks[BGA_HIST_ORDERS] = { 0 };
-	uint64_t b = 0, len, extents = 0;
 	unsigned k;
 
-	while (refm_next_extent(m, &b, &len)) {
-		k = 63u - (unsigned)__builtin_clzll(len);
-		count[k]++;
-		blocks[k] += len;
-		extents++;
-		b += len;
-	}
-	if (st->free_extents != extents)
-		return refm_fail(m, "bga_stats free_extents %" PRIu64 ", model %" PRIu64, st->free_extents, extents);
+	if (st->free_extents != w->extents)
+		return refm_fail(m, "bga_stats free_extents %" PRIu64 ", model %" PRIu64, st->free_extents, w->extents);
 	for (k = 0; k < BGA_HIST_ORDERS; k++)
-		if (st->hist_count[k] != count[k] || st->hist_blocks[k] != blocks[k])
+		if (st->hist_count[k] != w->count[k] || st->hist_blocks[k] != w->blocks[k])
 			return refm_fail(m, "bga_stats order %u: %" PRIu64 " extents / %" PRIu64 " blocks, model %" PRIu64
-					 " / %" PRIu64, k, st->hist_count[k], st->hist_blocks[k], count[k], blocks[k]);
+					 " / %" PRIu64, k, st->hist_count[k], st->hist_blocks[k], w->count[k], w->blocks[k]);
 	if (!(st->frag_score >= 0.0 && st->frag_score <= 1.0))
 		return refm_fail(m, "bga_stats frag_score %g outside [0, 1]", st->frag_score);
 	if (m->nfree == 0 && st->frag_score != 0.0)
@@ -479,11 +482,14 @@ static int refm_compare_counts(struct refmodel *m, struct bga_volume *vol)
 	return 0;
 }
 
-int refmodel_compare_range(struct refmodel *m, struct bga_volume *vol, uint64_t from, uint64_t to)
+/* refmodel_compare_range, with the walk's tallies in *w. */
+static int refm_compare_walk(struct refmodel *m, struct bga_volume *vol, uint64_t from, uint64_t to,
+			     struct refm_walk *w)
 {
 	uint64_t bpg = m->cfg.blocks_per_group, b, len;
 	int rc = refm_compare_counts(m, vol);
 
+	memset(w, 0, sizeof(*w));
 	if (rc || from >= to)
 		return rc;
 	/* whole groups: a change may move any run of its groups */
@@ -495,24 +501,34 @@ int refmodel_compare_range(struct refmodel *m, struct bga_volume *vol, uint64_t 
 		to = m->cfg.nblocks;
 	if (from >= to)
 		return 0;
-	struct refm_walk w = { .m = m, .next = from, .to = to };
-	rc = bga_foreach_free(vol, from, to, 1, refm_walk_cb, &w);
-	if (w.bad)
+	w->m = m;
+	w->next = from;
+	w->to = to;
+	rc = bga_foreach_free(vol, from, to, 1, refm_walk_cb, w);
+	if (w->bad)
 		return -EPROTO;
 	if (rc)
 		return refm_fail(m, "bga_foreach_free [%" PRIu64 ", %" PRIu64 ") returned %d", from, to, rc);
-	b = w.next;
+	b = w->next;
 	if (refm_next_extent_before(m, &b, &len, to))
 		return refm_fail(m, "foreach_free [%" PRIu64 ", %" PRIu64 ") missed the model's free extent [%" PRIu64
 				 ", +%" PRIu64 ")", from, to, b, len);
 	return 0;
 }
 
+int refmodel_compare_range(struct refmodel *m, struct bga_volume *vol, uint64_t from, uint64_t to)
+{
+	struct refm_walk w;
+
+	return refm_compare_walk(m, vol, from, to, &w);
+}
+
 int refmodel_compare(struct refmodel *m, struct bga_volume *vol)
 {
 	struct bga_check_report rep;
 	struct bga_stats st;
-	int rc = refmodel_compare_range(m, vol, 0, m->cfg.nblocks);
+	struct refm_walk w;
+	int rc = refm_compare_walk(m, vol, 0, m->cfg.nblocks, &w);
 
 	if (rc)
 		return rc;
@@ -532,7 +548,7 @@ int refmodel_compare(struct refmodel *m, struct bga_volume *vol)
 				 " nblocks %" PRIu64 "; model %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
 				 st.free_blocks, st.reserved_blocks, st.deferred_blocks, st.last_committed_txn,
 				 st.nblocks, m->nfree, m->reserved, m->ndeferred, m->last_txn, m->cfg.nblocks);
-	return refm_compare_hist(m, &st);
+	return refm_compare_hist(m, &st, &w);
 }
 
 int refmodel_claim(struct refmodel *m, uint64_t start, uint64_t len)
