@@ -125,7 +125,7 @@ struct thr {
 	struct bga_rsv *rsv;
 };
 
-static void claim(struct thr *t, uint64_t start, uint64_t len, uint8_t who, const char *what)
+FZ_ORACLE static void claim(struct thr *t, uint64_t start, uint64_t len, uint8_t who, const char *what)
 {
 	uint64_t b;
 
@@ -139,7 +139,17 @@ static void claim(struct thr *t, uint64_t start, uint64_t len, uint8_t who, cons
 	}
 }
 
-static void release(struct thr *t, uint64_t start, uint64_t len, uint8_t who)
+/* Blocks below `end` that some thread owns. */
+FZ_ORACLE static uint64_t count_owned(struct shared *s, uint64_t end)
+{
+	uint64_t b, n = 0;
+
+	for (b = 0; b < end; b++)
+		n += atomic_load_explicit(&s->owner[b], memory_order_relaxed) != 0;
+	return n;
+}
+
+FZ_ORACLE static void release(struct thr *t, uint64_t start, uint64_t len, uint8_t who)
 {
 	uint64_t b;
 
@@ -591,7 +601,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct thr t[MAX_THREADS], keeper;
 	struct shared s;
 	struct bga_check_report rep;
-	uint64_t owned = 0, b, end, freeb;
+	uint64_t owned = 0, b, freeb;
 	size_t chunk, pos, i;
 	unsigned n, k;
 	int rc;
@@ -645,8 +655,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (freeb != cur_nblocks(&s) - s.cfg.first_data_block - owned)
 		fail("free_exact %" PRIu64 ", expected %" PRIu64 " (%" PRIu64 " owned)", freeb,
 		     cur_nblocks(&s) - s.cfg.first_data_block - owned, owned);
-	for (b = 0, owned = 0, end = cur_nblocks(&s); b < end; b++)
-		owned += atomic_load(&s.owner[b]) != 0;
+	owned = count_owned(&s, cur_nblocks(&s));
 	for (k = 0; k < n; k++) {
 		uint64_t r = 0;
 
