@@ -14,21 +14,23 @@
  * (bga-create; BENCHMARKS.md "Volume creation").
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "internal.h"
 
 _Static_assert(((uint64_t)BGA_DIR_CHUNKS0 << (BGA_DIR_SEGS - 1)) == BGA_DIR_MAX_CHUNKS, "one segment per doubling");
 
-/* n chunk pointers and the maps after them (types.h), zeroed. */
+/*
+ * n chunk pointers and the maps after them (types.h), zeroed.  calloc,
+ * not an aligned allocation and a memset: a large segment comes from
+ * fresh pages that need no zeroing, so the pointers of a huge volume's
+ * untouched chunks cost no memory (the 2^48-block volume's 16 MiB of
+ * them: BENCHMARKS.md, "Fuzzing", creating a volume).  Nothing needs the
+ * cache-line alignment the segments had: their words are read by every
+ * thread and written at chunk installs and summary changes.
+ */
 static struct bga_chunk **seg_alloc(uint64_t n)
 {
-	size_t bytes = n * sizeof(struct bga_chunk *) + BGA_DIR_MAPS * (n / 64) * sizeof(uint64_t);
-	size_t rounded = (bytes + BGA_CACHELINE - 1) / BGA_CACHELINE * BGA_CACHELINE;
-	struct bga_chunk **seg = aligned_alloc(BGA_CACHELINE, rounded);
-	if (seg)
-		memset(seg, 0, bytes);
-	return seg;
+	return calloc(1, n * sizeof(struct bga_chunk *) + BGA_DIR_MAPS * (n / 64) * sizeof(uint64_t));
 }
 
 int bga__dir_init(struct bga_volume *vol, uint64_t nchunks)
