@@ -367,7 +367,9 @@ BGA_EXTERN uint64_t bga_reserved(struct bga_volume *vol);
  * new blocks are free.  Each call sees one size throughout, the old or
  * the new one, when it runs concurrently with a grow.  Returns 0 (also when new_nblocks equals the
  * current size); -EINVAL for NULL vol, a shrink, or a size past
- * BGA_MAX_BLOCKS or past 2^32 groups; -ENOMEM.
+ * BGA_MAX_BLOCKS or past 2^32 groups; -ENOMEM.  The geometries it
+ * replaces are freed a batch at a time: one call in 32 waits for every
+ * thread inside a library call to leave it (an RCU grace period).
  */
 BGA_EXTERN int bga_grow(struct bga_volume *vol, uint64_t new_nblocks);
 

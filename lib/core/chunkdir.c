@@ -23,8 +23,8 @@ _Static_assert(((uint64_t)BGA_DIR_CHUNKS0 << (BGA_DIR_SEGS - 1)) == BGA_DIR_MAX_
  * n chunk pointers and the maps after them (types.h), zeroed.  calloc,
  * not an aligned allocation and a memset: a large segment comes from
  * fresh pages that need no zeroing, so the pointers of a huge volume's
- * untouched chunks cost no memory (the 2^48-block volume's 16 MiB of
- * them: BENCHMARKS.md, "Fuzzing", creating a volume).  Nothing needs the
+ * untouched chunks cost no resident memory (BENCHMARKS.md, "Fuzzing",
+ * "The second round": creating a volume).  Nothing needs the
  * cache-line alignment the segments had: their words are read by every
  * thread and written at chunk installs and summary changes.
  */

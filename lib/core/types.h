@@ -45,12 +45,12 @@
 /*
  * Groups are kept in chunks of 2^BGA_CHUNK_SHIFT descriptors, allocated on
  * first touch, so memory follows the groups used, not the volume size.
- * 2048 (DESIGN.md's sketch had 4096): a chunk of 2048 is 70 KiB, under
- * the 128 KiB at which glibc's malloc and ASan's allocator map and unmap
- * memory for every allocation, so the first touch of a small volume costs
- * a heap allocation, not a mapping and its page faults (22 us instead of
- * 57 under the fuzzers' ASan build: BENCHMARKS.md, "Fuzzing"); the
- * directory of the largest volume doubles to 2^21 chunks.
+ * 2048 (DESIGN.md's sketch had 4096): a chunk of 2048 stays under the
+ * size at which glibc's malloc and ASan's allocator map and unmap memory
+ * for every allocation, so the first touch of a small volume costs a
+ * heap allocation, not a mapping and its page faults (BENCHMARKS.md,
+ * "Fuzzing", "The second round"); the directory of the largest volume
+ * holds twice the chunks.
  */
 #define BGA_CHUNK_SHIFT 11
 #define BGA_CHUNK_GROUPS (1u << BGA_CHUNK_SHIFT)

@@ -122,8 +122,8 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	vol->fast_min = cfg->stripe > 1 ? cfg->stripe - 1 : bpg;
 	/* The configured CPUs, counted once per process (cpu.c): asking
 	 * for the online ones read /sys/devices/system/cpu/online at every
-	 * create, three system calls that were most of what a small
-	 * volume's create cost (BENCHMARKS.md, "Fuzzing"). */
+	 * create, system calls that were most of what a small volume's
+	 * create cost (BENCHMARKS.md, "Fuzzing", "The second round"). */
 	unsigned ncpu = bga__cpu_count();
 	if (vol->cfg.lock_slots == 0) {
 		/*

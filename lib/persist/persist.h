@@ -49,8 +49,9 @@ extern const struct bga_pgroup bga__pf_canonical;
  * i < cap; every group at or past cap has the canonical record.  cap is
  * a power of two from 64 to BGA_CHUNK_GROUPS, doubled when a group past
  * it gets a record (bga__pgroup_slot), so a small volume's chunk holds
- * its own groups' records, not 2048 (48 KiB, most of what a small
- * volume's store and load cost under ASan: BENCHMARKS.md, "Fuzzing").
+ * its own groups' records, not BGA_CHUNK_GROUPS of them, whose making
+ * was most of what a small volume's store and load cost under ASan
+ * (BENCHMARKS.md, "Fuzzing", "The second round").
  * An array moves only when a group of its chunk gets a record, which a
  * lazy chunk fill, the one reader outside the store lock, never reads
  * at the same time: it reads only chunks still pending, whose groups no
@@ -103,6 +104,9 @@ struct bga_persist {
 struct bga_persist *bga__persist_get(struct bga_volume *vol);
 void bga__pchunks_reset(struct bga_persist *p);
 struct bga_pgroup bga__pgroup_get(const struct bga_persist *p, uint64_t g);
+/* Whether g's chunk's array holds a slot for g (else its record is the
+ * canonical one and no slot is made for it). */
+bool bga__pgroup_held(const struct bga_persist *p, uint64_t g);
 /* The record directory sized for nchunks chunks at least: a lazy load
  * sizes it for the whole volume, so that a store never moves it while a
  * chunk fill reads it.  0 or -ENOMEM. */
