@@ -5,7 +5,10 @@
  * touches of new chunks by exact goal, free, and trim, with an ownership
  * map: no block handed out twice, no trim of an owned block, nothing lost,
  * bga_check clean after each round; every fourth round crosses the chunk
- * directory's first segment (64 chunks) instead of chunk 0's end.  Rounds
+ * directory's first segment (64 chunks) instead of chunk 0's end; each
+ * round starts with 64 one-block grows, so that bga_grow frees a batch
+ * of replaced geometries after its grace period while the threads read
+ * (grow.c, bga__geom_retire).  Rounds
  * (a fresh volume each, cycling through auto lock slots, one slot and the
  * global lock) repeat for
  * BGA_STRESS_SECONDS (stress_time.h).  A plain program, so it runs under
@@ -145,6 +148,15 @@ static void watchdog(int sig)
 	abort();
 }
 
+/* Grow the volume to `size` and publish it to the workers. */
+static void grow_to(struct shared *sh, uint64_t size, uint64_t *grows)
+{
+	if (bga_grow(sh->vol, size) != 0)
+		fail(sh, "grow", size);
+	++*grows;
+	__atomic_store_n(&sh->size, size, __ATOMIC_RELEASE);
+}
+
 static void round_once(uint64_t round, int *failures, uint64_t *ops, uint64_t *grows)
 {
 	static const struct {
@@ -176,9 +188,14 @@ static void round_once(uint64_t round, int *failures, uint64_t *ops, uint64_t *g
 		w[i] = (struct worker){&sh, i, 0x9e3779b97f4a7c15ull * (round + 1) + (uint64_t)i};
 		pthread_create(&t[i], NULL, work, &w[i]);
 	}
-	/* To just short of each boundary, then across it in small steps. */
+	/* First twice bga_grow's batch of replaced geometries (grow.c,
+	 * BGA_GEOM_RETIRE_BATCH: 32) in one-block steps, so that a batch is
+	 * freed after its grace period while the workers read; then to just
+	 * short of each boundary, and across it in small steps. */
 	struct rng r = {round + 7};
 	uint64_t size = start;
+	for (int k = 0; k < 64 && size < to; k++)
+		grow_to(&sh, ++size, grows);
 	while (size < to) {
 		uint64_t boundary = (size / CHUNK + 1) * CHUNK, target = boundary + 3 * BPG;
 		if (boundary - 2 * BPG - 3 > size)
@@ -189,10 +206,7 @@ static void round_once(uint64_t round, int *failures, uint64_t *ops, uint64_t *g
 		while (size < target) {
 			uint64_t x = rnd(&r), step = (x & 3) == 0 ? 1 : (x & 3) == 1 ? BPG : 1 + below(&r, 3 * BPG);
 			size = size + step < target && !jump ? size + step : target;
-			if (bga_grow(sh.vol, size) != 0)
-				fail(&sh, "grow", size);
-			++*grows;
-			__atomic_store_n(&sh.size, size, __ATOMIC_RELEASE);
+			grow_to(&sh, size, grows);
 		}
 	}
 	__atomic_store_n(&sh.stop, 1, __ATOMIC_RELEASE);
