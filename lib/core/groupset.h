@@ -64,10 +64,10 @@ static inline bool bga__gset_chunk_empty(const struct bga_chunk *ch, const uint6
  */
 static inline void bga__gset_remove(const struct bga_volume *vol, size_t off, unsigned vmap, uint64_t g)
 {
-	uint64_t *chunk_map = bga__gset_chunk_map(vol, off, g);
-	uint64_t *vol_map = bga__dir_word(vol, vmap, g >> BGA_CHUNK_SHIFT);
 	uint64_t c = g >> BGA_CHUNK_SHIFT, i = g & (BGA_CHUNK_GROUPS - 1), m = UINT64_C(1) << (c % 64);
 	const struct bga_chunk *ch = bga__chunk_get(vol, c);
+	uint64_t *chunk_map = (uint64_t *)((const char *)ch + off);
+	uint64_t *vol_map = bga__dir_word(vol, vmap, c);
 	__atomic_fetch_and(&chunk_map[i / 64], ~(UINT64_C(1) << (i % 64)), __ATOMIC_SEQ_CST);
 	if (!bga__gset_chunk_empty(ch, chunk_map))
 		return;

@@ -128,8 +128,7 @@ static const struct bga_pgroup quarantine_rec = {0, 0, 0, BGA_DF_QUARANTINED, 0}
 
 static int set_record(struct bga_persist *p, uint64_t g, const struct bga_pgroup *r)
 {
-	const struct bga_pchunk *pc = (g >> BGA_CHUNK_SHIFT) < p->npchunk ? p->pchunk[g >> BGA_CHUNK_SHIFT] : NULL;
-	if (memcmp(r, &bga__pf_canonical, sizeof(*r)) == 0 && (pc == NULL || (g & (BGA_CHUNK_GROUPS - 1)) >= pc->cap))
+	if (memcmp(r, &bga__pf_canonical, sizeof(*r)) == 0 && !bga__pgroup_held(p, g))
 		return 0; /* canonical already */
 	struct bga_pgroup *slot = bga__pgroup_slot(p, g);
 	if (slot == NULL)

@@ -70,11 +70,23 @@ void bga__persist_stats(const struct bga_volume *vol, uint64_t *quarantined, uin
 
 const struct bga_pgroup bga__pf_canonical = {BGA_PF_UNINIT_GEN, 0, 0, BGA_DF_UNINIT, 0};
 
-struct bga_pgroup bga__pgroup_get(const struct bga_persist *p, uint64_t g)
+/* g's record slot if its chunk's array holds one, else NULL. */
+static const struct bga_pgroup *pgroup_held(const struct bga_persist *p, uint64_t g)
 {
 	const struct bga_pchunk *pc = (g >> BGA_CHUNK_SHIFT) < p->npchunk ? p->pchunk[g >> BGA_CHUNK_SHIFT] : NULL;
 	uint32_t i = (uint32_t)(g & (BGA_CHUNK_GROUPS - 1));
-	return pc && i < pc->cap ? pc->rec[i] : bga__pf_canonical;
+	return pc && i < pc->cap ? &pc->rec[i] : NULL;
+}
+
+struct bga_pgroup bga__pgroup_get(const struct bga_persist *p, uint64_t g)
+{
+	const struct bga_pgroup *r = pgroup_held(p, g);
+	return r ? *r : bga__pf_canonical;
+}
+
+bool bga__pgroup_held(const struct bga_persist *p, uint64_t g)
+{
+	return pgroup_held(p, g) != NULL;
 }
 
 int bga__pchunk_reserve(struct bga_persist *p, uint64_t nchunks)
