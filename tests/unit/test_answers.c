@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What an answer means to the caller (issue 34), written against the
+ * public header only: -EAGAIN means the same request, retried after every
+ * pending transaction commits and nothing else changes, succeeds; -ENOSPC
+ * means it does not; a failed call changes nothing the API shows.  Each
+ * case is one an outside pass found answered wrongly, and each retries
+ * the request after the commit to show what the answer promised.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <bgalloc.h>
+
+#include "memio.h"
+#include "testutil.h"
+
+static struct bga_volume *full_volume(uint64_t nblocks, uint32_t bpg, uint32_t rsv_default)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, nblocks);
+	cfg.blocks_per_group = bpg;
+	cfg.flags = BGA_START_FULL;
+	if (rsv_default) {
+		cfg.rsv_default = rsv_default;
+		cfg.rsv_max = rsv_default;
+	}
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	return vol;
+}
+
+static int vec(struct bga_volume *vol, uint64_t min, uint64_t max, uint64_t align, uint32_t flags, uint64_t want,
+	       size_t max_out, struct bga_extent *out, size_t *n)
+{
+	struct bga_request r = {.goal = BGA_NO_GOAL, .min_len = min, .max_len = max, .align = align, .flags = flags};
+	return bga_alloc_vec(vol, &r, want, out, max_out, n);
+}
+
+static uint64_t total(const struct bga_extent *e, size_t n)
+{
+	uint64_t s = 0;
+	for (size_t i = 0; i < n; i++)
+		s += e[i].len;
+	return s;
+}
+
+static uint64_t initialised(struct bga_volume *vol)
+{
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	return st.groups_initialised;
+}
+
+/* 1. A lazily loaded volume reads its unread chunks before it answers. */
+Test(answers, lazy_load_reads_before_all_or_nothing)
+{
+	uint64_t nblocks = 2 * TEST_CHUNK_GROUPS * 64;
+	struct bga_volume *vol = make_volume(nblocks, 64, 0);
+	struct bga_extent e;
+	/* every group touched, so its free blocks are in a stored bitmap
+	 * that a lazy load leaves unread */
+	for (uint64_t g = 0; g < nblocks / 64; g++)
+		cr_assert_eq(bga_claim(vol, g * 64 + 63, 1), 0);
+	for (uint64_t g = 2; g < nblocks / 64; g++)
+		cr_assert_eq(bga_free(vol, g * 64 + 63, 1), 0);
+	struct bga_request r = {.goal = 0, .min_len = 64, .max_len = 64};
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	r.goal = nblocks - 64;
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	cr_assert_eq(bga_free(vol, nblocks - 60, 10), 0);
+	struct memio m;
+	struct bga_io io;
+	memio_init(&m, &io);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	bga_destroy(vol);
+
+	for (int pending = 0; pending < 2; pending++) {
+		cr_assert_eq(bga_load(&io, NULL, &vol), 0);
+		cr_assert_eq(bga_free_exact(vol), nblocks - 120);
+		if (pending) /* a deferred free in a chunk it reads */
+			cr_assert_eq(bga_free_deferred(vol, 63, 1, 1), 0);
+		struct bga_extent out[4];
+		size_t n;
+		int rc = vec(vol, 1, 126, 0, BGA_ALL_OR_NOTHING, 126, 4, out, &n);
+		cr_assert_eq(rc, 0, "pending %d: all or nothing of 126 of %llu free: %d", pending,
+			     (unsigned long long)bga_free_exact(vol), rc);
+		cr_assert_eq(total(out, n), 126);
+		assert_clean(vol);
+		bga_destroy(vol);
+	}
+	memio_free(&m);
+}
+
+/* 2(a) Two runs of 10, one free and one pending: no extent of 20 exists
+ * after the commit either. */
+Test(answers, no_run_after_commit_is_enospc)
+{
+	struct bga_volume *vol = full_volume(128, 64, 0);
+	cr_assert_eq(bga_free(vol, 0, 10), 0);
+	cr_assert_eq(bga_free_deferred(vol, 20, 10, 1), 0);
+	struct bga_extent out[4], e;
+	size_t n;
+	struct bga_request r = {.goal = BGA_NO_GOAL, .min_len = 20, .max_len = 20};
+	cr_assert_eq(bga_alloc(vol, &r, &e), -ENOSPC);
+	cr_assert_eq(vec(vol, 20, 20, 0, BGA_ALL_OR_NOTHING, 20, 4, out, &n), -ENOSPC);
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(vec(vol, 20, 20, 0, BGA_ALL_OR_NOTHING, 20, 4, out, &n), -ENOSPC);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* 2(b) The same layout, want 20 as at most one extent of any length:
+ * after the commit there are still only two runs of 10. */
+Test(answers, max_out_after_commit_is_enospc)
+{
+	struct bga_volume *vol = full_volume(128, 64, 0);
+	cr_assert_eq(bga_free(vol, 0, 10), 0);
+	cr_assert_eq(bga_free_deferred(vol, 20, 10, 1), 0);
+	struct bga_extent out[1];
+	size_t n;
+	cr_assert_eq(vec(vol, 1, 20, 0, BGA_ALL_OR_NOTHING, 20, 1, out, &n), -ENOSPC);
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(vec(vol, 1, 20, 0, BGA_ALL_OR_NOTHING, 20, 1, out, &n), -ENOSPC);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* 2(c) Free, pending, free: the commit joins them into one run of 30, so
+ * one extent of 20 fits after it: -EAGAIN, and the retry succeeds. */
+Test(answers, commit_joins_runs_is_eagain)
+{
+	struct bga_volume *vol = full_volume(128, 64, 0);
+	cr_assert_eq(bga_free(vol, 0, 10), 0);
+	cr_assert_eq(bga_free(vol, 20, 10), 0);
+	cr_assert_eq(bga_free_deferred(vol, 10, 10, 1), 0);
+	struct bga_extent out[1];
+	size_t n;
+	cr_assert_eq(vec(vol, 1, 20, 0, BGA_ALL_OR_NOTHING, 20, 1, out, &n), -EAGAIN);
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(vec(vol, 1, 20, 0, BGA_ALL_OR_NOTHING, 20, 1, out, &n), 0);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(out[0].len, 20);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* 2(d) A pending run that no aligned extent fits in (and 32 pending
+ * single blocks): the commit gives no aligned 16, so -ENOSPC. */
+Test(answers, unaligned_pending_is_enospc)
+{
+	for (int singles = 0; singles < 2; singles++) {
+		struct bga_volume *vol = full_volume(4096, 4096, 0);
+		if (singles) {
+			for (uint64_t i = 0; i < 32; i++)
+				cr_assert_eq(bga_free_deferred(vol, 100 + 2 * i, 1, 1), 0);
+		} else {
+			cr_assert_eq(bga_free_deferred(vol, 40, 16, 1), 0);
+		}
+		struct bga_extent out[4], e;
+		size_t n;
+		struct bga_request r = {.goal = BGA_NO_GOAL, .min_len = 16, .max_len = 16, .align = 16};
+		cr_assert_eq(bga_alloc(vol, &r, &e), -ENOSPC);
+		cr_assert_eq(vec(vol, 16, 16, 16, 0, 16, 4, out, &n), -ENOSPC);
+		cr_assert_eq(vec(vol, 16, 16, 16, BGA_ALL_OR_NOTHING, 16, 4, out, &n), -ENOSPC, "singles %d", singles);
+		cr_assert_eq(bga_commit(vol, 1), 0);
+		cr_assert_eq(vec(vol, 16, 16, 16, BGA_ALL_OR_NOTHING, 16, 4, out, &n), -ENOSPC);
+		assert_clean(vol);
+		bga_destroy(vol);
+	}
+}
+
+/* The count covers want but the runs do not, with nothing pending at
+ * all: -ENOSPC, never -EAGAIN. */
+Test(answers, nothing_pending_is_never_eagain)
+{
+	struct bga_volume *vol = full_volume(128, 64, 0);
+	for (uint64_t b = 0; b < 40; b += 2)
+		cr_assert_eq(bga_free(vol, b, 1), 0);
+	struct bga_extent out[4];
+	size_t n;
+	cr_assert_eq(vec(vol, 1, 64, 0, BGA_ALL_OR_NOTHING, 20, 4, out, &n), -ENOSPC);
+	/* ... and a request that fits is carved whatever the greedy order:
+	 * 20 single blocks in 20 extents */
+	struct bga_extent many[20];
+	cr_assert_eq(vec(vol, 1, 64, 0, BGA_ALL_OR_NOTHING, 20, 20, many, &n), 0);
+	cr_assert_eq(n, 20);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* Runs of 10, 10, 15, 15 and want 30 in two extents: it fits, in the two
+ * runs of 15, whichever runs a first carve meets first. */
+Test(answers, all_or_nothing_finds_a_fit)
+{
+	struct bga_volume *vol = full_volume(256, 64, 0);
+	cr_assert_eq(bga_free(vol, 0, 10), 0);
+	cr_assert_eq(bga_free(vol, 20, 10), 0);
+	cr_assert_eq(bga_free(vol, 64, 15), 0);
+	cr_assert_eq(bga_free(vol, 128, 15), 0);
+	struct bga_extent out[2];
+	size_t n;
+	cr_assert_eq(vec(vol, 1, 64, 0, BGA_ALL_OR_NOTHING, 30, 2, out, &n), 0);
+	cr_assert_eq(total(out, n), 30);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* 3. A failed all-or-nothing call through a handle leaves its window. */
+Test(answers, failed_call_keeps_window)
+{
+	struct bga_volume *vol = full_volume(128, 64, 16);
+	cr_assert_eq(bga_free(vol, 64, 16), 0);
+	cr_assert_eq(bga_free(vol, 10, 5), 0);
+	struct bga_rsv *h;
+	cr_assert_eq(bga_rsv_open(vol, &h), 0);
+	struct bga_request r = {.goal = 64, .min_len = 1, .max_len = 1, .rsv = h};
+	struct bga_extent e, w0, w1, out[1];
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	cr_assert_eq(e.start, 64);
+	cr_assert_eq(bga_rsv_window(h, &w0), 0);
+	cr_assert_eq(w0.start, 65);
+	cr_assert_eq(w0.len, 15);
+	struct bga_stats s0, s1;
+	cr_assert_eq(bga_stats(vol, &s0), 0);
+	r = (struct bga_request){.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 20, .rsv = h, .flags = BGA_ALL_OR_NOTHING};
+	size_t n;
+	cr_assert_eq(bga_alloc_vec(vol, &r, 20, out, 1, &n), -ENOSPC);
+	cr_assert_eq(bga_rsv_window(h, &w1), 0);
+	cr_assert_eq(w1.start, w0.start);
+	cr_assert_eq(w1.len, w0.len, "the window went from %llu to %llu blocks", (unsigned long long)w0.len,
+		     (unsigned long long)w1.len);
+	cr_assert_eq(bga_stats(vol, &s1), 0);
+	cr_assert_eq(s1.rsv_window_blocks, s0.rsv_window_blocks);
+	cr_assert_eq(s1.free_blocks, 20);
+	bga_rsv_close(h);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* 4. A failed free leaves no bitmap behind on a BGA_START_FULL volume. */
+Test(answers, failed_free_initialises_nothing)
+{
+	struct bga_volume *vol = full_volume(512, 64, 0);
+	cr_assert_eq(bga_free(vol, 130, 1), 0);
+	cr_assert_eq(initialised(vol), 1);
+	struct bga_extent v[2] = {{0, 5}, {130, 5}};
+	cr_assert_eq(bga_free_vec(vol, v, 2), -EINVAL);
+	cr_assert_eq(initialised(vol), 1, "a failed bga_free_vec initialised a group");
+	cr_assert_eq(bga_free(vol, 60, 80), -EINVAL); /* across groups 0-2, 130 free */
+	cr_assert_eq(initialised(vol), 1, "a failed bga_free initialised a group");
+	cr_assert_eq(bga_free_deferred(vol, 60, 80, 1), -EINVAL);
+	cr_assert_eq(initialised(vol), 1, "a failed bga_free_deferred initialised a group");
+	cr_assert_eq(bga_free_exact(vol), 1);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* 5. The decision, as bga_claim's contract states it: a free block that a
+ * trim holds for its discard is busy (-EBUSY) until the trim's callback
+ * has returned; the claim then succeeds. */
+struct trim_ctx {
+	struct bga_volume *vol;
+	int rc;
+	uint64_t start;
+};
+
+static int claim_in_discard(void *ctx, uint64_t start, uint64_t len)
+{
+	struct trim_ctx *t = ctx;
+	(void)len;
+	t->start = start;
+	t->rc = bga_claim(t->vol, start, 1);
+	return 0;
+}
+
+Test(answers, claim_during_trim_is_ebusy)
+{
+	struct bga_volume *vol = full_volume(128, 64, 0);
+	cr_assert_eq(bga_free(vol, 8, 8), 0);
+	struct trim_ctx t = {.vol = vol, .rc = 1};
+	uint64_t trimmed;
+	cr_assert_eq(bga_trim(vol, 0, 128, 1, claim_in_discard, &t, &trimmed), 0);
+	cr_assert_eq(t.rc, -EBUSY);
+	cr_assert_eq(bga_free_exact(vol), 8, "the failed claim changed the free count");
+	cr_assert_eq(bga_claim(vol, t.start, 1), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* 6(a). Claiming one block of a window takes that block, not the window. */
+Test(answers, claim_of_window_block_keeps_the_rest)
+{
+	for (int at = 0; at < 2; at++) {
+		struct bga_volume *vol = full_volume(128, 64, 16);
+		cr_assert_eq(bga_free(vol, 64, 16), 0);
+		struct bga_rsv *h;
+		cr_assert_eq(bga_rsv_open(vol, &h), 0);
+		struct bga_request r = {.goal = 64, .min_len = 1, .max_len = 1, .rsv = h};
+		struct bga_extent e, w;
+		cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+		uint64_t b = at ? 70 : 65; /* the window's first block, or one inside */
+		cr_assert_eq(bga_claim(vol, b, 1), 0);
+		cr_assert_eq(bga_rsv_window(h, &w), 0);
+		if (at) {
+			cr_assert_eq(w.start, 65);
+			cr_assert_eq(w.len, 5, "the window kept %llu blocks", (unsigned long long)w.len);
+		} else {
+			cr_assert_eq(w.start, 66);
+			cr_assert_eq(w.len, 14, "the window kept %llu blocks", (unsigned long long)w.len);
+		}
+		cr_assert_eq(bga_free_exact(vol), 14);
+		bga_rsv_close(h);
+		assert_clean(vol);
+		bga_destroy(vol);
+	}
+}
+
+/* 6(b). rsv_allocs and rsv_hits: a handle's window hits are folded in at
+ * its next miss or its close (the header says so); after the close they
+ * are exact. */
+Test(answers, rsv_counts_after_close)
+{
+	struct bga_volume *vol = make_volume(4096, 4096, 0);
+	struct bga_rsv *h;
+	cr_assert_eq(bga_rsv_open(vol, &h), 0);
+	struct bga_request r = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 1, .rsv = h};
+	struct bga_extent e;
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_leq(st.rsv_allocs, 8);
+	cr_assert_leq(st.rsv_hits, st.rsv_allocs);
+	bga_rsv_close(h);
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_eq(st.rsv_allocs, 8);
+	cr_assert_eq(st.rsv_hits, 7);
+	bga_destroy(vol);
+}
