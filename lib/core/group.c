@@ -163,6 +163,14 @@ int bga__group_materialise_locked(struct bga_volume *vol, struct bga_group *grp,
 	return 0;
 }
 
+void bga__group_unmaterialise_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g)
+{
+	bga__group_assert_locked(vol, g);
+	BGA_ASSERT(grp->bitmap != NULL && grp->free == 0);
+	free(grp->bitmap);
+	grp->bitmap = NULL;
+}
+
 bool bga__group_test_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off)
 {
 	if (grp->bitmap)

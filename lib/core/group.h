@@ -394,6 +394,9 @@ void bga__group_refresh_locked(struct bga_volume *vol, struct bga_group *grp, ui
 /* Give a bitmap-less (wholly free or wholly used) group its bitmap.
  * 0 or -ENOMEM. */
 int bga__group_materialise_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g);
+/* Undo a materialise of a wholly used group that then did not change (a
+ * failed free's prepare): the bitmap goes, as it was. */
+void bga__group_unmaterialise_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g);
 /* The same with a caller-supplied map of blocks_per_group bits. */
 void bga__group_fill_bitmap_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint64_t *map);
 /*

@@ -117,13 +117,24 @@ static inline __attribute__((always_inline)) int range_usable_locked(const struc
 	return 0;
 }
 
+/* The group parts of ext[0..n), in order: (g, off, cnt) for each. */
+#define FOR_EACH_PART(vol, ext, n, i, g, off, cnt)                                                            \
+	for (size_t i = 0; i < (n); i++)                                                                      \
+		for (uint64_t g = bga__group_of(vol, (ext)[i].start),                                         \
+			      g##_end = bga__group_of(vol, (ext)[i].start + (ext)[i].len - 1);                \
+		     g <= g##_end && (clip(vol, g, (ext)[i].start, (ext)[i].len, &(off), &(cnt)), true); g++)
+
 /*
  * Run `fn` over the extents ext[0..n) (sorted, disjoint, each checked with
  * bga__range_check) with every group lock of them held, after checking
  * all-or-nothing that every block is allocated and not waiting on a
- * deferred free.  `fn` may fail only before it changes anything (it is
- * called once per group part with `commit` false to prepare, then once
- * per group part with `commit` true).
+ * deferred free.  Three passes: every part checked, then every part
+ * prepared (`fn` with `commit` false, which may fail), then every part
+ * committed (`fn` with `commit` true, which may not), so a failure changes
+ * nothing: a prepare that gave a wholly used group a bitmap (a release's
+ * need) is undone when a later one fails, and none runs before every
+ * check has passed (a failed free of a BGA_START_FULL volume initialises
+ * no group, issue 34).
  */
 int bga__range_apply_vec(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_extent *ext, size_t n,
 			 bga__range_fn fn, void *arg)
@@ -138,26 +149,42 @@ int bga__range_apply_vec(struct bga_volume *vol, const struct bga_geom *geo, con
 			if (bga__chunk_get(vol, c) == NULL) /* (a chunk a lazy load has not read yet is read now) */
 				rc = !bga__chunk_pending(vol, c) ? -EINVAL : bga__chunk_ensure(vol, c) ? 0 : -ENOMEM;
 	}
+	/* The groups a prepare gave a bitmap, to undo on a later failure. */
+	uint64_t stack[BGA_RANGE_STACK_SLOTS], *made = stack, nmade = 0, parts = groups_of(vol, ext, n);
+	if (rc == 0 && parts > BGA_RANGE_STACK_SLOTS && (made = malloc(parts * sizeof(*made))) == NULL)
+		rc = -ENOMEM;
 	struct bga__range_locks locks;
-	if (rc == 0)
-		rc = bga__range_lock(vol, ext, n, &locks);
+	if (rc == 0 && (rc = bga__range_lock(vol, ext, n, &locks)) != 0 && made != stack)
+		free(made);
 	if (rc != 0)
 		return rc;
-	for (int commit = 0; commit < 2 && rc == 0; commit++)
-		for (size_t i = 0; i < n && rc == 0; i++) {
-			uint64_t start = ext[i].start, len = ext[i].len;
-			for (uint64_t g = bga__group_of(vol, start); g <= bga__group_of(vol, start + len - 1) && rc == 0;
-			     g++) {
-				struct bga_group *grp = bga__group_lookup(vol, g);
-				uint32_t off, cnt;
-				clip(vol, g, start, len, &off, &cnt);
-				if (!commit)
-					rc = range_usable_locked(vol, grp, g, off, cnt);
-				if (rc == 0)
-					rc = fn(vol, geo, grp, g, off, cnt, commit, arg);
-			}
+	uint32_t off, cnt;
+	FOR_EACH_PART(vol, ext, n, i, g, off, cnt)
+	{
+		if (rc == 0)
+			rc = range_usable_locked(vol, bga__group_lookup(vol, g), g, off, cnt);
+	}
+	FOR_EACH_PART(vol, ext, n, i, g, off, cnt)
+	{
+		struct bga_group *grp = bga__group_lookup(vol, g);
+		bool had = grp->bitmap != NULL;
+		if (rc == 0 && (rc = fn(vol, geo, grp, g, off, cnt, false, arg)) == 0 && !had && grp->bitmap)
+			made[nmade++] = g;
+	}
+	if (rc == 0) {
+		FOR_EACH_PART(vol, ext, n, i, g, off, cnt)
+		{
+			int done = fn(vol, geo, bga__group_lookup(vol, g), g, off, cnt, true, arg);
+			(void)done;
+			BGA_ASSERT(done == 0);
 		}
+	} else {
+		while (nmade-- > 0)
+			bga__group_unmaterialise_locked(vol, bga__group_lookup(vol, made[nmade]), made[nmade]);
+	}
 	bga__range_unlock(vol, &locks);
+	if (made != stack)
+		free(made);
 	return rc;
 }
 
