@@ -271,10 +271,13 @@ BGA_EXTERN int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *r
  * Mark exactly [start, start + len) allocated, across groups, all or
  * nothing (Ceph's init_rm_free and claim_range, ext4's
  * ext4_mb_mark_bb): for an embedder that knows which blocks its own
- * metadata uses.  Window remainders in the range are taken back first
- * (also when the claim then fails: they are free either way, and only
- * the handle's bga_rsv_window() sees the difference).  The blocks are
- * charged as an allocation's are, and given back with bga_free().
+ * metadata uses.  Window remainders in the range are taken back first:
+ * a window keeps the part of its remainder before the range, or, when
+ * the range covers the remainder's first block, the part after it (the
+ * other part is given back too); this also happens when the claim then
+ * fails: those blocks are free either way, and only the handle's
+ * bga_rsv_window() sees the difference.  The blocks are charged as an
+ * allocation's are, and given back with bga_free().
  *
  * All or nothing against concurrent calls: every group lock of the range
  * is held at once, taken in ascending lock-slot order as a free that

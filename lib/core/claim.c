@@ -40,7 +40,7 @@ static int claim_check_locked(struct bga_volume *vol, struct bga_group *grp, uin
 		return off == lo && n == hi - lo ? 0 : bga__group_materialise_locked(vol, grp, g);
 	}
 	if (grp->ext && grp->ext->windows)
-		bga__window_cut_range_locked(vol, grp, g, off, n);
+		bga__window_cut_out_locked(vol, grp, g, off, n);
 	return bga_bitmap_range_is_clear(grp->bitmap, off, n) ? 0 : -EBUSY;
 }
 

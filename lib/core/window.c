@@ -210,6 +210,45 @@ uint32_t bga__window_cut_range_locked(struct bga_volume *vol, struct bga_group *
 	return n;
 }
 
+/*
+ * Raise w's cur to `to` (below its end), giving [cur, to) back to the
+ * group: the front of the remainder goes, the rest stays w's.  Group lock
+ * held: the owner's lock-free take races, and its CAS then fails and
+ * reads the new cur.  [start, cur) then counts blocks the owner did not
+ * take, which only the doubling rule's used-half reads.
+ */
+static uint32_t raise_locked(struct bga_volume *vol, struct bga_group *grp, struct bga_window *w, uint32_t to)
+{
+	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+	uint32_t cur;
+	do {
+		cur = bga__wspan_cur(s);
+		if (cur >= to)
+			return 0;
+		if (to >= bga__wspan_end(s))
+			return cut_locked(vol, grp, w, cur);
+	} while (!__atomic_compare_exchange_n(&w->span, &s, (s & ~BGA_WSPAN_MASK) | to, false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	bga__group_release_locked(vol, grp, w->group, cur, to - cur);
+	return to - cur;
+}
+
+uint32_t bga__window_cut_out_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t at,
+				    uint32_t len)
+{
+	(void)g;
+	uint32_t n = 0;
+	for (struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next) {
+		if (!overlaps(w, at, len))
+			continue;
+		if (at > bga__wspan_cur(__atomic_load_n(&w->span, __ATOMIC_ACQUIRE)))
+			n += cut_locked(vol, grp, w, at);
+		else
+			n += raise_locked(vol, grp, w, at + len);
+	}
+	return n;
+}
+
 bool bga__window_overlaps_locked(const struct bga_group *grp, uint32_t off, uint32_t len)
 {
 	for (const struct bga_window *w = grp->ext->windows; w; w = w->next)

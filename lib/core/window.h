@@ -203,6 +203,13 @@ uint32_t bga__window_drop_locked(struct bga_volume *vol, struct bga_group *grp, 
  * offset `at` that overlaps [at, at + len).  Returns the blocks given back. */
 uint32_t bga__window_cut_range_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t at,
 				      uint32_t len);
+/* Give back the blocks of every window's remainder in group g that lie in
+ * [at, at + len) (bga_claim): a window keeps the part of its remainder
+ * before `at`, or, when the range covers the remainder's front, the part
+ * after it; the other part is given back too.  Returns the blocks given
+ * back. */
+uint32_t bga__window_cut_out_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t at,
+				    uint32_t len);
 /* Does one of the group's windows end at `off`? */
 bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off);
 /* Does [off, off + len) overlap a window's remainder in this group? */
