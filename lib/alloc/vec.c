@@ -115,18 +115,6 @@ static void more_in_group(struct bga_volume *vol, struct carve *c, uint64_t g, u
 	bga__group_unlock_at(vol, g, slot);
 }
 
-/* Blocks nobody owns or was promised, or, for a reserved request, what
- * is reserved: the most the call can hand out. */
-static uint64_t available(struct bga_volume *vol, const struct bga_request *req)
-{
-	if (req->flags & BGA_USE_RESERVED)
-		return bga_reserved(vol);
-	urcu_bp_read_lock();
-	int64_t left = bga__unpromised(vol, bga_rcu_load(vol->geom));
-	urcu_bp_read_unlock();
-	return left > 0 ? (uint64_t)left : 0;
-}
-
 int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_t want, struct bga_extent *out,
 		  size_t max_out, size_t *n_out)
 {
@@ -158,12 +146,10 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 		if (r < want && all)
 			return -ENOSPC; /* more than is reserved: never all of it */
 		want = BGA_MIN(want, r);
-	} else if (all && available(vol, req) < want) {
-		/* All or nothing fails before it takes anything when the count
-		 * alone rules it out: -EAGAIN when the pending frees make up
-		 * the count. */
-		return bga__dfree_pending(vol, NULL) + available(vol, req) >= want ? -EAGAIN : -ENOSPC;
 	}
+	/* No count decides all or nothing up front: a lazy load's unread
+	 * chunks are free but not counted until read (issue 34), and a
+	 * count says nothing of runs.  The carve, and its fit, decide. */
 
 	struct carve c = {.out = out, .max_out = max_out, .max_len = req->max_len, .min_len = req->min_len};
 	uint32_t bpg = vol->cfg.blocks_per_group;
