@@ -14,7 +14,7 @@
 
 #include "rcu.h"
 
-#include "internal.h"
+#include "route.h"
 
 struct carve {
 	struct bga_extent *out;
@@ -115,6 +115,63 @@ static void more_in_group(struct bga_volume *vol, struct carve *c, uint64_t g, u
 	bga__group_unlock_at(vol, g, slot);
 }
 
+/* The piece an all-or-nothing call took from its handle's window: where,
+ * and the span word its take left. */
+struct win_piece {
+	uint64_t span;
+	uint32_t len;
+};
+
+/*
+ * All or nothing through a handle: the first piece from the handle's
+ * window, as far as it holds one of min_len now (a lock-free take,
+ * window.h), charged against the floor's capacity; none when it cannot
+ * serve.  A reserved request takes none (its charge is the reservation's).
+ */
+static void window_piece(struct bga_volume *vol, const struct bga_request *req, uint64_t want, uint64_t piece_cap,
+			 struct win_piece *wp, struct carve *c)
+{
+	struct bga_rsv *rsv = req->rsv;
+	struct bga_extent e;
+	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
+	uint32_t max = (uint32_t)piece_max(want, piece_cap, req->min_len, 1);
+	if ((req->flags & BGA_USE_RESERVED) || req->align > 1 || rsv->vol != vol || rsv->size == 0 ||
+	    !rsv->win.linked || max < req->min_len ||
+	    !bga__window_take(vol, &rsv->win, (uint32_t)req->min_len, max,
+			      (int64_t)(floor - vol->cfg.first_data_block), &e))
+		return;
+	carve_add(c, &e);
+	/* the span the take left, unless a thief moved it already */
+	uint64_t s = __atomic_load_n(&rsv->win.span, __ATOMIC_ACQUIRE);
+	if (bga__wspan_cur(s) == e.start + e.len - bga__group_first(vol, rsv->win.group)) {
+		wp->span = s;
+		wp->len = (uint32_t)e.len;
+	}
+}
+
+/*
+ * A failed all-or-nothing call gives its window piece back to the window
+ * (issue 34: a failure changes nothing), by putting cur back where the
+ * take found it, when nothing moved the window since (no cut, no
+ * booking: the span word is the one the take left); the blocks stay
+ * marked used, as a remainder's are (the caller uncharges them).
+ * out[0], which begins with the piece, then holds only what follows it.
+ * Returns the blocks given back (0 when the window moved: the piece is
+ * freed with the rest).
+ */
+static uint64_t window_give_back(const struct bga_request *req, const struct win_piece *wp, struct bga_extent *out)
+{
+	if (wp->len == 0)
+		return 0;
+	uint64_t s = wp->span;
+	if (!__atomic_compare_exchange_n(&req->rsv->win.span, &s, s - wp->len, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return 0;
+	out[0].start += wp->len;
+	out[0].len -= wp->len;
+	return wp->len;
+}
+
 int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_t want, struct bga_extent *out,
 		  size_t max_out, size_t *n_out)
 {
@@ -165,8 +222,16 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 	 * has its aligned pass first over the whole volume, and a reserved
 	 * request's charge is bga_alloc's to make.
 	 */
+	struct win_piece wp = {0};
+	if (all && req->rsv != NULL) {
+		/* All or nothing takes from the handle's window only what it
+		 * holds now, and books none, so a failure can give the piece
+		 * back to the window (window_give_back). */
+		window_piece(vol, req, want, piece_cap, &wp, &c);
+		p.rsv = NULL;
+	}
 	uint32_t stripe = vol->cfg.stripe;
-	bool more = req->rsv == NULL && !(req->flags & BGA_USE_RESERVED) &&
+	bool more = p.rsv == NULL && !(req->flags & BGA_USE_RESERVED) &&
 		    !(stripe > 1 && align == 1 && req->min_len % stripe == 0 && piece_cap % stripe == 0);
 	while (c.got < want && want - c.got >= req->min_len) {
 		p.max_len = piece_max(want - c.got, piece_cap, req->min_len, align);
@@ -214,16 +279,29 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 		 * blocks back to the reservation: freed while still counted
 		 * used, then promised again, so nothing else takes them
 		 * between (nothing changed, the promise included). */
-		uint64_t total = 0;
-		int undo = bga__free_vec_charged(vol, out, c.n, &total);
-		(void)undo;
-		BGA_ASSERT(undo == 0 && total == c.got);
+		uint64_t total = window_give_back(req, &wp, out);
+		struct bga_extent *rest = out;
+		size_t nrest = c.n;
+		if (nrest && rest[0].len == 0) {
+			rest++;
+			nrest--;
+		}
+		if (nrest) {
+			uint64_t freed = 0;
+			int undo = bga__free_vec_charged(vol, rest, nrest, &freed);
+			(void)undo;
+			BGA_ASSERT(undo == 0);
+			total += freed;
+		}
+		BGA_ASSERT(total == c.got);
 		if (req->flags & BGA_USE_RESERVED)
 			__atomic_fetch_add(&vol->reserved, total, __ATOMIC_RELAXED);
 		else
 			bga_counter_add(vol->used, -(int64_t)total);
 		return why;
 	}
+	if (wp.len)
+		req->rsv->hits++; /* served (in part) by its window */
 	*n_out = c.n;
 	return 0;
 }
