@@ -95,4 +95,17 @@ int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struc
  * the handle next misses or closes. */
 void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses);
 
+/* ---- vec_fit.c ---- */
+
+/*
+ * bga_alloc_vec's all-or-nothing answer once its carve fell short (and
+ * gave back what it took): want blocks as at most max_out extents, each
+ * min_len .. max_len and aligned, in the free runs now: taken (0, out[]
+ * and *n_out filled); else -EAGAIN when they fit after every pending
+ * deferred free commits, -ENOSPC when not; -ENOMEM.  Reads a lazy load's
+ * unread chunks first.  No lock held.
+ */
+int bga__vec_fit(struct bga_volume *vol, const struct bga_request *req, uint64_t want, struct bga_extent *out,
+		 size_t max_out, size_t *n_out);
+
 #endif

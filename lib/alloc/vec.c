@@ -214,7 +214,6 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 	struct bga_request p = *req;
 	p.flags &= ~(uint32_t)(BGA_ALL_OR_NOTHING | BGA_EXACT_GOAL);
 	int rc = 0;
-	bool full = false;
 	/*
 	 * Pieces after the first of each group come from that group under
 	 * one lock hold (more_in_group), for a plain request: a window's
@@ -246,7 +245,6 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 			if (p.max_len < req->min_len)
 				break;
 			p.flags |= BGA_EXACT_GOAL;
-			full = true;
 		}
 		struct bga_extent e;
 		rc = bga_alloc(vol, &p, &e);
@@ -269,12 +267,9 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 		uint64_t next = e.start + e.len;
 		p.goal = next < __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE) ? next : 0;
 	}
-	if (c.n == 0)
+	if (c.n == 0 && !all)
 		return rc != 0 ? rc : -ENOSPC;
 	if (all && c.got < want) {
-		/* A piece that failed on the exact goal of a full out[] says
-		 * nothing about pending frees: not fitting is -ENOSPC. */
-		int why = (rc == -EAGAIN && !full) ? -EAGAIN : -ENOSPC;
 		/* The pieces back in one free, and a reserved request's
 		 * blocks back to the reservation: freed while still counted
 		 * used, then promised again, so nothing else takes them
@@ -298,7 +293,9 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 			__atomic_fetch_add(&vol->reserved, total, __ATOMIC_RELAXED);
 		else
 			bga_counter_add(vol->used, -(int64_t)total);
-		return why;
+		/* The greedy carve missed: the fit decides, on the free
+		 * space itself (vec_fit.c), and takes what fits. */
+		return rc == -ENOMEM ? rc : bga__vec_fit(vol, req, want, out, max_out, n_out);
 	}
 	if (wp.len)
 		req->rsv->hits++; /* served (in part) by its window */

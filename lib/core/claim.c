@@ -52,24 +52,66 @@ static void claim_take_locked(struct bga_volume *vol, struct bga_group *grp, uin
 	BGA_ASSERT(rc == 0); /* prepared by claim_check_locked */
 }
 
-static int claim_locked(struct bga_volume *vol, const struct bga_geom *geo, uint64_t start, uint64_t len)
+/*
+ * Claim ext[0..n) (sorted, disjoint) with every group lock of them held:
+ * every part checked (and prepared), then the whole charged, then every
+ * part taken.  The charge: to the used counter against the capacity
+ * (blocks promised to bga_reserve() are never claimed; a leaf lock, the
+ * counter's, under group locks, as every allocation charges), or, for a
+ * reserved allocation, out of vol->reserved.
+ */
+static int claim_locked(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_extent *ext, size_t n,
+			bool reserved)
 {
-	uint64_t g0 = bga__group_of(vol, start), g1 = bga__group_of(vol, start + len - 1);
 	int rc = 0;
-	for (uint64_t g = g0; g <= g1 && rc == 0; g++) {
-		uint64_t first = bga__group_first(vol, g);
-		uint64_t s = BGA_MAX(start, first), e = BGA_MIN(start + len, first + vol->cfg.blocks_per_group);
-		rc = claim_check_locked(vol, bga__group_lookup(vol, g), g, (uint32_t)(s - first), (uint32_t)(e - s));
+	uint64_t total = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		uint64_t start = ext[i].start, len = ext[i].len;
+		total += len;
+		for (uint64_t g = bga__group_of(vol, start); g <= bga__group_of(vol, start + len - 1) && rc == 0; g++) {
+			uint64_t first = bga__group_first(vol, g);
+			uint64_t s = BGA_MAX(start, first), e = BGA_MIN(start + len, first + vol->cfg.blocks_per_group);
+			rc = claim_check_locked(vol, bga__group_lookup(vol, g), g, (uint32_t)(s - first),
+						(uint32_t)(e - s));
+		}
 	}
-	/* Charged like an allocation, against the capacity: blocks promised
-	 * to bga_reserve() are never claimed.  A leaf lock (the counter's)
-	 * under group locks, as every allocation charges. */
-	if (rc == 0 && bga_counter_add_limited(vol->used, (int64_t)len, (int64_t)geo->capacity) != 0)
+	if (rc == 0 && reserved) {
+		uint64_t r = __atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
+		do {
+			if (r < total)
+				return -ENOSPC;
+		} while (!__atomic_compare_exchange_n(&vol->reserved, &r, r - total, false, __ATOMIC_ACQ_REL,
+						      __ATOMIC_RELAXED));
+	} else if (rc == 0 && bga_counter_add_limited(vol->used, (int64_t)total, (int64_t)geo->capacity) != 0) {
 		rc = -ENOSPC;
-	for (uint64_t g = g0; g <= g1 && rc == 0; g++) {
-		uint64_t first = bga__group_first(vol, g);
-		uint64_t s = BGA_MAX(start, first), e = BGA_MIN(start + len, first + vol->cfg.blocks_per_group);
-		claim_take_locked(vol, bga__group_lookup(vol, g), g, (uint32_t)(s - first), (uint32_t)(e - s));
+	}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		uint64_t start = ext[i].start, len = ext[i].len;
+		for (uint64_t g = bga__group_of(vol, start); g <= bga__group_of(vol, start + len - 1); g++) {
+			uint64_t first = bga__group_first(vol, g);
+			uint64_t s = BGA_MAX(start, first), e = BGA_MIN(start + len, first + vol->cfg.blocks_per_group);
+			claim_take_locked(vol, bga__group_lookup(vol, g), g, (uint32_t)(s - first), (uint32_t)(e - s));
+		}
+	}
+	return rc;
+}
+
+int bga__claim_vec(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_extent *ext, size_t n,
+		   bool reserved)
+{
+	int rc = 0;
+	/* Chunks before any group lock (lockdep.h): an untouched chunk is
+	 * installed, one a lazy load has not read yet is read. */
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		uint64_t c1 = bga__group_of(vol, ext[i].start + ext[i].len - 1) >> BGA_CHUNK_SHIFT;
+		for (uint64_t c = bga__group_of(vol, ext[i].start) >> BGA_CHUNK_SHIFT; rc == 0 && c <= c1; c++)
+			if (bga__chunk_ensure(vol, c) == NULL)
+				rc = -ENOMEM;
+	}
+	struct bga__range_locks locks;
+	if (rc == 0 && (rc = bga__range_lock(vol, ext, n, &locks)) == 0) {
+		rc = claim_locked(vol, geo, ext, n, reserved);
+		bga__range_unlock(vol, &locks);
 	}
 	return rc;
 }
@@ -81,18 +123,8 @@ int bga_claim(struct bga_volume *vol, uint64_t start, uint64_t len)
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	int rc = bga__range_check(vol, geo, start, len);
-	/* Chunks before any group lock (lockdep.h): an untouched chunk is
-	 * installed, one a lazy load has not read yet is read. */
-	uint64_t c1 = rc == 0 ? bga__group_of(vol, start + len - 1) >> BGA_CHUNK_SHIFT : 0;
-	for (uint64_t c = bga__group_of(vol, start) >> BGA_CHUNK_SHIFT; rc == 0 && c <= c1; c++)
-		if (bga__chunk_ensure(vol, c) == NULL)
-			rc = -ENOMEM;
-	struct bga_extent e = {start, len};
-	struct bga__range_locks locks;
-	if (rc == 0 && (rc = bga__range_lock(vol, &e, 1, &locks)) == 0) {
-		rc = claim_locked(vol, geo, start, len);
-		bga__range_unlock(vol, &locks);
-	}
+	if (rc == 0)
+		rc = bga__claim_vec(vol, geo, &(struct bga_extent){start, len}, 1, false);
 	urcu_bp_read_unlock();
 	return rc;
 }

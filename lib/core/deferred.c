@@ -230,6 +230,25 @@ static uint32_t copy_after_commit_locked(const struct bga_volume *vol, const str
 	return hi;
 }
 
+uint32_t bga__dfree_group_map(struct bga_volume *vol, uint64_t g, uint64_t *map, bool after_commit)
+{
+	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
+	struct bga_group *grp = ch ? &ch->groups[g & (BGA_CHUNK_GROUPS - 1)] : NULL;
+	if (grp)
+		bga__group_lock(vol, g);
+	uint32_t hi = bga__group_copy_locked(vol, grp, g, map, after_commit);
+	if (grp) {
+		bga__window_clear_held_locked(grp, map);
+		bga__group_unlock(vol, g);
+	}
+	return hi;
+}
+
+uint64_t bga__dfree_next_group(const struct bga_volume *vol, uint64_t g, uint64_t end)
+{
+	return next_pending(vol, g, end);
+}
+
 /* Would group g hold the run asked for once its pending frees commit? */
 static bool group_would_fit(struct bga_volume *vol, uint64_t g, uint64_t min_len, uint32_t align, uint64_t exact,
 			    uint64_t *scratch)

@@ -43,6 +43,17 @@ uint64_t bga__dfree_pending(const struct bga_volume *vol, uint64_t *extents);
  * time (none may be held) and may allocate.
  */
 bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_actx *ac, uint64_t exact);
+/*
+ * Group g's map of blocks a request cannot have (blocks_per_group bits,
+ * set = used, every bit outside the span set), taken under g's lock:
+ * free blocks and windows' remainders clear, and with after_commit the
+ * blocks pending a deferred free clear too (the state after a commit:
+ * the one definition bga__dfree_would_fit reads).  Blocks a trim holds
+ * stay set.  No group lock may be held.  Returns the span end.
+ */
+uint32_t bga__dfree_group_map(struct bga_volume *vol, uint64_t g, uint64_t *map, bool after_commit);
+/* The first group in [g, end) that holds pending deferred frees, or end. */
+uint64_t bga__dfree_next_group(const struct bga_volume *vol, uint64_t g, uint64_t end);
 /* Every pending block marked allocated?  Else *bad_off gets one. */
 bool bga__dfree_check_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t *bad_off);
 /* Write the records as (txn, off << 32 | len) pairs into out (cap words);
@@ -253,6 +264,19 @@ int bga__extents_sorted(struct bga_volume *vol, const struct bga_geom *geo, cons
  * gives them back to the reservation, so no other call can take the
  * promise meanwhile).  Locks: as bga_free_vec; the caller holds none. */
 int bga__free_vec_charged(struct bga_volume *vol, const struct bga_extent *ext, size_t n, uint64_t *total);
+/* ---- claim.c ---- */
+
+/*
+ * bga_claim of ext[0..n) (sorted, disjoint, inside geo, below which the
+ * caller holds RCU), all or nothing, every group lock of them held at
+ * once: window remainders in them taken back (bga__window_cut_out_locked),
+ * charged to the used counter against the capacity, or with `reserved`
+ * drawn from vol->reserved.  0; -EBUSY (a block allocated, pending or
+ * held by a trim); -ENOSPC (the charge); -EUCLEAN; -EINVAL (a grow has
+ * not opened it); -ENOMEM.  No group lock may be held.
+ */
+int bga__claim_vec(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_extent *ext, size_t n,
+		   bool reserved);
 /* The group locks of a set of extents, held at once (range.c). */
 #define BGA_RANGE_STACK_SLOTS 16
 struct bga__range_locks {
