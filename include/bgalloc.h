@@ -13,7 +13,22 @@
  *  - Blocks are uint64_t numbers in [0, nblocks).
  *  - Every function that can fail returns 0 or a negative errno and hands
  *    results back through pointers.  There is no global last error; see
- *    bga_strerror().  On any error the volume is left exactly as it was.
+ *    bga_strerror().  On any error the volume is left exactly as it was,
+ *    as far as anything the API shows can tell (blocks, counts,
+ *    reservations, handles' windows, groups initialised, the last commit),
+ *    with two exceptions, both of windows' remainders, which are free
+ *    either way: a request that would answer -ENOSPC or -EAGAIN takes
+ *    every window's remainder back first (bga_rsv_open), and bga_claim
+ *    takes back those in its range even when it then fails.  Counts of
+ *    calls (bga_stats' lock and handle counts, bga_lock_stats) count
+ *    failed calls too.
+ *  - -EAGAIN and -ENOSPC mean one thing for every allocating call
+ *    (bga_alloc, bga_alloc_vec with or without BGA_ALL_OR_NOTHING,
+ *    reserved or not, through a handle or not): -EAGAIN, the same
+ *    request, retried after every pending deferred free has committed
+ *    (bga_commit) and nothing else has changed, would succeed; -ENOSPC,
+ *    it would not.  Blocks a bga_trim holds for its discard are not free
+ *    in either case: the trim gives them back, not a commit.
  *  - Threading: once bga_create() has returned, any thread may call any
  *    function concurrently, with no registration.  bga_destroy() must run
  *    with no other call in flight.
@@ -208,9 +223,11 @@ BGA_EXTERN void bga_destroy(struct bga_volume *vol);
  *           multiple of align;
  *  -ENOSPC  no free run of min_len blocks exists (with align: no aligned
  *           one; for BGA_EXACT_GOAL: none starts at the goal), or the
- *           free space is promised to reservations;
- *  -EAGAIN  not now, but the request would fit once pending deferred
- *           frees are committed (bga_commit());
+ *           free space is promised to reservations, and a commit of every
+ *           pending deferred free would not change that (see the top:
+ *           -EAGAIN and -ENOSPC);
+ *  -EAGAIN  not now, but the same request would succeed once every
+ *           pending deferred free is committed (bga_commit());
  *  -ENOMEM  a group's bitmap or descriptors could not be allocated.
  */
 BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
@@ -231,15 +248,20 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
  *
  * A partial result (fewer than want blocks, or max_out extents filled) is
  * a success, returning 0, unless req->flags has BGA_ALL_OR_NOTHING: then
- * either all of want is handed out, or nothing is and the call returns
- * -ENOSPC, or -EAGAIN when pending deferred frees would complete it (the
- * count of unpromised and pending blocks covers want, checked before
- * anything is taken; or the piece that could not be had would fit after
- * a commit, as bga_alloc's -EAGAIN says).  Not fitting in max_out is
- * -ENOSPC.  A failure the count decides takes nothing; one found while
- * carving gives back what it took: those blocks were never anyone
- * else's, but another thread's request that ran meanwhile may have seen
- * them taken, and their groups count as changed for the next store.
+ * either all of want is handed out, or nothing is.  All or nothing
+ * succeeds whenever want fits: as at most max_out extents, each min_len
+ * .. max_len blocks and aligned as req->align asks, lying in free runs
+ * that hold an aligned run of min_len inside one group (the runs
+ * bga_alloc could take a piece from; such runs that touch across a group
+ * boundary count as one run), without blocks promised to reservations
+ * (with BGA_USE_RESERVED: want at most what is reserved).  When the
+ * greedy carve falls short, the call looks at every group that may hold
+ * such a run and takes a fit it finds there, placed from each run's
+ * start; only when none exists does it fail.
+ * A carve that falls short gives back what it took: those blocks were
+ * never anyone else's, but another thread's request that ran meanwhile
+ * may have seen them taken, and their groups count as changed for the
+ * next store.
  * Every extent in out[] is min_len .. max_len long: a piece is cut short
  * so that what is still wanted stays 0 or at least min_len where it can,
  * and a piece merged into the extent before it leaves a rest of min_len
@@ -247,9 +269,12 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
  * align dividing min_len, only when min_len > align can that happen).
  *
  * Windows: with req->rsv, pieces come from the handle's window first, as
- * in bga_alloc.  BGA_USE_RESERVED charges every piece to an earlier
- * bga_reserve() and caps the total at what is reserved at the call
- * (-EINVAL when that is below min_len).  BGA_EXACT_GOAL is -EINVAL.
+ * in bga_alloc; with BGA_ALL_OR_NOTHING only what the window holds at the
+ * call (no window is booked, and a failure leaves the window as it was;
+ * an aligned or reserved request takes none).  BGA_USE_RESERVED charges
+ * every piece to an earlier bga_reserve() and caps the total at what is
+ * reserved at the call (-EINVAL when that is below min_len).
+ * BGA_EXACT_GOAL is -EINVAL.
  *
  * A call takes many group locks in turn and never holds two at once.  A
  * group's further pieces are taken under one hold of its lock, each the
@@ -259,10 +284,14 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
  * Returns 0; -EINVAL for NULL vol, req, out or n_out, max_out 0, want 0,
  * want not a multiple of align, BGA_EXACT_GOAL, the request's other
  * checks as in bga_alloc() (max_len is not capped at blocks_per_group
- * here); -ENOSPC or -EAGAIN, as bga_alloc() returns them, when not even
- * one extent of min_len could be had; -ENOMEM when not even one could be
- * had for want of memory.  On any error *n_out is 0 and nothing is
- * handed out.
+ * here); -ENOSPC or -EAGAIN (their one meaning: see the top) when the
+ * call cannot succeed: without BGA_ALL_OR_NOTHING, when not even one
+ * extent of min_len can be had (want below min_len never can); with it,
+ * when want does not fit as above; -ENOMEM when not even one extent could
+ * be had for want of memory (all or nothing: when the search for a fit
+ * ran out).  A lazily loaded volume reads its unread chunks before it
+ * answers -ENOSPC or -EAGAIN (bga_load).  On any error *n_out is 0 and
+ * nothing is handed out.
  */
 BGA_EXTERN int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_t want,
                              struct bga_extent *out, size_t max_out, size_t *n_out);
@@ -289,7 +318,11 @@ BGA_EXTERN int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *r
  * Returns 0; -EINVAL for NULL vol, len 0, or a range outside the volume
  * or below first_data_block (until bga_grow() returns, the blocks it adds
  * may still count as outside); -EBUSY, with no block changed, when any
- * block is allocated or waits on a deferred free; -ENOSPC when the claim would
+ * block is allocated, waits on a deferred free, or is held by a bga_trim
+ * for its discard (free, but not the caller's to claim until the trim's
+ * callback for it has returned: retry after bga_trim returns; the claim
+ * does not wait, since the discard is the caller's own callback, which
+ * may be what called it); -ENOSPC when the claim would
  * leave fewer free blocks than are reserved (bga_reserve is never
  * overcommitted); -EUCLEAN when any block lies in a quarantined group
  * (bga_load); -ENOMEM.
@@ -468,7 +501,10 @@ BGA_EXTERN int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t 
  * bga_stats count them as used while claimed, but a bga_store meanwhile
  * (from cb itself or from another thread) writes them as free, so a
  * crash before the next store never leaves them allocated and owned by
- * nobody.  Same errors as bga_foreach_free(); *trimmed
+ * nobody.  While claimed they are no caller's to take: bga_claim of them
+ * answers -EBUSY, and a request they would have met answers as if they
+ * were used (-ENOSPC when nothing else fits: no commit frees them).
+ * Same errors as bga_foreach_free(); *trimmed
  * (optional) gets the blocks whose discard returned 0.
  */
 BGA_EXTERN int bga_trim(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len,
@@ -507,7 +543,12 @@ struct bga_stats {
 	uint32_t lock_slots, busiest_slot;
 	uint64_t busiest_slot_contended;
 	/* reservation windows: allocations through a handle served from its
-	 * window (hits) against all allocations through a handle */
+	 * window (hits) against all allocations through a handle, failed
+	 * ones included.  A handle counts its hits itself and adds them here
+	 * at its next allocation that its window does not serve, and at its
+	 * close: until then both lag by the hits since (at most one window's
+	 * worth of allocations per open handle); with every handle closed
+	 * they are exact. */
 	uint64_t rsv_hits, rsv_allocs;
 	double rsv_hit_ratio;
 	uint64_t rsv_windows_open; /* handles open (bga_rsv_open minus close) */
