@@ -113,17 +113,20 @@ int refmodel_alloc_check(struct refmodel *m, const struct bga_request *req, int 
 
 /*
  * Judge bga_alloc_vec(vol, req, want, out, max_out, &n): rc and, when rc
- * is 0, out[0 .. n).  Exact where the contract decides alone:
+ * is 0, out[0 .. n).  Written from the header's words alone:
  *  - -EINVAL for every bad argument (want 0 or not a multiple of align,
  *    max_out 0, BGA_EXACT_GOAL, the checks of bga_alloc; max_len is not
  *    capped here), before any state-dependent code;
- *  - BGA_ALL_OR_NOTHING's count rule, decided before anything is taken:
- *    with BGA_USE_RESERVED, -ENOSPC when fewer than want are reserved
- *    (rounded down to align); otherwise -EAGAIN when free minus reserved
- *    is below want and that plus the pending deferred blocks covers it,
- *    -ENOSPC when not even that does;
- *  - when not even one extent of min_len can be had: bga_alloc's code
- *    for the first piece (refmodel_alloc_expect), exactly.
+ *  - whether the call can succeed, by brute force on the model's map:
+ *    want (without BGA_ALL_OR_NOTHING: one extent of min_len) as at most
+ *    max_out (1) extents of min_len .. max_len, aligned, in the free runs
+ *    that hold an aligned run of min_len inside one group (such runs that
+ *    touch across a group boundary count as one), within free minus
+ *    reserved (BGA_USE_RESERVED: within what is reserved; all or nothing
+ *    past it fails);
+ *  - a failure must be -EAGAIN when that holds on a copy of the model
+ *    with every pending free committed, -ENOSPC when it does not, and
+ *    never when it holds now; a success must be one it allows.
  * On success: n in 1 .. max_out, every extent min_len .. max_len blocks,
  * aligned, in the data area, every block free in the model and in no
  * other extent of out[] (else a double hand-out); two extents of out[]
@@ -133,11 +136,6 @@ int refmodel_alloc_check(struct refmodel *m, const struct bga_request *req, int 
  * BGA_ALL_OR_NOTHING; and a partial result that did not fill out[] and
  * left at least min_len wanted must have run out: the model, with out[]
  * taken, holds no extent of min_len that bga_alloc could give.
- * BGA_ALL_OR_NOTHING failing after the count allowed it is -ENOSPC, or
- * -EAGAIN with deferred frees pending; it is a failure of the library
- * when the model proves the greedy carve must succeed: min_len is the
- * allocation unit (1 or align), max_out >= want / min_len, and the free
- * aligned units cover want.
  * Then marks out[] allocated and charges reservations.  Returns 0, or
  * -EPROTO with m->err set and the model unchanged.
  */
