@@ -53,9 +53,9 @@ extern "C" {
  * CMake reads its project version from these three lines.
  */
 #define BGA_VERSION_MAJOR 0
-#define BGA_VERSION_MINOR 2
+#define BGA_VERSION_MINOR 3
 #define BGA_VERSION_PATCH 0
-#define BGA_VERSION_STRING "0.2.0"
+#define BGA_VERSION_STRING "0.3.0"
 /* One number for comparisons: 0x00MMmmpp, e.g. 0x000200 for 0.2.0. */
 #define BGA_VERSION_HEX ((BGA_VERSION_MAJOR << 16) | (BGA_VERSION_MINOR << 8) | BGA_VERSION_PATCH)
 
@@ -744,6 +744,215 @@ BGA_EXTERN const char *bga_strerror(int err);
 /* The configuration the volume runs with (defaults resolved, nblocks the
  * current size).  0, or -EINVAL for a NULL argument. */
 BGA_EXTERN int bga_volume_config(const struct bga_volume *vol, struct bga_config *out);
+
+/* ---- added in 0.3.0: calls every embedder wrote by hand, clearer names, the store's tag ---- */
+
+/*
+ * Free n extents when transaction `txn` commits, all or nothing: what
+ * bga_free_deferred() does for one extent, for a set (an object's
+ * extents), as bga_free_vec() is to bga_free().  Extents may come in any
+ * order and may span groups; every group lock of the set is held at once
+ * (ascending slot order, as bga_free_vec takes them) while the set is
+ * checked and recorded, so a concurrent call sees all of it pending or
+ * none.  The blocks stay allocated, and unavailable, until
+ * bga_commit(vol, t) with t >= txn.
+ *
+ * Returns 0 when every extent was recorded; on any error nothing changed
+ * (no extent is pending, no block moved):
+ *  -EINVAL  NULL vol or ext, n 0, txn 0 or not greater than the last
+ *           committed txn, an extent of length 0, outside the volume or
+ *           below first_data_block, extents that overlap, or any block
+ *           that is not allocated (free, or a window's) or already waits
+ *           on a deferred free;
+ *  -EUCLEAN any block lies in a group a load quarantined (bga_load);
+ *  -ENOMEM  the records, or a group's pending map, could not be
+ *           allocated (all are allocated before anything changes).
+ * Any thread, concurrently with any call but bga_destroy.
+ */
+BGA_EXTERN int bga_free_deferred_vec(struct bga_volume *vol, const struct bga_extent *ext, size_t n, uint64_t txn);
+
+/* bga_foreach_used's flags argument: the extent waits on a deferred free
+ * (bga_free_deferred) that no bga_commit has released yet. */
+enum {
+	BGA_USED_DEFERRED = 1u << 0,
+};
+#define BGA_USED_DEFERRED BGA_USED_DEFERRED
+
+/*
+ * Call cb(ctx, start, len, flags) for each maximal extent of allocated
+ * blocks inside [from, to), in block order: the complement of
+ * bga_foreach_free(vol, from, to, 1, ...) within the blocks that can be
+ * handed out, so an embedder can check its own metadata against the
+ * volume without inverting the free walk.  flags is BGA_USED_DEFERRED for
+ * blocks waiting on a deferred free, 0 for blocks a caller holds; an
+ * extent never mixes the two, and extents are split at group boundaries
+ * (as bga_foreach_free splits free ones).  Blocks below first_data_block
+ * are never reported.  Blocks that windows hold but no allocation took
+ * are free, not reported; blocks that a bga_trim holds claimed for its
+ * discard are reported as allocated (flags 0) while it holds them.
+ *
+ * A snapshot per group: each group is read under its lock, and cb runs
+ * with no lock held, so it may call any function of the library on the
+ * volume (bga_destroy aside).  A lazily loaded volume's unread bitmaps
+ * are read first.  A non-zero return from cb stops the walk and is
+ * returned.
+ *
+ * Returns 0;
+ *  -EINVAL  NULL vol or cb, from >= to, to > nblocks;
+ *  -ENOMEM  its scratch maps, or a lazily loaded volume's unread bitmaps
+ *           could not be read into memory (nothing reported);
+ *  or cb's non-zero return.
+ * Any thread, concurrently with any call but bga_destroy.
+ */
+typedef int (*bga_used_cb)(void *ctx, uint64_t start, uint64_t len, uint32_t flags);
+BGA_EXTERN int bga_foreach_used(struct bga_volume *vol, uint64_t from, uint64_t to, bga_used_cb cb, void *ctx);
+
+/*
+ * The longest free run of the volume, exactly: the longest extent that
+ * bga_foreach_free would report (so split at group boundaries, window
+ * remainders counted as free).  A request (bga_alloc) with a min_len up to
+ * *len can be served as one extent now (or, for the part held by
+ * windows, once they are given back, which happens before any -ENOSPC);
+ * one with a larger min_len fails with -ENOSPC or -EAGAIN.  *group
+ * (optional) gets the lowest-numbered group holding a run of *len blocks
+ * (UINT64_MAX when *len is 0).
+ *
+ * Cheap where the group index knows the answer: it measures, under each
+ * one's lock, the groups holding windows, then the groups the index
+ * places in the highest order, and stops as soon as no other group can
+ * hold a longer run: usually a few groups, at most every group.  Exact
+ * while nothing else changes the volume; under concurrent calls each
+ * group is measured at one instant.  A lazily loaded volume's unread
+ * bitmaps are read first.
+ *
+ * Returns 0;
+ *  -EINVAL  NULL vol or len;
+ *  -ENOMEM  its scratch map, or a lazily loaded volume's unread bitmaps
+ *           could not be read into memory (*len untouched).
+ * Any thread, concurrently with any call but bga_destroy.
+ */
+BGA_EXTERN int bga_longest_free_sum(struct bga_volume *vol, uint64_t *len, uint64_t *group);
+
+/*
+ * The longest free run outside windows, approximately, from the group
+ * index alone: no lock, no group looked at, O(orders x chunks of the
+ * index).  An upper bound: no group holds a free run longer than this
+ * outside its windows' remainders (2^(k+1) - 1 for the highest order k
+ * the index holds, capped at blocks_per_group); a request for more needs
+ * blocks windows hold, or fails.  It may exceed the true run (the index
+ * keeps each group's longest run as an upper bound, and by powers of
+ * two); bga_longest_free_sum() is exact.  0 for NULL, or when no group
+ * has a free block outside windows.  Lazily loaded volumes: a group whose
+ * bitmap is not read yet counts with its stored longest run.
+ * Any thread, concurrently with any call but bga_destroy.
+ */
+BGA_EXTERN uint64_t bga_longest_free_read(const struct bga_volume *vol);
+
+/* struct bga_group_stats.flags */
+enum {
+	BGA_GSTAT_INITIALISED = 1u << 0, /* the group has a bitmap in memory */
+	BGA_GSTAT_QUARANTINED = 1u << 1, /* a load found it damaged: wholly used, never allocated from */
+	BGA_GSTAT_TRIMMED = 1u << 2,     /* bga_trim discarded its free runs and nothing was freed since */
+};
+
+/*
+ * One group's figures (bga_group_stats).  Growable without a symbol
+ * version: the caller sets `size` to sizeof(struct bga_group_stats) as
+ * its header has it, and the library fills that many bytes at most (the
+ * fields it knows), then sets `size` to the bytes it filled.  A field
+ * added later is appended, so a program built against this header keeps
+ * working with a newer library, and one built against a newer header
+ * sees `size` smaller than its struct from an older library.
+ */
+struct bga_group_stats {
+	uint32_t size;            /* in: the caller's sizeof; out: the bytes filled */
+	uint32_t flags;           /* BGA_GSTAT_* */
+	uint64_t group;           /* the group number asked for */
+	uint64_t first_block;     /* its first block: group * blocks_per_group */
+	uint64_t span_blocks;     /* its blocks that can be handed out (not below
+	                             first_data_block, not past nblocks) */
+	uint64_t free_blocks;     /* free, as bga_free_blocks_sum counts: window
+	                             remainders included */
+	uint64_t longest_run;     /* the longest free run, exactly (as
+	                             bga_longest_free_sum measures) */
+	uint64_t longest_run_hint; /* what the group index keeps: an upper bound
+	                             of the longest free run outside windows */
+	uint64_t window_blocks;   /* blocks windows hold that no allocation took */
+	uint64_t windows;         /* windows booked in the group now */
+	uint64_t deferred_blocks; /* blocks waiting on a deferred free */
+	uint32_t lock_slot;       /* the group's slot in the lock table (shared
+	                             with other groups: see bga_lock_stats) */
+	uint32_t reserved0;       /* 0 */
+	/* the slot's counters (<bgalloc/locktab.h>), for every group that shares it */
+	uint64_t lock_acquisitions, lock_contended, lock_wait_ns;
+};
+
+/*
+ * Fill *st for group `group`: its free blocks, longest run (exact, and
+ * the index's bound), windows, pending deferred frees and its lock slot's
+ * contention.  Read under the group's lock: one consistent instant of the
+ * group; the lock figures are the slot's and move on their own.  A group
+ * nothing touched yet is reported wholly free without being made.  A
+ * lazily loaded volume's group whose bitmap is not read yet is read first.
+ *
+ * Returns 0;
+ *  -EINVAL  NULL vol or st, st->size below the size of this first layout
+ *           (offsetof lock_wait_ns + 8, 112 bytes), group >= the number
+ *           of groups;
+ *  -ENOMEM  its scratch map, or the group's bitmap could not be read into
+ *           memory (a lazily loaded volume).
+ * On an error *st is left as it was.  Any thread, concurrently with any
+ * call but bga_destroy.
+ */
+BGA_EXTERN int bga_group_stats(struct bga_volume *vol, uint64_t group, struct bga_group_stats *st);
+
+/*
+ * Clearer names for calls whose names mislead; the old names stay, with
+ * the same behaviour, and programs may use either (CHANGELOG.md, 0.3.0).
+ * Each is the call it names, with that call's contract, errors and
+ * thread safety:
+ *  - bga_free_blocks_read() is bga_free_estimate(): a count of free
+ *    blocks, approximate (`_read`, as bga_counter_read), not a free;
+ *  - bga_free_blocks_sum() is bga_free_exact(): the same count, exact
+ *    (`_sum`, as bga_counter_sum);
+ *  - bga_window_open(), bga_window_close(), bga_window_set_size() and
+ *    bga_window_get() are bga_rsv_open(), bga_rsv_close(),
+ *    bga_rsv_set_size() and bga_rsv_window(): per-file windows, which
+ *    are blocks, unrelated to bga_reserve() and bga_unreserve(), which
+ *    are promises of a count.  The handle keeps its type, struct bga_rsv.
+ */
+BGA_EXTERN uint64_t bga_free_blocks_read(const struct bga_volume *vol);
+BGA_EXTERN uint64_t bga_free_blocks_sum(struct bga_volume *vol);
+BGA_EXTERN int bga_window_open(struct bga_volume *vol, struct bga_rsv **out);
+BGA_EXTERN void bga_window_close(struct bga_rsv *rsv);
+BGA_EXTERN int bga_window_set_size(struct bga_rsv *rsv, uint32_t blocks);
+BGA_EXTERN int bga_window_get(const struct bga_rsv *rsv, struct bga_extent *out);
+
+/*
+ * bga_store() with the caller's transaction tag stored in the image: a
+ * number the library never interprets (an engine's journal sequence
+ * number, a commit id), so that after a crash the engine knows which of
+ * its transactions the image matches and what to replay.  Same contract,
+ * errors and crash atomicity as bga_store(): a load returns the tag of
+ * the store whose state it loads, this one's once it returned 0, or the
+ * previous completed store's (bga_volume_tag).  bga_store() itself stores
+ * the volume's current tag (bga_volume_tag) again.
+ *
+ * Returns 0; -EINVAL for NULL vol or io or a NULL callback; -ENOMEM
+ * (nothing written); or the first error a callback returned, with the
+ * previous completed store, and its tag, still loadable.  Concurrent
+ * stores are serialised, as bga_store's are.
+ */
+BGA_EXTERN int bga_store_tagged(struct bga_volume *vol, const struct bga_io *io, uint64_t tag);
+
+/*
+ * The volume's tag: the one given to its last bga_store_tagged() that
+ * returned 0 (a bga_store() keeps it), or, before any, the tag of the
+ * image it was loaded from: 0 for an image stored without one (by
+ * bga_store only, or by a release before 0.3.0) and for a volume made by
+ * bga_create().  0 and *tag set; -EINVAL for NULL vol or tag.  Any thread.
+ */
+BGA_EXTERN int bga_volume_tag(const struct bga_volume *vol, uint64_t *tag);
 
 #ifdef __cplusplus
 }

@@ -89,41 +89,77 @@ static int dfree_fn(struct bga_volume *vol, const struct bga_geom *geo, struct b
 	return 0;
 }
 
-int bga_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, uint64_t txn)
+/*
+ * Record the sorted, checked extents v[0..n) (bga__extents_sorted) as
+ * pending until txn commits, all or nothing: one record per group part,
+ * all allocated before any lock is taken, then checked and recorded with
+ * every group lock of the set held (bga__range_apply_vec).
+ */
+static int free_deferred_sorted(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_extent *v,
+				size_t n, uint64_t txn, uint64_t total)
 {
-	if (vol == NULL || txn == 0 || txn <= __atomic_load_n(&vol->last_committed, __ATOMIC_ACQUIRE))
-		return -EINVAL;
-	urcu_bp_read_lock();
-	const struct bga_geom *geo = bga_rcu_load(vol->geom);
 	struct dfree_arg a = {.txn = txn, .spare = NULL};
-	int rc = bga__range_check(vol, geo, start, len);
-	if (rc == 0) {
-		/* One record per group, allocated before any lock is taken so
-		 * the free stays all-or-nothing. */
-		uint64_t ng = bga__group_of(vol, start + len - 1) - bga__group_of(vol, start) + 1;
-		for (uint64_t i = 0; i < ng && rc == 0; i++) {
-			struct bga_dfree *d = malloc(sizeof(*d));
-			if (d == NULL) {
-				rc = -ENOMEM;
-				break;
-			}
-			d->next = a.spare;
-			a.spare = d;
+	uint64_t parts = 0;
+	int rc = 0;
+	for (size_t i = 0; i < n; i++)
+		parts += bga__group_of(vol, v[i].start + v[i].len - 1) - bga__group_of(vol, v[i].start) + 1;
+	for (uint64_t i = 0; i < parts; i++) {
+		struct bga_dfree *d = malloc(sizeof(*d));
+		if (d == NULL) {
+			rc = -ENOMEM;
+			break;
 		}
+		d->next = a.spare;
+		a.spare = d;
 	}
 	if (rc == 0)
-		rc = bga__range_apply(vol, geo, start, len, dfree_fn, &a);
+		rc = bga__range_apply_vec(vol, geo, v, n, dfree_fn, &a);
 	if (rc == 0) {
+		/* Counted as the commit counts them: one extent per record. */
 		struct bga_percpu *pc = bga__percpu(vol);
-		__atomic_fetch_add(&pc->dfree.blocks, (int64_t)len, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&pc->dfree.extents, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pc->dfree.blocks, (int64_t)total, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pc->dfree.extents, (int64_t)parts, __ATOMIC_RELAXED);
 	}
 	while (a.spare) {
 		struct bga_dfree *next = a.spare->next;
 		free(a.spare);
 		a.spare = next;
 	}
+	return rc;
+}
+
+static bool txn_open(const struct bga_volume *vol, uint64_t txn)
+{
+	return txn != 0 && txn > __atomic_load_n(&vol->last_committed, __ATOMIC_ACQUIRE);
+}
+
+int bga_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, uint64_t txn)
+{
+	if (vol == NULL || !txn_open(vol, txn))
+		return -EINVAL;
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
+	struct bga_extent e = {start, len};
+	int rc = bga__range_check(vol, geo, start, len);
+	if (rc == 0)
+		rc = free_deferred_sorted(vol, geo, &e, 1, txn, len);
 	urcu_bp_read_unlock();
+	return rc;
+}
+
+int bga_free_deferred_vec(struct bga_volume *vol, const struct bga_extent *ext, size_t n, uint64_t txn)
+{
+	if (vol == NULL || ext == NULL || n == 0 || !txn_open(vol, txn))
+		return -EINVAL;
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
+	struct bga_extent *v = NULL;
+	uint64_t total = 0;
+	int rc = bga__extents_sorted(vol, geo, ext, n, &v, &total);
+	if (rc == 0)
+		rc = free_deferred_sorted(vol, geo, v, n, txn, total);
+	urcu_bp_read_unlock();
+	free(v);
 	return rc;
 }
 
@@ -340,6 +376,18 @@ bool bga__dfree_check_locked(const struct bga_volume *vol, const struct bga_grou
 		return false;
 	}
 	return true;
+}
+
+/* Group g's pending map (blocks_per_group bits, set = waiting on a
+ * deferred free) into map: zeros when it has none.  Caller holds g's
+ * lock, or grp is NULL (untouched). */
+void bga__dfree_copy_pending_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t *map)
+{
+	size_t words = BGA_BITMAP_WORDS(vol->cfg.blocks_per_group);
+	if (grp && grp->ext && grp->ext->pending)
+		memcpy(map, grp->ext->pending, words * sizeof(uint64_t));
+	else
+		memset(map, 0, words * sizeof(uint64_t));
 }
 
 /* For snapshots: records in list order. */

@@ -61,9 +61,26 @@ bool bga__dfree_check_locked(const struct bga_volume *vol, const struct bga_grou
 size_t bga__dfree_dump_locked(const struct bga_group *grp, uint64_t *out, size_t cap);
 /* Drop every pending record at destroy. */
 void bga__dfree_destroy_group(struct bga_group *grp);
+/* Group g's pending map (blocks_per_group bits, set = waiting on a
+ * deferred free) copied into map, zeros when none.  Caller holds g's lock,
+ * or grp is NULL (an untouched group). */
+void bga__dfree_copy_pending_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t *map);
 
 /* ---- inspect/walk.c ---- */
 
+/* One instant of a group, as a walk reads it under the group's lock. */
+struct bga__group_view {
+	bool initialised, quarantined, trimmed;
+	uint32_t lo;       /* span start (first_data_block) */
+	uint32_t max_run;  /* the index's bound (an untouched group: its span) */
+	uint32_t held;     /* window remainders, shown free in the map */
+	uint32_t windows;  /* windows linked */
+	uint32_t deferred; /* blocks pending a deferred free */
+};
+/* bga__walk_copy (below) with the whole view, and the pending map into
+ * `pending` (bpg bits) when not NULL. */
+uint32_t bga__walk_view(struct bga_volume *vol, uint64_t g, uint64_t *map, uint64_t *pending,
+			struct bga__group_view *v);
 /* Copy group g's free-space map (set = used) under its lock, windows'
  * remainders shown free (*held of them); returns the span end;
  * *initialised says whether the group had a bitmap. */

@@ -223,6 +223,8 @@ uint64_t bga__window_next_group(const struct bga_volume *vol, uint64_t g, uint64
 /* Blocks the group's windows hold (their remainders), at the instant each
  * span is read. */
 uint32_t bga__window_held_locked(const struct bga_group *grp);
+/* Windows linked into the group (bga_group_stats). */
+uint32_t bga__window_count_locked(const struct bga_group *grp);
 /*
  * Take back the remainder of every window in the volume (each owner's
  * next take finds its window empty and books another) in geo's groups

@@ -15,25 +15,50 @@
 
 /*
  * Copy group g's view of free space into `map` (bpg bits, set = used) under
- * its lock.  An untouched group needs no lock: it is wholly free.  Returns
- * the group's span end.
+ * its lock, and what else one instant of the group says (*v): its pending
+ * map into `pending` when not NULL.  An untouched group needs no lock: it
+ * is wholly free.  Returns the group's span end.
  */
-uint32_t bga__walk_copy(struct bga_volume *vol, uint64_t g, uint64_t *map, bool *initialised, uint32_t *held)
+uint32_t bga__walk_view(struct bga_volume *vol, uint64_t g, uint64_t *map, uint64_t *pending,
+			struct bga__group_view *v)
 {
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
-	*held = 0;
+	memset(v, 0, sizeof(*v));
 	if (ch == NULL) {
-		*initialised = false;
-		return bga__group_copy_locked(vol, NULL, g, map, false);
+		uint32_t hi = bga__group_copy_locked(vol, NULL, g, map, false);
+		if (pending)
+			bga__dfree_copy_pending_locked(vol, NULL, pending);
+		uint32_t full;
+		bga__grp_span(vol, NULL, g, &v->lo, &full);
+		v->max_run = hi - v->lo;
+		return hi;
 	}
 	bga__group_lock(vol, g);
 	const struct bga_group *grp = &ch->groups[g & (BGA_CHUNK_GROUPS - 1)];
-	*initialised = grp->bitmap != NULL;
+	uint32_t span_hi;
+	bga__grp_span(vol, grp, g, &v->lo, &span_hi);
+	v->initialised = grp->bitmap != NULL;
+	v->quarantined = grp->bitmap == NULL && (grp->flags & BGA_GROUP_QUARANTINED);
+	v->trimmed = grp->flags & BGA_GROUP_TRIMMED;
+	v->max_run = grp->max_run;
+	v->deferred = grp->ext ? grp->ext->dfree_blocks : 0;
 	uint32_t hi = bga__group_copy_locked(vol, grp, g, map, false);
-	*held = bga__window_held_locked(grp);
-	if (*held)
+	v->held = bga__window_held_locked(grp);
+	v->windows = bga__window_count_locked(grp);
+	if (v->held)
 		bga__window_clear_held_locked(grp, map); /* free: nobody owns them */
+	if (pending)
+		bga__dfree_copy_pending_locked(vol, grp, pending);
 	bga__group_unlock(vol, g);
+	return hi;
+}
+
+uint32_t bga__walk_copy(struct bga_volume *vol, uint64_t g, uint64_t *map, bool *initialised, uint32_t *held)
+{
+	struct bga__group_view v;
+	uint32_t hi = bga__walk_view(vol, g, map, NULL, &v);
+	*initialised = v.initialised;
+	*held = v.held;
 	return hi;
 }
 
@@ -124,6 +149,53 @@ int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_
 		return -EINVAL;
 	struct walk w = {0, min_len, cb, ctx};
 	return walk_groups(vol, from, to, min_len, foreach_group, &w);
+}
+
+/* ---- allocated extents ---- */
+
+struct used_walk {
+	bga_used_cb cb;
+	void *ctx;
+	uint64_t *pending; /* a second scratch map: the group's pending blocks */
+};
+
+/*
+ * Group g's allocated runs in [a, b): maximal runs of used blocks that
+ * are all pending or all not (pending blocks are always used: bga_check).
+ */
+static int used_group(struct bga_volume *vol, const struct bga_geom *geo, uint64_t g, uint32_t a, uint32_t b,
+		      uint64_t *map, void *arg)
+{
+	(void)geo;
+	struct used_walk *w = arg;
+	struct bga__group_view v;
+	uint32_t hi = bga__walk_view(vol, g, map, w->pending, &v);
+	uint64_t first = bga__group_first(vol, g);
+	uint32_t end = BGA_MIN(b, hi);
+	for (uint64_t pos = BGA_MAX(a, v.lo); pos < end;) {
+		uint64_t s = bga_bitmap_next_set(map, end, pos);
+		if (s >= end)
+			break;
+		bool deferred = (w->pending[s / 64] >> (s % 64)) & 1;
+		uint64_t e = bga_bitmap_next_zero(map, end, s);
+		uint64_t flip = deferred ? bga_bitmap_next_zero(w->pending, e, s) : bga_bitmap_next_set(w->pending, e, s);
+		e = BGA_MIN(e, flip);
+		int rc = w->cb(w->ctx, first + s, e - s, deferred ? BGA_USED_DEFERRED : 0);
+		if (rc)
+			return rc;
+		pos = e;
+	}
+	return 0;
+}
+
+int bga_foreach_used(struct bga_volume *vol, uint64_t from, uint64_t to, bga_used_cb cb, void *ctx)
+{
+	if (vol == NULL || cb == NULL)
+		return -EINVAL;
+	struct used_walk w = {cb, ctx, malloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group) * sizeof(uint64_t))};
+	int rc = w.pending ? walk_groups(vol, from, to, 1, used_group, &w) : -ENOMEM;
+	free(w.pending);
+	return rc;
 }
 
 /* ---- trim ---- */

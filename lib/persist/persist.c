@@ -385,7 +385,8 @@ static bool same_io(const struct bga_io *a, const struct bga_io *b)
 	return a->ctx == b->ctx && a->read == b->read && a->write == b->write && a->flush == b->flush;
 }
 
-static int store_under_store_lock(struct bga_volume *vol, struct bga_persist *p, const struct bga_io *io)
+static int store_under_store_lock(struct bga_volume *vol, struct bga_persist *p, const struct bga_io *io,
+				  uint64_t tag)
 {
 	bga__lockdep_assert_held(BGA_LOCKDEP_STORE, 0);
 	uint32_t bpg = vol->cfg.blocks_per_group;
@@ -485,6 +486,7 @@ static int store_under_store_lock(struct bga_volume *vol, struct bga_persist *p,
 		.free_blocks = s.free_blocks,
 		.groups_inited = s.inited,
 		.last_txn = s.txn,
+		.tag = tag,
 	};
 	bga__pf_sb_encode(p->sb_pending, &sb);
 	p->sb_pending_off = (gen & 1) * BGA_PF_SECTOR;
@@ -507,6 +509,8 @@ static int store_under_store_lock(struct bga_volume *vol, struct bga_persist *p,
 	p->next_gen = gen + 1;
 	p->stored_ngroups = s.ngroups;
 	p->force_full = false;
+	if (rc == 0)
+		__atomic_store_n(&p->tag, tag, __ATOMIC_RELEASE);
 	free(s.w);
 	free(s.maps);
 	return rc;
@@ -521,7 +525,9 @@ fail:
 	return rc;
 }
 
-int bga_store(struct bga_volume *vol, const struct bga_io *io)
+/* tag: the caller's, or with keep the volume's own, read under the
+ * store lock so that a concurrent tagged store cannot slip between. */
+static int store(struct bga_volume *vol, const struct bga_io *io, bool keep, uint64_t tag)
 {
 	if (vol == NULL || io == NULL || io->read == NULL || io->write == NULL || io->flush == NULL)
 		return -EINVAL;
@@ -531,8 +537,27 @@ int bga_store(struct bga_volume *vol, const struct bga_io *io)
 	bga__persist_hooks_attach(vol);
 	bga__lockdep_acquire(BGA_LOCKDEP_STORE, 0, true);
 	pthread_mutex_lock(&p->lock);
-	int rc = store_under_store_lock(vol, p, io);
+	int rc = store_under_store_lock(vol, p, io, keep ? p->tag : tag);
 	bga__lockdep_release(BGA_LOCKDEP_STORE, 0);
 	pthread_mutex_unlock(&p->lock);
 	return rc;
+}
+
+int bga_store(struct bga_volume *vol, const struct bga_io *io)
+{
+	return store(vol, io, true, 0);
+}
+
+int bga_store_tagged(struct bga_volume *vol, const struct bga_io *io, uint64_t tag)
+{
+	return store(vol, io, false, tag);
+}
+
+int bga_volume_tag(const struct bga_volume *vol, uint64_t *tag)
+{
+	if (vol == NULL || tag == NULL)
+		return -EINVAL;
+	const struct bga_persist *p = __atomic_load_n(&vol->persist, __ATOMIC_ACQUIRE);
+	*tag = p ? __atomic_load_n(&p->tag, __ATOMIC_ACQUIRE) : 0;
+	return 0;
 }

@@ -28,6 +28,7 @@ struct bga_pf_sb {
 	uint32_t lock_slots, rsv_default, rsv_max, flags, lock_kind, stripe;
 	int32_t counter_batch;
 	uint64_t free_blocks, groups_inited, last_txn, digest;
+	uint64_t tag; /* bga_store_tagged's */
 };
 
 /*
@@ -76,6 +77,7 @@ struct bga_persist {
 	uint64_t next_gen;       /* above every generation seen in the area */
 	uint64_t stored_ngroups; /* groups the committed superblock covers */
 	uint64_t digest;         /* the committed superblock's digest */
+	uint64_t tag;            /* the tag of the last store that returned 0, or the load's (atomic: bga_volume_tag) */
 	bool force_full;         /* some unit may hold an uncommitted slot: rewrite them all */
 	bool recommit;           /* the last superblock write may not have landed */
 	unsigned char sb_pending[512];

@@ -57,6 +57,7 @@ enum {
 	BGA_SB_TXN = 104,       /* u64 last committed txn at the store */
 	BGA_SB_DIGEST = 112,    /* u64 sum of bga_pf_digest over every group's committed record */
 	BGA_SB_STRIPE = 120,    /* u32 cfg.stripe (0 in images from before it existed: none) */
+	BGA_SB_TAG = 128,       /* u64 the caller's tag (bga_store_tagged; 0 in images from before it existed) */
 	BGA_SB_CRC = 508,       /* u32 crc32c of bytes [0, 508) */
 };
 

@@ -549,6 +549,7 @@ int bga_load_ex(const struct bga_io *io, const struct bga_config *cfg, uint32_t 
 	p->next_gen = l.max_gen + 1;
 	p->stored_ngroups = l.sb.ngroups;
 	p->digest = l.sb.digest;
+	p->tag = l.sb.tag;
 	/* A slot an uncommitted store left, or a group whose record must
 	 * change: the next store rewrites every unit (and the digest). */
 	p->force_full = l.stale || p->quarantined || p->repaired || l.digest != l.sb.digest;

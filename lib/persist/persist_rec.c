@@ -176,6 +176,7 @@ void bga__pf_sb_encode(unsigned char *b, const struct bga_pf_sb *sb)
 	bga_pf_put64(b + BGA_SB_INITED, sb->groups_inited);
 	bga_pf_put64(b + BGA_SB_TXN, sb->last_txn);
 	bga_pf_put64(b + BGA_SB_DIGEST, sb->digest);
+	bga_pf_put64(b + BGA_SB_TAG, sb->tag);
 	bga_pf_put32(b + BGA_SB_CRC, bga_pf_crc(b, BGA_SB_CRC));
 }
 
@@ -216,6 +217,7 @@ int bga__pf_sb_decode(const unsigned char *b, struct bga_pf_sb *sb, const char *
 		sb->groups_inited = bga_pf_get64(b + BGA_SB_INITED);
 		sb->last_txn = bga_pf_get64(b + BGA_SB_TXN);
 		sb->digest = bga_pf_get64(b + BGA_SB_DIGEST);
+		sb->tag = bga_pf_get64(b + BGA_SB_TAG);
 		if (sb->gen == 0)
 			w = "generation 0";
 		else if (bga__geometry_check(sb->nblocks, sb->blocks_per_group, sb->first_data_block))
