@@ -555,6 +555,8 @@ struct bga_stats {
 	/* blocks windows hold that no allocation took (free: counted in
 	 * free_blocks and the histogram) */
 	uint64_t rsv_window_blocks;
+	/* blocks waiting on a deferred free, and their extents: one per
+	 * group a deferred free spans, as a commit releases them */
 	uint64_t deferred_blocks, deferred_extents;
 	uint64_t last_committed_txn;
 	/* descriptors whose free count a load recomputed from the bitmap */

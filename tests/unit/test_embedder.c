@@ -1,0 +1,662 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The calls of 0.3.0 that storage engines wrote by hand (issue 36):
+ * bga_free_deferred_vec, bga_foreach_used, bga_longest_free_sum and
+ * bga_longest_free_read, bga_group_stats, the clearer names, and the
+ * store's tag (bga_store_tagged, bga_volume_tag).  Each test states the
+ * header's promise and checks it through the public API only: what the
+ * caller can do next (free, allocate, commit, load), and the other walks
+ * (bga_foreach_free) as the promise names them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <bgalloc.h>
+#include <bgalloc/locktab.h>
+
+#include "memio.h"
+#include "testutil.h"
+
+/* ---- collecting what the walks report ---- */
+
+struct ext_list {
+	struct bga_extent e[4096];
+	uint32_t flags[4096];
+	size_t n;
+};
+
+static int collect_free(void *ctx, uint64_t start, uint64_t len)
+{
+	struct ext_list *l = ctx;
+	cr_assert_lt(l->n, 4096);
+	l->e[l->n].start = start;
+	l->e[l->n].len = len;
+	l->flags[l->n++] = 0;
+	return 0;
+}
+
+static int collect_used(void *ctx, uint64_t start, uint64_t len, uint32_t flags)
+{
+	struct ext_list *l = ctx;
+	cr_assert_lt(l->n, 4096);
+	l->e[l->n].start = start;
+	l->e[l->n].len = len;
+	l->flags[l->n++] = flags;
+	return 0;
+}
+
+/* One byte per block: 0 not reported, 1 free, 2 used, 3 used and deferred. */
+static unsigned char *paint(struct bga_volume *vol, uint64_t nblocks, uint64_t from, uint64_t to)
+{
+	unsigned char *m = calloc(nblocks, 1);
+	static struct ext_list f, u;
+	f.n = u.n = 0;
+	cr_assert_eq(bga_foreach_free(vol, from, to, 1, collect_free, &f), 0);
+	cr_assert_eq(bga_foreach_used(vol, from, to, collect_used, &u), 0);
+	for (size_t i = 0; i < f.n; i++)
+		for (uint64_t b = f.e[i].start; b < f.e[i].start + f.e[i].len; b++) {
+			cr_assert_eq(m[b], 0, "block %lu reported twice", (unsigned long)b);
+			m[b] = 1;
+		}
+	for (size_t i = 0; i < u.n; i++) {
+		cr_assert(u.flags[i] == 0 || u.flags[i] == BGA_USED_DEFERRED, "unknown flags %u", u.flags[i]);
+		cr_assert_gt(u.e[i].len, 0);
+		if (i > 0)
+			cr_assert_geq(u.e[i].start, u.e[i - 1].start + u.e[i - 1].len, "used extents out of order");
+		for (uint64_t b = u.e[i].start; b < u.e[i].start + u.e[i].len; b++) {
+			cr_assert_eq(m[b], 0, "block %lu reported free and used", (unsigned long)b);
+			m[b] = u.flags[i] ? 3 : 2;
+		}
+	}
+	return m;
+}
+
+/* ---- bga_free_deferred_vec ---- */
+
+/* 8 groups of 64; [0, 512) allocated. */
+static struct bga_volume *full_volume(void)
+{
+	struct bga_volume *vol = make_volume(512, 64, 0);
+	cr_assert_eq(bga_claim(vol, 0, 512), 0);
+	return vol;
+}
+
+Test(free_deferred_vec, set_pending_until_commit_then_free)
+{
+	struct bga_volume *vol = full_volume();
+	/* any order, one spanning groups */
+	struct bga_extent v[3] = {{300, 10}, {20, 100}, {5, 3}};
+	cr_assert_eq(bga_free_deferred_vec(vol, v, 3, 7), 0);
+	cr_expect_eq(bga_free_blocks_sum(vol), 0, "pending blocks are not free");
+	for (int i = 0; i < 3; i++)
+		cr_expect_eq(bga_free(vol, v[i].start, 1), -EINVAL, "a pending block freed again");
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_expect_eq(st.deferred_blocks, 113);
+	cr_assert_eq(bga_commit(vol, 6), 0);
+	cr_expect_eq(bga_free_blocks_sum(vol), 0, "released before its txn committed");
+	cr_assert_eq(bga_commit(vol, 7), 0);
+	cr_expect_eq(bga_free_blocks_sum(vol), 113);
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_expect_eq(st.deferred_blocks, 0);
+	cr_expect_eq(st.deferred_extents, 0);
+	/* the blocks are free: a claim of each succeeds */
+	for (int i = 0; i < 3; i++)
+		cr_expect_eq(bga_claim(vol, v[i].start, v[i].len), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* Each failing set leaves nothing pending: every extent can still be
+ * freed at once, and the counts are as they were. */
+Test(free_deferred_vec, any_bad_extent_changes_nothing)
+{
+	struct bga_volume *vol = full_volume();
+	cr_assert_eq(bga_free(vol, 400, 8), 0);          /* [400, 408) free */
+	cr_assert_eq(bga_free_deferred(vol, 450, 4, 3), 0); /* [450, 454) pending */
+	struct {
+		struct bga_extent v[3];
+		size_t n;
+		uint64_t txn;
+		int rc;
+	} bad[] = {
+		{{{10, 4}, {402, 1}, {100, 70}}, 3, 5, -EINVAL},  /* one block free */
+		{{{10, 4}, {452, 1}, {100, 70}}, 3, 5, -EINVAL},  /* one block pending */
+		{{{10, 4}, {12, 4}, {100, 70}}, 3, 5, -EINVAL},   /* overlap */
+		{{{10, 4}, {10, 4}}, 2, 5, -EINVAL},              /* the same twice */
+		{{{10, 4}, {100, 0}}, 2, 5, -EINVAL},             /* length 0 */
+		{{{10, 4}, {510, 3}}, 2, 5, -EINVAL},             /* past the end */
+		{{{10, 4}, {100, UINT64_MAX}}, 2, 5, -EINVAL},    /* wraps */
+		{{{10, 4}}, 1, 0, -EINVAL},                       /* txn 0 */
+	};
+	uint64_t free0 = bga_free_blocks_sum(vol);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_expect_eq(bga_free_deferred_vec(vol, bad[i].v, bad[i].n, bad[i].txn), bad[i].rc, "set %zu", i);
+		struct bga_stats st;
+		cr_assert_eq(bga_stats(vol, &st), 0);
+		cr_expect_eq(st.deferred_blocks, 4, "set %zu left blocks pending", i);
+	}
+	cr_assert_eq(bga_commit(vol, 4), 0);
+	cr_expect_eq(bga_free_deferred_vec(vol, &(struct bga_extent){10, 4}, 1, 4), -EINVAL, "txn committed");
+	cr_expect_eq(bga_free_blocks_sum(vol), free0 + 4);
+	/* nothing of the failed sets is pending: all of it frees now */
+	struct bga_extent all[3] = {{10, 4}, {100, 70}, {300, 2}};
+	cr_expect_eq(bga_free_vec(vol, all, 3), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* The pending-extent count a commit gives back is the count the frees
+ * added: a free spanning groups, committed, leaves 0, and the next one
+ * counts from there. */
+Test(free_deferred_vec, extent_count_survives_commit)
+{
+	struct bga_volume *vol = full_volume();
+	struct bga_stats st;
+	cr_assert_eq(bga_free_deferred(vol, 60, 10, 1), 0); /* groups 0 and 1 */
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_expect_eq(st.deferred_extents, 0);
+	cr_assert_eq(bga_free_deferred(vol, 200, 1, 2), 0);
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_expect_eq(st.deferred_blocks, 1);
+	cr_expect_geq(st.deferred_extents, 1, "a pending free counted as none");
+	cr_assert_eq(bga_commit(vol, 2), 0);
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_expect_eq(st.deferred_extents, 0);
+	bga_destroy(vol);
+}
+
+/* ---- bga_foreach_used ---- */
+
+Test(foreach_used, complement_of_foreach_free_with_deferred_flagged)
+{
+	enum { NB = 1000, BPG = 128, FDB = 3 };
+	struct bga_volume *vol = make_volume(NB, BPG, FDB);
+	struct bga_extent e;
+	struct bga_request req = {.goal = 10, .min_len = 40, .max_len = 40};
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(bga_claim(vol, 120, 20), 0);            /* spans groups 0 and 1 */
+	cr_assert_eq(bga_free_deferred(vol, 125, 5, 2), 0); /* pending inside it */
+	cr_assert_eq(bga_claim(vol, 600, 1), 0);
+	/* a window: its remainder is free, not used */
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_window_open(vol, &rsv), 0);
+	struct bga_request wreq = {.goal = 800, .min_len = 1, .max_len = 1, .rsv = rsv};
+	struct bga_extent we, win;
+	cr_assert_eq(bga_alloc(vol, &wreq, &we), 0);
+	cr_assert_eq(bga_window_get(rsv, &win), 0);
+
+	unsigned char *m = paint(vol, NB, 0, NB);
+	for (uint64_t b = 0; b < NB; b++) {
+		unsigned char want = b < FDB ? 0 : (b >= 125 && b < 130) ? 3
+				     : (b >= e.start && b < e.start + e.len) || (b >= 120 && b < 140) || b == 600 ||
+						       b == we.start
+					       ? 2
+					       : 1;
+		cr_expect_eq(m[b], want, "block %lu: %d, want %d", (unsigned long)b, m[b], want);
+	}
+	free(m);
+	if (win.len)
+		cr_expect_eq(win.start, we.start + 1, "the window's remainder follows its allocation");
+
+	/* split at group boundaries, flags never mixed, the range clipped */
+	struct ext_list u = {.n = 0};
+	cr_assert_eq(bga_foreach_used(vol, 122, 135, collect_used, &u), 0);
+	cr_assert_eq(u.n, 4);
+	cr_expect(u.e[0].start == 122 && u.e[0].len == 3 && u.flags[0] == 0);
+	cr_expect(u.e[1].start == 125 && u.e[1].len == 3 && u.flags[1] == BGA_USED_DEFERRED);
+	cr_expect(u.e[2].start == 128 && u.e[2].len == 2 && u.flags[2] == BGA_USED_DEFERRED,
+		  "no split at the group boundary 128: %lu+%lu", (unsigned long)u.e[2].start,
+		  (unsigned long)u.e[2].len);
+	cr_expect(u.e[3].start == 130 && u.e[3].len == 5 && u.flags[3] == 0);
+	bga_window_close(rsv);
+	bga_destroy(vol);
+}
+
+static int stop_at_second(void *ctx, uint64_t start, uint64_t len, uint32_t flags)
+{
+	(void)start;
+	(void)len;
+	(void)flags;
+	return ++*(int *)ctx == 2 ? 42 : 0;
+}
+
+Test(foreach_used, callback_return_stops_the_walk)
+{
+	struct bga_volume *vol = make_volume(512, 64, 0);
+	for (uint64_t b = 0; b < 512; b += 100)
+		cr_assert_eq(bga_claim(vol, b, 1), 0);
+	int calls = 0;
+	cr_expect_eq(bga_foreach_used(vol, 0, 512, stop_at_second, &calls), 42);
+	cr_expect_eq(calls, 2);
+	bga_destroy(vol);
+}
+
+/* After random work the two walks still partition the data blocks, and
+ * the deferred flags follow the frees the test made. */
+Test(foreach_used, random_work_partitions_the_volume)
+{
+	enum { NB = 4096, BPG = 256 };
+	struct bga_volume *vol = make_volume(NB, BPG, 1);
+	unsigned char *want = calloc(NB, 1); /* 1 free, 2 used, 3 pending */
+	struct rng r = {0x1234567};
+	uint64_t txn = 1;
+	memset(want + 1, 1, NB - 1);
+	for (int step = 0; step < 3000; step++) {
+		uint64_t b = 1 + below(&r, NB - 1), len = 1 + below(&r, 16);
+		if (b + len > NB)
+			len = NB - b;
+		int op = (int)below(&r, 4);
+		if (op == 0 && bga_claim(vol, b, len) == 0)
+			memset(want + b, 2, len);
+		else if (op == 1 && bga_free(vol, b, len) == 0)
+			memset(want + b, 1, len);
+		else if (op == 2 && bga_free_deferred(vol, b, len, txn + 1) == 0)
+			memset(want + b, 3, len);
+		else if (op == 3 && below(&r, 8) == 0) {
+			cr_assert_eq(bga_commit(vol, ++txn), 0);
+			for (uint64_t i = 0; i < NB; i++)
+				if (want[i] == 3)
+					want[i] = 1;
+		}
+	}
+	unsigned char *m = paint(vol, NB, 0, NB);
+	for (uint64_t i = 0; i < NB; i++)
+		cr_expect_eq(m[i], want[i], "block %lu: %d, want %d", (unsigned long)i, m[i], want[i]);
+	free(m);
+	free(want);
+	bga_destroy(vol);
+}
+
+/* ---- the longest free run ---- */
+
+struct longest_oracle {
+	uint64_t len, group;
+	uint32_t bpg;
+};
+
+static int longest_cb(void *ctx, uint64_t start, uint64_t len)
+{
+	struct longest_oracle *o = ctx;
+	if (len > o->len) {
+		o->len = len;
+		o->group = start / o->bpg;
+	}
+	return 0;
+}
+
+/* The promise: a request of min_len *len can be met now, one of *len + 1
+ * cannot; the run is the longest bga_foreach_free reports, and the group
+ * the lowest holding one that long. */
+static void check_longest(struct bga_volume *vol, uint64_t nblocks, uint32_t bpg)
+{
+	uint64_t len = 77, group = 77;
+	cr_assert_eq(bga_longest_free_sum(vol, &len, &group), 0);
+	struct longest_oracle o = {0, UINT64_MAX, bpg};
+	cr_assert_eq(bga_foreach_free(vol, 0, nblocks, 1, longest_cb, &o), 0);
+	cr_expect_eq(len, o.len, "longest %lu, bga_foreach_free's longest %lu", (unsigned long)len,
+		     (unsigned long)o.len);
+	cr_expect_eq(group, o.len ? o.group : UINT64_MAX);
+	uint64_t read = bga_longest_free_read(vol);
+	cr_expect_geq(read, len, "the read bound %lu is below the run %lu (no windows here)", (unsigned long)read,
+		      (unsigned long)len);
+	cr_expect_leq(read, bpg);
+	if (len < bpg) {
+		/* with a goal: a goal-less request may book a CPU's window */
+		struct bga_request req = {.goal = 0, .min_len = len + 1, .max_len = len + 1};
+		struct bga_extent e;
+		int rc = bga_alloc(vol, &req, &e);
+		cr_expect(rc == -ENOSPC || rc == -EAGAIN, "a run of %lu + 1 was found: %d", (unsigned long)len, rc);
+	}
+	if (len) {
+		struct bga_request req = {.goal = 0, .min_len = len, .max_len = len};
+		struct bga_extent e;
+		cr_expect_eq(bga_alloc(vol, &req, &e), 0, "no run of %lu", (unsigned long)len);
+		cr_expect_eq(bga_free(vol, e.start, e.len), 0);
+	}
+}
+
+Test(longest_free, fresh_full_and_random)
+{
+	enum { NB = 8192, BPG = 512 };
+	struct bga_volume *vol = make_volume(NB, BPG, 0);
+	check_longest(vol, NB, BPG);
+	cr_assert_eq(bga_claim(vol, 0, NB), 0);
+	uint64_t len = 1, group = 1;
+	cr_assert_eq(bga_longest_free_sum(vol, &len, &group), 0);
+	cr_expect(len == 0 && group == UINT64_MAX);
+	cr_expect_eq(bga_longest_free_read(vol), 0);
+	struct rng r = {99};
+	for (int round = 0; round < 40; round++) {
+		for (int i = 0; i < 50; i++) {
+			uint64_t b = below(&r, NB), l = 1 + below(&r, 40);
+			if (b + l > NB)
+				l = NB - b;
+			if (below(&r, 2))
+				(void)bga_free(vol, b, l);
+			else
+				(void)bga_claim(vol, b, l);
+		}
+		check_longest(vol, NB, BPG);
+	}
+	bga_destroy(vol);
+}
+
+/* Window remainders are free: the exact run counts them. */
+Test(longest_free, counts_window_remainders)
+{
+	enum { NB = 256, BPG = 64 };
+	struct bga_config cfg;
+	bga_config_init(&cfg, NB);
+	cfg.blocks_per_group = BPG;
+	cfg.rsv_default = 32;
+	struct bga_volume *vol;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	cr_assert_eq(bga_claim(vol, 0, NB), 0);
+	cr_assert_eq(bga_free(vol, 64, 40), 0); /* the one free run: [64, 104) */
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_request req = {.goal = 64, .min_len = 1, .max_len = 1, .rsv = rsv};
+	struct bga_extent e, win;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(bga_rsv_window(rsv, &win), 0);
+	cr_assert_gt(win.len, 0, "the handle booked no window");
+	uint64_t len, group;
+	cr_assert_eq(bga_longest_free_sum(vol, &len, &group), 0);
+	/* [64, 104) but the one allocated block, free whether or not a
+	 * window holds it: the run reaches past the window's end */
+	uint64_t want = e.start - 64 > 103 - e.start ? e.start - 64 : 103 - e.start;
+	cr_expect_eq(len, want, "longest %lu, want %lu (window %lu+%lu)", (unsigned long)len, (unsigned long)want,
+		     (unsigned long)win.start, (unsigned long)win.len);
+	cr_expect_eq(group, 1);
+	bga_rsv_close(rsv);
+	bga_destroy(vol);
+}
+
+/* A large untouched volume answers from the index, not group by group. */
+Test(longest_free, untouched_large_volume)
+{
+	struct bga_volume *vol = make_volume(UINT64_C(1) << 40, 32768, 0);
+	uint64_t len, group;
+	cr_assert_eq(bga_longest_free_sum(vol, &len, &group), 0);
+	cr_expect_eq(len, 32768);
+	cr_expect_eq(group, 0);
+	cr_expect_eq(bga_longest_free_read(vol), 32768);
+	bga_destroy(vol);
+}
+
+/* ---- bga_group_stats ---- */
+
+static struct bga_group_stats gstats(struct bga_volume *vol, uint64_t g)
+{
+	struct bga_group_stats st;
+	memset(&st, 0xa5, sizeof(st));
+	st.size = sizeof(st);
+	cr_assert_eq(bga_group_stats(vol, g, &st), 0);
+	cr_expect_eq(st.size, sizeof(st));
+	cr_expect_eq(st.group, g);
+	return st;
+}
+
+Test(group_stats, figures_agree_with_the_walks)
+{
+	enum { NB = 1000, BPG = 128, FDB = 2 };
+	struct bga_config cfg;
+	bga_config_init(&cfg, NB);
+	cfg.blocks_per_group = BPG;
+	cfg.first_data_block = FDB;
+	cfg.rsv_default = 16;
+	struct bga_volume *vol;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	cr_assert_eq(bga_claim(vol, 130, 50), 0);           /* group 1 */
+	cr_assert_eq(bga_free_deferred(vol, 140, 6, 1), 0);
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_request req = {.goal = 600, .min_len = 2, .max_len = 2, .rsv = rsv};
+	struct bga_extent e, win;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(bga_rsv_window(rsv, &win), 0);
+
+	struct bga_stats vst;
+	cr_assert_eq(bga_stats(vol, &vst), 0);
+	uint64_t sum_free = 0;
+	for (uint64_t g = 0; g < vst.groups; g++) {
+		struct bga_group_stats st = gstats(vol, g);
+		uint64_t first = g * BPG, end = first + BPG < NB ? first + BPG : NB;
+		struct longest_oracle o = {0, UINT64_MAX, BPG};
+		struct free_recount fr;
+		memset(&fr, 0, sizeof(fr));
+		cr_assert_eq(bga_foreach_free(vol, first, end, 1, longest_cb, &o), 0);
+		struct ext_list f = {.n = 0};
+		cr_assert_eq(bga_foreach_free(vol, first, end, 1, collect_free, &f), 0);
+		for (size_t i = 0; i < f.n; i++)
+			free_recount_add(&fr, f.e[i].len);
+		cr_expect_eq(st.first_block, first);
+		cr_expect_eq(st.span_blocks, end - (g == 0 ? FDB : first), "group %lu", (unsigned long)g);
+		cr_expect_eq(st.free_blocks, fr.free, "group %lu", (unsigned long)g);
+		cr_expect_eq(st.longest_run, o.len, "group %lu", (unsigned long)g);
+		cr_expect_eq(st.reserved0, 0);
+		cr_expect_lt(st.lock_slot, vst.lock_slots);
+		sum_free += st.free_blocks;
+		if (g == 1) {
+			cr_expect_eq(st.deferred_blocks, 6);
+			cr_expect(st.flags & BGA_GSTAT_INITIALISED);
+			cr_expect_geq(st.longest_run_hint, st.longest_run, "no windows in group 1");
+		} else {
+			cr_expect_eq(st.deferred_blocks, 0);
+		}
+		if (g == e.start / BPG) {
+			cr_expect_eq(st.windows, win.len ? 1 : 0);
+			cr_expect_eq(st.window_blocks, win.len);
+		} else {
+			cr_expect_eq(st.windows, 0);
+			cr_expect_eq(st.window_blocks, 0);
+		}
+		if (g >= 2 && g != e.start / BPG)
+			cr_expect_eq(st.flags, 0, "group %lu was never touched: flags %x", (unsigned long)g, st.flags);
+	}
+	cr_expect_eq(sum_free, bga_free_blocks_sum(vol));
+	/* reading a group made nothing */
+	struct bga_stats after;
+	cr_assert_eq(bga_stats(vol, &after), 0);
+	cr_expect_eq(after.groups_initialised, vst.groups_initialised);
+	bga_rsv_close(rsv);
+	bga_destroy(vol);
+}
+
+Test(group_stats, lock_figures_are_the_slots)
+{
+	struct bga_volume *vol = make_volume(4096, 256, 0);
+	struct bga_extent e;
+	struct bga_request req = {.goal = 300, .min_len = 1, .max_len = 1};
+	for (int i = 0; i < 10; i++)
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	struct bga_lock_stats before, after;
+	uint32_t slot = gstats(vol, 1).lock_slot;
+	cr_assert_eq(bga_lock_stats(vol, slot, &before), 0);
+	struct bga_group_stats st = gstats(vol, 1);
+	cr_assert_eq(bga_lock_stats(vol, slot, &after), 0);
+	cr_expect_eq(st.lock_slot, slot);
+	cr_expect(before.acquisitions <= st.lock_acquisitions && st.lock_acquisitions <= after.acquisitions);
+	cr_expect(before.contended <= st.lock_contended && st.lock_contended <= after.contended);
+	cr_expect(before.wait_ns <= st.lock_wait_ns && st.lock_wait_ns <= after.wait_ns);
+	bga_destroy(vol);
+}
+
+/* Growable: a larger caller struct is filled up to the library's size and
+ * told so; a smaller one than the first layout is refused untouched. */
+Test(group_stats, size_field)
+{
+	struct bga_volume *vol = make_volume(1024, 128, 0);
+	struct {
+		struct bga_group_stats st;
+		unsigned char tail[24];
+	} big;
+	memset(&big, 0x5a, sizeof(big));
+	big.st.size = sizeof(big);
+	cr_assert_eq(bga_group_stats(vol, 3, &big.st), 0);
+	cr_expect_eq(big.st.size, sizeof(struct bga_group_stats));
+	for (size_t i = 0; i < sizeof(big.tail); i++)
+		cr_expect_eq(big.tail[i], 0x5a, "byte %zu past the library's struct written", i);
+	struct bga_group_stats small;
+	memset(&small, 0x5a, sizeof(small));
+	small.size = sizeof(small) - 8;
+	cr_expect_eq(bga_group_stats(vol, 3, &small), -EINVAL);
+	cr_expect_eq(small.group, 0x5a5a5a5a5a5a5a5aull, "a refused call wrote *st");
+	bga_destroy(vol);
+}
+
+/* ---- the clearer names ---- */
+
+Test(names, each_is_the_call_it_names)
+{
+	struct bga_volume *vol = make_volume(4096, 256, 0);
+	struct bga_extent e;
+	struct bga_request req = {.goal = 10, .min_len = 100, .max_len = 100};
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_expect_eq(bga_free_blocks_sum(vol), bga_free_exact(vol));
+	cr_expect_eq(bga_free_blocks_sum(vol), 3996);
+	cr_expect_eq(bga_free_blocks_read(vol), bga_free_estimate(vol));
+	cr_expect_eq(bga_free_blocks_read(NULL), 0);
+	cr_expect_eq(bga_free_blocks_sum(NULL), 0);
+
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_window_open(vol, &rsv), 0);
+	cr_expect_eq(bga_window_set_size(rsv, 64), 0);
+	struct bga_request wr = {.goal = 1000, .min_len = 1, .max_len = 1, .rsv = rsv};
+	cr_assert_eq(bga_alloc(vol, &wr, &e), 0);
+	struct bga_extent a, b;
+	cr_assert_eq(bga_window_get(rsv, &a), 0);
+	cr_assert_eq(bga_rsv_window(rsv, &b), 0);
+	cr_expect(a.start == b.start && a.len == b.len);
+	cr_expect_gt(a.len, 0);
+	cr_expect_eq(bga_window_set_size(rsv, 0), 0);
+	cr_assert_eq(bga_window_get(rsv, &a), 0);
+	cr_expect_eq(a.len, 0, "size 0 gives the window back");
+	cr_expect_eq(bga_window_set_size(NULL, 1), -EINVAL);
+	cr_expect_eq(bga_window_get(NULL, &a), -EINVAL);
+	cr_expect_eq(bga_window_open(NULL, &rsv), -EINVAL);
+	bga_window_close(rsv);
+	bga_window_close(NULL);
+	cr_expect_eq(bga_free_blocks_sum(vol), 3995);
+	bga_destroy(vol);
+}
+
+/* ---- the store's tag ---- */
+
+static struct bga_volume *load(struct bga_io *io)
+{
+	struct bga_volume *vol;
+	cr_assert_eq(bga_load(io, NULL, &vol), 0);
+	return vol;
+}
+
+static uint64_t tag_of(const struct bga_volume *vol)
+{
+	uint64_t t = 12345;
+	cr_assert_eq(bga_volume_tag(vol, &t), 0);
+	return t;
+}
+
+Test(tag, stored_loaded_and_kept)
+{
+	struct memio m;
+	struct bga_io io;
+	memio_init(&m, &io);
+	struct bga_volume *vol = make_volume(2048, 256, 0);
+	cr_expect_eq(tag_of(vol), 0, "a created volume's tag");
+	cr_assert_eq(bga_store(vol, &io), 0);
+	struct bga_volume *v2 = load(&io);
+	cr_expect_eq(tag_of(v2), 0, "an image stored without a tag");
+	bga_destroy(v2);
+
+	cr_assert_eq(bga_claim(vol, 5, 5), 0);
+	cr_assert_eq(bga_store_tagged(vol, &io, UINT64_C(0xfeedface00000042)), 0);
+	cr_expect_eq(tag_of(vol), UINT64_C(0xfeedface00000042));
+	v2 = load(&io);
+	cr_expect_eq(tag_of(v2), UINT64_C(0xfeedface00000042));
+	cr_expect_eq(bga_claim(v2, 5, 1), -EBUSY, "the tagged store holds the state too");
+	/* a plain store keeps the tag, on the volume and on the loaded one */
+	cr_assert_eq(bga_claim(v2, 100, 1), 0);
+	cr_assert_eq(bga_store(v2, &io), 0);
+	bga_destroy(v2);
+	v2 = load(&io);
+	cr_expect_eq(tag_of(v2), UINT64_C(0xfeedface00000042));
+	cr_assert_eq(bga_store_tagged(v2, &io, 43), 0);
+	bga_destroy(v2);
+	v2 = load(&io);
+	cr_expect_eq(tag_of(v2), 43);
+	bga_destroy(v2);
+	bga_destroy(vol);
+	memio_free(&m);
+}
+
+/* A store that fails leaves the previous image, and its tag, in force. */
+Test(tag, failed_store_keeps_the_previous_tag)
+{
+	struct memio m;
+	struct bga_io io;
+	memio_init(&m, &io);
+	struct bga_volume *vol = make_volume(2048, 256, 0);
+	cr_assert_eq(bga_store_tagged(vol, &io, 7), 0);
+	cr_assert_eq(bga_claim(vol, 300, 3), 0);
+	long w = m.writes;
+	m.fail_write = w + 1; /* the incremental store writes a unit, then the superblock */
+	cr_assert_eq(bga_store_tagged(vol, &io, 8), -EIO);
+	cr_expect_eq(tag_of(vol), 7);
+	m.fail_write = -1;
+	struct bga_volume *v2 = load(&io);
+	cr_expect_eq(tag_of(v2), 7);
+	cr_expect_eq(bga_claim(v2, 300, 3), 0, "the failed store's state was loaded");
+	bga_destroy(v2);
+	cr_assert_eq(bga_store_tagged(vol, &io, 9), 0);
+	v2 = load(&io);
+	cr_expect_eq(tag_of(v2), 9);
+	bga_destroy(v2);
+	bga_destroy(vol);
+	memio_free(&m);
+}
+
+/* An image from before the tag existed holds zeros where it lives
+ * (docs/FORMAT.md, superblock byte 128): it loads, with tag 0.  Made here
+ * by zeroing the field of a tagged image and sealing the superblock's
+ * checksum again, as a 0.2 library wrote it. */
+Test(tag, image_from_before_the_field_loads_with_tag_0)
+{
+	struct memio m;
+	struct bga_io io;
+	memio_init(&m, &io);
+	struct bga_volume *vol = make_volume(2048, 256, 0);
+	cr_assert_eq(bga_claim(vol, 9, 9), 0);
+	cr_assert_eq(bga_store_tagged(vol, &io, 0x0102030405060708ull), 0);
+	bga_destroy(vol);
+	int found = 0;
+	for (int slot = 0; slot < 2; slot++) {
+		unsigned char *sb = m.buf + 512 * slot;
+		if (memcmp(sb, "BGALLOC\x01", 8) != 0)
+			continue;
+		found++;
+		cr_expect_eq(sb[128], 0x08, "the tag's low byte is not at byte 128");
+		memset(sb + 128, 0, 8);
+		/* crc32c of [0, 508), little-endian at 508 */
+		uint32_t c = ~0u;
+		for (int i = 0; i < 508; i++) {
+			c ^= sb[i];
+			for (int k = 0; k < 8; k++)
+				c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1)));
+		}
+		c = ~c;
+		for (int i = 0; i < 4; i++)
+			sb[508 + i] = (unsigned char)(c >> (8 * i));
+	}
+	cr_assert_eq(found, 1);
+	vol = load(&io);
+	cr_expect_eq(tag_of(vol), 0);
+	cr_expect_eq(bga_claim(vol, 9, 1), -EBUSY);
+	bga_destroy(vol);
+	memio_free(&m);
+}
