@@ -18,6 +18,7 @@
 #include <bgalloc.h>
 #include <bgalloc/locktab.h>
 
+#include "memio.h"
 #include "snapshot.h"
 
 /*
@@ -96,6 +97,65 @@ static int free_vec2(struct bctx *c, uint64_t s0, uint64_t l0, uint64_t s1, uint
 {
 	struct bga_extent v[2] = {{s0, l0}, {s1, l1}};
 	return bga_free_vec(c->vol, v, l1 ? 2 : 1);
+}
+
+/* bga_free_deferred_vec of two extents (a second of length 0 is passed as n = 1). */
+static int fdef_vec2(struct bctx *c, uint64_t s0, uint64_t l0, uint64_t s1, uint64_t l1, uint64_t txn)
+{
+	struct bga_extent v[2] = {{s0, l0}, {s1, l1}};
+	return bga_free_deferred_vec(c->vol, v, l1 ? 2 : 1, txn);
+}
+
+static int used_cb(void *ctx, uint64_t start, uint64_t len, uint32_t flags)
+{
+	(void)start;
+	(void)len;
+	(void)flags;
+	((struct bctx *)ctx)->cb_calls++;
+	return 0;
+}
+
+/* bga_group_stats with st->size set to size; a refused call must leave
+ * *st as it was. */
+static int group_stats(struct bctx *c, uint64_t g, uint32_t size)
+{
+	struct bga_group_stats st;
+	memset(&st, 0x77, sizeof(st));
+	st.size = size;
+	int rc = bga_group_stats(c->vol, g, &st);
+	if (rc != 0)
+		cr_expect_eq(st.group, 0x7777777777777777ull, "a refused bga_group_stats() wrote *st");
+	return rc;
+}
+
+/* bga_longest_free_sum; *len must stay put on an error. */
+static int longest(struct bctx *c, int null_len)
+{
+	uint64_t len = 77, group = 77;
+	int rc = bga_longest_free_sum(c->vol, null_len ? NULL : &len, &group);
+	if (rc != 0)
+		cr_expect(len == 77 && group == 77, "a refused bga_longest_free_sum() wrote its results");
+	return rc;
+}
+
+/* bga_store_tagged with an io whose callback `null` (1 read, 2 write,
+ * 3 flush) is NULL: nothing may be written, the tag unchanged. */
+static int store_tagged_null_cb(struct bctx *c, int null)
+{
+	static struct constio empty;
+	struct bga_io io = {.ctx = &empty, .read = constio_read, .write = constio_write, .flush = constio_flush};
+	if (null == 1)
+		io.read = NULL;
+	else if (null == 2)
+		io.write = NULL;
+	else
+		io.flush = NULL;
+	uint64_t before, after;
+	cr_assert_eq(bga_volume_tag(c->vol, &before), 0);
+	int rc = bga_store_tagged(c->vol, &io, 99);
+	cr_assert_eq(bga_volume_tag(c->vol, &after), 0);
+	cr_expect_eq(after, before, "a refused bga_store_tagged() changed the tag");
+	return rc;
 }
 
 /* bga_create() with one field of a valid config changed; *out must stay put. */
@@ -338,6 +398,22 @@ static int alloc_foreign_rsv(struct bctx *c)
 	X(fdef_txn_0, FX_MAIN, -EINVAL, bga_free_deferred(V, 10, 1, 0))                                  \
 	X(fdef_txn_eq_committed, FX_MAIN, -EINVAL, bga_free_deferred(V, 10, 1, MAIN_LAST_TXN))           \
 	X(fdef_txn_below_committed, FX_MAIN, -EINVAL, bga_free_deferred(V, 10, 1, MAIN_LAST_TXN - 1))    \
+	/* bga_free_deferred_vec: bga_free_vec's checks and bga_free_deferred's txn rules */           \
+	X(fdefv_null_vol, FX_MAIN, -EINVAL, bga_free_deferred_vec(NULL, &(struct bga_extent){ 10, 1 }, 1, 6)) \
+	X(fdefv_null_ext, FX_MAIN, -EINVAL, bga_free_deferred_vec(V, NULL, 1, 6))                       \
+	X(fdefv_n_0, FX_MAIN, -EINVAL, bga_free_deferred_vec(V, &(struct bga_extent){ 10, 1 }, 0, 6))   \
+	X(fdefv_len_0, FX_MAIN, -EINVAL, fdef_vec2(c, 10, 0, 210, 2, 6))                                \
+	X(fdefv_overlap, FX_MAIN, -EINVAL, fdef_vec2(c, 10, 4, 12, 2, 6))                               \
+	X(fdefv_same_twice, FX_MAIN, -EINVAL, fdef_vec2(c, 10, 2, 10, 2, 6))                            \
+	X(fdefv_one_free, FX_MAIN, -EINVAL, fdef_vec2(c, 10, 8, 500, 1, 6))                             \
+	X(fdefv_one_deferred, FX_MAIN, -EINVAL, fdef_vec2(c, 210, 2, 202, 1, 6))                        \
+	X(fdefv_one_past_end, FX_MAIN, -EINVAL, fdef_vec2(c, 10, 8, NB - 1, 2, 6))                      \
+	X(fdefv_one_len_wraps, FX_MAIN, -EINVAL, fdef_vec2(c, 10, 8, 210, UINT64_MAX, 6))               \
+	X(fdefv_one_below_fdb, FX_MAIN, -EINVAL, fdef_vec2(c, 10, 8, 0, 1, 6))                          \
+	X(fdefv_txn_0, FX_MAIN, -EINVAL, fdef_vec2(c, 10, 8, 210, 2, 0))                                \
+	X(fdefv_txn_eq_committed, FX_MAIN, -EINVAL, fdef_vec2(c, 10, 8, 210, 2, MAIN_LAST_TXN))         \
+	X(fdefv_txn_below_committed, FX_MAIN, -EINVAL, fdef_vec2(c, 10, 8, 210, 2, MAIN_LAST_TXN - 1))  \
+	X(fdefv_full_partly_deferred, FX_FULL, -EINVAL, fdef_vec2(c, 4, 4, 12, 8, 3))                   \
 	/* bga_commit */                                                                                \
 	X(commit_null_vol, FX_MAIN, -EINVAL, bga_commit(NULL, 4))                                        \
 	X(commit_txn_0, FX_MAIN, -EINVAL, bga_commit(V, 0))                                              \
@@ -384,6 +460,42 @@ static int alloc_foreign_rsv(struct bctx *c)
 	X(trim_from_gt_to, FX_MAIN, -EINVAL, bga_trim(V, 6, 5, 1, count_cb, c, NULL))                    \
 	X(trim_to_past_end, FX_MAIN, -EINVAL, bga_trim(V, 0, NB + 1, 1, count_cb, c, NULL))              \
 	X(trim_min_len_0, FX_MAIN, -EINVAL, bga_trim(V, 0, NB, 0, count_cb, c, NULL))                    \
+	/* bga_foreach_used: the callback must not run */                                             \
+	X(used_null_vol, FX_MAIN, -EINVAL, bga_foreach_used(NULL, 0, NB, used_cb, c))                    \
+	X(used_null_cb, FX_MAIN, -EINVAL, bga_foreach_used(V, 0, NB, NULL, c))                           \
+	X(used_from_eq_to, FX_MAIN, -EINVAL, bga_foreach_used(V, 5, 5, used_cb, c))                      \
+	X(used_from_gt_to, FX_MAIN, -EINVAL, bga_foreach_used(V, 6, 5, used_cb, c))                      \
+	X(used_to_past_end, FX_MAIN, -EINVAL, bga_foreach_used(V, 0, NB + 1, used_cb, c))                \
+	X(used_to_u64_max, FX_MAIN, -EINVAL, bga_foreach_used(V, 0, UINT64_MAX, used_cb, c))             \
+	/* the longest free run, group statistics */                                                   \
+	X(longest_null_vol, FX_MAIN, -EINVAL, bga_longest_free_sum(NULL, &(uint64_t){ 0 }, NULL))        \
+	X(longest_null_len, FX_MAIN, -EINVAL, longest(c, 1))                                             \
+	X(longest_null_group_is_fine, FX_MAIN, 0, bga_longest_free_sum(V, &(uint64_t){ 0 }, NULL))      \
+	X(longest_read_null_vol, FX_MAIN, 0, (int)bga_longest_free_read(NULL))                           \
+	X(group_stats_null_vol, FX_MAIN, -EINVAL, bga_group_stats(NULL, 0, &(struct bga_group_stats){ .size = sizeof(struct bga_group_stats) })) \
+	X(group_stats_null_out, FX_MAIN, -EINVAL, bga_group_stats(V, 0, NULL))                           \
+	X(group_stats_size_0, FX_MAIN, -EINVAL, group_stats(c, 0, 0))                                    \
+	X(group_stats_size_short, FX_MAIN, -EINVAL, group_stats(c, 0, sizeof(struct bga_group_stats) - 1)) \
+	X(group_stats_group_eq_groups, FX_MAIN, -EINVAL, group_stats(c, (NB + MAIN_BPG - 1) / MAIN_BPG, sizeof(struct bga_group_stats))) \
+	X(group_stats_group_u64_max, FX_MAIN, -EINVAL, group_stats(c, UINT64_MAX, sizeof(struct bga_group_stats))) \
+	X(group_stats_untouched_is_fine, FX_MAIN, 0, group_stats(c, 5, sizeof(struct bga_group_stats)))  \
+	/* the clearer names: the old calls' rows, through the new names */                            \
+	X(free_blocks_read_null_vol, FX_MAIN, 0, (int)bga_free_blocks_read(NULL))                        \
+	X(free_blocks_sum_null_vol, FX_MAIN, 0, (int)bga_free_blocks_sum(NULL))                          \
+	X(window_open_null_vol, FX_MAIN, -EINVAL, bga_window_open(NULL, &c->rsv))                        \
+	X(window_open_null_out, FX_MAIN, -EINVAL, bga_window_open(V, NULL))                              \
+	X(window_set_size_null, FX_MAIN, -EINVAL, bga_window_set_size(NULL, 8))                          \
+	X(window_set_size_over_max, FX_MAIN, -EINVAL, bga_window_set_size(R, MAIN_RSV_MAX + 1))          \
+	X(window_get_null_rsv, FX_MAIN, -EINVAL, bga_window_get(NULL, &c->ext))                          \
+	X(window_get_null_out, FX_MAIN, -EINVAL, bga_window_get(R, NULL))                                \
+	/* the store's tag */                                                                          \
+	X(tag_store_null_vol, FX_MAIN, -EINVAL, bga_store_tagged(NULL, &(struct bga_io){ .read = constio_read, .write = constio_write, .flush = constio_flush }, 1)) \
+	X(tag_store_null_io, FX_MAIN, -EINVAL, bga_store_tagged(V, NULL, 1))                             \
+	X(tag_store_null_read, FX_MAIN, -EINVAL, store_tagged_null_cb(c, 1))                             \
+	X(tag_store_null_write, FX_MAIN, -EINVAL, store_tagged_null_cb(c, 2))                            \
+	X(tag_store_null_flush, FX_MAIN, -EINVAL, store_tagged_null_cb(c, 3))                            \
+	X(tag_volume_null_vol, FX_MAIN, -EINVAL, bga_volume_tag(NULL, &(uint64_t){ 0 }))                 \
+	X(tag_volume_null_out, FX_MAIN, -EINVAL, bga_volume_tag(V, NULL))                                \
 	/* stats, lock stats, check, config */                                                          \
 	X(stats_null_vol, FX_MAIN, -EINVAL, bga_stats(NULL, &(struct bga_stats){ 0 }))                   \
 	X(stats_null_out, FX_MAIN, -EINVAL, bga_stats(V, NULL))                                          \
@@ -544,7 +656,10 @@ Test(badinput, table_covers_every_function)
 						"unreserve_", "reserved_", "free_estimate_", "free_exact_",
 						"rsv_open_", "rsv_set_size_", "rsv_window_", "foreach_", "trim_",
 						"stats_", "lock_stats_", "check_", "volume_config_", "grow_",
-						"alloc_vec_", "claim_", "free_vec_" };
+						"alloc_vec_", "claim_", "free_vec_", "fdefv_", "used_", "longest_",
+						"longest_read_", "group_stats_", "free_blocks_read_", "free_blocks_sum_",
+						"window_open_", "window_set_size_", "window_get_", "tag_store_",
+						"tag_volume_" };
 	enum { NPREFIXES = sizeof(prefixes) / sizeof(prefixes[0]) };
 	size_t i, j, n[NPREFIXES] = { 0 };
 
