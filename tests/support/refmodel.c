@@ -567,19 +567,42 @@ int refmodel_claim(struct refmodel *m, uint64_t start, uint64_t len)
 	return 0;
 }
 
-int refmodel_free_vec(struct refmodel *m, const struct bga_extent *ext, size_t n)
+/* bga_free_vec's checks: n > 0, every extent one bga_free would take,
+ * no two overlapping. */
+static bool refm_vec_allocated(const struct refmodel *m, const struct bga_extent *ext, size_t n)
 {
 	size_t i, j;
 
 	if (n == 0 || !ext)
-		return -EINVAL;
+		return false;
 	for (i = 0; i < n; i++) {
 		if (!refm_range_allocated(m, ext[i].start, ext[i].len))
-			return -EINVAL;
+			return false;
 		for (j = 0; j < i; j++)
 			if (ext[i].start < ext[j].start + ext[j].len && ext[j].start < ext[i].start + ext[i].len)
-				return -EINVAL;
+				return false;
 	}
+	return true;
+}
+
+int refmodel_free_deferred_vec(struct refmodel *m, const struct bga_extent *ext, size_t n, uint64_t txn)
+{
+	size_t i;
+
+	if (!refm_vec_allocated(m, ext, n) || txn == 0 || txn <= m->last_txn)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (refmodel_free_deferred(m, ext[i].start, ext[i].len, txn) != 0)
+			return -ENOMEM; /* the model's own: its list could not grow */
+	return 0;
+}
+
+int refmodel_free_vec(struct refmodel *m, const struct bga_extent *ext, size_t n)
+{
+	size_t i;
+
+	if (!refm_vec_allocated(m, ext, n))
+		return -EINVAL;
 	for (i = 0; i < n; i++) {
 		memset(m->state + ext[i].start, REFM_FREE, ext[i].len);
 		m->nfree += ext[i].len;

@@ -219,4 +219,31 @@ uint64_t refmodel_run_at(const struct refmodel *m, uint64_t start, bool with_def
  */
 int refmodel_compare(struct refmodel *m, struct bga_volume *vol);
 
+/* ---- the calls of 0.3.0 (refmodel.c, refmodel_walks.c) ---- */
+
+/*
+ * Mirror bga_free_deferred_vec(): -EINVAL for n 0, txn 0 or not above the
+ * last committed txn, an extent of length 0, extents that overlap, or any
+ * extent bga_free_deferred() would refuse; else 0 and every extent waits
+ * on txn.  (-ENOMEM is the model's own, should its list not grow.)
+ */
+int refmodel_free_deferred_vec(struct refmodel *m, const struct bga_extent *ext, size_t n, uint64_t txn);
+
+/*
+ * Compare the model with a quiescent volume through the read calls of
+ * 0.3.0, from their contracts:
+ *  - bga_foreach_used() over the whole volume: the maximal runs of
+ *    allocated blocks at or above first_data_block, split at group
+ *    boundaries and where pending and not pending meet, in block order,
+ *    pending ones flagged BGA_USED_DEFERRED;
+ *  - bga_longest_free_sum(): the longest free run inside one group (window
+ *    blocks are free in the model, as in the call), and the lowest group
+ *    holding one that long; bga_longest_free_read() at most
+ *    blocks_per_group;
+ *  - bga_group_stats() of every group: its span, free and pending blocks
+ *    and longest free run.
+ * Returns 0, or -EPROTO with m->err set.
+ */
+int refmodel_compare_walks(struct refmodel *m, struct bga_volume *vol);
+
 #endif

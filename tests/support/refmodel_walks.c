@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The model against the read calls of 0.3.0 (refmodel.h,
+ * refmodel_compare_walks): bga_foreach_used, the longest free run and
+ * bga_group_stats, each from its contract in <bgalloc.h>, with the model's
+ * one byte per block as the truth.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "refmodel.h"
+
+static int walks_fail(struct refmodel *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int walks_fail(struct refmodel *m, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(m->err, sizeof(m->err), fmt, ap);
+	va_end(ap);
+	return -EPROTO;
+}
+
+/* The end of the run of blocks like b's (free, allocated, pending) from
+ * b, inside b's group. */
+static uint64_t run_end(const struct refmodel *m, uint64_t b)
+{
+	uint64_t bpg = m->cfg.blocks_per_group, end = (b / bpg + 1) * bpg, e = b + 1;
+	if (end > m->cfg.nblocks)
+		end = m->cfg.nblocks;
+	while (e < end && m->state[e] == m->state[b])
+		e++;
+	return e;
+}
+
+struct used_check {
+	struct refmodel *m;
+	uint64_t next; /* the first block not yet accounted for */
+	int rc;
+};
+
+/* Each extent must be the next run of allocated blocks the model holds,
+ * none skipped. */
+static int used_cb(void *ctx, uint64_t start, uint64_t len, uint32_t flags)
+{
+	struct used_check *u = ctx;
+	struct refmodel *m = u->m;
+	uint64_t b = u->next;
+	while (b < m->cfg.nblocks && (m->state[b] == REFM_FREE || m->state[b] == REFM_META))
+		b = run_end(m, b);
+	if (b >= m->cfg.nblocks)
+		u->rc = walks_fail(m, "bga_foreach_used reported [%" PRIu64 ", +%" PRIu64 ") past the model's last "
+				      "allocated block",
+				   start, len);
+	else if (start != b || len != run_end(m, b) - b)
+		u->rc = walks_fail(m, "bga_foreach_used reported [%" PRIu64 ", +%" PRIu64 "), the model's next "
+				      "allocated run is [%" PRIu64 ", +%" PRIu64 ")",
+				   start, len, b, run_end(m, b) - b);
+	else if (flags != (m->state[b] == REFM_DEFERRED ? BGA_USED_DEFERRED : 0u))
+		u->rc = walks_fail(m, "bga_foreach_used flagged [%" PRIu64 ", +%" PRIu64 ") %u, the model's state %d",
+				   start, len, flags, m->state[b]);
+	u->next = start + len;
+	return u->rc;
+}
+
+static int compare_used(struct refmodel *m, struct bga_volume *vol)
+{
+	struct used_check u = {m, 0, 0};
+	int rc = bga_foreach_used(vol, 0, m->cfg.nblocks, used_cb, &u);
+	if (u.rc)
+		return u.rc;
+	if (rc)
+		return walks_fail(m, "bga_foreach_used returned %d", rc);
+	uint64_t b = u.next;
+	while (b < m->cfg.nblocks && (m->state[b] == REFM_FREE || m->state[b] == REFM_META))
+		b = run_end(m, b);
+	if (b < m->cfg.nblocks)
+		return walks_fail(m, "bga_foreach_used missed the model's allocated run at %" PRIu64, b);
+	return 0;
+}
+
+/* Group g's free blocks, pending blocks and longest free run in the model. */
+static void model_group(const struct refmodel *m, uint64_t g, uint64_t *free, uint64_t *pending, uint64_t *longest)
+{
+	uint64_t bpg = m->cfg.blocks_per_group, b = g * bpg, end = b + bpg;
+	if (end > m->cfg.nblocks)
+		end = m->cfg.nblocks;
+	*free = *pending = *longest = 0;
+	while (b < end) {
+		uint64_t e = run_end(m, b);
+		if (m->state[b] == REFM_FREE) {
+			*free += e - b;
+			if (e - b > *longest)
+				*longest = e - b;
+		} else if (m->state[b] == REFM_DEFERRED) {
+			*pending += e - b;
+		}
+		b = e;
+	}
+}
+
+int refmodel_compare_walks(struct refmodel *m, struct bga_volume *vol)
+{
+	int rc = compare_used(m, vol);
+	if (rc)
+		return rc;
+	uint64_t bpg = m->cfg.blocks_per_group, ngroups = (m->cfg.nblocks + bpg - 1) / bpg;
+	uint64_t best = 0, best_group = UINT64_MAX;
+	for (uint64_t g = 0; g < ngroups; g++) {
+		uint64_t free, pending, longest, first = g * bpg;
+		uint64_t end = first + bpg < m->cfg.nblocks ? first + bpg : m->cfg.nblocks;
+		uint64_t lo = first > m->cfg.first_data_block ? first : m->cfg.first_data_block;
+		model_group(m, g, &free, &pending, &longest);
+		if (longest > best) {
+			best = longest;
+			best_group = g;
+		}
+		struct bga_group_stats st;
+		memset(&st, 0, sizeof(st));
+		st.size = sizeof(st);
+		rc = bga_group_stats(vol, g, &st);
+		if (rc)
+			return walks_fail(m, "bga_group_stats(%" PRIu64 ") returned %d", g, rc);
+		if (st.size != sizeof(st) || st.group != g || st.first_block != first ||
+		    st.span_blocks != (end > lo ? end - lo : 0) || st.free_blocks != free ||
+		    st.deferred_blocks != pending || st.longest_run != longest)
+			return walks_fail(m, "bga_group_stats(%" PRIu64 "): span %" PRIu64 " free %" PRIu64
+					     " pending %" PRIu64 " longest %" PRIu64 "; model %" PRIu64 " %" PRIu64
+					     " %" PRIu64 " %" PRIu64,
+					  g, st.span_blocks, st.free_blocks, st.deferred_blocks, st.longest_run,
+					  end > lo ? end - lo : 0, free, pending, longest);
+	}
+	uint64_t len = UINT64_MAX - 1, group = UINT64_MAX - 1;
+	rc = bga_longest_free_sum(vol, &len, &group);
+	if (rc || len != best || group != best_group)
+		return walks_fail(m, "bga_longest_free_sum returned %d: %" PRIu64 " in group %" PRIu64
+				     "; model %" PRIu64 " in group %" PRIu64,
+				  rc, len, group, best, best_group);
+	uint64_t read = bga_longest_free_read(vol);
+	if (read > bpg)
+		return walks_fail(m, "bga_longest_free_read %" PRIu64 " is longer than a group", read);
+	return 0;
+}
