@@ -45,10 +45,20 @@
  *    original's place (handles closed), so later calls and stores run
  *    on a lazily loaded volume.
  *
+ *  - with V3_TAG first (fuzz_ops_embed.c): bga_free_deferred_vec (sets
+ *    with bad, overlapping and pending extents), bga_foreach_used (ranges,
+ *    a callback that stops the walk), bga_group_stats (good and bad
+ *    groups and sizes) with bga_longest_free_sum and _read, the clearer
+ *    names, and bga_store_tagged (the tag checked on the stored and the
+ *    loaded volume, and kept by a plain store).
+ *
  * Input format: an input whose first byte is LEGACY_TAG decodes as the
  * first format did (16 calls: no align, alloc_vec, claim, free_vec,
  * store, START_FULL or stripe), so the saved regression inputs of that
  * format (regress/fuzz_ops/, prefixed with the tag) keep their meaning.
+ * One whose first byte is V3_TAG decodes the rest as the second format
+ * does, with V3_CALLS calls: the second format's 32 and the calls of
+ * 0.3.0 after them.
  * A call added later takes a call byte of its own in this format's
  * switch, or this format gets a tag the same way before the decoding
  * changes: a saved input must mean what it meant when it was found.
@@ -162,7 +172,7 @@ uint64_t pick_len(struct fz *f)
 }
 
 /* A range to free: often one handed out lately, or an allocated run in the model. */
-static void pick_range(struct fz *f, uint64_t *start, uint64_t *len)
+void pick_range(struct fz *f, uint64_t *start, uint64_t *len)
 {
 	uint8_t mode = fz_u8(&f->in) & 3;
 	uint64_t b;
@@ -388,11 +398,18 @@ static void op_store(struct fz *f)
 	int rc;
 
 	compare(f); /* the state being stored, in full */
-	rc = bga_store(f->vol, &f->io);
+	if (f->v3 && (c & 4)) { /* a tagged store; a plain one keeps the tag */
+		f->tag = fz_u8(&f->in) & 1 ? fz_u64(&f->in) : fz_u8(&f->in);
+		rc = bga_store_tagged(f->vol, &f->io, f->tag);
+	} else {
+		rc = bga_store(f->vol, &f->io);
+	}
 	expect_rc(f, "store", rc, 0);
 	f->img_live = true;
 	rc = bga_load(&f->io, (c & 2) ? &f->cfg : NULL, &back);
 	expect_rc(f, "load", rc, 0);
+	check_tag(f, f->vol, "the stored volume");
+	check_tag(f, back, "the loaded volume");
 	if (refmodel_copy(&lm, &f->m))
 		abort();
 	refmodel_as_loaded(&lm);
@@ -415,6 +432,18 @@ static void op_store(struct fz *f)
 	memset(f->maybe_trimmed, 0, f->ngroups); /* not stored */
 }
 
+/* A txn for a deferred free: 0, the last committed, the one before it
+ * (all refused), or one to four past the last committed. */
+uint64_t pick_txn(struct fz *f)
+{
+	switch (fz_u8(&f->in) & 7) {
+	case 0: return 0;
+	case 1: return f->m.last_txn;
+	case 2: return f->m.last_txn ? f->m.last_txn - 1 : 0;
+	default: return f->m.last_txn + 1 + (fz_u8(&f->in) & 3);
+	}
+}
+
 static void op_free(struct fz *f, bool deferred)
 {
 	uint64_t start, len, txn = 0;
@@ -422,12 +451,7 @@ static void op_free(struct fz *f, bool deferred)
 
 	pick_range(f, &start, &len);
 	if (deferred) {
-		switch (fz_u8(&f->in) & 7) {
-		case 0: txn = 0; break;
-		case 1: txn = f->m.last_txn; break;
-		case 2: txn = f->m.last_txn ? f->m.last_txn - 1 : 0; break;
-		default: txn = f->m.last_txn + 1 + (fz_u8(&f->in) & 3); break;
-		}
+		txn = pick_txn(f);
 		want = refmodel_free_deferred(&f->m, start, len, txn);
 		rc = bga_free_deferred(f->vol, start, len, txn);
 		expect_rc(f, "free_deferred", rc, want);
@@ -663,7 +687,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		trace = getenv("FUZZ_OPS_TRACE") != NULL; /* a line per call, to read a finding */
 	memset(&f, 0, sizeof(f));
 	f.v2 = !(size && data[0] == LEGACY_TAG);
-	f.in = (struct fz_in){ data, size, f.v2 ? 0 : 1 };
+	f.v3 = size && data[0] == V3_TAG;
+	f.in = (struct fz_in){ data, size, f.v2 && !f.v3 ? 0 : 1 };
 	memio_init(&f.img, &f.io);
 	decode_config(&f);
 	if ((fz_u8(&f.in) & 15) == 15)
@@ -680,7 +705,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	compare(&f);
 
 	for (f.op = 0; f.op < MAX_OPS && fz_more(&f.in); f.op++) {
-		unsigned call = fz_u8(&f.in) % (f.v2 ? 32 : 16);
+		unsigned call = fz_u8(&f.in) % (f.v3 ? V3_CALLS : f.v2 ? 32 : 16);
 		switch (call) {
 		case 0: case 1: case 2: case 3: case 4: case 24: case 25: op_alloc(&f); break;
 		case 5: case 6: case 26: op_free(&f, false); break;
@@ -696,6 +721,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 19: case 20: case 29: op_claim(&f); break;
 		case 21: case 22: case 31: case 30: op_free_vec(&f); break;
 		case 23: op_store(&f); break; /* not 31: 0xff and 0x7f, common bytes, would store */
+		/* V3_TAG inputs: the calls of 0.3.0 (fuzz_ops_embed.c) */
+		case 32: case 33: op_free_deferred_vec(&f); break;
+		case 34: op_used(&f); break;
+		case 35: op_group(&f); break;
+		case 36: op_names(&f); break;
 		}
 		if (trace)
 			fprintf(stderr, "op %u: call %u, model free %" PRIu64 " reserved %" PRIu64 " deferred %" PRIu64

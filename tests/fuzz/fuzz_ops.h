@@ -21,6 +21,8 @@
 #define RECENT 32
 #define MAX_VEC 16
 #define LEGACY_TAG 0xb1
+#define V3_TAG 0xb3  /* the second format with the calls of 0.3.0 (fuzz_ops.c) */
+#define V3_CALLS 37
 #ifndef FULL_EVERY
 #define FULL_EVERY 32
 #endif
@@ -37,6 +39,8 @@ struct fz {
 	uint64_t ngroups;
 	unsigned op;
 	bool v2;                 /* not the legacy format: the whole alphabet */
+	bool v3;                 /* V3_TAG: the calls of 0.3.0 too */
+	uint64_t tag;            /* the tag the last completed store wrote, or the load's */
 	uint64_t touch_lo, touch_hi; /* blocks the current call changed: [lo, hi) */
 	struct memio img;        /* the store's metadata area, kept across stores */
 	struct bga_io io;
@@ -53,8 +57,20 @@ void touch(struct fz *f, uint64_t start, uint64_t len);
 uint64_t pick_block(struct fz *f);
 uint64_t pick_len(struct fz *f);
 
+/* A range to free (as bga_free takes one), and a txn for a deferred one. */
+void pick_range(struct fz *f, uint64_t *start, uint64_t *len);
+uint64_t pick_txn(struct fz *f);
+
 /* bga_foreach_free (trim false) or bga_trim on a range the input picks,
  * every callback checked against the model (fuzz_ops_walk.c). */
 void op_walk(struct fz *f, bool trim);
+
+/* The calls of 0.3.0 (fuzz_ops_embed.c), each against the model. */
+void op_free_deferred_vec(struct fz *f);
+void op_used(struct fz *f);
+void op_group(struct fz *f);
+void op_names(struct fz *f);
+/* fail() unless vol's tag (bga_volume_tag) is f->tag. */
+void check_tag(struct fz *f, const struct bga_volume *vol, const char *which);
 
 #endif

@@ -24,6 +24,7 @@ def u16(v):
 # --- fuzz_ops ---------------------------------------------------------------
 
 LEGACY_TAG = bytes([0xB1])  # fuzz_ops.c: an input in the first format
+V3_TAG = bytes([0xB3])  # fuzz_ops.c: the second format with the calls of 0.3.0
 
 
 def ops_config(nblocks, bpg_idx, fdb, rsv_max, rsv_def, flags=0, bad=0):
@@ -152,6 +153,17 @@ def ops_seeds(rnd):
         seeds[name] = ops_config(2000, 3, 0, 64, 16) + bytes([cfgbyte]) + body
     for i in range(12):
         seeds["random_%02d" % i] = bytes(rnd.getrandbits(8) for _ in range(rnd.randint(16, 600)))
+    # The third format (fuzz_ops.c, V3_TAG): the second's, with the calls
+    # of 0.3.0 (32, 33 bga_free_deferred_vec, 34 bga_foreach_used, 35
+    # bga_group_stats, 36 the clearer names; 23 stores, tagged or not).
+    # A generator of its own, so the seeds above stay as they were.
+    r3 = random.Random(3)
+    for name, calls in (("v3_deferred_vec", [0, 0, 16, 32, 33, 34, 8, 32, 34, 35]),
+                        ("v3_walks", [16, 0, 7, 34, 35, 35, 36, 11, 0, 36, 34]),
+                        ("v3_tagged_store", [0, 16, 23, 32, 23, 8, 23, 35, 34, 23]),
+                        ("v3_names", [36, 36, 0, 36, 11, 36, 35])):
+        body = b"".join(bytes([c]) + bytes(r3.getrandbits(8) for _ in range(10)) for c in calls)
+        seeds[name] = V3_TAG + ops_config(2000, 3, 0, 64, 16) + bytes([0]) + body
     return seeds
 
 

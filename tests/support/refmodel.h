@@ -245,5 +245,15 @@ int refmodel_free_deferred_vec(struct refmodel *m, const struct bga_extent *ext,
  * Returns 0, or -EPROTO with m->err set.
  */
 int refmodel_compare_walks(struct refmodel *m, struct bga_volume *vol);
+/* Its parts: one group's bga_group_stats, and the longest free run. */
+int refmodel_compare_group(struct refmodel *m, struct bga_volume *vol, uint64_t g);
+int refmodel_compare_longest(struct refmodel *m, struct bga_volume *vol);
+/*
+ * The first run that bga_foreach_used(vol, from, to, ...) must report
+ * from `from` on: true with *start, *len and *flags, or false when none
+ * is left before `to`.
+ */
+bool refmodel_used_next(const struct refmodel *m, uint64_t from, uint64_t to, uint64_t *start, uint64_t *len,
+			uint32_t *flags);
 
 #endif
