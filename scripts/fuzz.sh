@@ -52,7 +52,7 @@ lf_link() {
 	local h=$1 out=$2; shift 2
 	# shellcheck disable=SC2046
 	clang -std=gnu11 -Wall -Wextra $LF_SAN -fsanitize=fuzzer -DBGA_DEBUG=1 "$@" \
-		-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests/support $(srcs "$h") "$LF_DIR/refmodel.o" \
+		-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests/support $(srcs "$h") "$LF_DIR"/refmodel*.o \
 		"$LF_DIR/lib/libbgalloc.a" $(libs) -o "$out"
 }
 
@@ -69,7 +69,10 @@ build_libfuzzer() {
 	# without coverage instrumentation (still under the sanitizers), so
 	# libFuzzer's callbacks are not paid on every block it compares and
 	# its branches do not count as features.
-	clang -std=gnu11 -Wall -Wextra $san -DBGA_DEBUG=1 -Iinclude -Itests/support -c tests/support/refmodel.c -o "$dir/refmodel.o"
+	# (refmodel.c and the files beside it: refmodel_*.c)
+	for m in tests/support/refmodel*.c; do
+		clang -std=gnu11 -Wall -Wextra $san -DBGA_DEBUG=1 -Iinclude -Itests/support -c "$m" -o "$dir/$(basename "$m" .c).o"
+	done
 	for h in "${ALL_HARNESSES[@]}"; do
 		lf_link "$h" "$dir/$h"
 	done
@@ -89,7 +92,7 @@ build_afl() {
 	for h in "${ALL_HARNESSES[@]}"; do
 		# shellcheck disable=SC2046
 		afl-clang-fast -std=gnu11 -Wall -Wextra -g -O1 $ign -DBGA_DEBUG=1 \
-			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests/support tests/fuzz/afl_driver.c $(srcs "$h") tests/support/refmodel.c \
+			-Iinclude $(for l in base prim core alloc persist inspect; do printf -- '-Ilib/%s ' $l; done)-Itests/support tests/fuzz/afl_driver.c $(srcs "$h") tests/support/refmodel*.c \
 			"$dir/lib/libbgalloc.a" $(libs) -o "$dir/$h"
 	done
 	unset AFL_USE_ASAN AFL_USE_UBSAN AFL_QUIET

@@ -31,8 +31,10 @@ cmake --build "$WORK/lib" -j "$(nproc)" --target bgalloc_static >/dev/null
 
 # The model without the coverage flags (fuzzer-no-link, trace-pc-guard...).
 model_flags=$(sed -E 's/fuzzer-no-link,//g; s/,fuzzer-no-link//g; s/-fsanitize=fuzzer-no-link//g; s/-fsanitize-coverage=[^ ]*//g' <<<"$CFLAGS")
-# shellcheck disable=SC2086
-$CC $model_flags $ign -g -O1 -std=gnu11 -DBGA_DEBUG=1 -Iinclude -Itests/support -c tests/support/refmodel.c -o "$WORK/refmodel.o"
+for m in tests/support/refmodel*.c; do
+	# shellcheck disable=SC2086
+	$CC $model_flags $ign -g -O1 -std=gnu11 -DBGA_DEBUG=1 -Iinclude -Itests/support -c "$m" -o "$WORK/$(basename "$m" .c).o"
+done
 
 incs="-Iinclude -Itests/support"
 for l in base prim core alloc persist inspect; do incs+=" -Ilib/$l"; done
@@ -46,7 +48,7 @@ for h in fuzz_ops fuzz_mt fuzz_load; do
 		objs+=("$WORK/$(basename "$src" .c).o")
 	done
 	# shellcheck disable=SC2086
-	$CC $CFLAGS "${objs[@]}" "$WORK/refmodel.o" "$WORK/lib/libbgalloc.a" $LIB_FUZZING_ENGINE $libs -o "$OUT/$h"
+	$CC $CFLAGS "${objs[@]}" "$WORK"/refmodel*.o "$WORK/lib/libbgalloc.a" $LIB_FUZZING_ENGINE $libs -o "$OUT/$h"
 	rm -f "$OUT/${h}_seed_corpus.zip"
 	(cd tests/fuzz/corpus/$h && zip -q -r "$OUT/${h}_seed_corpus.zip" .)
 done
