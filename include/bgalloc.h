@@ -844,8 +844,9 @@ BGA_EXTERN int bga_longest_free_sum(struct bga_volume *vol, uint64_t *len, uint6
  * blocks windows hold, or fails.  It may exceed the true run (the index
  * keeps each group's longest run as an upper bound, and by powers of
  * two); bga_longest_free_sum() is exact.  0 for NULL, or when no group
- * has a free block outside windows.  Lazily loaded volumes: a group whose
- * bitmap is not read yet counts with its stored longest run.
+ * has a free block outside windows.  While a lazily loaded volume has
+ * bitmaps not read yet (bga_load) with free blocks in them, the index
+ * does not speak for those groups, and the bound is blocks_per_group.
  * Any thread, concurrently with any call but bga_destroy.
  */
 BGA_EXTERN uint64_t bga_longest_free_read(const struct bga_volume *vol);

@@ -660,3 +660,41 @@ Test(tag, image_from_before_the_field_loads_with_tag_0)
 	bga_destroy(vol);
 	memio_free(&m);
 }
+
+/* A lazily loaded volume answers as the one stored: its unread groups are
+ * read when asked about, pending frees come back allocated, and the read
+ * bound stays an upper bound while bitmaps are unread. */
+Test(lazy_load, walks_and_figures_as_stored)
+{
+	enum { BPG = 64, NB = BPG * 2 * TEST_CHUNK_GROUPS }; /* two chunks */
+	struct memio m;
+	struct bga_io io;
+	memio_init(&m, &io);
+	struct bga_volume *vol = make_volume(NB, BPG, 0);
+	uint64_t g1 = TEST_CHUNK_GROUPS + 5, b1 = g1 * BPG; /* a group of the second chunk */
+	cr_assert_eq(bga_claim(vol, b1, 40), 0);
+	cr_assert_eq(bga_free_deferred(vol, b1 + 10, 5, 1), 0);
+	for (uint64_t g = 0; g < 2 * TEST_CHUNK_GROUPS; g += 7)
+		cr_assert_eq(bga_claim(vol, g * BPG + 3, 1 + g % 50), g == g1 ? -EBUSY : 0);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	struct bga_group_stats want = gstats(vol, g1);
+	uint64_t len0, group0;
+	cr_assert_eq(bga_longest_free_sum(vol, &len0, &group0), 0);
+
+	struct bga_volume *back = load(&io);
+	cr_expect_geq(bga_longest_free_read(back), len0);
+	struct bga_group_stats got = gstats(back, g1);
+	cr_expect_eq(got.free_blocks, want.free_blocks);
+	cr_expect_eq(got.longest_run, want.longest_run);
+	cr_expect_eq(got.deferred_blocks, 0, "a stored pending free loads allocated");
+	struct ext_list u = {.n = 0};
+	cr_assert_eq(bga_foreach_used(back, b1, b1 + BPG, collect_used, &u), 0);
+	cr_assert_eq(u.n, 1);
+	cr_expect(u.e[0].start == b1 && u.e[0].len == 40 && u.flags[0] == 0);
+	uint64_t len, group;
+	cr_assert_eq(bga_longest_free_sum(back, &len, &group), 0);
+	cr_expect(len == len0 && group == group0);
+	bga_destroy(back);
+	bga_destroy(vol);
+	memio_free(&m);
+}
