@@ -750,8 +750,8 @@ BGA_EXTERN int bga_volume_config(const struct bga_volume *vol, struct bga_config
 /* ---- added in 0.3.0: calls every embedder wrote by hand, clearer names, the store's tag ---- */
 
 /*
- * Free n extents when transaction `txn` commits, all or nothing: what
- * bga_free_deferred() does for one extent, for a set (an object's
+ * Free a set of extents when transaction `txn` commits, all or nothing.
+ * What bga_free_deferred() does for one extent, for n (an object's
  * extents), as bga_free_vec() is to bga_free().  Extents may come in any
  * order and may span groups; every group lock of the set is held at once
  * (ascending slot order, as bga_free_vec takes them) while the set is
@@ -781,8 +781,9 @@ enum {
 #define BGA_USED_DEFERRED BGA_USED_DEFERRED
 
 /*
- * Call cb(ctx, start, len, flags) for each maximal extent of allocated
- * blocks inside [from, to), in block order: the complement of
+ * Walk the allocated extents of [from, to) in block order, pending
+ * deferred frees flagged.  cb(ctx, start, len, flags) is called for each
+ * maximal extent of allocated blocks inside [from, to): the complement of
  * bga_foreach_free(vol, from, to, 1, ...) within the blocks that can be
  * handed out, so an embedder can check its own metadata against the
  * volume without inverting the free walk.  flags is BGA_USED_DEFERRED for
@@ -810,12 +811,13 @@ typedef int (*bga_used_cb)(void *ctx, uint64_t start, uint64_t len, uint32_t fla
 BGA_EXTERN int bga_foreach_used(struct bga_volume *vol, uint64_t from, uint64_t to, bga_used_cb cb, void *ctx);
 
 /*
- * The longest free run of the volume, exactly: the longest extent that
- * bga_foreach_free would report (so split at group boundaries, window
+ * The longest free run of the volume, exactly.  It is the longest extent
+ * that bga_foreach_free would report (so split at group boundaries, window
  * remainders counted as free).  A request (bga_alloc) with a min_len up to
  * *len can be served as one extent now (or, for the part held by
- * windows, once they are given back, which happens before any -ENOSPC);
- * one with a larger min_len fails with -ENOSPC or -EAGAIN.  *group
+ * windows, once they are given back, which happens before any -ENOSPC),
+ * unless the free space is promised to reservations (bga_reserve); one
+ * with a larger min_len fails with -ENOSPC or -EAGAIN.  *group
  * (optional) gets the lowest-numbered group holding a run of *len blocks
  * (UINT64_MAX when *len is 0).
  *
@@ -836,9 +838,9 @@ BGA_EXTERN int bga_foreach_used(struct bga_volume *vol, uint64_t from, uint64_t 
 BGA_EXTERN int bga_longest_free_sum(struct bga_volume *vol, uint64_t *len, uint64_t *group);
 
 /*
- * The longest free run outside windows, approximately, from the group
+ * An upper bound of the longest free run outside windows, from the group
  * index alone: no lock, no group looked at, O(orders x chunks of the
- * index).  An upper bound: no group holds a free run longer than this
+ * index).  No group holds a free run longer than this
  * outside its windows' remainders (2^(k+1) - 1 for the highest order k
  * the index holds, capped at blocks_per_group); a request for more needs
  * blocks windows hold, or fails.  It may exceed the true run (the index
@@ -891,7 +893,8 @@ struct bga_group_stats {
 };
 
 /*
- * Fill *st for group `group`: its free blocks, longest run (exact, and
+ * One group's free blocks, longest run, windows and lock contention.
+ * Fills *st for group `group`: its free blocks, longest run (exact, and
  * the index's bound), windows, pending deferred frees and its lock slot's
  * contention.  Read under the group's lock: one consistent instant of the
  * group; the lock figures are the slot's and move on their own.  A group
@@ -932,14 +935,16 @@ BGA_EXTERN int bga_window_set_size(struct bga_rsv *rsv, uint32_t blocks);
 BGA_EXTERN int bga_window_get(const struct bga_rsv *rsv, struct bga_extent *out);
 
 /*
- * bga_store() with the caller's transaction tag stored in the image: a
- * number the library never interprets (an engine's journal sequence
- * number, a commit id), so that after a crash the engine knows which of
- * its transactions the image matches and what to replay.  Same contract,
- * errors and crash atomicity as bga_store(): a load returns the tag of
- * the store whose state it loads, this one's once it returned 0, or the
- * previous completed store's (bga_volume_tag).  bga_store() itself stores
- * the volume's current tag (bga_volume_tag) again.
+ * Store the volume, as bga_store(), with the caller's transaction tag.
+ * The tag is a number the library never interprets (an engine's journal
+ * sequence number, a commit id), so that after a crash the engine knows
+ * which of its transactions the image matches and what to replay.  Same
+ * contract, errors and crash atomicity as bga_store(), and the tag goes
+ * with the state: a load (bga_volume_tag of the loaded volume) gives this
+ * tag once the call returned 0, and after a crash or an error during it
+ * the tag of whichever store's state the load gives, this one's or the
+ * previous completed store's.  bga_store() itself stores the volume's
+ * current tag (bga_volume_tag) again.
  *
  * Returns 0; -EINVAL for NULL vol or io or a NULL callback; -ENOMEM
  * (nothing written); or the first error a callback returned, with the
@@ -949,9 +954,10 @@ BGA_EXTERN int bga_window_get(const struct bga_rsv *rsv, struct bga_extent *out)
 BGA_EXTERN int bga_store_tagged(struct bga_volume *vol, const struct bga_io *io, uint64_t tag);
 
 /*
- * The volume's tag: the one given to its last bga_store_tagged() that
- * returned 0 (a bga_store() keeps it), or, before any, the tag of the
- * image it was loaded from: 0 for an image stored without one (by
+ * The caller's tag of the image the volume matches (bga_store_tagged).
+ * It is the one given to its last bga_store_tagged() that returned 0 (a
+ * bga_store() keeps it), or, before any, the tag of the image it was
+ * loaded from: 0 for an image stored without one (by
  * bga_store only, or by a release before 0.3.0) and for a volume made by
  * bga_create().  0 and *tag set; -EINVAL for NULL vol or tag.  Any thread.
  */
