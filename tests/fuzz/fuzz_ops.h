@@ -64,6 +64,9 @@ uint64_t pick_txn(struct fz *f);
 /* bga_foreach_free (trim false) or bga_trim on a range the input picks,
  * every callback checked against the model (fuzz_ops_walk.c). */
 void op_walk(struct fz *f, bool trim);
+/* A walk's range from the walk's first byte c: the whole volume (c & 1),
+ * or blocks the input picks (bad ranges too). */
+void pick_walk_range(struct fz *f, uint8_t c, uint64_t *from, uint64_t *to);
 
 /* The calls of 0.3.0 (fuzz_ops_embed.c), each against the model. */
 void op_free_deferred_vec(struct fz *f);

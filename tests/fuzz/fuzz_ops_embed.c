@@ -76,13 +76,7 @@ void op_used(struct fz *f)
 	uint64_t ms, ml;
 	uint32_t mf;
 
-	if (c & 1) {
-		w.from = 0;
-		w.to = f->cfg.nblocks;
-	} else {
-		w.from = pick_block(f);
-		w.to = (c & 2) ? pick_block(f) : w.from + pick_len(f);
-	}
+	pick_walk_range(f, c, &w.from, &w.to);
 	w.stop_after = (c & 8) ? 1 + (fz_u8(&f->in) & 3) : 0;
 	w.stop_value = 100 + (c >> 4);
 	w.next = w.from;

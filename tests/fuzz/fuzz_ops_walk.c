@@ -133,6 +133,17 @@ static int walk_cb(void *ctx, uint64_t start, uint64_t len)
 	return 0;
 }
 
+void pick_walk_range(struct fz *f, uint8_t c, uint64_t *from, uint64_t *to)
+{
+	if (c & 1) {
+		*from = 0;
+		*to = f->cfg.nblocks;
+	} else {
+		*from = pick_block(f);
+		*to = (c & 2) ? pick_block(f) : *from + pick_len(f);
+	}
+}
+
 void op_walk(struct fz *f, bool trim)
 {
 	struct walk w = { .f = f, .trim = trim, .group = UINT64_MAX };
@@ -141,13 +152,7 @@ void op_walk(struct fz *f, bool trim)
 	bool may_skip;
 	int rc, want = 0;
 
-	if (c & 1) {
-		w.from = 0;
-		w.to = f->cfg.nblocks;
-	} else {
-		w.from = pick_block(f);
-		w.to = (c & 2) ? pick_block(f) : w.from + pick_len(f);
-	}
+	pick_walk_range(f, c, &w.from, &w.to);
 	w.min_len = (c & 4) ? pick_len(f) : 1;
 	w.stop_after = (c & 8) ? 1 + (fz_u8(&f->in) & 3) : 0;
 	w.stop_value = 100 + (c >> 4);

@@ -8,9 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int refm_fail(struct refmodel *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int refm_fail(struct refmodel *m, const char *fmt, ...)
+int refm_fail(struct refmodel *m, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -221,6 +221,9 @@ int refmodel_compare(struct refmodel *m, struct bga_volume *vol);
 
 /* ---- the calls of 0.3.0 (refmodel.c, refmodel_walks.c) ---- */
 
+/* For the model's files: m->err from the format, and -EPROTO. */
+int refm_fail(struct refmodel *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /*
  * Mirror bga_free_deferred_vec(): -EINVAL for n 0, txn 0 or not above the
  * last committed txn, an extent of length 0, extents that overlap, or any

@@ -7,23 +7,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "refmodel.h"
-
-static int walks_fail(struct refmodel *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int walks_fail(struct refmodel *m, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(m->err, sizeof(m->err), fmt, ap);
-	va_end(ap);
-	return -EPROTO;
-}
 
 /* The end of the run of blocks like b's (free, allocated, pending) from
  * b, inside b's group. */
@@ -69,11 +56,11 @@ static int used_cb(void *ctx, uint64_t start, uint64_t len, uint32_t flags)
 	uint64_t ms, ml;
 	uint32_t mf;
 	if (!refmodel_used_next(m, u->next, m->cfg.nblocks, &ms, &ml, &mf))
-		u->rc = walks_fail(m, "bga_foreach_used reported [%" PRIu64 ", +%" PRIu64 ") past the model's last "
+		u->rc = refm_fail(m, "bga_foreach_used reported [%" PRIu64 ", +%" PRIu64 ") past the model's last "
 				      "allocated block",
 				   start, len);
 	else if (start != ms || len != ml || flags != mf)
-		u->rc = walks_fail(m, "bga_foreach_used reported [%" PRIu64 ", +%" PRIu64 ") flags %u, the model's "
+		u->rc = refm_fail(m, "bga_foreach_used reported [%" PRIu64 ", +%" PRIu64 ") flags %u, the model's "
 				      "next allocated run is [%" PRIu64 ", +%" PRIu64 ") flags %u",
 				   start, len, flags, ms, ml, mf);
 	u->next = start + len;
@@ -89,9 +76,9 @@ static int compare_used(struct refmodel *m, struct bga_volume *vol)
 	if (u.rc)
 		return u.rc;
 	if (rc)
-		return walks_fail(m, "bga_foreach_used returned %d", rc);
+		return refm_fail(m, "bga_foreach_used returned %d", rc);
 	if (refmodel_used_next(m, u.next, m->cfg.nblocks, &ms, &ml, &mf))
-		return walks_fail(m, "bga_foreach_used missed the model's allocated run at %" PRIu64, ms);
+		return refm_fail(m, "bga_foreach_used missed the model's allocated run at %" PRIu64, ms);
 	return 0;
 }
 
@@ -127,10 +114,10 @@ int refmodel_compare_group(struct refmodel *m, struct bga_volume *vol, uint64_t 
 	st.size = sizeof(st);
 	int rc = bga_group_stats(vol, g, &st);
 	if (rc)
-		return walks_fail(m, "bga_group_stats(%" PRIu64 ") returned %d", g, rc);
+		return refm_fail(m, "bga_group_stats(%" PRIu64 ") returned %d", g, rc);
 	if (st.size != sizeof(st) || st.group != g || st.first_block != first || st.span_blocks != span ||
 	    st.free_blocks != free || st.deferred_blocks != pending || st.longest_run != longest)
-		return walks_fail(m, "bga_group_stats(%" PRIu64 "): span %" PRIu64 " free %" PRIu64 " pending %" PRIu64
+		return refm_fail(m, "bga_group_stats(%" PRIu64 "): span %" PRIu64 " free %" PRIu64 " pending %" PRIu64
 				     " longest %" PRIu64 "; model %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
 				  g, st.span_blocks, st.free_blocks, st.deferred_blocks, st.longest_run, span, free,
 				  pending, longest);
@@ -152,12 +139,12 @@ int refmodel_compare_longest(struct refmodel *m, struct bga_volume *vol)
 	uint64_t len = UINT64_MAX - 1, group = UINT64_MAX - 1;
 	int rc = bga_longest_free_sum(vol, &len, &group);
 	if (rc || len != best || group != best_group)
-		return walks_fail(m, "bga_longest_free_sum returned %d: %" PRIu64 " in group %" PRIu64
+		return refm_fail(m, "bga_longest_free_sum returned %d: %" PRIu64 " in group %" PRIu64
 				     "; model %" PRIu64 " in group %" PRIu64,
 				  rc, len, group, best, best_group);
 	uint64_t read = bga_longest_free_read(vol);
 	if (read > bpg)
-		return walks_fail(m, "bga_longest_free_read %" PRIu64 " is longer than a group", read);
+		return refm_fail(m, "bga_longest_free_read %" PRIu64 " is longer than a group", read);
 	return 0;
 }
 
