@@ -7,7 +7,11 @@
  *
  *  churn     threads allocate and free across the 512 groups of one chunk,
  *            through windows and without, while another thread runs
- *            bga_check and bga_stats back to back.
+ *            bga_check and bga_stats back to back, and the read calls of
+ *            0.3.0 ("any thread, concurrently"): bga_foreach_used (extents
+ *            in order, inside the volume), bga_group_stats of a group (its
+ *            figures consistent: one instant of the group), the longest
+ *            free run (no longer than a group, in a group that exists).
  *  recheck   whole 64-block groups of one chunk are taken and given back,
  *            so the chunk's top-order summary bit is cleared and set again
  *            all the time (groupidx.c summary_recheck), with a concurrent
@@ -46,10 +50,50 @@ static void fail(struct run *r, const char *what, const char *msg)
 		fprintf(stderr, "stress_check: %s: %s\n", what, msg);
 }
 
+struct used_order {
+	struct run *r;
+	uint64_t next;
+};
+
+static int used_cb(void *ctx, uint64_t start, uint64_t len, uint32_t flags)
+{
+	struct used_order *u = ctx;
+	if (len == 0 || start < u->next || start + len > (uint64_t)GROUPS * BPG || flags != 0 ||
+	    start / BPG != (start + len - 1) / BPG)
+		fail(u->r, "bga_foreach_used while others run", "an extent out of order, out of the volume, "
+							      "across a group or flagged pending (none are)");
+	u->next = start + len;
+	return 0;
+}
+
+/* The read calls of 0.3.0, each judged by what its contract says holds
+ * at one instant of a group, whatever the other threads do. */
+static void read_calls(struct run *r, uint64_t i)
+{
+	struct used_order u = {r, 0};
+	if (bga_foreach_used(r->vol, 0, (uint64_t)GROUPS * BPG, used_cb, &u) != 0)
+		fail(r, "bga_foreach_used", "failed");
+	struct bga_group_stats gs = {.size = sizeof(gs)};
+	if (bga_group_stats(r->vol, i % GROUPS, &gs) != 0)
+		fail(r, "bga_group_stats", "failed");
+	else if (gs.longest_run > gs.free_blocks || gs.free_blocks > gs.span_blocks || gs.span_blocks != BPG ||
+		 gs.window_blocks > gs.free_blocks || (gs.window_blocks && !gs.windows) || gs.deferred_blocks)
+		fail(r, "bga_group_stats while others run", "figures of no one instant");
+	uint64_t len, group;
+	if (bga_longest_free_sum(r->vol, &len, &group) != 0)
+		fail(r, "bga_longest_free_sum", "failed");
+	else if (len > BPG || (len ? group >= GROUPS : group != UINT64_MAX))
+		fail(r, "bga_longest_free_sum while others run", "a run no group holds");
+	if (bga_longest_free_read(r->vol) > BPG)
+		fail(r, "bga_longest_free_read", "longer than a group");
+}
+
 static void *checker(void *arg)
 {
 	struct run *r = arg;
 	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		if (!r->whole_groups)
+			read_calls(r, r->checks);
 		struct bga_check_report rep;
 		int rc = bga_check(r->vol, &rep);
 		/* Per-group and index findings come first in the walk, so a
