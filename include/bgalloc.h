@@ -751,25 +751,27 @@ BGA_EXTERN int bga_volume_config(const struct bga_volume *vol, struct bga_config
 
 /*
  * Free a set of extents when transaction `txn` commits, all or nothing.
- * What bga_free_deferred() does for one extent, for n (an object's
- * extents), as bga_free_vec() is to bga_free().  Extents may come in any
- * order and may span groups; every group lock of the set is held at once
- * (ascending slot order, as bga_free_vec takes them) while the set is
- * checked and recorded, so a concurrent call sees all of it pending or
- * none.  The blocks stay allocated, and unavailable, until
- * bga_commit(vol, t) with t >= txn.
+ * What bga_free_deferred() does for one extent, for n of them (an
+ * object's extents), as bga_free_vec() is to bga_free().  Extents may come
+ * in any order and may span groups; the set is checked and recorded with
+ * every group lock of it held at once, so a concurrent call sees all of it
+ * pending or none.  The blocks stay allocated, and unavailable, until
+ * bga_commit(vol, t) with t >= txn.  On any error nothing changed: no
+ * extent is pending, no block moved.
  *
- * Returns 0 when every extent was recorded; on any error nothing changed
- * (no extent is pending, no block moved):
+ * Returns: 0, every extent pending.
+ * Errors:
  *  -EINVAL  NULL vol or ext, n 0, txn 0 or not greater than the last
  *           committed txn, an extent of length 0, outside the volume or
  *           below first_data_block, extents that overlap, or any block
  *           that is not allocated (free, or a window's) or already waits
- *           on a deferred free;
- *  -EUCLEAN any block lies in a group a load quarantined (bga_load);
+ *           on a deferred free.
+ *  -EUCLEAN any block lies in a group a load quarantined (bga_load).
  *  -ENOMEM  the records, or a group's pending map, could not be
  *           allocated (all are allocated before anything changes).
- * Any thread, concurrently with any call but bga_destroy.
+ * Threads: any thread.  Holds every group lock of the set at once, taken
+ *   in ascending slot order (as bga_free_vec); grow_lock first, to install
+ *   chunks.
  */
 BGA_EXTERN int bga_free_deferred_vec(struct bga_volume *vol, const struct bga_extent *ext, size_t n, uint64_t txn);
 
@@ -781,9 +783,9 @@ enum {
 #define BGA_USED_DEFERRED BGA_USED_DEFERRED
 
 /*
- * Walk the allocated extents of [from, to) in block order, pending
- * deferred frees flagged.  cb(ctx, start, len, flags) is called for each
- * maximal extent of allocated blocks inside [from, to): the complement of
+ * Walk the allocated extents of a range in block order, pending deferred
+ * frees flagged.  cb(ctx, start, len, flags) is called for each maximal
+ * extent of allocated blocks inside [from, to): the complement of
  * bga_foreach_free(vol, from, to, 1, ...) within the blocks that can be
  * handed out, so an embedder can check its own metadata against the
  * volume without inverting the free walk.  flags is BGA_USED_DEFERRED for
@@ -792,64 +794,66 @@ enum {
  * (as bga_foreach_free splits free ones).  Blocks below first_data_block
  * are never reported.  Blocks that windows hold but no allocation took
  * are free, not reported; blocks that a bga_trim holds claimed for its
- * discard are reported as allocated (flags 0) while it holds them.
+ * discard are reported as allocated (flags 0) while it holds them.  A
+ * snapshot per group: each group is read under its lock, and cb runs with
+ * no lock held, so it may call the library on the volume (bga_destroy
+ * aside).  A non-zero return from cb stops the walk and is returned.
  *
- * A snapshot per group: each group is read under its lock, and cb runs
- * with no lock held, so it may call any function of the library on the
- * volume (bga_destroy aside).  A lazily loaded volume's unread bitmaps
- * are read first.  A non-zero return from cb stops the walk and is
- * returned.
- *
- * Returns 0;
- *  -EINVAL  NULL vol or cb, from >= to, to > nblocks;
- *  -ENOMEM  its scratch maps, or a lazily loaded volume's unread bitmaps
- *           could not be read into memory (nothing reported);
- *  or cb's non-zero return.
- * Any thread, concurrently with any call but bga_destroy.
+ * Returns: 0, or the callback's non-zero return.
+ * Errors:
+ *  -EINVAL  NULL vol or cb, from >= to, or to > nblocks.
+ *  -ENOMEM  its scratch maps could not be allocated, or a lazily loaded
+ *           volume's unread bitmaps could not be read into memory
+ *           (nothing reported).
+ * Threads: any thread.  Reads every unread chunk first (grow_lock); then
+ *   takes one group lock at a time, never across the callback.
  */
 typedef int (*bga_used_cb)(void *ctx, uint64_t start, uint64_t len, uint32_t flags);
 BGA_EXTERN int bga_foreach_used(struct bga_volume *vol, uint64_t from, uint64_t to, bga_used_cb cb, void *ctx);
 
 /*
- * The longest free run of the volume, exactly.  It is the longest extent
- * that bga_foreach_free would report (so split at group boundaries, window
- * remainders counted as free).  A request (bga_alloc) with a min_len up to
- * *len can be served as one extent now (or, for the part held by
- * windows, once they are given back, which happens before any -ENOSPC),
+ * Find the longest free run of the volume, exactly.  It is the longest
+ * extent that bga_foreach_free would report (so split at group
+ * boundaries, window remainders counted as free), in *len; *group
+ * (optional) gets the lowest-numbered group holding a run that long
+ * (UINT64_MAX when *len is 0).  A request (bga_alloc) with a min_len up
+ * to *len can then be served as one extent (for the part that windows
+ * hold, once they are given back, which happens before any -ENOSPC),
  * unless the free space is promised to reservations (bga_reserve); one
- * with a larger min_len fails with -ENOSPC or -EAGAIN.  *group
- * (optional) gets the lowest-numbered group holding a run of *len blocks
- * (UINT64_MAX when *len is 0).
+ * with a larger min_len fails with -ENOSPC or -EAGAIN.  Cheap where the
+ * group index knows the answer: it measures the groups holding windows,
+ * then the groups the index places in the highest order, and stops as
+ * soon as no other group can hold a longer run: usually a few groups, at
+ * most every group.  Exact while nothing else changes the volume; under
+ * concurrent calls each group is measured at one instant.
  *
- * Cheap where the group index knows the answer: it measures, under each
- * one's lock, the groups holding windows, then the groups the index
- * places in the highest order, and stops as soon as no other group can
- * hold a longer run: usually a few groups, at most every group.  Exact
- * while nothing else changes the volume; under concurrent calls each
- * group is measured at one instant.  A lazily loaded volume's unread
- * bitmaps are read first.
- *
- * Returns 0;
- *  -EINVAL  NULL vol or len;
- *  -ENOMEM  its scratch map, or a lazily loaded volume's unread bitmaps
- *           could not be read into memory (*len untouched).
- * Any thread, concurrently with any call but bga_destroy.
+ * Returns: 0, with *len (and *group) set.
+ * Errors:
+ *  -EINVAL  NULL vol or len.
+ *  -ENOMEM  its scratch map could not be allocated, or a lazily loaded
+ *           volume's unread bitmaps could not be read into memory
+ *           (*len untouched).
+ * Threads: any thread.  Reads every unread chunk first (grow_lock); then
+ *   takes one group lock at a time.
  */
 BGA_EXTERN int bga_longest_free_sum(struct bga_volume *vol, uint64_t *len, uint64_t *group);
 
 /*
- * An upper bound of the longest free run outside windows, from the group
- * index alone: no lock, no group looked at, O(orders x chunks of the
- * index).  No group holds a free run longer than this
- * outside its windows' remainders (2^(k+1) - 1 for the highest order k
- * the index holds, capped at blocks_per_group); a request for more needs
- * blocks windows hold, or fails.  It may exceed the true run (the index
- * keeps each group's longest run as an upper bound, and by powers of
- * two); bga_longest_free_sum() is exact.  0 for NULL, or when no group
- * has a free block outside windows.  While a lazily loaded volume has
- * bitmaps not read yet (bga_load) with free blocks in them, the index
- * does not speak for those groups, and the bound is blocks_per_group.
- * Any thread, concurrently with any call but bga_destroy.
+ * Bound the longest free run outside windows, from the group index alone.
+ * No lock is taken and no group looked at: O(orders x chunks of the
+ * index).  No group holds a free run longer than the answer outside its
+ * windows' remainders (2^(k+1) - 1 for the highest order k the index
+ * holds, capped at blocks_per_group); a request for more needs blocks
+ * that windows hold, or fails.  The answer may exceed the true run (the
+ * index keeps each group's longest run as an upper bound, and by powers
+ * of two); bga_longest_free_sum() is exact.  While a lazily loaded volume
+ * has bitmaps not read yet (bga_load) with free blocks in them, the index
+ * does not speak for those groups, and the answer is blocks_per_group.
+ *
+ * Returns: the bound; 0 for NULL vol, or when no group has a free block
+ *   outside windows.
+ * Errors: none.
+ * Threads: any thread; takes no lock.
  */
 BGA_EXTERN uint64_t bga_longest_free_read(const struct bga_volume *vol);
 
@@ -893,45 +897,75 @@ struct bga_group_stats {
 };
 
 /*
- * One group's free blocks, longest run, windows and lock contention.
+ * Report one group's free blocks, longest run, windows and lock contention.
  * Fills *st for group `group`: its free blocks, longest run (exact, and
  * the index's bound), windows, pending deferred frees and its lock slot's
- * contention.  Read under the group's lock: one consistent instant of the
- * group; the lock figures are the slot's and move on their own.  A group
- * nothing touched yet is reported wholly free without being made.  A
- * lazily loaded volume's group whose bitmap is not read yet is read first.
+ * contention, read under the group's lock: one consistent instant of the
+ * group (the lock figures are the slot's, and move on their own).  A
+ * group nothing touched yet is reported wholly free without being made; a
+ * lazily loaded volume's group whose bitmap is not read yet is read
+ * first.  On an error *st is left as it was.
  *
- * Returns 0;
+ * Returns: 0, with *st filled up to st->size bytes and st->size set to
+ *   the bytes filled.
+ * Errors:
  *  -EINVAL  NULL vol or st, st->size below the size of this first layout
- *           (offsetof lock_wait_ns + 8, 112 bytes), group >= the number
- *           of groups;
- *  -ENOMEM  its scratch map, or the group's bitmap could not be read into
- *           memory (a lazily loaded volume).
- * On an error *st is left as it was.  Any thread, concurrently with any
- * call but bga_destroy.
+ *           (112 bytes: offsetof lock_wait_ns + 8), or group >= the
+ *           number of groups.
+ *  -ENOMEM  its scratch map could not be allocated, or the group's bitmap
+ *           could not be read into memory (a lazily loaded volume).
+ * Threads: any thread.  Takes the group's lock once (and grow_lock first
+ *   to read an unread chunk).
  */
 BGA_EXTERN int bga_group_stats(struct bga_volume *vol, uint64_t group, struct bga_group_stats *st);
 
 /*
- * Clearer names for calls whose names mislead; the old names stay, with
- * the same behaviour, and programs may use either (CHANGELOG.md, 0.3.0).
- * Each is the call it names, with that call's contract, errors and
- * thread safety:
- *  - bga_free_blocks_read() is bga_free_estimate(): a count of free
- *    blocks, approximate (`_read`, as bga_counter_read), not a free;
- *  - bga_free_blocks_sum() is bga_free_exact(): the same count, exact
- *    (`_sum`, as bga_counter_sum);
- *  - bga_window_open(), bga_window_close(), bga_window_set_size() and
- *    bga_window_get() are bga_rsv_open(), bga_rsv_close(),
- *    bga_rsv_set_size() and bga_rsv_window(): per-file windows, which
- *    are blocks, unrelated to bga_reserve() and bga_unreserve(), which
- *    are promises of a count.  The handle keeps its type, struct bga_rsv.
+ * Count free blocks approximately: the clearer name of bga_free_estimate().
+ * A count, not a free (`_read`: approximate, as bga_counter_read); the
+ * old name stays.
+ *
+ * Alias of: bga_free_estimate.
  */
 BGA_EXTERN uint64_t bga_free_blocks_read(const struct bga_volume *vol);
+
+/*
+ * Count free blocks exactly: the clearer name of bga_free_exact().  A
+ * count, not a free (`_sum`: exact, as bga_counter_sum); the old name
+ * stays.
+ *
+ * Alias of: bga_free_exact.
+ */
 BGA_EXTERN uint64_t bga_free_blocks_sum(struct bga_volume *vol);
+
+/*
+ * Open a per-file window handle: the clearer name of bga_rsv_open().
+ * Windows are blocks a handle owns, unrelated to bga_reserve() and
+ * bga_unreserve(), which promise a count; the handle keeps its type,
+ * struct bga_rsv, and the old name stays.
+ *
+ * Alias of: bga_rsv_open.
+ */
 BGA_EXTERN int bga_window_open(struct bga_volume *vol, struct bga_rsv **out);
+
+/*
+ * Close a window handle: the clearer name of bga_rsv_close().
+ *
+ * Alias of: bga_rsv_close.
+ */
 BGA_EXTERN void bga_window_close(struct bga_rsv *rsv);
+
+/*
+ * Set a window handle's window size: the clearer name of bga_rsv_set_size().
+ *
+ * Alias of: bga_rsv_set_size.
+ */
 BGA_EXTERN int bga_window_set_size(struct bga_rsv *rsv, uint32_t blocks);
+
+/*
+ * Get the blocks a handle's window holds: the clearer name of bga_rsv_window().
+ *
+ * Alias of: bga_rsv_window.
+ */
 BGA_EXTERN int bga_window_get(const struct bga_rsv *rsv, struct bga_extent *out);
 
 /*
@@ -939,27 +973,38 @@ BGA_EXTERN int bga_window_get(const struct bga_rsv *rsv, struct bga_extent *out)
  * The tag is a number the library never interprets (an engine's journal
  * sequence number, a commit id), so that after a crash the engine knows
  * which of its transactions the image matches and what to replay.  Same
- * contract, errors and crash atomicity as bga_store(), and the tag goes
- * with the state: a load (bga_volume_tag of the loaded volume) gives this
- * tag once the call returned 0, and after a crash or an error during it
- * the tag of whichever store's state the load gives, this one's or the
- * previous completed store's.  bga_store() itself stores the volume's
- * current tag (bga_volume_tag) again.
+ * contract and crash atomicity as bga_store(), and the tag goes with the
+ * state: a load (bga_volume_tag of the loaded volume) gives this tag once
+ * the call returned 0, and after a crash or an error during it the tag of
+ * whichever store's state the load gives, this one's or the previous
+ * completed store's.  bga_store() itself stores the volume's current tag
+ * (bga_volume_tag) again.
  *
- * Returns 0; -EINVAL for NULL vol or io or a NULL callback; -ENOMEM
- * (nothing written); or the first error a callback returned, with the
- * previous completed store, and its tag, still loadable.  Concurrent
- * stores are serialised, as bga_store's are.
+ * Returns: 0, once the stored state and its tag are durable.
+ * Errors:
+ *  -EINVAL  NULL vol or io, or a NULL callback.
+ *  -ENOMEM  the copies could not be allocated; nothing written.
+ *  -EIO     a callback returned a positive value.  A callback's own
+ *           negative errno is returned as it is.  Either way the previous
+ *           completed store, and its tag, are still loadable, and
+ *           bga_volume_tag is unchanged.
+ * Threads: any thread.  As bga_store: stores are serialised by the store
+ *   lock; the copy holds grow_lock and every group lock at once, briefly.
  */
 BGA_EXTERN int bga_store_tagged(struct bga_volume *vol, const struct bga_io *io, uint64_t tag);
 
 /*
- * The caller's tag of the image the volume matches (bga_store_tagged).
- * It is the one given to its last bga_store_tagged() that returned 0 (a
- * bga_store() keeps it), or, before any, the tag of the image it was
- * loaded from: 0 for an image stored without one (by
+ * Get the caller's tag of the image the volume matches (bga_store_tagged).
+ * It is the one given to the volume's last bga_store_tagged() that
+ * returned 0 (a bga_store() keeps it), or, before any, the tag of the
+ * image it was loaded from: 0 for an image stored without one (by
  * bga_store only, or by a release before 0.3.0) and for a volume made by
- * bga_create().  0 and *tag set; -EINVAL for NULL vol or tag.  Any thread.
+ * bga_create().
+ *
+ * Returns: 0, with *tag set.
+ * Errors:
+ *  -EINVAL  NULL vol or tag.
+ * Threads: any thread; takes no lock.
  */
 BGA_EXTERN int bga_volume_tag(const struct bga_volume *vol, uint64_t *tag);
 
