@@ -21,8 +21,14 @@
  *             empty volume of 256-block groups with min_len = max_len =
  *             256 (a group per extent: the walk from group to group);
  *             on the empty volumes each group reached is touched first.
+ *   engine, engine-ins, writers: a storage engine's requests at its
+ *             allocation unit, against Ceph's allocators' workload
+ *             (units_engine.c).
  * Usage: bga-units [failfast|big|vec|all] [REPS]
  *        bga-units ins N [SHAPE]   (SHAPE 0, 1 or 2; all three without)
+ *        bga-units engine [REPS [STEPS]]
+ *        bga-units engine-ins empty|fragmented WANT STEPS
+ *        bga-units writers [WRITERS [WANT [OBJECTS]]]
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -34,6 +40,7 @@
 #include <bgalloc.h>
 
 #include "rng.h"
+#include "units.h"
 
 static double now_ns(void)
 {
@@ -255,6 +262,8 @@ static void ins(size_t n, int only)
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "all";
+	if (!strncmp(what, "engine", 6) || !strcmp(what, "writers"))
+		return engine_main(what, argc - 2, argv + 2);
 	if (!strcmp(what, "ins")) {
 		ins(argc > 2 ? (size_t)atoi(argv[2]) : 256, argc > 3 ? atoi(argv[3]) : -1);
 		return 0;
