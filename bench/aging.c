@@ -123,6 +123,16 @@ static void delete_file(struct side *sd, size_t k)
 	sd->files[k] = sd->files[--sd->nfiles];
 }
 
+/* The files' extents over their number: how many pieces a file's
+ * writes came back in. */
+static double extents_per_file(const struct side *sd)
+{
+	uint64_t n = 0;
+	for (size_t k = 0; k < sd->nfiles; k++)
+		n += sd->files[k].n;
+	return sd->nfiles ? (double)n / (double)sd->nfiles : 0;
+}
+
 /* The same random sequence drives both sides: each side gets its own copy
  * of the generator, so only the allocators' answers differ. */
 static void age(struct side *sd, uint64_t seed, int rounds, uint64_t capacity)
@@ -223,9 +233,11 @@ static int run_once(uint64_t seed, int rounds, bool verbose, struct result *res)
 	res->peer = peer.score = frag_score(&sp);
 	struct bga_stats st;
 	bga_stats(ours.vol, &st);
-	printf("seed %#-20llx files %6zu  free extents %6llu / %6llu  score %.4f / %.4f  (bga_stats %.4f)\n",
+	printf("seed %#-20llx files %6zu  free extents %6llu / %6llu  score %.4f / %.4f  (bga_stats %.4f)  "
+	       "extents per file %.2f / %.2f\n",
 	       (unsigned long long)seed, ours.nfiles, (unsigned long long)ours.extents,
-	       (unsigned long long)peer.extents, ours.score, peer.score, st.frag_score);
+	       (unsigned long long)peer.extents, ours.score, peer.score, st.frag_score, extents_per_file(&ours),
+	       extents_per_file(&peer));
 	if (verbose) {
 		printf("\n  free extents by size (e2freefrag buckets)   bgalloc count/blocks   libext2fs count/blocks\n");
 		for (unsigned k = 0; k < HIST; k++) {
