@@ -122,6 +122,23 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 			bga__group_refresh_locked(vol, grp, g);
 		return -ENOSPC;
 	}
+	/*
+	 * A bga_alloc_vec piece whose goal lies inside a free run, not at
+	 * its start, would split that run in two: the piece starts at the
+	 * run's first aligned block instead, which the run holds as well,
+	 * so no free extent is added for the goal's sake (bgalloc.h,
+	 * bga_alloc_vec; Ceph's allocators take a free extent from its
+	 * start).  A goal right after what was taken before (the next piece,
+	 * a file written in order) is a run's start already.
+	 */
+	if (at_goal && !book && off == from && ac->whole) {
+		uint32_t s = bga__group_run_start_locked(vol, grp, g, off);
+		if (s < off) {
+			uint64_t first = bga__group_first(vol, g);
+			s = (uint32_t)((first + s + ac->align - 1) / ac->align * ac->align - first);
+			off = BGA_MIN(s, off);
+		}
+	}
 	/* The window is at most its size (never above rsv_max); an extent
 	 * longer than the window goes on past it. */
 	uint32_t wlen = BGA_MIN(len, wsize);
@@ -405,13 +422,42 @@ done:
 }
 
 /*
+ * One extent where one run holds the request (bga_alloc_vec's pieces,
+ * ac->whole): a plain piece whose min_len is below its max_len looks
+ * first for a run of all of max_len (route_once with min raised to max:
+ * the goal's group from the goal on, then the index's groups that can
+ * hold it, round to the goal's group), and only when none exists is the
+ * goal's shorter run carved as before.  A piece the goal's run holds
+ * costs nothing more: the first walk takes it there.  So a request that
+ * one run can hold comes back as one extent (Ceph's allocators keep it
+ * whole; mballoc looks for its goal length first).  bga_alloc itself
+ * keeps its promise of the goal block whenever a run of min_len starts
+ * there (bgalloc.h).
+ */
+static int route_whole(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
+{
+	uint32_t min = ac->min;
+	if (ac->whole && ac->kind == BGA_REQ_PLAIN && min < ac->max) {
+		ac->min = ac->max;
+		int rc = route_once(vol, ac, out);
+		ac->min = min;
+		if (ac->stop)
+			ac->stop = 0; /* the count ruled out max_len, not min_len: the walk below decides */
+		else if (rc != -ENOSPC)
+			return rc;
+	}
+	return route_once(vol, ac, out);
+}
+
+/*
  * The route under one geometry: the request checked against it and
  * classified once; passes while the exact count says a run exists;
  * -EAGAIN when only pending deferred frees stand in the way.
  * *count_short: the count, not the walk, ruled an unreserved request out
  * (bga__alloc_slow then reads unread chunks).
  */
-static int route(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out, bool *count_short)
+static int route(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out, bool whole,
+		 bool *count_short)
 {
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);
@@ -438,6 +484,7 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 		.req = req,
 		.kind = bga__req_kind(req),
 		.pc = bga__percpu(vol),
+		.whole = whole,
 	};
 	/* An aligned request is served by the walk alone: windows' blocks
 	 * are unaligned (bgalloc.h, struct bga_request.align). */
@@ -454,7 +501,7 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 		enum bga_req_kind kind = ac.kind;
 		ac.align = stripe;
 		ac.kind = BGA_REQ_PLAIN;
-		rc = route_once(vol, &ac, out);
+		rc = route_whole(vol, &ac, out);
 		ac.align = 1;
 		ac.kind = kind;
 		if (rc != -ENOSPC)
@@ -465,7 +512,7 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 			goto decide;
 	}
 	for (int tries = 0;; tries++) {
-		rc = route_once(vol, &ac, out);
+		rc = route_whole(vol, &ac, out);
 		/*
 		 * 6. A walk visits groups one at a time, so blocks freed
 		 * behind it while others are taken ahead of it can make it
@@ -509,10 +556,10 @@ out:
 	return rc;
 }
 
-int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+static int alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out, bool whole)
 {
 	bool count_short = false;
-	int rc = route(vol, req, out, &count_short);
+	int rc = route(vol, req, out, whole, &count_short);
 	/* 8. The count promises only verified space (types.h): when it
 	 * ruled the request out while a lazy load left chunks unread, read
 	 * them and decide again.  (A walk that found no run has read every
@@ -520,7 +567,17 @@ int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struc
 	if (count_short) {
 		int settled = bga__unverified_settle(vol);
 		if (settled)
-			rc = settled < 0 ? settled : route(vol, req, out, &count_short);
+			rc = settled < 0 ? settled : route(vol, req, out, whole, &count_short);
 	}
 	return rc;
+}
+
+int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+{
+	return alloc_slow(vol, req, out, false);
+}
+
+int bga__alloc_piece(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+{
+	return alloc_slow(vol, req, out, true);
 }

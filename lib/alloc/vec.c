@@ -247,7 +247,13 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 			p.flags |= BGA_EXACT_GOAL;
 		}
 		struct bga_extent e;
-		rc = bga_alloc(vol, &p, &e);
+		/* One extent where one run holds the rest: once what is
+		 * still wanted fits one piece, a piece without a handle is
+		 * the slow path's, a run that holds all of it first
+		 * (bga__alloc_piece).  More than a piece goes on greedily from
+		 * the goal: its run may go on into the next group, where it
+		 * is merged.  A handle's pieces come from its window. */
+		rc = p.rsv == NULL && want - c.got <= piece_cap ? bga__alloc_piece(vol, &p, &e) : bga_alloc(vol, &p, &e);
 		if (rc != 0)
 			break;
 		carve_add(&c, &e);

@@ -256,6 +256,32 @@ bool bga__group_find_aligned_locked(struct bga_volume *vol, struct bga_group *gr
 	return false;
 }
 
+/* How far back bga__group_run_start_locked looks, in bitmap words. */
+#define BGA_RUN_START_WORDS 4
+
+uint32_t bga__group_run_start_locked(struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off)
+{
+	uint32_t lo, hi;
+	bga__grp_span(vol, grp, g, &lo, &hi);
+	if (grp->bitmap == NULL)
+		return grp->free ? lo : off;
+	/* Word by word downwards, BGA_RUN_START_WORDS words at most (a
+	 * run that starts further back is long: a split there leaves a
+	 * long piece, and an unbounded look back cost a pass over the
+	 * group; BENCHMARKS.md, "At a storage engine's allocation unit");
+	 * bits below the span are set, so it stops there at the latest. */
+	for (unsigned words = 0; off > lo; words++) {
+		if (words == BGA_RUN_START_WORDS)
+			return off;
+		uint32_t b = (off - 1) % 64;
+		uint64_t w = grp->bitmap[(off - 1) / 64] << (63 - b); /* bits up to off - 1, at the top */
+		if (w)
+			return off - (uint32_t)__builtin_clzll(w);
+		off -= b + 1;
+	}
+	return lo;
+}
+
 /* Free bits right below `off`, looking at two words at most; UINT32_MAX
  * when the run goes on.  Bits below the span are set, so it stops there. */
 static uint32_t free_below(const uint64_t *map, uint32_t off)

@@ -268,6 +268,11 @@ bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp, uint6
  */
 bool bga__group_find_aligned_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t from,
 				    uint32_t min, uint32_t max, uint32_t align, uint32_t *off, uint32_t *len);
+/* Where the free run that holds offset `off` (free, inside the span)
+ * starts: off itself when the block below is used; a run that starts
+ * more than a few words back (group.c) counts as starting at a word
+ * boundary below off. */
+uint32_t bga__group_run_start_locked(struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off);
 /* bga__group_find_locked, or with align > 1 bga__group_find_aligned_locked:
  * a run of whole units of align blocks. */
 static inline bool bga__group_find_unit_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g,

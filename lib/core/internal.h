@@ -184,6 +184,7 @@ struct bga_actx {
 	struct bga_percpu *pc;         /* the calling CPU's hints (steering, its locality window) */
 	struct bga_window *book;       /* the window being booked, or NULL */
 	uint32_t wsize;                /* its size */
+	bool whole;                    /* a bga_alloc_vec piece: one run for all of max first (search.c, route_whole) */
 };
 
 
