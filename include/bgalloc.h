@@ -151,10 +151,10 @@ struct bga_request {
 	 * a multiple of align; min_len and max_len must be multiples of it.
 	 * An aligned run inside a longer unaligned free extent is found: the
 	 * free space is searched for aligned runs, not for runs that happen
-	 * to start aligned.  Windows serve an aligned request only from
-	 * aligned blocks: a request with align > 1 is never served from a
-	 * window (a handle's or a CPU's) and books none; its req->rsv is
-	 * checked (-EINVAL for another volume's) and otherwise not used.
+	 * to start aligned.  Windows' blocks are not aligned, so a request
+	 * with align > 1 is never served from a window (a handle's or a
+	 * CPU's) and books none; its req->rsv is checked (-EINVAL for
+	 * another volume's) and otherwise not used.
 	 */
 	uint64_t align;
 };
@@ -237,9 +237,24 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
  * Allocator::allocate), each of min_len .. max_len blocks and aligned as
  * req->align asks, found as bga_alloc() finds one: the first piece as near
  * req->goal as bga_alloc would look (BGA_NO_GOAL: the calling CPU's
- * home), each next piece from the end of the one before.  Carving is
- * greedy: each piece is as long as max_len, its run and the rest of want
- * allow.  Pieces that touch are merged in out[] while the merged extent
+ * home), each next piece from the end of the one before.
+ *
+ * One extent where one run holds the request: once the rest of want fits
+ * one piece (min(max_len, blocks_per_group), rounded down to align), a
+ * piece without req->rsv is taken from a free run that holds all of it,
+ * looked for as bga_alloc looks for min_len (the goal's group from the
+ * goal on, then the groups after it that can hold it, round to the goal's
+ * group); only when no run anywhere holds it is the rest carved, from the
+ * goal's run on.  A goal inside a free run, not at its start, does not
+ * split that run: the piece starts at the run's first aligned block
+ * (Ceph's allocators take a free extent from its start) when the run
+ * starts at most 192 blocks below the goal or fills the goal's group; a
+ * run that starts further back is split at a multiple of 64 blocks at
+ * most 256 below the goal (how far the look back goes).  So
+ * unlike bga_alloc, the first extent need not start at a free goal block.
+ * More than a piece is carved greedily from the goal: each piece as long
+ * as max_len, its run and the rest of want allow, so a run that goes on
+ * into the next group continues the extent.  Pieces that touch are merged in out[] while the merged extent
  * stays within max_len, which here may exceed blocks_per_group, so a run
  * that spans groups comes back as one extent; out[] is in the order
  * found, and the search's wrap-around from the volume's end to its start

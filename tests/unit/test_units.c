@@ -485,3 +485,50 @@ Test(alloc_vec, merged_rest_never_below_min_len)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/* bgalloc.h, bga_alloc_vec: a request that one run holds comes back as
+ * one extent, though the goal's own run is shorter (issue 38: carving
+ * the goal's run gave Ceph's 256 KiB requests 1.37 extents each). */
+Test(alloc_vec, whole_where_one_run_holds_it)
+{
+	struct bga_volume *vol = make_volume(4 * 1024, 1024, 0);
+	struct bga_extent out[8];
+	size_t n;
+	cr_assert_eq(bga_claim(vol, 0, 4 * 1024), 0);
+	cr_assert_eq(bga_free(vol, 16, 16), 0);   /* the goal's run: 16 blocks */
+	cr_assert_eq(bga_free(vol, 512, 256), 0); /* one run that holds 64 */
+	struct bga_request r = req_of(16, 16, 64, 16, 0);
+	cr_assert_eq(bga_alloc_vec(vol, &r, 64, out, 8, &n), 0);
+	cr_assert_eq(n, 1, "%zu extents where one run holds the request", n);
+	cr_assert_eq(out[0].len, 64);
+	cr_assert(out[0].start >= 512 && out[0].start + 64 <= 768);
+	cr_assert_eq(bga_free_vec(vol, out, n), 0);
+	/* only runs of 16 and carving: two pieces, the goal's run first */
+	cr_assert_eq(bga_claim(vol, 512, 256), 0);
+	cr_assert_eq(bga_free(vol, 128, 16), 0);
+	cr_assert_eq(bga_alloc_vec(vol, &r, 32, out, 8, &n), 0);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(out[0].start, 16);
+	cr_assert_eq(out[1].start, 128);
+	cr_assert_eq(bga_free_vec(vol, out, n), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* bgalloc.h, bga_alloc_vec: a goal inside a free run does not split it:
+ * the extent starts at the run's first aligned block. */
+Test(alloc_vec, goal_inside_a_run_takes_its_start)
+{
+	struct bga_volume *vol = make_volume(4 * 1024, 1024, 0);
+	struct bga_extent out[2];
+	size_t n;
+	cr_assert_eq(bga_claim(vol, 1024, 1024), 0);
+	cr_assert_eq(bga_free(vol, 1024 + 40, 400), 0); /* a run [1064, 1464) */
+	struct bga_request r = req_of(1024 + 160, 16, 16, 16, 0);
+	cr_assert_eq(bga_alloc_vec(vol, &r, 16, out, 2, &n), 0);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(out[0].start, 1024 + 48, "the run's first aligned block, not the goal");
+	cr_assert_eq(bga_free_vec(vol, out, n), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
