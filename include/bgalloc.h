@@ -151,10 +151,14 @@ struct bga_request {
 	 * a multiple of align; min_len and max_len must be multiples of it.
 	 * An aligned run inside a longer unaligned free extent is found: the
 	 * free space is searched for aligned runs, not for runs that happen
-	 * to start aligned.  Windows' blocks are not aligned, so a request
-	 * with align > 1 is never served from a window (a handle's or a
-	 * CPU's) and books none; its req->rsv is checked (-EINVAL for
-	 * another volume's) and otherwise not used.
+	 * to start aligned.  Through a handle (req->rsv, windows on), an
+	 * aligned request is served from the handle's window, which it
+	 * books aligned: a start that is a multiple of align and a size of
+	 * whole units (the handle's size rounded up to a unit, at most
+	 * rsv_max rounded down to one; with rsv_max below align no window
+	 * is used).  A window an unaligned request moved off a unit is given
+	 * back and booked again.  A CPU's locality window never serves an
+	 * aligned request.
 	 */
 	uint64_t align;
 };

@@ -61,9 +61,9 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 				uint32_t from, bool at_goal, uint32_t *off, uint32_t *len, bool *none)
 {
 	uint32_t want = BGA_MAX(ac->max, ac->wsize), need = BGA_MAX(ac->min, ac->room);
-	uint32_t big = BGA_MAX(want, ac->room + need);
+	uint32_t big = BGA_MAX(want, ac->room + need), a = ac->align;
 	*none = false;
-	if (at_goal && bga__group_find_locked(vol, grp, g, from, ac->min, want, off, len) && *off == from)
+	if (at_goal && bga__group_find_unit_locked(vol, grp, g, from, ac->min, want, a, off, len) && *off == from)
 		return true;
 	if (!at_goal)
 		from = ac->book->slice;
@@ -73,7 +73,7 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 	bool found = false;
 	for (uint32_t start = from, stop = UINT32_MAX;; stop = start, start = 0) {
 		/* runs found up to `big` long: the caller cuts them to the window */
-		for (uint32_t at = start; at < stop && bga__group_find_locked(vol, grp, g, at, need, big, off, len);) {
+		for (uint32_t at = start; at < stop && bga__group_find_unit_locked(vol, grp, g, at, need, big, a, off, len);) {
 			found = true;
 			if (*off >= stop)
 				break; /* the first round saw it */
@@ -317,6 +317,12 @@ static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	ac->goal = goal;
 	ac->book = &rsv->win;
 	ac->wsize = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
+	if (ac->align > 1) {
+		/* An aligned window: whole units, at least one, and never past
+		 * rsv_max (route checked that rsv_max holds a unit). */
+		uint32_t a = ac->align, cap = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) / a * a;
+		ac->wsize = BGA_MIN((ac->wsize + a - 1) / a * a, cap);
+	}
 }
 
 /*
@@ -335,7 +341,7 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	struct bga_rsv *rsv = ac->req->rsv;
 	uint64_t want = ac->req->goal, steered = ac->goal;
 	int rc = -ENOSPC;
-	ac->room = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group);
+	ac->room = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) / ac->align * ac->align;
 	ac->book = NULL;
 	ac->note = false;
 	if (rsv->win.linked) {
@@ -373,6 +379,12 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	}
 	if (rc == 0)
 		rsv->booked = true;
+	/* A window that the aligned request booking it used up whole was
+	 * more than half used: the next is twice as large, so a unit-sized
+	 * writer's windows grow past its requests (an unaligned handle's
+	 * grow only when a window with a remainder is given back). */
+	if (rc == 0 && ac->book && ac->align > 1 && !rsv->win.linked)
+		rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
 	return ac->stop ? ac->stop : rc;
 }
 
@@ -486,9 +498,12 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 		.pc = bga__percpu(vol),
 		.whole = whole,
 	};
-	/* An aligned request is served by the walk alone: windows' blocks
-	 * are unaligned (bgalloc.h, struct bga_request.align). */
-	if (align > 1 && (ac.kind == BGA_REQ_WINDOW || ac.kind == BGA_REQ_LOCAL))
+	/* An aligned request through a handle is served from its window,
+	 * booked aligned for it (window_next, place_window_locked); a CPU's
+	 * locality window is not aligned, so without a handle an aligned
+	 * request is the walk's (bgalloc.h, struct bga_request.align). */
+	if (align > 1 && (ac.kind == BGA_REQ_LOCAL ||
+			  (ac.kind == BGA_REQ_WINDOW && BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) < align)))
 		ac.kind = BGA_REQ_PLAIN;
 	/*
 	 * The stripe (cfg.stripe, ext4's stripe=): a plain request of whole

@@ -106,6 +106,14 @@ bool bga__window_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct
 	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
 	for (;;) {
 		uint32_t cur = bga__wspan_cur(s), len = BGA_MIN(ac->max, bga__wspan_end(s) - cur);
+		/* An aligned request takes whole units from an aligned cur
+		 * (a window booked for it is; one an unaligned request moved
+		 * on is not, and is given back by the caller). */
+		if (ac->align > 1) {
+			if ((bga__group_first(vol, w->group) + cur) % ac->align)
+				return false;
+			len -= len % ac->align;
+		}
 		if (len < ac->min || bga__charge_locked(vol, ac, &len) != 0)
 			return false;
 		/* a CAS: a locality window's other users take without the lock */

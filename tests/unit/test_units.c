@@ -247,17 +247,34 @@ Test(align, edges)
 	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
 	cr_assert_eq(e.start, 2048 + 32);
 	cr_assert_eq(e.len, 992);
-	/* a window never serves an aligned request, and it books none */
+	/* a handle's window serves aligned requests from aligned space: an
+	 * unaligned take moves its window off the unit, the aligned request
+	 * books an aligned one, and the next aligned ones come from it */
 	struct bga_rsv *rsv;
 	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
 	struct bga_request rw = {.goal = 101, .min_len = 1, .max_len = 1, .rsv = rsv};
 	cr_assert_eq(bga_alloc(vol, &rw, &e), 0);
 	rw.align = 16;
 	rw.min_len = rw.max_len = 16;
-	cr_assert_eq(bga_alloc(vol, &rw, &e), 0);
-	cr_assert_eq(e.start % 16, 0);
-	cr_assert_eq(e.len, 16);
+	struct bga_extent w;
+	uint64_t prev = 0;
+	for (int i = 0; i < 4; i++) {
+		cr_assert_eq(bga_alloc(vol, &rw, &e), 0);
+		cr_assert_eq(e.start % 16, 0);
+		cr_assert_eq(e.len, 16);
+		cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+		cr_assert(w.len == 0 || w.start % 16 == 0, "window [%llu, +%llu) off the unit",
+			  (unsigned long long)w.start, (unsigned long long)w.len);
+		/* windows of 16 (used up by the booking, so the next is
+		 * twice as large), then 32: the fourth comes from it */
+		if (i == 3)
+			cr_assert_eq(e.start, prev + 16, "an aligned append from the window");
+		prev = e.start;
+	}
+	struct bga_stats st;
 	bga_rsv_close(rsv);
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_geq(st.rsv_hits, 1, "aligned requests served by the handle's window");
 	assert_clean(vol);
 	bga_destroy(vol);
 }
