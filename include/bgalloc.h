@@ -254,11 +254,12 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
  * (Ceph's allocators take a free extent from its start) when the run
  * starts at most 192 blocks below the goal or fills the goal's group; a
  * run that starts further back is split at a multiple of 64 blocks at
- * most 256 below the goal (how far the look back goes).  So
- * unlike bga_alloc, the first extent need not start at a free goal block.
- * More than a piece is carved greedily from the goal: each piece as long
- * as max_len, its run and the rest of want allow, so a run that goes on
- * into the next group continues the extent.  Pieces that touch are merged in out[] while the merged extent
+ * most 256 below the goal (how far the look back goes).  So unlike
+ * bga_alloc, the first extent need not start at a free goal block.  More
+ * than a piece is carved greedily from the goal: each piece as long as
+ * max_len, its run and the rest of want allow, so a run that goes on into
+ * the next group continues the extent.  Pieces that touch are merged in
+ * out[] while the merged extent
  * stays within max_len, which here may exceed blocks_per_group, so a run
  * that spans groups comes back as one extent; out[] is in the order
  * found, and the search's wrap-around from the volume's end to its start
