@@ -24,14 +24,43 @@
  *    failed calls too.
  *  - -EAGAIN and -ENOSPC mean one thing for every allocating call
  *    (bga_alloc, bga_alloc_vec with or without BGA_ALL_OR_NOTHING,
- *    reserved or not, through a handle or not): -EAGAIN, the same
- *    request, retried after every pending deferred free has committed
- *    (bga_commit) and nothing else has changed, would succeed; -ENOSPC,
- *    it would not.  Blocks a bga_trim holds for its discard are not free
+ *    reserved or not, through a handle or not):
+ *      -EAGAIN: the same request, retried after every pending transaction
+ *      commits and nothing else changes, would succeed.
+ *      -ENOSPC: it would not.
+ *    A pending transaction is one whose deferred frees no bga_commit has
+ *    released yet.  Blocks a bga_trim holds for its discard are not free
  *    in either case: the trim gives them back, not a commit.
  *  - Threading: once bga_create() has returned, any thread may call any
  *    function concurrently, with no registration.  bga_destroy() must run
  *    with no other call in flight.
+ *
+ * The model
+ *  - A volume is nblocks blocks cut into groups of blocks_per_group.  Each
+ *    group has a bitmap and a free count, under its group lock: a slot of
+ *    a hashed lock table that groups share.  An index of the groups by
+ *    longest free run finds one that can hold a request without looking
+ *    at the others.  An extent never crosses a group boundary, except as
+ *    bga_alloc_vec merges its pieces.
+ *  - Windows (bga_rsv_open): a file's handle books a window of free blocks
+ *    after its last allocation and serves its appends from it.  Blocks a
+ *    window holds and no allocation took are free: they count as free,
+ *    are stored as free, and come back before any request would fail.
+ *  - Reservations (bga_reserve): a promise of n blocks, none chosen yet
+ *    (delayed allocation).  They have nothing to do with windows.
+ *  - Deferred frees (bga_free_deferred): blocks freed in the caller's
+ *    transaction txn stay allocated, and are not reused, until a commit.
+ *  - Commits (bga_commit(vol, txn)): release every deferred free of a
+ *    transaction <= txn.  Commits never go backwards.
+ *  - Persistence (bga_store, bga_load): the allocation state through the
+ *    caller's I/O, crash-atomically; bgalloc(7) and the README's
+ *    "Persistence guide" give the order of a commit and what a crash at
+ *    each point leaves.
+ *
+ * Each function's comment in <bgalloc.h> ends with its contract in three parts,
+ * the sections of its man page: "Returns:", "Errors:" (one line per
+ * errno, and when) and "Threads:" (who may call it, and which locks or
+ * grace periods it may wait on).
  */
 
 #include <stddef.h>
@@ -60,9 +89,12 @@ extern "C" {
 #define BGA_VERSION_HEX ((BGA_VERSION_MAJOR << 16) | (BGA_VERSION_MINOR << 8) | BGA_VERSION_PATCH)
 
 /*
- * The version of the library the program runs against, "MAJOR.MINOR.PATCH"
- * (a static string, never NULL), which may be newer than BGA_VERSION_STRING,
- * the header it was built with.
+ * The version of the library the program runs against.  It may be newer
+ * than BGA_VERSION_STRING, the header the program was built with.
+ *
+ * Returns: "MAJOR.MINOR.PATCH", a static string, never NULL.
+ * Errors: none.
+ * Threads: any thread; takes no lock.
  */
 BGA_EXTERN const char *bga_version(void);
 
@@ -166,11 +198,19 @@ struct bga_request {
 struct bga_volume;
 struct bga_rsv;
 
-/* Fill `cfg` with the defaults above for a volume of `nblocks` blocks. */
+/*
+ * Fill a configuration with the defaults for a volume of nblocks blocks.
+ * Every field of struct bga_config gets the default its comment gives;
+ * nblocks is not checked here (bga_create does).
+ *
+ * Returns: nothing.
+ * Errors: none.
+ * Threads: any thread; touches only *cfg.
+ */
 BGA_EXTERN void bga_config_init(struct bga_config *cfg, uint64_t nblocks);
 
 /*
- * Create a volume whose blocks are all free (except those below
+ * Create a volume.  Its blocks are all free (except those below
  * first_data_block), or all allocated with BGA_START_FULL.  Groups are
  * initialised lazily, a chunk of 2048 groups at its first touch: memory
  * grows with the groups touched, not with nblocks.  What a volume costs
@@ -179,18 +219,31 @@ BGA_EXTERN void bga_config_init(struct bga_config *cfg, uint64_t nblocks);
  * rounded up to a power of two), which bga_grow extends.  With
  * BGA_START_FULL every chunk of the creation size is installed at create
  * (32 bytes of descriptor a group, no bitmap until a group is freed into).
- * Returns 0; -EINVAL for a NULL argument or any field out of its range
- * above; -ENOMEM.
+ *
+ * Returns: 0, with *out set to the new volume.
+ * Errors:
+ *  -EINVAL  cfg or out is NULL, or a field of *cfg is out of the range
+ *           its comment in struct bga_config gives.
+ *  -ENOMEM  the volume's fixed state could not be allocated.
+ * Threads: any thread; the new volume is the caller's alone until the
+ *   call returns.
  */
 BGA_EXTERN int bga_create(const struct bga_config *cfg, struct bga_volume **out);
 
-/* Free everything.  NULL is ignored.  Close every bga_rsv handle first. */
+/*
+ * Destroy a volume and free its memory.  NULL is ignored.  Close every
+ * bga_rsv handle of the volume first.
+ *
+ * Returns: nothing.
+ * Errors: none.
+ * Threads: no other call on the volume may be in flight, nor start.
+ */
 BGA_EXTERN void bga_destroy(struct bga_volume *vol);
 
 /*
- * Allocate one extent of min_len .. max_len blocks (max_len is capped at
- * blocks_per_group, rounded down to a multiple of align; an extent never
- * crosses a group boundary), as near
+ * Allocate one extent of min_len to max_len blocks near a goal.  max_len
+ * is capped at blocks_per_group, rounded down to a multiple of align; an
+ * extent never crosses a group boundary.  The extent is as near
  * req->goal as possible: the goal block, then forward in its group, then
  * the groups after it that the group index says can hold min_len,
  * wrapping round to the goal's group.  With BGA_NO_GOAL the search starts
@@ -216,7 +269,8 @@ BGA_EXTERN void bga_destroy(struct bga_volume *vol);
  * look at each group whose longest run reaches min_len but holds no
  * aligned run of it.
  *
- * Returns 0 and fills *out;
+ * Returns: 0, with the extent in *out.
+ * Errors:
  *  -EINVAL  NULL vol/req/out, min_len 0, min_len > max_len, goal >= nblocks
  *           (other than BGA_NO_GOAL), unknown flags (BGA_ALL_OR_NOTHING
  *           included: it is bga_alloc_vec's), BGA_EXACT_GOAL without a
@@ -224,22 +278,27 @@ BGA_EXTERN void bga_destroy(struct bga_volume *vol);
  *           reserved; align not 0, 1 or a power of two <= blocks_per_group,
  *           min_len or max_len not a multiple of align, min_len >
  *           blocks_per_group with align > 1, an exact goal that is not a
- *           multiple of align;
+ *           multiple of align.
  *  -ENOSPC  no free run of min_len blocks exists (with align: no aligned
  *           one; for BGA_EXACT_GOAL: none starts at the goal), or the
  *           free space is promised to reservations, and a commit of every
  *           pending deferred free would not change that (see the top:
- *           -EAGAIN and -ENOSPC);
+ *           -EAGAIN and -ENOSPC).
  *  -EAGAIN  not now, but the same request would succeed once every
- *           pending deferred free is committed (bga_commit());
+ *           pending deferred free is committed (bga_commit()).
  *  -ENOMEM  a group's bitmap or descriptors could not be allocated.
+ * Threads: any thread.  Takes one group lock at a time, by trylock except
+ *   for BGA_EXACT_GOAL and a window's next group, which wait; grow_lock
+ *   to install a chunk first; the counter's fold lock now and then; on a
+ *   lazily loaded volume, the reads of unread chunks, through the io's
+ *   callbacks.
  */
 BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
 
 /*
- * Allocate up to `want` blocks as at most `max_out` extents (Ceph's
- * Allocator::allocate), each of min_len .. max_len blocks and aligned as
- * req->align asks, found as bga_alloc() finds one: the first piece as near
+ * Allocate up to want blocks as several extents.  At most max_out
+ * extents (Ceph's Allocator::allocate), each of min_len .. max_len blocks
+ * and aligned as req->align asks, found as bga_alloc() finds one: the first piece as near
  * req->goal as bga_alloc would look (BGA_NO_GOAL: the calling CPU's
  * home), each next piece from the end of the one before.
  *
@@ -301,24 +360,34 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
  * first run after the one before (what bga_alloc with that goal would
  * take first), so N extents cost no more than N bga_alloc() calls.
  *
- * Returns 0; -EINVAL for NULL vol, req, out or n_out, max_out 0, want 0,
- * want not a multiple of align, BGA_EXACT_GOAL, the request's other
- * checks as in bga_alloc() (max_len is not capped at blocks_per_group
- * here); -ENOSPC or -EAGAIN (their one meaning: see the top) when the
- * call cannot succeed: without BGA_ALL_OR_NOTHING, when not even one
- * extent of min_len can be had (want below min_len never can); with it,
- * when want does not fit as above; -ENOMEM when not even one extent could
- * be had for want of memory (all or nothing: when the search for a fit
- * ran out).  A lazily loaded volume reads its unread chunks before it
- * answers -ENOSPC or -EAGAIN (bga_load).  On any error *n_out is 0 and
- * nothing is handed out.
+ * A lazily loaded volume reads its unread chunks before it answers
+ * -ENOSPC or -EAGAIN (bga_load).  On any error *n_out is 0 and nothing is
+ * handed out.
+ *
+ * Returns: 0, with *n_out extents in out[].
+ * Errors:
+ *  -EINVAL  NULL vol, req, out or n_out, max_out 0, want 0, want not a
+ *           multiple of align, BGA_EXACT_GOAL, or the request's other
+ *           checks as in bga_alloc() (max_len is not capped at
+ *           blocks_per_group here).
+ *  -ENOSPC  the call cannot succeed, and would not after every pending
+ *           commit (their one meaning: see the top): without
+ *           BGA_ALL_OR_NOTHING, not even one extent of min_len can be had
+ *           (want below min_len never can); with it, want does not fit as
+ *           above.
+ *  -EAGAIN  as -ENOSPC, but the same request would succeed once every
+ *           pending deferred free is committed.
+ *  -ENOMEM  not even one extent could be had for want of memory (all or
+ *           nothing: the search for a fit ran out).
+ * Threads: any thread.  Takes group locks one at a time, never two at
+ *   once; otherwise waits as bga_alloc() does.
  */
 BGA_EXTERN int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_t want,
                              struct bga_extent *out, size_t max_out, size_t *n_out);
 
 /*
- * Mark exactly [start, start + len) allocated, across groups, all or
- * nothing (Ceph's init_rm_free and claim_range, ext4's
+ * Mark an exact range allocated, all or nothing.  [start, start + len)
+ * may span groups (Ceph's init_rm_free and claim_range, ext4's
  * ext4_mb_mark_bb): for an embedder that knows which blocks its own
  * metadata uses.  Window remainders in the range are taken back first:
  * a window keeps the part of its remainder before the range, or, when
@@ -335,67 +404,102 @@ BGA_EXTERN int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *r
  * lock is taken), and the range is checked, charged and marked under
  * them.  A concurrent allocation or free sees all of the claim or none.
  *
- * Returns 0; -EINVAL for NULL vol, len 0, or a range outside the volume
- * or below first_data_block (until bga_grow() returns, the blocks it adds
- * may still count as outside); -EBUSY, with no block changed, when any
- * block is allocated, waits on a deferred free, or is held by a bga_trim
- * for its discard (free, but not the caller's to claim until the trim's
- * callback for it has returned: retry after bga_trim returns; the claim
- * does not wait, since the discard is the caller's own callback, which
- * may be what called it); -ENOSPC when the claim would
- * leave fewer free blocks than are reserved (bga_reserve is never
- * overcommitted); -EUCLEAN when any block lies in a quarantined group
- * (bga_load); -ENOMEM.
+ * Returns: 0.
+ * Errors:
+ *  -EINVAL  NULL vol, len 0, or a range outside the volume or below
+ *           first_data_block (until bga_grow() returns, the blocks it
+ *           adds may still count as outside).
+ *  -EBUSY   any block is allocated, waits on a deferred free, or is held
+ *           by a bga_trim for its discard (free, but not the caller's to
+ *           claim until the trim's callback for it has returned: retry
+ *           after bga_trim returns; the claim does not wait, since the
+ *           discard is the caller's own callback, which may be what
+ *           called it); no block changed.
+ *  -ENOSPC  the claim would leave fewer free blocks than are reserved
+ *           (bga_reserve is never overcommitted).
+ *  -EUCLEAN any block lies in a group a load quarantined (bga_load).
+ *  -ENOMEM  a group's bitmap, or a lazily loaded chunk, could not be had.
+ * Threads: any thread.  Holds every group lock of the range at once,
+ *   taken in ascending slot order; grow_lock first, to install chunks.
  */
 BGA_EXTERN int bga_claim(struct bga_volume *vol, uint64_t start, uint64_t len);
 
 /*
- * Free n extents, in any order, all or nothing, locking each group once
- * (every group lock of the set held at once, in ascending slot order).
- * The same checks as bga_free() for each extent; -EINVAL for NULL vol or
- * ext, n 0, an extent of length 0, or extents that overlap.  Any failing
- * extent leaves nothing changed, and its error is returned (-EINVAL,
- * -EUCLEAN, -ENOMEM as bga_free returns them).  Returns 0 otherwise.
+ * Free n extents at once, all or nothing.  The extents may come in any
+ * order; each group is locked once (every group lock of the set held at
+ * once, in ascending slot order).  The same checks as bga_free() for each
+ * extent; any failing extent leaves nothing changed, and its error is
+ * returned.
+ *
+ * Returns: 0.
+ * Errors:
+ *  -EINVAL  NULL vol or ext, n 0, an extent of length 0, extents that
+ *           overlap, or an extent bga_free() would refuse with -EINVAL.
+ *  -EUCLEAN an extent lies in a group a load quarantined (bga_load).
+ *  -ENOMEM  a bitmap, or a lazily loaded chunk, could not be had.
+ * Threads: any thread.  Holds every group lock of the set at once, taken
+ *   in ascending slot order; grow_lock first, to install chunks.
  */
 BGA_EXTERN int bga_free_vec(struct bga_volume *vol, const struct bga_extent *ext, size_t n);
 
 /*
- * Free [start, start + len).  All or nothing: -EINVAL, with nothing
- * changed, when vol is NULL, len is 0, any block lies outside the volume
- * or below first_data_block, or any block is not allocated (a double free,
- * or a block waiting on a deferred free).  Ranges that span groups are
- * allowed; their locks are taken in lock-slot order.  -ENOMEM, with
- * nothing changed, when freeing part of a wholly used group needs its
- * bitmap and none can be allocated, or when a lazily loaded volume must
- * read the range's bitmaps first and cannot (bga_load).  -EUCLEAN, with nothing changed, when
- * any block lies in a group a load quarantined (bga_load).  Returns 0
- * otherwise.
+ * Free the range [start, start + len), all or nothing.  On any error
+ * nothing changed.  Ranges that span groups are allowed; their locks are
+ * taken in lock-slot order.
+ *
+ * Returns: 0.
+ * Errors:
+ *  -EINVAL  vol is NULL, len is 0, any block lies outside the volume or
+ *           below first_data_block, or any block is not allocated (a
+ *           double free, or a block waiting on a deferred free).
+ *  -ENOMEM  freeing part of a wholly used group needs its bitmap and none
+ *           can be allocated, or a lazily loaded volume must read the
+ *           range's bitmaps first and cannot (bga_load).
+ *  -EUCLEAN any block lies in a group a load quarantined (bga_load).
+ * Threads: any thread.  Holds the group lock of every group of the range
+ *   at once, in ascending slot order; grow_lock first, to install chunks;
+ *   the counter's fold lock now and then.
  */
 BGA_EXTERN int bga_free(struct bga_volume *vol, uint64_t start, uint64_t len);
 
 /*
- * Free [start, start + len) when transaction `txn` commits: the blocks stay
- * allocated, and unavailable, until bga_commit(vol, t) with t >= txn.
- * Same all-or-nothing checks as bga_free(), plus -EINVAL when any block
- * already waits on a deferred free, or txn is 0 or not greater than the
- * last committed txn; -ENOMEM, with nothing changed, when its record or
- * its group's pending map cannot be allocated.  Returns 0 otherwise.
+ * Free a range when transaction txn commits.  The blocks of
+ * [start, start + len) stay allocated, and unavailable, until
+ * bga_commit(vol, t) with t >= txn.  A store meanwhile writes them as
+ * allocated.  All or nothing, as bga_free().
+ *
+ * Returns: 0.
+ * Errors:
+ *  -EINVAL  the checks of bga_free(), or any block already waits on a
+ *           deferred free, or txn is 0 or not greater than the last
+ *           committed txn.
+ *  -ENOMEM  its record or its group's pending map cannot be allocated;
+ *           nothing changed.
+ *  -EUCLEAN any block lies in a group a load quarantined (bga_load).
+ * Threads: any thread.  Holds the group lock of every group of the range
+ *   at once, in ascending slot order; grow_lock first, to install chunks.
  */
 BGA_EXTERN int bga_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, uint64_t txn);
 
 /*
- * Release every deferred free with txn <= `txn`.  Only groups holding
- * pending frees are visited, so the cost is O(records in those groups),
- * not O(groups); a deferred free racing the commit of its own txn is
- * released by that commit or by the next one, never before.
- * Commits must not go backwards: -EINVAL when vol is NULL, txn is 0 or
- * txn is less than the last committed txn (committing the same txn again
- * is a no-op).  Returns 0 otherwise.
+ * Commit a transaction: release every deferred free with txn <= txn.
+ * Only groups holding pending frees are visited, so the cost is
+ * O(records in those groups), not O(groups); a deferred free racing the
+ * commit of its own txn is released by that commit or by the next one,
+ * never before.  Commits must not go backwards; committing the same txn
+ * again is a no-op.
+ *
+ * Returns: 0.
+ * Errors:
+ *  -EINVAL  vol is NULL, txn is 0, or txn is less than the last committed
+ *           txn.
+ * Threads: any thread.  Takes commit_lock (commits are serialised), then
+ *   the group lock of each group with pending frees, one at a time.
  */
 BGA_EXTERN int bga_commit(struct bga_volume *vol, uint64_t txn);
 
 /*
- * Promise `n` blocks without choosing them (delayed allocation).  Never
+ * Promise n blocks without choosing them (delayed allocation).  Never
  * overcommits: free minus reserved stays >= 0 under any concurrency.
  *
  * Promises are made on verified space only.  On a lazily loaded volume
@@ -406,44 +510,84 @@ BGA_EXTERN int bga_commit(struct bga_volume *vol, uint64_t txn);
  * a read that quarantines a group, or repairs its free count downwards,
  * takes from no promise: bga_free_exact falls, reserved does not pass it.
  *
- * Returns 0; -EINVAL for NULL vol or n == 0 or n > nblocks; -ENOSPC when
- * fewer than n unpromised free blocks remain (unread chunks read first);
- * -ENOMEM when the unread chunks it needed could not be read into memory.
+ * Returns: 0.
+ * Errors:
+ *  -EINVAL  NULL vol, n 0 or n > nblocks.
+ *  -ENOSPC  fewer than n unpromised free blocks remain (unread chunks
+ *           read first).
+ *  -ENOMEM  the unread chunks it needed could not be read into memory.
+ * Threads: any thread.  Lock-free far from the limit; near it, the
+ *   counter's fold lock; on a lazily loaded volume, the reads of unread
+ *   chunks under grow_lock.
  */
 BGA_EXTERN int bga_reserve(struct bga_volume *vol, uint64_t n);
 
-/* Give back n promised blocks.  -EINVAL for NULL, n == 0 or n > reserved. */
+/*
+ * Give back n promised blocks (bga_reserve).
+ *
+ * Returns: 0.
+ * Errors:
+ *  -EINVAL  NULL vol, n 0, or n more than is reserved.
+ * Threads: any thread; lock-free, or the counter's fold lock.
+ */
 BGA_EXTERN int bga_unreserve(struct bga_volume *vol, uint64_t n);
 
-/* Blocks promised by bga_reserve() and not yet used or given back (exact). */
+/*
+ * Count the blocks promised by bga_reserve() and not yet used or given
+ * back, exactly.
+ *
+ * Returns: the count; 0 for NULL.
+ * Errors: none.
+ * Threads: any thread; the counter's fold lock for the exact sum.
+ */
 BGA_EXTERN uint64_t bga_reserved(struct bga_volume *vol);
 
 /*
  * Grow the volume to new_nblocks while other threads keep allocating.  The
  * new blocks are free.  Each call sees one size throughout, the old or
- * the new one, when it runs concurrently with a grow.  Returns 0 (also when new_nblocks equals the
- * current size); -EINVAL for NULL vol, a shrink, or a size past
- * BGA_MAX_BLOCKS or past 2^32 groups; -ENOMEM.  The geometries it
- * replaces are freed a batch at a time: one call in 32 waits for every
- * thread inside a library call to leave it (an RCU grace period).
+ * the new one, when it runs concurrently with a grow.
+ *
+ * Returns: 0, also when new_nblocks equals the current size.
+ * Errors:
+ *  -EINVAL  NULL vol, a shrink, or a size past BGA_MAX_BLOCKS or past
+ *           2^32 groups.
+ *  -ENOMEM  the new geometry or chunk directory could not be allocated.
+ * Threads: any thread.  Takes grow_lock (grows are serialised, and wait
+ *   for a store's copy), and group locks one at a time under it.  The
+ *   geometries it replaces are freed a batch at a time: one call in 32
+ *   waits for every thread inside a library call to leave it (an RCU
+ *   grace period).
  */
 BGA_EXTERN int bga_grow(struct bga_volume *vol, uint64_t new_nblocks);
 
-/* Free blocks, approximately (off by at most the counter's error bound), O(1).
- * Blocks waiting on deferred frees are not free.  0 for NULL. */
+/*
+ * Count the free blocks approximately, in O(1).  Off by at most the free
+ * counter's error bound (bga_counter_read); blocks waiting on deferred
+ * frees are not free.
+ *
+ * Returns: the count; 0 for NULL.
+ * Errors: none.
+ * Threads: any thread; one load, no lock.
+ */
 BGA_EXTERN uint64_t bga_free_estimate(const struct bga_volume *vol);
 
-/* Free blocks, exactly: every block that no caller holds.  Blocks waiting
- * on a deferred free are held; reserved blocks are free, as in
- * bga_free_estimate.  An allocation in flight counts once it has taken its
- * blocks (it is charged under the group lock as it takes them), never for
- * more than it took.  Blocks that reservation windows hold and no
- * allocation took are free (see bga_rsv_open).  0 for NULL. */
+/*
+ * Count the free blocks exactly: every block that no caller holds.
+ * Blocks waiting on a deferred free are held; reserved blocks are free, as
+ * in bga_free_estimate.  An allocation in flight counts once it has taken
+ * its blocks (it is charged under the group lock as it takes them), never
+ * for more than it took.  Blocks that reservation windows hold and no
+ * allocation took are free (see bga_rsv_open).
+ *
+ * Returns: the count; 0 for NULL.
+ * Errors: none.
+ * Threads: any thread; the counter's fold lock for the exact sum.
+ */
 BGA_EXTERN uint64_t bga_free_exact(struct bga_volume *vol);
 
 /*
- * Per-file reservation windows (ext3's reservation in shape, ext4's inode
- * preallocation in substance).  A handle books a window of free blocks
+ * Open a per-file reservation window handle.  Windows are ext3's
+ * reservation in shape, ext4's inode preallocation in substance.  A handle books a window of free blocks
  * near its allocations, and the window then belongs to the handle: its
  * blocks are marked in use in the group, so no other caller gets them,
  * and allocations through the handle (req.rsv) take from it with no group
@@ -478,39 +622,77 @@ BGA_EXTERN uint64_t bga_free_exact(struct bga_volume *vol);
  *    -ENOSPC: windows never cause a false -ENOSPC.  An owner allocating
  *    at that moment is safe: it then simply books another window.
  *
- * bga_rsv_open: returns 0, -EINVAL (NULL) or -ENOMEM.
- * bga_rsv_close: gives back the unused part of the window at once; NULL is
- *   ignored.  The handle must not be used afterwards.
- * bga_rsv_set_size: sets the goal size; 0 turns the window off (and gives
- *   back the current one).  -EINVAL for NULL or blocks > rsv_max.
+ * The handle starts with no window; its first allocation through
+ * req.rsv books one.
+ *
+ * Returns: 0, with *out set to the handle.
+ * Errors:
+ *  -EINVAL  vol or out is NULL.
+ *  -ENOMEM  the handle could not be allocated.
+ * Threads: any thread; takes no lock.  The handle is then used by one
+ *   thread at a time.
  */
 BGA_EXTERN int bga_rsv_open(struct bga_volume *vol, struct bga_rsv **out);
+
+/*
+ * Close a window handle.  The unused part of its window is given back at
+ * once.  NULL is ignored; the handle must not be used afterwards.
+ *
+ * Returns: nothing.
+ * Errors: none.
+ * Threads: the handle's thread; takes the window's group lock.
+ */
 BGA_EXTERN void bga_rsv_close(struct bga_rsv *rsv);
+
+/*
+ * Set a handle's window size, in blocks.  The size is the goal of the
+ * handle's next window; 0 turns the window off and gives back the
+ * current one.
+ *
+ * Returns: 0.
+ * Errors:
+ *  -EINVAL  rsv is NULL, or blocks > rsv_max.
+ * Threads: the handle's thread; with blocks 0, takes the window's group
+ *   lock.
+ */
 BGA_EXTERN int bga_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks);
 
-/* The blocks the handle's window holds now, those no allocation took yet:
- * start and length (len 0 when none).  0, or -EINVAL for a NULL argument. */
+/*
+ * Report the blocks a handle's window holds now, those no allocation took
+ * yet: start and length in *out (len 0 when none).
+ *
+ * Returns: 0.
+ * Errors:
+ *  -EINVAL  rsv or out is NULL.
+ * Threads: the handle's thread; takes no lock.
+ */
 BGA_EXTERN int bga_rsv_window(const struct bga_rsv *rsv, struct bga_extent *out);
 
 /*
- * Call cb(ctx, start, len) for each maximal free extent of at least
- * `min_len` blocks inside [from, to), in block order; extents are split at
- * group boundaries.  A snapshot per group: each group is read under its
- * lock, the callback runs with no lock held.  A non-zero return from cb
- * stops the walk and is returned.  -EINVAL for NULL vol/cb, from >= to,
- * to > nblocks or min_len 0; -ENOMEM for its scratch map, or when a lazily
- * loaded volume's unread bitmaps could not be read into memory (nothing
- * reported).
+ * Walk the free extents of a range.  cb(ctx, start, len) is called for
+ * each maximal free extent of at least min_len blocks inside [from, to),
+ * in block order; extents are split at group boundaries.  A snapshot per
+ * group: each group is read under its lock, the callback runs with no lock
+ * held.  A non-zero return from cb stops the walk and is returned.
+ *
+ * Returns: 0, or the callback's non-zero return.
+ * Errors:
+ *  -EINVAL  NULL vol or cb, from >= to, to > nblocks, or min_len 0.
+ *  -ENOMEM  its scratch map could not be allocated, or a lazily loaded
+ *           volume's unread bitmaps could not be read into memory
+ *           (nothing reported).
+ * Threads: any thread.  Reads every unread chunk first (grow_lock); then
+ *   takes one group lock at a time, never across the callback.
  */
 typedef int (*bga_extent_cb)(void *ctx, uint64_t start, uint64_t len);
 BGA_EXTERN int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len,
                                 bga_extent_cb cb, void *ctx);
 
 /*
- * Discard free space: for each free extent of at least min_len blocks in
- * [from, to), mark it in use, call cb (the caller's discard) with no lock
- * held, then free it again.  Other threads keep allocating elsewhere
- * meanwhile; no block is ever handed out or lost.  Groups trimmed before
+ * Discard the free space of a range.  For each free extent of at least
+ * min_len blocks in [from, to): mark it in use, call cb (the caller's
+ * discard) with no lock held, then free it again.  Other threads keep
+ * allocating elsewhere meanwhile; no block is ever handed out or lost.  Groups trimmed before
  * and not freed into since are skipped.  Each group's qualifying extents
  * are claimed together, then discarded one by one.  Extents are charged
  * like allocations while claimed, so space promised to bga_reserve() is
@@ -524,8 +706,15 @@ BGA_EXTERN int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t 
  * nobody.  While claimed they are no caller's to take: bga_claim of them
  * answers -EBUSY, and a request they would have met answers as if they
  * were used (-ENOSPC when nothing else fits: no commit frees them).
- * Same errors as bga_foreach_free(); *trimmed
- * (optional) gets the blocks whose discard returned 0.
+ * *trimmed (optional) gets the blocks whose discard returned 0.
+ *
+ * Returns: 0, or the callback's non-zero return.
+ * Errors:
+ *  -EINVAL  NULL vol or cb, from >= to, to > nblocks, or min_len 0.
+ *  -ENOMEM  its scratch map could not be allocated, or a lazily loaded
+ *           volume's unread bitmaps could not be read into memory.
+ * Threads: any thread.  Reads every unread chunk first (grow_lock); then
+ *   takes one group lock at a time, never across the callback.
  */
 BGA_EXTERN int bga_trim(struct bga_volume *vol, uint64_t from, uint64_t to, uint64_t min_len,
                         bga_extent_cb cb, void *ctx, uint64_t *trimmed);
@@ -584,14 +773,32 @@ struct bga_stats {
 };
 
 /*
- * Fill *st.  Walks every initialised group under its lock, so it costs
- * O(touched groups); figures are a consistent snapshot per group, not
- * across groups while other threads run.  -EINVAL for NULL, -ENOMEM.
+ * Report a volume's statistics in *st: sizes, free-extent histogram,
+ * fragmentation score, lock contention, windows and deferred frees (the
+ * fields of struct bga_stats).  Walks every initialised group under its
+ * lock, so it costs O(touched groups); figures are a consistent snapshot
+ * per group, not across groups while other threads run.
+ *
+ * Returns: 0.
+ * Errors:
+ *  -EINVAL  vol or st is NULL.
+ *  -ENOMEM  its scratch map could not be allocated, or a lazily loaded
+ *           volume's unread bitmaps could not be read into memory.
+ * Threads: any thread.  Reads every unread chunk first (grow_lock); then
+ *   takes one group lock at a time; the counter's fold lock.
  */
 BGA_EXTERN int bga_stats(struct bga_volume *vol, struct bga_stats *st);
 
-/* Per-slot lock statistics: see <bgalloc/locktab.h>.  -EINVAL for NULL or
- * slot >= lock_slots. */
+/*
+ * Report one group-lock slot's statistics: acquisitions, contended
+ * acquisitions, time waited and failed trylocks (struct bga_lock_stats,
+ * of <bgalloc/locktab.h>).  Approximate while other threads run.
+ *
+ * Returns: 0.
+ * Errors:
+ *  -EINVAL  vol or out is NULL, or slot >= lock_slots.
+ * Threads: any thread; takes no lock.
+ */
 struct bga_lock_stats;
 BGA_EXTERN int bga_lock_stats(struct bga_volume *vol, uint32_t slot, struct bga_lock_stats *out);
 
@@ -603,7 +810,7 @@ struct bga_check_report {
 };
 
 /*
- * Check every invariant: each bitmap's popcount against its group's free
+ * Check every invariant of a volume.  Each bitmap's popcount against its group's free
  * count; the sum of group free counts against the free counter (exact);
  * the group index against each group's summary; nothing below
  * first_data_block or past the end marked free; windows disjoint and
@@ -617,9 +824,16 @@ struct bga_check_report {
  * counter and reserved against free, add up figures taken at different
  * instants and may report a difference that no instant had; they are
  * reported after every per-group finding (report->group UINT64_MAX).
- * Returns 0 when clean, -EUCLEAN when not (report says what), -EINVAL for
- * NULL vol, -ENOMEM when a lazily loaded volume's unread bitmaps could not
- * be read into memory (nothing checked).  report may be NULL.
+ * report may be NULL.
+ *
+ * Returns: 0 when every invariant holds.
+ * Errors:
+ *  -EUCLEAN an invariant does not hold (*report says which).
+ *  -EINVAL  vol is NULL.
+ *  -ENOMEM  a lazily loaded volume's unread bitmaps could not be read
+ *           into memory (nothing checked).
+ * Threads: any thread.  Reads every unread chunk first (grow_lock); then
+ *   takes one group lock at a time; the counter's fold lock.
  */
 BGA_EXTERN int bga_check(struct bga_volume *vol, struct bga_check_report *report);
 
@@ -652,15 +866,19 @@ enum {
 };
 
 /*
- * Bytes of metadata area that a volume of cfg->nblocks blocks needs
- * (nblocks, blocks_per_group and first_data_block are read; the area for
- * a volume that will grow must be sized for the size it grows to).
- * 0 and *bytes set; -EINVAL for NULL or a geometry bga_create rejects.
+ * Compute the bytes of metadata area a volume needs.  nblocks,
+ * blocks_per_group and first_data_block of *cfg are read; the area for a
+ * volume that will grow must be sized for the size it grows to.
+ *
+ * Returns: 0, with the size in *bytes.
+ * Errors:
+ *  -EINVAL  cfg or bytes is NULL, or a geometry bga_create rejects.
+ * Threads: any thread; takes no lock.
  */
 BGA_EXTERN int bga_metadata_size(const struct bga_config *cfg, uint64_t *bytes);
 
 /*
- * Store the volume's allocation state through io, crash-atomically: if the
+ * Store the volume's allocation state through io, crash-atomically.  If the
  * machine stops at any point, the next bga_load gives exactly the state of
  * the previous completed store or exactly this one's (docs/FORMAT.md says
  * how: per-group copy-on-write slots and an A/B superblock generation).
@@ -689,20 +907,38 @@ BGA_EXTERN int bga_metadata_size(const struct bga_config *cfg, uint64_t *bytes);
  * pair.  A crash during a format leaves the area unloadable or, over an
  * older image, that image with damaged (quarantined) groups.
  *
+ * The first store after bga_load, through the io the volume was loaded
+ * with (the same ctx and callbacks; a copy of the struct will do), is not
+ * a format: it builds on the loaded image, incrementally or, when the
+ * load found slots a failed store left or repaired a group, as a full
+ * store that rewrites every descriptor sector while keeping the loaded
+ * records beside the new ones.  Either way it is crash-atomic: a crash
+ * at any point loads the loaded state or the new one.  Only a store
+ * through another io (another ctx: a second bga_io_file_open of the same
+ * file is one) formats the area, with the risk above.
+ *
  * The metadata area must hold bga_metadata_size() bytes for the volume's
  * current size.
  *
- * Returns 0; -EINVAL for NULL vol or io or a NULL callback; -ENOMEM
- * (nothing written); or the first error a callback returned, with the
- * previous completed store still loadable (a later store retries).
+ * Returns: 0, once the stored state is durable.
+ * Errors:
+ *  -EINVAL  NULL vol or io, or a NULL callback.
+ *  -ENOMEM  the copies could not be allocated; nothing written.
+ *  -EIO     a callback returned a positive value.  A callback's own
+ *           negative errno is returned as it is.  Either way the previous
+ *           completed store is still loadable, and a later store retries.
+ * Threads: any thread.  Stores are serialised by the store lock; the copy
+ *   holds grow_lock and every group lock at once, briefly; the callbacks
+ *   run with no group lock held, under the io lock.
  */
 BGA_EXTERN int bga_store(struct bga_volume *vol, const struct bga_io *io);
 
 /*
- * Load a stored volume.  cfg NULL: geometry and tuning from the image;
- * otherwise cfg's nblocks, blocks_per_group and first_data_block must
- * equal the image's (-EINVAL) and its tuning fields (lock kind and slots,
- * counter batch, windows, flags) apply.
+ * Load a stored volume from the metadata area behind io.  cfg NULL:
+ * geometry and tuning from the image; otherwise cfg's nblocks,
+ * blocks_per_group and first_data_block must equal the image's (-EINVAL)
+ * and its tuning fields (lock kind and slots, counter batch, windows,
+ * flags) apply.
  *
  * Validation: no superblock at all (neither slot holds bgalloc's magic:
  * an area no store ever completed in, an empty file, other data, or the
@@ -727,44 +963,115 @@ BGA_EXTERN int bga_store(struct bga_volume *vol, const struct bga_io *io);
  * only once its bitmap is read (bga_reserve).  A read error on a lazy read
  * quarantines the groups it could not read.
  *
- * Returns 0 with *out set; -EINVAL (NULL io, out or callback, unknown
- * flags, cfg disagreeing); -ENODATA; -EUCLEAN; -ENOMEM; or the first read
- * error.
+ * The loaded volume's last committed txn (bga_stats.last_committed_txn)
+ * is the image's: the last bga_commit before the store that wrote it.
+ * Blocks that waited on deferred frees at that store are allocated, with
+ * no deferred free pending.  A store through the same io next is not a
+ * format (see bga_store).
+ *
+ * Returns: 0, with *out set to the loaded volume.
+ * Errors:
+ *  -EINVAL  NULL io, out or callback, or cfg disagreeing with the image.
+ *  -ENODATA no superblock at all.
+ *  -EUCLEAN a damaged or absurd superblock, a truncated area, or damage
+ *           no group explains.
+ *  -ENOMEM  the volume could not be allocated.
+ *  -EIO     a read callback returned a positive value; a callback's own
+ *           negative errno is returned as it is.
+ * Threads: any thread; the new volume is the caller's alone until the
+ *   call returns.  Reads run under the io lock.
  */
 BGA_EXTERN int bga_load(const struct bga_io *io, const struct bga_config *cfg, struct bga_volume **out);
+
+/*
+ * Load a stored volume, with flags.  As bga_load(), and flags may hold
+ * BGA_LOAD_STRICT (any quarantined group fails the load with -EUCLEAN)
+ * and BGA_LOAD_PREFETCH (every bitmap is read ahead by a background
+ * thread, as bga_prefetch() would).
+ *
+ * Returns: 0, with *out set to the loaded volume.
+ * Errors:
+ *  -EINVAL  as bga_load(), or unknown flags.
+ *  -ENODATA no superblock at all.
+ *  -EUCLEAN as bga_load(), or, with BGA_LOAD_STRICT, any quarantined
+ *           group.
+ *  -ENOMEM  the volume, or the prefetch thread, could not be had.
+ *  -EIO     a read callback returned a positive value; a callback's own
+ *           negative errno is returned as it is.
+ * Threads: as bga_load(); with BGA_LOAD_PREFETCH, a background thread
+ *   reads chunks (under grow_lock and the io lock) until it is done or
+ *   the volume is destroyed.
+ */
 BGA_EXTERN int bga_load_ex(const struct bga_io *io, const struct bga_config *cfg, uint32_t flags,
                            struct bga_volume **out);
 
-/* Read every not-yet-read bitmap of a loaded volume now.  0, -EINVAL,
- * -ENOMEM (what it could not read into memory stays unread, to be read at
- * its next touch), or the first I/O error (the groups it could not read
- * are quarantined).
- * Any thread, concurrently with anything but bga_destroy. */
+/*
+ * Read every not-yet-read bitmap of a loaded volume now.  What it could
+ * not read into memory stays unread, to be read at its next touch; the
+ * groups it could not read for an I/O error are quarantined.
+ *
+ * Returns: 0.
+ * Errors:
+ *  -EINVAL  vol is NULL.
+ *  -ENOMEM  a chunk could not be read into memory.
+ *  -EIO     a read callback returned a positive value; a callback's own
+ *           negative errno is returned as it is.
+ * Threads: any thread, concurrently with anything but bga_destroy.
+ *   Takes grow_lock and the io lock for each chunk it reads.
+ */
 BGA_EXTERN int bga_prefetch(struct bga_volume *vol);
 
 /*
- * A file-backed bga_io for any embedder: the metadata area is the bytes
- * [base, ...) of the file at path (created with O_CREAT when create is
- * non-zero), read and written with pread/pwrite, flushed with fdatasync.
- * Reads past the file's end read zeros.  0 or a negative errno (-EINVAL
- * for NULL path or io, open's errno; on any error but -EINVAL, *io is
- * zeroed, so closing it is harmless); bga_io_file_close releases it (and
- * zeroes *io; a zeroed io is ignored).  Close only after bga_destroy of
- * any volume loaded from it.
+ * Open a file-backed bga_io for any embedder.  The metadata area is the
+ * bytes [base, ...) of the file at path (created with O_CREAT when create
+ * is non-zero), read and written with pread/pwrite, flushed with
+ * fdatasync.  Reads past the file's end read zeros.  On any error but
+ * -EINVAL, *io is zeroed, so closing it is harmless.  Each call makes a
+ * new ctx: a store through it to an area another io stored formats it
+ * (bga_store).
+ *
+ * Returns: 0, with *io ready.
+ * Errors:
+ *  -EINVAL  path or io is NULL.
+ *  -ENOMEM  its context could not be allocated.
+ *  -ENOENT  (and any other errno open(2) sets) the file could not be
+ *           opened, as open(2) says.
+ * Threads: any thread; takes no lock.
  */
 BGA_EXTERN int bga_io_file_open(const char *path, uint64_t base, int create, struct bga_io *io);
+
+/*
+ * Close a file-backed bga_io and zero *io.  A zeroed io is ignored.
+ * Close only after bga_destroy of any volume loaded from it.
+ *
+ * Returns: nothing.
+ * Errors: none.
+ * Threads: no other call may use the io.
+ */
 BGA_EXTERN void bga_io_file_close(struct bga_io *io);
 
-/* Name of an error code returned by this library ("ENOSPC: no space ..."),
- * accepting err either negative or positive.  An errno the library only
+/*
+ * Name an error code returned by this library, e.g. "ENOSPC: no space
+ * ...".  err may be negative or positive.  An errno the library only
  * passes through (an io callback's, open's) is named as glibc names it
  * ("ENOENT: No such file or directory"); a number no one names is
- * "unknown error".  Never NULL; the string is never freed or changed, and
- * any thread may call it. */
+ * "unknown error".
+ *
+ * Returns: a static string, never NULL, never freed or changed.
+ * Errors: none.
+ * Threads: any thread; takes no lock.
+ */
 BGA_EXTERN const char *bga_strerror(int err);
 
-/* The configuration the volume runs with (defaults resolved, nblocks the
- * current size).  0, or -EINVAL for a NULL argument. */
+/*
+ * Report the configuration a volume runs with: defaults resolved, and
+ * nblocks the current size.
+ *
+ * Returns: 0, with the configuration in *out.
+ * Errors:
+ *  -EINVAL  vol or out is NULL.
+ * Threads: any thread; takes no lock.
+ */
 BGA_EXTERN int bga_volume_config(const struct bga_volume *vol, struct bga_config *out);
 
 /* ---- added in 0.3.0: calls every embedder wrote by hand, clearer names, the store's tag ---- */

@@ -33,7 +33,7 @@
  * the baseline the per-CPU mode is measured against; read and sum are then
  * both exact.
  *
- * Threading: every function but destroy may be called from any thread at
+ * Threads: every function but destroy may be called from any thread at
  * any time.  No thread registration is needed.  bga_counter_destroy() must
  * run with no other call in flight.  The value must stay within int64_t.
  *
@@ -65,43 +65,73 @@ struct bga_counter;
 enum bga_counter_mode { BGA_COUNTER_PERCPU = 0, BGA_COUNTER_ATOMIC = 1, BGA_COUNTER_PERCPU_CAS = 2 };
 
 /*
- * Create a counter holding `initial`.  batch 0 means auto:
+ * Create a counter holding initial.  batch 0 means auto:
  * max(32, 2 * ncpus); batch 1 makes every add fold (read is then exact).
- * Returns 0, -EINVAL (out NULL, batch < 0, unknown mode; *out untouched)
- * or -ENOMEM.
+ *
+ * Returns: 0, with *out set to the counter.
+ * Errors:
+ *  -EINVAL  out is NULL, batch < 0, or an unknown mode; *out untouched.
+ *  -ENOMEM  the counter could not be allocated.
  */
 BGA_EXTERN int bga_counter_create(struct bga_counter **out, int64_t initial, int32_t batch,
                                   enum bga_counter_mode mode);
 
-/* Free the counter.  NULL is ignored.  No other call may be in flight. */
+/*
+ * Destroy a counter and free its memory.  NULL is ignored.
+ *
+ * Returns: nothing.
+ * Errors: none.
+ * Threads: no other call on the counter may be in flight.
+ */
 BGA_EXTERN void bga_counter_destroy(struct bga_counter *c);
 
-/* Add `delta` (may be negative).  Lock-free unless the slot folds, which
- * happens about once per `batch` units added on a CPU, or at once when
- * |delta| >= batch.  Never fails. */
+/*
+ * Add delta, which may be negative, to the counter.
+ *
+ * Returns: nothing.
+ * Errors: none.
+ * Threads: any thread.  Lock-free unless the slot folds, which happens
+ *   about once per batch units added on a CPU, or at once when
+ *   |delta| >= batch: then the fold lock.
+ */
 BGA_EXTERN void bga_counter_add(struct bga_counter *c, int64_t delta);
 
-/* Approximate value in O(1): one load of the shared total, no lock.  Off by
- * at most bga_counter_error_bound(c) from the exact value at the instant of
- * that load. */
+/*
+ * Read the counter's approximate value in O(1): one load of the shared
+ * total.  Off by at most bga_counter_error_bound(c) from the exact value
+ * at the instant of that load.
+ *
+ * Returns: the approximate value.
+ * Errors: none.
+ * Threads: any thread; no lock.
+ */
 BGA_EXTERN int64_t bga_counter_read(const struct bga_counter *c);
 
 /*
- * Exact value: includes every add that completed before the call started.
- * O(nslots); takes the counter's fold lock so no fold is seen half done.
+ * Sum the counter's exact value, in O(nslots).  It includes every add
+ * that completed before the call started.
+ *
+ * Returns: the exact value.
+ * Errors: none.
+ * Threads: any thread; takes the counter's fold lock, so that no fold is
+ *   seen half done.
  */
 BGA_EXTERN int64_t bga_counter_sum(struct bga_counter *c);
 
 /*
- * Compare the value with `rhs`: returns -1, 0 or 1 as value <, ==, > rhs.
- * Uses read() when it is farther than the error bound from rhs (O(1)), the
- * exact sum otherwise (O(nslots), takes the lock), so the answer is always
- * exact for some instant during the call.
+ * Compare the counter's value with rhs.  Uses read() when it is farther
+ * than the error bound from rhs (O(1)), the exact sum otherwise
+ * (O(nslots)), so the answer is always exact for some instant during the
+ * call.
+ *
+ * Returns: -1, 0 or 1 as the value is <, == or > rhs.
+ * Errors: none.
+ * Threads: any thread; near rhs, the fold lock.
  */
 BGA_EXTERN int bga_counter_compare(struct bga_counter *c, int64_t rhs);
 
 /*
- * Add `delta` only if the value stays <= `limit` afterwards.  Exact under
+ * Add delta only if the value stays <= limit afterwards.  Exact under
  * concurrency (linearizable): each call takes effect at one instant within
  * it, succeeding iff value + delta <= limit at that instant, whatever other
  * add, add_limited (with any limit) or sum calls run concurrently.  So if
@@ -109,7 +139,6 @@ BGA_EXTERN int bga_counter_compare(struct bga_counter *c, int64_t rhs);
  * never exceeds it, and a failure means the limit really was in the way.
  * A plain positive bga_counter_add can of course push past any limit.
  * A delta <= 0 always succeeds (it is a plain add).
- * Returns 0 when added, -ENOSPC when it would exceed (nothing changed).
  *
  * Cost: lock-free while total + error bound + delta <= limit and the delta
  * fits the caller's slot.  A delta that does not fit the slot takes the
@@ -122,25 +151,56 @@ BGA_EXTERN int bga_counter_compare(struct bga_counter *c, int64_t rhs);
  * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) system call, which
  * interrupts each CPU running a thread of the process; folds of one slot
  * and the exact sum do not need it.  Atomic mode: a CAS loop.
+ *
+ * Returns: 0 when added.
+ * Errors:
+ *  -ENOSPC  the value would exceed limit; nothing changed.
+ * Threads: any thread; the fold lock as "Cost" says.
  */
 BGA_EXTERN int bga_counter_add_limited(struct bga_counter *c, int64_t delta, int64_t limit);
 
-/* (nslots + 1) * (batch - 1): the most read() can be off by (0 in atomic
- * mode).  See "Error bound" above. */
+/*
+ * Report the most read() can be off by: (nslots + 1) * (batch - 1), 0 in
+ * atomic mode.  See "Error bound" above.
+ *
+ * Returns: the bound.
+ * Errors: none.
+ */
 BGA_EXTERN int64_t bga_counter_error_bound(const struct bga_counter *c);
 
-/* The batch in use (after resolving 0 = auto). */
+/*
+ * Report the batch in use, after resolving 0 (auto).
+ *
+ * Returns: the batch.
+ * Errors: none.
+ */
 BGA_EXTERN int32_t bga_counter_batch(const struct bga_counter *c);
 
-/* The mode the counter was created with. */
+/*
+ * Report the mode the counter was created with.
+ *
+ * Returns: BGA_COUNTER_PERCPU or BGA_COUNTER_ATOMIC (a
+ *   BGA_COUNTER_PERCPU_CAS counter reports BGA_COUNTER_PERCPU).
+ * Errors: none.
+ */
 BGA_EXTERN enum bga_counter_mode bga_counter_mode_of(const struct bga_counter *c);
 
-/* 1 when the counter's adds run as restartable sequences ("percpu-rseq"
- * above), 0 otherwise.  Fixed for the counter's life. */
+/*
+ * Tell whether the counter's adds run as restartable sequences
+ * ("percpu-rseq" above).  Fixed for the counter's life.
+ *
+ * Returns: 1 when they do, 0 otherwise.
+ * Errors: none.
+ */
 BGA_EXTERN int bga_counter_uses_rseq(const struct bga_counter *c);
 
-/* "percpu-rseq", "percpu-cas" or "atomic": how adds update the counter (see
- * the top of this header).  A static string; for reports. */
+/*
+ * Name how adds update the counter: "percpu-rseq", "percpu-cas" or
+ * "atomic" (see the top of this header).  For reports.
+ *
+ * Returns: a static string, never NULL.
+ * Errors: none.
+ */
 BGA_EXTERN const char *bga_counter_mode_name(const struct bga_counter *c);
 
 #ifdef __cplusplus
