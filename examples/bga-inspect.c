@@ -248,6 +248,23 @@ out:
 	return rc;
 }
 
+/* The shortest and the longest free extent, as e2freefrag prints them
+ * (extents split at group boundaries, as bga_foreach_free reports them). */
+struct minmax {
+	uint64_t min, max;
+};
+
+static int minmax_extent(void *ctx, uint64_t start, uint64_t len)
+{
+	struct minmax *m = ctx;
+	(void)start;
+	if (m->min == 0 || len < m->min)
+		m->min = len;
+	if (len > m->max)
+		m->max = len;
+	return 0;
+}
+
 static int cmd_freefrag(const struct opts *o)
 {
 	struct bga_io io;
@@ -257,16 +274,16 @@ static int cmd_freefrag(const struct opts *o)
 		goto out;
 	struct bga_stats st;
 	bga_stats(vol, &st);
-	uint64_t minx = 0, maxx = 0;
-	for (int k = 0; k < BGA_HIST_ORDERS; k++)
-		if (st.hist_count[k]) {
-			if (!minx)
-				minx = UINT64_C(1) << k;
-			maxx = UINT64_C(1) << k;
-		}
+	struct minmax mm = {0, 0};
+	if (st.free_blocks && (rc = bga_foreach_free(vol, 0, st.nblocks, 1, minmax_extent, &mm))) {
+		fprintf(stderr, "bga-inspect: %s: walking the free extents: %s\n", o->path, bga_strerror(rc));
+		rc = 2;
+		bga_destroy(vol);
+		goto out;
+	}
 	printf("Device: %s\nTotal blocks: %" PRIu64 "\nFree blocks: %" PRIu64 " (%.1f%%)\n\n", o->path, st.nblocks,
 	       st.free_blocks, st.nblocks ? 100.0 * (double)st.free_blocks / (double)st.nblocks : 0.0);
-	printf("Min. free extent order: %" PRIu64 " blocks\nMax. free extent order: %" PRIu64 " blocks\n", minx, maxx);
+	printf("Min. free extent: %" PRIu64 " blocks\nMax. free extent: %" PRIu64 " blocks\n", mm.min, mm.max);
 	printf("Avg. free extent: %.1f blocks\nNum. free extent: %" PRIu64 "\nFragmentation score: %.4f\n\n",
 	       st.free_extents ? (double)st.free_blocks / (double)st.free_extents : 0.0, st.free_extents,
 	       st.frag_score);

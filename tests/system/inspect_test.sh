@@ -22,6 +22,10 @@ $out"
 expect 0 ': generation 1, 256 blocks, 181 free, 4 groups \(0 quarantined, 0 counts repaired\): clean$' -- "$INSPECT" check "$img"
 expect 0 '^Free blocks: 181 ' -- "$INSPECT" freefrag "$img"
 expect 0 '^ +32- +63 : +2 +103 ' -- "$INSPECT" freefrag "$img"
+# the shortest and longest free extents themselves (64-69 of group 1, all
+# of group 2), in blocks, as the label says: not their orders
+expect 0 '^Min\. free extent: 6 blocks$' -- "$INSPECT" freefrag "$img"
+expect 0 '^Max\. free extent: 64 blocks$' -- "$INSPECT" freefrag "$img"
 expect 0 '^group +0 +full ' -- "$INSPECT" dump "$img"
 expect 0 '^group +2 +uninit ' -- "$INSPECT" dump "$img"
 expect 0 '^group +1 +bitmap .* free 54$' -- "$INSPECT" dump "$img"

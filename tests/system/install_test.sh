@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Install the build into a private prefix and check it as an outside user
 # would, with no LD_LIBRARY_PATH anywhere:
-#  - the embedding example builds and runs with pkg-config (shared, and
-#    static with no libbgalloc.so.0 needed) and with find_package(bgalloc);
+#  - the embedding example builds and runs with pkg-config (shared, built
+#    with the README's command and rpath flag, and static with no
+#    libbgalloc.so.0 needed) and with find_package(bgalloc) (shared and
+#    static); pkg-config --cflags is the include directory alone; the
+#    CMake package holds no absolute library path;
 #  - BGA_VERSION_*, bga_version(), pkg-config and the CMake package agree;
 #  - the ported Ceph and ext4 allocator suites build and pass against the
 #    installed header and library alone;
@@ -27,10 +30,22 @@ libdir=$(ls -d "$prefix"/lib*/ | head -1)
 libdir=${libdir%/}
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 
-# consumers: pkg-config shared (run through its own rpath), pkg-config
-# static, CMake package
-cc -o "$prefix/embed-pc" "$src/examples/embed.c" $(pkg-config --cflags --libs bgalloc) -Wl,-rpath,"$libdir"
-out=$("$prefix/embed-pc") && grep -q "^free:" <<<"$out" || fail "pkg-config consumer failed"
+# pkg-config --cflags names the installed headers and nothing else: no
+# dependency's flags (ck.pc's -D__x86_64__, a multiarch -I) reach a user
+# of <bgalloc.h>, which needs none of them.
+cflags=$(pkg-config --cflags bgalloc)
+[ "$(echo $cflags)" = "-I$libdir/pkgconfig/../../include" ] || [ "$(echo $cflags)" = "-I$prefix/include" ] ||
+	fail "pkg-config --cflags bgalloc is '$cflags', not only the prefix's include directory"
+
+# consumers: pkg-config shared, built with the README's own command for a
+# private prefix (its rpath flag, and nothing else), pkg-config static,
+# CMake package (shared and static)
+readme_cc=$(grep -m1 -E '^cc app\.c \$\(pkg-config --cflags --libs bgalloc\) -Wl,-rpath' "$src/README.md") ||
+	fail "README.md gives no 'cc app.c \$(pkg-config --cflags --libs bgalloc) -Wl,-rpath...' line"
+readme_cc=${readme_cc%%#*}
+(cd "$prefix" && cp "$src/examples/embed.c" app.c && eval "$readme_cc -o embed-pc") ||
+	fail "the README's command does not build: $readme_cc"
+out=$("$prefix/embed-pc") && grep -q "^free:" <<<"$out" || fail "pkg-config consumer (README's rpath) failed"
 cc -o "$prefix/embed-static" "$src/examples/embed.c" $(pkg-config --cflags bgalloc) \
 	$(pkg-config --static --libs bgalloc | sed 's/-lbgalloc\b/-l:libbgalloc.a/')
 out=$("$prefix/embed-static") && grep -q "^free:" <<<"$out" || fail "static pkg-config consumer failed"
@@ -39,6 +54,16 @@ cmake -S "$src/tests/consumer" -B "$prefix/consumer" -DCMAKE_PREFIX_PATH="$prefi
 	-DEMBED_SOURCE="$src/examples/embed.c" >"$prefix/consumer.log"
 cmake --build "$prefix/consumer" >/dev/null
 out=$("$prefix/consumer/consumer") && grep -q "^free:" <<<"$out" || fail "find_package consumer failed"
+out=$("$prefix/consumer/consumer_static") && grep -q "^free:" <<<"$out" || fail "find_package static consumer failed"
+out=$(readelf -d "$prefix/consumer/consumer_static") && ! grep -q 'libbgalloc' <<<"$out" ||
+	fail "the CMake static consumer needs libbgalloc.so"
+# The CMake package names its dependencies as imported targets, never as
+# a library's absolute path, and finds its own files from where it lies.
+for f in "$libdir"/cmake/bgalloc/*.cmake; do
+	abs=$(sed 's/\${_IMPORT_PREFIX}[^";]*//g' "$f" | grep -oE '/[^";)]*\.(so|a)([.0-9]*)?\b' || true)
+	[ -z "$abs" ] || fail "${f#$prefix/} holds absolute library paths: $abs"
+	! grep -qF "$prefix" "$f" || fail "${f#$prefix/} names the install prefix $prefix: it cannot be moved"
+done
 cmake_version=$(sed -n 's/^-- bgalloc package version: //p' "$prefix/consumer.log")
 
 # The ported peer suites (Ceph's allocator tests, ext4's mballoc tests),
