@@ -57,10 +57,10 @@
  *    "Persistence guide" give the order of a commit and what a crash at
  *    each point leaves.
  *
- * Each function's comment in <bgalloc.h> ends with its contract in three parts,
- * the sections of its man page: "Returns:", "Errors:" (one line per
- * errno, and when) and "Threads:" (who may call it, and which locks or
- * grace periods it may wait on).
+ * Each function's comment in <bgalloc.h> ends with its contract in three
+ * parts, the sections of its man page: "Returns:", "Errors:" (one line
+ * per errno, and when) and "Threads:" (who may call it, and which locks
+ * or grace periods it may wait on).
  */
 
 #include <stddef.h>
@@ -131,6 +131,11 @@ enum {
 };
 #define BGA_ALL_OR_NOTHING BGA_ALL_OR_NOTHING
 
+/*
+ * A volume's configuration.  Fill it with bga_config_init(), change the
+ * fields wanted, then pass it to bga_create() (or bga_load(), whose image
+ * holds the geometry).  Each field's comment gives its range and default.
+ */
 struct bga_config {
 	uint64_t nblocks;          /* volume size in blocks, 1 .. BGA_MAX_BLOCKS */
 	uint32_t blocks_per_group; /* default 32768; a multiple of 64, 64 .. 1 << 20 */
@@ -165,10 +170,16 @@ struct bga_config {
 	/* more fields may follow */
 };
 
+/* A run of blocks: [start, start + len). */
 struct bga_extent {
 	uint64_t start, len;
 };
 
+/*
+ * What bga_alloc() and bga_alloc_vec() are asked for.  Zero-initialise it
+ * (struct bga_request req = {.goal = ...}), so that fields a release adds
+ * start at their defaults.
+ */
 struct bga_request {
 	uint64_t goal;       /* preferred first block, or BGA_NO_GOAL */
 	uint64_t min_len;    /* 1 .. max_len */
@@ -658,8 +669,8 @@ BGA_EXTERN void bga_rsv_close(struct bga_rsv *rsv);
 BGA_EXTERN int bga_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks);
 
 /*
- * Report the blocks a handle's window holds now, those no allocation took
- * yet: start and length in *out (len 0 when none).
+ * Report the blocks a handle's window holds now.  Those are the blocks no
+ * allocation took yet: start and length in *out (len 0 when none).
  *
  * Returns: 0.
  * Errors:
@@ -721,6 +732,11 @@ BGA_EXTERN int bga_trim(struct bga_volume *vol, uint64_t from, uint64_t to, uint
 
 #define BGA_HIST_ORDERS 49 /* free-extent orders 0 .. 48 */
 
+/*
+ * A volume's statistics, as bga_stats() reports them.  Each field's
+ * comment says what it counts; a figure is exact for its group at one
+ * instant, not across groups while other threads run.
+ */
 struct bga_stats {
 	uint64_t nblocks, free_blocks, reserved_blocks;
 	/* groups_initialised: groups with a bitmap in memory;
@@ -773,9 +789,9 @@ struct bga_stats {
 };
 
 /*
- * Report a volume's statistics in *st: sizes, free-extent histogram,
- * fragmentation score, lock contention, windows and deferred frees (the
- * fields of struct bga_stats).  Walks every initialised group under its
+ * Report a volume's statistics.  *st gets its sizes, free-extent
+ * histogram, fragmentation score, lock contention, windows and deferred
+ * frees (the fields of struct bga_stats).  Walks every initialised group under its
  * lock, so it costs O(touched groups); figures are a consistent snapshot
  * per group, not across groups while other threads run.
  *
@@ -790,9 +806,9 @@ struct bga_stats {
 BGA_EXTERN int bga_stats(struct bga_volume *vol, struct bga_stats *st);
 
 /*
- * Report one group-lock slot's statistics: acquisitions, contended
- * acquisitions, time waited and failed trylocks (struct bga_lock_stats,
- * of <bgalloc/locktab.h>).  Approximate while other threads run.
+ * Report one group-lock slot's statistics.  *out gets its acquisitions,
+ * contended acquisitions, time waited and failed trylocks (struct
+ * bga_lock_stats, of <bgalloc/locktab.h>).  Approximate while other threads run.
  *
  * Returns: 0.
  * Errors:
@@ -840,7 +856,8 @@ BGA_EXTERN int bga_check(struct bga_volume *vol, struct bga_check_report *report
 /* ---- persistence (lib/persist/persist.c, lib/persist/persist_load.c, docs/FORMAT.md) ---- */
 
 /*
- * Caller I/O over a metadata area, at byte offsets from its start.  Each
+ * The caller's I/O over a metadata area, for bga_store() and bga_load().
+ * Offsets are bytes from the area's start.  Each
  * callback returns 0 or a negative errno (a positive return reads as
  * -EIO).  Between two flush calls the library assumes writes may reach
  * the device in any order, any subset may be lost, and a write may land in
@@ -1051,8 +1068,9 @@ BGA_EXTERN int bga_io_file_open(const char *path, uint64_t base, int create, str
 BGA_EXTERN void bga_io_file_close(struct bga_io *io);
 
 /*
- * Name an error code returned by this library, e.g. "ENOSPC: no space
- * ...".  err may be negative or positive.  An errno the library only
+ * Name an error code returned by this library.  The name is the errno's
+ * and a few words, as "ENOSPC: no space ...".  err may be negative or
+ * positive.  An errno the library only
  * passes through (an io callback's, open's) is named as glibc names it
  * ("ENOENT: No such file or directory"); a number no one names is
  * "unknown error".
@@ -1064,8 +1082,8 @@ BGA_EXTERN void bga_io_file_close(struct bga_io *io);
 BGA_EXTERN const char *bga_strerror(int err);
 
 /*
- * Report the configuration a volume runs with: defaults resolved, and
- * nblocks the current size.
+ * Report the configuration a volume runs with.  Defaults are resolved,
+ * and nblocks is the current size.
  *
  * Returns: 0, with the configuration in *out.
  * Errors:

@@ -1,22 +1,42 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""man(3) pages from the public headers' comments, so that each contract is
+"""man pages from the public headers' comments, so that each contract is
 written once, in the header.
 
-    scripts/mkman.py OUTDIR include/bgalloc.h include/bgalloc/*.h
+    scripts/mkman.py OUTDIR [--srcdir DIR] include/bgalloc.h include/bgalloc/*.h
 
-writes OUTDIR/man3/NAME.3 for every function declared BGA_EXTERN, and one
-overview page per header that declares any (bgalloc.3 for <bgalloc.h>,
-bgalloc_counter.3 for <bgalloc/counter.h>, ...) from the header's opening
-comment.  A function's page has its prototype, the comment above it (a
-comment over several declarations serves each of them, and each page then
-shows them all), the definitions of the structs, enums, typedefs and
-macros it names, and SEE ALSO the functions its text names.  Old pages in
-OUTDIR/man3 are removed first, so a function taken out loses its page.
+writes, from the headers alone and the source tree's CHANGELOG.md, README.md
+and tests/abi/include-0.1.0 (the 0.1.0 headers):
+
+  OUTDIR/man3/NAME.3     every function declared BGA_EXTERN;
+  OUTDIR/man3/NAME.3type struct bga_config, bga_request, bga_extent,
+                         bga_stats and bga_io (STRUCT_PAGES);
+  OUTDIR/man3/bgalloc.3, bgalloc_counter.3, ...
+                         one overview per header, from its opening comment;
+  OUTDIR/man7/bgalloc.7  the overview: <bgalloc.h>'s opening comment and
+                         the README's "Persistence guide" section.
+
+A function's comment is its page.  The comment opens with a sentence that
+is the page's NAME line, whole; then its description; then its contract in
+three tagged parts, each starting a line of its own:
+
+  Returns: what a success returns               -> RETURN VALUE
+  Errors: none.  | Errors: then one line per errno,
+   -EINVAL  when, continued on indented lines   -> ERRORS
+  Threads: who may call it, what it waits on    -> ATTRIBUTES
+
+A header's opening comment may hold a "Threads:" paragraph that serves each
+of its functions without one.  VERSIONS comes from the source tree: 0.1.0
+when the 0.1.0 headers declare the function, else the oldest release of
+CHANGELOG.md whose section names it.  SYNOPSIS includes every header that
+defines a struct or enum the prototype names.  Old pages are removed first,
+so a function taken out loses its page.
 
 The parsing knows the habits of these headers, not C: declarations and
 definitions at the top level, comments on lines of their own above what
 they describe.  A BGA_EXTERN declaration it cannot name is an error.
+tests/system/man_check.py checks the pages against the headers with a
+parser of its own.
 """
 import os
 import re
@@ -170,15 +190,95 @@ def esc(s):
     return s
 
 
-def summary(comment, name):
-    text = " ".join(l.strip() for l in comment if l.strip())
+TAGS = ("Returns:", "Errors:", "Threads:")
+ERRNO_LINE = re.compile(r"^\s*(-E[A-Z0-9]+)\b\s*(.*)$")
+STRUCT_PAGES = ["bga_config", "bga_request", "bga_extent", "bga_stats", "bga_io"]
+
+
+class Contract:
+    def __init__(self):
+        self.desc = []     # the description's lines
+        self.returns = []  # the text after "Returns:"
+        self.errors = []   # (errno, [lines]) in order
+        self.no_errors = False  # "Errors: none."
+        self.threads = []
+
+
+def contract(comment):
+    """Split a function's comment into its description and tagged parts."""
+    c = Contract()
+    part = None
+    for line in comment:
+        st = line.strip()
+        tag = next((t for t in TAGS if st.startswith(t)), None)
+        if tag:
+            part = tag
+            rest = st[len(tag):].strip()
+            if tag == "Returns:":
+                c.returns.append(rest)
+            elif tag == "Threads:":
+                c.threads.append(rest)
+            elif rest.rstrip(".").lower() == "none":
+                c.no_errors = True
+            elif rest:
+                m = ERRNO_LINE.match(rest)
+                c.errors.append((m.group(1), [m.group(2)]) if m else ("", [rest]))
+            continue
+        if part is None:
+            c.desc.append(line)
+        elif part == "Returns:":
+            c.returns.append(st)
+        elif part == "Threads:":
+            c.threads.append(st)
+        else:
+            m = ERRNO_LINE.match(line)
+            if m:
+                c.errors.append((m.group(1), [m.group(2)]))
+            elif c.errors and st:
+                c.errors[-1][1].append(st)
+    while c.desc and not c.desc[-1].strip():
+        c.desc.pop()
+    return c
+
+
+def intro_threads(intro):
+    """A header's "Threads:" paragraph, which serves its functions."""
+    out, on = [], False
+    for line in intro:
+        st = line.strip()
+        if st.startswith("Threads:"):
+            on = True
+            out.append(st[len("Threads:"):].strip())
+        elif on and st:
+            out.append(st)
+        elif on:
+            break
+    return out
+
+
+def summary(comment):
+    """The comment's first sentence, whole: the NAME line, never cut.  A
+    sentence ends at a period followed by two spaces or by the end of its
+    line (the headers' style; "e.g. x" keeps going)."""
+    words = []
+    for l in comment:
+        st = l.strip()
+        if not st:
+            if words:
+                break
+            continue
+        m = re.search(r"[^.]\.(  |$)", st)
+        if m:
+            words.append(st[:m.start() + 1])
+            break
+        words.append(st)
+    text = " ".join(words)
     if not text:
         return "part of bgalloc"
-    m = re.match(r"(.+?[^.])\.(\s+[A-Z(]|$)", text)
-    first = m.group(1) if m else text
-    if len(first) > 90:
-        first = first[:87].rsplit(" ", 1)[0] + "..."
-    return first
+    # man's NAME line starts in lower case ("bga_free \- free a range")
+    if len(text) > 1 and text[0].isupper() and text[1].islower():
+        text = text[0].lower() + text[1:]
+    return text
 
 
 def paragraphs(comment):
@@ -198,7 +298,7 @@ def body_roff(comment):
     out = []
     for p in paragraphs(comment):
         ind = [len(l) - len(l.lstrip()) for l in p]
-        listy = any(l.lstrip().startswith("- ") or re.match(r"\s*-E[A-Z]+", l) for l in p) or len(set(ind)) > 1
+        listy = any(l.lstrip().startswith("- ") or re.match(r"\s*-E[A-Z]+\s\s", l) for l in p) or len(set(ind)) > 1
         out.append(".PP")
         if listy:
             out.append(".nf")
@@ -218,13 +318,13 @@ def overview_name(h):
     return "bgalloc" if h.include == "bgalloc.h" else "bgalloc_" + base
 
 
-def th(name, version):
-    return [f'.TH {name.upper()} 3 "" "bgalloc {version}" "bgalloc Library Functions"']
+def th(name, section, version, title="bgalloc Library Functions"):
+    return [f'.TH {name.upper()} {section} "" "bgalloc {version}" "{title}"']
 
 
-def related(text, h, all_types, all_macros, skip):
-    """The struct/enum/typedef definitions, flag enums and macros that
-    `text` names, as (title, body) pairs, each once."""
+def related(text, all_types, skip):
+    """The struct/enum/typedef definitions that `text` names, as (title,
+    body) pairs, each once."""
     out, done = [], set(skip)
     for m in re.finditer(r"\b(struct|enum)\s+(\w+)", text):
         key = f"{m.group(1)} {m.group(2)}"
@@ -238,61 +338,228 @@ def related(text, h, all_types, all_macros, skip):
     return out, done
 
 
+class Versions:
+    """Since which release each function exists: 0.1.0 for what the 0.1.0
+    headers declare, else the oldest release section of CHANGELOG.md that
+    names it (in backquotes); the [Unreleased] section counts as the
+    release after the header's version."""
+
+    def __init__(self, srcdir, current):
+        self.old = set()
+        inc = os.path.join(srcdir, "tests", "abi", "include-0.1.0")
+        for root, _, files in os.walk(inc):
+            for f in files:
+                if f.endswith(".h"):
+                    text = open(os.path.join(root, f), encoding="utf-8").read()
+                    self.old |= set(re.findall(r"BGA_EXTERN[^;(]*?\b(\w+)\s*\(", text, re.S))
+        self.sections = []  # (version, text), newest first
+        path = os.path.join(srcdir, "CHANGELOG.md")
+        if os.path.exists(path):
+            cur = None
+            for line in open(path, encoding="utf-8"):
+                m = re.match(r"^## \[([^\]]+)\]", line)
+                if m:
+                    v = m.group(1)
+                    cur = [("unreleased" if v.lower() == "unreleased" else v), []]
+                    self.sections.append(cur)
+                elif cur:
+                    cur[1].append(line)
+        self.current = current
+
+    def since(self, name):
+        if name in self.old:
+            return "0.1.0"
+        found = None
+        for v, lines in self.sections:  # newest first: the last match is the oldest
+            if re.search(rf"`{name}`|`{name}\(", "".join(lines)):
+                found = v
+        if found == "unreleased":
+            return f"the first release after {self.current}"
+        return found
+
+
+def versions_roff(name, since):
+    if since is None:
+        return [".PP", f"{esc(name)}() is not named in CHANGELOG.md yet."]
+    if since[0].isdigit():
+        return [".PP", f"{esc(name)}() first appeared in bgalloc {esc(since)}."]
+    return [".PP", f"{esc(name)}() appears in {esc(since)} (CHANGELOG.md, [Unreleased])."]
+
+
+def md_roff(lines):
+    """The README's markdown, as the guide uses it: paragraphs, "- " lists
+    (nested by indentation), numbered lists, ``` blocks, `code`, **bold**,
+    and ### headings as .SS."""
+    out, in_code, para = [], False, []
+
+    def inline(t):
+        t = esc(t)
+        t = re.sub(r"\*\*(.+?)\*\*", r"\\fB\1\\fP", t)
+        t = re.sub(r"`([^`]+)`", r"\\fI\1\\fP", t)
+        return t
+
+    def flush():
+        if para:
+            out.extend(para)
+            para.clear()
+
+    for raw in lines:
+        line = raw.rstrip("\n")
+        if line.startswith("```"):
+            flush()
+            if in_code:
+                out += [".fi", ".RE"]
+            else:
+                out += [".PP", ".RS 4", ".nf"]
+            in_code = not in_code
+            continue
+        if in_code:
+            out.append(esc(line.replace("\t", "        ")))
+            continue
+        st = line.strip()
+        if not st:
+            flush()
+            continue
+        if line.startswith("### "):
+            flush()
+            out.append(".SS " + inline(line[4:].strip()))
+            continue
+        m = re.match(r"^(\s*)(- |\d+\. )(.*)$", line)
+        if m:
+            flush()
+            depth = len(m.group(1)) // 2
+            bullet = "\\(bu" if m.group(2) == "- " else m.group(2).strip()
+            para.append(f".IP {bullet} {4 + 4 * depth}")
+            para.append(inline(m.group(3)))
+            continue
+        if not para:
+            para.append(".PP")
+        para.append(inline(st))
+    flush()
+    return out
+
+
+def readme_section(srcdir, title):
+    """The lines of the README's "## title" section, heading excluded."""
+    path = os.path.join(srcdir, "README.md")
+    if not os.path.exists(path):
+        return []
+    out, on = [], False
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("## "):
+            if on:
+                break
+            on = line[3:].strip() == title
+            continue
+        if on:
+            out.append(line)
+    return out
+
+
+def see_also(refs):
+    return [".SH SEE ALSO"] + [r + "," for r in refs[:-1]] + refs[-1:]
+
+
+def write(path, page):
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("\n".join(page) + "\n")
+
+
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    srcdir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if len(args) >= 2 and args[1] == "--srcdir":
+        srcdir = args[2]
+        del args[1:3]
+    if len(args) < 2:
         sys.exit(__doc__)
-    outdir = os.path.join(sys.argv[1], "man3")
+    outdir = os.path.join(args[0], "man3")
+    out7 = os.path.join(args[0], "man7")
     headers = []
-    for p in sys.argv[2:]:
+    for p in args[1:]:
         inc = p.split("include/", 1)[1] if "include/" in p else os.path.basename(p)
         headers.append(parse(p, inc))
     main_h = next(h for h in headers if h.include == "bgalloc.h")
     version = re.search(r'"(.*)"', main_h.macros["BGA_VERSION_STRING"]).group(1)
-    all_types, all_macros, anon = {}, {}, []
+    vers = Versions(srcdir, version)
+    all_types, all_macros, anon, type_home = {}, {}, [], {}
     for h in headers:
         all_types.update(h.types)
         all_macros.update(h.macros)
         anon += h.anon_enums
+        for k in h.types:
+            type_home[k] = h.include
     funcs = {f[0]: (h, f) for h in headers for f in h.funcs}
-    os.makedirs(outdir, exist_ok=True)
-    for f in os.listdir(outdir):
-        if f.endswith(".3"):
-            os.unlink(os.path.join(outdir, f))
+    for d in (outdir, out7):
+        os.makedirs(d, exist_ok=True)
+        for f in os.listdir(d):
+            if re.search(r"\.(3|3type|7)$", f):
+                os.unlink(os.path.join(d, f))
 
     for h in headers:
         if not h.funcs:
             continue
         ov = overview_name(h)
+        default_threads = intro_threads(h.intro)
         for name, proto, comment, gid in h.funcs:
             members = [f for f in h.funcs if f[3] == gid and f[2] is comment]
             if not members:
                 members = [(name, proto, comment, gid)]
+            c = contract(comment)
             text = "\n".join([proto] + [m[1] for m in members] + comment)
-            page = th(name, version)
-            page += [".SH NAME", f"{esc(name)} \\- {esc(summary(comment, name))}", ".SH SYNOPSIS", ".nf",
-                     f".B #include <{h.include}>", ".PP"]
+            # every header that defines a type the prototypes name
+            incs = [h.include]
+            for m in members:
+                for t in re.finditer(r"\b(struct|enum)\s+(\w+)", m[1]):
+                    home = type_home.get(f"{t.group(1)} {t.group(2)}")
+                    if home and home not in incs:
+                        incs.append(home)
+            page = th(name, 3, version)
+            page += [".SH NAME", f"{esc(name)} \\- {esc(summary(comment))}", ".SH SYNOPSIS", ".nf"]
+            page += [f".B #include <{i}>" for i in incs] + [".PP"]
             for m in members:
                 page.append(esc(m[1]))
             page += [".fi", ".PP", "Link with \\fI\\-lbgalloc\\fP (\\fBpkg\\-config \\-\\-libs bgalloc\\fP)."]
             page.append(".SH DESCRIPTION")
-            page += body_roff(comment) if comment else [".PP", "No contract is written for it yet."]
-            defs, done = related(text, h, all_types, all_macros, set())
-            # the structs' own fields name more types (struct bga_rsv, enums)
-            for _, (_, body) in list(defs):
-                more, done = related(body, h, all_types, all_macros, done)
+            page += body_roff(c.desc) if c.desc else [".PP", "No contract is written for it yet."]
+            page.append(".SH RETURN VALUE")
+            ret = " ".join(l for l in c.returns if l)
+            if ret:
+                page += [".PP", esc(f"{name}() returns {ret}")]
+            else:
+                page += [".PP", "Not stated in the header."]
+            if c.errors:
+                page += [".PP", "On failure it returns a negative errno, as ERRORS says, and changes nothing"
+                         " the API shows unless ERRORS says otherwise."]
+            page.append(".SH ERRORS")
+            if c.errors:
+                for errno, lines in c.errors:
+                    page += [".TP", f".B {esc(errno)}" if errno else ".B (other)"]
+                    page += [esc(l) for l in lines if l]
+            else:
+                page += [".PP", "None: the function does not fail." if c.no_errors else "Not stated in the header."]
+            page.append(".SH ATTRIBUTES")
+            threads = " ".join(l for l in (c.threads or default_threads) if l)
+            page += [".TP", "Thread safety and waits",
+                     esc(threads[0].upper() + threads[1:]) if threads else "Not stated in the header."]
+            page.append(".SH VERSIONS")
+            page += versions_roff(name, vers.since(name))
+            defs, done = related(text, all_types, set())
+            for _, (_, body) in list(defs):  # the structs' own fields name more types
+                more, done = related(body, all_types, done)
                 defs += more
             flag_enums = []
-            for c, body in anon:
-                ctext = " ".join(c)
+            for ec, body in anon:
+                ctext = " ".join(ec)
                 if re.search(rf"\b{name}\b", ctext) or any(
                         re.search(rf"\b{k.split()[-1]}\.", ctext) for k, _ in defs if k.startswith("struct ")):
-                    flag_enums.append((c, body))
+                    flag_enums.append((ec, body))
             used = "\n".join([text] + [b for _, (_, b) in defs] + [b for _, b in flag_enums])
             macros = [m for m in all_macros if re.search(rf"\b{m}\b", used) and m != name]
             if defs or flag_enums or macros:
                 page.append(".SH DEFINITIONS")
-                for key, (c, body) in defs + [(None, fe) for fe in flag_enums]:
-                    page += body_roff(c)
+                for key, (dc, body) in defs + [(None, fe) for fe in flag_enums]:
+                    page += body_roff(dc)
                     page += pre(body)
                 if macros:
                     page += pre("\n".join(all_macros[m] for m in macros))
@@ -300,30 +567,64 @@ def main():
             for w in sorted(set(re.findall(r"\b(bga_\w+)\b", used))):
                 if w in funcs and w != name and w not in [m[0] for m in members]:
                     see.append(w)
-            page.append(".SH SEE ALSO")
-            refs = [f".BR {ov} (3)"] + [f".BR {esc(w)} (3)" for w in see] + [f".BR {esc(m[0])} (3)"
-                                                                               for m in members if m[0] != name]
-            page += [r + "," for r in refs[:-1]] + refs[-1:]
-            with open(os.path.join(outdir, name + ".3"), "w", encoding="utf-8") as out:
-                out.write("\n".join(page) + "\n")
+            refs = [".BR bgalloc (7)", f".BR {ov} (3)"] + [f".BR {esc(w)} (3)" for w in see]
+            refs += [f".BR {esc(m[0])} (3)" for m in members if m[0] != name]
+            refs += [f".BR {esc(k.split()[1])} (3type)" for k, _ in defs
+                     if k.startswith("struct ") and k.split()[1] in STRUCT_PAGES]
+            page += see_also(refs)
+            write(os.path.join(outdir, name + ".3"), page)
 
-        page = th(ov, version)
-        what = "a block and extent allocator" if ov == "bgalloc" else summary(h.intro, ov)
+        page = th(ov, 3, version)
+        what = "a block and extent allocator" if ov == "bgalloc" else summary(h.intro)
         page += [".SH NAME", f"{esc(ov)} \\- {esc(what)}", ".SH SYNOPSIS", ".nf",
                  f".B #include <{h.include}>", ".fi", ".SH DESCRIPTION"]
         page += body_roff(h.intro)
         if ov == "bgalloc":
             page += [".PP", f"This page is of bgalloc {esc(version)}; the version a program runs against is",
-                     ".BR bga_version (3)."]
+                     ".BR bga_version (3).", "The model, the errors and the persistence guide are in",
+                     ".BR bgalloc (7)."]
         page.append(".SH FUNCTIONS")
         for name, proto, comment, gid in h.funcs:
-            page += [".TP", f".BR {esc(name)} (3)", esc(summary(comment, name))]
+            page += [".TP", f".BR {esc(name)} (3)", esc(summary(comment))]
         others = [overview_name(o) for o in headers if o is not h and o.funcs]
-        page.append(".SH SEE ALSO")
-        refs = [f".BR {o} (3)" for o in others]
-        page += [r + "," for r in refs[:-1]] + refs[-1:]
-        with open(os.path.join(outdir, ov + ".3"), "w", encoding="utf-8") as out:
-            out.write("\n".join(page) + "\n")
+        page += see_also([".BR bgalloc (7)"] + [f".BR {o} (3)" for o in others])
+        write(os.path.join(outdir, ov + ".3"), page)
+
+    # the public structs, one page each
+    for sname in STRUCT_PAGES:
+        key = f"struct {sname}"
+        if key not in all_types:
+            sys.exit(f"mkman: {key} is not defined in the headers")
+        sc, body = all_types[key]
+        page = th(sname, "3type", version)
+        page += [".SH NAME", f"{esc(sname)} \\- {esc(summary(sc) if sc else 'a public struct of bgalloc')}",
+                 ".SH SYNOPSIS", ".nf", f".B #include <{type_home[key]}>", ".fi"]
+        page += pre(body)
+        page.append(".SH DESCRIPTION")
+        page += body_roff(sc) if sc else [".PP", "No comment is written for it yet."]
+        page += [".PP", "Each field's comment in the definition above gives its meaning, its range and"
+                 " its default."]
+        users = sorted(n for n, (_, f) in funcs.items() if re.search(rf"\bstruct\s+{sname}\b", f[1]))
+        page.append(".SH VERSIONS")
+        page += [".PP", "The struct grows only at its end (CHANGELOG.md, \"Versions and the ABI\")."]
+        page += see_also([".BR bgalloc (7)"] + [f".BR {esc(u)} (3)" for u in users])
+        write(os.path.join(outdir, sname + ".3type"), page)
+
+    # bgalloc(7): the overview and the persistence guide
+    page = th("bgalloc", 7, version, "bgalloc Overview")
+    page += [".SH NAME", "bgalloc \\- a block and extent allocator for file systems and storage engines in user space",
+             ".SH SYNOPSIS", ".nf", ".B #include <bgalloc.h>", ".fi", ".PP",
+             "Link with \\fI\\-lbgalloc\\fP (\\fBpkg\\-config \\-\\-libs bgalloc\\fP).", ".SH DESCRIPTION"]
+    page += body_roff(main_h.intro)
+    guide = readme_section(srcdir, "Persistence guide")
+    if not guide:
+        sys.exit("mkman: README.md has no \"## Persistence guide\" section for bgalloc(7)")
+    page.append(".SH PERSISTENCE GUIDE")
+    page += md_roff(guide)
+    page += see_also([f".BR {overview_name(h)} (3)" for h in headers if h.funcs] +
+                     [f".BR {s} (3type)" for s in STRUCT_PAGES] +
+                     [".BR bga_store (3)", ".BR bga_load (3)", ".BR bga_commit (3)", ".BR bga-inspect (1)"])
+    write(os.path.join(out7, "bgalloc.7"), page)
 
 
 if __name__ == "__main__":

@@ -130,9 +130,9 @@ BGA_EXTERN uint64_t bga_bitmap_set_range(uint64_t *map, uint64_t start, uint64_t
 BGA_EXTERN uint64_t bga_bitmap_clear_range(uint64_t *map, uint64_t start, uint64_t len);
 
 /*
- * Name the scan implementation chosen at run time for this CPU, on first
- * use: "avx2" where the CPU has AVX2, else "scalar".  For benchmarks and
- * reports.
+ * Name the scan implementation chosen at run time for this CPU.  It is
+ * chosen on first use: "avx2" where the CPU has AVX2, else "scalar".  For
+ * benchmarks and reports.
  *
  * Returns: a static string, never NULL.
  * Errors: none.

@@ -97,8 +97,8 @@ BGA_EXTERN void bga_counter_destroy(struct bga_counter *c);
 BGA_EXTERN void bga_counter_add(struct bga_counter *c, int64_t delta);
 
 /*
- * Read the counter's approximate value in O(1): one load of the shared
- * total.  Off by at most bga_counter_error_bound(c) from the exact value
+ * Read the counter's approximate value in O(1).  One load of the shared
+ * total, off by at most bga_counter_error_bound(c) from the exact value
  * at the instant of that load.
  *
  * Returns: the approximate value.
@@ -160,8 +160,8 @@ BGA_EXTERN int bga_counter_compare(struct bga_counter *c, int64_t rhs);
 BGA_EXTERN int bga_counter_add_limited(struct bga_counter *c, int64_t delta, int64_t limit);
 
 /*
- * Report the most read() can be off by: (nslots + 1) * (batch - 1), 0 in
- * atomic mode.  See "Error bound" above.
+ * Report the most bga_counter_read() can be off by.  That is
+ * (nslots + 1) * (batch - 1), 0 in atomic mode.  See "Error bound" above.
  *
  * Returns: the bound.
  * Errors: none.
@@ -186,8 +186,8 @@ BGA_EXTERN int32_t bga_counter_batch(const struct bga_counter *c);
 BGA_EXTERN enum bga_counter_mode bga_counter_mode_of(const struct bga_counter *c);
 
 /*
- * Tell whether the counter's adds run as restartable sequences
- * ("percpu-rseq" above).  Fixed for the counter's life.
+ * Tell whether the counter's adds run as restartable sequences.  That is
+ * "percpu-rseq" above.  Fixed for the counter's life.
  *
  * Returns: 1 when they do, 0 otherwise.
  * Errors: none.
@@ -195,8 +195,8 @@ BGA_EXTERN enum bga_counter_mode bga_counter_mode_of(const struct bga_counter *c
 BGA_EXTERN int bga_counter_uses_rseq(const struct bga_counter *c);
 
 /*
- * Name how adds update the counter: "percpu-rseq", "percpu-cas" or
- * "atomic" (see the top of this header).  For reports.
+ * Name how adds update the counter.  The name is "percpu-rseq",
+ * "percpu-cas" or "atomic" (see the top of this header).  For reports.
  *
  * Returns: a static string, never NULL.
  * Errors: none.

@@ -3,7 +3,7 @@
 #define BGALLOC_LOCKTAB_H
 
 /*
- * A hashed table of locks: a power-of-two number of slots, each padded to
+ * A hashed table of locks.  A power-of-two number of slots, each padded to
  * its own cache line.  Key k maps to slot k & (nslots - 1), so callers that
  * lock by group number spread across the slots the way ext2's
  * sb_bgl_lock() does.

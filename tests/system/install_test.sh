@@ -11,8 +11,10 @@
 #  - the ported Ceph and ext4 allocator suites build and pass against the
 #    installed header and library alone;
 #  - bga_strerror(-ENOENT) names the error;
-#  - a man(3) page for every exported and every BGA_EXTERN function, man(1)
-#    pages for the programs, all found by man(1) under the prefix;
+#  - a man(3) page for every exported and every BGA_EXTERN function, with
+#    RETURN VALUE, ERRORS, ATTRIBUTES and VERSIONS, the structs' 3type
+#    pages, bgalloc(7) with its persistence guide, man(1) pages for the
+#    programs, all found by man(1) under the prefix;
 #  - the installed programs run from the prefix: --help on stdout with
 #    status 0, --version with the library's version.
 #   tests/system/install_test.sh <build dir> <source dir>
@@ -112,11 +114,18 @@ enoent=$("$prefix/version" | sed -n 2p)
 # man pages, as man(1) finds them under the prefix
 "$src/tests/system/man_test.sh" "$libdir/libbgalloc.so" "$prefix/share/man" "$prefix/include" >/dev/null ||
 	fail "man(3) pages: $("$src/tests/system/man_test.sh" "$libdir/libbgalloc.so" "$prefix/share/man" "$prefix/include")"
-for page in 3:bgalloc 3:bga_alloc 3:bga_version 1:bga-inspect; do
+for page in 3:bgalloc 3:bga_alloc 3:bga_version 1:bga-inspect 7:bgalloc 3type:bga_config; do
 	man -M "$prefix/share/man" -w "${page%%:*}" "${page#*:}" >/dev/null 2>&1 || fail "man ${page/:/ } not found"
 	[ -n "$(MANWIDTH=80 man -M "$prefix/share/man" "${page%%:*}" "${page#*:}" 2>/dev/null | grep DESCRIPTION)" ] ||
 		fail "man ${page/:/ } does not render"
 done
+
+out=$(MANWIDTH=80 man -M "$prefix/share/man" 3 bga_alloc_vec 2>/dev/null)
+for s in "RETURN VALUE" ERRORS ATTRIBUTES VERSIONS; do
+	grep -q "^$s" <<<"$out" || fail "man 3 bga_alloc_vec has no $s section"
+done
+out=$(MANWIDTH=80 man -M "$prefix/share/man" 7 bgalloc 2>/dev/null)
+grep -q "^PERSISTENCE GUIDE" <<<"$out" || fail "man 7 bgalloc has no persistence guide"
 
 # the installed programs, from the prefix alone
 tools=bga-inspect

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Every function the shared library exports, and every BGA_EXTERN function
 # of the public headers, has a man(3) page (scripts/mkman.py), and every
-# page, man(1) included, renders with no groff warning.
+# page, man(1), the structs' 3type and bgalloc(7) included, renders with no
+# groff warning; man_check.py checks each page's sections, ERRORS and NAME
+# against the headers.
 #   tests/system/man_test.sh LIBBGALLOC.SO MANDIR INCLUDEDIR
 set -euo pipefail
 lib=$1 man=$2 inc=$3
@@ -20,10 +22,11 @@ for f in $exported $declared; do
 done
 [ $missing = 0 ] || fail "functions without a man(3) page"
 set +f
-for f in "$man"/man3/*.3 "$man"/man1/*.1; do
+for f in "$man"/man3/*.3 "$man"/man3/*.3type "$man"/man7/*.7 "$man"/man1/*.1; do
 	[ -e "$f" ] || continue
 	w=$(groff -man -Tutf8 -ww -z "$f" 2>&1) || fail "$f: groff failed: $w"
 	[ -z "$w" ] || fail "$f: $w"
 	grep -q '^\.SH DESCRIPTION' "$f" || fail "$f: no DESCRIPTION"
 done
+python3 "$(dirname "$0")/man_check.py" "$man" "$inc" || fail "the pages do not say what the headers say (above)"
 echo "man_test: $(wc -w <<<"$exported") exported functions, $(ls "$man"/man3 | wc -l) pages, all render"
