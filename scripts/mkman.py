@@ -25,6 +25,9 @@ three tagged parts, each starting a line of its own:
    -EINVAL  when, continued on indented lines   -> ERRORS
   Threads: who may call it, what it waits on    -> ATTRIBUTES
 
+A clearer name for an old call says "Alias of: OLD." instead, and its page
+takes RETURN VALUE, ERRORS and ATTRIBUTES from OLD's comment.
+
 A header's opening comment may hold a "Threads:" paragraph that serves each
 of its functions without one.  VERSIONS comes from the source tree: 0.1.0
 when the 0.1.0 headers declare the function, else the oldest release of
@@ -190,7 +193,7 @@ def esc(s):
     return s
 
 
-TAGS = ("Returns:", "Errors:", "Threads:")
+TAGS = ("Returns:", "Errors:", "Threads:", "Alias of:")
 ERRNO_LINE = re.compile(r"^\s*(-E[A-Z0-9]+)\b\s*(.*)$")
 STRUCT_PAGES = ["bga_config", "bga_request", "bga_extent", "bga_stats", "bga_io"]
 
@@ -202,6 +205,7 @@ class Contract:
         self.errors = []   # (errno, [lines]) in order
         self.no_errors = False  # "Errors: none."
         self.threads = []
+        self.alias = None  # "Alias of: NAME.": the contract is NAME's
 
 
 def contract(comment):
@@ -218,6 +222,8 @@ def contract(comment):
                 c.returns.append(rest)
             elif tag == "Threads:":
                 c.threads.append(rest)
+            elif tag == "Alias of:":
+                c.alias = rest.rstrip(".").rstrip("()").strip()
             elif rest.rstrip(".").lower() == "none":
                 c.no_errors = True
             elif rest:
@@ -342,7 +348,8 @@ class Versions:
     """Since which release each function exists: 0.1.0 for what the 0.1.0
     headers declare, else the oldest release section of CHANGELOG.md that
     names it (in backquotes); the [Unreleased] section counts as the
-    release after the header's version."""
+    header's version while CHANGELOG.md has no section of that version,
+    and as the release after it once it has."""
 
     def __init__(self, srcdir, current):
         self.old = set()
@@ -374,16 +381,20 @@ class Versions:
             if re.search(rf"`{name}`|`{name}\(", "".join(lines)):
                 found = v
         if found == "unreleased":
-            return f"the first release after {self.current}"
+            # the header's version, until a section of CHANGELOG.md is
+            # released under it; then the next one's
+            if any(v == self.current for v, _ in self.sections):
+                return f"the first release after {self.current}"
+            return f"{self.current} (unreleased)"
         return found
 
 
 def versions_roff(name, since):
     if since is None:
         return [".PP", f"{esc(name)}() is not named in CHANGELOG.md yet."]
-    if since[0].isdigit():
+    if re.match(r"^[0-9.]+$", since):
         return [".PP", f"{esc(name)}() first appeared in bgalloc {esc(since)}."]
-    return [".PP", f"{esc(name)}() appears in {esc(since)} (CHANGELOG.md, [Unreleased])."]
+    return [".PP", f"{esc(name)}() appears in bgalloc {esc(since)} (CHANGELOG.md, [Unreleased])."]
 
 
 def md_roff(lines):
@@ -506,6 +517,12 @@ def main():
             if not members:
                 members = [(name, proto, comment, gid)]
             c = contract(comment)
+            if c.alias:
+                if c.alias not in funcs:
+                    sys.exit(f"mkman: {name}: alias of {c.alias}, which no header declares")
+                t = contract(funcs[c.alias][1][2])
+                c.returns, c.errors, c.no_errors = t.returns, t.errors, t.no_errors
+                c.threads = c.threads or t.threads
             text = "\n".join([proto] + [m[1] for m in members] + comment)
             # every header that defines a type the prototypes name
             incs = [h.include]

@@ -8,7 +8,8 @@ For every function a public header declares BGA_EXTERN, read from the
 header with a parser of its own (not scripts/mkman.py's):
 
   - its comment has "Returns:", "Errors:" and "Threads:" (or its header's
-    opening comment has a "Threads:" paragraph);
+    opening comment has a "Threads:" paragraph), or says "Alias of: OLD."
+    and OLD's has them;
   - man3/NAME.3 has NAME, SYNOPSIS, DESCRIPTION, RETURN VALUE, ERRORS,
     ATTRIBUTES, VERSIONS (with a version number) and SEE ALSO;
   - the NAME line is the comment's first sentence, whole: not cut, no
@@ -75,7 +76,7 @@ def tagged(comment, tag):
     got, on = None, False
     for line in comment:
         st = line.strip()
-        if re.match(r"^(Returns|Errors|Threads):", st):
+        if re.match(r"^(Returns|Errors|Threads|Alias of):", st):
             on = st.startswith(tag)
             if on:
                 got = [st[len(tag):].strip()]
@@ -130,6 +131,10 @@ def main():
         for m in re.finditer(r"^(?:typedef\s+)?(struct|enum)\s+(\w+)\s*\{", open(h, encoding="utf-8").read(), re.M):
             defined[f"{m.group(1)} {m.group(2)}"] = rel
     nfuncs = 0
+    comments = {}
+    for h in headers:
+        for name, _, comment in functions(h)[0]:
+            comments[name] = comment
     for h in headers:
         funcs, intro = functions(h)
         intro_threads = any(l.strip().startswith("Threads:") for l in intro)
@@ -139,6 +144,14 @@ def main():
             if not comment:
                 problems.append(f"{where}: no comment")
                 continue
+            first = re.sub(r"\s+", " ", first_sentence(comment)).rstrip(".")
+            alias = tagged(comment, "Alias of:")
+            if alias is not None:  # a clearer name: the contract is the old call's
+                old = alias[0].rstrip(".").rstrip("()").strip()
+                if old not in comments:
+                    problems.append(f"{where}: alias of {old}, which no header declares")
+                    continue
+                comment = comments[old]
             errors = tagged(comment, "Errors:")
             if tagged(comment, "Returns:") is None:
                 problems.append(f"{where}: no \"Returns:\" in its comment")
@@ -165,7 +178,6 @@ def main():
                     problems.append(f"{name}.3: NAME is not '{name} - summary': {nl}")
                 if "..." in nl or "\u2026" in nl:
                     problems.append(f"{name}.3: NAME is cut: {nl}")
-                first = re.sub(r"\s+", " ", first_sentence(comment)).rstrip(".")
                 if summ.lower() != first.lower():
                     problems.append(f"{name}.3: NAME '{summ}' is not the comment's first sentence '{first}'")
             if "ERRORS" in sec:
