@@ -194,7 +194,9 @@ def esc(s):
 
 
 TAGS = ("Returns:", "Errors:", "Threads:", "Alias of:")
-ERRNO_LINE = re.compile(r"^\s*(-E[A-Z0-9]+)\b\s*(.*)$")
+# an entry of "Errors:": the errno at the start of its line (indented at
+# most 3 spaces); deeper lines continue the entry above
+ERRNO_LINE = re.compile(r"^\s{0,3}(-E[A-Z0-9]+)\b\s*(.*)$")
 STRUCT_PAGES = ["bga_config", "bga_request", "bga_extent", "bga_stats", "bga_io"]
 
 

@@ -160,7 +160,7 @@ def main():
                 errors = []
             if tagged(comment, "Threads:") is None and not intro_threads:
                 problems.append(f"{where}: no \"Threads:\" in its comment or its header's")
-            want = [m.group(1) for l in errors for m in [re.match(r"^\s*(-E[A-Z0-9]+)\b", l)] if m]
+            want = [m.group(1) for l in errors for m in [re.match(r"^\s{0,3}(-E[A-Z0-9]+)\b", l)] if m]
             if errors and errors[0].rstrip(".").lower() != "none" and not want:
                 problems.append(f"{where}: \"Errors:\" names no errno and does not say none")
             path = os.path.join(man, "man3", name + ".3")
