@@ -387,7 +387,7 @@ class Versions:
             # released under it; then the next one's
             if any(v == self.current for v, _ in self.sections):
                 return f"the first release after {self.current}"
-            return f"{self.current} (unreleased)"
+            return f"{self.current}, not yet released"
         return found
 
 
@@ -396,7 +396,7 @@ def versions_roff(name, since):
         return [".PP", f"{esc(name)}() is not named in CHANGELOG.md yet."]
     if re.match(r"^[0-9.]+$", since):
         return [".PP", f"{esc(name)}() first appeared in bgalloc {esc(since)}."]
-    return [".PP", f"{esc(name)}() appears in bgalloc {esc(since)} (CHANGELOG.md, [Unreleased])."]
+    return [".PP", f"{esc(name)}() first appears in bgalloc {esc(since)} (CHANGELOG.md, [Unreleased])."]
 
 
 def md_roff(lines):

@@ -5,7 +5,7 @@
  * each transaction T as the guide orders it:
  *
  *   1. close T (what follows is T+1's: allocations in flight included);
- *   2. bga_store: T's image;
+ *   2. bga_store_tagged(vol, io, T): T's image;
  *   3. the journal commit of T, durable;
  *   4. bga_commit(vol, T);
  *
@@ -20,8 +20,9 @@
  *  - the area loads, with no group quarantined, to the state of one
  *    completed store, whole (a store captures allocations in flight);
  *  - no block the journal's last durable transaction J owns is free in it;
- *  - the image's last committed txn L is the last bga_commit before its
- *    store, and the blocks freed in transactions L < t <= J are allocated
+ *  - the image's tag (bga_store_tagged, bga_volume_tag) is the transaction
+ *    its store was for; its last committed txn L is the last bga_commit
+ *    before that store, and the blocks freed in transactions L < t <= J are allocated
  *    in it (deferred frees are stored allocated until their commit), so
  *    freeing them (the replay) succeeds;
  *  - every other allocated block that J does not own was allocated by a
@@ -167,6 +168,7 @@ static struct area area_cut(const struct area *pre, const struct memio *m, size_
 
 struct stored {
 	struct usedmap u[2 * MAXTXN + 4]; /* the state at each completed store, and the one before any */
+	uint64_t tag[2 * MAXTXN + 4];     /* the transaction each was stored for (bga_store_tagged) */
 	int n;
 };
 
@@ -196,6 +198,13 @@ static int recover(const struct engine *e, const struct area *a, uint64_t J, con
 		if (usedmap_equal(&u, &s->u[i]))
 			which = i;
 	cr_assert_geq(which, 0, "%s: the image is not the state of any completed store", point);
+	uint64_t tag;
+	bool tag_ok = false;
+	cr_assert_eq(bga_volume_tag(vol, &tag), 0);
+	for (int i = 0; i < s->n; i++) /* stores of equal states cannot be told apart */
+		tag_ok |= usedmap_equal(&u, &s->u[i]) && tag == s->tag[i];
+	cr_assert(tag_ok, "%s: the image's tag is %llu, not %llu, the transaction of the store it holds", point,
+		  (unsigned long long)tag, (unsigned long long)s->tag[which]);
 	cr_assert_leq(L, J, "%s: the image committed txn %llu, past the journal's %llu", point,
 		      (unsigned long long)L, (unsigned long long)J);
 	for (uint64_t b = 0; b < NBLOCKS; b++) {
@@ -244,23 +253,24 @@ static int recover(const struct engine *e, const struct area *a, uint64_t J, con
 	return which;
 }
 
-static void snap(struct engine *e, struct stored *s)
+static void snap(struct engine *e, struct stored *s, uint64_t tag)
 {
 	cr_assert_lt(s->n, (int)(sizeof(s->u) / sizeof(s->u[0])));
+	s->tag[s->n] = tag;
 	cr_assert_eq(usedmap_take(e->vol, &s->u[s->n]), 0);
 	s->n++;
 }
 
 /* A store recorded write by write, crashed after each one; the state
  * each cut loads is the one before the store or the store's own. */
-static void store_crashing(struct engine *e, struct stored *s, const char *what)
+static void store_crashing(struct engine *e, struct stored *s, uint64_t T, const char *what)
 {
 	struct area pre = area_now(&e->m);
 	int before = s->n - 1;
-	snap(e, s); /* the store's instant: nothing runs during it here */
+	snap(e, s, T); /* the store's instant: nothing runs during it here */
 	memio_clear_log(&e->m);
 	e->m.record = true;
-	cr_assert_eq(bga_store(e->vol, &e->io), 0);
+	cr_assert_eq(bga_store_tagged(e->vol, &e->io, T), 0);
 	e->m.record = false;
 	bool saw_new = false;
 	for (size_t cut = 0; cut <= e->m.nlog; cut++) {
@@ -301,8 +311,8 @@ Test(persist_guide, crash_at_each_point, .timeout = 120)
 	cfg.blocks_per_group = BPG;
 	cr_assert_eq(bga_create(&cfg, &e.vol), 0);
 	memio_init(&e.m, &e.io);
-	snap(&e, &s);
-	cr_assert_eq(bga_store(e.vol, &e.io), 0); /* the format: an empty volume, txn 0 */
+	snap(&e, &s, 0);
+	cr_assert_eq(bga_store(e.vol, &e.io), 0); /* the format: an empty volume, txn 0, tag 0 */
 	e.running = 1;
 	allocate(&e, 6);
 	int ntxn = MAXTXN - 2;
@@ -317,7 +327,7 @@ Test(persist_guide, crash_at_each_point, .timeout = 120)
 		uint64_t T = e.running;
 		e.running = T + 1;
 		/* 2: the store, crashed at every write */
-		store_crashing(&e, &s, "during the store of T");
+		store_crashing(&e, &s, T, "during the store of T");
 		crash_now(&e, &s, "after the store of T, before its journal commit");
 		/* 3: the journal commit of T */
 		e.durable = T;
@@ -330,12 +340,12 @@ Test(persist_guide, crash_at_each_point, .timeout = 120)
 	/* a clean close: the last transaction committed, then one more store */
 	uint64_t T = e.running;
 	free_some(&e, 3);
-	store_crashing(&e, &s, "the last transaction's store");
+	store_crashing(&e, &s, T, "the last transaction's store");
 	e.durable = T;
 	cr_assert_eq(bga_commit(e.vol, T), 0);
 	crash_now(&e, &s, "closing: after the last bga_commit, before the closing store");
 	e.running = T + 1; /* nothing more is allocated */
-	store_crashing(&e, &s, "the closing store");
+	store_crashing(&e, &s, T, "the closing store");
 	crash_now(&e, &s, "closed");
 	{
 		/* closed cleanly: the image is exact, last committed T */
@@ -347,6 +357,9 @@ Test(persist_guide, crash_at_each_point, .timeout = 120)
 		struct bga_stats st;
 		cr_assert_eq(bga_stats(vol, &st), 0);
 		cr_assert_eq(st.last_committed_txn, T);
+		uint64_t tag;
+		cr_assert_eq(bga_volume_tag(vol, &tag), 0);
+		cr_assert_eq(tag, T, "the closed image's tag is %llu, not the last transaction", (unsigned long long)tag);
 		for (uint64_t b = 0; b < NBLOCKS; b++) {
 			struct bga_request one = {.goal = b, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
 			struct bga_extent x;
