@@ -87,19 +87,11 @@ def tagged(comment, tag):
 
 
 def first_sentence(comment):
-    words = []
-    for line in comment:
-        st = line.strip()
-        if not st:
-            if words:
-                break
-            continue
-        m = re.search(r"[^.]\.(  |$)", st)
-        if m:
-            words.append(st[:m.start() + 1])
-            break
-        words.append(st)
-    return " ".join(words)
+    """Up to the first period that ends a line or has two spaces after it
+    (the headers' style: "e.g. x" goes on), within the first paragraph."""
+    para = "\n".join(l.strip() for l in comment).strip().split("\n\n")[0]
+    m = re.search(r"[^.]\.(?=  |\n|$)", para)
+    return " ".join((para[:m.end()] if m else para).split())
 
 
 def unroff(s):
