@@ -22,9 +22,9 @@
  *  - no block the journal's last durable transaction J owns is free in it;
  *  - the image's tag (bga_store_tagged, bga_volume_tag) is the transaction
  *    its store was for; its last committed txn L is the last bga_commit
- *    before that store, and the blocks freed in transactions L < t <= J are allocated
- *    in it (deferred frees are stored allocated until their commit), so
- *    freeing them (the replay) succeeds;
+ *    before that store, and the blocks freed in transactions L < t <= J
+ *    are allocated in it (deferred frees are stored allocated until their
+ *    commit), so freeing them (the replay) succeeds;
  *  - every other allocated block that J does not own was allocated by a
  *    transaction after J (its own, lost, or in flight): a leak, given
  *    back by the walk, never a block owned twice;
@@ -169,6 +169,7 @@ static struct area area_cut(const struct area *pre, const struct memio *m, size_
 struct stored {
 	struct usedmap u[2 * MAXTXN + 4]; /* the state at each completed store, and the one before any */
 	uint64_t tag[2 * MAXTXN + 4];     /* the transaction each was stored for (bga_store_tagged) */
+	uint64_t committed[2 * MAXTXN + 4]; /* the last bga_commit before it */
 	int n;
 };
 
@@ -202,9 +203,10 @@ static int recover(const struct engine *e, const struct area *a, uint64_t J, con
 	bool tag_ok = false;
 	cr_assert_eq(bga_volume_tag(vol, &tag), 0);
 	for (int i = 0; i < s->n; i++) /* stores of equal states cannot be told apart */
-		tag_ok |= usedmap_equal(&u, &s->u[i]) && tag == s->tag[i];
-	cr_assert(tag_ok, "%s: the image's tag is %llu, not %llu, the transaction of the store it holds", point,
-		  (unsigned long long)tag, (unsigned long long)s->tag[which]);
+		tag_ok |= usedmap_equal(&u, &s->u[i]) && tag == s->tag[i] && L == s->committed[i];
+	cr_assert(tag_ok, "%s: the image's tag is %llu and last commit %llu, not %llu and %llu, the store's", point,
+		  (unsigned long long)tag, (unsigned long long)L, (unsigned long long)s->tag[which],
+		  (unsigned long long)s->committed[which]);
 	cr_assert_leq(L, J, "%s: the image committed txn %llu, past the journal's %llu", point,
 		      (unsigned long long)L, (unsigned long long)J);
 	for (uint64_t b = 0; b < NBLOCKS; b++) {
@@ -257,6 +259,9 @@ static void snap(struct engine *e, struct stored *s, uint64_t tag)
 {
 	cr_assert_lt(s->n, (int)(sizeof(s->u) / sizeof(s->u[0])));
 	s->tag[s->n] = tag;
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(e->vol, &st), 0);
+	s->committed[s->n] = st.last_committed_txn;
 	cr_assert_eq(usedmap_take(e->vol, &s->u[s->n]), 0);
 	s->n++;
 }
