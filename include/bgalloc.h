@@ -309,9 +309,9 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
 /*
  * Allocate up to want blocks as several extents.  At most max_out
  * extents (Ceph's Allocator::allocate), each of min_len .. max_len blocks
- * and aligned as req->align asks, found as bga_alloc() finds one: the first piece as near
- * req->goal as bga_alloc would look (BGA_NO_GOAL: the calling CPU's
- * home), each next piece from the end of the one before.
+ * and aligned as req->align asks, found as bga_alloc() finds one: the
+ * first piece as near req->goal as bga_alloc would look (BGA_NO_GOAL:
+ * the calling CPU's home), each next piece from the end of the one before.
  *
  * One extent where one run holds the request: once the rest of want fits
  * one piece (min(max_len, blocks_per_group), rounded down to align), a
@@ -598,8 +598,9 @@ BGA_EXTERN uint64_t bga_free_exact(struct bga_volume *vol);
 
 /*
  * Open a per-file reservation window handle.  Windows are ext3's
- * reservation in shape, ext4's inode preallocation in substance.  A handle books a window of free blocks
- * near its allocations, and the window then belongs to the handle: its
+ * reservation in shape, ext4's inode preallocation in substance.  A
+ * handle books a window of free blocks near its allocations, and the
+ * window then belongs to the handle: its
  * blocks are marked in use in the group, so no other caller gets them,
  * and allocations through the handle (req.rsv) take from it with no group
  * lock and no bitmap write.  The window's size starts at cfg.rsv_default
