@@ -704,8 +704,8 @@ BGA_EXTERN int bga_foreach_free(struct bga_volume *vol, uint64_t from, uint64_t 
  * Discard the free space of a range.  For each free extent of at least
  * min_len blocks in [from, to): mark it in use, call cb (the caller's
  * discard) with no lock held, then free it again.  Other threads keep
- * allocating elsewhere meanwhile; no block is ever handed out or lost.  Groups trimmed before
- * and not freed into since are skipped.  Each group's qualifying extents
+ * allocating elsewhere meanwhile; no block is ever handed out or lost.
+ * Groups trimmed before and not freed into since are skipped.  Each group's qualifying extents
  * are claimed together, then discarded one by one.  Extents are charged
  * like allocations while claimed, so space promised to bga_reserve() is
  * never trimmed: the claim stops at the first extent the unpromised space
