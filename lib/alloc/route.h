@@ -108,9 +108,17 @@ void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses
  * min_len .. max_len and aligned, in the free runs now: taken (0, out[]
  * and *n_out filled); else -EAGAIN when they fit after every pending
  * deferred free commits, -ENOSPC when not; -ENOMEM.  Reads a lazy load's
- * unread chunks first.  No lock held.
+ * unread chunks first.  `checked`: bga__vec_fits_now said it does not fit,
+ * so unless unread chunks are read now it is not looked for again.  No
+ * lock held.
  */
 int bga__vec_fit(struct bga_volume *vol, const struct bga_request *req, uint64_t want, struct bga_extent *out,
-		 size_t max_out, size_t *n_out);
+		 size_t max_out, size_t *n_out, bool checked);
+/* Does all-or-nothing's want fit now, in the chunks read so far (a lazy
+ * load's unread ones count as used)?  Looks, takes nothing: 0, -ENOSPC,
+ * -ENOMEM.  Before a carve, so that a request that cannot succeed fails
+ * having changed nothing (a carve's pieces give groups bitmaps that its
+ * undo leaves). */
+int bga__vec_fits_now(struct bga_volume *vol, const struct bga_request *req, uint64_t want, size_t max_out);
 
 #endif

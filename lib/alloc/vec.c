@@ -206,7 +206,15 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 	}
 	/* No count decides all or nothing up front: a lazy load's unread
 	 * chunks are free but not counted until read (issue 34), and a
-	 * count says nothing of runs.  The carve, and its fit, decide. */
+	 * count says nothing of runs.  The fit decides (vec_fit.c): looked
+	 * for first, so that a request that cannot succeed changes nothing
+	 * (a carve's undo would leave the bitmaps its pieces gave groups),
+	 * then carved, and taken as found when the carve falls short. */
+	if (all) {
+		int fits = bga__vec_fits_now(vol, req, want, max_out);
+		if (fits != 0)
+			return fits == -ENOSPC ? bga__vec_fit(vol, req, want, out, max_out, n_out, true) : fits;
+	}
 
 	struct carve c = {.out = out, .max_out = max_out, .max_len = req->max_len, .min_len = req->min_len};
 	uint32_t bpg = vol->cfg.blocks_per_group;
@@ -225,10 +233,19 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 	if (all && req->rsv != NULL) {
 		/* All or nothing takes from the handle's window only what it
 		 * holds now, and books none, so a failure can give the piece
-		 * back to the window (window_give_back). */
+		 * back to the window (window_give_back); the carve goes on
+		 * after the piece. */
 		window_piece(vol, req, want, piece_cap, &wp, &c);
 		p.rsv = NULL;
+		uint64_t next = c.n ? out[0].start + out[0].len : BGA_NO_GOAL;
+		if (next < __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE))
+			p.goal = next;
 	}
+	if (all && p.goal == BGA_NO_GOAL)
+		/* the CPU's home, where a goal-less walk starts: a goal-less
+		 * small piece would book the CPU's locality window, which a
+		 * failure could not give back */
+		p.goal = bga__home(bga__percpu(vol), __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE));
 	uint32_t stripe = vol->cfg.stripe;
 	bool more = p.rsv == NULL && !(req->flags & BGA_USE_RESERVED) &&
 		    !(stripe > 1 && align == 1 && req->min_len % stripe == 0 && piece_cap % stripe == 0);
@@ -301,7 +318,7 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 			bga_counter_add(vol->used, -(int64_t)total);
 		/* The greedy carve missed: the fit decides, on the free
 		 * space itself (vec_fit.c), and takes what fits. */
-		return rc == -ENOMEM ? rc : bga__vec_fit(vol, req, want, out, max_out, n_out);
+		return rc == -ENOMEM ? rc : bga__vec_fit(vol, req, want, out, max_out, n_out, false);
 	}
 	if (wp.len)
 		req->rsv->hits++; /* served (in part) by its window */

@@ -213,6 +213,13 @@ static int scan(struct bga_volume *vol, const struct bga_geom *geo, struct fit *
 			next = BGA_MIN(next, bga__dfree_next_group(vol, g, n));
 		if ((g = next) >= n)
 			break;
+		if (bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT) == NULL && bga__chunk_pending(vol, g >> BGA_CHUNK_SHIFT)) {
+			/* unread (a lazy load's): nothing in it counts until
+			 * it is read, and so its runs cannot join */
+			rc = close_open(f);
+			g |= BGA_CHUNK_GROUPS - 1;
+			continue;
+		}
 		uint64_t first = bga__group_first(vol, g), len;
 		uint32_t hi = bga__dfree_group_map(vol, g, map, after_commit);
 		for (uint64_t at = 0, pos; rc == 0 && (pos = bga_bitmap_find_zero_run(map, hi, at, f->min, hi, &len)) < hi;
@@ -225,23 +232,40 @@ static int scan(struct bga_volume *vol, const struct bga_geom *geo, struct fit *
 	return rc ? rc : close_open(f);
 }
 
-/* Does the request fit now (out[] then holds the fit), or after the
- * commit (out NULL)?  0, -ENOSPC or -ENOMEM. */
+/* Does the request fit now, or after the commit (after_commit)?  With
+ * out non-NULL, out[] and *n get the fit.  0, -ENOSPC or -ENOMEM. */
 static int fit_in(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req, uint64_t want,
-		  size_t max_out, struct bga_extent *out, size_t *n)
+		  size_t max_out, struct bga_extent *out, size_t *n, bool after_commit)
 {
 	uint64_t align = req->align > 1 ? req->align : 1;
 	struct fit f = {.min = req->min_len, .max = req->max_len, .align = align, .want = want};
 	f.k = BGA_MIN((uint64_t)max_out, want / f.min);
-	int rc = scan(vol, geo, &f, out == NULL);
+	int rc = scan(vol, geo, &f, after_commit);
 	if (rc == 0)
 		rc = solve(&f, out, n);
 	free(f.s);
 	return rc;
 }
 
+/* The count: what the call may take at most (the unpromised blocks, or
+ * what is reserved). */
+static int64_t room(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req)
+{
+	return (req->flags & BGA_USE_RESERVED) ? (int64_t)bga_reserved(vol) : bga__unpromised(vol, geo);
+}
+
+int bga__vec_fits_now(struct bga_volume *vol, const struct bga_request *req, uint64_t want, size_t max_out)
+{
+	urcu_bp_read_lock();
+	const struct bga_geom *geo = bga_rcu_load(vol->geom);
+	int rc = room(vol, geo, req) >= (int64_t)want ? fit_in(vol, geo, req, want, max_out, NULL, NULL, false)
+						       : -ENOSPC;
+	urcu_bp_read_unlock();
+	return rc;
+}
+
 int bga__vec_fit(struct bga_volume *vol, const struct bga_request *req, uint64_t want, struct bga_extent *out,
-		 size_t max_out, size_t *n_out)
+		 size_t max_out, size_t *n_out, bool checked)
 {
 	bool reserved = req->flags & BGA_USE_RESERVED;
 	for (int tries = 0;; tries++) {
@@ -250,11 +274,13 @@ int bga__vec_fit(struct bga_volume *vol, const struct bga_request *req, uint64_t
 		int rc = bga__unverified_settle(vol);
 		if (rc < 0)
 			return rc;
+		/* known not to fit now, and nothing was read since */
+		bool known = checked && tries == 0 && rc == 0;
 		urcu_bp_read_lock();
 		const struct bga_geom *geo = bga_rcu_load(vol->geom);
-		int64_t left = reserved ? (int64_t)bga_reserved(vol) : bga__unpromised(vol, geo);
+		int64_t left = room(vol, geo, req);
 		size_t n = 0;
-		rc = left >= (int64_t)want ? fit_in(vol, geo, req, want, max_out, out, &n) : -ENOSPC;
+		rc = left >= (int64_t)want && !known ? fit_in(vol, geo, req, want, max_out, out, &n, false) : -ENOSPC;
 		if (rc == 0) {
 			rc = bga__claim_vec(vol, geo, out, n, reserved);
 			if (rc == 0) {
@@ -271,7 +297,7 @@ int bga__vec_fit(struct bga_volume *vol, const struct bga_request *req, uint64_t
 		if (rc == -ENOSPC) {
 			uint64_t pending = bga__dfree_pending(vol, NULL);
 			if (pending != 0 && (reserved || left + (int64_t)pending >= (int64_t)want)) {
-				rc = fit_in(vol, geo, req, want, max_out, NULL, NULL);
+				rc = fit_in(vol, geo, req, want, max_out, NULL, NULL, true);
 				rc = rc == 0 ? -EAGAIN : rc;
 			}
 		}
