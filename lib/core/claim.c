@@ -7,6 +7,7 @@
  * charged before any is changed.
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "rcu.h"
 
@@ -21,12 +22,14 @@
  * only a cut stops their owners' lock-free takes, so that the bitmap,
  * read next, says the last word (a remainder counted but not cut could
  * be taken by its owner before the commit).  Then every block must be
- * free; a pending deferred block is marked used, so it fails here.  A
- * group that must change only in part gets its bitmap now, so that the
- * commit cannot fail.
+ * free; a pending deferred block is marked used, so it fails here.
+ * *needs_map: the part changes a bitmap-less group only in part, so the
+ * commit must give it a bitmap.
  */
-static int claim_check_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n)
+static int claim_check_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n,
+			      bool *needs_map)
 {
+	*needs_map = false;
 	if (grp->flags & BGA_GROUP_QUARANTINED)
 		return -EUCLEAN;
 	uint32_t lo, hi;
@@ -37,62 +40,93 @@ static int claim_check_locked(struct bga_volume *vol, struct bga_group *grp, uin
 		if (grp->free == 0)
 			return -EBUSY;
 		/* wholly free: a whole group stays bitmap-less (group.c) */
-		return off == lo && n == hi - lo ? 0 : bga__group_materialise_locked(vol, grp, g);
+		*needs_map = !(off == lo && n == hi - lo);
+		return 0;
 	}
 	if (grp->ext && grp->ext->windows)
 		bga__window_cut_out_locked(vol, grp, g, off, n);
 	return bga_bitmap_range_is_clear(grp->bitmap, off, n) ? 0 : -EBUSY;
 }
 
-/* The commit for one group. */
-static void claim_take_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n)
+/* The part of ext inside group g, as offsets. */
+static void part_of(const struct bga_volume *vol, const struct bga_extent *ext, uint64_t g, uint32_t *off,
+		    uint32_t *n)
 {
-	int rc = bga__group_take_locked(vol, grp, g, off, n);
-	(void)rc;
-	BGA_ASSERT(rc == 0); /* prepared by claim_check_locked */
+	uint64_t first = bga__group_first(vol, g);
+	uint64_t s = BGA_MAX(ext->start, first), e = BGA_MIN(ext->start + ext->len, first + vol->cfg.blocks_per_group);
+	*off = (uint32_t)(s - first);
+	*n = (uint32_t)(e - s);
 }
 
 /*
  * Claim ext[0..n) (sorted, disjoint) with every group lock of them held:
- * every part checked (and prepared), then the whole charged, then every
- * part taken.  The charge: to the used counter against the capacity
- * (blocks promised to bga_reserve() are never claimed; a leaf lock, the
- * counter's, under group locks, as every allocation charges), or, for a
- * reserved allocation, out of vol->reserved.
+ * every part checked, the bitmaps the commit needs allocated, the whole
+ * charged, and only then every part taken, so that a failure changes
+ * nothing but the windows' remainders in the range (bgalloc.h): no group
+ * gets a bitmap for a claim that fails.  The charge: to the used counter
+ * against the capacity (blocks promised to bga_reserve() are never
+ * claimed; a leaf lock, the counter's, under group locks, as every
+ * allocation charges), or, for a reserved allocation, out of
+ * vol->reserved.
  */
 static int claim_locked(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_extent *ext, size_t n,
 			bool reserved)
 {
 	int rc = 0;
-	uint64_t total = 0;
+	uint64_t total = 0, maps = 0;
+	uint32_t off, cnt;
+	bool needs;
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		uint64_t start = ext[i].start, len = ext[i].len;
-		total += len;
-		for (uint64_t g = bga__group_of(vol, start); g <= bga__group_of(vol, start + len - 1) && rc == 0; g++) {
-			uint64_t first = bga__group_first(vol, g);
-			uint64_t s = BGA_MAX(start, first), e = BGA_MIN(start + len, first + vol->cfg.blocks_per_group);
-			rc = claim_check_locked(vol, bga__group_lookup(vol, g), g, (uint32_t)(s - first),
-						(uint32_t)(e - s));
+		total += ext[i].len;
+		for (uint64_t g = bga__group_of(vol, ext[i].start);
+		     g <= bga__group_of(vol, ext[i].start + ext[i].len - 1) && rc == 0; g++) {
+			part_of(vol, &ext[i], g, &off, &cnt);
+			rc = claim_check_locked(vol, bga__group_lookup(vol, g), g, off, cnt, &needs);
+			maps += needs;
 		}
 	}
+	/* Two parts of one group each needing its bitmap: the first one
+	 * made serves both, and the spare is freed. */
+	size_t words = BGA_BITMAP_WORDS(vol->cfg.blocks_per_group);
+	uint64_t **map = rc == 0 && maps ? calloc(maps, sizeof(*map)) : NULL;
+	if (rc == 0 && maps && map == NULL)
+		rc = -ENOMEM;
+	for (uint64_t i = 0; rc == 0 && i < maps; i++)
+		if ((map[i] = malloc(words * sizeof(uint64_t))) == NULL)
+			rc = -ENOMEM;
 	if (rc == 0 && reserved) {
 		uint64_t r = __atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
 		do {
-			if (r < total)
-				return -ENOSPC;
+			if (r < total) {
+				rc = -ENOSPC;
+				break;
+			}
 		} while (!__atomic_compare_exchange_n(&vol->reserved, &r, r - total, false, __ATOMIC_ACQ_REL,
 						      __ATOMIC_RELAXED));
 	} else if (rc == 0 && bga_counter_add_limited(vol->used, (int64_t)total, (int64_t)geo->capacity) != 0) {
 		rc = -ENOSPC;
 	}
+	uint64_t used = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		uint64_t start = ext[i].start, len = ext[i].len;
-		for (uint64_t g = bga__group_of(vol, start); g <= bga__group_of(vol, start + len - 1); g++) {
-			uint64_t first = bga__group_first(vol, g);
-			uint64_t s = BGA_MAX(start, first), e = BGA_MIN(start + len, first + vol->cfg.blocks_per_group);
-			claim_take_locked(vol, bga__group_lookup(vol, g), g, (uint32_t)(s - first), (uint32_t)(e - s));
+		for (uint64_t g = bga__group_of(vol, ext[i].start); g <= bga__group_of(vol, ext[i].start + ext[i].len - 1);
+		     g++) {
+			struct bga_group *grp = bga__group_lookup(vol, g);
+			part_of(vol, &ext[i], g, &off, &cnt);
+			uint32_t lo, hi;
+			bga__grp_span(vol, grp, g, &lo, &hi);
+			if (grp->bitmap == NULL && grp->free != 0 && !(off == lo && cnt == hi - lo)) {
+				BGA_ASSERT(used < maps);
+				bga__group_fill_bitmap_locked(vol, grp, g, map[used]);
+				map[used++] = NULL;
+			}
+			int taken = bga__group_take_locked(vol, grp, g, off, cnt);
+			(void)taken;
+			BGA_ASSERT(taken == 0); /* checked, and its bitmap made */
 		}
 	}
+	for (uint64_t i = 0; map && i < maps; i++)
+		free(map[i]);
+	free(map);
 	return rc;
 }
 
