@@ -340,3 +340,24 @@ Test(answers, rsv_counts_after_close)
 	cr_assert_eq(st.rsv_hits, 7);
 	bga_destroy(vol);
 }
+
+/* A failed claim or all-or-nothing request gives no group a bitmap. */
+Test(answers, failures_initialise_nothing)
+{
+	struct bga_volume *vol = make_volume(256, 64, 0);
+	cr_assert_eq(bga_claim(vol, 130, 1), 0);
+	cr_assert_eq(initialised(vol), 1);
+	cr_assert_eq(bga_claim(vol, 10, 130), -EBUSY); /* groups 0 to 2, block 130 taken */
+	cr_assert_eq(initialised(vol), 1, "a failed claim initialised a group");
+	struct bga_extent out[8];
+	size_t n;
+	cr_assert_eq(vec(vol, 1, 64, 0, BGA_ALL_OR_NOTHING, 200, 2, out, &n), -ENOSPC);
+	cr_assert_eq(initialised(vol), 1, "a failed all-or-nothing request initialised a group");
+	cr_assert_eq(vec(vol, 8, 8, 0, BGA_ALL_OR_NOTHING, 64, 7, out, &n), -ENOSPC);
+	cr_assert_eq(initialised(vol), 1, "a failed all-or-nothing request initialised a group");
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_eq(st.rsv_window_blocks, 0, "a failed request booked a window");
+	assert_clean(vol);
+	bga_destroy(vol);
+}
