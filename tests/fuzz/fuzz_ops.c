@@ -116,11 +116,36 @@ void touch(struct fz *f, uint64_t start, uint64_t len)
  * FULL_EVERY calls. */
 static void compare_after(struct fz *f)
 {
-	int rc = f->op % FULL_EVERY == FULL_EVERY - 1 ? refmodel_compare(&f->m, f->vol)
-						       : refmodel_compare_range(&f->m, f->vol, f->touch_lo, f->touch_hi);
+	bool full = f->op % FULL_EVERY == FULL_EVERY - 1;
+	/* A lazy load running unsettled: the counts alone (a walk of the
+	 * touched groups would read every chunk) until the full compare,
+	 * which reads them and compares everything. */
+	uint64_t lo = f->lazy ? 0 : f->touch_lo, hi = f->lazy ? 0 : f->touch_hi;
+	int rc = full ? refmodel_compare(&f->m, f->vol) : refmodel_compare_range(&f->m, f->vol, lo, hi);
 	if (rc)
 		fail("op %u: %s", f->op, f->m.err);
-	f->touch_lo = f->touch_hi = 0;
+	if (full)
+		f->lazy = false;
+	if (!f->lazy)
+		f->touch_lo = f->touch_hi = 0;
+}
+
+/* What the API shows (shown.h): the statistics only when no lazy load
+ * runs unsettled (bga_stats would read every chunk). */
+static void shown_now(struct fz *f, struct shown *s)
+{
+	expect_rc(f, "shown_take", shown_take(f->vol, f->rsv, MAX_RSV, !f->lazy, s), 0);
+}
+
+/* After a failed call: what the API shows, against before it. */
+static void shown_same(struct fz *f, const struct shown *before)
+{
+	struct shown after;
+	char msg[160];
+
+	shown_now(f, &after);
+	if (shown_diff(before, &after, (enum shown_allow)f->allow, msg, sizeof(msg)))
+		fail("op %u: a call that failed (%d %s): %s", f->op, f->failed, bga_strerror(f->failed), msg);
 }
 
 /* Freeing into a group makes it eligible for trimming again. */
@@ -282,8 +307,10 @@ static void op_alloc(struct fz *f)
 	/* Every answer exactly, -ENOSPC against -EAGAIN included (refmodel.h). */
 	if (refmodel_alloc_check(&f->m, &req, rc, &ext))
 		fail("op %u: %s", f->op, f->m.err);
-	if (rc)
+	if (rc) {
+		fz_failed(f, rc, rc == -ENOSPC || rc == -EAGAIN ? SHOWN_RECLAIM : SHOWN_NOTHING);
 		return;
+	}
 	touch(f, ext.start, ext.len);
 	f->recent[f->nrecent++ % RECENT] = ext;
 	/* "the goal block, then forward in its group": with no windows to
@@ -334,6 +361,8 @@ static void op_alloc_vec(struct fz *f)
 		fail("op %u: alloc_vec returned %d with %zu extents", f->op, rc, n);
 	if (refmodel_alloc_vec_check(&f->m, &req, want, max_out, rc, out, rc ? 0 : n))
 		fail("op %u: %s", f->op, f->m.err);
+	if (rc)
+		fz_failed(f, rc, rc == -ENOSPC || rc == -EAGAIN ? SHOWN_RECLAIM : SHOWN_NOTHING);
 	for (i = 0; !rc && i < n; i++) {
 		touch(f, out[i].start, out[i].len);
 		f->recent[f->nrecent++ % RECENT] = out[i];
@@ -359,6 +388,8 @@ static void op_claim(struct fz *f)
 	want = refmodel_claim(&f->m, start, len);
 	rc = bga_claim(f->vol, start, len);
 	expect_rc(f, "claim", rc, want);
+	if (rc)
+		fz_failed(f, rc, SHOWN_CLAIM_CUT);
 	if (!rc) {
 		touch(f, start, len);
 		f->recent[f->nrecent++ % RECENT] = (struct bga_extent){ start, len };
@@ -379,6 +410,8 @@ static void op_free_vec(struct fz *f)
 	want = refmodel_free_vec(&f->m, ext, n);
 	rc = bga_free_vec(f->vol, n ? ext : NULL, n);
 	expect_rc(f, "free_vec", rc, want);
+	if (rc)
+		fz_failed(f, rc, SHOWN_NOTHING);
 	for (i = 0; !rc && i < n; i++)
 		touched_free(f, ext[i].start, ext[i].len);
 }
@@ -398,6 +431,7 @@ static void op_store(struct fz *f)
 	int rc;
 
 	compare(f); /* the state being stored, in full */
+	f->lazy = false;
 	if (f->v3 && (c & 4)) { /* a tagged store; a plain one keeps the tag */
 		f->tag = fz_u8(&f->in) & 1 ? fz_u64(&f->in) : fz_u8(&f->in);
 		rc = bga_store_tagged(f->vol, &f->io, f->tag);
@@ -413,11 +447,22 @@ static void op_store(struct fz *f)
 	if (refmodel_copy(&lm, &f->m))
 		abort();
 	refmodel_as_loaded(&lm);
-	if (refmodel_compare(&lm, back))
+	if (f->v2 && (c & 9) == 9) {
+		/* It runs on as lazily loaded, its chunks unread: a second
+		 * load of the same image is compared in full instead. */
+		struct bga_volume *peer = NULL;
+		expect_rc(f, "load", bga_load(&f->io, (c & 2) ? &f->cfg : NULL, &peer), 0);
+		if (refmodel_compare(&lm, peer))
+			fail("op %u: the loaded volume: %s", f->op, lm.err);
+		bga_destroy(peer);
+		f->lazy = true;
+	} else if (refmodel_compare(&lm, back)) {
 		fail("op %u: the loaded volume: %s", f->op, lm.err);
+	}
 	if (!(c & 1)) {
 		bga_destroy(back);
 		refmodel_fini(&lm);
+		f->lazy = false;
 		return;
 	}
 	/* The loaded volume runs on; the original goes, with its handles. */
@@ -455,12 +500,16 @@ static void op_free(struct fz *f, bool deferred)
 		want = refmodel_free_deferred(&f->m, start, len, txn);
 		rc = bga_free_deferred(f->vol, start, len, txn);
 		expect_rc(f, "free_deferred", rc, want);
+		if (rc)
+			fz_failed(f, rc, SHOWN_NOTHING);
 		if (!rc)
 			touch(f, start, len);
 	} else {
 		want = refmodel_free(&f->m, start, len);
 		rc = bga_free(f->vol, start, len);
 		expect_rc(f, "free", rc, want);
+		if (rc)
+			fz_failed(f, rc, SHOWN_NOTHING);
 		if (!rc)
 			touched_free(f, start, len);
 	}
@@ -487,6 +536,8 @@ static void op_commit(struct fz *f)
 	want = refmodel_commit(&f->m, txn);
 	rc = bga_commit(f->vol, txn);
 	expect_rc(f, "commit", rc, want);
+	if (rc)
+		fz_failed(f, rc, SHOWN_NOTHING);
 }
 
 static void op_reserve(struct fz *f, bool un)
@@ -505,10 +556,14 @@ static void op_reserve(struct fz *f, bool un)
 		want = refmodel_unreserve(&f->m, n);
 		rc = bga_unreserve(f->vol, n);
 		expect_rc(f, "unreserve", rc, want);
+		if (rc)
+			fz_failed(f, rc, SHOWN_NOTHING);
 	} else {
 		want = refmodel_reserve(&f->m, n);
 		rc = bga_reserve(f->vol, n);
 		expect_rc(f, "reserve", rc, want);
+		if (rc)
+			fz_failed(f, rc, SHOWN_NOTHING);
 	}
 }
 
@@ -541,6 +596,8 @@ static void op_window(struct fz *f)
 		}
 		rc = bga_rsv_set_size(f->rsv[i], size);
 		expect_rc(f, "rsv_set_size", rc, size > f->cfg.rsv_max ? -EINVAL : 0);
+		if (rc)
+			fz_failed(f, rc, SHOWN_NOTHING);
 		break;
 	}
 }
@@ -661,8 +718,10 @@ static void op_grow(struct fz *f)
 	}
 	if (n > 1u << 16 && n <= BGA_MAX_BLOCKS)
 		return; /* keep the model small */
-	int want = refmodel_grow(&f->m, n);
-	expect_rc(f, "grow", bga_grow(f->vol, n), want);
+	int want = refmodel_grow(&f->m, n), rc = bga_grow(f->vol, n);
+	expect_rc(f, "grow", rc, want);
+	if (rc)
+		fz_failed(f, rc, SHOWN_NOTHING);
 	if (want == 0 && n != f->cfg.nblocks) {
 		touch(f, f->cfg.nblocks - 1, n - f->cfg.nblocks + 1);
 		uint64_t ngroups = (n + f->cfg.blocks_per_group - 1) / f->cfg.blocks_per_group;
@@ -706,6 +765,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	for (f.op = 0; f.op < MAX_OPS && fz_more(&f.in); f.op++) {
 		unsigned call = fz_u8(&f.in) % (f.v3 ? V3_CALLS : f.v2 ? 32 : 16);
+		struct shown before;
+		shown_now(&f, &before);
+		f.failed = 0;
 		switch (call) {
 		case 0: case 1: case 2: case 3: case 4: case 24: case 25: op_alloc(&f); break;
 		case 5: case 6: case 26: op_free(&f, false); break;
@@ -714,8 +776,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 9: op_reserve(&f, false); break;
 		case 10: op_reserve(&f, true); break;
 		case 11: case 12: case 27: op_window(&f); break;
-		case 13: op_walk(&f, false); break;
-		case 14: op_walk(&f, true); break;
+		case 13: op_walk(&f, false); f.lazy = false; break;
+		case 14: op_walk(&f, true); f.lazy = false; break;
 		case 15: op_grow(&f); break;
 		case 16: case 17: case 18: case 28: op_alloc_vec(&f); break;
 		case 19: case 20: case 29: op_claim(&f); break;
@@ -731,6 +793,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fprintf(stderr, "op %u: call %u, model free %" PRIu64 " reserved %" PRIu64 " deferred %" PRIu64
 				"; volume free %" PRIu64 " reserved %" PRIu64 "\n", f.op, call, f.m.nfree, f.m.reserved,
 				f.m.ndeferred, bga_free_exact(f.vol), bga_reserved(f.vol));
+		if (f.failed)
+			shown_same(&f, &before);
 		check_windows(&f);
 		compare_after(&f);
 	}

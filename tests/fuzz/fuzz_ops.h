@@ -15,6 +15,7 @@
 #include "fuzz_input.h"
 #include "memio.h"
 #include "refmodel.h"
+#include "shown.h"
 
 #define MAX_OPS 256
 #define MAX_RSV 4
@@ -45,7 +46,21 @@ struct fz {
 	struct memio img;        /* the store's metadata area, kept across stores */
 	struct bga_io io;
 	bool img_live;           /* img holds a completed store */
+	bool lazy;               /* a lazy load runs on unsettled: no call that reads every chunk */
+	/* The current call's answer when it failed (0: it did not fail, or
+	 * made more than one call), and what the header lets such a failure
+	 * change (enum shown_allow): checked against what the API showed
+	 * before it (fuzz_ops.c, shown_same). */
+	int failed;
+	int allow;
 };
+
+/* The current call failed with rc; what it may have changed. */
+static inline void fz_failed(struct fz *f, int rc, enum shown_allow allow)
+{
+	f->failed = rc;
+	f->allow = allow;
+}
 
 /* Print "fuzz_ops: " and the message, and abort: what the fuzzer catches. */
 void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

@@ -44,6 +44,7 @@
 
 #include <bgalloc.h>
 
+#include "shown.h"
 #include "stress_time.h"
 #include "testutil.h"
 
@@ -466,6 +467,98 @@ static void exact_stats(uint64_t nblocks)
 		fail("deferred or reserved blocks left", (long long)st.deferred_blocks, (long long)st.reserved_blocks);
 }
 
+/* One failing call of the final phase: rc must be a failure (one of
+ * `ok`, 0-terminated), and nothing the API shows may change but what the
+ * header lets it (shown.h). */
+static void fails_cleanly(const char *what, struct bga_rsv *h, enum shown_allow allow, int rc, const int *ok,
+			  const struct shown *before)
+{
+	bool expected = false;
+	for (const int *e = ok; *e; e++)
+		expected |= rc == *e;
+	if (!expected)
+		fail(what, rc, 0);
+	struct shown after;
+	char msg[160];
+	if (shown_take(vol, &h, 1, true, &after))
+		fail("shown_take", 0, 0);
+	if (shown_diff(before, &after, allow, msg, sizeof(msg))) {
+		fprintf(stderr, "torture: %s failed with %d and %s\n", what, rc, msg);
+		fail("a failed call changed what the API shows", rc, 0);
+	}
+}
+
+#define FAILS(what, allow, call, ...)                                                                         \
+	do {                                                                                                  \
+		struct shown before_;                                                                         \
+		if (shown_take(vol, &h, 1, true, &before_))                                                   \
+			fail("shown_take", 0, 0);                                                             \
+		fails_cleanly(what, h, allow, (call), (const int[]){__VA_ARGS__, 0}, &before_);               \
+	} while (0)
+
+/*
+ * Quiescent, after the threads' run: every public call that can fail,
+ * failing, on the state the run left (a handle's window open, blocks
+ * reserved, a deferred free pending, a held extent), each compared before
+ * and after on all the API shows.  `held` is an extent some thread holds.
+ */
+static void failures_change_nothing(struct bga_extent held)
+{
+	struct bga_config cfg;
+	bga_volume_config(vol, &cfg);
+	struct bga_rsv *h;
+	struct bga_extent e, d, hx, out[2];
+	size_t n;
+	if (bga_rsv_open(vol, &h))
+		return fail("rsv_open", 0, 0);
+	struct bga_request r = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 1, .rsv = h};
+	if (bga_alloc(vol, &r, &hx) || bga_reserve(vol, 16))
+		return fail("final phase setup", 0, 0);
+	struct bga_request p = {.goal = BGA_NO_GOAL, .min_len = 4, .max_len = 4};
+	if (bga_alloc(vol, &p, &d))
+		return fail("final phase setup", 1, 0);
+	uint64_t txn = __atomic_load_n(&open_txn, __ATOMIC_RELAXED) + 1;
+	if (bga_free_deferred(vol, d.start, 2, txn))
+		return fail("final phase setup", 2, 0);
+
+	struct bga_request big = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = BPG, .flags = BGA_ALL_OR_NOTHING};
+	FAILS("alloc_vec: more than fits", SHOWN_RECLAIM, bga_alloc_vec(vol, &big, 3 * BPG, out, 2, &n), -ENOSPC);
+	big.rsv = h;
+	FAILS("alloc_vec through a handle: more than fits", SHOWN_RECLAIM,
+	      bga_alloc_vec(vol, &big, 3 * BPG, out, 2, &n), -ENOSPC);
+	big.min_len = big.max_len = 2 * BPG;
+	FAILS("alloc: past a group", SHOWN_RECLAIM, bga_alloc(vol, &big, &e), -ENOSPC, -EINVAL);
+	struct bga_request exact = {.goal = held.start, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
+	FAILS("alloc: an exact goal held", SHOWN_RECLAIM, bga_alloc(vol, &exact, &e), -ENOSPC);
+	exact.goal = d.start;
+	FAILS("alloc: an exact goal pending", SHOWN_RECLAIM, bga_alloc(vol, &exact, &e), -EAGAIN);
+	exact.min_len = 0;
+	FAILS("alloc: min_len 0", SHOWN_NOTHING, bga_alloc(vol, &exact, &e), -EINVAL);
+	FAILS("free: pending", SHOWN_NOTHING, bga_free(vol, d.start, 1), -EINVAL);
+	FAILS("free: past the end", SHOWN_NOTHING, bga_free(vol, cfg.nblocks - 1, 2), -EINVAL);
+	struct bga_extent twice[2] = {held, held};
+	FAILS("free_vec: twice", SHOWN_NOTHING, bga_free_vec(vol, twice, 2), -EINVAL);
+	struct bga_extent mixed[2] = {held, {d.start, 3}};
+	FAILS("free_vec: a pending block", SHOWN_NOTHING, bga_free_vec(vol, mixed, 2), -EINVAL);
+	FAILS("free_deferred: txn 0", SHOWN_NOTHING, bga_free_deferred(vol, held.start, held.len, 0), -EINVAL);
+	FAILS("free_deferred: pending", SHOWN_NOTHING, bga_free_deferred(vol, d.start, 1, txn), -EINVAL);
+	FAILS("commit: backwards", SHOWN_NOTHING, bga_commit(vol, txn - 2), -EINVAL);
+	FAILS("reserve: more than free", SHOWN_NOTHING, bga_reserve(vol, cfg.nblocks), -ENOSPC);
+	FAILS("unreserve: more than reserved", SHOWN_NOTHING, bga_unreserve(vol, 17), -EINVAL);
+	FAILS("claim: held", SHOWN_CLAIM_CUT, bga_claim(vol, held.start, held.len), -EBUSY);
+	FAILS("claim: across a pending block", SHOWN_CLAIM_CUT, bga_claim(vol, d.start, 4), -EBUSY);
+	FAILS("grow: a shrink", SHOWN_NOTHING, bga_grow(vol, cfg.nblocks - 1), -EINVAL);
+	FAILS("rsv_set_size: past rsv_max", SHOWN_NOTHING, bga_rsv_set_size(h, cfg.rsv_max + 1), -EINVAL);
+	FAILS("foreach_free: an empty range", SHOWN_NOTHING, bga_foreach_free(vol, 5, 5, 1, foreach_cb, &n), -EINVAL);
+	FAILS("trim: min_len 0", SHOWN_NOTHING, bga_trim(vol, 0, cfg.nblocks, 0, trim_cb, NULL, NULL), -EINVAL);
+
+	if (bga_commit(vol, txn) || bga_free(vol, d.start + 2, 2) ||
+	    bga_free(vol, hx.start, hx.len) || bga_unreserve(vol, 16))
+		fail("final phase cleanup", 0, 0);
+	bga_rsv_close(h);
+	__atomic_store_n(&open_txn, txn + 1, __ATOMIC_RELAXED);
+}
+
 int main(void)
 {
 	double seconds = stress_seconds(3.0);
@@ -496,6 +589,11 @@ int main(void)
 		fail(r.message, (long long)r.group, (long long)r.block);
 	bga_volume_config(vol, &cfg);
 	exact_stats(cfg.nblocks);
+	for (int i = 0; i < THREADS; i++)
+		if (t[i].n) {
+			failures_change_nothing(t[i].held[0]);
+			break;
+		}
 	for (int i = 0; i < THREADS; i++) {
 		for (int k = 0; k < t[i].n; k++)
 			set_range(t[i].held[k], 0);
