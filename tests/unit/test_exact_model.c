@@ -6,6 +6,12 @@
  * deferred frees, commits and reservations in play, each answer of
  * bga_alloc (0, -ENOSPC, -EAGAIN, -EINVAL) must be the one the model
  * gives (refmodel.h), and the volume must agree with it after every step.
+ * bga_alloc_vec too: every -EAGAIN and -ENOSPC is judged by doing
+ * (refmodel_alloc_vec_check: the model copied, everything pending
+ * committed in the copy, the request answered there by brute force), and
+ * every success by the header's shape.  Now and then the volume is
+ * stored and loaded lazily, and the run goes on on the loaded volume with
+ * its chunks unread; some seeds start with BGA_START_FULL and a stripe.
  * The thread is pinned to one CPU, so every goal-less request meets the
  * same locality window and each seed replays exactly.
  */
@@ -20,6 +26,7 @@
 
 #include <bgalloc.h>
 
+#include "memio.h"
 #include "refmodel.h"
 #include "testutil.h"
 
@@ -39,6 +46,8 @@ struct run {
 	uint64_t txn;
 	uint64_t seed;
 	int op;
+	struct memio img;
+	struct bga_io io;
 };
 
 static void pin_to_one_cpu(void)
@@ -112,6 +121,52 @@ static void op_free_deferred_vec(struct run *t, uint64_t start, uint64_t len)
 		     t->seed, t->op, t->m.err);
 }
 
+/* bga_alloc_vec: plain, aligned, all or nothing, through a handle or a
+ * reservation, max_out 1 .. 8. */
+static void op_alloc_vec(struct run *t)
+{
+	struct rng *r = &t->r;
+	uint64_t align = below(r, 3) == 0 ? UINT64_C(1) << below(r, 4) : 0, u = align > 1 ? align : 1;
+	struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = u * (1 + below(r, 3)), .align = align};
+	req.max_len = req.min_len + u * below(r, below(r, 4) ? 8 : 3 * t->cfg.blocks_per_group / u);
+	uint64_t want = u * (1 + below(r, 40));
+	size_t max_out = 1 + (size_t)below(r, 8), n = 0;
+	if (below(r, 2))
+		req.flags |= BGA_ALL_OR_NOTHING;
+	if (below(r, 3) == 0)
+		req.rsv = t->rsv[below(r, HANDLES)];
+	if (below(r, 6) == 0)
+		req.flags |= BGA_USE_RESERVED;
+	if (below(r, 3) == 0)
+		req.goal = below(r, t->cfg.nblocks);
+	struct bga_extent out[8];
+	int rc = bga_alloc_vec(t->vol, &req, want, out, max_out, &n);
+	cr_assert_eq(refmodel_alloc_vec_check(&t->m, &req, want, max_out, rc, out, rc ? 0 : n), 0,
+		     "seed %" PRIu64 " op %d: %s", t->seed, t->op, t->m.err);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (t->next < MAX_EXT)
+			t->ext[t->next++] = out[i];
+		else
+			same(t, "free", bga_free(t->vol, out[i].start, out[i].len),
+			     refmodel_free(&t->m, out[i].start, out[i].len));
+	}
+}
+
+/* Store, and go on with the volume loaded lazily: its chunks unread
+ * until a call touches them (the model as a load gives it). */
+static void op_reload(struct run *t)
+{
+	for (int i = 0; i < HANDLES; i++)
+		bga_rsv_close(t->rsv[i]);
+	cr_assert_eq(bga_store(t->vol, &t->io), 0);
+	bga_destroy(t->vol);
+	cr_assert_eq(bga_load(&t->io, NULL, &t->vol), 0);
+	refmodel_as_loaded(&t->m);
+	same(t, "free_exact", (int)(bga_free_exact(t->vol) != refmodel_free_count(&t->m)), 0);
+	for (int i = 0; i < HANDLES; i++)
+		cr_assert_eq(bga_rsv_open(t->vol, &t->rsv[i]), 0);
+}
+
 /* Free (now or deferred) a piece of an allocated extent. */
 static void op_free(struct run *t, bool deferred)
 {
@@ -148,8 +203,20 @@ static void one_seed(uint64_t seed)
 	t.cfg.first_data_block = below(r, 3) == 0 ? below(r, 8) : 0;
 	t.cfg.rsv_max = 4 + (uint32_t)below(r, bpg);
 	t.cfg.rsv_default = 1 + (uint32_t)below(r, t.cfg.rsv_max);
+	bool full = seed % 4 == 3; /* BGA_START_FULL, its free list handed in */
+	if (full)
+		t.cfg.flags |= BGA_START_FULL;
+	if (seed % 5 == 4)
+		t.cfg.stripe = 4 << below(r, 3);
+	memio_init(&t.img, &t.io);
 	cr_assert_eq(bga_create(&t.cfg, &t.vol), 0);
 	cr_assert_eq(refmodel_init(&t.m, &t.cfg), 0);
+	for (uint64_t b = t.cfg.first_data_block; full && b < t.cfg.nblocks; b += 1 + below(r, 8)) {
+		uint64_t len = 1 + below(r, 16);
+		len = len < t.cfg.nblocks - b ? len : t.cfg.nblocks - b;
+		same(&t, "free", bga_free(t.vol, b, len), refmodel_free(&t.m, b, len));
+		b += len;
+	}
 	for (int i = 0; i < HANDLES; i++) {
 		cr_assert_eq(bga_rsv_open(t.vol, &t.rsv[i]), 0);
 		cr_assert_eq(bga_rsv_set_size(t.rsv[i], 1 + (uint32_t)below(r, t.cfg.rsv_max)), 0);
@@ -158,7 +225,11 @@ static void one_seed(uint64_t seed)
 		/* allocations outnumber frees until the volume is nearly full,
 		 * and reservations take much of what is left */
 		uint64_t free = refmodel_free_count(&t.m), pick = below(r, 20);
-		if (pick < 9 || (pick < 12 && free > t.cfg.nblocks / 8)) {
+		if (t.op % 500 == 250) {
+			op_reload(&t);
+		} else if (pick < 2) {
+			op_alloc_vec(&t);
+		} else if (pick < 9 || (pick < 12 && free > t.cfg.nblocks / 8)) {
 			op_alloc(&t);
 		} else if (pick < 13) {
 			op_free(&t, false);
@@ -187,6 +258,7 @@ static void one_seed(uint64_t seed)
 	cr_assert_eq(refmodel_compare(&t.m, t.vol), 0, "seed %" PRIu64 ": %s", seed, t.m.err);
 	refmodel_fini(&t.m);
 	bga_destroy(t.vol);
+	memio_free(&t.img);
 }
 
 ParameterizedTestParameters(exact_model, every_allocation)
