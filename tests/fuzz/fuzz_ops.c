@@ -137,6 +137,13 @@ static void shown_now(struct fz *f, struct shown *s)
 	expect_rc(f, "shown_take", shown_take(f->vol, f->rsv, MAX_RSV, !f->lazy, s), 0);
 }
 
+void before_call(struct fz *f, bool may_fail)
+{
+	f->have_before = may_fail;
+	if (may_fail)
+		shown_now(f, &f->before);
+}
+
 /* After a failed call: what the API shows, against before it. */
 static void shown_same(struct fz *f, const struct shown *before)
 {
@@ -303,6 +310,7 @@ static void op_alloc(struct fz *f)
 	/* an aligned request or a stripe may pass a free goal over */
 	windows |= req.align > 1 || f->cfg.stripe > 1;
 
+	before_call(f, refmodel_alloc_expect(&f->m, &req) != 0);
 	rc = bga_alloc(f->vol, &req, &ext);
 	/* Every answer exactly, -ENOSPC against -EAGAIN included (refmodel.h). */
 	if (refmodel_alloc_check(&f->m, &req, rc, &ext))
@@ -354,6 +362,7 @@ static void op_alloc_vec(struct fz *f)
 	max_out = (c & 0x80) ? 0 : 1 + ((c >> 3) % MAX_VEC);
 	/* a slot past max_out, to see that nothing is written there */
 	out[max_out < MAX_VEC ? max_out : MAX_VEC] = (struct bga_extent){ 0xdead, 0xbeef };
+	before_call(f, true); /* the model judges it after the call */
 	rc = bga_alloc_vec(f->vol, &req, want, out, max_out, &n);
 	if (out[max_out < MAX_VEC ? max_out : MAX_VEC].start != 0xdead)
 		fail("op %u: alloc_vec wrote past max_out %zu", f->op, max_out);
@@ -386,6 +395,7 @@ static void op_claim(struct fz *f)
 		len = (c & 4) ? pick_len(f) : 1 + (uint64_t)(fz_u8(&f->in) & 7);
 	}
 	want = refmodel_claim(&f->m, start, len);
+	before_call(f, want != 0);
 	rc = bga_claim(f->vol, start, len);
 	expect_rc(f, "claim", rc, want);
 	if (rc)
@@ -408,6 +418,7 @@ static void op_free_vec(struct fz *f)
 	if ((c & 0x40) && n > 1)
 		ext[n - 1] = ext[0]; /* the same extent twice */
 	want = refmodel_free_vec(&f->m, ext, n);
+	before_call(f, want != 0);
 	rc = bga_free_vec(f->vol, n ? ext : NULL, n);
 	expect_rc(f, "free_vec", rc, want);
 	if (rc)
@@ -498,6 +509,7 @@ static void op_free(struct fz *f, bool deferred)
 	if (deferred) {
 		txn = pick_txn(f);
 		want = refmodel_free_deferred(&f->m, start, len, txn);
+		before_call(f, want != 0);
 		rc = bga_free_deferred(f->vol, start, len, txn);
 		expect_rc(f, "free_deferred", rc, want);
 		if (rc)
@@ -506,6 +518,7 @@ static void op_free(struct fz *f, bool deferred)
 			touch(f, start, len);
 	} else {
 		want = refmodel_free(&f->m, start, len);
+		before_call(f, want != 0);
 		rc = bga_free(f->vol, start, len);
 		expect_rc(f, "free", rc, want);
 		if (rc)
@@ -534,6 +547,7 @@ static void op_commit(struct fz *f)
 		if (f->m.pend[i].txn <= txn && txn >= last && txn)
 			touched_free(f, f->m.pend[i].start, f->m.pend[i].len);
 	want = refmodel_commit(&f->m, txn);
+	before_call(f, want != 0);
 	rc = bga_commit(f->vol, txn);
 	expect_rc(f, "commit", rc, want);
 	if (rc)
@@ -554,12 +568,14 @@ static void op_reserve(struct fz *f, bool un)
 	}
 	if (un) {
 		want = refmodel_unreserve(&f->m, n);
+		before_call(f, want != 0);
 		rc = bga_unreserve(f->vol, n);
 		expect_rc(f, "unreserve", rc, want);
 		if (rc)
 			fz_failed(f, rc, SHOWN_NOTHING);
 	} else {
 		want = refmodel_reserve(&f->m, n);
+		before_call(f, want != 0);
 		rc = bga_reserve(f->vol, n);
 		expect_rc(f, "reserve", rc, want);
 		if (rc)
@@ -594,6 +610,7 @@ static void op_window(struct fz *f)
 		case 2: size = f->cfg.rsv_max + 1 + (fz_u8(&f->in) & 3); break;
 		default: size = fz_u16(&f->in) % (f->cfg.rsv_max + 1); break;
 		}
+		before_call(f, size > f->cfg.rsv_max);
 		rc = bga_rsv_set_size(f->rsv[i], size);
 		expect_rc(f, "rsv_set_size", rc, size > f->cfg.rsv_max ? -EINVAL : 0);
 		if (rc)
@@ -718,7 +735,9 @@ static void op_grow(struct fz *f)
 	}
 	if (n > 1u << 16 && n <= BGA_MAX_BLOCKS)
 		return; /* keep the model small */
-	int want = refmodel_grow(&f->m, n), rc = bga_grow(f->vol, n);
+	int want = refmodel_grow(&f->m, n);
+	before_call(f, want != 0);
+	int rc = bga_grow(f->vol, n);
 	expect_rc(f, "grow", rc, want);
 	if (rc)
 		fz_failed(f, rc, SHOWN_NOTHING);
@@ -765,9 +784,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	for (f.op = 0; f.op < MAX_OPS && fz_more(&f.in); f.op++) {
 		unsigned call = fz_u8(&f.in) % (f.v3 ? V3_CALLS : f.v2 ? 32 : 16);
-		struct shown before;
-		shown_now(&f, &before);
 		f.failed = 0;
+		f.have_before = false;
 		switch (call) {
 		case 0: case 1: case 2: case 3: case 4: case 24: case 25: op_alloc(&f); break;
 		case 5: case 6: case 26: op_free(&f, false); break;
@@ -793,8 +811,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fprintf(stderr, "op %u: call %u, model free %" PRIu64 " reserved %" PRIu64 " deferred %" PRIu64
 				"; volume free %" PRIu64 " reserved %" PRIu64 "\n", f.op, call, f.m.nfree, f.m.reserved,
 				f.m.ndeferred, bga_free_exact(f.vol), bga_reserved(f.vol));
-		if (f.failed)
-			shown_same(&f, &before);
+		if (f.failed && f.have_before)
+			shown_same(&f, &f.before);
 		check_windows(&f);
 		compare_after(&f);
 	}

@@ -53,7 +53,16 @@ struct fz {
 	 * before it (fuzz_ops.c, shown_same). */
 	int failed;
 	int allow;
+	/* What the API showed before the current call, taken when the model
+	 * said it would fail (before_call): a snapshot before every call
+	 * would cost more than the rest of the harness. */
+	bool have_before;
+	struct shown before;
 };
+
+/* Before a call that the model says may fail: what the API shows now,
+ * for the compare after it (fuzz_ops.c). */
+void before_call(struct fz *f, bool may_fail);
 
 /* The current call failed with rc; what it may have changed. */
 static inline void fz_failed(struct fz *f, int rc, enum shown_allow allow)
