@@ -61,8 +61,10 @@ struct fz {
 };
 
 /* Before a call that the model says may fail: what the API shows now,
- * for the compare after it (fuzz_ops.c). */
-void before_call(struct fz *f, bool may_fail);
+ * for the compare after it (fuzz_ops.c); `deep`, the statistics too
+ * (groups_initialised, the free map's figures), for a call whose
+ * failure could be found after it prepared a group. */
+void before_call(struct fz *f, bool may_fail, bool deep);
 
 /* The current call failed with rc; what it may have changed. */
 static inline void fz_failed(struct fz *f, int rc, enum shown_allow allow)
