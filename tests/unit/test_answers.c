@@ -361,3 +361,33 @@ Test(answers, failures_initialise_nothing)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/* 3 again on a volume with room to spare, where the window's lock-free
+ * take serves the first piece: much free, but no run of 20. */
+Test(answers, failed_call_keeps_window_roomy)
+{
+	struct bga_volume *vol = full_volume(64 * 1024, 64, 16);
+	cr_assert_eq(bga_free(vol, 64, 16), 0);
+	for (uint64_t b = 640; b < 40000; b += 2)
+		cr_assert_eq(bga_free(vol, b, 1), 0);
+	struct bga_rsv *h;
+	cr_assert_eq(bga_rsv_open(vol, &h), 0);
+	struct bga_request r = {.goal = 64, .min_len = 1, .max_len = 1, .rsv = h};
+	struct bga_extent e, w0, w1, out[1];
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	cr_assert_eq(bga_rsv_window(h, &w0), 0);
+	cr_assert_eq(w0.len, 15);
+	uint64_t free0 = bga_free_exact(vol), init0 = initialised(vol);
+	r = (struct bga_request){.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 20, .rsv = h, .flags = BGA_ALL_OR_NOTHING};
+	size_t n;
+	cr_assert_eq(bga_alloc_vec(vol, &r, 20, out, 1, &n), -ENOSPC);
+	cr_assert_eq(bga_rsv_window(h, &w1), 0);
+	cr_assert(w1.start == w0.start && w1.len == w0.len, "the window went from [%llu, +%llu) to [%llu, +%llu)",
+		  (unsigned long long)w0.start, (unsigned long long)w0.len, (unsigned long long)w1.start,
+		  (unsigned long long)w1.len);
+	cr_assert_eq(bga_free_exact(vol), free0);
+	cr_assert_eq(initialised(vol), init0);
+	bga_rsv_close(h);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
