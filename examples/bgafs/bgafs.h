@@ -295,6 +295,7 @@ struct fs {
 	uint64_t removes_since_ckpt; /* names and inodes the deltas since it removed (cmu) */
 	uint64_t delta_removes; /* the same in the delta being written (commit thread) */
 	int writeback_cache;   /* -o writeback_cache: the kernel caches writes */
+	struct fuse_session *se; /* for the page cache notifications (ops_file.c) */
 };
 
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len); /* ISA-L's, in the usual ~crc convention */

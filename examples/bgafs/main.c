@@ -300,6 +300,7 @@ static int cmd_mount(int argc, char **argv)
 	struct fuse_session *se = fuse_session_new(&args, &ops, sizeof(ops), fs);
 	if (!se)
 		goto out_fs;
+	fs->se = se;
 	if (fuse_set_signal_handlers(se))
 		goto out_se;
 	if (fuse_session_mount(se, mnt))

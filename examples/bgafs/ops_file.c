@@ -4,11 +4,15 @@
  * fallocate (mode 0, KEEP_SIZE, PUNCH_HOLE, ZERO_RANGE), truncate, fsync.
  *
  * Data goes straight to the image at the blocks the extent map names;
- * the map change itself waits for the commit.  Blocks newly mapped by a
+ * the map change itself waits for the commit.  A write, fallocate or
+ * truncate that fails has changed no byte of the file (a write takes its
+ * blocks before it writes any), and the kernel's page cache is kept to
+ * the image's bytes (op_write).  Blocks newly mapped by a
  * write are written whole, the bytes the write does not cover as zeros:
  * a block past the end of file or in an unwritten extent must read zeros
  * whatever a previous owner left in it.
  */
+#define _GNU_SOURCE /* O_DIRECT */
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -59,17 +63,18 @@ int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size)
 	if (size > BGAFS_MAX_FILE)
 		return -EFBIG;
 	if (size < ip->size) {
-		extmap_truncate(&ip->map, (size + BGAFS_BLOCK - 1) >> BGAFS_SHIFT, free_cb, fs);
 		uint64_t pblk, run;
 		if ((size & (BGAFS_BLOCK - 1)) &&
 		    extmap_lookup(&ip->map, size >> BGAFS_SHIFT, &pblk, &run) == MAP_WRITTEN) {
 			/* Past the end of file a written block holds zeros, so
-			 * a later extension reads zeros there. */
+			 * a later extension reads zeros there.  First: a failure
+			 * then leaves the file as it was. */
 			uint64_t in = size & (BGAFS_BLOCK - 1);
 			int rc = fs_pwrite_all(fs->fd, zeros, BGAFS_BLOCK - in, pblk * BGAFS_BLOCK + in);
 			if (rc)
 				return rc;
 		}
+		extmap_truncate(&ip->map, (size + BGAFS_BLOCK - 1) >> BGAFS_SHIFT, free_cb, fs);
 	}
 	ip->size = size;
 	ts_now(&ip->mtime);
@@ -132,100 +137,58 @@ static int write_padded(struct fs *fs, const char *src, size_t n, uint64_t pblk,
 	return rc;
 }
 
-/* Write [off + *done, off + size).  Advances *done as blocks land.  A
- * hole's blocks come in extents (got[]), each mapped once written; those
- * not yet written when an error stops the write were never named
- * anywhere and go straight back. */
-static int file_write(struct fs *fs, struct inode *ip, const char *buf, size_t size, uint64_t off, size_t *done)
+/* The bytes [pos, end) of the file into dst: its lock held (either way). */
+static int file_read(struct fs *fs, struct inode *ip, char *dst, uint64_t pos, uint64_t end)
 {
-	uint64_t pos = off + *done, end = off + size;
-	struct bga_extent got[WRITE_EXTENTS];
-	size_t ngot = 0, next = 0;
 	int rc = 0;
-	while (pos < end) {
-		uint64_t lblk = pos >> BGAFS_SHIFT, pblk = 0, run;
+	for (uint64_t at = pos; at < end && !rc;) {
+		uint64_t lblk = at >> BGAFS_SHIFT, pblk = 0, run;
 		uint64_t want = ((end - 1) >> BGAFS_SHIFT) - lblk + 1;
 		enum map_state st = extmap_lookup(&ip->map, lblk, &pblk, &run);
 		if (run > want)
 			run = want;
-		if (st == MAP_HOLE) {
-			/* got[] holds at most the hole's length, taken in
-			 * order from its start: the next one fits here. */
-			if (next == ngot) {
-				next = 0;
-				if ((rc = alloc_hole(fs, ip, hole_goal(fs, ip, lblk), run, 0, got, WRITE_EXTENTS, &ngot))) {
-					ngot = 0;
-					break;
-				}
-			}
-			pblk = got[next].start;
-			run = got[next++].len;
-		}
 		uint64_t seg_end = (lblk + run) << BGAFS_SHIFT;
 		if (seg_end > end)
 			seg_end = end;
-		const char *src = buf + (pos - off);
-		size_t n = seg_end - pos, in = pos & (BGAFS_BLOCK - 1);
 		if (st == MAP_WRITTEN)
-			rc = fs_pwrite_all(fs->fd, src, n, pblk * BGAFS_BLOCK + in);
+			rc = fs_pread_all(fs->fd, dst + (at - pos), seg_end - at,
+					  pblk * BGAFS_BLOCK + (at & (BGAFS_BLOCK - 1)));
 		else
-			rc = write_padded(fs, src, n, pblk, in, run);
-		if (!rc && st != MAP_WRITTEN)
-			rc = extmap_set(&ip->map, lblk, pblk, (uint32_t)run, 0);
-		if (rc) {
-			if (st == MAP_HOLE)
-				next--; /* this one too */
-			break;
-		}
-		pos = seg_end;
-		*done = pos - off;
-		if (pos > ip->size)
-			ip->size = pos;
-	}
-	if (next < ngot) {
-		int frc = bga_free_vec(fs->vol, got + next, ngot - next);
-		(void)frc; /* ours, unnamed: cannot fail */
+			memset(dst + (at - pos), 0, seg_end - at); /* holes and unwritten extents */
+		at = seg_end;
 	}
 	return rc;
 }
 
-static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
-		     struct fuse_file_info *fi)
+/*
+ * A write-back of pages the kernel holds (mmap, writeback_cache) failed
+ * for [pos, end): the kernel keeps those pages, clean and up to date, with
+ * bytes the image does not hold, so reads would show them until they are
+ * evicted, and after a remount they would be gone.  Put the image's bytes
+ * back in them (notify_store), before the reply: the pages are under
+ * write-back until then, so nothing reads them, and the failed store then
+ * leaves the file as it was, as a failed write does.  (An invalidation
+ * would wait for the write-back, so it could only come after the reply,
+ * and a read in between would see the bytes that were lost.)  No lock is
+ * held while the kernel takes the pages' locks: a read in flight holds one
+ * and waits for the inode's.
+ */
+static void writeback_failed(struct fs *fs, struct inode *ip, fuse_ino_t ino, uint64_t pos, uint64_t end)
 {
-	(void)fi;
-	struct fs *fs;
-	struct inode *ip = ino_get(req, ino, &fs);
-	if (!ip)
-		return;
-	if (off < 0 || (uint64_t)off + size > BGAFS_MAX_FILE) {
-		fuse_reply_err(req, off < 0 ? EINVAL : EFBIG);
-		return;
+	pthread_rwlock_rdlock(&ip->lock);
+	if (end > ip->size) /* a store past the size would extend the kernel's */
+		end = ip->size;
+	char *buf = pos < end ? malloc(end - pos) : NULL;
+	int rc = buf ? file_read(fs, ip, buf, pos, end) : -ENOMEM;
+	pthread_rwlock_unlock(&ip->lock);
+	if (!rc) {
+		struct fuse_bufvec bv = FUSE_BUFVEC_INIT(end - pos);
+		bv.buf[0].mem = buf;
+		rc = fuse_lowlevel_notify_store(fs->se, ino, (off_t)pos, &bv, 0);
 	}
-	size_t done = 0;
-	int rc = 0;
-	for (int tries = 0;; tries++) {
-		fs_begin(fs);
-		pthread_rwlock_wrlock(&ip->lock);
-		rc = file_write(fs, ip, buf, size, (uint64_t)off, &done);
-		if (done) {
-			ts_now(&ip->mtime);
-			ip->ctime = ip->mtime;
-			inode_changed(fs, ip);
-		}
-		pthread_rwlock_unlock(&ip->lock);
-		fs_end(fs, done > 0);
-		/* -EAGAIN: the space is there once the running transaction's
-		 * frees commit; commit now rather than fail. */
-		if (rc != -EAGAIN || tries == RETRIES)
-			break;
-		txn_sync(fs);
-	}
-	if (rc == -EAGAIN)
-		rc = -ENOSPC;
-	if (done)
-		fuse_reply_write(req, done);
-	else
-		fuse_reply_err(req, -rc);
+	if (rc && pos < end) /* the next best: drop them once the write-back ends */
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, (off_t)pos, (off_t)(end - pos));
+	free(buf);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
@@ -245,23 +208,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 		return;
 	}
 	char *buf = malloc(end - (uint64_t)off);
-	int rc = buf ? 0 : -ENOMEM;
-	for (uint64_t pos = (uint64_t)off; pos < end && !rc;) {
-		uint64_t lblk = pos >> BGAFS_SHIFT, pblk = 0, run;
-		uint64_t want = ((end - 1) >> BGAFS_SHIFT) - lblk + 1;
-		enum map_state st = extmap_lookup(&ip->map, lblk, &pblk, &run);
-		if (run > want)
-			run = want;
-		uint64_t seg_end = (lblk + run) << BGAFS_SHIFT;
-		if (seg_end > end)
-			seg_end = end;
-		char *dst = buf + (pos - (uint64_t)off);
-		if (st == MAP_WRITTEN)
-			rc = fs_pread_all(fs->fd, dst, seg_end - pos, pblk * BGAFS_BLOCK + (pos & (BGAFS_BLOCK - 1)));
-		else
-			memset(dst, 0, seg_end - pos); /* holes and unwritten extents */
-		pos = seg_end;
-	}
+	int rc = buf ? file_read(fs, ip, buf, (uint64_t)off, end) : -ENOMEM;
 	struct timespec now;
 	ts_now(&now);
 	int due = !rc && inode_atime_due(ip, &now);
@@ -332,6 +279,126 @@ static int alloc_scattered(struct fs *fs, struct inode *ip, uint64_t goal, uint6
 		*n = 0;
 	}
 	return rc;
+}
+
+/*
+ * Write [off, off + size): 0 with all of it written, or an error.  The
+ * holes' blocks are all taken first (alloc_scattered: all or nothing), so
+ * a write that runs out of space fails having changed nothing.  A short
+ * reply would not do: the kernel answers one to a direct write, async or
+ * not, with EIO after the part that was written (fs/fuse/file.c,
+ * fuse_get_res_by_io), and the file then holds bytes its writer was told
+ * did not land.  Each hole's blocks are mapped once written; on an I/O
+ * error part way *done says how much landed and the blocks not yet
+ * mapped, never named anywhere, go straight back.
+ */
+static int file_write(struct fs *fs, struct inode *ip, const char *buf, size_t size, uint64_t off, size_t *done)
+{
+	uint64_t end = off + size, first = off >> BGAFS_SHIFT, last = (end - 1) >> BGAFS_SHIFT, want, holes;
+	struct bga_extent one, *got = &one;
+	size_t cap = 1, ngot = 0, next = 0;
+	int rc = 0;
+	count_holes(&ip->map, first, last, &want, &holes);
+	if (want) {
+		uint64_t lblk = first, pblk, run;
+		while (extmap_lookup(&ip->map, lblk, &pblk, &run) != MAP_HOLE)
+			lblk += run;
+		if (want > 1 && !(got = malloc((cap = want < WRITE_EXTENTS ? (size_t)want : WRITE_EXTENTS) *
+						sizeof(*got))))
+			return -ENOMEM;
+		if ((rc = alloc_scattered(fs, ip, hole_goal(fs, ip, lblk), want, &got, &cap, &ngot)))
+			goto out;
+	}
+	for (uint64_t pos = off; pos < end;) {
+		uint64_t lblk = pos >> BGAFS_SHIFT, pblk = 0, run;
+		enum map_state st = extmap_lookup(&ip->map, lblk, &pblk, &run);
+		if (run > last - lblk + 1)
+			run = last - lblk + 1;
+		if (st == MAP_HOLE) { /* got[] maps the holes in order */
+			pblk = got[next].start;
+			if (run > got[next].len)
+				run = got[next].len;
+		}
+		uint64_t seg_end = (lblk + run) << BGAFS_SHIFT;
+		if (seg_end > end)
+			seg_end = end;
+		const char *src = buf + (pos - off);
+		size_t n = seg_end - pos, in = pos & (BGAFS_BLOCK - 1);
+		if (st == MAP_WRITTEN)
+			rc = fs_pwrite_all(fs->fd, src, n, pblk * BGAFS_BLOCK + in);
+		else
+			rc = write_padded(fs, src, n, pblk, in, run);
+		if (!rc && st != MAP_WRITTEN)
+			rc = extmap_set(&ip->map, lblk, pblk, (uint32_t)run, 0);
+		if (rc)
+			break;
+		if (st == MAP_HOLE) {
+			got[next].start += run;
+			if (!(got[next].len -= run))
+				next++;
+		}
+		pos = seg_end;
+		*done = pos - off;
+		if (pos > ip->size)
+			ip->size = pos;
+	}
+	if (next < ngot) {
+		int frc = bga_free_vec(fs->vol, got + next, ngot - next);
+		(void)frc; /* ours, unnamed: cannot fail */
+	}
+out:
+	if (got != &one)
+		free(got);
+	return rc;
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct fs *fs;
+	struct inode *ip = ino_get(req, ino, &fs);
+	if (!ip)
+		return;
+	if (off < 0 || (uint64_t)off + size > BGAFS_MAX_FILE) {
+		fuse_reply_err(req, off < 0 ? EINVAL : EFBIG);
+		return;
+	}
+	size_t done = 0;
+	int rc = 0;
+	for (int tries = 0;; tries++) {
+		fs_begin(fs);
+		pthread_rwlock_wrlock(&ip->lock);
+		rc = file_write(fs, ip, buf, size, (uint64_t)off, &done);
+		if (done) {
+			ts_now(&ip->mtime);
+			ip->ctime = ip->mtime;
+			inode_changed(fs, ip);
+		}
+		pthread_rwlock_unlock(&ip->lock);
+		fs_end(fs, done > 0);
+		/* -EAGAIN: the space is there once the running transaction's
+		 * frees commit; commit now rather than fail. */
+		if (rc != -EAGAIN || tries == RETRIES)
+			break;
+		txn_sync(fs);
+	}
+	if (rc == -EAGAIN)
+		rc = -ENOSPC;
+	/* A direct write went past the page cache, and a buffered read
+	 * racing it may have filled the cache from the old bytes: the kernel
+	 * drops the range after a synchronous one, never after an async one
+	 * (generic/451).  Drop it here, before the reply, so that the
+	 * writer's next read sees what it wrote (keep_cache holds: the cache
+	 * has only what bgafs gave it).  No lock is held: the kernel waits
+	 * for reads of the range in flight, which take the inode's lock. */
+	if (done && (fi->flags & O_DIRECT))
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, off, (off_t)done);
+	if (fi->writepage && done < size)
+		writeback_failed(fs, ip, ino, (uint64_t)off + done, (uint64_t)off + size);
+	if (done)
+		fuse_reply_write(req, done);
+	else
+		fuse_reply_err(req, -rc);
 }
 
 /*
@@ -436,7 +503,9 @@ static int zero_edges(struct fs *fs, struct inode *ip, uint64_t off, uint64_t en
 static int file_punch(struct fs *fs, struct inode *ip, uint64_t off, uint64_t end)
 {
 	uint64_t lo, hi;
-	int rc = zero_edges(fs, ip, off, end, &lo, &hi);
+	int rc = extmap_reserve(&ip->map, 1); /* the punch's one failure, before any byte changes */
+	if (!rc)
+		rc = zero_edges(fs, ip, off, end, &lo, &hi);
 	if (!rc && lo < hi)
 		rc = extmap_punch(&ip->map, lo, hi, free_cb, fs);
 	return rc;
@@ -552,7 +621,9 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	/* bgafs is the only writer of its files: the page cache stays valid
-	 * across opens. */
+	 * across opens, since bgafs tells the kernel of the changes it did
+	 * not make through the cache (op_write: direct writes, failed
+	 * write-backs). */
 	fi->keep_cache = 1;
 	fuse_reply_open(req, fi);
 }
