@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bgafs_test.sh BGAFS CASE [POSIX [CHURN]]: one bgafs test on a fresh image, mounted under
 # a temporary directory.  Cases: basic dbench fio crash enospc crash_idle
-# enospc_rm cli vec aging fullcreate fsck_old replay loggrow commit_size crashloop (make soak;
+# enospc_rm cli vec aging fullcreate fsck_old replay loggrow commit_size exerciser crashloop (make soak;
 # BGAFS_CRASH_ITERS rounds), and the POSIX features through bgafs_posix
 # (its path the third argument): falloc exchange atime.  The fourth: the
 # churn of aging and crashloop (churn.c).
@@ -889,12 +889,14 @@ case_vec() {
 # The data-integrity exerciser (exerciser.c): four processes age a small
 # image past full; every byte is checked mounted (buffered and O_DIRECT
 # reads), after a clean remount, and after a SIGKILL of the daemon in the
-# middle of a second run (what was fsynced).  BGAFS_EXER_SEED and
-# BGAFS_EXER_OPS change the run; `make soak` runs it long.
+# middle of a second run (what was fsynced).  BGAFS_EXER_SEED, _OPS (a
+# process), _SIZE (the image) and _CRASH_AFTER (seconds) change the run;
+# `make soak` runs it long.  A failure names the file, the offset and the
+# operation that last touched it; the seed repeats the run.
 case_exerciser() {
 	local ex=${BGAFS_EXERCISER:-$(dirname "$BGAFS")/tests/bgafs_exerciser} seed=${BGAFS_EXER_SEED:-1}
-	local ops=${BGAFS_EXER_OPS:-2500} st=$work/state
-	"$BGAFS" mkfs "$img" "${BGAFS_EXER_SIZE:-48M}"
+	local ops=${BGAFS_EXER_OPS:-1500} st=$work/state
+	"$BGAFS" mkfs "$img" "${BGAFS_EXER_SIZE:-32M}"
 	mount_fs
 	"$ex" -s "$seed" -n "$ops" -S "$st" "$mnt" || fail "the exerciser (seed $seed) found a difference while mounted"
 	umount_fs
@@ -904,7 +906,7 @@ case_exerciser() {
 	# a second run on top, the daemon killed in the middle of it
 	"$ex" -s $((seed + 1)) -n 1000000 -S "$st.crash" "$mnt" &
 	local exp=$!
-	sleep "${BGAFS_EXER_CRASH_AFTER:-4}"
+	sleep "${BGAFS_EXER_CRASH_AFTER:-3}"
 	kill -KILL "$pid"
 	wait "$pid" 2>/dev/null || true
 	pid=
