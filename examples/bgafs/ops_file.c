@@ -92,7 +92,7 @@ int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size)
  * it one extent anyway.  BGA_ALL_OR_NOTHING (flags) is fallocate's.
  */
 #define VEC_MIN 16
-#define WRITE_EXTENTS 16   /* extents for one write's hole per call */
+#define WRITE_EXTENTS 16   /* extents a write's holes start with room for */
 #define FALLOC_EXTENTS 256 /* extents of an fallocate per bga_alloc_vec call */
 #define MAX_EXTENT (1u << 30) /* blocks: struct extent's len, merges included */
 
@@ -298,6 +298,8 @@ static int file_write(struct fs *fs, struct inode *ip, const char *buf, size_t s
 	struct bga_extent one, *got = &one;
 	size_t cap = 1, ngot = 0, next = 0;
 	int rc = 0;
+	if (!size)
+		return 0;
 	count_holes(&ip->map, first, last, &want, &holes);
 	if (want) {
 		uint64_t lblk = first, pblk, run;

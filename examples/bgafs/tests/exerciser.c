@@ -423,13 +423,19 @@ static void rd(FILE *fp, void *p, size_t n)
 		die("reading the state: short file");
 }
 
-static void state_save(const char *dir)
+static FILE *state_file(const char *dir, const char *mode)
 {
 	char p[4200];
 	snprintf(p, sizeof(p), "%s/p%d", dir, M.id);
-	FILE *fp = fopen(p, "wb");
+	FILE *fp = fopen(p, mode);
 	if (!fp)
 		die("%s: %s", p, strerror(errno));
+	return fp;
+}
+
+static void state_save(const char *dir)
+{
+	FILE *fp = state_file(dir, "wb");
 	wr(fp, &M, offsetof(struct model, f));
 	wr(fp, &M.nops, sizeof(M.nops));
 	wr(fp, M.ops, M.nops * sizeof(*M.ops));
@@ -443,16 +449,12 @@ static void state_save(const char *dir)
 			wr(fp, f->sd, f->ssize);
 	}
 	if (fclose(fp))
-		die("%s: %s", p, strerror(errno));
+		die("%s/p%d: %s", dir, M.id, strerror(errno));
 }
 
 static void state_load(const char *dir)
 {
-	char p[4200];
-	snprintf(p, sizeof(p), "%s/p%d", dir, M.id);
-	FILE *fp = fopen(p, "rb");
-	if (!fp)
-		die("%s: %s", p, strerror(errno));
+	FILE *fp = state_file(dir, "rb");
 	rd(fp, &M, offsetof(struct model, f));
 	rd(fp, &M.nops, sizeof(M.nops));
 	M.capops = M.nops;
