@@ -86,6 +86,10 @@ soak:
 	@# bgafs under SIGKILL: BGAFS_CRASH_ITERS rounds, every fsynced file verified (77: no FUSE here).
 	BGAFS_CRASH_ITERS=$${BGAFS_CRASH_ITERS:-25} examples/bgafs/tests/bgafs_test.sh \
 		build/soak/examples/bgafs/bgafs crashloop || [ $$? = 77 ]
+	@# the data-integrity exerciser, long: BGAFS_EXER_OPS operations a process on a BGAFS_EXER_SIZE image, the crash after 30 s.
+	BGAFS_EXER_OPS=$${BGAFS_EXER_OPS:-40000} BGAFS_EXER_SIZE=$${BGAFS_EXER_SIZE:-64M} BGAFS_EXER_CRASH_AFTER=30 \
+		BGAFS_EXERCISER=build/soak/examples/bgafs/tests/bgafs_exerciser examples/bgafs/tests/bgafs_test.sh \
+		build/soak/examples/bgafs/bgafs exerciser || [ $$? = 77 ]
 	@# bgafs under stress-ng's filesystem class with --verify, BGAFS_STRESSNG_SECONDS a stressor (46 of them).
 	BGAFS_STRESSNG_SECONDS=$${BGAFS_STRESSNG_SECONDS:-10} examples/bgafs/tests/bgafs_test.sh \
 		build/soak/examples/bgafs/bgafs stressng || [ $$? = 77 ]
