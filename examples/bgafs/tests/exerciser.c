@@ -60,8 +60,9 @@
 
 static const char usage_text[] =
 	"usage: bgafs_exerciser [options] MOUNTPOINT\n"
-	"  -s, --seed N        seed (default 1); the same seed repeats a run's operations\n"
-	"                      (with -p 1 exactly; with more, ENOSPC timing varies)\n"
+	"  -s, --seed N        seed (default 1); the same seed repeats each process's operations\n"
+	"                      up to the first result that differs (which op meets ENOSPC\n"
+	"                      depends on timing: commits, other processes)\n"
 	"  -n, --ops N         operations per process (default 2000)\n"
 	"  -t, --seconds S     stop after S seconds instead (whichever comes first)\n"
 	"  -p, --procs N       processes (default 4)\n"
