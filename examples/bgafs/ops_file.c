@@ -245,10 +245,11 @@ static void count_holes(const struct extmap *m, uint64_t lblk, uint64_t last, ui
  * want blocks as extents, call after call from the end of the last, in
  * *got (grown as needed from *cap, *n of them): one bga_alloc_vec call
  * when they fit in *cap extents.  0, or the error with nothing kept
- * (what was taken was never named anywhere).
+ * (what was taken was never named anywhere); with some_ok, a -ENOSPC
+ * after some blocks were taken is 0 with fewer than want in *got.
  */
 static int alloc_scattered(struct fs *fs, struct inode *ip, uint64_t goal, uint64_t want, struct bga_extent **got,
-			   size_t *cap, size_t *n)
+			   size_t *cap, size_t *n, int some_ok)
 {
 	uint64_t have = 0;
 	int rc = 0;
@@ -273,6 +274,8 @@ static int alloc_scattered(struct fs *fs, struct inode *ip, uint64_t goal, uint6
 		if (goal >= fs->nblocks)
 			goal = BGA_NO_GOAL;
 	}
+	if (rc == -ENOSPC && *n && some_ok)
+		rc = 0;
 	if (rc && *n) {
 		int frc = bga_free_vec(fs->vol, *got, *n);
 		(void)frc; /* ours, unnamed: cannot fail */
@@ -282,17 +285,22 @@ static int alloc_scattered(struct fs *fs, struct inode *ip, uint64_t goal, uint6
 }
 
 /*
- * Write [off, off + size): 0 with all of it written, or an error.  The
- * holes' blocks are all taken first (alloc_scattered: all or nothing), so
- * a write that runs out of space fails having changed nothing.  A short
- * reply would not do: the kernel answers one to a direct write, async or
- * not, with EIO after the part that was written (fs/fuse/file.c,
- * fuse_get_res_by_io), and the file then holds bytes its writer was told
- * did not land.  Each hole's blocks are mapped once written; on an I/O
- * error part way *done says how much landed and the blocks not yet
- * mapped, never named anywhere, go straight back.
+ * Write [off, off + size), all of it (0) or the first *done bytes and an
+ * error.  The holes' blocks are taken first (alloc_scattered), so when
+ * space runs out the write stops at a block boundary it chose before
+ * writing anything.  whole (a direct write): all the blocks or none, and
+ * a write that runs out of space fails having changed nothing, since the
+ * kernel answers a short reply to a direct write, async or not, with EIO
+ * after the part that landed (fs/fuse/file.c, fuse_get_res_by_io): the
+ * file would hold bytes its writer was told did not.  Otherwise (through
+ * the page cache) as many of the blocks as there are, in order: the
+ * kernel passes a short count on as write(2)'s, as POSIX has it when the
+ * medium fills.  Each hole's blocks are mapped once written; on an I/O
+ * error part way those not yet mapped, never named anywhere, go straight
+ * back.
  */
-static int file_write(struct fs *fs, struct inode *ip, const char *buf, size_t size, uint64_t off, size_t *done)
+static int file_write(struct fs *fs, struct inode *ip, const char *buf, size_t size, uint64_t off, int whole,
+		      size_t *done)
 {
 	uint64_t end = off + size, first = off >> BGAFS_SHIFT, last = (end - 1) >> BGAFS_SHIFT, want, holes;
 	struct bga_extent one, *got = &one;
@@ -308,7 +316,7 @@ static int file_write(struct fs *fs, struct inode *ip, const char *buf, size_t s
 		if (want > 1 && !(got = malloc((cap = want < WRITE_EXTENTS ? (size_t)want : WRITE_EXTENTS) *
 						sizeof(*got))))
 			return -ENOMEM;
-		if ((rc = alloc_scattered(fs, ip, hole_goal(fs, ip, lblk), want, &got, &cap, &ngot)))
+		if ((rc = alloc_scattered(fs, ip, hole_goal(fs, ip, lblk), want, &got, &cap, &ngot, !whole)))
 			goto out;
 	}
 	for (uint64_t pos = off; pos < end;) {
@@ -317,6 +325,10 @@ static int file_write(struct fs *fs, struct inode *ip, const char *buf, size_t s
 		if (run > last - lblk + 1)
 			run = last - lblk + 1;
 		if (st == MAP_HOLE) { /* got[] maps the holes in order */
+			if (next == ngot) { /* fewer than asked for: a short write */
+				rc = -ENOSPC;
+				break;
+			}
 			pblk = got[next].start;
 			if (run > got[next].len)
 				run = got[next].len;
@@ -365,12 +377,18 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		fuse_reply_err(req, off < 0 ? EINVAL : EFBIG);
 		return;
 	}
-	size_t done = 0;
-	int rc = 0;
+	size_t done = 0, wrote = 0;
+	/* All or nothing where the kernel cannot take a short count: a
+	 * direct write (file_write), and a write-back, whose short reply the
+	 * kernel takes for the whole (the rest of its pages then read back
+	 * the image's bytes, writeback_failed, with no error to msync). */
+	int rc = 0, whole = (fi->flags & O_DIRECT) || fi->writepage;
 	for (int tries = 0;; tries++) {
 		fs_begin(fs);
 		pthread_rwlock_wrlock(&ip->lock);
-		rc = file_write(fs, ip, buf, size, (uint64_t)off, &done);
+		rc = file_write(fs, ip, buf + done, size - done, (uint64_t)off + done, whole, &wrote);
+		done += wrote;
+		wrote = 0;
 		if (done) {
 			ts_now(&ip->mtime);
 			ip->ctime = ip->mtime;
@@ -432,7 +450,7 @@ static int file_fallocate(struct fs *fs, struct inode *ip, uint64_t off, uint64_
 		uint64_t goal = hole_goal(fs, ip, lblk);
 		int rc = bga_free_exact(fs->vol) < want
 				 ? alloc_hole(fs, ip, goal, want, BGA_ALL_OR_NOTHING, got, cap, &ngot)
-				 : alloc_scattered(fs, ip, goal, want, &got, &cap, &ngot);
+				 : alloc_scattered(fs, ip, goal, want, &got, &cap, &ngot, 0);
 		if (!rc && (rc = extmap_reserve(&ip->map, (uint32_t)(ngot + holes + 3)))) {
 			int frc = bga_free_vec(fs->vol, got, ngot);
 			(void)frc; /* ours, unnamed: cannot fail */
