@@ -46,6 +46,10 @@
 #include <stddef.h>
 #include <time.h>
 #include <bgalloc.h>
+/* Every allocator call goes through the recorder (examples/replay/bga_rec.h),
+ * which passes it straight on unless -o trace=FILE attached one. */
+#define BGA_REC_WRAP
+#include "bga_rec.h"
 
 #define BGAFS_BLOCK 4096u
 #define BGAFS_SHIFT 12
@@ -296,6 +300,7 @@ struct fs {
 	uint64_t delta_removes; /* the same in the delta being written (commit thread) */
 	int writeback_cache;   /* -o writeback_cache: the kernel caches writes */
 	struct fuse_session *se; /* for the page cache notifications (ops_file.c) */
+	struct bga_rec *rec;   /* -o trace=FILE: the allocation trace being recorded */
 };
 
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len); /* ISA-L's, in the usual ~crc convention */

@@ -132,6 +132,9 @@ void fs_close(struct fs *fs)
 	if (!fs)
 		return;
 	itab_destroy(&fs->itab); /* closes the inodes' windows before the volume goes */
+	int rrc = bga_rec_close(fs->rec); /* the trace ends with the free map the image holds */
+	if (rrc)
+		fprintf(stderr, "bgafs: the allocation trace is incomplete: %s\n", bga_strerror(rrc));
 	free(fs->log);
 	free(fs->ondisk);
 	bga_destroy(fs->vol);

@@ -41,7 +41,8 @@ static const char usage_text[] =
 	"A FUSE file system whose data blocks all come from bgalloc.\n"
 	"  mkfs   make a file system; -f (--force) overwrites one already in IMAGE\n"
 	"  mount  mount IMAGE at MOUNTPOINT, in the background; -f (--foreground) stays in front;\n"
-	"         -o takes mount.fuse3 options and writeback_cache; fusermount3 -u unmounts\n"
+	"         -o takes mount.fuse3 options, writeback_cache and trace=FILE (record every\n"
+	"         allocator call to FILE for bga-replay(1)); fusermount3 -u unmounts\n"
 	"  fsck   check IMAGE (refused while it is mounted)\n"
 	"  map    list the extents of file INODE (stat -c %i) in IMAGE, as filefrag -v would\n"
 	"Exit status: 0 success or clean, 1 failure or not clean, 2 usage error.  See bgafs(1).\n";
@@ -192,6 +193,7 @@ static int cmd_mkfs(int argc, char **argv)
 struct mount_args {
 	char *image, *mnt;
 	int fg, writeback_cache, help;
+	char *trace;
 };
 
 enum { MOUNT_KEY_HELP = 1 };
@@ -200,6 +202,7 @@ static const struct fuse_opt mount_spec[] = {
 	{"-f", offsetof(struct mount_args, fg), 1},
 	{"--foreground", offsetof(struct mount_args, fg), 1},
 	{"writeback_cache", offsetof(struct mount_args, writeback_cache), 1},
+	{"trace=%s", offsetof(struct mount_args, trace), 0},
 	FUSE_OPT_KEY("-h", MOUNT_KEY_HELP),
 	FUSE_OPT_KEY("--help", MOUNT_KEY_HELP),
 	FUSE_OPT_END,
@@ -241,6 +244,7 @@ static int cmd_mount(int argc, char **argv)
 	if (!m.image || !m.mnt) {
 		free(m.image);
 		free(m.mnt);
+		free(m.trace);
 		fuse_opt_free_args(&args);
 		return usage();
 	}
@@ -293,6 +297,11 @@ static int cmd_mount(int argc, char **argv)
 	if (fs_open(abs, 1, &fs))
 		goto out_args;
 	fs->writeback_cache = m.writeback_cache;
+	if (m.trace && (rc = bga_rec_open(fs->vol, m.trace, "bgafs", BGAFS_BLOCK, &fs->rec))) {
+		fprintf(stderr, "bgafs: trace=%s: %s\n", m.trace, bga_strerror(rc));
+		rc = 1;
+		goto out_fs;
+	}
 	struct fuse_lowlevel_ops ops = {.init = op_init};
 	bgafs_ops_dir(&ops);
 	bgafs_ops_file(&ops);
@@ -350,6 +359,7 @@ out_args:
 	free(abs);
 	free(m.image);
 	free(m.mnt);
+	free(m.trace);
 	return rc;
 }
 

@@ -1,0 +1,416 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#define _GNU_SOURCE
+#include "backend.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef BGA_REPLAY_EXT2
+#include "peer_ext2.h"
+#endif
+
+struct pending {
+	uint64_t start, len, txn;
+};
+
+struct backend {
+	char label[96];
+	struct bga_volume *vol; /* bgalloc */
+	int windows;
+	uint64_t nblocks;
+	uint32_t group;
+#ifdef BGA_REPLAY_EXT2
+	struct peer_ext2 *peer;
+	struct pending *pend; /* the peer's deferred frees */
+	size_t npend, cpend;
+#endif
+};
+
+static int parse_opt(const char *spec, const char *kv, struct bga_config *cfg, int *windows)
+{
+	const char *eq = strchr(kv, '=');
+	if (!eq)
+		goto bad;
+	size_t kl = (size_t)(eq - kv);
+	const char *v = eq + 1;
+	if (kl == 5 && !strncmp(kv, "group", 5)) {
+		char *end;
+		unsigned long g = strtoul(v, &end, 0);
+		if (*end || !*v || g > UINT32_MAX)
+			goto bad;
+		cfg->blocks_per_group = (uint32_t)g;
+	} else if (kl == 7 && !strncmp(kv, "windows", 7) && (!strcmp(v, "on") || !strcmp(v, "off"))) {
+		*windows = !strcmp(v, "on");
+	} else if (kl == 8 && !strncmp(kv, "counters", 8) && (!strcmp(v, "atomic") || !strcmp(v, "percpu"))) {
+		cfg->flags = !strcmp(v, "atomic") ? cfg->flags | BGA_ATOMIC_COUNTERS : cfg->flags & ~BGA_ATOMIC_COUNTERS;
+	} else if (kl == 4 && !strncmp(kv, "lock", 4) && (!strcmp(v, "global") || !strcmp(v, "groups"))) {
+		cfg->flags = !strcmp(v, "global") ? cfg->flags | BGA_GLOBAL_LOCK : cfg->flags & ~BGA_GLOBAL_LOCK;
+	} else {
+		goto bad;
+	}
+	return 0;
+bad:
+	fprintf(stderr,
+	        "bga-replay: allocator '%s': '%s' is not one of group=N, windows=on|off, counters=atomic|percpu, "
+	        "lock=global|groups\n",
+	        spec, kv);
+	return -1;
+}
+
+static int open_bgalloc(struct backend *b, const char *spec, uint64_t fdb, const struct bga_extent *fr, size_t n)
+{
+	struct bga_config cfg;
+	bga_config_init(&cfg, b->nblocks);
+	cfg.blocks_per_group = b->group;
+	cfg.first_data_block = fdb;
+	cfg.flags |= BGA_START_FULL;
+	b->windows = 1;
+	char *opts = strdup(spec), *save = NULL;
+	if (!opts)
+		return -1;
+	strtok_r(opts, ",", &save); /* "bgalloc" */
+	for (char *kv = strtok_r(NULL, ",", &save); kv; kv = strtok_r(NULL, ",", &save))
+		if (parse_opt(spec, kv, &cfg, &b->windows)) {
+			free(opts);
+			return -1;
+		}
+	free(opts);
+	if (!b->windows)
+		cfg.rsv_default = cfg.rsv_max = 0;
+	int rc = bga_create(&cfg, &b->vol);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = bga_free(b->vol, fr[i].start, fr[i].len);
+	if (rc) {
+		fprintf(stderr, "bga-replay: allocator '%s': %s\n", spec, bga_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+#ifdef BGA_REPLAY_EXT2
+/* Free runs of the peer's bitmap inside [from, to), in order. */
+static int ext2_next_free(ext2_filsys fs, uint64_t from, uint64_t to, uint64_t *s, uint64_t *e)
+{
+	blk64_t z, u;
+	if (from >= to || ext2fs_find_first_zero_block_bitmap2(fs->block_map, from, to - 1, &z))
+		return 0;
+	if (ext2fs_find_first_set_block_bitmap2(fs->block_map, z, to - 1, &u))
+		u = to;
+	*s = z;
+	*e = u;
+	return 1;
+}
+
+/* Mark allocated every free block of [from, to), up to `limit` blocks. */
+static uint64_t ext2_fill(ext2_filsys fs, uint64_t from, uint64_t to, uint64_t limit)
+{
+	uint64_t s, e, done = 0;
+	while (done < limit && ext2_next_free(fs, from, to, &s, &e)) {
+		if (e - s > limit - done)
+			e = s + (limit - done);
+		ext2fs_block_alloc_stats_range(fs, s, (blk_t)(e - s), +1);
+		done += e - s;
+		from = e;
+	}
+	return done;
+}
+
+/*
+ * The peer holds the trace's blocks at the same numbers: mke2fs's image is
+ * made larger than the trace's volume, every block the trace starts with
+ * in use is marked in use, and of the blocks past the trace's end only as
+ * many stay free as ext2's own metadata took from the trace's free space,
+ * so both allocators start with the same number of free blocks.
+ */
+static int open_ext2(struct backend *b, const struct bga_extent *fr, size_t n)
+{
+	uint64_t size = b->nblocks + b->nblocks / 8 + 32768;
+	int rc = peer_ext2_create(NULL, size, &b->peer);
+	if (rc) {
+		fprintf(stderr, "bga-replay: the libext2fs peer (mke2fs of %" PRIu64 " blocks): %s\n", size,
+		        bga_strerror(rc));
+		return -1;
+	}
+	ext2_filsys fs = peer_ext2_fs(b->peer);
+	size = peer_ext2_nblocks(b->peer);
+	if (size < b->nblocks) {
+		fprintf(stderr, "bga-replay: the libext2fs peer is smaller than the trace's volume\n");
+		return -1;
+	}
+	uint64_t at = 0, want = 0;
+	for (size_t i = 0; i <= n; i++) {
+		uint64_t s = i < n ? fr[i].start : b->nblocks;
+		ext2_fill(fs, at, s, UINT64_MAX);
+		if (i < n) {
+			at = fr[i].start + fr[i].len;
+			want += fr[i].len;
+		}
+	}
+	uint64_t have = 0, s, e;
+	for (uint64_t from = 0; ext2_next_free(fs, from, b->nblocks, &s, &e); from = e)
+		have += e - s;
+	uint64_t beyond = 0;
+	for (uint64_t from = b->nblocks; ext2_next_free(fs, from, size, &s, &e); from = e)
+		beyond += e - s;
+	uint64_t keep = want > have ? want - have : 0;
+	if (keep > beyond) {
+		fprintf(stderr, "bga-replay: the libext2fs peer has %" PRIu64 " free blocks fewer than the trace\n",
+		        keep - beyond);
+		keep = beyond;
+	}
+	ext2_fill(fs, b->nblocks, size, beyond - keep);
+	return 0;
+}
+
+static int ext2_alloc_one(struct backend *b, uint64_t goal, uint64_t min, uint64_t max, uint64_t align,
+                          struct bga_extent *out)
+{
+	uint64_t size = peer_ext2_nblocks(b->peer), len = max, s;
+	if (goal >= size)
+		goal = 0;
+	for (;;) {
+		int rc = peer_ext2_alloc_range(b->peer, goal, len, &s);
+		if (!rc) {
+			*out = (struct bga_extent){s, len};
+			return 0;
+		}
+		if (rc != -ENOSPC || len <= min)
+			return rc;
+		len /= 2;
+		if (align > 1)
+			len -= len % align;
+		if (len < min)
+			len = min;
+	}
+}
+
+/*
+ * bga_alloc_vec for the peer: pieces of max_len (halved down to min_len
+ * when no run that long is free), each from the end of the one before.
+ */
+static int ext2_alloc(struct backend *b, const struct bga_request *req, uint64_t want, struct bga_extent *out,
+                      size_t max_out, size_t *n)
+{
+	uint64_t goal = req->goal == BGA_NO_GOAL ? 0 : req->goal, align = req->align > 1 ? req->align : 1;
+	*n = 0;
+	if (!want) {
+		int rc = ext2_alloc_one(b, goal, req->min_len, req->max_len, align, out);
+		*n = !rc;
+		return rc;
+	}
+	uint64_t rest = want;
+	int rc = 0;
+	while (rest >= req->min_len && *n < max_out) {
+		uint64_t piece = rest < req->max_len ? rest : req->max_len;
+		struct bga_extent e;
+		if ((rc = ext2_alloc_one(b, goal, req->min_len, piece, align, &e)))
+			break;
+		if (*n && out[*n - 1].start + out[*n - 1].len == e.start)
+			out[*n - 1].len += e.len;
+		else
+			out[(*n)++] = e;
+		rest -= e.len;
+		goal = e.start + e.len;
+	}
+	if (*n && (!(req->flags & BGA_ALL_OR_NOTHING) || rest == 0))
+		return 0;
+	for (size_t i = 0; i < *n; i++)
+		peer_ext2_free(b->peer, out[i].start, out[i].len);
+	*n = 0;
+	return rc ? rc : -ENOSPC;
+}
+#endif
+
+int backend_open(const char *spec, uint64_t nblocks, uint32_t group, uint64_t fdb, const struct bga_extent *fr,
+                 size_t n, struct backend **out)
+{
+	struct backend *b = calloc(1, sizeof(*b));
+	if (!b)
+		return -1;
+	snprintf(b->label, sizeof(b->label), "%s", spec);
+	b->nblocks = nblocks;
+	b->group = group;
+	int rc;
+	if (!strcmp(spec, "bgalloc") || !strncmp(spec, "bgalloc,", 8)) {
+		rc = open_bgalloc(b, spec, fdb, fr, n);
+	} else if (!strcmp(spec, "ext2")) {
+#ifdef BGA_REPLAY_EXT2
+		rc = open_ext2(b, fr, n);
+#else
+		fprintf(stderr, "bga-replay: built without libext2fs (Debian: libext2fs-dev): no ext2 peer\n");
+		rc = -1;
+#endif
+	} else {
+		fprintf(stderr, "bga-replay: unknown allocator '%s' (bgalloc[,OPTIONS] or ext2)\n", spec);
+		rc = -1;
+	}
+	if (rc) {
+		backend_close(b);
+		return -1;
+	}
+	*out = b;
+	return 0;
+}
+
+void backend_close(struct backend *b)
+{
+	if (!b)
+		return;
+	bga_destroy(b->vol);
+#ifdef BGA_REPLAY_EXT2
+	if (b->peer)
+		peer_ext2_destroy(b->peer);
+	free(b->pend);
+#endif
+	free(b);
+}
+
+const char *backend_label(const struct backend *b)
+{
+	return b->label;
+}
+
+struct bga_volume *backend_volume(const struct backend *b)
+{
+	return b->vol;
+}
+
+int backend_alloc(struct backend *b, struct bga_rsv *rsv, const struct bga_request *req, uint64_t want,
+                  struct bga_extent *out, size_t max_out, size_t *n)
+{
+	struct bga_request r = *req;
+	r.rsv = rsv;
+	if (b->vol) {
+		if (!want) {
+			int rc = bga_alloc(b->vol, &r, out);
+			*n = !rc;
+			return rc;
+		}
+		return bga_alloc_vec(b->vol, &r, want, out, max_out, n);
+	}
+#ifdef BGA_REPLAY_EXT2
+	return ext2_alloc(b, &r, want, out, max_out, n);
+#else
+	return -ENOSYS;
+#endif
+}
+
+int backend_free(struct backend *b, const struct bga_extent *e, size_t n)
+{
+	if (b->vol)
+		return n == 1 ? bga_free(b->vol, e[0].start, e[0].len) : bga_free_vec(b->vol, e, n);
+#ifdef BGA_REPLAY_EXT2
+	for (size_t i = 0; i < n; i++) {
+		int rc = peer_ext2_free(b->peer, e[i].start, e[i].len);
+		if (rc)
+			return rc;
+	}
+	return 0;
+#else
+	return -ENOSYS;
+#endif
+}
+
+int backend_free_deferred(struct backend *b, uint64_t start, uint64_t len, uint64_t txn)
+{
+	if (b->vol)
+		return bga_free_deferred(b->vol, start, len, txn);
+#ifdef BGA_REPLAY_EXT2
+	if (b->npend == b->cpend) {
+		struct pending *np = realloc(b->pend, (b->cpend = b->cpend ? 2 * b->cpend : 64) * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		b->pend = np;
+	}
+	b->pend[b->npend++] = (struct pending){start, len, txn};
+	return 0;
+#else
+	return -ENOSYS;
+#endif
+}
+
+int backend_commit(struct backend *b, uint64_t txn)
+{
+	if (b->vol)
+		return bga_commit(b->vol, txn);
+#ifdef BGA_REPLAY_EXT2
+	size_t k = 0;
+	int rc = 0;
+	for (size_t i = 0; i < b->npend; i++) {
+		if (b->pend[i].txn <= txn) {
+			int r = peer_ext2_free(b->peer, b->pend[i].start, b->pend[i].len);
+			rc = rc ? rc : r;
+		} else {
+			b->pend[k++] = b->pend[i];
+		}
+	}
+	b->npend = k;
+	return rc;
+#else
+	return -ENOSYS;
+#endif
+}
+
+int backend_claim(struct backend *b, uint64_t start, uint64_t len)
+{
+	if (b->vol)
+		return bga_claim(b->vol, start, len);
+#ifdef BGA_REPLAY_EXT2
+	ext2_filsys fs = peer_ext2_fs(b->peer);
+	if (!len || start >= peer_ext2_nblocks(b->peer) || len > peer_ext2_nblocks(b->peer) - start)
+		return -EINVAL;
+	if (!ext2fs_test_block_bitmap_range2(fs->block_map, start, (unsigned)len))
+		return -EBUSY;
+	ext2fs_block_alloc_stats_range(fs, start, (blk_t)len, +1);
+	return 0;
+#else
+	return -ENOSYS;
+#endif
+}
+
+int backend_reserve(struct backend *b, uint64_t n, int give_back)
+{
+	/* the peer has no reservations: fuse2fs keeps none */
+	if (!b->vol)
+		return 0;
+	return give_back ? bga_unreserve(b->vol, n) : bga_reserve(b->vol, n);
+}
+
+int backend_rsv_open(struct backend *b, struct bga_rsv **out)
+{
+	*out = NULL;
+	return b->vol ? bga_rsv_open(b->vol, out) : 0;
+}
+
+void backend_rsv_close(struct backend *b, struct bga_rsv *rsv)
+{
+	if (b->vol)
+		bga_rsv_close(rsv);
+}
+
+int backend_rsv_set_size(struct backend *b, struct bga_rsv *rsv, uint32_t blocks)
+{
+	if (!b->vol || !b->windows)
+		return 0;
+	return bga_rsv_set_size(rsv, blocks);
+}
+
+int backend_freemap(struct backend *b, uint64_t unit, struct freemap *m)
+{
+	if (b->vol)
+		return freemap_of_volume(b->vol, unit, b->group, m);
+#ifdef BGA_REPLAY_EXT2
+	ext2_filsys fs = peer_ext2_fs(b->peer);
+	uint64_t size = peer_ext2_nblocks(b->peer), s, e;
+	freemap_init(m, b->group, unit);
+	for (uint64_t from = 0; ext2_next_free(fs, from, size, &s, &e); from = e)
+		freemap_add(m, s, e - s);
+	freemap_finish(m);
+	return 0;
+#else
+	return -ENOSYS;
+#endif
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_REPLAY_FREEMAP_H
+#define BGA_REPLAY_FREEMAP_H
+
+/*
+ * What a free map looks like, from its maximal free extents given in block
+ * order: counts, the histogram, the longest run, the free-map hash
+ * (bga_trace.h), bgalloc's fragmentation score (as <bgalloc.h> defines
+ * bga_stats.frag_score, with extents split at multiples of `group`) and
+ * Ceph's (Allocator::get_fragmentation_score of ceph/ceph's
+ * src/os/bluestore/Allocator.cc, with lengths in bytes of `unit` each).
+ * The same figures for any allocator, so they compare.
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <bgalloc.h>
+
+struct freemap {
+	uint64_t group, unit;
+	uint64_t free_blocks, free_extents, longest, longest_start;
+	uint64_t hist_count[64], hist_blocks[64];
+	double actual_bga, actual_ceph;
+	uint64_t hash;
+	double score_bga, score_ceph; /* set by freemap_finish */
+	/* the extent being merged */
+	uint64_t cur_start, cur_len;
+};
+
+void freemap_init(struct freemap *m, uint64_t group, uint64_t unit);
+/* An extent; touching extents are merged before they count. */
+void freemap_add(struct freemap *m, uint64_t start, uint64_t len);
+void freemap_finish(struct freemap *m);
+
+/* The whole volume's free map (bga_foreach_free), scored with extents
+ * split at multiples of group (0: the volume's blocks_per_group).  0 or
+ * its error. */
+int freemap_of_volume(struct bga_volume *vol, uint64_t unit, uint64_t group, struct freemap *m);
+
+/* Ceph's score of one length in bytes (get_score), for the tests. */
+double freemap_ceph_get_score(uint64_t v);
+
+/* Print the summary: free blocks and extents, longest run, both scores,
+ * the histogram as e2freefrag prints it. */
+void freemap_print(FILE *f, const struct freemap *m);
+
+#endif

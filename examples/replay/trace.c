@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Reading and writing traces (bga_trace.h) in both forms. */
+#define _GNU_SOURCE
+#include "trace.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t get_u32(const unsigned char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return le32toh(v);
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return le64toh(v);
+}
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, 4);
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, 8);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap : 256;
+	while (ncap < need)
+		ncap *= 2;
+	void *np = realloc(*p, ncap * size);
+	if (!np)
+		return -1;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+struct builder {
+	struct trace *t;
+	size_t rcap, ecap;
+};
+
+static struct trace_rec *add_rec(struct builder *b, uint32_t next)
+{
+	struct trace *t = b->t;
+	if (grow((void **)&t->rec, &b->rcap, t->nrec + 1, sizeof(*t->rec)) ||
+	    grow((void **)&t->ext, &b->ecap, t->next + next, sizeof(*t->ext)))
+		return NULL;
+	struct trace_rec *r = &t->rec[t->nrec++];
+	memset(r, 0, sizeof(*r));
+	r->ext = t->next;
+	r->next = next;
+	t->next += next;
+	return r;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct trace_rec *x = a, *y = b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int finish(struct trace *t, const char *path)
+{
+	qsort(t->rec, t->nrec, sizeof(*t->rec), by_seq);
+	for (size_t i = 1; i < t->nrec; i++)
+		if (t->rec[i].seq == t->rec[i - 1].seq) {
+			fprintf(stderr, "%s: two records with seq %" PRIu64 "\n", path, t->rec[i].seq);
+			return -1;
+		}
+	return 0;
+}
+
+static int read_binary(const char *path, const unsigned char *d, size_t n, struct trace *t)
+{
+	struct builder b = {t, 0, 0};
+	if (n < 16 || get_u32(d + 8) != BGT_VERSION) {
+		fprintf(stderr, "%s: trace version %u, this reader knows %u\n", path, n < 16 ? 0 : get_u32(d + 8),
+		        BGT_VERSION);
+		return -1;
+	}
+	uint32_t hsize = get_u32(d + 12);
+	if (hsize < BGT_HEADER_SIZE || hsize > n) {
+		fprintf(stderr, "%s: byte 12: header size %u is not possible\n", path, hsize);
+		return -1;
+	}
+	t->h.version = BGT_VERSION;
+	t->h.nblocks = get_u64(d + 16);
+	t->h.blocks_per_group = get_u32(d + 24);
+	t->h.flags = get_u32(d + 28);
+	t->h.first_data_block = get_u64(d + 32);
+	t->h.block_size = get_u32(d + 40);
+	t->h.stripe = get_u32(d + 44);
+	memcpy(t->h.source, d + 48, BGT_SOURCE_LEN);
+	t->h.source[BGT_SOURCE_LEN - 1] = 0;
+	for (size_t off = hsize; off < n;) {
+		if (n - off < BGT_REC_SIZE) {
+			fprintf(stderr, "%s: byte %zu: a record cut short (%zu bytes left)\n", path, off, n - off);
+			return -1;
+		}
+		const unsigned char *p = d + off;
+		uint32_t size = get_u32(p), next = get_u32(p + 12);
+		unsigned op = p[4], nargs = p[5];
+		if (size < BGT_REC_SIZE || size > n - off) {
+			fprintf(stderr, "%s: byte %zu: record size %u is not possible\n", path, off, size);
+			return -1;
+		}
+		if (!bgt_op_name(op)) {
+			t->skipped++;
+			off += size;
+			continue;
+		}
+		if (nargs != bgt_op_nargs(op) || (uint64_t)BGT_REC_SIZE + 8u * nargs + 16u * (uint64_t)next != size) {
+			fprintf(stderr, "%s: byte %zu: %s record of %u bytes with %u arguments and %u extents\n", path,
+			        off, bgt_op_name(op), size, nargs, next);
+			return -1;
+		}
+		struct trace_rec *r = add_rec(&b, next);
+		if (!r) {
+			fprintf(stderr, "%s: out of memory\n", path);
+			return -1;
+		}
+		r->op = (uint8_t)op;
+		memcpy(&r->thread, p + 6, 2);
+		r->thread = le16toh(r->thread);
+		r->rc = (int32_t)get_u32(p + 8);
+		r->seq = get_u64(p + 16);
+		r->ns = get_u64(p + 24);
+		const unsigned char *q = p + BGT_REC_SIZE;
+		for (unsigned i = 0; i < nargs; i++, q += 8)
+			r->args[i] = get_u64(q);
+		struct bga_extent *e = t->ext + r->ext;
+		for (uint32_t i = 0; i < next; i++, q += 16)
+			e[i] = (struct bga_extent){get_u64(q), get_u64(q + 8)};
+		off += size;
+	}
+	return finish(t, path);
+}
+
+/* ---- the text form ---- */
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	if (!*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static int text_fail(const char *path, size_t line, const char *what, const char *tok)
+{
+	fprintf(stderr, "%s: line %zu: %s%s%s%s\n", path, line, what, tok ? " '" : "", tok ? tok : "", tok ? "'" : "");
+	return -1;
+}
+
+static int read_text(const char *path, char *d, struct trace *t)
+{
+	struct builder b = {t, 0, 0};
+	size_t line = 0;
+	int have_version = 0;
+	for (char *ln = d, *nl; ln; ln = nl) {
+		if ((nl = strchr(ln, '\n')))
+			*nl++ = 0;
+		line++;
+		char *hash = strchr(ln, '#');
+		if (hash)
+			*hash = 0;
+		char *tok[16 + 1], *save = NULL, *colon = strchr(ln, ':');
+		if (colon)
+			*colon = 0;
+		int nt = 0;
+		for (char *s = strtok_r(ln, " \t\r", &save); s; s = strtok_r(NULL, " \t\r", &save)) {
+			if (nt == 16)
+				return text_fail(path, line, "too many fields", NULL);
+			tok[nt++] = s;
+		}
+		if (!nt) {
+			if (colon)
+				return text_fail(path, line, "extents with no record", NULL);
+			continue;
+		}
+		uint64_t v;
+		if (!have_version) {
+			if (nt != 2 || strcmp(tok[0], "bgatrace") || parse_u64(tok[1], &v))
+				return text_fail(path, line, "expected 'bgatrace VERSION' first", NULL);
+			if (v != BGT_VERSION)
+				return text_fail(path, line, "unknown trace version", tok[1]);
+			t->h.version = BGT_VERSION;
+			have_version = 1;
+			continue;
+		}
+		if (nt == 2 && !colon && (tok[0][0] < '0' || tok[0][0] > '9')) {
+			if (!strcmp(tok[0], "source")) {
+				snprintf(t->h.source, sizeof(t->h.source), "%s", tok[1]);
+				continue;
+			}
+			if (parse_u64(tok[1], &v))
+				return text_fail(path, line, "not a number", tok[1]);
+			if (!strcmp(tok[0], "nblocks"))
+				t->h.nblocks = v;
+			else if (!strcmp(tok[0], "first_data_block"))
+				t->h.first_data_block = v;
+			else if (!strcmp(tok[0], "blocks_per_group") && v <= UINT32_MAX)
+				t->h.blocks_per_group = (uint32_t)v;
+			else if (!strcmp(tok[0], "flags") && v <= UINT32_MAX)
+				t->h.flags = (uint32_t)v;
+			else if (!strcmp(tok[0], "block_size") && v <= UINT32_MAX)
+				t->h.block_size = (uint32_t)v;
+			else if (!strcmp(tok[0], "stripe") && v <= UINT32_MAX)
+				t->h.stripe = (uint32_t)v;
+			else
+				return text_fail(path, line, "unknown header field or value too large", tok[0]);
+			continue;
+		}
+		/* seq thread ns op rc args... [: start+len ...] */
+		if (nt < 5)
+			return text_fail(path, line, "a record needs seq, thread, ns, op and rc", NULL);
+		unsigned op = 0;
+		for (unsigned o = 1; o <= BGT_OP_MAX; o++)
+			if (bgt_op_name(o) && !strcmp(bgt_op_name(o), tok[3]))
+				op = o;
+		if (!op)
+			return text_fail(path, line, "unknown op", tok[3]);
+		if ((unsigned)nt != 5 + bgt_op_nargs(op))
+			return text_fail(path, line, "wrong number of arguments for", tok[3]);
+		uint32_t next = 0;
+		char *es = colon ? colon + 1 : NULL, *esave = NULL;
+		if (es) {
+			for (const char *c = es; *c; c++)
+				next += *c == '+';
+		}
+		struct trace_rec *r = add_rec(&b, next);
+		if (!r)
+			return text_fail(path, line, "out of memory", NULL);
+		uint64_t th;
+		if (parse_u64(tok[0], &r->seq) || parse_u64(tok[1], &th) || th > UINT16_MAX ||
+		    parse_u64(tok[2], &r->ns))
+			return text_fail(path, line, "malformed seq, thread or ns", NULL);
+		char *rcend;
+		errno = 0;
+		long lrc = strtol(tok[4], &rcend, 10);
+		if (errno || *rcend || lrc < INT32_MIN || lrc > INT32_MAX)
+			return text_fail(path, line, "malformed rc", tok[4]);
+		r->rc = (int32_t)lrc;
+		r->thread = (uint16_t)th;
+		r->op = (uint8_t)op;
+		for (unsigned i = 0; i < bgt_op_nargs(op); i++)
+			if (parse_u64(tok[5 + i], &r->args[i]))
+				return text_fail(path, line, "malformed argument", tok[5 + i]);
+		struct bga_extent *e = t->ext + r->ext;
+		uint32_t k = 0;
+		if (es)
+			for (char *s = strtok_r(es, " \t\r", &esave); s; s = strtok_r(NULL, " \t\r", &esave)) {
+				char *plus = strchr(s, '+');
+				if (!plus || k == next)
+					return text_fail(path, line, "malformed extent (START+LEN)", s);
+				*plus = 0;
+				if (parse_u64(s, &e[k].start) || parse_u64(plus + 1, &e[k].len))
+					return text_fail(path, line, "malformed extent number", s);
+				k++;
+			}
+		if (k != next)
+			return text_fail(path, line, "malformed extent list", NULL);
+	}
+	if (!have_version)
+		return text_fail(path, line, "no 'bgatrace VERSION' line", NULL);
+	return finish(t, path);
+}
+
+int trace_read(const char *path, struct trace *t)
+{
+	memset(t, 0, sizeof(*t));
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	char *d = NULL;
+	size_t n = 0, cap = 0;
+	for (;;) {
+		if (grow((void **)&d, &cap, n + 65536 + 1, 1)) {
+			fclose(f);
+			free(d);
+			fprintf(stderr, "%s: out of memory\n", path);
+			return -1;
+		}
+		size_t got = fread(d + n, 1, 65536, f);
+		n += got;
+		if (got < 65536)
+			break;
+	}
+	int err = ferror(f);
+	fclose(f);
+	if (err) {
+		free(d);
+		fprintf(stderr, "%s: read error\n", path);
+		return -1;
+	}
+	d[n] = 0;
+	int rc;
+	if (n >= 8 && !memcmp(d, BGT_MAGIC, 8))
+		rc = read_binary(path, (unsigned char *)d, n, t);
+	else if (memchr(d, 0, n))
+		rc = (fprintf(stderr, "%s: neither a binary trace (no BGATRACE magic) nor text\n", path), -1);
+	else
+		rc = read_text(path, d, t);
+	free(d);
+	if (rc)
+		trace_free(t);
+	return rc;
+}
+
+void trace_free(struct trace *t)
+{
+	free(t->rec);
+	free(t->ext);
+	memset(t, 0, sizeof(*t));
+}
+
+int trace_write_text(const struct trace *t, FILE *f)
+{
+	fprintf(f, "bgatrace %u\nnblocks %" PRIu64 "\nblocks_per_group %u\nflags %u\nfirst_data_block %" PRIu64
+	           "\nblock_size %u\nstripe %u\n",
+	        BGT_VERSION, t->h.nblocks, t->h.blocks_per_group, t->h.flags, t->h.first_data_block, t->h.block_size,
+	        t->h.stripe);
+	if (t->h.source[0])
+		fprintf(f, "source %s\n", t->h.source);
+	fputs("# seq thread ns op rc args... : start+len ...\n", f);
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct trace_rec *r = &t->rec[i];
+		fprintf(f, "%" PRIu64 " %u %" PRIu64 " %s %d", r->seq, r->thread, r->ns, bgt_op_name(r->op), r->rc);
+		for (unsigned a = 0; a < bgt_op_nargs(r->op); a++)
+			fprintf(f, " %" PRIu64, r->args[a]);
+		if (r->next)
+			fputs(" :", f);
+		const struct bga_extent *e = trace_ext(t, r);
+		for (uint32_t k = 0; k < r->next; k++)
+			fprintf(f, " %" PRIu64 "+%" PRIu64, e[k].start, e[k].len);
+		fputc('\n', f);
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+int trace_write_binary(const struct trace *t, FILE *f)
+{
+	unsigned char h[BGT_HEADER_SIZE] = {0};
+	memcpy(h, BGT_MAGIC, 8);
+	put_u32(h + 8, BGT_VERSION);
+	put_u32(h + 12, BGT_HEADER_SIZE);
+	put_u64(h + 16, t->h.nblocks);
+	put_u32(h + 24, t->h.blocks_per_group);
+	put_u32(h + 28, t->h.flags);
+	put_u64(h + 32, t->h.first_data_block);
+	put_u32(h + 40, t->h.block_size);
+	put_u32(h + 44, t->h.stripe);
+	memcpy(h + 48, t->h.source, BGT_SOURCE_LEN);
+	fwrite(h, 1, sizeof(h), f);
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct trace_rec *r = &t->rec[i];
+		unsigned nargs = bgt_op_nargs(r->op);
+		unsigned char p[BGT_REC_SIZE + 64];
+		put_u32(p, BGT_REC_SIZE + 8 * nargs + 16 * r->next);
+		p[4] = r->op;
+		p[5] = (unsigned char)nargs;
+		uint16_t th = htole16(r->thread);
+		memcpy(p + 6, &th, 2);
+		put_u32(p + 8, (uint32_t)r->rc);
+		put_u32(p + 12, r->next);
+		put_u64(p + 16, r->seq);
+		put_u64(p + 24, r->ns);
+		for (unsigned a = 0; a < nargs; a++)
+			put_u64(p + BGT_REC_SIZE + 8 * a, r->args[a]);
+		fwrite(p, 1, BGT_REC_SIZE + 8 * nargs, f);
+		const struct bga_extent *e = trace_ext(t, r);
+		for (uint32_t k = 0; k < r->next; k++) {
+			unsigned char x[16];
+			put_u64(x, e[k].start);
+			put_u64(x + 8, e[k].len);
+			fwrite(x, 1, 16, f);
+		}
+	}
+	return ferror(f) ? -1 : 0;
+}

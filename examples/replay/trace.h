@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_REPLAY_TRACE_H
+#define BGA_REPLAY_TRACE_H
+
+/* A trace read into memory (either form), its records in seq order. */
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <bgalloc.h>
+
+#include "bga_trace.h"
+
+struct trace_header {
+	uint32_t version;
+	uint64_t nblocks, first_data_block;
+	uint32_t blocks_per_group, flags, block_size, stripe;
+	char source[BGT_SOURCE_LEN];
+};
+
+struct trace_rec {
+	uint64_t seq, ns;
+	uint64_t args[8];
+	size_t ext;    /* index of its first extent in trace.ext */
+	uint32_t next; /* extents */
+	int32_t rc;
+	uint16_t thread;
+	uint8_t op;
+};
+
+struct trace {
+	struct trace_header h;
+	struct trace_rec *rec;
+	size_t nrec;
+	struct bga_extent *ext;
+	size_t next;
+	uint64_t skipped; /* records of ops this reader does not know */
+};
+
+/* Read path (binary, or the text form: told apart by the magic).  0, or -1
+ * with the reason printed to stderr, naming the file and the byte offset
+ * (binary) or line (text) that was wrong. */
+int trace_read(const char *path, struct trace *t);
+void trace_free(struct trace *t);
+
+static inline const struct bga_extent *trace_ext(const struct trace *t, const struct trace_rec *r)
+{
+	return t->ext + r->ext;
+}
+
+/* Write t in the text form, or in the binary form.  0 or -1 (errno set). */
+int trace_write_text(const struct trace *t, FILE *f);
+int trace_write_binary(const struct trace *t, FILE *f);
+
+#endif
