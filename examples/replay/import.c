@@ -267,21 +267,34 @@ static int by_start(const void *a, const void *b)
  * Check the extents (in blocks) against the volume and each other, naming
  * the line of a bad one: none empty, none past nblocks, none overlapping.
  */
+/* "line L" of an extent, with the line its JSON object opens on when
+ * that is another one. */
+static const char *where(const struct src_extent *e, char *buf, size_t len)
+{
+	if (e->obj_line && e->obj_line != e->line)
+		snprintf(buf, len, "line %zu (the extent opening on line %zu)", e->line, e->obj_line);
+	else
+		snprintf(buf, len, "line %zu", e->line);
+	return buf;
+}
+
 static int check_extents(const char *path, struct src_extent *e, size_t n, uint64_t nblocks, const char *unit)
 {
+	char w[96], w2[96];
 	for (size_t i = 0; i < n; i++)
 		if (!e[i].len || e[i].start >= nblocks || e[i].len > nblocks - e[i].start) {
-			fprintf(stderr, "%s: line %zu: extent %" PRIu64 "+%" PRIu64 " %s: the volume has %" PRIu64 " %s\n",
-			        path, e[i].line, e[i].start, e[i].len, e[i].len ? "passes its end" : "is empty", nblocks,
-			        unit);
+			fprintf(stderr, "%s: %s: extent %" PRIu64 "+%" PRIu64 " %s: the volume has %" PRIu64 " %s\n", path,
+			        where(&e[i], w, sizeof(w)), e[i].start, e[i].len, e[i].len ? "passes its end" : "is empty",
+			        nblocks, unit);
 			return -1;
 		}
 	qsort(e, n, sizeof(*e), by_start);
 	for (size_t i = 1; i < n; i++)
 		if (e[i].start < e[i - 1].start + e[i - 1].len) {
-			size_t a = e[i - 1].line < e[i].line ? e[i - 1].line : e[i].line;
-			size_t b = e[i - 1].line < e[i].line ? e[i].line : e[i - 1].line;
-			fprintf(stderr, "%s: line %zu: extent overlaps the extent of line %zu\n", path, b, a);
+			const struct src_extent *a = e[i - 1].line < e[i].line ? &e[i - 1] : &e[i];
+			const struct src_extent *b = a == &e[i] ? &e[i - 1] : &e[i];
+			fprintf(stderr, "%s: %s: extent %" PRIu64 "+%" PRIu64 " %s overlaps extent %" PRIu64 "+%" PRIu64 " of %s\n",
+			        path, where(b, w, sizeof(w)), b->start, b->len, unit, a->start, a->len, where(a, w2, sizeof(w2)));
 			return -1;
 		}
 	return 0;
@@ -458,19 +471,21 @@ int import_ceph(const struct import_opts *o, const char *path)
 		}
 		if (jnum(path, jget(x, "offset"), "offset", &off) || jnum(path, jget(x, "length"), "length", &len))
 			goto out;
+		struct src_extent here = {off / unit, len / unit, jget(x, "offset")->line, x->line};
+		char w[96];
 		if (off % unit || len % unit) {
+			here.line = jget(x, off % unit ? "offset" : "length")->line;
 			fprintf(stderr,
-			        "%s: line %zu: extent 0x%" PRIx64 "~0x%" PRIx64 ": alloc_unit 0x%" PRIx64
-			        " does not divide its %s\n",
-			        path, x->line, off, len, unit, off % unit ? "offset" : "length");
+			        "%s: %s: extent 0x%" PRIx64 "~0x%" PRIx64 ": alloc_unit 0x%" PRIx64 " does not divide its %s\n",
+			        path, where(&here, w, sizeof(w)), off, len, unit, off % unit ? "offset" : "length");
 			goto out;
 		}
-		if (off > capacity || len > capacity - off) {
-			fprintf(stderr, "%s: line %zu: extent 0x%" PRIx64 "~0x%" PRIx64 " passes capacity 0x%" PRIx64 "\n",
-			        path, x->line, off, len, capacity);
+		if (!len || off >= capacity || len > capacity - off) {
+			fprintf(stderr, "%s: %s: extent 0x%" PRIx64 "~0x%" PRIx64 " %s capacity 0x%" PRIx64 "\n", path,
+			        where(&here, w, sizeof(w)), off, len, len ? "passes" : "is empty, within", capacity);
 			goto out;
 		}
-		e[i] = (struct src_extent){off / unit, len / unit, x->line};
+		e[i] = here;
 	}
 	if (check_extents(path, e, ext->n, nblocks, "units"))
 		goto out;
@@ -552,7 +567,7 @@ int import_extents(const struct import_opts *o, const char *path)
 			}
 			e = ne;
 		}
-		e[n++] = (struct src_extent){a, b, line};
+		e[n++] = (struct src_extent){a, b, line, line};
 	}
 	if (!nblocks) {
 		fprintf(stderr, "%s: no 'nblocks N' line\n", path);

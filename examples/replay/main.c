@@ -27,7 +27,7 @@ static const char usage_text[] =
 	"       bga-replay try IMAGE COUNT WANT UNIT [--block-size BYTES] [--offset BYTES] [-v]\n"
 	"       bga-replay run TRACE [-a ALLOCATOR]... [--verify] [--out DIR] [--samples N]\n"
 	"       bga-replay text TRACE [-o OUT]      bga-replay binary TEXT -o TRACE\n"
-	"       bga-replay hash IMAGE [--offset BYTES]\n"
+	"       bga-replay hash|extents IMAGE [--offset BYTES]\n"
 	"       bga-replay --help | --version\n"
 	"\n"
 	"Allocation histories for bgalloc.\n"
@@ -38,7 +38,8 @@ static const char usage_text[] =
 	"           [,counters=atomic|percpu][,lock=global|groups], or ext2 (the libext2fs peer);\n"
 	"           default bgalloc.  --verify applies the recorded results instead\n"
 	"  text     a trace in its text form;  binary  the text form back to binary\n"
-	"  hash     the free-map hash of a stored volume\n"
+	"  hash     the free-map hash of a stored volume;  extents  its free extents, as\n"
+	"           `import extents` reads them\n"
 	"  -o, --out PATH        the image (import), the output (text, binary), a directory (run)\n"
 	"  -g, --group N         blocks per group of the imported volume\n"
 	"  -b, --block-size B    bytes a block of IMAGE (try; default 4096)\n"
@@ -188,5 +189,7 @@ int main(int argc, char **argv)
 		return convert(pos[1], out, 0);
 	if (!strcmp(cmd, "hash") && npos == 2)
 		return hash_image(pos[1], tr.base);
+	if (!strcmp(cmd, "extents") && npos == 2)
+		return extents_image(pos[1], tr.base);
 	return usage();
 }

@@ -17,7 +17,8 @@ struct import_opts {
 /* An extent of an input file, in blocks, with the line it came from. */
 struct src_extent {
 	uint64_t start, len;
-	size_t line;
+	size_t line;     /* its start's line */
+	size_t obj_line; /* the line its JSON object opens on (Ceph's dump), else line */
 };
 
 /* Exit status: 0 done, 1 bad input (nothing written), 2 I/O or usage. */
@@ -48,7 +49,9 @@ struct run_opts {
 };
 int run_main(const struct run_opts *o);
 
-/* The free-map hash of a stored image; 0 or 1 (error printed). */
+/* The free-map hash of a stored image, or its free extents (merged, in
+ * the list `import extents` reads); 0 or 1 (error printed). */
 int hash_image(const char *path, uint64_t base);
+int extents_image(const char *path, uint64_t base);
 
 #endif

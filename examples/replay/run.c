@@ -491,6 +491,14 @@ static double per(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0;
 }
 
+static double mean_score(const struct result *r)
+{
+	double sum = 0;
+	for (size_t i = 0; i < r->nsamples; i++)
+		sum += r->samples[i].score_bga;
+	return r->nsamples ? sum / (double)r->nsamples : 0;
+}
+
 static json_t *result_json(const struct result *r)
 {
 	json_t *s = json_array(), *errs = json_object();
@@ -502,14 +510,14 @@ static json_t *result_json(const struct result *r)
 		json_object_set_new(errs, bga_strerror(r->errs[i].err), json_integer((json_int_t)r->errs[i].n));
 	char hash[17];
 	snprintf(hash, sizeof(hash), "%016" PRIx64, r->end.hash);
-	json_t *j = json_pack("{s:s,s:I,s:f,s:f,s:I,s:f,s:I,s:f,s:I,s:I,s:I,s:I,s:o,s:{s:I,s:I,s:I,s:f,s:f,s:s},s:o}",
+	json_t *j = json_pack("{s:s,s:I,s:f,s:f,s:I,s:f,s:I,s:f,s:I,s:I,s:I,s:I,s:o,s:f,s:{s:I,s:I,s:I,s:f,s:f,s:s},s:o}",
 	                      "allocator", r->label, "calls", (json_int_t)r->calls, "seconds_in_calls", (double)r->ns / 1e9,
 	                      "calls_per_second", r->ns ? (double)r->calls * 1e9 / (double)r->ns : 0.0, "files",
 	                      (json_int_t)r->files, "extents_per_file", per(r->file_extents, r->files), "objects",
 	                      (json_int_t)r->objects, "extents_per_object", per(r->object_extents, r->objects),
 	                      "failures", (json_int_t)r->failures, "partial", (json_int_t)r->partial, "short_blocks",
 	                      (json_int_t)r->short_blocks, "extra_blocks", (json_int_t)r->extra_blocks, "errors", errs,
-	                      "end", "free_blocks", (json_int_t)r->end.free_blocks, "free_extents",
+	                      "mean_score", mean_score(r), "end", "free_blocks", (json_int_t)r->end.free_blocks, "free_extents",
 	                      (json_int_t)r->end.free_extents, "longest_run", (json_int_t)r->end.longest, "score",
 	                      r->end.score_bga, "ceph_score", r->end.score_ceph, "hash", hash, "samples", s);
 	if (r->verify_end >= 0)
@@ -550,8 +558,10 @@ static void plot(const char *dir, const struct trace *t, const char *name, struc
 	        "set key outside right top\nset grid\nplot ",
 	        png, name, t->nrec, t->h.nblocks);
 	for (int a = 0; a < n; a++)
-		fprintf(g, "%s'%s' index %d using 1:2 with lines lw 2 title '%s: bgalloc score', '%s' index %d using 1:3 with lines dt 2 title '%s: ceph score'",
-		        a ? ", \\\n     " : "", dat, a, res[a].label, dat, a, res[a].label);
+		fprintf(g,
+		        "%s'%s' index %d using 1:2 with lines lw 2 lc %d title '%s: bgalloc score', '%s' index %d using 1:3 "
+		        "with lines dt 2 lc %d title '%s: ceph score'",
+		        a ? ", \\\n     " : "", dat, a, a + 1, res[a].label, dat, a, a + 1, res[a].label);
 	fputc('\n', g);
 	fclose(g);
 	pid_t pid;
@@ -592,15 +602,17 @@ int run_main(const struct run_opts *o)
 			n = a;
 			break;
 		}
-	printf("%-26s %9s %10s %7s %8s %8s %8s %8s %8s %8s %9s\n", "allocator", "calls", "calls/s", "files",
-	       "ext/file", "objects", "ext/obj", "failures", "score", "ceph", "free");
+	printf("%-26s %8s %10s %6s %8s %7s %7s %8s %8s %8s %8s %9s\n", "allocator", "calls", "calls/s", "files",
+	       "ext/file", "objects", "ext/obj", "failures", "score", "ceph", "mean", "free");
 	for (int a = 0; a < n; a++) {
 		struct result *r = &res[a];
-		printf("%-26s %9" PRIu64 " %10.0f %7" PRIu64 " %8.2f %8" PRIu64 " %8.2f %8" PRIu64 " %8.4f %8.4f %9" PRIu64 "\n",
+		printf("%-26s %8" PRIu64 " %10.0f %6" PRIu64 " %8.2f %7" PRIu64 " %7.2f %8" PRIu64 " %8.4f %8.4f %8.4f %9" PRIu64
+		       "\n",
 		       r->label, r->calls, r->ns ? (double)r->calls * 1e9 / (double)r->ns : 0, r->files,
 		       per(r->file_extents, r->files), r->objects, per(r->object_extents, r->objects), r->failures,
-		       r->end.score_bga, r->end.score_ceph, r->end.free_blocks);
+		       r->end.score_bga, r->end.score_ceph, mean_score(r), r->end.free_blocks);
 	}
+	puts("(score, ceph: bgalloc's and Ceph's fragmentation scores at the end; mean: bgalloc's over the samples)");
 	for (int a = 0; a < n; a++) {
 		struct result *r = &res[a];
 		if (r->failures || r->partial) {
@@ -644,6 +656,46 @@ int run_main(const struct run_opts *o)
 	free(res);
 	trace_free(&t);
 	return rc;
+}
+
+static int print_cb(void *ctx, uint64_t start, uint64_t len)
+{
+	struct freemap *m = ctx;
+	if (m->cur_len && m->cur_start + m->cur_len == start) {
+		m->cur_len += len;
+		return 0;
+	}
+	if (m->cur_len)
+		printf("%" PRIu64 " %" PRIu64 "\n", m->cur_start, m->cur_len);
+	m->cur_start = start;
+	m->cur_len = len;
+	return 0;
+}
+
+int extents_image(const char *path, uint64_t base)
+{
+	struct bga_io io;
+	struct bga_volume *vol;
+	struct bga_config cfg;
+	int rc = bga_io_file_open(path, base, 0, &io);
+	if (!rc && (rc = bga_load(&io, NULL, &vol)))
+		bga_io_file_close(&io);
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", path, bga_strerror(rc));
+		return 1;
+	}
+	struct freemap m = {0};
+	bga_volume_config(vol, &cfg);
+	printf("nblocks %" PRIu64 "\nkind free\n", cfg.nblocks);
+	if (cfg.nblocks > cfg.first_data_block)
+		rc = bga_foreach_free(vol, 0, cfg.nblocks, 1, print_cb, &m);
+	if (!rc && m.cur_len)
+		printf("%" PRIu64 " %" PRIu64 "\n", m.cur_start, m.cur_len);
+	if (rc)
+		fprintf(stderr, "%s: %s\n", path, bga_strerror(rc));
+	bga_destroy(vol);
+	bga_io_file_close(&io);
+	return rc ? 1 : 0;
 }
 
 int hash_image(const char *path, uint64_t base)

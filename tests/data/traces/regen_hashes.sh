@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Write tests/data/traces/hashes.txt: the end hash of every trace here
+# replayed against each allocator make test checks (tests/system/replay_test.sh).
+# A change to where bgalloc places blocks changes them: rerun this, look
+# at the diff, and commit it with that change.
+#   tests/data/traces/regen_hashes.sh [BUILD]      (default build/test)
+set -euo pipefail
+cd "$(dirname "$0")"
+R=../../../${1:-build/test}/examples/replay/bga-replay
+case ${1:-} in /*) R=$1/examples/replay/bga-replay ;; esac
+[ -x "$R" ] || { echo "regen_hashes: no $R" >&2; exit 2; }
+{
+	echo "# trace allocator hash: written by regen_hashes.sh, checked by tests/system/replay_test.sh"
+	for t in *.trace; do
+		"$R" run "$t" -a bgalloc -a bgalloc,windows=off -a ext2 | sed -n "s|^hash |$t |p"
+	done
+} >hashes.txt.new
+mv hashes.txt.new hashes.txt
+cat hashes.txt

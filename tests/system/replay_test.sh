@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bga-replay (examples/replay): a Ceph-format free-dump imported exactly
+# and its bad forms refused; try against bga_alloc_vec called directly;
+# the traces of tests/data/traces replayed to their recorded end hashes,
+# twice alike; --verify of the bgafs traces; the text form round trip.
+#   tests/system/replay_test.sh BGA_REPLAY REPLAY_DIRECT BGA_INSPECT TRACEDIR
+set -u
+R=$1 DIRECT=$2 INSPECT=$3 TRACES=$4
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "replay_test: $*"; exit 1; }
+expect() { # expect STATUS PATTERN -- command...: exit status and a line matching
+	local want=$1 pat=$2 out rc
+	shift 3
+	out=$("$@" 2>&1); rc=$?
+	[ "$rc" = "$want" ] || fail "'$*' exited $rc, expected $want: $out"
+	[ -z "$pat" ] || grep -qE -- "$pat" <<<"$out" || fail "'$*' printed no line matching '$pat':
+$out"
+}
+
+# A dump as Ceph's JSONFormatter prints `bluestore allocator dump block`
+# (pretty, four-space indent): 64 KiB unit, 4096 units, random free
+# extents, some touching (the dump's avl and bitmap halves may touch).
+python3 - "$dir" <<'PY' || fail "cannot write the dumps"
+import json, random, sys
+d = sys.argv[1]
+random.seed(35)
+unit, units = 0x10000, 4096
+ext, at = [], 1
+while True:
+    at += random.choice([0, 0, 1, 2, 5, 17])
+    n = random.choice([1, 1, 2, 3, 8, 40, 100])
+    if at + n > units:
+        break
+    ext.append((at, n))
+    at += n
+def dump(path, extents, cap=units * unit, au=unit):
+    doc = {"capacity": cap, "alloc_unit": au, "alloc_type": "hybrid", "alloc_name": "block",
+           "extents": [{"offset": "0x%x" % (o * unit), "length": "0x%x" % (n * unit)} for o, n in extents]}
+    with open(path, "w") as f:
+        f.write(json.dumps(doc, indent=4))
+dump(d + "/dump.json", ext)
+merged = []
+for o, n in ext:
+    if merged and merged[-1][0] + merged[-1][1] == o:
+        merged[-1][1] += n
+    else:
+        merged.append([o, n])
+with open(d + "/want", "w") as f:
+    f.write("nblocks %d\nkind free\n" % units + "".join("%d %d\n" % (o, n) for o, n in merged))
+with open(d + "/sum", "w") as f:
+    f.write("%d\n" % sum(n for o, n in ext))
+# bad forms; each line of the file the message must name
+# (extent i's object opens on line 7 + 4 i, its offset on 8 + 4 i, its length on 9 + 4 i)
+bad = {
+    "malformed": (ext, lambda s: s.replace('"0x%x"' % (ext[3][1] * unit), '"0x%xg"' % (ext[3][1] * unit), 1), None),
+    "overlap": (ext[:5] + [(ext[2][0] + ext[2][1] - 1, 2)] + ext[5:], None, 8 + 4 * 5),
+    "past": (ext + [(units - 1, 2)], None, 8 + 4 * len(ext)),
+    "unaligned": (ext, lambda s: s.replace('"0x%x"' % (ext[4][0] * unit), '"0x%x"' % (ext[4][0] * unit + 0x1000), 1), 8 + 4 * 4),
+}
+for name, (e, edit, line) in bad.items():
+    dump(d + "/" + name + ".json", e)
+    if edit:
+        s = open(d + "/" + name + ".json").read()
+        open(d + "/" + name + ".json", "w").write(edit(s))
+    if line is None:  # the malformed length: find its line
+        for i, l in enumerate(open(d + "/" + name + ".json").read().split("\n")):
+            if "g\"" in l:
+                line = i + 1
+    open(d + "/" + name + ".line", "w").write("%d\n" % line)
+PY
+
+# the import is exact: free count, the same extents merged, a clean image
+sum=$(cat "$dir/sum")
+expect 0 "^free blocks: $sum\$" -- "$R" import ceph "$dir/dump.json" -o "$dir/img"
+out=$("$R" import ceph "$dir/dump.json" -o "$dir/img")
+score=$(sed -n 's/^bgalloc score: //p' <<<"$out")
+[ "$score" = "$(sed -n 's/^bgalloc score (bga_stats): //p' <<<"$out")" ] || fail "bgalloc score differs from bga_stats': $out"
+"$R" extents "$dir/img" >"$dir/got" || fail "extents failed"
+diff "$dir/want" "$dir/got" >/dev/null || fail "bga_foreach_free's extents are not the dump's, merged: $(diff "$dir/want" "$dir/got" | head)"
+expect 0 ", 4096 blocks, $sum free, 1 groups .*clean\$" -- "$INSPECT" check "$dir/img"
+# the plain list of the same extents makes the same image
+expect 0 "^free blocks: $sum\$" -- "$R" import extents "$dir/want" -o "$dir/img2"
+[ "$("$R" hash "$dir/img")" = "$("$R" hash "$dir/img2")" ] || fail "import extents differs from import ceph"
+# Ceph's score by its definition: one run is 0, every unit alone is 1
+printf 'nblocks 64\n0 64\n' >"$dir/one"
+expect 0 '^ceph score: 0\.000000$' -- "$R" import extents "$dir/one" -o "$dir/i1"
+{ echo "nblocks 64"; for i in $(seq 0 2 62); do echo "$i 1"; done; } >"$dir/alone"
+expect 0 '^ceph score: 1\.000000$' -- "$R" import extents "$dir/alone" -o "$dir/i2"
+expect 0 '^bgalloc score: 1\.000000$' -- "$R" import extents "$dir/alone" -o "$dir/i2"
+
+# bad input: a message naming the line, no image
+for b in malformed overlap past unaligned; do
+	rm -f "$dir/bad.img"
+	expect 1 "line $(cat "$dir/$b.line")[^0-9]" -- "$R" import ceph "$dir/$b.json" -o "$dir/bad.img"
+	[ ! -e "$dir/bad.img" ] || fail "$b: an image was made"
+	ls "$dir" | grep -q 'bad.img.tmp' && fail "$b: a temporary image was left"
+done
+printf 'nblocks 64\n0 8\n4 8\n' >"$dir/ovl"
+expect 1 'line 3[^0-9].*overlaps .*line 2$' -- "$R" import extents "$dir/ovl" -o "$dir/bad.img"
+printf 'nblocks 64\n0 8\n9 x\n' >"$dir/num"
+expect 1 'line 3: length: malformed number "x"' -- "$R" import extents "$dir/num" -o "$dir/bad.img"
+[ ! -e "$dir/bad.img" ] || fail "the extent list made an image"
+
+# try: what bga_alloc_vec called directly gets (64 KiB blocks: 1 MiB at 128 KiB is 16 at 2)
+"$R" try "$dir/img" 40 1M 128K --block-size 64K -v >"$dir/try" || fail "try failed"
+sed -n 's/^\(request [0-9]*: [^,]*, [0-9]* extents, [0-9]* blocks\), [0-9]* ns:\{0,1\}/\1:/p' "$dir/try" >"$dir/try.req"
+"$DIRECT" "$dir/img" 40 16 2 >"$dir/direct" || fail "replay_direct failed"
+diff "$dir/direct" "$dir/try.req" >/dev/null || fail "try differs from bga_alloc_vec: $(diff "$dir/direct" "$dir/try.req" | head -5)"
+grep -q '^ceph score: .* before, .* after$' "$dir/try" || fail "try printed no scores"
+expect 2 'multiples of the block size' -- "$R" try "$dir/img" 4 1M 96K --block-size 64K
+expect 2 'not a power of two' -- "$R" try "$dir/img" 4 3M 192K --block-size 64K
+
+# the traces: the recorded end hashes, twice alike
+[ -f "$TRACES/hashes.txt" ] || fail "no $TRACES/hashes.txt"
+n=0
+for t in "$TRACES"/*.trace; do
+	b=$(basename "$t")
+	out1=$("$R" run "$t" -a bgalloc -a bgalloc,windows=off -a ext2) || fail "run $b: $out1"
+	out2=$("$R" run "$t" -a bgalloc -a bgalloc,windows=off -a ext2) || fail "run $b: $out2"
+	[ "$(grep ^hash <<<"$out1")" = "$(grep ^hash <<<"$out2")" ] || fail "$b: two replays ended apart"
+	while read -r tr alloc hash; do
+		[ "$tr" = "$b" ] || continue
+		got=$(awk -v a="$alloc" '$1 == "hash" && $2 == a {print $3}' <<<"$out1")
+		[ "$got" = "$hash" ] || fail "$b on $alloc ends in $got, hashes.txt says $hash (after a change to placement: tests/data/traces/regen_hashes.sh)"
+		n=$((n + 1))
+	done < <(grep -v '^#' "$TRACES/hashes.txt")
+	case $b in bgafs-*)
+		expect 0 "end matches the recording's free map" -- "$R" run "$t" --verify ;;
+	esac
+	# the text form reads back to the same records
+	"$R" text "$t" -o "$dir/t.txt" && "$R" binary "$dir/t.txt" -o "$dir/t.bin" && "$R" text "$dir/t.bin" -o "$dir/t2.txt" ||
+		fail "$b: text round trip failed"
+	cmp -s "$dir/t.txt" "$dir/t2.txt" || fail "$b: the text form does not read back alike"
+done
+[ $n -ge 9 ] || fail "only $n hashes checked"
+# a damaged text trace is refused with its line
+"$R" text "$TRACES/objects.trace" | sed '12s/alloc_vec 0 0/alloc_vec 0 x/' >"$dir/bad.txt"
+expect 1 '^.*bad.txt: line 12: malformed argument' -- "$R" run "$dir/bad.txt"
+expect 0 '^usage' -- "$R" --help
+expect 0 '^bga-replay \(bgalloc\) ' -- "$R" --version
+echo "replay_test: import exact, $n end hashes, try as bga_alloc_vec, --verify and round trips pass"
