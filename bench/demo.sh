@@ -84,5 +84,11 @@ if runs:
 PY
 cp "$json" "$out/runs/scale-$stamp-$rev.json"
 "$py" "$root/bench/report.py" "$json" --out "$out"
+# One recorded history side by side (bga-replay(1), tests/data/traces):
+# Ceph-like objects to 90% full, on bgalloc, bgalloc without windows and
+# libext2fs; the table, $out/replay/replay.json and score.png.
+echo
+"$build/examples/replay/bga-replay" run "$root/tests/data/traces/objects.trace" \
+	-a bgalloc -a bgalloc,windows=off -a ext2 -o "$out/replay" || echo "demo: the replay failed" >&2
 echo "demo: measured and reported in ${SECONDS} s; this run is also saved as $out/runs/scale-$stamp-$rev.json"
 echo "demo: compare two runs with: bench/compare.sh OLD.json NEW.json"
