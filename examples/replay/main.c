@@ -25,7 +25,7 @@ static const char usage_text[] =
 	"usage: bga-replay import ceph DUMP.json -o IMAGE [--group N]\n"
 	"       bga-replay import extents FILE -o IMAGE [--group N]\n"
 	"       bga-replay try IMAGE COUNT WANT UNIT [--block-size BYTES] [--offset BYTES] [-v]\n"
-	"       bga-replay run TRACE [-a ALLOCATOR]... [--verify] [--out DIR] [--samples N]\n"
+	"       bga-replay run TRACE [-a ALLOCATOR]... [--verify] [--out DIR] [--samples N] [--reps N]\n"
 	"       bga-replay text TRACE [-o OUT]      bga-replay binary TEXT -o TRACE\n"
 	"       bga-replay hash|extents IMAGE [--offset BYTES]\n"
 	"       bga-replay --help | --version\n"
@@ -46,6 +46,8 @@ static const char usage_text[] =
 	"  -O, --offset BYTES    where the volume's area starts in IMAGE (a bgafs image: 8192)\n"
 	"  -a, --alloc SPEC      an allocator to run (repeat for a side-by-side table)\n"
 	"  -s, --samples N       score samples over the trace (default 100)\n"
+	"  -r, --reps N          run each allocator N times: the median calls/s, and each run\n"
+	"                        must end in the same free map\n"
 	"      --verify          apply the trace's recorded results; check its end\n"
 	"  -v, --verbose         list each request's extents (try)\n"
 	"  -h, --help            this text;  -V, --version  the version\n"
@@ -107,7 +109,7 @@ int main(int argc, char **argv)
 		{"out", required_argument, NULL, 'o'},        {"group", required_argument, NULL, 'g'},
 		{"block-size", required_argument, NULL, 'b'}, {"offset", required_argument, NULL, 'O'},
 		{"alloc", required_argument, NULL, 'a'},      {"samples", required_argument, NULL, 's'},
-		{"verify", no_argument, NULL, 1},             {"verbose", no_argument, NULL, 'v'},
+		{"verify", no_argument, NULL, 1},             {"reps", required_argument, NULL, 'r'},             {"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},             {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -119,7 +121,7 @@ int main(int argc, char **argv)
 	int c;
 	/* GNU getopt permutes: options may come before or after the command's
 	 * arguments. */
-	while ((c = getopt_long(argc, argv, "o:g:b:O:a:s:vhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:g:b:O:a:s:r:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'g':
@@ -146,6 +148,11 @@ int main(int argc, char **argv)
 			if (parse_size(optarg, &v) || !v || v > 100000)
 				return usage();
 			run.samples = (unsigned)v;
+			break;
+		case 'r':
+			if (parse_size(optarg, &v) || !v || v > 1000)
+				return usage();
+			run.reps = (unsigned)v;
 			break;
 		case 1: run.verify = 1; break;
 		case 'v': tr.verbose = 1; break;

@@ -45,6 +45,7 @@ struct run_opts {
 	int verify;
 	const char *out_dir; /* JSON and PNG go here when set */
 	unsigned samples;    /* score samples over the trace */
+	unsigned reps;       /* runs of each allocator (the median rate); 0: 1 */
 	int quiet;
 };
 int run_main(const struct run_opts *o);

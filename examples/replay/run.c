@@ -71,6 +71,7 @@ struct result {
 	struct sample *samples;
 	size_t nsamples;
 	struct freemap end;
+	double rate;         /* calls a second, the median over the repetitions */
 	uint64_t mismatches; /* --verify: recorded results that did not apply */
 	int verify_end;      /* --verify: 1 the end hash matched the recording's, 0 not, -1 no end record */
 };
@@ -486,6 +487,12 @@ static int pin(void)
 	return -1;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
 static double per(uint64_t a, uint64_t b)
 {
 	return b ? (double)a / (double)b : 0;
@@ -512,7 +519,7 @@ static json_t *result_json(const struct result *r)
 	snprintf(hash, sizeof(hash), "%016" PRIx64, r->end.hash);
 	json_t *j = json_pack("{s:s,s:I,s:f,s:f,s:I,s:f,s:I,s:f,s:I,s:I,s:I,s:I,s:o,s:f,s:{s:I,s:I,s:I,s:f,s:f,s:s},s:o}",
 	                      "allocator", r->label, "calls", (json_int_t)r->calls, "seconds_in_calls", (double)r->ns / 1e9,
-	                      "calls_per_second", r->ns ? (double)r->calls * 1e9 / (double)r->ns : 0.0, "files",
+	                      "calls_per_second", r->rate, "files",
 	                      (json_int_t)r->files, "extents_per_file", per(r->file_extents, r->files), "objects",
 	                      (json_int_t)r->objects, "extents_per_object", per(r->object_extents, r->objects),
 	                      "failures", (json_int_t)r->failures, "partial", (json_int_t)r->partial, "short_blocks",
@@ -596,28 +603,53 @@ int run_main(const struct run_opts *o)
 	const char *name = strrchr(o->trace, '/') ? strrchr(o->trace, '/') + 1 : o->trace;
 	printf("trace %s: %zu records from %s, %" PRIu64 " blocks of %u bytes, %u a group; one thread on cpu %d\n", name,
 	       t.nrec, t.h.source[0] ? t.h.source : "?", t.h.nblocks, t.h.block_size, t.h.blocks_per_group, cpu);
-	for (int a = 0; a < n; a++)
-		if (run_one(o, &t, specs[a], &res[a])) {
-			rc = 1;
+	unsigned reps = o->reps ? o->reps : 1;
+	double *rate = calloc(reps, sizeof(*rate));
+	for (int a = 0; a < n && rate; a++) {
+		/* repetitions: the median rate; each must end in the same map */
+		uint64_t hash = 0;
+		for (unsigned k = 0; k < reps; k++) {
+			if (k)
+				free(res[a].samples);
+			memset(&res[a], 0, sizeof(res[a]));
+			if (run_one(o, &t, specs[a], &res[a])) {
+				rc = 1;
+				break;
+			}
+			rate[k] = res[a].ns ? (double)res[a].calls * 1e9 / (double)res[a].ns : 0;
+			if (k && res[a].end.hash != hash) {
+				fprintf(stderr, "bga-replay: %s: repetition %u ended in another free map\n", specs[a], k + 1);
+				rc = 1;
+			}
+			hash = res[a].end.hash;
+		}
+		if (rc) {
+			free(res[a].samples);
+			res[a].samples = NULL;
 			n = a;
 			break;
 		}
+		qsort(rate, reps, sizeof(*rate), cmp_double);
+		res[a].rate = rate[reps / 2];
+	}
+	free(rate);
 	printf("%-26s %8s %10s %6s %8s %7s %7s %8s %8s %8s %8s %9s\n", "allocator", "calls", "calls/s", "files",
 	       "ext/file", "objects", "ext/obj", "failures", "score", "ceph", "mean", "free");
 	for (int a = 0; a < n; a++) {
 		struct result *r = &res[a];
 		printf("%-26s %8" PRIu64 " %10.0f %6" PRIu64 " %8.2f %7" PRIu64 " %7.2f %8" PRIu64 " %8.4f %8.4f %8.4f %9" PRIu64
 		       "\n",
-		       r->label, r->calls, r->ns ? (double)r->calls * 1e9 / (double)r->ns : 0, r->files,
+		       r->label, r->calls, r->rate, r->files,
 		       per(r->file_extents, r->files), r->objects, per(r->object_extents, r->objects), r->failures,
 		       r->end.score_bga, r->end.score_ceph, mean_score(r), r->end.free_blocks);
 	}
-	puts("(score, ceph: bgalloc's and Ceph's fragmentation scores at the end; mean: bgalloc's over the samples)");
+	printf("(calls/s: time inside the allocator's calls, median of %u; score, ceph: bgalloc's and Ceph's\n"
+	       " fragmentation scores at the end; mean: bgalloc's over the samples)\n", reps);
 	for (int a = 0; a < n; a++) {
 		struct result *r = &res[a];
 		if (r->failures || r->partial) {
-			printf("%s: %" PRIu64 " failed, %" PRIu64 " partial, %" PRIu64 " recorded blocks not had:", r->label,
-			       r->failures, r->partial, r->short_blocks);
+			printf("%s: %" PRIu64 " failed, %" PRIu64 " partial, %" PRIu64 " recorded blocks not had%s", r->label,
+			       r->failures, r->partial, r->short_blocks, r->errs[0].n ? ":" : "");
 			for (int i = 0; i < 8 && r->errs[i].n; i++)
 				printf(" %s x%" PRIu64, bga_strerror(r->errs[i].err), r->errs[i].n);
 			putchar('\n');
@@ -640,7 +672,15 @@ int run_main(const struct run_opts *o)
 		for (int a = 0; a < n; a++)
 			json_array_append_new(json_object_get(j, "allocators"), result_json(&res[a]));
 		char path[4096];
-		mkdir(o->out_dir, 0777);
+		snprintf(path, sizeof(path), "%s", o->out_dir);
+		for (char *sl = strchr(path + 1, '/');; sl = strchr(sl + 1, '/')) { /* mkdir -p */
+			if (sl)
+				*sl = 0;
+			mkdir(path, 0777);
+			if (!sl)
+				break;
+			*sl = '/';
+		}
 		snprintf(path, sizeof(path), "%s/replay.json", o->out_dir);
 		if (json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS)) {
 			fprintf(stderr, "bga-replay: cannot write %s\n", path);
@@ -651,7 +691,7 @@ int run_main(const struct run_opts *o)
 		}
 		json_decref(j);
 	}
-	for (int a = 0; a < (o->nallocs ? o->nallocs : 1); a++)
+	for (int a = 0; a < n; a++)
 		free(res[a].samples);
 	free(res);
 	trace_free(&t);
