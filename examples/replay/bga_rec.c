@@ -87,18 +87,6 @@ static void flush_locked(struct bga_rec *r)
 	r->used = 0;
 }
 
-static void put_u32(unsigned char *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, 4);
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, 8);
-}
-
 /* Append one record; the caller holds r->lock. */
 static void put_locked(struct bga_rec *r, unsigned op, int rc, uint64_t seq, const uint64_t *args,
                        const struct bga_extent *ext, size_t next)
@@ -120,21 +108,21 @@ static void put_locked(struct bga_rec *r, unsigned op, int rc, uint64_t seq, con
 		r->err = -ENOMEM;
 		return;
 	}
-	put_u32(p, (uint32_t)size);
+	bgt_put_u32(p, (uint32_t)size);
 	p[4] = (unsigned char)op;
 	p[5] = (unsigned char)nargs;
 	uint16_t t = htole16(thread_no());
 	memcpy(p + 6, &t, 2);
-	put_u32(p + 8, (uint32_t)rc);
-	put_u32(p + 12, (uint32_t)next);
-	put_u64(p + 16, seq);
-	put_u64(p + 24, now_ns() - r->t0);
+	bgt_put_u32(p + 8, (uint32_t)rc);
+	bgt_put_u32(p + 12, (uint32_t)next);
+	bgt_put_u64(p + 16, seq);
+	bgt_put_u64(p + 24, now_ns() - r->t0);
 	unsigned char *q = p + BGT_REC_SIZE;
 	for (unsigned i = 0; i < nargs; i++, q += 8)
-		put_u64(q, args[i]);
+		bgt_put_u64(q, args[i]);
 	for (size_t i = 0; i < next; i++, q += 16) {
-		put_u64(q, ext[i].start);
-		put_u64(q + 8, ext[i].len);
+		bgt_put_u64(q, ext[i].start);
+		bgt_put_u64(q + 8, ext[i].len);
 	}
 	if (big) {
 		if (fwrite(big, 1, size, r->f) != size)
@@ -330,14 +318,14 @@ int bga_rec_open(struct bga_volume *vol, const char *path, const char *source, u
 	}
 	unsigned char h[BGT_HEADER_SIZE] = {0};
 	memcpy(h, BGT_MAGIC, 8);
-	put_u32(h + 8, BGT_VERSION);
-	put_u32(h + 12, BGT_HEADER_SIZE);
-	put_u64(h + 16, cfg.nblocks);
-	put_u32(h + 24, cfg.blocks_per_group);
-	put_u32(h + 28, cfg.flags);
-	put_u64(h + 32, cfg.first_data_block);
-	put_u32(h + 40, block_size);
-	put_u32(h + 44, cfg.stripe);
+	bgt_put_u32(h + 8, BGT_VERSION);
+	bgt_put_u32(h + 12, BGT_HEADER_SIZE);
+	bgt_put_u64(h + 16, cfg.nblocks);
+	bgt_put_u32(h + 24, cfg.blocks_per_group);
+	bgt_put_u32(h + 28, cfg.flags);
+	bgt_put_u64(h + 32, cfg.first_data_block);
+	bgt_put_u32(h + 40, block_size);
+	bgt_put_u32(h + 44, cfg.stripe);
 	if (source)
 		strncpy((char *)h + 48, source, BGT_SOURCE_LEN - 1);
 	memcpy(r->buf, h, sizeof(h));

@@ -27,7 +27,9 @@
  * they are), and refuses a version it does not know.
  */
 
+#include <endian.h>
 #include <stdint.h>
+#include <string.h>
 
 #define BGT_MAGIC "BGATRACE"
 #define BGT_VERSION 1u
@@ -92,6 +94,33 @@ static inline uint64_t bgt_hash_u64(uint64_t h, uint64_t v)
 		h *= UINT64_C(0x100000001b3);
 	}
 	return h;
+}
+
+/* Little-endian fields at any alignment. */
+static inline void bgt_put_u32(unsigned char *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, 4);
+}
+
+static inline void bgt_put_u64(unsigned char *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, 8);
+}
+
+static inline uint32_t bgt_get_u32(const unsigned char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return le32toh(v);
+}
+
+static inline uint64_t bgt_get_u64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return le64toh(v);
 }
 
 #endif

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "freemap.h"
+#include "trace.h"
 
 /* ---- a small JSON reader that remembers lines ---- */
 
@@ -376,38 +377,24 @@ static int finish_import(const struct import_opts *o, uint64_t nblocks, uint64_t
 
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "%s: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	char *d = NULL;
-	size_t n = 0, cap = 0;
-	for (;;) {
-		if (n + 65537 > cap) {
-			char *nd = realloc(d, cap = 2 * cap + 65537);
-			if (!nd) {
-				free(d);
-				fclose(f);
-				fprintf(stderr, "%s: out of memory\n", path);
-				return NULL;
-			}
-			d = nd;
-		}
-		size_t got = fread(d + n, 1, 65536, f);
-		n += got;
-		if (got < 65536)
-			break;
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (bad || memchr(d, 0, n)) {
-		fprintf(stderr, "%s: %s\n", path, bad ? "read error" : "not a text file");
+	size_t n;
+	char *d = read_whole(path, &n);
+	if (d && memchr(d, 0, n)) {
+		fprintf(stderr, "%s: not a text file\n", path);
 		free(d);
 		return NULL;
 	}
-	d[n] = 0;
 	return d;
+}
+
+int image_open(const char *path, uint64_t base, struct bga_io *io, struct bga_volume **vol)
+{
+	int rc = bga_io_file_open(path, base, 0, io);
+	if (!rc && (rc = bga_load(io, NULL, vol)))
+		bga_io_file_close(io);
+	if (rc)
+		fprintf(stderr, "%s: %s\n", path, bga_strerror(rc));
+	return rc;
 }
 
 int import_ceph(const struct import_opts *o, const char *path)

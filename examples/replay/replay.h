@@ -50,6 +50,10 @@ struct run_opts {
 };
 int run_main(const struct run_opts *o);
 
+/* Load the volume stored at base in path (io must outlive it, until
+ * bga_destroy and bga_io_file_close); 0, or the error, printed. */
+int image_open(const char *path, uint64_t base, struct bga_io *io, struct bga_volume **vol);
+
 /* The free-map hash of a stored image, or its free extents (merged, in
  * the list `import extents` reads); 0 or 1 (error printed). */
 int hash_image(const char *path, uint64_t base);

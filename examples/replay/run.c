@@ -717,13 +717,9 @@ int extents_image(const char *path, uint64_t base)
 	struct bga_io io;
 	struct bga_volume *vol;
 	struct bga_config cfg;
-	int rc = bga_io_file_open(path, base, 0, &io);
-	if (!rc && (rc = bga_load(&io, NULL, &vol)))
-		bga_io_file_close(&io);
-	if (rc) {
-		fprintf(stderr, "%s: %s\n", path, bga_strerror(rc));
+	int rc = 0;
+	if (image_open(path, base, &io, &vol))
 		return 1;
-	}
 	struct freemap m = {0};
 	bga_volume_config(vol, &cfg);
 	printf("nblocks %" PRIu64 "\nkind free\n", cfg.nblocks);
@@ -742,13 +738,9 @@ int hash_image(const char *path, uint64_t base)
 {
 	struct bga_io io;
 	struct bga_volume *vol;
-	int rc = bga_io_file_open(path, base, 0, &io);
-	if (!rc && (rc = bga_load(&io, NULL, &vol)))
-		bga_io_file_close(&io);
-	if (rc) {
-		fprintf(stderr, "%s: %s\n", path, bga_strerror(rc));
+	int rc = 0;
+	if (image_open(path, base, &io, &vol))
 		return 1;
-	}
 	struct freemap m;
 	rc = freemap_of_volume(vol, 4096, 0, &m);
 	if (!rc)

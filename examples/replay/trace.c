@@ -9,32 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t get_u32(const unsigned char *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return le32toh(v);
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return le64toh(v);
-}
-
-static void put_u32(unsigned char *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, 4);
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, 8);
-}
-
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
 	if (need <= *cap)
@@ -89,23 +63,23 @@ static int finish(struct trace *t, const char *path)
 static int read_binary(const char *path, const unsigned char *d, size_t n, struct trace *t)
 {
 	struct builder b = {t, 0, 0};
-	if (n < 16 || get_u32(d + 8) != BGT_VERSION) {
-		fprintf(stderr, "%s: trace version %u, this reader knows %u\n", path, n < 16 ? 0 : get_u32(d + 8),
+	if (n < 16 || bgt_get_u32(d + 8) != BGT_VERSION) {
+		fprintf(stderr, "%s: trace version %u, this reader knows %u\n", path, n < 16 ? 0 : bgt_get_u32(d + 8),
 		        BGT_VERSION);
 		return -1;
 	}
-	uint32_t hsize = get_u32(d + 12);
+	uint32_t hsize = bgt_get_u32(d + 12);
 	if (hsize < BGT_HEADER_SIZE || hsize > n) {
 		fprintf(stderr, "%s: byte 12: header size %u is not possible\n", path, hsize);
 		return -1;
 	}
 	t->h.version = BGT_VERSION;
-	t->h.nblocks = get_u64(d + 16);
-	t->h.blocks_per_group = get_u32(d + 24);
-	t->h.flags = get_u32(d + 28);
-	t->h.first_data_block = get_u64(d + 32);
-	t->h.block_size = get_u32(d + 40);
-	t->h.stripe = get_u32(d + 44);
+	t->h.nblocks = bgt_get_u64(d + 16);
+	t->h.blocks_per_group = bgt_get_u32(d + 24);
+	t->h.flags = bgt_get_u32(d + 28);
+	t->h.first_data_block = bgt_get_u64(d + 32);
+	t->h.block_size = bgt_get_u32(d + 40);
+	t->h.stripe = bgt_get_u32(d + 44);
 	memcpy(t->h.source, d + 48, BGT_SOURCE_LEN);
 	t->h.source[BGT_SOURCE_LEN - 1] = 0;
 	for (size_t off = hsize; off < n;) {
@@ -114,7 +88,7 @@ static int read_binary(const char *path, const unsigned char *d, size_t n, struc
 			return -1;
 		}
 		const unsigned char *p = d + off;
-		uint32_t size = get_u32(p), next = get_u32(p + 12);
+		uint32_t size = bgt_get_u32(p), next = bgt_get_u32(p + 12);
 		unsigned op = p[4], nargs = p[5];
 		if (size < BGT_REC_SIZE || size > n - off) {
 			fprintf(stderr, "%s: byte %zu: record size %u is not possible\n", path, off, size);
@@ -138,15 +112,15 @@ static int read_binary(const char *path, const unsigned char *d, size_t n, struc
 		r->op = (uint8_t)op;
 		memcpy(&r->thread, p + 6, 2);
 		r->thread = le16toh(r->thread);
-		r->rc = (int32_t)get_u32(p + 8);
-		r->seq = get_u64(p + 16);
-		r->ns = get_u64(p + 24);
+		r->rc = (int32_t)bgt_get_u32(p + 8);
+		r->seq = bgt_get_u64(p + 16);
+		r->ns = bgt_get_u64(p + 24);
 		const unsigned char *q = p + BGT_REC_SIZE;
 		for (unsigned i = 0; i < nargs; i++, q += 8)
-			r->args[i] = get_u64(q);
+			r->args[i] = bgt_get_u64(q);
 		struct bga_extent *e = t->ext + r->ext;
 		for (uint32_t i = 0; i < next; i++, q += 16)
-			e[i] = (struct bga_extent){get_u64(q), get_u64(q + 8)};
+			e[i] = (struct bga_extent){bgt_get_u64(q), bgt_get_u64(q + 8)};
 		off += size;
 	}
 	return finish(t, path);
@@ -287,13 +261,12 @@ static int read_text(const char *path, char *d, struct trace *t)
 	return finish(t, path);
 }
 
-int trace_read(const char *path, struct trace *t)
+char *read_whole(const char *path, size_t *len)
 {
-	memset(t, 0, sizeof(*t));
 	FILE *f = fopen(path, "rb");
 	if (!f) {
 		fprintf(stderr, "%s: %s\n", path, strerror(errno));
-		return -1;
+		return NULL;
 	}
 	char *d = NULL;
 	size_t n = 0, cap = 0;
@@ -302,7 +275,7 @@ int trace_read(const char *path, struct trace *t)
 			fclose(f);
 			free(d);
 			fprintf(stderr, "%s: out of memory\n", path);
-			return -1;
+			return NULL;
 		}
 		size_t got = fread(d + n, 1, 65536, f);
 		n += got;
@@ -314,9 +287,20 @@ int trace_read(const char *path, struct trace *t)
 	if (err) {
 		free(d);
 		fprintf(stderr, "%s: read error\n", path);
-		return -1;
+		return NULL;
 	}
 	d[n] = 0;
+	*len = n;
+	return d;
+}
+
+int trace_read(const char *path, struct trace *t)
+{
+	memset(t, 0, sizeof(*t));
+	size_t n;
+	char *d = read_whole(path, &n);
+	if (!d)
+		return -1;
 	int rc;
 	if (n >= 8 && !memcmp(d, BGT_MAGIC, 8))
 		rc = read_binary(path, (unsigned char *)d, n, t);
@@ -365,37 +349,37 @@ int trace_write_binary(const struct trace *t, FILE *f)
 {
 	unsigned char h[BGT_HEADER_SIZE] = {0};
 	memcpy(h, BGT_MAGIC, 8);
-	put_u32(h + 8, BGT_VERSION);
-	put_u32(h + 12, BGT_HEADER_SIZE);
-	put_u64(h + 16, t->h.nblocks);
-	put_u32(h + 24, t->h.blocks_per_group);
-	put_u32(h + 28, t->h.flags);
-	put_u64(h + 32, t->h.first_data_block);
-	put_u32(h + 40, t->h.block_size);
-	put_u32(h + 44, t->h.stripe);
+	bgt_put_u32(h + 8, BGT_VERSION);
+	bgt_put_u32(h + 12, BGT_HEADER_SIZE);
+	bgt_put_u64(h + 16, t->h.nblocks);
+	bgt_put_u32(h + 24, t->h.blocks_per_group);
+	bgt_put_u32(h + 28, t->h.flags);
+	bgt_put_u64(h + 32, t->h.first_data_block);
+	bgt_put_u32(h + 40, t->h.block_size);
+	bgt_put_u32(h + 44, t->h.stripe);
 	memcpy(h + 48, t->h.source, BGT_SOURCE_LEN);
 	fwrite(h, 1, sizeof(h), f);
 	for (size_t i = 0; i < t->nrec; i++) {
 		const struct trace_rec *r = &t->rec[i];
 		unsigned nargs = bgt_op_nargs(r->op);
 		unsigned char p[BGT_REC_SIZE + 64];
-		put_u32(p, BGT_REC_SIZE + 8 * nargs + 16 * r->next);
+		bgt_put_u32(p, BGT_REC_SIZE + 8 * nargs + 16 * r->next);
 		p[4] = r->op;
 		p[5] = (unsigned char)nargs;
 		uint16_t th = htole16(r->thread);
 		memcpy(p + 6, &th, 2);
-		put_u32(p + 8, (uint32_t)r->rc);
-		put_u32(p + 12, r->next);
-		put_u64(p + 16, r->seq);
-		put_u64(p + 24, r->ns);
+		bgt_put_u32(p + 8, (uint32_t)r->rc);
+		bgt_put_u32(p + 12, r->next);
+		bgt_put_u64(p + 16, r->seq);
+		bgt_put_u64(p + 24, r->ns);
 		for (unsigned a = 0; a < nargs; a++)
-			put_u64(p + BGT_REC_SIZE + 8 * a, r->args[a]);
+			bgt_put_u64(p + BGT_REC_SIZE + 8 * a, r->args[a]);
 		fwrite(p, 1, BGT_REC_SIZE + 8 * nargs, f);
 		const struct bga_extent *e = trace_ext(t, r);
 		for (uint32_t k = 0; k < r->next; k++) {
 			unsigned char x[16];
-			put_u64(x, e[k].start);
-			put_u64(x + 8, e[k].len);
+			bgt_put_u64(x, e[k].start);
+			bgt_put_u64(x + 8, e[k].len);
 			fwrite(x, 1, 16, f);
 		}
 	}

@@ -48,6 +48,10 @@ static inline const struct bga_extent *trace_ext(const struct trace *t, const st
 	return t->ext + r->ext;
 }
 
+/* A whole file, NUL-terminated (*len bytes before the NUL), or NULL with
+ * the reason printed. */
+char *read_whole(const char *path, size_t *len);
+
 /* Write t in the text form, or in the binary form.  0 or -1 (errno set). */
 int trace_write_text(const struct trace *t, FILE *f);
 int trace_write_binary(const struct trace *t, FILE *f);

@@ -50,13 +50,9 @@ int try_run(const struct try_opts *o)
 	}
 	struct bga_io io;
 	struct bga_volume *vol;
-	int rc = bga_io_file_open(o->image, o->base, 0, &io);
-	if (!rc && (rc = bga_load(&io, NULL, &vol)))
-		bga_io_file_close(&io);
-	if (rc) {
-		fprintf(stderr, "%s: %s\n", o->image, bga_strerror(rc));
+	int rc = 0;
+	if (image_open(o->image, o->base, &io, &vol))
 		return 2;
-	}
 	struct bga_extent *out = malloc(TRY_MAX_OUT * sizeof(*out));
 	uint64_t *ns = malloc(o->count * sizeof(*ns));
 	struct freemap before, after;
