@@ -137,6 +137,10 @@ for t in "$TRACES"/*.trace; do
 	cmp -s "$dir/t.txt" "$dir/t2.txt" || fail "$b: the text form does not read back alike"
 done
 [ $n -ge 9 ] || fail "only $n hashes checked"
+# every configuration knob runs, and a wrong one is refused
+expect 0 '^hash bgalloc,group=4096,counters=atomic,lock=global,windows=off [0-9a-f]{16}$' -- \
+	"$R" run "$TRACES/bgafs-dbench.trace" -a bgalloc,group=4096,counters=atomic,lock=global,windows=off
+expect 1 "'windows=maybe' is not one of" -- "$R" run "$TRACES/objects.trace" -a bgalloc,windows=maybe
 # a damaged text trace is refused with its line
 "$R" text "$TRACES/objects.trace" | sed '12s/alloc_vec 0 0/alloc_vec 0 x/' >"$dir/bad.txt"
 expect 1 '^.*bad.txt: line 12: malformed argument' -- "$R" run "$dir/bad.txt"
