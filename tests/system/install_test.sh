@@ -128,7 +128,7 @@ out=$(MANWIDTH=80 man -M "$prefix/share/man" 7 bgalloc 2>/dev/null)
 grep -q "^PERSISTENCE GUIDE" <<<"$out" || fail "man 7 bgalloc has no persistence guide"
 
 # the installed programs, from the prefix alone
-tools=bga-inspect
+tools="bga-inspect bga-replay"
 [ -x "$prefix/bin/bgafs" ] && tools="$tools bgafs"
 for t in $tools; do
 	out=$("$prefix/bin/$t" --help 2>"$prefix/err") || fail "$t --help exited $?"
@@ -137,7 +137,8 @@ for t in $tools; do
 	grep -qF "$runtime" <<<"$v" || fail "$t --version says '$v', not $runtime"
 	man -M "$prefix/share/man" -w 1 "$t" >/dev/null 2>&1 || fail "no man(1) page for $t"
 done
-if [ -x "$prefix/bin/bgafs" ]; then
-	out=$(ldd "$prefix/bin/bgafs") && grep -qF "libbgalloc.so.0 => $prefix/" <<<"$out" || fail "bgafs does not find the installed library"
-fi
+for t in bgafs bga-replay; do
+	[ -x "$prefix/bin/$t" ] || continue
+	out=$(ldd "$prefix/bin/$t") && grep -qF "libbgalloc.so.0 => $prefix/" <<<"$out" || fail "$t does not find the installed library"
+done
 echo "install_test: consumers, ported suites ($ported ), versions ($runtime), messages, man pages and programs ($tools) checked"
