@@ -237,8 +237,12 @@ static struct jv *jget(const struct jv *o, const char *key)
 	return NULL;
 }
 
-/* A number: a JSON number, or a string holding one ("0x1f", "4096"). */
-static int jnum(const char *path, const struct jv *v, const char *what, uint64_t *out)
+/*
+ * A number: a JSON number (decimal), or a string holding one: in hex,
+ * with or without "0x", when hex is set (Ceph's offsets and lengths, which
+ * its own replay tool reads with strtol(s, 16)), else as C writes it.
+ */
+static int jnum(const char *path, const struct jv *v, const char *what, int hex, uint64_t *out)
 {
 	if (!v || (v->type != J_NUM && v->type != J_STR)) {
 		fprintf(stderr, "%s: line %zu: %s: expected a number or a hex string\n", path, v ? v->line : 0, what);
@@ -247,7 +251,10 @@ static int jnum(const char *path, const struct jv *v, const char *what, uint64_t
 	char *end;
 	const char *s = v->s;
 	errno = 0;
-	unsigned long long x = (*s == '-' || *s == '+' || !*s) ? (errno = EINVAL, 0) : strtoull(s, &end, 0);
+	int base = v->type == J_STR && hex ? 16 : v->type == J_STR ? 0 : 10;
+	unsigned long long x = (*s == '-' || *s == '+' || !*s) ? (errno = EINVAL, 0) : strtoull(s, &end, base);
+	if (!errno && end == s + 2 && base == 16 && (s[1] == 'x' || s[1] == 'X'))
+		errno = EINVAL; /* "0x" alone */
 	if (errno || *end) {
 		fprintf(stderr, "%s: line %zu: %s: malformed number \"%s\"\n", path, v->line, what, s);
 		return -1;
@@ -427,8 +434,8 @@ int import_ceph(const struct import_opts *o, const char *path)
 		fprintf(stderr, "%s: line %zu: the dump needs capacity, alloc_unit and extents\n", path, top->line);
 		goto out;
 	}
-	if (jnum(path, jget(top, "capacity"), "capacity", &capacity) ||
-	    jnum(path, jget(top, "alloc_unit"), "alloc_unit", &unit))
+	if (jnum(path, jget(top, "capacity"), "capacity", 0, &capacity) ||
+	    jnum(path, jget(top, "alloc_unit"), "alloc_unit", 0, &unit))
 		goto out;
 	if (!unit || capacity / unit == 0) {
 		fprintf(stderr, "%s: line %zu: alloc_unit %" PRIu64 " and capacity %" PRIu64 " make no block\n", path,
@@ -456,7 +463,7 @@ int import_ceph(const struct import_opts *o, const char *path)
 			fprintf(stderr, "%s: line %zu: an extent needs offset and length\n", path, x->line);
 			goto out;
 		}
-		if (jnum(path, jget(x, "offset"), "offset", &off) || jnum(path, jget(x, "length"), "length", &len))
+		if (jnum(path, jget(x, "offset"), "offset", 1, &off) || jnum(path, jget(x, "length"), "length", 1, &len))
 			goto out;
 		struct src_extent here = {off / unit, len / unit, jget(x, "offset")->line, x->line};
 		char w[96];
@@ -532,7 +539,7 @@ int import_extents(const struct import_opts *o, const char *path)
 		uint64_t a, b = 0;
 		struct jv va = {.type = J_STR, .line = line, .s = tok[0]}, vb = {.type = J_STR, .line = line, .s = tok[1]};
 		int hdr = !strcmp(tok[0], "nblocks") || !strcmp(tok[0], "block_size");
-		if ((!hdr && jnum(path, &va, "start", &a)) || jnum(path, &vb, hdr ? tok[0] : "length", &b))
+		if ((!hdr && jnum(path, &va, "start", 0, &a)) || jnum(path, &vb, hdr ? tok[0] : "length", 0, &b))
 			goto out;
 		if (hdr) {
 			if (n || !b) {
