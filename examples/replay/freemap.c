@@ -27,6 +27,16 @@ static double llog2(uint64_t l)
  * inside a grade.  Written from the description in Ceph's
  * Allocator::get_fragmentation_score and push_next_scale.
  */
+static double interpolate(const double *scales, uint64_t v)
+{
+	if (!v)
+		return 0;
+	int sc = 63 - __builtin_clzll(v);
+	double lo = (double)(UINT64_C(1) << sc);
+	double x = ((double)v - lo) / lo;
+	return lo * scales[sc] * (1 - x) + 2 * lo * scales[sc + 1] * x;
+}
+
 double freemap_ceph_get_score(uint64_t v)
 {
 	static double scales[66];
@@ -42,12 +52,19 @@ double freemap_ceph_get_score(uint64_t v)
 			scales[n] = scales[n - 1] * f;
 		}
 	}
-	if (!v)
-		return 0;
-	int sc = 63 - __builtin_clzll(v);
-	double lo = (double)(UINT64_C(1) << sc);
-	double x = ((double)v - lo) / lo;
-	return lo * scales[sc] * (1 - x) + 2 * lo * scales[sc + 1] * x;
+	return interpolate(scales, v);
+}
+
+/* Ceph's score before the fast score came (Reef and earlier): every grade
+ * worth 1.1 times the one below. */
+static double ceph_legacy_get_score(uint64_t v)
+{
+	static double scales[66];
+	static int n;
+	if (!n)
+		for (scales[0] = 1, n = 1; n < 66; n++)
+			scales[n] = scales[n - 1] * 1.1;
+	return interpolate(scales, v);
 }
 
 static void count(struct freemap *m, uint64_t start, uint64_t len)
@@ -69,6 +86,7 @@ static void count(struct freemap *m, uint64_t start, uint64_t len)
 		s = e;
 	}
 	m->actual_ceph += freemap_ceph_get_score(len * m->unit);
+	m->actual_ceph_legacy += ceph_legacy_get_score(len * m->unit);
 }
 
 void freemap_add(struct freemap *m, uint64_t start, uint64_t len)
@@ -97,6 +115,11 @@ void freemap_finish(struct freemap *m)
 	double terrible = (double)F * freemap_ceph_get_score(m->unit);
 	/* Ceph divides by zero here (one unit free, or none); call that 0 */
 	m->score_ceph = cideal > terrible ? (cideal - m->actual_ceph) / (cideal - terrible) : 0;
+	/* the older definition: terrible is every byte alone */
+	uint64_t bytes = F * m->unit;
+	cideal = ceph_legacy_get_score(bytes);
+	terrible = (double)bytes;
+	m->score_ceph_legacy = cideal > terrible ? (cideal - m->actual_ceph_legacy) / (cideal - terrible) : 0;
 }
 
 static int add_cb(void *ctx, uint64_t start, uint64_t len)
@@ -125,6 +148,7 @@ void freemap_print(FILE *f, const struct freemap *m)
 	fprintf(f, "longest run: %" PRIu64 " blocks at %" PRIu64 "\n", m->longest, m->longest_start);
 	fprintf(f, "bgalloc score: %.6f\n", m->score_bga);
 	fprintf(f, "ceph score: %.6f\n", m->score_ceph);
+	fprintf(f, "ceph score (reef and earlier): %.6f\n", m->score_ceph_legacy);
 	fprintf(f, "hash %016" PRIx64 "\n", m->hash);
 	fprintf(f, "histogram:\n%21s %12s %14s %7s\n", "extent size (blocks)", "free extents", "free blocks", "%");
 	for (int o = 0; o < 64; o++) {

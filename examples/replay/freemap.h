@@ -8,7 +8,9 @@
  * (bga_trace.h), bgalloc's fragmentation score (as <bgalloc.h> defines
  * bga_stats.frag_score, with extents split at multiples of `group`) and
  * Ceph's (Allocator::get_fragmentation_score of ceph/ceph's
- * src/os/bluestore/Allocator.cc, with lengths in bytes of `unit` each).
+ * src/os/bluestore/Allocator.cc at main, with lengths in bytes of `unit`
+ * each; and as Reef and earlier defined it, grades worth 1.1 and
+ * "terrible" every byte alone).
  * The same figures for any allocator, so they compare.
  */
 
@@ -21,9 +23,10 @@ struct freemap {
 	uint64_t group, unit;
 	uint64_t free_blocks, free_extents, longest, longest_start;
 	uint64_t hist_count[64], hist_blocks[64];
-	double actual_bga, actual_ceph;
+	double actual_bga, actual_ceph, actual_ceph_legacy;
 	uint64_t hash;
 	double score_bga, score_ceph; /* set by freemap_finish */
+	double score_ceph_legacy;     /* Ceph's score as Reef and earlier define it */
 	/* the extent being merged */
 	uint64_t cur_start, cur_len;
 };
