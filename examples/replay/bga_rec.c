@@ -10,6 +10,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,9 @@ struct bga_rec {
 static _Atomic(struct bga_rec *) recs[REC_MAX];
 static _Atomic unsigned nrecs; /* slots in use: 0 makes every wrapper a pass-through */
 static pthread_mutex_t recs_lock = PTHREAD_MUTEX_INITIALIZER;
+/* BGA_REC_YIELD set at bga_rec_open: yield between each call and its
+ * record, so that a test sees records reach the buffer out of order */
+static int yield_between;
 
 static struct bga_rec *rec_of(const struct bga_volume *vol)
 {
@@ -311,6 +315,7 @@ int bga_rec_open(struct bga_volume *vol, const char *path, const char *source, u
 	pthread_mutex_init(&r->lock, NULL);
 	r->vol = vol;
 	r->next_id = 1;
+	yield_between = getenv("BGA_REC_YIELD") != NULL;
 	r->t0 = now_ns();
 	if (!(r->f = fopen(path, "wb"))) {
 		rc = -errno;
@@ -409,6 +414,8 @@ int bga_rec_alloc(struct bga_volume *vol, const struct bga_request *req, struct 
 {
 	struct bga_rec *r = rec_of(vol);
 	int rc = bga_alloc(vol, req, out);
+	if (yield_between)
+		sched_yield();
 	if (r) {
 		uint64_t a[6];
 		req_args(a, req ? handle_id(r, req->rsv) : 0, req);
@@ -422,6 +429,8 @@ int bga_rec_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uin
 {
 	struct bga_rec *r = rec_of(vol);
 	int rc = bga_alloc_vec(vol, req, want, out, max_out, n_out);
+	if (yield_between)
+		sched_yield();
 	if (r) {
 		uint64_t a[8];
 		req_args(a, req ? handle_id(r, req->rsv) : 0, req);
@@ -437,6 +446,8 @@ int bga_rec_free(struct bga_volume *vol, uint64_t start, uint64_t len)
 	struct bga_rec *r = rec_of(vol);
 	uint64_t seq = r ? take_seq(r) : 0;
 	int rc = bga_free(vol, start, len);
+	if (yield_between)
+		sched_yield();
 	if (r)
 		put(r, BGT_FREE, rc, seq, (uint64_t[]){start, len}, NULL, 0);
 	return rc;
@@ -447,6 +458,8 @@ int bga_rec_free_vec(struct bga_volume *vol, const struct bga_extent *ext, size_
 	struct bga_rec *r = rec_of(vol);
 	uint64_t seq = r ? take_seq(r) : 0;
 	int rc = bga_free_vec(vol, ext, n);
+	if (yield_between)
+		sched_yield();
 	if (r)
 		put(r, BGT_FREE_VEC, rc, seq, NULL, ext, ext ? n : 0);
 	return rc;
@@ -457,6 +470,8 @@ int bga_rec_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, 
 	struct bga_rec *r = rec_of(vol);
 	uint64_t seq = r ? take_seq(r) : 0;
 	int rc = bga_free_deferred(vol, start, len, txn);
+	if (yield_between)
+		sched_yield();
 	if (r)
 		put(r, BGT_FREE_DEFERRED, rc, seq, (uint64_t[]){start, len, txn}, NULL, 0);
 	return rc;
@@ -467,6 +482,8 @@ int bga_rec_commit(struct bga_volume *vol, uint64_t txn)
 	struct bga_rec *r = rec_of(vol);
 	uint64_t seq = r ? take_seq(r) : 0;
 	int rc = bga_commit(vol, txn);
+	if (yield_between)
+		sched_yield();
 	if (r)
 		put(r, BGT_COMMIT, rc, seq, (uint64_t[]){txn}, NULL, 0);
 	return rc;
@@ -476,6 +493,8 @@ int bga_rec_claim(struct bga_volume *vol, uint64_t start, uint64_t len)
 {
 	struct bga_rec *r = rec_of(vol);
 	int rc = bga_claim(vol, start, len);
+	if (yield_between)
+		sched_yield();
 	if (r)
 		put(r, BGT_CLAIM, rc, take_seq(r), (uint64_t[]){start, len}, NULL, 0);
 	return rc;
@@ -485,6 +504,8 @@ int bga_rec_reserve(struct bga_volume *vol, uint64_t n)
 {
 	struct bga_rec *r = rec_of(vol);
 	int rc = bga_reserve(vol, n);
+	if (yield_between)
+		sched_yield();
 	if (r)
 		put(r, BGT_RESERVE, rc, take_seq(r), (uint64_t[]){n}, NULL, 0);
 	return rc;
@@ -495,6 +516,8 @@ int bga_rec_unreserve(struct bga_volume *vol, uint64_t n)
 	struct bga_rec *r = rec_of(vol);
 	uint64_t seq = r ? take_seq(r) : 0;
 	int rc = bga_unreserve(vol, n);
+	if (yield_between)
+		sched_yield();
 	if (r)
 		put(r, BGT_UNRESERVE, rc, seq, (uint64_t[]){n}, NULL, 0);
 	return rc;
@@ -504,6 +527,8 @@ int bga_rec_rsv_open(struct bga_volume *vol, struct bga_rsv **out)
 {
 	struct bga_rec *r = rec_of(vol);
 	int rc = bga_rsv_open(vol, out);
+	if (yield_between)
+		sched_yield();
 	if (r) {
 		pthread_mutex_lock(&r->lock);
 		uint64_t id = 0;
@@ -543,6 +568,8 @@ void bga_rec_rsv_close(struct bga_rsv *rsv)
 	struct bga_rec *r = rec_of_handle(rsv, &id, 1);
 	uint64_t seq = r ? take_seq(r) : 0;
 	bga_rsv_close(rsv);
+	if (yield_between)
+		sched_yield();
 	if (r)
 		put(r, BGT_RSV_CLOSE, 0, seq, (uint64_t[]){id}, NULL, 0);
 }
@@ -553,6 +580,8 @@ int bga_rec_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks)
 	struct bga_rec *r = rec_of_handle(rsv, &id, 0);
 	uint64_t seq = r ? take_seq(r) : 0;
 	int rc = bga_rsv_set_size(rsv, blocks);
+	if (yield_between)
+		sched_yield();
 	if (r)
 		put(r, BGT_RSV_SET_SIZE, rc, seq, (uint64_t[]){id, blocks}, NULL, 0);
 	return rc;

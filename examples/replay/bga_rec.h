@@ -17,7 +17,9 @@
  *    translation unit then names its bga_rec_ wrapper (bgafs does this).
  *
  * Volumes no recorder is attached to pass straight through (one atomic
- * load).  Calls on an attached volume take the recorder's mutex once to
+ * load).  For tests: with BGA_REC_YIELD in the environment at
+ * bga_rec_open, each wrapper yields the CPU between its call and its
+ * record, so records from many threads reach the trace out of order.  Calls on an attached volume take the recorder's mutex once to
  * append their record to a buffer, written out a megabyte at a time.
  */
 
