@@ -9,14 +9,8 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 img=$dir/img
 fail() { echo "inspect_test: $*"; exit 1; }
-expect() { # expect STATUS PATTERN -- command...: exit status and a line matching
-	local want=$1 pat=$2 out rc
-	shift 3
-	out=$("$@" 2>&1); rc=$?
-	[ "$rc" = "$want" ] || fail "'$*' exited $rc, expected $want: $out"
-	[ -z "$pat" ] || grep -qE -- "$pat" <<<"$out" || fail "'$*' printed no line matching '$pat':
-$out"
-}
+# shellcheck source=tests/system/expect.sh
+. "$(dirname "$0")/expect.sh"
 "$FIGURES" image "$img" || fail "cannot write the image"
 
 expect 0 ': generation 1, 256 blocks, 181 free, 4 groups \(0 quarantined, 0 counts repaired\): clean$' -- "$INSPECT" check "$img"

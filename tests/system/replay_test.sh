@@ -12,14 +12,8 @@ R=$1 DIRECT=$2 INSPECT=$3 TRACES=$4 RECOBJ=$5 RECTHREADS=$6 BGAFS=${7:-}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "replay_test: $*"; exit 1; }
-expect() { # expect STATUS PATTERN -- command...: exit status and a line matching
-	local want=$1 pat=$2 out rc
-	shift 3
-	out=$("$@" 2>&1); rc=$?
-	[ "$rc" = "$want" ] || fail "'$*' exited $rc, expected $want: $out"
-	[ -z "$pat" ] || grep -qE -- "$pat" <<<"$out" || fail "'$*' printed no line matching '$pat':
-$out"
-}
+# shellcheck source=tests/system/expect.sh
+. "$(dirname "$0")/expect.sh"
 
 # A dump as Ceph's JSONFormatter prints `bluestore allocator dump block`
 # (pretty, four-space indent): 64 KiB unit, 4096 units, random free
