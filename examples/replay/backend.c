@@ -314,18 +314,21 @@ int backend_free(struct backend *b, const struct bga_extent *e, size_t n)
 #endif
 }
 
-int backend_free_deferred(struct backend *b, uint64_t start, uint64_t len, uint64_t txn)
+int backend_free_deferred(struct backend *b, const struct bga_extent *e, size_t n, uint64_t txn)
 {
 	if (b->vol)
-		return bga_free_deferred(b->vol, start, len, txn);
+		return n == 1 ? bga_free_deferred(b->vol, e[0].start, e[0].len, txn)
+		              : bga_free_deferred_vec(b->vol, e, n, txn);
 #ifdef BGA_REPLAY_EXT2
-	if (b->npend == b->cpend) {
-		struct pending *np = realloc(b->pend, (b->cpend = b->cpend ? 2 * b->cpend : 64) * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		b->pend = np;
+	for (size_t i = 0; i < n; i++) {
+		if (b->npend == b->cpend) {
+			struct pending *np = realloc(b->pend, (b->cpend = b->cpend ? 2 * b->cpend : 64) * sizeof(*np));
+			if (!np)
+				return -ENOMEM;
+			b->pend = np;
+		}
+		b->pend[b->npend++] = (struct pending){e[i].start, e[i].len, txn};
 	}
-	b->pend[b->npend++] = (struct pending){start, len, txn};
 	return 0;
 #else
 	return -ENOSYS;

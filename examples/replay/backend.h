@@ -34,7 +34,7 @@ struct bga_volume *backend_volume(const struct backend *b); /* NULL for the peer
 int backend_alloc(struct backend *b, struct bga_rsv *rsv, const struct bga_request *req, uint64_t want,
                   struct bga_extent *out, size_t max_out, size_t *n);
 int backend_free(struct backend *b, const struct bga_extent *e, size_t n); /* free_vec, or free when n == 1 */
-int backend_free_deferred(struct backend *b, uint64_t start, uint64_t len, uint64_t txn);
+int backend_free_deferred(struct backend *b, const struct bga_extent *e, size_t n, uint64_t txn); /* _vec when n > 1 */
 int backend_commit(struct backend *b, uint64_t txn);
 int backend_claim(struct backend *b, uint64_t start, uint64_t len);
 int backend_reserve(struct backend *b, uint64_t n, int give_back);

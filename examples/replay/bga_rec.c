@@ -477,6 +477,18 @@ int bga_rec_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, 
 	return rc;
 }
 
+int bga_rec_free_deferred_vec(struct bga_volume *vol, const struct bga_extent *ext, size_t n, uint64_t txn)
+{
+	struct bga_rec *r = rec_of(vol);
+	uint64_t seq = r ? take_seq(r) : 0;
+	int rc = bga_free_deferred_vec(vol, ext, n, txn);
+	if (yield_between)
+		sched_yield();
+	if (r)
+		put(r, BGT_FREE_DEFERRED_VEC, rc, seq, (uint64_t[]){txn}, ext, ext ? n : 0);
+	return rc;
+}
+
 int bga_rec_commit(struct bga_volume *vol, uint64_t txn)
 {
 	struct bga_rec *r = rec_of(vol);

@@ -64,6 +64,7 @@ int bga_rec_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uin
 int bga_rec_free(struct bga_volume *vol, uint64_t start, uint64_t len);
 int bga_rec_free_vec(struct bga_volume *vol, const struct bga_extent *ext, size_t n);
 int bga_rec_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, uint64_t txn);
+int bga_rec_free_deferred_vec(struct bga_volume *vol, const struct bga_extent *ext, size_t n, uint64_t txn);
 int bga_rec_commit(struct bga_volume *vol, uint64_t txn);
 int bga_rec_claim(struct bga_volume *vol, uint64_t start, uint64_t len);
 int bga_rec_reserve(struct bga_volume *vol, uint64_t n);
@@ -71,6 +72,10 @@ int bga_rec_unreserve(struct bga_volume *vol, uint64_t n);
 int bga_rec_rsv_open(struct bga_volume *vol, struct bga_rsv **out);
 void bga_rec_rsv_close(struct bga_rsv *rsv);
 int bga_rec_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks);
+/* 0.3.0's names for the window calls, recorded as rsv_open, ... */
+#define bga_rec_window_open bga_rec_rsv_open
+#define bga_rec_window_close bga_rec_rsv_close
+#define bga_rec_window_set_size bga_rec_rsv_set_size
 
 #if defined(BGA_REC_WRAP) && !defined(BGA_REC_IMPL)
 #define bga_alloc bga_rec_alloc
@@ -78,6 +83,7 @@ int bga_rec_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks);
 #define bga_free bga_rec_free
 #define bga_free_vec bga_rec_free_vec
 #define bga_free_deferred bga_rec_free_deferred
+#define bga_free_deferred_vec bga_rec_free_deferred_vec
 #define bga_commit bga_rec_commit
 #define bga_claim bga_rec_claim
 #define bga_reserve bga_rec_reserve
@@ -85,6 +91,9 @@ int bga_rec_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks);
 #define bga_rsv_open bga_rec_rsv_open
 #define bga_rsv_close bga_rec_rsv_close
 #define bga_rsv_set_size bga_rec_rsv_set_size
+#define bga_window_open bga_rec_rsv_open
+#define bga_window_close bga_rec_rsv_close
+#define bga_window_set_size bga_rec_rsv_set_size
 #endif
 
 #endif

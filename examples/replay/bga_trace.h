@@ -18,7 +18,7 @@
  *
  * Records are written in any order and read in seq order.  seq is taken
  * before a call that gives blocks back (free, free_vec, free_deferred,
- * commit, unreserve, rsv_close, rsv_set_size) and after a call that takes
+ * free_deferred_vec, commit, unreserve, rsv_close, rsv_set_size) and after a call that takes
  * them (alloc, alloc_vec, claim, reserve, rsv_open), so a block freed by
  * one thread and handed to another is freed earlier in seq order than it
  * is handed out, however the two threads' records reach the file.
@@ -53,7 +53,8 @@ enum bgt_op {
 	BGT_RSV_CLOSE = 12,    /* handle */
 	BGT_RSV_SET_SIZE = 13, /* handle blocks */
 	BGT_END = 14,          /* hash free_blocks: the free map when the recording ended */
-	BGT_OP_MAX = 14,
+	BGT_FREE_DEFERRED_VEC = 15, /* txn: the extents freed at its commit */
+	BGT_OP_MAX = 15,
 };
 
 /* Arguments an op carries (0 for an unknown op). */
@@ -63,6 +64,7 @@ static inline unsigned bgt_op_nargs(unsigned op)
 		[BGT_ALLOC] = 6, [BGT_ALLOC_VEC] = 8, [BGT_FREE] = 2, [BGT_FREE_DEFERRED] = 3,
 		[BGT_COMMIT] = 1, [BGT_CLAIM] = 2, [BGT_RESERVE] = 1, [BGT_UNRESERVE] = 1,
 		[BGT_RSV_OPEN] = 1, [BGT_RSV_CLOSE] = 1, [BGT_RSV_SET_SIZE] = 2, [BGT_END] = 2,
+		[BGT_FREE_DEFERRED_VEC] = 1,
 	};
 	return op <= BGT_OP_MAX ? n[op] : 0;
 }
@@ -75,7 +77,7 @@ static inline const char *bgt_op_name(unsigned op)
 		[BGT_FREE] = "free", [BGT_FREE_VEC] = "free_vec", [BGT_FREE_DEFERRED] = "free_deferred",
 		[BGT_COMMIT] = "commit", [BGT_CLAIM] = "claim", [BGT_RESERVE] = "reserve",
 		[BGT_UNRESERVE] = "unreserve", [BGT_RSV_OPEN] = "rsv_open", [BGT_RSV_CLOSE] = "rsv_close",
-		[BGT_RSV_SET_SIZE] = "rsv_set_size", [BGT_END] = "end",
+		[BGT_RSV_SET_SIZE] = "rsv_set_size", [BGT_END] = "end", [BGT_FREE_DEFERRED_VEC] = "free_deferred_vec",
 	};
 	return op <= BGT_OP_MAX ? names[op] : NULL;
 }

@@ -284,8 +284,9 @@ static void replay_one(struct ctx *c, const struct trace_rec *r)
 	case BGT_FREE:
 	case BGT_FREE_VEC:
 	case BGT_FREE_DEFERRED:
+	case BGT_FREE_DEFERRED_VEC:
 		c->nruns = 0;
-		if (r->op == BGT_FREE_VEC)
+		if (r->op == BGT_FREE_VEC || r->op == BGT_FREE_DEFERRED_VEC)
 			for (uint32_t i = 0; i < r->next; i++)
 				take_runs(c, e[i].start, e[i].len);
 		else
@@ -293,12 +294,12 @@ static void replay_one(struct ctx *c, const struct trace_rec *r)
 		if (!c->nruns)
 			return;
 		t0 = now_ns();
-		if (r->op == BGT_FREE_DEFERRED) {
-			for (size_t i = 0; i < c->nruns && !rc; i++)
-				rc = backend_free_deferred(c->be, c->runs[i].start, c->runs[i].len, r->args[2]);
-		} else {
+		if (r->op == BGT_FREE_DEFERRED)
+			rc = backend_free_deferred(c->be, c->runs, c->nruns, r->args[2]);
+		else if (r->op == BGT_FREE_DEFERRED_VEC)
+			rc = backend_free_deferred(c->be, c->runs, c->nruns, r->args[0]);
+		else
 			rc = backend_free(c->be, c->runs, c->nruns);
-		}
 		timed(c, rc, t0);
 		break;
 	case BGT_COMMIT:
@@ -374,6 +375,7 @@ static void verify_one(struct ctx *c, const struct trace_rec *r, struct bga_volu
 	case BGT_FREE: rc = bga_free(vol, r->args[0], r->args[1]); break;
 	case BGT_FREE_VEC: rc = r->next ? bga_free_vec(vol, e, r->next) : 0; break;
 	case BGT_FREE_DEFERRED: rc = bga_free_deferred(vol, r->args[0], r->args[1], r->args[2]); break;
+	case BGT_FREE_DEFERRED_VEC: rc = r->next ? bga_free_deferred_vec(vol, e, r->next, r->args[0]) : 0; break;
 	case BGT_COMMIT: rc = bga_commit(vol, r->args[0]); break;
 	case BGT_CLAIM: rc = bga_claim(vol, r->args[0], r->args[1]); break;
 	case BGT_END: {

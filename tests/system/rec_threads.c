@@ -40,7 +40,10 @@ static void *worker(void *arg)
 				bga_rec_free(vol, held[k].start, held[k].len);
 			else {
 				pthread_rwlock_rdlock(&txn_lock);
-				bga_rec_free_deferred(vol, held[k].start, held[k].len, txn + 1);
+				if (rng & 1024)
+					bga_rec_free_deferred(vol, held[k].start, held[k].len, txn + 1);
+				else
+					bga_rec_free_deferred_vec(vol, &held[k], 1, txn + 1);
 				pthread_rwlock_unlock(&txn_lock);
 			}
 			held[k].len = 0;
@@ -52,7 +55,7 @@ static void *worker(void *arg)
 			pthread_rwlock_unlock(&txn_lock);
 		}
 		if (!rsv && rng % 5 == 0)
-			bga_rec_rsv_open(vol, &rsv);
+			(rng & 2048 ? bga_rec_rsv_open : bga_rec_window_open)(vol, &rsv);
 		struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 1 + (rng >> 20) % 4,
 		                          .rsv = (rng & 512) ? rsv : NULL};
 		if (bga_rec_alloc(vol, &req, &held[k]))
