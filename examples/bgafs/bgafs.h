@@ -154,7 +154,9 @@ void dir_destroy(struct dirtab *d);
 
 /* ---- extended attributes (xattr.c) ---- */
 
-#define BGAFS_XATTR_BYTES 65536u /* names and values of one inode, at most */
+#define BGAFS_XATTR_BYTES 131072u  /* names and values of one inode, at most */
+#define BGAFS_XATTR_VALUE 65536u   /* one value, at most (the kernel's XATTR_SIZE_MAX) */
+#define BGAFS_XATTR_LIST 65536u    /* the NUL-terminated names of one inode, at most (XATTR_LIST_MAX) */
 
 struct xattr {
 	char *name;
@@ -168,14 +170,16 @@ struct xattrs {
 	struct xattr *v;
 	uint32_t n, cap;
 	uint32_t bytes; /* sum of namelen + size (<= BGAFS_XATTR_BYTES) */
+	uint32_t list;  /* sum of namelen + 1: listxattr's length (<= BGAFS_XATTR_LIST) */
 };
 
 enum { XA_CREATE = 1, XA_REPLACE = 2 }; /* the values of XATTR_CREATE, XATTR_REPLACE */
 
 const struct xattr *xattr_find(const struct xattrs *x, const char *name);
 /* Set name to value: 0, -EEXIST (XA_CREATE and present), -ENODATA
- * (XA_REPLACE and absent), -ENOSPC (past BGAFS_XATTR_BYTES), -ENOMEM;
- * nothing changes on an error. */
+ * (XA_REPLACE and absent), -E2BIG (a value past BGAFS_XATTR_VALUE),
+ * -ENOSPC (past BGAFS_XATTR_BYTES or BGAFS_XATTR_LIST), -ENOMEM; nothing
+ * changes on an error. */
 int xattr_set(struct xattrs *x, const char *name, const void *value, uint32_t size, int flags);
 int xattr_remove(struct xattrs *x, const char *name); /* 0, -ENODATA */
 /* The names, each NUL-terminated, into buf of size (NULL/0: just the
@@ -243,9 +247,13 @@ void itab_remove(struct itab *t, uint64_t ino);
 void itab_reset_free(struct itab *t);
 uint64_t itab_count(struct itab *t);
 struct inode *inode_new(uint32_t mode, uint32_t uid, uint32_t gid);
-/* relatime, as ext4 and fuse2fs: a read moves atime on when it is not
- * newer than mtime or ctime, or is a day old.  Lock held (either way). */
-int inode_atime_due(const struct inode *ip, const struct timespec *now);
+/* Whether a read moves ip's atime on, by the mount's atime option
+ * (fs->atime): relatime (the default, as ext4 and fuse2fs) when it is not
+ * newer than mtime or ctime, or is a day old; strictatime always;
+ * noatime never; nodiratime never for a directory.  Lock held (either
+ * way). */
+struct fs;
+int inode_atime_due(const struct fs *fs, const struct inode *ip, const struct timespec *now);
 void inode_free(struct inode *ip);
 
 /* ---- the file system (image.c, txn.c) ---- */
@@ -301,7 +309,10 @@ struct fs {
 	int writeback_cache;   /* -o writeback_cache: the kernel caches writes */
 	struct fuse_session *se; /* for the page cache notifications (ops_file.c) */
 	struct bga_rec *rec;   /* -o trace=FILE: the allocation trace being recorded */
+	unsigned atime;        /* the mount's atime options (ATIME_*; inode_atime_due) */
 };
+
+enum { ATIME_NOATIME = 1u, ATIME_NODIRATIME = 2u, ATIME_STRICT = 4u }; /* fs->atime; 0: relatime */
 
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len); /* ISA-L's, in the usual ~crc convention */
 int parse_size(const char *s, uint64_t *out);
@@ -309,6 +320,10 @@ int parse_size(const char *s, uint64_t *out);
  * path (/proc/self/mountinfo: fuse.bgafs, fsname = its real path), else 0. */
 int fs_mounted_at(const char *path, char *mnt, size_t len);
 void ts_now(struct timespec *ts);
+/* A time the kernel set, brought into the range the table stores (signed
+ * 64-bit nanoseconds, about 1678 to 2262), as the kernel truncates to a
+ * file system's s_time_min/max. */
+void ts_clamp(struct timespec *ts);
 
 /* image.c */
 /* Make a file system; -EEXIST (and a message) when path holds one

@@ -161,8 +161,12 @@ static int ts_le(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec <= b->tv_nsec);
 }
 
-int inode_atime_due(const struct inode *ip, const struct timespec *now)
+int inode_atime_due(const struct fs *fs, const struct inode *ip, const struct timespec *now)
 {
+	if ((fs->atime & ATIME_NOATIME) || ((fs->atime & ATIME_NODIRATIME) && S_ISDIR(ip->mode)))
+		return 0;
+	if (fs->atime & ATIME_STRICT)
+		return 1;
 	return ts_le(&ip->atime, &ip->mtime) || ts_le(&ip->atime, &ip->ctime) ||
 	       now->tv_sec - ip->atime.tv_sec >= 24 * 60 * 60;
 }

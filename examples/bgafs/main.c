@@ -11,7 +11,9 @@
  * takes what mount.fuse3 takes.  Mount options of bgafs's own, beside
  * libfuse's: writeback_cache (the kernel gathers writes in its page cache
  * and sends them in pages; off by default, as in fuse2fs, so the two
- * compare alike).
+ * compare alike), and the atime options relatime (the default),
+ * strictatime, noatime and nodiratime, which bgafs applies itself: FUSE
+ * leaves atime to the file system.
  *
  * mount loads the image before it answers: errors reach the terminal and
  * the exit status even in the background (the parent waits on a pipe for
@@ -194,15 +196,23 @@ struct mount_args {
 	char *image, *mnt;
 	int fg, writeback_cache, help;
 	char *trace;
+	unsigned atime; /* ATIME_* */
 };
 
-enum { MOUNT_KEY_HELP = 1 };
+enum { MOUNT_KEY_HELP = 1, MOUNT_KEY_ATIME, MOUNT_KEY_NOATIME, MOUNT_KEY_NODIRATIME, MOUNT_KEY_STRICTATIME,
+       MOUNT_KEY_RELATIME };
 
 static const struct fuse_opt mount_spec[] = {
 	{"-f", offsetof(struct mount_args, fg), 1},
 	{"--foreground", offsetof(struct mount_args, fg), 1},
 	{"writeback_cache", offsetof(struct mount_args, writeback_cache), 1},
 	{"trace=%s", offsetof(struct mount_args, trace), 0},
+	/* atime options: bgafs moves atime itself (inode_atime_due) */
+	FUSE_OPT_KEY("atime", MOUNT_KEY_ATIME),
+	FUSE_OPT_KEY("noatime", MOUNT_KEY_NOATIME),
+	FUSE_OPT_KEY("nodiratime", MOUNT_KEY_NODIRATIME),
+	FUSE_OPT_KEY("strictatime", MOUNT_KEY_STRICTATIME),
+	FUSE_OPT_KEY("relatime", MOUNT_KEY_RELATIME),
 	FUSE_OPT_KEY("-h", MOUNT_KEY_HELP),
 	FUSE_OPT_KEY("--help", MOUNT_KEY_HELP),
 	FUSE_OPT_END,
@@ -212,8 +222,24 @@ static int mount_arg(void *data, const char *arg, int key, struct fuse_args *out
 {
 	(void)outargs;
 	struct mount_args *m = data;
-	if (key == MOUNT_KEY_HELP) {
+	switch (key) {
+	case MOUNT_KEY_HELP:
 		m->help = 1;
+		return 0;
+	/* The last of atime, noatime, strictatime and relatime wins, as for
+	 * mount(8); atime and noatime go on to libfuse too (MS_NOATIME). */
+	case MOUNT_KEY_ATIME:
+	case MOUNT_KEY_RELATIME:
+		m->atime &= ~(ATIME_NOATIME | ATIME_STRICT);
+		return key == MOUNT_KEY_ATIME;
+	case MOUNT_KEY_NOATIME:
+		m->atime = (m->atime & ~ATIME_STRICT) | ATIME_NOATIME;
+		return 1;
+	case MOUNT_KEY_STRICTATIME:
+		m->atime = (m->atime & ~ATIME_NOATIME) | ATIME_STRICT;
+		return 0;
+	case MOUNT_KEY_NODIRATIME:
+		m->atime |= ATIME_NODIRATIME;
 		return 0;
 	}
 	if (key == FUSE_OPT_KEY_NONOPT) {
@@ -302,6 +328,7 @@ static int cmd_mount(int argc, char **argv)
 		rc = 1;
 		goto out_fs;
 	}
+	fs->atime = m.atime;
 	struct fuse_lowlevel_ops ops = {.init = op_init};
 	bgafs_ops_dir(&ops);
 	bgafs_ops_file(&ops);

@@ -135,10 +135,12 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void set_time(struct timespec *dst, const struct timespec *src, int now)
 {
-	if (now)
+	if (now) {
 		ts_now(dst);
-	else
+	} else {
 		*dst = *src;
+		ts_clamp(dst);
+	}
 }
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
@@ -170,9 +172,10 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 			set_time(&ip->atime, &attr->st_atim, to_set & FUSE_SET_ATTR_ATIME_NOW);
 		if (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW))
 			set_time(&ip->mtime, &attr->st_mtim, to_set & FUSE_SET_ATTR_MTIME_NOW);
-		if (to_set & FUSE_SET_ATTR_CTIME)
+		if (to_set & FUSE_SET_ATTR_CTIME) {
 			ip->ctime = attr->st_ctim;
-		else
+			ts_clamp(&ip->ctime);
+		} else
 			ts_now(&ip->ctime);
 		inode_changed(fs, ip);
 	}
@@ -184,6 +187,20 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		fuse_reply_err(req, -rc);
 	else
 		fuse_reply_attr(req, &st, TIMEOUT);
+}
+
+/* What a new inode takes from its directory (dir's lock held): in a
+ * set-group-ID directory its group, and a directory the set-group-ID bit
+ * too (the kernel's inode_init_owner; the VFS has already cleared S_ISGID
+ * of a file the caller may not give it). */
+static int inherit_locked(struct inode *ip, const struct inode *dir)
+{
+	if (dir->mode & S_ISGID) {
+		ip->gid = dir->gid;
+		if (S_ISDIR(ip->mode))
+			ip->mode |= S_ISGID;
+	}
+	return 0;
 }
 
 /* Link a fresh inode into dir under name: create and mkdir. */
@@ -230,7 +247,8 @@ static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const cha
 		rc = -ENOENT; /* removed while the kernel raced us here */
 	else if (dir_find(&dir->dir, name, len))
 		rc = -EEXIST;
-	else if (!(rc = itab_insert(&fs->itab, ip)) && (rc = dir_add(&dir->dir, name, len, ip->ino)))
+	else if (!(rc = inherit_locked(ip, dir)) && !(rc = itab_insert(&fs->itab, ip)) &&
+		 (rc = dir_add(&dir->dir, name, len, ip->ino)))
 		itab_remove(&fs->itab, ip->ino);
 	if (!rc) {
 		dentry_changed(fs, dir, name, len);
@@ -619,9 +637,9 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 		fuse_reply_entry(req, &e);
 }
 
-/* readdir serves a snapshot taken at opendir, so entries removed while a
- * program walks the directory (rm -r, dbench's deltree) never make it
- * skip the others. */
+/* readdir serves a snapshot taken when a pass starts (offset 0), so
+ * entries removed while a program walks the directory (rm -r, dbench's
+ * deltree) never make it skip the others. */
 struct dsnap {
 	size_t n, cap;
 	struct dsent {
@@ -657,12 +675,30 @@ static int snap_entry(void *ctx, const struct dentry *e)
 	return snap_add(s, e->ino, ip ? (ip->mode & S_IFMT) : S_IFREG, e->name);
 }
 
-static void snap_free(struct dsnap *s)
+static void snap_clear(struct dsnap *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		free(s->v[i].name);
+	s->n = 0;
+}
+
+static void snap_free(struct dsnap *s)
+{
+	snap_clear(s);
 	free(s->v);
 	free(s);
+}
+
+/* The snapshot of dir's entries as they are now. */
+static int snap_fill(struct dsnap *s, struct inode *dir)
+{
+	snap_clear(s);
+	pthread_rwlock_rdlock(&dir->lock);
+	int rc = S_ISDIR(dir->mode) ? 0 : -ENOTDIR;
+	if (!rc && !(rc = snap_add(s, dir->ino, S_IFDIR, ".")) && !(rc = snap_add(s, dir->parent, S_IFDIR, "..")))
+		rc = dir_foreach(&dir->dir, snap_entry, s);
+	pthread_rwlock_unlock(&dir->lock);
+	return rc;
 }
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -671,22 +707,15 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct inode *dir = ino_get(req, ino, &fs);
 	if (!dir)
 		return;
-	struct dsnap *s = calloc(1, sizeof(*s));
+	pthread_rwlock_rdlock(&dir->lock);
+	int isdir = S_ISDIR(dir->mode);
+	pthread_rwlock_unlock(&dir->lock);
+	struct dsnap *s = isdir ? calloc(1, sizeof(*s)) : NULL;
 	if (!s) {
-		fuse_reply_err(req, ENOMEM);
+		fuse_reply_err(req, isdir ? ENOMEM : ENOTDIR);
 		return;
 	}
 	s->fs = fs;
-	pthread_rwlock_rdlock(&dir->lock);
-	int rc = S_ISDIR(dir->mode) ? 0 : -ENOTDIR;
-	if (!rc && !(rc = snap_add(s, dir->ino, S_IFDIR, ".")) && !(rc = snap_add(s, dir->parent, S_IFDIR, "..")))
-		rc = dir_foreach(&dir->dir, snap_entry, s);
-	pthread_rwlock_unlock(&dir->lock);
-	if (rc) {
-		snap_free(s);
-		fuse_reply_err(req, -rc);
-		return;
-	}
 	fi->fh = (uintptr_t)s;
 	fuse_reply_open(req, fi);
 }
@@ -694,6 +723,14 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct dsnap *s = (struct dsnap *)(uintptr_t)fi->fh;
+	/* The snapshot is taken at the start of each pass, so a rewinddir
+	 * (a seek to 0) sees the names made since the last (POSIX). */
+	int rc = 0;
+	struct inode *dir = off == 0 ? itab_get(&s->fs->itab, ino) : NULL; /* open: the kernel holds it */
+	if (off == 0 && (rc = dir ? snap_fill(s, dir) : -ENOENT)) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
 	char *buf = malloc(size);
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
@@ -709,12 +746,11 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
 	}
 	/* A listing reads the directory: relatime, as for a file's data, and
 	 * before the reply, as there. */
-	struct inode *dir = off == 0 ? itab_get(&s->fs->itab, ino) : NULL; /* open: the kernel holds it */
 	if (dir) {
 		struct timespec now;
 		ts_now(&now);
 		pthread_rwlock_rdlock(&dir->lock);
-		int due = inode_atime_due(dir, &now);
+		int due = inode_atime_due(s->fs, dir, &now);
 		pthread_rwlock_unlock(&dir->lock);
 		if (due)
 			inode_touch_atime(s->fs, dir);

@@ -211,7 +211,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	int rc = buf ? file_read(fs, ip, buf, (uint64_t)off, end) : -ENOMEM;
 	struct timespec now;
 	ts_now(&now);
-	int due = !rc && inode_atime_due(ip, &now);
+	int due = !rc && inode_atime_due(fs, ip, &now);
 	pthread_rwlock_unlock(&ip->lock);
 	/* Before the reply: the kernel drops its cached atime when the data
 	 * arrives, and a stat right after must see the new one. */
@@ -672,7 +672,7 @@ void inode_touch_atime(struct fs *fs, struct inode *ip)
 	fs_begin(fs);
 	pthread_rwlock_wrlock(&ip->lock);
 	ts_now(&now);
-	int due = inode_atime_due(ip, &now); /* again: another reader may have moved it */
+	int due = inode_atime_due(fs, ip, &now); /* again: another reader may have moved it */
 	if (due) {
 		ip->atime = now;
 		inode_changed(fs, ip);

@@ -37,7 +37,7 @@ static void change(fuse_req_t req, fuse_ino_t ino, const char *name, const char 
 	int rc = bad_xattr_name(name);
 	if (!rc && (flags & ~(XA_CREATE | XA_REPLACE)))
 		rc = -EINVAL;
-	if (!rc && size > BGAFS_XATTR_BYTES)
+	if (!rc && size > BGAFS_XATTR_VALUE)
 		rc = -E2BIG;
 	/* Room in the log for the inode record's growth (a new name: its
 	 * entry header too), before joining, as a create reserves. */

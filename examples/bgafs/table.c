@@ -8,7 +8,7 @@
  *
  * Inode record:
  *   u64 ino, u32 mode, nlink, uid, gid, u64 rdev, u64 size,
- *   u64 atime, mtime, ctime (ns), u64 parent, u32 count, u32 xattr_bytes,
+ *   u64 atime, mtime, ctime (signed ns since 1970, two's complement), u64 parent, u32 count, u32 xattr_bytes,
  *   then count extents (u64 lblk, u64 pblk, u32 len, u32 flags) for a
  *   regular file, count entries (u64 ino, u16 len, name) for a directory,
  *   the count bytes of a symbolic link's target, or nothing (count 0) for
@@ -79,14 +79,22 @@ size_t table_bytes_name(size_t namelen)
 	return DENT_REC + namelen;
 }
 
+/* Times are signed nanoseconds since 1970 (ts_clamp keeps them in
+ * range), stored as their two's complement: a time before 1970 is a
+ * negative count, and its nanoseconds part is still 0..999999999. */
 static uint64_t ts_ns(struct timespec t)
 {
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+	return (uint64_t)((int64_t)t.tv_sec * 1000000000 + t.tv_nsec);
 }
 
-static struct timespec ns_ts(uint64_t ns)
+static struct timespec ns_ts(uint64_t u)
 {
-	return (struct timespec){.tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull)};
+	int64_t ns = (int64_t)u, sec = ns / 1000000000, rem = ns % 1000000000;
+	if (rem < 0) { /* C division truncates; the seconds must round down */
+		sec--;
+		rem += 1000000000;
+	}
+	return (struct timespec){.tv_sec = (time_t)sec, .tv_nsec = (long)rem};
 }
 
 static int put_dentry(void *ctx, const struct dentry *e)

@@ -97,3 +97,13 @@ void ts_now(struct timespec *ts)
 {
 	clock_gettime(CLOCK_REALTIME, ts);
 }
+
+void ts_clamp(struct timespec *ts)
+{
+	/* The table's signed 64-bit nanoseconds: 1677-09-21 to 2262-04-11. */
+	const time_t lim = INT64_MAX / 1000000000 - 1;
+	if (ts->tv_sec > lim)
+		*ts = (struct timespec){.tv_sec = lim, .tv_nsec = 999999999};
+	else if (ts->tv_sec < -lim)
+		*ts = (struct timespec){.tv_sec = -lim, .tv_nsec = 0};
+}

@@ -9,16 +9,18 @@
 # of what must have survived.  With crash=1 the case (which fsyncs what it
 # made) is run a second time on a fresh image and the daemon SIGKILLed
 # after it: the replay of the log must give the same.
-posix_case() { # posix_case NAME [crash]
+posix_case() { # posix_case NAME [crash]   (POSIX_MOUNT: mount options, e.g. "-o noatime")
 	[ -n "$POSIX" ] || fail "no bgafs_posix program given"
+	local -a opts
+	read -ra opts <<<"${POSIX_MOUNT:-}"
 	"$BGAFS" mkfs "$img" 64M
-	mount_fs
+	mount_fs "${opts[@]}"
 	"$POSIX" "$1" "$mnt" || fail "bgafs_posix $1"
 	local before
 	before=$(sums)
 	umount_fs
 	fsck_clean "after $1"
-	mount_fs
+	mount_fs "${opts[@]}"
 	[ "$(sums)" = "$before" ] || fail "$1: checksums differ after a remount"
 	"$POSIX" "$1" "$mnt" verify || fail "bgafs_posix $1 verify, after a remount"
 	umount_fs
@@ -26,10 +28,10 @@ posix_case() { # posix_case NAME [crash]
 	[ "${2:-}" = crash ] || return 0
 	rm -f "$img"
 	"$BGAFS" mkfs "$img" 64M
-	mount_fs
+	mount_fs "${opts[@]}"
 	"$POSIX" "$1" "$mnt" || fail "bgafs_posix $1 (before the kill)"
 	crash_fs
-	mount_fs
+	mount_fs "${opts[@]}"
 	"$POSIX" "$1" "$mnt" verify || fail "bgafs_posix $1 verify, after a SIGKILL and the replay"
 	umount_fs
 	fsck_clean "after $1, a SIGKILL and a remount"
@@ -40,3 +42,7 @@ case_exchange() { posix_case exchange; }
 case_atime() { posix_case atime; }
 case_xattr() { posix_case xattr crash; }
 case_special() { posix_case special crash; }
+case_times() { posix_case times crash; }
+case_sgid() { posix_case sgid crash; }
+case_readdir() { posix_case readdir; }
+case_noatime() { POSIX_MOUNT="-o noatime" posix_case noatime; }

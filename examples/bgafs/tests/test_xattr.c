@@ -59,14 +59,33 @@ int main(void)
 	CHECK(xattr_remove(&x, "user.a") == 0 && xattr_remove(&x, "user.a") == -ENODATA, "remove once");
 	CHECK(x.n == 2 && x.bytes == 6 + 6 + 3, "after remove: %u entries, %u bytes", x.n, x.bytes);
 
-	/* the cap: names and values of one inode */
+	/* the caps: one value, names and values of one inode */
 	char *big = calloc(1, BGAFS_XATTR_BYTES);
-	uint32_t room = BGAFS_XATTR_BYTES - x.bytes - 8; /* "user.big" */
-	CHECK(xattr_set(&x, "user.big", big, room + 1, 0) == -ENOSPC, "one byte past the cap");
-	CHECK(xattr_set(&x, "user.big", big, room, 0) == 0 && x.bytes == BGAFS_XATTR_BYTES, "exactly the cap");
+	CHECK(xattr_set(&x, "user.big", big, BGAFS_XATTR_VALUE + 1, 0) == -E2BIG, "a value past the value cap");
+	CHECK(xattr_set(&x, "user.big", big, BGAFS_XATTR_VALUE, 0) == 0, "a value of the value cap");
+	uint32_t room = BGAFS_XATTR_BYTES - x.bytes - 9; /* "user.big2" */
+	CHECK(room < BGAFS_XATTR_VALUE, "the test's arithmetic: room %u", room);
+	CHECK(xattr_set(&x, "user.big2", big, room + 1, 0) == -ENOSPC, "one byte past the cap");
+	CHECK(xattr_set(&x, "user.big2", big, room, 0) == 0 && x.bytes == BGAFS_XATTR_BYTES, "exactly the cap");
 	CHECK(xattr_set(&x, "user.d", "", 0, 0) == -ENOSPC, "a name past the cap");
+	CHECK(xattr_remove(&x, "user.big2") == 0, "remove big2");
 	CHECK(xattr_set(&x, "user.big", big, 10, 0) == 0, "a smaller value in place");
 	CHECK(x.bytes == 6 + 6 + 3 + 8 + 10, "bytes after shrinking %u", x.bytes);
+	/* the names' cap: listxattr's 64 KiB, whatever the values */
+	struct xattrs l = {0};
+	char nm[300];
+	memset(nm, 'n', sizeof(nm));
+	memcpy(nm, "user.", 5);
+	uint32_t k = 0;
+	for (; k < BGAFS_XATTR_LIST / 256; k++) { /* names of 255 bytes: 256 in the list each */
+		snprintf(nm + 250, 6, "%05u", k);
+		CHECK(xattr_set(&l, nm, "", 0, XA_CREATE) == 0, "name %u", k);
+	}
+	CHECK(l.list == BGAFS_XATTR_LIST && xattr_list(&l, NULL, 0) == BGAFS_XATTR_LIST, "list at its cap: %u", l.list);
+	snprintf(nm, sizeof(nm), "user.x");
+	CHECK(xattr_set(&l, nm, "", 0, 0) == -ENOSPC, "a name past the list cap");
+	CHECK(xattr_set(&l, "user.nnnnn", "v", 1, XA_CREATE) == -ENOSPC && l.n == k, "nothing changed");
+	xattr_destroy(&l);
 
 	/* the blob: round trip */
 	struct tbuf b = {0};

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bgafs_posix's cases for what an inode and a directory must keep, each
+ * from an xfstests case that once failed on bgafs and passed on ext4 and
+ * fuse2fs:
+ *
+ *   times     times before 1970 (and a nanosecond part) survive a
+ *             remount; a time past what the table stores is clamped, the
+ *             same before and after (generic/258)
+ *   sgid      in a set-group-ID directory a new inode takes its group, a
+ *             new directory the S_ISGID bit too (generic/314)
+ *   readdir   names made while a directory is open appear after a
+ *             rewinddir (generic/471)
+ *   noatime   on a noatime mount a read or a listing leaves atime alone
+ *             (generic/120; bgafs_test.sh mounts with -o noatime)
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "posix.h"
+
+/* ---- times ---- */
+
+#define T1960 (-315619200L) /* 1960-01-01 00:00:00 UTC */
+/* The table's upper end (signed 64-bit nanoseconds): INT64_MAX / 1e9 - 1. */
+#define TMAX 9223372035L
+
+static const struct {
+	const char *name;
+	struct timespec set[2], want[2]; /* atime, mtime */
+} times_cases[] = {
+	{"t1960", {{T1960, 0}, {T1960, 0}}, {{T1960, 0}, {T1960, 0}}},
+	{"tfrac", {{-1, 500000000}, {-2, 999999999}}, {{-1, 500000000}, {-2, 999999999}}},
+	{"t2200", {{7258118400L, 1}, {0, 0}}, {{7258118400L, 1}, {0, 0}}},
+	{"t3000", {{32503680000L, 0}, {-32503680000L, 0}}, {{TMAX, 999999999}, {-TMAX, 0}}},
+};
+
+void case_times(int verify)
+{
+	for (size_t i = 0; i < sizeof(times_cases) / sizeof(times_cases[0]); i++) {
+		const char *p = path("%s", times_cases[i].name);
+		if (!verify) {
+			CHECK(put(p, "t"), "make %s", p);
+			CHECK(utimensat(AT_FDCWD, p, times_cases[i].set, 0) == 0, "utimensat %s", p);
+		}
+		struct stat st = {0};
+		CHECK(stat(p, &st) == 0, "stat %s", p);
+		/* bgafs_test.sh reads every file before the verify: relatime
+		 * moves an atime in the past then */
+		int atime_kept = !verify || times_cases[i].want[0].tv_sec > time(NULL);
+		CHECK((!atime_kept || ts_eq(st.st_atim, times_cases[i].want[0])) &&
+			      ts_eq(st.st_mtim, times_cases[i].want[1]),
+		      "%s%s: atime %lld.%09ld mtime %lld.%09ld, want %lld.%09ld and %lld.%09ld", times_cases[i].name,
+		      verify ? " after a remount" : "", (long long)st.st_atim.tv_sec, st.st_atim.tv_nsec,
+		      (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (long long)times_cases[i].want[0].tv_sec,
+		      times_cases[i].want[0].tv_nsec, (long long)times_cases[i].want[1].tv_sec,
+		      times_cases[i].want[1].tv_nsec);
+	}
+	if (!verify)
+		sync_path(dir);
+}
+
+/* ---- set-group-ID directories ---- */
+
+#define SGID_GROUP 4242 /* no caller's group: only inheritance gives it */
+
+static void want_owner(const char *p, gid_t gid, mode_t mode)
+{
+	struct stat st = {0};
+	CHECK(lstat(p, &st) == 0, "lstat %s", p);
+	CHECK(st.st_gid == gid && (st.st_mode & 07777) == mode, "%s: group %u mode %04o, want %u %04o", p,
+	      (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777), (unsigned)gid, (unsigned)mode);
+}
+
+void case_sgid(int verify)
+{
+	umask(022);
+	if (!verify) {
+		CHECK(mkdir(path("sg"), 0775) == 0 && chown(path("sg"), (uid_t)-1, SGID_GROUP) == 0 &&
+			      chmod(path("sg"), 02775) == 0,
+		      "make the set-group-ID directory");
+		CHECK(mkdir(path("sg/d"), 0755) == 0, "mkdir in it");
+		CHECK(mkdir(path("sg/d/e"), 0700) == 0, "mkdir two deep");
+		CHECK(put(path("sg/f"), "f"), "create in it");
+		CHECK(symlink("f", path("sg/l")) == 0, "symlink in it");
+		CHECK(mknod(path("sg/fifo"), S_IFIFO | 0640, 0) == 0, "mkfifo in it");
+		CHECK(mkdir(path("plain"), 0775) == 0 && chown(path("plain"), (uid_t)-1, SGID_GROUP) == 0,
+		      "make a plain directory of that group");
+		CHECK(mkdir(path("plain/d"), 0755) == 0 && put(path("plain/f"), "f"), "make in the plain one");
+		sync_path(path("sg/d"));
+	}
+	want_owner(path("sg"), SGID_GROUP, 02775);
+	want_owner(path("sg/d"), SGID_GROUP, 02755);
+	want_owner(path("sg/d/e"), SGID_GROUP, 02700);
+	want_owner(path("sg/f"), SGID_GROUP, 0644);
+	want_owner(path("sg/fifo"), SGID_GROUP, 0640);
+	struct stat st = {0};
+	CHECK(lstat(path("sg/l"), &st) == 0 && st.st_gid == SGID_GROUP, "symlink's group %u", (unsigned)st.st_gid);
+	/* without S_ISGID the caller's group, as always */
+	want_owner(path("plain/d"), getegid(), 0755);
+	want_owner(path("plain/f"), getegid(), 0644);
+}
+
+/* ---- rewinddir ---- */
+
+#define RD_NEW 2000
+
+static long count_entries(DIR *d)
+{
+	long n = 0;
+	while (readdir(d))
+		n++;
+	return n;
+}
+
+void case_readdir(int verify)
+{
+	if (verify) {
+		DIR *d = opendir(path("rd"));
+		CHECK(d && count_entries(d) == RD_NEW + 4, "entries after a remount");
+		if (d)
+			closedir(d);
+		return;
+	}
+	CHECK(mkdir(path("rd"), 0755) == 0 && put(path("rd/a"), "") && put(path("rd/b"), ""), "make rd");
+	DIR *d = opendir(path("rd"));
+	CHECK(d != NULL, "opendir");
+	if (!d)
+		return;
+	CHECK(count_entries(d) == 4, "the first pass: ., .., a, b");
+	for (int i = 0; i < RD_NEW; i++)
+		CHECK(put(path("rd/n%05d", i), ""), "create n%05d", i);
+	CHECK(readdir(d) == NULL, "still at the end of the first pass");
+	rewinddir(d);
+	long n = count_entries(d);
+	CHECK(n == RD_NEW + 4, "after rewinddir %ld entries, want %d: names made while open must appear", n,
+	      RD_NEW + 4);
+	/* and names removed meanwhile go */
+	for (int i = 0; i < RD_NEW; i += 2)
+		unlink(path("rd/n%05d", i));
+	rewinddir(d);
+	n = count_entries(d);
+	CHECK(n == RD_NEW / 2 + 4, "after removing half and rewinddir: %ld entries, want %d", n, RD_NEW / 2 + 4);
+	for (int i = 0; i < RD_NEW; i += 2)
+		CHECK(put(path("rd/n%05d", i), ""), "create n%05d again", i);
+	closedir(d);
+	sync_path(path("rd"));
+}
+
+/* ---- noatime ---- */
+
+void case_noatime(int verify)
+{
+	/* atime two days back, mtime one day back: relatime would move it */
+	static const struct timespec old[2] = {{1000000000, 0}, {1000086400, 0}};
+	if (!verify) {
+		CHECK(put(path("na"), "some data"), "make na");
+		CHECK(mkdir(path("nadir"), 0755) == 0 && put(path("nadir/e"), ""), "make nadir");
+		CHECK(utimensat(AT_FDCWD, path("na"), old, 0) == 0 && utimensat(AT_FDCWD, path("nadir"), old, 0) == 0,
+		      "utimensat");
+		read_through(path("na"));
+		DIR *d = opendir(path("nadir"));
+		while (d && readdir(d)) {
+		}
+		if (d)
+			closedir(d);
+		sync_path(dir);
+	}
+	CHECK(ts_eq(atime_of(path("na")), old[0]), "a read on a noatime mount moved atime to %lld",
+	      (long long)atime_of(path("na")).tv_sec);
+	CHECK(ts_eq(atime_of(path("nadir")), old[0]), "a listing on a noatime mount moved atime to %lld",
+	      (long long)atime_of(path("nadir")).tv_sec);
+}
