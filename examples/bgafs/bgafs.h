@@ -310,6 +310,7 @@ struct fs {
 	struct fuse_session *se; /* for the page cache notifications (ops_file.c) */
 	struct bga_rec *rec;   /* -o trace=FILE: the allocation trace being recorded */
 	unsigned atime;        /* the mount's atime options (ATIME_*; inode_atime_due) */
+	int acl;               /* the kernel enforces POSIX ACLs (FUSE_CAP_POSIX_ACL; perm.c) */
 };
 
 enum { ATIME_NOATIME = 1u, ATIME_NODIRATIME = 2u, ATIME_STRICT = 4u }; /* fs->atime; 0: relatime */
@@ -421,6 +422,32 @@ void dentry_changed(struct fs *fs, struct inode *dir, const char *name, size_t l
  * (mount's reconcile).  Returns the number of problems (leaks not counted
  * when fixed), printing each. */
 int fs_check(struct fs *fs, int fix, int verbose);
+
+/* perm.c: permissions FUSE leaves to the file system. */
+/* The bits of ip's mode (S_ISUID, S_ISGID) that a change of its data or
+ * size by req's caller clears, by the kernel's rule
+ * (setattr_should_drop_suidgid): none for a caller with CAP_FSETID;
+ * else S_ISUID, and S_ISGID when the file is group-executable or the
+ * caller is outside its group.  ip's lock held. */
+uint32_t perm_kill_suidgid(fuse_req_t req, const struct inode *ip);
+#define ACL_ACCESS "system.posix_acl_access"
+#define ACL_DEFAULT "system.posix_acl_default"
+int acl_kind(const char *name); /* 1 ACL_ACCESS, 2 ACL_DEFAULT, else 0 */
+/* setxattr of an ACL (kind from acl_kind) on ip, lock held for writing:
+ * the mode takes an access ACL's bits (and loses S_ISGID for a caller
+ * outside the group without CAP_FSETID); an access ACL the mode says
+ * all of is not stored.  0, -EINVAL (not an ACL), -EACCES (a default ACL
+ * on a non-directory), -ENOSPC, -ENOMEM; nothing changes on an error. */
+int acl_set_locked(fuse_req_t req, struct inode *ip, int kind, const void *value, size_t size);
+/* After ip->mode changed (chmod): its access ACL follows.  Lock held. */
+void acl_chmod_locked(struct inode *ip);
+/* A new inode ip in dir (dir's lock held, ip not yet visible): with a
+ * default ACL in dir, the ACLs it inherits and its mode cut to them; else
+ * its mode less umask.  0, -ENOSPC, -ENOMEM (ip may be half done: the
+ * caller frees it). */
+int acl_inherit_locked(struct inode *ip, const struct inode *dir, uint32_t umask);
+/* Bytes of the namespace (a bound) a new inode in dir takes for ACLs. */
+size_t acl_inherit_bytes(const struct inode *dir);
 
 /* ops_dir.c, ops_file.c, ops_xattr.c */
 void bgafs_ops_dir(struct fuse_lowlevel_ops *o);

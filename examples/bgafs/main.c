@@ -93,6 +93,17 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	/* POSIX ACLs (perm.c): the kernel enforces them; bgafs stores them,
+	 * keeps them and the mode in step, applies default ACLs at create,
+	 * and so applies the umask itself (DONT_MASK). */
+	if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK)) {
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+		fs->acl = 1;
+	}
+	/* The kernel clears set-ID bits on a write or truncate by an
+	 * unprivileged caller (it knows the caller's capabilities); bgafs adds
+	 * what its rule for FUSE leaves out (perm_kill_suidgid). */
+	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
 	/* Enough requests in flight for four writers and the readahead. */
 	conn->max_background = 64;
 	conn->congestion_threshold = 48;

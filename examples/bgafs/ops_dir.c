@@ -164,6 +164,12 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	if (!rc) {
 		if (to_set & FUSE_SET_ATTR_MODE)
 			ip->mode = (ip->mode & S_IFMT) | (attr->st_mode & 07777);
+		/* a truncate clears set-ID bits (the kernel sends the mode it
+		 * computed beside the size: perm_kill_suidgid adds the rest) */
+		if (to_set & FUSE_SET_ATTR_SIZE)
+			ip->mode &= ~perm_kill_suidgid(req, ip);
+		if ((to_set & FUSE_SET_ATTR_MODE) && fs->acl)
+			acl_chmod_locked(ip);
 		if (to_set & FUSE_SET_ATTR_UID)
 			ip->uid = attr->st_uid;
 		if (to_set & FUSE_SET_ATTR_GID)
@@ -192,15 +198,16 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 /* What a new inode takes from its directory (dir's lock held): in a
  * set-group-ID directory its group, and a directory the set-group-ID bit
  * too (the kernel's inode_init_owner; the VFS has already cleared S_ISGID
- * of a file the caller may not give it). */
-static int inherit_locked(struct inode *ip, const struct inode *dir)
+ * of a file the caller may not give it); with ACLs, the default ACL or
+ * the umask (perm.c). */
+static int inherit_locked(struct fs *fs, struct inode *ip, const struct inode *dir, uint32_t umask)
 {
 	if (dir->mode & S_ISGID) {
 		ip->gid = dir->gid;
 		if (S_ISDIR(ip->mode))
 			ip->mode |= S_ISGID;
 	}
-	return 0;
+	return fs->acl ? acl_inherit_locked(ip, dir, umask) : 0;
 }
 
 /* Link a fresh inode into dir under name: create and mkdir. */
@@ -233,8 +240,15 @@ static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const cha
 	ip->parent = parent;
 	atomic_store(&ip->nlookup, 1);
 	size_t len = strlen(name);
-	/* Room in the metadata log first, or fail here (not at the commit). */
-	if ((rc = meta_reserve(fs, table_bytes_new(len, link ? strlen(link) : 0)))) {
+	/* Room in the metadata log first, or fail here (not at the commit);
+	 * ACLs the inode may inherit included. */
+	size_t acl_bytes = 0;
+	if (fs->acl) {
+		pthread_rwlock_rdlock(&dir->lock);
+		acl_bytes = acl_inherit_bytes(dir);
+		pthread_rwlock_unlock(&dir->lock);
+	}
+	if ((rc = meta_reserve(fs, table_bytes_new(len, link ? strlen(link) : 0) + acl_bytes))) {
 		inode_free(ip);
 		return rc;
 	}
@@ -247,7 +261,7 @@ static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const cha
 		rc = -ENOENT; /* removed while the kernel raced us here */
 	else if (dir_find(&dir->dir, name, len))
 		rc = -EEXIST;
-	else if (!(rc = inherit_locked(ip, dir)) && !(rc = itab_insert(&fs->itab, ip)) &&
+	else if (!(rc = inherit_locked(fs, ip, dir, ctx->umask)) && !(rc = itab_insert(&fs->itab, ip)) &&
 		 (rc = dir_add(&dir->dir, name, len, ip->ino)))
 		itab_remove(&fs->itab, ip->ino);
 	if (!rc) {

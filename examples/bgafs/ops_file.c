@@ -390,6 +390,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		done += wrote;
 		wrote = 0;
 		if (done) {
+			ip->mode &= ~perm_kill_suidgid(req, ip);
 			ts_now(&ip->mtime);
 			ip->ctime = ip->mtime;
 			inode_changed(fs, ip);
@@ -608,6 +609,11 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 		fs_begin(fs);
 		pthread_rwlock_wrlock(&ip->lock);
 		rc = file_fallocate_mode(fs, ip, mode, (uint64_t)off, (uint64_t)(off + len));
+		uint32_t kill = rc ? 0 : perm_kill_suidgid(req, ip);
+		if (kill) {
+			ip->mode &= ~kill;
+			inode_changed(fs, ip);
+		}
 		pthread_rwlock_unlock(&ip->lock);
 		fs_end(fs, 1);
 		if (rc != -EAGAIN || tries == RETRIES)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Extended attribute operations: setxattr, getxattr, listxattr,
- * removexattr.  Namespaces as ext4 without ACLs: user., trusted. and
- * security. are stored; any other prefix (system., which carries POSIX
- * ACLs, included: bgafs does not ask for FUSE_CAP_POSIX_ACL) gives
- * EOPNOTSUPP.  Who may touch which namespace (trusted. needs
+ * removexattr.  Namespaces as ext4: user., trusted. and security. are
+ * stored, and system.posix_acl_access and system.posix_acl_default when
+ * the kernel enforces ACLs (fs->acl; perm.c keeps them and the mode in
+ * step); any other name gives EOPNOTSUPP.  Who may touch which namespace (trusted. needs
  * CAP_SYS_ADMIN; user. only on regular files and directories) the kernel
  * checks before the request reaches us, as it does for every file system.
  * The attributes live in the inode's record in the metadata log (table.c
@@ -15,8 +15,10 @@
 #include <string.h>
 #include "bgafs.h"
 
-static int bad_xattr_name(const char *name)
+static int bad_xattr_name(const struct fs *fs, const char *name)
 {
+	if (fs->acl && acl_kind(name))
+		return 0;
 	static const char *const prefixes[] = {"user.", "trusted.", "security."};
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
 		size_t n = strlen(prefixes[i]);
@@ -34,7 +36,7 @@ static void change(fuse_req_t req, fuse_ino_t ino, const char *name, const char 
 	struct inode *ip = ino_get(req, ino, &fs);
 	if (!ip)
 		return;
-	int rc = bad_xattr_name(name);
+	int rc = bad_xattr_name(fs, name);
 	if (!rc && (flags & ~(XA_CREATE | XA_REPLACE)))
 		rc = -EINVAL;
 	if (!rc && size > BGAFS_XATTR_VALUE)
@@ -49,7 +51,13 @@ static void change(fuse_req_t req, fuse_ino_t ino, const char *name, const char 
 	}
 	fs_begin(fs);
 	pthread_rwlock_wrlock(&ip->lock);
-	rc = value ? xattr_set(&ip->xattrs, name, value, (uint32_t)size, flags) : xattr_remove(&ip->xattrs, name);
+	int acl = fs->acl ? acl_kind(name) : 0;
+	if (!value)
+		rc = xattr_remove(&ip->xattrs, name);
+	else if (acl)
+		rc = acl_set_locked(req, ip, acl, value, size);
+	else
+		rc = xattr_set(&ip->xattrs, name, value, (uint32_t)size, flags);
 	if (!rc) {
 		ts_now(&ip->ctime);
 		inode_changed(fs, ip);
@@ -71,7 +79,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	struct inode *ip = ino_get(req, ino, &fs);
 	if (!ip)
 		return;
-	int rc = bad_xattr_name(name);
+	int rc = bad_xattr_name(fs, name);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;

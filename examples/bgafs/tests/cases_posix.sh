@@ -45,4 +45,6 @@ case_special() { posix_case special crash; }
 case_times() { posix_case times crash; }
 case_sgid() { posix_case sgid crash; }
 case_readdir() { posix_case readdir; }
+case_killpriv() { POSIX_MOUNT="-o allow_other" posix_case killpriv; } # uid 65534 may use the mount
+case_acl() { POSIX_MOUNT="-o allow_other" posix_case acl crash; }
 case_noatime() { POSIX_MOUNT="-o noatime" posix_case noatime; }

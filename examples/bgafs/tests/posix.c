@@ -18,7 +18,7 @@
  *   atime     relatime: a read moves an atime older than mtime or ctime,
  *             a second read leaves it; a listing does it for a directory
  *
- * and posix_meta.c's: times, sgid, readdir, noatime.
+ * and posix_meta.c's: times, sgid, readdir, noatime, killpriv; posix_acl.c's acl.
  *
  * Exit 0 pass, 1 fail.
  */
@@ -501,6 +501,10 @@ int main(int argc, char **argv)
 		case_readdir(verify);
 	else if (!strcmp(c, "noatime"))
 		case_noatime(verify);
+	else if (!strcmp(c, "killpriv"))
+		case_killpriv(verify);
+	else if (!strcmp(c, "acl"))
+		case_acl(verify);
 	else {
 		fprintf(stderr, "bgafs_posix: unknown case %s\n", c);
 		return 2;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* What the cases of bgafs_posix (posix.c, posix_meta.c) share: the
+/* What the cases of bgafs_posix (posix.c, posix_meta.c, posix_acl.c) share: the
  * checks, which count failures, and the paths under the mounted DIR. */
 #ifndef BGAFS_POSIX_H
 #define BGAFS_POSIX_H
@@ -44,5 +44,8 @@ void case_times(int verify);
 void case_sgid(int verify);
 void case_readdir(int verify);
 void case_noatime(int verify);
+void case_killpriv(int verify);
+/* posix_acl.c */
+void case_acl(int verify);
 
 #endif

@@ -13,12 +13,19 @@
  *             rewinddir (generic/471)
  *   noatime   on a noatime mount a read or a listing leaves atime alone
  *             (generic/120; bgafs_test.sh mounts with -o noatime)
+ *   killpriv  a write, fallocate, punch, zero range or truncate by an
+ *             unprivileged process clears S_ISUID, and S_ISGID as the
+ *             kernel's rule says; by root it clears neither
+ *             (generic/683-685)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/falloc.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "posix.h"
 
@@ -173,4 +180,72 @@ void case_noatime(int verify)
 	      (long long)atime_of(path("na")).tv_sec);
 	CHECK(ts_eq(atime_of(path("nadir")), old[0]), "a listing on a noatime mount moved atime to %lld",
 	      (long long)atime_of(path("nadir")).tv_sec);
+}
+
+/* ---- set-user-ID and set-group-ID bits after a change of the data ---- */
+
+enum { KP_WRITE, KP_FALLOC, KP_PUNCH, KP_ZERO, KP_TRUNC, KP_N };
+static const char *const kp_names[] = {"write", "fallocate", "punch", "zero range", "truncate"};
+
+/* Open p as root, then, as uid and gid 65534 with no other groups (or
+ * as root when !drop), change its data by op; 0 when the call worked. */
+static int kp_change(const char *p, int op, int drop)
+{
+	int fd = open(p, O_RDWR);
+	if (fd < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (drop && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534)))
+			_exit(2);
+		int r = op == KP_WRITE    ? (pwrite(fd, "x", 1, 4096) == 1 ? 0 : -1)
+			: op == KP_FALLOC ? fallocate(fd, 0, 65536, 65536)
+			: op == KP_PUNCH  ? fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096)
+			: op == KP_ZERO   ? fallocate(fd, FALLOC_FL_ZERO_RANGE, 0, 4096)
+					  : ftruncate(fd, 100);
+		_exit(r ? 1 : 0);
+	}
+	int status = -1;
+	waitpid(pid, &status, 0);
+	close(fd);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* What the kernel's rule (setattr_should_drop_suidgid) leaves of mode
+ * after an unprivileged writer outside the file's group: S_ISUID goes;
+ * S_ISGID goes too (with group execute it always does; without it, for
+ * a writer outside the group). */
+void case_killpriv(int verify)
+{
+	static const struct {
+		mode_t mode, want; /* before; after an unprivileged change */
+		gid_t group;       /* the file's group */
+	} kp[] = {
+		{06666, 00666, 0},     /* non-exec: both go (writer outside the group) */
+		{06676, 00676, 0},     /* group-exec */
+		{06766, 00766, 0},     /* user-exec */
+		{06777, 00777, 0},     /* all exec */
+		{02676, 00676, 0},     /* only set-group-ID, group-exec */
+		{02666, 02666, 65534}, /* only set-group-ID, no group-exec, writer in the group: kept */
+	};
+	if (verify)
+		return;
+	for (int op = 0; op < KP_N; op++)
+		for (size_t i = 0; i < sizeof(kp) / sizeof(kp[0]); i++)
+			for (int drop = 0; drop < 2; drop++) {
+				const char *p = path("kp%d.%zu.%d", op, i, drop);
+				CHECK(put(p, "") && truncate(p, 8192) == 0 && chown(p, 0, kp[i].group) == 0 &&
+					      chmod(p, kp[i].mode) == 0,
+				      "make %s", p);
+				int rc = kp_change(p, op, drop);
+				CHECK(rc == 0, "%s by %s of a %04o file failed (%d)", kp_names[op], drop ? "uid 65534" : "root",
+				      (unsigned)kp[i].mode, rc);
+				struct stat st = {0};
+				stat(p, &st);
+				mode_t want = drop ? kp[i].want : kp[i].mode; /* root (CAP_FSETID) keeps them */
+				CHECK((st.st_mode & 07777) == want, "%s by %s of a %04o file left %04o, want %04o", kp_names[op],
+				      drop ? "uid 65534" : "root", (unsigned)kp[i].mode, (unsigned)(st.st_mode & 07777),
+				      (unsigned)want);
+			}
+	sync_path(dir);
 }
