@@ -474,6 +474,15 @@ static void case_atime(int verify)
 	CHECK(atime_of(path("atdir")).tv_sec >= now.tv_sec, "a listing moves the directory's atime");
 }
 
+static const struct {
+	const char *name;
+	void (*run)(int verify);
+} cases[] = {
+	{"falloc", case_falloc},   {"xattr", case_xattr},     {"special", case_special}, {"exchange", case_exchange},
+	{"atime", case_atime},     {"times", case_times},     {"sgid", case_sgid},       {"readdir", case_readdir},
+	{"noatime", case_noatime}, {"killpriv", case_killpriv}, {"acl", case_acl},
+};
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -483,32 +492,14 @@ int main(int argc, char **argv)
 	dir = argv[2];
 	int verify = argc > 3 && !strcmp(argv[3], "verify");
 	const char *c = argv[1];
-	if (!strcmp(c, "falloc"))
-		case_falloc(verify);
-	else if (!strcmp(c, "xattr"))
-		case_xattr(verify);
-	else if (!strcmp(c, "special"))
-		case_special(verify);
-	else if (!strcmp(c, "exchange"))
-		case_exchange(verify);
-	else if (!strcmp(c, "atime"))
-		case_atime(verify);
-	else if (!strcmp(c, "times"))
-		case_times(verify);
-	else if (!strcmp(c, "sgid"))
-		case_sgid(verify);
-	else if (!strcmp(c, "readdir"))
-		case_readdir(verify);
-	else if (!strcmp(c, "noatime"))
-		case_noatime(verify);
-	else if (!strcmp(c, "killpriv"))
-		case_killpriv(verify);
-	else if (!strcmp(c, "acl"))
-		case_acl(verify);
-	else {
+	size_t i = 0;
+	while (i < sizeof(cases) / sizeof(cases[0]) && strcmp(cases[i].name, c))
+		i++;
+	if (i == sizeof(cases) / sizeof(cases[0])) {
 		fprintf(stderr, "bgafs_posix: unknown case %s\n", c);
 		return 2;
 	}
+	cases[i].run(verify);
 	printf("bgafs_posix %s%s: %s\n", c, verify ? " verify" : "", failures ? "FAIL" : "ok");
 	return failures ? 1 : 0;
 }
