@@ -311,6 +311,7 @@ struct fs {
 	struct bga_rec *rec;   /* -o trace=FILE: the allocation trace being recorded */
 	unsigned atime;        /* the mount's atime options (ATIME_*; inode_atime_due) */
 	int acl;               /* the kernel enforces POSIX ACLs (FUSE_CAP_POSIX_ACL; perm.c) */
+	struct fuse_session *se; /* for notifications to the kernel (perm_changed) */
 };
 
 enum { ATIME_NOATIME = 1u, ATIME_NODIRATIME = 2u, ATIME_STRICT = 4u }; /* fs->atime; 0: relatime */
@@ -430,6 +431,10 @@ int fs_check(struct fs *fs, int fix, int verbose);
  * else S_ISUID, and S_ISGID when the file is group-executable or the
  * caller is outside its group.  ip's lock held. */
 uint32_t perm_kill_suidgid(fuse_req_t req, const struct inode *ip);
+/* ino's mode changed where the reply carries no attributes (a write, an
+ * fallocate): the kernel's cached attributes are dropped, so the next
+ * stat asks.  No lock held. */
+void perm_changed(struct fs *fs, fuse_ino_t ino);
 #define ACL_ACCESS "system.posix_acl_access"
 #define ACL_DEFAULT "system.posix_acl_default"
 int acl_kind(const char *name); /* 1 ACL_ACCESS, 2 ACL_DEFAULT, else 0 */

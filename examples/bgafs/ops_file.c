@@ -383,6 +383,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	 * kernel takes for the whole (the rest of its pages then read back
 	 * the image's bytes, writeback_failed, with no error to msync). */
 	int rc = 0, whole = (fi->flags & O_DIRECT) || fi->writepage;
+	uint32_t kill = 0;
 	for (int tries = 0;; tries++) {
 		fs_begin(fs);
 		pthread_rwlock_wrlock(&ip->lock);
@@ -390,7 +391,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		done += wrote;
 		wrote = 0;
 		if (done) {
-			ip->mode &= ~perm_kill_suidgid(req, ip);
+			kill |= perm_kill_suidgid(req, ip);
+			ip->mode &= ~kill;
 			ts_now(&ip->mtime);
 			ip->ctime = ip->mtime;
 			inode_changed(fs, ip);
@@ -405,6 +407,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	}
 	if (rc == -EAGAIN)
 		rc = -ENOSPC;
+	if (kill)
+		perm_changed(fs, ino);
 	/* A direct write went past the page cache, and a buffered read
 	 * racing it may have filled the cache from the old bytes: the kernel
 	 * drops the range after a synchronous one, never after an async one
@@ -615,6 +619,8 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 			inode_changed(fs, ip);
 		}
 		pthread_rwlock_unlock(&ip->lock);
+		if (kill)
+			perm_changed(fs, ino);
 		fs_end(fs, 1);
 		if (rc != -EAGAIN || tries == RETRIES)
 			break;

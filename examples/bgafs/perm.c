@@ -91,6 +91,13 @@ uint32_t perm_kill_suidgid(fuse_req_t req, const struct inode *ip)
 	return kill;
 }
 
+void perm_changed(struct fs *fs, fuse_ino_t ino)
+{
+	/* an offset below 0: the attributes only, not the page cache */
+	if (fs->se)
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+}
+
 /* ---- ACLs ---- */
 
 enum { A_USER_OBJ = 1, A_USER = 2, A_GROUP_OBJ = 4, A_GROUP = 8, A_MASK = 0x10, A_OTHER = 0x20 };

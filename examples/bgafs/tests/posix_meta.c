@@ -187,17 +187,33 @@ void case_noatime(int verify)
 enum { KP_WRITE, KP_FALLOC, KP_PUNCH, KP_ZERO, KP_TRUNC, KP_N };
 static const char *const kp_names[] = {"write", "fallocate", "punch", "zero range", "truncate"};
 
-/* Open p as root, then, as uid and gid 65534 with no other groups (or
- * as root when !drop), change its data by op; 0 when the call worked. */
-static int kp_change(const char *p, int op, int drop)
+/* p holds n bytes of data (written, not a hole), as xfstests' files do. */
+static int put_bytes(const char *p, size_t n)
 {
-	int fd = open(p, O_RDWR);
-	if (fd < 0)
+	char *b = malloc(n);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int ok = b && fd >= 0 && (memset(b, 'X', n), write(fd, b, n) == (ssize_t)n);
+	free(b);
+	close(fd);
+	return ok;
+}
+
+/* As uid and gid 65534 with no other groups (or as root when !drop),
+ * open DIR/name and change its data by op; 0 when the call worked.  The
+ * open goes through a descriptor of DIR that root opened: the directories
+ * above it may be closed to others. */
+static int kp_change(const char *name, int op, int drop)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0)
 		return -1;
 	pid_t pid = fork();
 	if (pid == 0) {
 		if (drop && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534)))
 			_exit(2);
+		int fd = openat(dfd, name, O_RDWR);
+		if (fd < 0)
+			_exit(3);
 		int r = op == KP_WRITE    ? (pwrite(fd, "x", 1, 4096) == 1 ? 0 : -1)
 			: op == KP_FALLOC ? fallocate(fd, 0, 65536, 65536)
 			: op == KP_PUNCH  ? fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096)
@@ -207,7 +223,7 @@ static int kp_change(const char *p, int op, int drop)
 	}
 	int status = -1;
 	waitpid(pid, &status, 0);
-	close(fd);
+	close(dfd);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -233,11 +249,15 @@ void case_killpriv(int verify)
 	for (int op = 0; op < KP_N; op++)
 		for (size_t i = 0; i < sizeof(kp) / sizeof(kp[0]); i++)
 			for (int drop = 0; drop < 2; drop++) {
-				const char *p = path("kp%d.%zu.%d", op, i, drop);
-				CHECK(put(p, "") && truncate(p, 8192) == 0 && chown(p, 0, kp[i].group) == 0 &&
+				char name[64];
+				snprintf(name, sizeof(name), "kp%d.%zu.%d", op, i, drop);
+				const char *p = path("%s", name);
+				/* every change within the size: the reply carries no
+				 * attributes, and the stat right after must see the mode */
+				CHECK(put_bytes(p, 196608) && chown(p, 0, kp[i].group) == 0 &&
 					      chmod(p, kp[i].mode) == 0,
 				      "make %s", p);
-				int rc = kp_change(p, op, drop);
+				int rc = kp_change(name, op, drop);
 				CHECK(rc == 0, "%s by %s of a %04o file failed (%d)", kp_names[op], drop ? "uid 65534" : "root",
 				      (unsigned)kp[i].mode, rc);
 				struct stat st = {0};
