@@ -655,8 +655,9 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* bgafs is the only writer of its files: the page cache stays valid
 	 * across opens, since bgafs tells the kernel of the changes it did
 	 * not make through the cache (op_write: direct writes, failed
-	 * write-backs). */
-	fi->keep_cache = 1;
+	 * write-backs).  Not with strictatime: every read must reach bgafs to
+	 * move atime, so each open starts with an empty cache (generic/003). */
+	fi->keep_cache = !(fs->atime & ATIME_STRICT);
 	fuse_reply_open(req, fi);
 }
 

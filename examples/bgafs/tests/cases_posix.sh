@@ -47,4 +47,5 @@ case_sgid() { posix_case sgid crash; }
 case_readdir() { posix_case readdir; }
 case_killpriv() { POSIX_MOUNT="-o allow_other" posix_case killpriv; } # uid 65534 may use the mount
 case_acl() { POSIX_MOUNT="-o allow_other" posix_case acl crash; }
+case_strictatime() { POSIX_MOUNT="-o strictatime" posix_case strictatime; }
 case_noatime() { POSIX_MOUNT="-o noatime" posix_case noatime; }

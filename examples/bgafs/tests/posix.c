@@ -18,7 +18,7 @@
  *   atime     relatime: a read moves an atime older than mtime or ctime,
  *             a second read leaves it; a listing does it for a directory
  *
- * and posix_meta.c's: times, sgid, readdir, noatime, killpriv; posix_acl.c's acl.
+ * and posix_meta.c's: times, sgid, readdir, noatime, strictatime, killpriv; posix_acl.c's acl.
  *
  * Exit 0 pass, 1 fail.
  */
@@ -481,6 +481,7 @@ static const struct {
 	{"falloc", case_falloc},   {"xattr", case_xattr},     {"special", case_special}, {"exchange", case_exchange},
 	{"atime", case_atime},     {"times", case_times},     {"sgid", case_sgid},       {"readdir", case_readdir},
 	{"noatime", case_noatime}, {"killpriv", case_killpriv}, {"acl", case_acl},
+	{"strictatime", case_strictatime},
 };
 
 int main(int argc, char **argv)

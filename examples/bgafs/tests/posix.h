@@ -45,6 +45,7 @@ void case_sgid(int verify);
 void case_readdir(int verify);
 void case_noatime(int verify);
 void case_killpriv(int verify);
+void case_strictatime(int verify);
 /* posix_acl.c */
 void case_acl(int verify);
 

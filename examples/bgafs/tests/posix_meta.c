@@ -13,6 +13,8 @@
  *             rewinddir (generic/471)
  *   noatime   on a noatime mount a read or a listing leaves atime alone
  *             (generic/120; bgafs_test.sh mounts with -o noatime)
+ *   strictatime  on a strictatime mount every read moves atime, the
+ *             page cache's too (generic/003)
  *   killpriv  a write, fallocate, punch, zero range or truncate by an
  *             unprivileged process clears S_ISUID, and S_ISGID as the
  *             kernel's rule says; by root it clears neither
@@ -268,4 +270,38 @@ void case_killpriv(int verify)
 				      (unsigned)want);
 			}
 	sync_path(dir);
+}
+
+/* ---- strictatime ---- */
+
+/* One read of p through the page cache, as cat does. */
+static void read_cached(const char *p)
+{
+	char b[4096];
+	int fd = open(p, O_RDONLY);
+	while (fd >= 0 && read(fd, b, sizeof(b)) > 0) {
+	}
+	close(fd);
+}
+
+static int ts_after(struct timespec a, struct timespec b)
+{
+	return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
+}
+
+void case_strictatime(int verify)
+{
+	if (verify)
+		return;
+	CHECK(put(path("sa"), "cached data"), "make sa");
+	read_cached(path("sa")); /* the page cache holds it now */
+	struct timespec a = atime_of(path("sa"));
+	for (int i = 0; i < 3; i++) {
+		usleep(20000);
+		read_cached(path("sa"));
+		struct timespec b = atime_of(path("sa"));
+		CHECK(ts_after(b, a), "read %d on a strictatime mount left atime at %lld.%09ld", i + 2, (long long)b.tv_sec,
+		      b.tv_nsec);
+		a = b;
+	}
 }
