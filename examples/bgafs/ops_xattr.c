@@ -4,9 +4,10 @@
  * removexattr.  Namespaces as ext4: user., trusted. and security. are
  * stored, and system.posix_acl_access and system.posix_acl_default when
  * the kernel enforces ACLs (fs->acl; perm.c keeps them and the mode in
- * step); any other name gives EOPNOTSUPP.  Who may touch which namespace (trusted. needs
- * CAP_SYS_ADMIN; user. only on regular files and directories) the kernel
- * checks before the request reaches us, as it does for every file system.
+ * step); any other name gives EOPNOTSUPP.  Who may touch which namespace
+ * (trusted. needs CAP_SYS_ADMIN; user. only on regular files and
+ * directories) the kernel checks before the request reaches us, as it
+ * does for every file system.
  * The attributes live in the inode's record in the metadata log (table.c
  * writes xattr_put's blob), so a set or remove is one inode_changed().
  */
