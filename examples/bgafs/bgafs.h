@@ -307,11 +307,10 @@ struct fs {
 	uint64_t removes_since_ckpt; /* names and inodes the deltas since it removed (cmu) */
 	uint64_t delta_removes; /* the same in the delta being written (commit thread) */
 	int writeback_cache;   /* -o writeback_cache: the kernel caches writes */
-	struct fuse_session *se; /* for the page cache notifications (ops_file.c) */
+	struct fuse_session *se; /* for notifications to the kernel (ops_file.c, perm_changed) */
 	struct bga_rec *rec;   /* -o trace=FILE: the allocation trace being recorded */
 	unsigned atime;        /* the mount's atime options (ATIME_*; inode_atime_due) */
 	int acl;               /* the kernel enforces POSIX ACLs (FUSE_CAP_POSIX_ACL; perm.c) */
-	struct fuse_session *se; /* for notifications to the kernel (perm_changed) */
 };
 
 enum { ATIME_NOATIME = 1u, ATIME_NODIRATIME = 2u, ATIME_STRICT = 4u }; /* fs->atime; 0: relatime */
