@@ -174,7 +174,7 @@ static int solve(struct fit *f, struct bga_extent *out, size_t *n)
 		/* t as ceil(t / max) extents of max_len, the last raised to
 		 * min_len from those before it (two that touch then add up to
 		 * more than max_len, as out[] must keep them) */
-		uint64_t q = (t + f->max - 1) / f->max, at = f->s[i].start;
+		uint64_t q = t / f->max + (t % f->max != 0), at = f->s[i].start; /* max may be near 2^64 */
 		size_t first = w;
 		for (uint64_t e = 0; e < q; e++, w++)
 			out[w] = (struct bga_extent){0, e + 1 < q ? f->max : t - (q - 1) * f->max};
