@@ -4,7 +4,7 @@
 #   scripts/abi.sh check BUILD   compare the build with the baseline in abi/;
 #                                status 0 only when nothing differs (make test)
 #   scripts/abi.sh update BUILD  write the baseline from the build.  Only with
-#                                a version bump in <bgalloc.h> and its
+#                                a version bump in <bgalloc.h> (bgalloc/version.h) and its
 #                                CHANGELOG.md entry: an ABI that changes
 #                                without one is what this check exists for.
 #                                BUILD is make test's build/test.
@@ -30,7 +30,7 @@ usage() { echo "usage: scripts/abi.sh check|update BUILD_DIR (with libbgalloc.so
 symbols() { nm -D --defined-only --with-symbol-versions "$lib" | awk '$2 ~ /^[TDBR]$/ {print $2, $3}' | sort; }
 case $cmd in
 update)
-	version=$(sed -n 's/^#define BGA_VERSION_STRING "\(.*\)"/\1/p' "$root/include/bgalloc.h")
+	version=$(sed -n 's/^#define BGA_VERSION_STRING "\(.*\)"/\1/p' "$root/include/bgalloc/version.h")
 	abidw --no-corpus-path --no-comp-dir-path "$probe" | sed "s|$root/||g" >"$base"
 	symbols >"$syms"
 	echo "$version" >"$root/abi/VERSION"

@@ -16,6 +16,10 @@ and tests/abi/include-0.1.0 (the 0.1.0 headers):
   OUTDIR/man7/bgalloc.7  the overview: <bgalloc.h>'s opening comment and
                          the README's "Persistence guide" section.
 
+<bgalloc.h> is written in parts, the <bgalloc/NAME.h> headers it includes:
+what they declare is <bgalloc.h>'s, in its order, and their pages say
+#include <bgalloc.h>.
+
 A function's comment is its page.  The comment opens with a sentence that
 is the page's NAME line, whole; then its description; then its contract in
 three tagged parts, each starting a line of its own:
@@ -184,6 +188,30 @@ def parse(path, include):
             prev_extern = False
         i += 1
     return h
+
+
+def parts_of(path):
+    """The headers <bgalloc.h> is written in: the <bgalloc/NAME.h> it
+    includes, in its order."""
+    return re.findall(r"^#include <(bgalloc/\w+\.h)>", open(path, encoding="utf-8").read(), re.M)
+
+
+def merge_parts(main_h, headers):
+    """Fold the parts of <bgalloc.h> into it: what they declare is
+    <bgalloc.h>'s, in the order it includes them, and their pages say
+    #include <bgalloc.h>; a part's opening comment is its own, not an
+    overview page's."""
+    by_inc = {h.include: h for h in headers}
+    for inc in parts_of(main_h.path):
+        part = by_inc.get(inc)
+        if part is None:
+            continue
+        base = max((f[3] for f in main_h.funcs), default=0)
+        main_h.funcs += [(n, p, c, g + base) for n, p, c, g in part.funcs]
+        main_h.types.update(part.types)
+        main_h.anon_enums += part.anon_enums
+        main_h.macros.update(part.macros)
+        headers.remove(part)
 
 
 def esc(s):
@@ -493,6 +521,7 @@ def main():
         inc = p.split("include/", 1)[1] if "include/" in p else os.path.basename(p)
         headers.append(parse(p, inc))
     main_h = next(h for h in headers if h.include == "bgalloc.h")
+    merge_parts(main_h, headers)
     version = re.search(r'"(.*)"', main_h.macros["BGA_VERSION_STRING"]).group(1)
     vers = Versions(srcdir, version)
     all_types, all_macros, anon, type_home = {}, {}, [], {}

@@ -117,9 +117,13 @@ def main():
     headers = [os.path.join(inc, "bgalloc.h")] + sorted(
         os.path.join(inc, "bgalloc", f) for f in os.listdir(os.path.join(inc, "bgalloc"))
         if f.endswith(".h") and f != "export.h")
+    # <bgalloc.h> is written in parts, the <bgalloc/NAME.h> it includes: a
+    # part's types are <bgalloc.h>'s, the one include a program writes
+    parts = set(re.findall(r"^#include <(bgalloc/\w+\.h)>", open(headers[0], encoding="utf-8").read(), re.M))
     defined = {}  # "struct x" -> the include line
     for h in headers:
         rel = os.path.relpath(h, inc)
+        rel = "bgalloc.h" if rel in parts else rel
         for m in re.finditer(r"^(?:typedef\s+)?(struct|enum)\s+(\w+)\s*\{", open(h, encoding="utf-8").read(), re.M):
             defined[f"{m.group(1)} {m.group(2)}"] = rel
     nfuncs = 0

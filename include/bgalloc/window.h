@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGALLOC_WINDOW_H
+#define BGALLOC_WINDOW_H
+
+/*
+ * Window handles: a file's handle books a window of free blocks and
+ * serves its appends from it.
+ *
+ * A part of <bgalloc.h>, which programs include; its opening comment gives
+ * the conventions every contract here follows (errors, -EAGAIN and
+ * -ENOSPC, threads).  This file compiles on its own.
+ */
+
+#include <stdint.h>
+
+#include <bgalloc/export.h>
+#include <bgalloc/volume.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct bga_rsv;
+
+/*
+ * Open a per-file reservation window handle.  Windows are ext3's
+ * reservation in shape, ext4's inode preallocation in substance.  A
+ * handle books a window of free blocks near its allocations, and the
+ * window then belongs to the handle: its
+ * blocks are marked in use in the group, so no other caller gets them,
+ * and allocations through the handle (req.rsv) take from it with no group
+ * lock and no bitmap write.  The window's size starts at cfg.rsv_default
+ * and doubles, up to cfg.rsv_max, whenever more than half of the last
+ * window was used; a window is at most that size (and at most
+ * blocks_per_group), though an allocation through the handle with a
+ * larger max_len may go on past its end.  A handle is used by one thread
+ * at a time; handles of different files are independent.
+ *
+ * A file's first window is placed as a plain request's extent is, with
+ * the same steering (bga_alloc).  A later window goes on right after the
+ * last one, waiting for its group's lock if need be, so that the file
+ * stays contiguous; when that lock was held by another thread, the
+ * calling CPU's next new files start at its home group (or the group
+ * after, when the home is in the busy one) instead, for as many files as
+ * a steered plain request would: two writers in one directory then stop
+ * taking turns at one group's lock (ext4 skips busy groups the same way).
+ * The CPU keeps one steering record for both: its plain requests aimed
+ * at that group are steered there too, and a plain request found busy
+ * steers the CPU's next files.
+ *
+ * Blocks a window holds that no allocation took are free, never owned:
+ *  - bga_free_exact, bga_stats, bga_check and bga_foreach_free count
+ *    them as free (bga_stats also reports them as rsv_window_blocks), and
+ *    a store writes them as free;
+ *  - bga_trim takes back those of the groups it trims, and discards them;
+ *  - freeing one is -EINVAL (it is not allocated);
+ *  - they are given back when the window is used up, when the handle is
+ *    closed or set to size 0, when a BGA_EXACT_GOAL request asks for
+ *    them, and, from every handle at once, before any request would get
+ *    -ENOSPC: windows never cause a false -ENOSPC.  An owner allocating
+ *    at that moment is safe: it then simply books another window.
+ *
+ * The handle starts with no window; its first allocation through
+ * req.rsv books one.
+ *
+ * Returns: 0, with *out set to the handle.
+ * Errors:
+ *  -EINVAL  vol or out is NULL.
+ *  -ENOMEM  the handle could not be allocated.
+ * Threads: any thread; takes no lock.  The handle is then used by one
+ *   thread at a time.
+ */
+BGA_EXTERN int bga_rsv_open(struct bga_volume *vol, struct bga_rsv **out);
+
+/*
+ * Close a window handle.  The unused part of its window is given back at
+ * once.  NULL is ignored; the handle must not be used afterwards.
+ *
+ * Returns: nothing.
+ * Errors: none.
+ * Threads: the handle's thread; takes the window's group lock.
+ */
+BGA_EXTERN void bga_rsv_close(struct bga_rsv *rsv);
+
+/*
+ * Set a handle's window size, in blocks.  The size is the goal of the
+ * handle's next window; 0 turns the window off and gives back the
+ * current one.
+ *
+ * Returns: 0.
+ * Errors:
+ *  -EINVAL  rsv is NULL, or blocks > rsv_max.
+ * Threads: the handle's thread; with blocks 0, takes the window's group
+ *   lock.
+ */
+BGA_EXTERN int bga_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks);
+
+/*
+ * Report the blocks a handle's window holds now.  Those are the blocks no
+ * allocation took yet: start and length in *out (len 0 when none).
+ *
+ * Returns: 0.
+ * Errors:
+ *  -EINVAL  rsv or out is NULL.
+ * Threads: the handle's thread; takes no lock.
+ */
+BGA_EXTERN int bga_rsv_window(const struct bga_rsv *rsv, struct bga_extent *out);
+
+/*
+ * Open a per-file window handle: the clearer name of bga_rsv_open().
+ * Windows are blocks a handle owns, unrelated to bga_reserve() and
+ * bga_unreserve(), which promise a count; the handle keeps its type,
+ * struct bga_rsv, and the old name stays.
+ *
+ * Alias of: bga_rsv_open.
+ */
+BGA_EXTERN int bga_window_open(struct bga_volume *vol, struct bga_rsv **out);
+
+/*
+ * Close a window handle: the clearer name of bga_rsv_close().
+ *
+ * Alias of: bga_rsv_close.
+ */
+BGA_EXTERN void bga_window_close(struct bga_rsv *rsv);
+
+/*
+ * Set a window handle's window size: the clearer name of bga_rsv_set_size().
+ *
+ * Alias of: bga_rsv_set_size.
+ */
+BGA_EXTERN int bga_window_set_size(struct bga_rsv *rsv, uint32_t blocks);
+
+/*
+ * Get the blocks a handle's window holds: the clearer name of bga_rsv_window().
+ *
+ * Alias of: bga_rsv_window.
+ */
+BGA_EXTERN int bga_window_get(const struct bga_rsv *rsv, struct bga_extent *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
