@@ -219,10 +219,13 @@ uint64_t refmodel_run_at(const struct refmodel *m, uint64_t start, bool with_def
  */
 int refmodel_compare(struct refmodel *m, struct bga_volume *vol);
 
-/* ---- the calls of 0.3.0 (refmodel.c, refmodel_walks.c) ---- */
+/* ---- the calls of 0.3.0 (refmodel.c, refmodel_walks.c, refmodel_oracle.c) ---- */
 
 /* For the model's files: m->err from the format, and -EPROTO. */
 int refm_fail(struct refmodel *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* For the model's files: a request's align as the header reads it (0 and 1
+ * are no alignment: 1). */
+uint64_t refm_align(const struct bga_request *req);
 
 /*
  * Mirror bga_free_deferred_vec(): -EINVAL for n 0, txn 0 or not above the

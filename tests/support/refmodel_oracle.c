@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The commit-and-retry oracle of bga_alloc_vec (refmodel_oracle.h).
+ *
+ * Brute force, over the model's map: the runs found block by block, and
+ * then, for every number k of extents up to max_out, the most blocks k
+ * extents can cover (a dynamic programme over the runs and how many
+ * extents each gets: j extents in a run of aligned length L cover any
+ * total from j * min_len to min(j * max_len, L)); want fits when some k
+ * has k * min_len <= want <= that most.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "refmodel_oracle.h"
+
+struct refm_run {
+	uint64_t len; /* aligned length */
+};
+
+/* The runs of the header's rule, in block order; *n gets their number.
+ * Free here means REFM_FREE (the caller commits a copy first to ask about
+ * the state after the commit). */
+static struct refm_run *refm_vec_runs(const struct refmodel *m, uint64_t min, uint64_t align, size_t *n)
+{
+	uint64_t bpg = m->cfg.blocks_per_group, nb = m->cfg.nblocks;
+	struct refm_run *runs = malloc((nb / 2 + 2) * sizeof(*runs));
+	uint64_t open_lo = 0, open_hi = 0; /* the joined run being built; open_hi 0: none */
+	*n = 0;
+	if (!runs)
+		return NULL;
+	for (uint64_t b = m->cfg.first_data_block; b < nb;) {
+		if (m->state[b] != REFM_FREE) {
+			b++;
+			continue;
+		}
+		/* a free run inside one group: [lo, b) */
+		uint64_t lo = b, gend = (lo / bpg + 1) * bpg;
+		while (b < nb && b < gend && m->state[b] == REFM_FREE)
+			b++;
+		uint64_t alo = (lo + align - 1) / align * align, ahi = b / align * align;
+		if (ahi <= alo || ahi - alo < min)
+			continue; /* holds no aligned run of min_len */
+		if (open_hi != 0 && open_hi == lo) {
+			open_hi = b; /* touches the one before, across a group boundary */
+			continue;
+		}
+		if (open_hi != 0)
+			runs[(*n)++].len = open_hi / align * align - (open_lo + align - 1) / align * align;
+		open_lo = lo;
+		open_hi = b;
+	}
+	if (open_hi != 0)
+		runs[(*n)++].len = open_hi / align * align - (open_lo + align - 1) / align * align;
+	return runs;
+}
+
+/* Does want fit in at most max_out extents (the model's map as it is)? */
+static bool refm_vec_fits(const struct refmodel *m, const struct bga_request *req, uint64_t want, size_t max_out)
+{
+	uint64_t align = refm_align(req), min = req->min_len, max = req->max_len;
+	uint64_t room = (req->flags & BGA_USE_RESERVED) ? m->reserved
+		      : m->nfree > m->reserved ? m->nfree - m->reserved : 0;
+	if (want < min || want > room)
+		return false;
+	uint64_t kmax = want / min < max_out ? want / min : max_out;
+	size_t nruns;
+	struct refm_run *runs = refm_vec_runs(m, min, align, &nruns);
+	/* most[k]: the most blocks k extents can cover over the runs so far;
+	 * UINT64_MAX: k extents cannot be placed */
+	uint64_t *most = malloc((kmax + 1) * sizeof(*most)), *next = malloc((kmax + 1) * sizeof(*next));
+	bool fits = false;
+	if (!runs || !most || !next)
+		abort(); /* the oracle cannot judge without memory */
+	for (uint64_t k = 0; k <= kmax; k++)
+		most[k] = k == 0 ? 0 : UINT64_MAX;
+	for (size_t i = 0; i < nruns; i++) {
+		memcpy(next, most, (kmax + 1) * sizeof(*next));
+		for (uint64_t k = 0; k <= kmax; k++) {
+			if (most[k] == UINT64_MAX)
+				continue;
+			for (uint64_t j = 1; k + j <= kmax && j * min <= runs[i].len; j++) {
+				uint64_t cover = j * max < runs[i].len ? j * max : runs[i].len;
+				if (next[k + j] == UINT64_MAX || next[k + j] < most[k] + cover)
+					next[k + j] = most[k] + cover;
+			}
+		}
+		memcpy(most, next, (kmax + 1) * sizeof(*most));
+	}
+	for (uint64_t k = 1; k <= kmax && !fits; k++)
+		fits = most[k] != UINT64_MAX && k * min <= want && want <= most[k];
+	free(runs);
+	free(most);
+	free(next);
+	return fits;
+}
+
+int refm_vec_answer(const struct refmodel *m, const struct bga_request *req, uint64_t want, size_t max_out)
+{
+	bool all = req->flags & BGA_ALL_OR_NOTHING;
+	/* without all or nothing: one extent of min_len, when want holds one */
+	uint64_t w = all ? want : want >= req->min_len ? req->min_len : want;
+	size_t k = all ? max_out : 1;
+	if (refm_vec_fits(m, req, w, k))
+		return 0;
+	/* after every pending free commits: a copy, committed */
+	struct refmodel after;
+	uint64_t last = m->last_txn;
+	for (size_t i = 0; i < m->npend; i++)
+		last = m->pend[i].txn > last ? m->pend[i].txn : last;
+	if (m->npend == 0)
+		return -ENOSPC;
+	if (refmodel_copy(&after, m) != 0)
+		abort();
+	int rc = refmodel_commit(&after, last);
+	bool fits = rc == 0 && refm_vec_fits(&after, req, w, k);
+	refmodel_fini(&after);
+	return fits ? -EAGAIN : -ENOSPC;
+}
