@@ -72,14 +72,22 @@ BGA_EXTERN int bga_free_deferred_vec(struct bga_volume *vol, const struct bga_ex
  * O(records in those groups), not O(groups); a deferred free racing the
  * commit of its own txn is released by that commit or by the next one,
  * never before.  Commits must not go backwards; committing the same txn
- * again is a no-op.
+ * again is a no-op, but for what memory kept back.
+ *
+ * Memory never fails a commit, it delays a free: releasing part of a
+ * wholly used group that holds no bitmap in memory needs one, and when
+ * none can be allocated that deferred free stays pending (bga_stats
+ * counts it in deferred_blocks), while the call returns 0 and txn counts
+ * as committed (no new deferred free of it is taken).  The next commit,
+ * of this txn or a later one, releases it.
  *
  * Returns: 0.
  * Errors:
  *  -EINVAL  vol is NULL, txn is 0, or txn is less than the last committed
  *           txn.
  * Threads: any thread.  Takes commit_lock (commits are serialised), then
- *   the group lock of each group with pending frees, one at a time.
+ *   the group lock of each group with pending frees, one at a time; the
+ *   counter's fold lock now and then.
  */
 BGA_EXTERN int bga_commit(struct bga_volume *vol, uint64_t txn);
 
