@@ -47,7 +47,9 @@ uint64_t peer_ext2_free_blocks(struct peer_ext2 *p);
 int peer_ext2_alloc_block(struct peer_ext2 *p, uint64_t goal, uint64_t *out);
 
 /* A run of exactly `len` blocks at or after `goal` (ext2fs_new_range +
- * ext2fs_block_alloc_stats_range), under the mutex.  0 or -ENOSPC. */
+ * ext2fs_block_alloc_stats_range), under the mutex.  0 or -ENOSPC.  Where
+ * ext2fs_new_range would never return (peer_ext2.c says when), the
+ * answer it would give. */
 int peer_ext2_alloc_range(struct peer_ext2 *p, uint64_t goal, uint64_t len, uint64_t *out);
 
 /* Free [start, start + len), under the mutex.  0, or -EINVAL if any block
