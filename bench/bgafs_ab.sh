@@ -21,12 +21,12 @@ FMB=${FALLOC_MB:-1024}
 AGED=${AGED_HOLES:-2000}
 # shellcheck source-path=SCRIPTDIR source=support/fuse_mount.sh
 . "$(dirname "$0")/support/fuse_mount.sh"
+# shellcheck source-path=SCRIPTDIR source=support/fsload.sh
+. "$(dirname "$0")/support/fsload.sh"
 fuse_setup "${AB_DIR:-$(mktemp -d /tmp/bgafs-ab.XXXXXX)}"
 
 mount_fs() { # mount_fs BGAFS SIZE: a fresh image, mounted
-	"$1" mkfs -f "$work/img" "$2" >/dev/null
-	"$1" mount "$work/img" "$mnt" -f 2>>"$work/daemon.log" &
-	fuse_wait_mounted "bgafs_ab: $1" "$work/daemon.log"
+	bgafs_mount_fresh "$1" "$2" "$work/daemon.log"
 }
 
 secs() { # secs COMMAND...: wall seconds
@@ -42,7 +42,7 @@ extents() { # extents INODE: of the unmounted image
 }
 
 one() { # one BGAFS: "write_s write_extents falloc_s falloc_extents aged_s aged_extents"
-	local fs=$1 w f ag ino1 ino2 ino3 avail i
+	local fs=$1 w f ag ino1 ino2 ino3 avail
 	mount_fs "$fs" "$SIZE"
 	w=$(secs dd if=/dev/zero of="$mnt/w" bs=1M count="$WMB" conv=fsync status=none)
 	f=$(secs fallocate -l "${FMB}M" "$mnt/f")
@@ -55,17 +55,8 @@ one() { # one BGAFS: "write_s write_extents falloc_s falloc_extents aged_s aged_
 	mount_fs "$fs" 256M
 	# one-block holes: every other block of a written file punched out
 	dd if=/dev/urandom of="$mnt/h" bs=4k count=$((2 * AGED)) conv=fsync status=none
-	for i in $(seq 0 $((AGED - 1))); do fallocate -p -o $((8192 * i)) -l 4096 "$mnt/h"; done
-	# the punches' frees count once their commit is done: until df
-	# stops growing
-	local prev=-1
-	for i in $(seq 50); do
-		sync "$mnt/h" "$mnt"
-		avail=$(df -k --output=avail "$mnt" | tail -1)
-		[ "$avail" = "$prev" ] && break
-		prev=$avail
-		sleep 0.5
-	done
+	punch_every_other "$mnt/h" "$AGED"
+	avail_settled "$mnt" "$mnt/h" 0.5 # the punches' frees count once their commit is done
 	ag=$(secs fallocate -l $(((avail - 1024) * 1024)) "$mnt/g")
 	ino3=$(stat -c %i "$mnt/g")
 	umount_fs

@@ -19,17 +19,15 @@
 # Packages: scripts/deps.sh fscompare (dbench, fuse3) and perf (linux-perf).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/support/fsload.sh
+. bench/support/fsload.sh
 runs=3 clients=4 secs=10 size=2G build=build/release perf=1 json=
+dbench_opts 21 "$@"
+set -- "${rest[@]}"
 while [ $# -gt 0 ]; do
 	case $1 in
-	--runs) runs=$2; shift 2 ;;
-	--clients) clients=$2; shift 2 ;;
-	--seconds) secs=$2; shift 2 ;;
-	--size) size=$2; shift 2 ;;
-	--build) build=$2; shift 2 ;;
 	--no-perf) perf=0; shift ;;
 	--json) json=$2; shift 2 ;;
-	-h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "dbench_counters: unknown argument '$1' (--help)" >&2; exit 2 ;;
 	esac
 done
@@ -54,14 +52,9 @@ perfpid=
 fuse_cleanup_extra() { [ -z "$perfpid" ] || kill -INT "$perfpid" 2>/dev/null; }
 
 mount_fs() { # mount_fs atomic|percpu
-	rm -f "$work/img"
-	if [ "$1" = atomic ]; then
-		BGAFS_ATOMIC_COUNTERS=1 "$BGAFS" mkfs "$work/img" "$size" >/dev/null
-	else
-		BGAFS_ATOMIC_COUNTERS=0 "$BGAFS" mkfs "$work/img" "$size" >/dev/null
-	fi
-	"$BGAFS" mount "$work/img" "$mnt" -f 2>>"$work/bgafs.log" &
-	fuse_wait_mounted "dbench_counters: bgafs" "$work/bgafs.log"
+	local a=0
+	[ "$1" = atomic ] && a=1
+	BGAFS_ATOMIC_COUNTERS=$a bgafs_mount_fresh "$BGAFS" "$size" "$work/bgafs.log"
 }
 
 # The image's stored flags say which counter mode the mount ran.
@@ -87,7 +80,7 @@ for c in "${clist[@]}"; do
 				perf record -q -e cpu-clock -F 2000 -p "$pid" -o "$prof" 2>>"$work/perf.log" &
 				perfpid=$!
 			fi
-			out=$(dbench -c /usr/share/dbench/client.txt -t "$secs" "$c" -D "$mnt" 2>&1) || true
+			out=$(dbench_run "$mnt" "$secs" "$c") || true
 			echo "$out" >>"$work/dbench.log"
 			if [ -n "$perfpid" ]; then
 				kill -INT "$perfpid" 2>/dev/null || true

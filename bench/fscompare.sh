@@ -21,50 +21,31 @@ SIZE=${FSCOMPARE_SIZE:-2G}
 SECS=${DBENCH_SECONDS:-20}
 # shellcheck source=bench/support/fuse_mount.sh
 . bench/support/fuse_mount.sh # (the script runs from the top directory)
+# shellcheck source=bench/support/fsload.sh
+. bench/support/fsload.sh
 fuse_setup "${FSCOMPARE_DIR:-$(mktemp -d /tmp/fscompare.XXXXXX)}"
 
 mount_fs() { # mount_fs bgafs|fuse2fs: mount a fresh image
+	if [ "$1" = bgafs ]; then
+		bgafs_mount_fresh "$BGAFS" "$SIZE" "$work/$1.log"
+		return
+	fi
 	rm -f "$work/img"
-	case $1 in
-	bgafs)
-		"$BGAFS" mkfs "$work/img" "$SIZE" >/dev/null
-		"$BGAFS" mount "$work/img" "$mnt" -f 2>>"$work/$1.log" &
-		;;
-	fuse2fs)
-		truncate -s "$SIZE" "$work/img"
-		mke2fs -q -F -t ext4 "$work/img"
-		fuse2fs "$work/img" "$mnt" -f >>"$work/$1.log" 2>&1 &
-		;;
-	esac
+	truncate -s "$SIZE" "$work/img"
+	mke2fs -q -F -t ext4 "$work/img"
+	fuse2fs "$work/img" "$mnt" -f >>"$work/$1.log" 2>&1 &
 	fuse_wait_mounted "fscompare: $1" "$work/$1.log"
 }
 
 dbench_mbs() { # dbench_mbs CLIENTS: MB/s
 	local out
-	out=$(dbench -c /usr/share/dbench/client.txt -t "$SECS" "$1" -D "$mnt" 2>&1) || true
+	out=$(dbench_run "$mnt" "$SECS" "$1") || true
 	echo "$out" >>"$work/dbench.log"
 	awk '/^Throughput/ {printf "%.1f\n", $2}' <<<"$out" | tail -1
 }
 
 fio_run() { # fio_run NAME: "MiB/s verify-result"
-	cat >"$work/job.fio" <<EOF
-[global]
-directory=$mnt
-ioengine=psync
-verify=crc32c
-do_verify=1
-verify_fatal=1
-verify_state_save=0
-[rand]
-rw=randwrite
-bs=4k
-size=48m
-numjobs=4
-[seq]
-rw=write
-bs=1m
-size=64m
-EOF
+	fio_job "$work/job.fio" "$mnt"
 	local out rc=0 bw verdict
 	out=$(fio "$work/job.fio" 2>&1) || rc=$?
 	echo "$out" >"$work/fio.$1.log"

@@ -9,18 +9,11 @@
 # Defaults: 5 runs, 4 clients, 10 s, 1G images, build/release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/support/fsload.sh
+. bench/support/fsload.sh
 runs=5 clients=4 secs=10 size=1G build=build/release
-while [ $# -gt 0 ]; do
-	case $1 in
-	--runs) runs=$2; shift 2 ;;
-	--clients) clients=$2; shift 2 ;;
-	--seconds) secs=$2; shift 2 ;;
-	--size) size=$2; shift 2 ;;
-	--build) build=$2; shift 2 ;;
-	-h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) echo "trace_cost: unknown argument '$1' (--help)" >&2; exit 2 ;;
-	esac
-done
+dbench_opts 10 "$@"
+[ ${#rest[@]} = 0 ] || { echo "trace_cost: unknown argument '${rest[0]}' (--help)" >&2; exit 2; }
 BGAFS=$(realpath "$build/examples/bgafs/bgafs" 2>/dev/null || true)
 R=$(realpath "$build/examples/replay/bga-replay" 2>/dev/null || true)
 [ -x "$BGAFS" ] && [ -x "$R" ] || { echo "trace_cost: no bgafs or bga-replay in $build" >&2; exit 2; }
@@ -28,18 +21,13 @@ command -v dbench >/dev/null || { echo "trace_cost: dbench missing (scripts/deps
 # shellcheck source=bench/support/fuse_mount.sh
 . bench/support/fuse_mount.sh
 fuse_setup "$(mktemp -d /tmp/trace_cost.XXXXXX)"
-ns=()
-if unshare -i true 2>/dev/null; then ns=(unshare -i); fi # dbench's semaphore (bgafs_test.sh says why)
 
 one() { # one plain|traced: prints MB/s
 	local opt=() mbs
-	rm -f "$work/img" "$work/t.trace"
-	"$BGAFS" mkfs "$work/img" "$size" >/dev/null
+	rm -f "$work/t.trace"
 	[ "$1" = traced ] && opt=(-o "trace=$work/t.trace")
-	"$BGAFS" mount -f "${opt[@]}" "$work/img" "$mnt" 2>>"$work/log" &
-	fuse_wait_mounted bgafs "$work/log"
-	mbs=$("${ns[@]}" dbench -c /usr/share/dbench/client.txt -t "$secs" "$clients" -D "$mnt" 2>&1 |
-		sed -n 's/^Throughput \([0-9.]*\) MB\/sec.*/\1/p')
+	bgafs_mount_fresh "$BGAFS" "$size" "$work/log" "${opt[@]}"
+	mbs=$(dbench_run "$mnt" "$secs" "$clients" | sed -n 's/^Throughput \([0-9.]*\) MB\/sec.*/\1/p')
 	umount_fs
 	[ -n "$mbs" ] || { echo "trace_cost: dbench printed no throughput" >&2; exit 1; }
 	if [ "$1" = traced ]; then

@@ -1,11 +1,17 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Sourced by the benches that mount a FUSE file system (fscompare.sh,
-# dbench_counters.sh, bgafs_ab.sh): their work directory and mount point,
+# dbench_counters.sh, bgafs_ab.sh, trace_cost.sh) and by
+# examples/replay/record_traces.sh: their work directory and mount point,
 # the EXIT trap that unmounts and reaps whatever is left, the wait for a
-# daemon started in the background to mount, and the unmount.
+# daemon started in the background to mount, a fresh bgafs mounted, and
+# the unmount.  (The loads they run are bench/support/fsload.sh's.)
 #   fuse_setup WORKDIR        sets work, mnt (WORKDIR/mnt) and pid; traps EXIT
 #   fuse_wait_mounted WHO LOG after `daemon ... &`: pid=$!, waits up to 10 s,
 #                             exits 1 with LOG printed when it does not mount
+#   bgafs_mount_fresh BGAFS SIZE LOG [OPTION...]
+#                             a new image of SIZE at $work/img (bgafs mkfs; the
+#                             environment reaches it), mounted on $mnt with the
+#                             mount OPTIONs, the daemon's stderr added to LOG
 #   umount_fs                 unmounts and reaps the daemon
 # A caller with more to clean up defines fuse_cleanup_extra, run first.
 
@@ -31,6 +37,15 @@ fuse_wait_mounted() {
 	echo "$1 did not mount" >&2
 	cat "$2" >&2
 	exit 1
+}
+
+bgafs_mount_fresh() {
+	local bgafs=$1 size=$2 log=$3
+	shift 3
+	rm -f "$work/img"
+	"$bgafs" mkfs "$work/img" "$size" >/dev/null
+	"$bgafs" mount -f "$@" "$work/img" "$mnt" 2>>"$log" &
+	fuse_wait_mounted "$(basename "$0"): $bgafs" "$log"
 }
 
 umount_fs() {

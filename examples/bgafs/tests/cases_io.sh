@@ -3,7 +3,10 @@
 # bgafs_test.sh's cases: the data path under real programs: a tour of the basic calls (basic), dbench,
 # fio with verification, large writes and fallocates through bga_alloc_vec (vec),
 # stress-ng's filesystem class (stressng, make soak).
-# Sourced by bgafs_test.sh, which defines the helpers they call.
+# Sourced by bgafs_test.sh, which defines the helpers they call; the loads
+# are bench/support/fsload.sh's (shared with the benches).
+# shellcheck source=bench/support/fsload.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../../bench/support/fsload.sh"
 
 case_basic() {
 	"$BGAFS" mkfs "$img" 128M
@@ -70,16 +73,10 @@ case_dbench() {
 	need dbench
 	"$BGAFS" mkfs "$img" 1G
 	mount_fs
-	local out rc=0 ns=()
-	# dbench 4.0 checks its barrier semaphore with `!semget(...)`, so it
-	# prints "failed to create barrier semaphore" whenever semget returns
-	# id 0 -- a valid id, the first set created in an IPC namespace (a
-	# fresh boot or container) -- and then runs normally: that line is no
-	# error.  A semget that really fails (-1) makes the next semop fail,
-	# and dbench exits 1.  Where a private IPC namespace can be had, the
-	# run takes id 0 every time, so this path is always exercised.
-	if unshare -i true 2>/dev/null; then ns=(unshare -i); fi
-	out=$("${ns[@]}" dbench -c /usr/share/dbench/client.txt -t "${BGAFS_DBENCH_SECONDS:-20}" 4 -D "$mnt" 2>&1) || rc=$?
+	local out rc=0
+	# (dbench_run says why a "failed to create barrier semaphore" line is
+	# no error)
+	out=$(dbench_run "$mnt" "${BGAFS_DBENCH_SECONDS:-20}" 4) || rc=$?
 	grep -E "^ *Operation|^ *[A-Z][A-Za-z]+ +[0-9]+ +[0-9.]+ +[0-9.]+$|Throughput" <<<"$out"
 	[ $rc = 0 ] || fail "dbench exited with $rc: $(tail -5 <<<"$out")"
 	# What dbench itself counts as an error: an operation whose result
@@ -101,24 +98,7 @@ case_fio() {
 	mount_fs
 	# 4 jobs of 4 KiB random writes and one sequential writer, 256 MiB in
 	# all, every block verified; fio's default fallocate (native).
-	cat >"$work/job.fio" <<EOF
-[global]
-directory=$mnt
-ioengine=psync
-verify=crc32c
-do_verify=1
-verify_fatal=1
-verify_state_save=0
-[rand]
-rw=randwrite
-bs=4k
-size=${BGAFS_FIO_RAND:-48m}
-numjobs=4
-[seq]
-rw=write
-bs=1m
-size=${BGAFS_FIO_SEQ:-64m}
-EOF
+	fio_job "$work/job.fio" "$mnt" "${BGAFS_FIO_RAND:-48m}" "${BGAFS_FIO_SEQ:-64m}"
 	local out rc=0
 	out=$(fio --output-format=normal "$work/job.fio" 2>&1) || rc=$?
 	grep -E "WRITE:|READ:|verify|err=" <<<"$out" || true
@@ -178,15 +158,9 @@ case_vec() {
 	mount_fs
 	head -c $((800 * 4096)) /dev/urandom >"$work/h"
 	cp "$work/h" "$mnt/h"
-	local i prev=-1
-	for i in $(seq 0 399); do fallocate -p -o $((8192 * i)) -l 4096 "$mnt/h"; done
-	for i in $(seq 50); do # until the punches' commit has freed them
-		sync "$mnt/h" "$mnt"
-		avail=$(df -k --output=avail "$mnt" | tail -1)
-		[ "$avail" = "$prev" ] && break
-		prev=$avail
-		sleep 0.2
-	done
+	local i
+	punch_every_other "$mnt/h" 400
+	avail_settled "$mnt" "$mnt/h" 0.2 # until the punches' commit has freed them
 	fallocate -l $(((avail - 256) * 1024)) "$mnt/frag" || fail "fallocate of all but 256K of ${avail}K in pieces"
 	cmp -n $(((avail - 256) * 1024)) "$mnt/frag" /dev/zero || fail "the fallocated file does not read zeros"
 	ifa=$(stat -c %i "$mnt/frag")
