@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the files of the fuzz_ops harness share (fuzz_ops.c: the input's
- * decoding, the calls and the compares; fuzz_ops_walk.c: what a walk and
- * a trim must report): the harness's state and the helpers both use.
+ * What the files of the fuzz_ops harness share (fuzz_ops.c: the config,
+ * the loop and the compares; fuzz_ops_args.c: the calls' arguments;
+ * fuzz_ops_calls.c: the calls; fuzz_ops_walk.c: what a walk and a trim
+ * must report; fuzz_ops_embed.c: the calls of 0.3.0): the harness's
+ * state and the helpers they use.
  */
 #ifndef BGA_FUZZ_OPS_H
 #define BGA_FUZZ_OPS_H
@@ -73,6 +75,9 @@ static inline void fz_failed(struct fz *f, int rc, enum shown_allow allow)
 	f->allow = allow;
 }
 
+/* Everything against the model (refmodel_compare), or fail(). */
+void compare(struct fz *f);
+
 /* Print "fuzz_ops: " and the message, and abort: what the fuzzer catches. */
 void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* fail() unless a call returned what the model expects. */
@@ -86,6 +91,24 @@ uint64_t pick_len(struct fz *f);
 /* A range to free (as bga_free takes one), and a txn for a deferred one. */
 void pick_range(struct fz *f, uint64_t *start, uint64_t *len);
 uint64_t pick_txn(struct fz *f);
+
+/* A request (fuzz_ops_args.c): goal, lengths, handle, flags (flags_ok
+ * the known ones; now and then an unknown bit) and, in the second
+ * format, an allocation unit; g is the call's first byte. */
+void decode_request(struct fz *f, struct bga_request *req, uint8_t g, uint32_t flags_ok);
+
+/* The calls (fuzz_ops_calls.c), each against the model. */
+void op_alloc(struct fz *f);
+void op_alloc_vec(struct fz *f);
+void op_claim(struct fz *f);
+void op_free(struct fz *f, bool deferred);
+void op_free_vec(struct fz *f);
+void op_commit(struct fz *f);
+void op_reserve(struct fz *f, bool un);
+void op_window(struct fz *f);
+void op_grow(struct fz *f);
+/* bga_store and bga_load, the loaded volume running on or not. */
+void op_store(struct fz *f);
 
 /* bga_foreach_free (trim false) or bga_trim on a range the input picks,
  * every callback checked against the model (fuzz_ops_walk.c). */
