@@ -213,12 +213,15 @@ static int scan(struct bga_volume *vol, const struct bga_geom *geo, struct fit *
 			next = BGA_MIN(next, bga__dfree_next_group(vol, g, n));
 		if ((g = next) >= n)
 			break;
-		if (bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT) == NULL && bga__chunk_pending(vol, g >> BGA_CHUNK_SHIFT)) {
-			/* unread (a lazy load's): nothing in it counts until
-			 * it is read, and so its runs cannot join */
-			rc = close_open(f);
-			g |= BGA_CHUNK_GROUPS - 1;
-			continue;
+		if (bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT) == NULL && bga__chunk_pending(vol, g >> BGA_CHUNK_SHIFT) &&
+		    bga__chunk_ensure(vol, g >> BGA_CHUNK_SHIFT) == NULL) {
+			/* Unread (a lazy load's), read here: its wholly free
+			 * groups are counted free without a read, so the
+			 * settle before the answer (bga__unverified_settle,
+			 * which reads only where free blocks are unverified)
+			 * may leave it unread.  No group lock is held. */
+			rc = -ENOMEM;
+			break;
 		}
 		uint64_t first = bga__group_first(vol, g), len;
 		uint32_t hi = bga__dfree_group_map(vol, g, map, after_commit);

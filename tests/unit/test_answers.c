@@ -391,3 +391,47 @@ Test(answers, failed_call_keeps_window_roomy)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/* 1, again: a lazy load whose one chunk is unread, its wholly free
+ * groups among the read ones' neighbours (fuzz_ops, from the lazy
+ * seeds): all or nothing of every free block, which two free runs
+ * hold, succeeds, and the caller has all of it. */
+Test(answers, lazy_load_wholly_free_groups_all_or_nothing)
+{
+	for (int full = 0; full < 2; full++) {
+		struct bga_volume *vol = full ? full_volume(4096, 512, 0) : NULL;
+		struct bga_extent e, out[16];
+		size_t n;
+		uint64_t want;
+		if (full) {
+			cr_assert_eq(bga_free(vol, 0, 1024), 0);
+			want = 1024;
+		} else {
+			struct bga_config cfg;
+			bga_config_init(&cfg, 4096);
+			cfg.blocks_per_group = 512;
+			cr_assert_eq(bga_create(&cfg, &vol), 0);
+			cr_assert_eq(bga_claim(vol, 2048, 512), 0);
+			want = 4096 - 512;
+		}
+		struct memio m;
+		struct bga_io io;
+		memio_init(&m, &io);
+		cr_assert_eq(bga_store(vol, &io), 0);
+		bga_destroy(vol);
+		cr_assert_eq(bga_load(&io, NULL, &vol), 0);
+		cr_assert_eq(bga_free_exact(vol), want);
+		int rc = vec(vol, full ? 5 : 2, UINT64_MAX, 0, BGA_ALL_OR_NOTHING, want, 16, out, &n);
+		cr_assert_eq(rc, 0, "start full %d: all or nothing of the %llu free blocks: %d", full,
+			     (unsigned long long)want, rc);
+		cr_assert_eq(total(out, n), want);
+		cr_assert_eq(bga_free_exact(vol), 0);
+		struct bga_request one = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 1};
+		cr_assert_eq(bga_alloc(vol, &one, &e), -ENOSPC);
+		cr_assert_eq(bga_free_vec(vol, out, n), 0);
+		cr_assert_eq(bga_free_exact(vol), want);
+		assert_clean(vol);
+		bga_destroy(vol);
+		memio_free(&m);
+	}
+}
