@@ -164,6 +164,46 @@ def ops_seeds(rnd):
                         ("v3_names", [36, 36, 0, 36, 11, 36, 35])):
         body = b"".join(bytes([c]) + bytes(r3.getrandbits(8) for _ in range(10)) for c in calls)
         seeds[name] = V3_TAG + ops_config(2000, 3, 0, 64, 16) + bytes([0]) + body
+    seeds.update(lazy_seeds())
+    return seeds
+
+
+def lazy_seeds():
+    """Third-format seeds whose stores run on lazily loaded (fuzz_ops.c,
+    op_store: a store byte with bits 0 and 3), on volumes where a lazy load
+    leaves its chunk unread: nblocks a multiple of blocks_per_group and
+    first_data_block 0 (bga_create builds a partial group's chunk at once),
+    then requests, all or nothing among them, before anything reads it.
+    The seeds above use 2000 blocks in groups of 256: never lazy."""
+    def cfg(nblocks, bpg_idx, start_full=False):
+        # nblocks, groups of 64 * (1 + bpg_idx), first_data_block 0,
+        # rsv_max 0, flags 0, START_FULL or not, no bad config
+        return V3_TAG + u16(nblocks - 1) + bytes([bpg_idx, 0x80]) + u16(0) + \
+            bytes([0, 1 if start_full else 0, 0])
+
+    def alloc_small(n):  # no goal, no unit, min = max = n (1 .. 16)
+        return bytes([0, 0, 1, 5, (n - 1) & 15, 0, 0, 0])
+
+    def vec(min_len, wantmode, flags=4, max_out=16, extra=b""):
+        # no goal, no unit, min_len 1 .. 16, max_len UINT64_MAX; wantmode 1:
+        # want = extra (u16), 2: all that is free (+ extra[0] & 1)
+        c = wantmode | 4 | ((max_out - 1) << 3)
+        return bytes([16, 0, 1, 5, (min_len - 1) & 15, 3, 0, flags, c]) + extra
+
+    def free_range(start, length):  # bga_free(start, length), length < 2 * bpg + 2
+        return bytes([5, 1, 7]) + u16(start) + bytes([4]) + u16(length)
+
+    lazy_store = bytes([23, 9])  # a plain store; the loaded volume runs on, lazily
+    deferred = bytes([7, 0, 0, 0, 0, 3, 0])  # the latest extent, in txn last + 1
+    seeds = {}
+    seeds["v3_lazy_vec"] = cfg(4096, 15) + alloc_small(16) * 2 + lazy_store + vec(8, 1, extra=u16(3000)) + \
+        vec(4, 1, 0, extra=u16(300)) + lazy_store + vec(16, 1, extra=u16(500)) + lazy_store + \
+        vec(1, 2, extra=b"\1") + vec(1, 2, extra=b"\0")
+    seeds["v3_lazy_vec_pending"] = cfg(4096, 3) + alloc_small(16) * 3 + deferred + lazy_store + \
+        vec(2, 2, extra=b"\1") + bytes([8, 4, 1]) + lazy_store + vec(2, 2, extra=b"\0")
+    seeds["v3_lazy_vec_full"] = cfg(4096, 7, True) + free_range(100, 700) + free_range(1500, 1000) + \
+        lazy_store + vec(10, 1, max_out=2, extra=u16(1200)) + vec(10, 1, 0, extra=u16(300)) + \
+        lazy_store + vec(5, 2, extra=b"\0")
     return seeds
 
 
