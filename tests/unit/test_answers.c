@@ -435,3 +435,26 @@ Test(answers, lazy_load_wholly_free_groups_all_or_nothing)
 		memio_free(&m);
 	}
 }
+
+/* All or nothing with a min_len past a group: no run of it lies inside
+ * one group, so the request cannot be met, now or after any commit:
+ * -ENOSPC, and nothing changes.  (Without all or nothing the call
+ * answers -EINVAL, which the header does not list: left to the lead.) */
+Test(answers, min_len_past_a_group_is_enospc)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, 4 * 64);
+	cfg.blocks_per_group = 64;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	struct bga_extent out[4];
+	size_t n = 7;
+	cr_assert_eq(vec(vol, 65, 128, 0, BGA_ALL_OR_NOTHING, 130, 4, out, &n), -ENOSPC);
+	cr_assert_eq(n, 0);
+	cr_assert_eq(bga_free_exact(vol), 4 * 64);
+	/* the same volume meets a min_len of a whole group */
+	cr_assert_eq(vec(vol, 64, 128, 0, BGA_ALL_OR_NOTHING, 128, 2, out, &n), 0);
+	cr_assert_eq(total(out, n), 128);
+	assert_clean(vol);
+	bga_destroy(vol);
+}

@@ -266,6 +266,58 @@ static int run_rsv_open(struct fx *f)
 }
 static int run_check(struct fx *f) { return bga_check(f->vol, NULL); }
 
+static int op_vec(struct fx *f, uint64_t min, uint64_t max, uint64_t want, size_t max_out)
+{
+	struct bga_request req = {.goal = 0, .min_len = min, .max_len = max, .flags = BGA_ALL_OR_NOTHING};
+	struct bga_extent out[4];
+	size_t n = 0;
+	int rc = bga_alloc_vec(f->vol, &req, want, out, max_out, &n);
+	uint64_t got = 0;
+	for (size_t i = 0; i < n; i++)
+		got += out[i].len;
+	cr_assert(rc != 0 ? n == 0 : got == want && n <= max_out, "alloc_vec: %d, %zu extents of %llu blocks", rc, n,
+		  (unsigned long long)got);
+	return rc;
+}
+/* fx_full_pending: 6 blocks pending in group 3, nothing free: after the
+ * commit they hold 6 as extents of 2 .. 4, two at most (a step of 4 and a
+ * rest of 2: the fit's rests are ordered). */
+static int run_vec_after_commit(struct fx *f) { return op_vec(f, 2, 4, 6, 2); }
+/* Claims that give wholly free groups a bitmap (groups 30 and 32, in
+ * part), and that read an untouched chunk's descriptors first. */
+static int run_claim_groups(struct fx *f) { return bga_claim(f->vol, 30 * BPG + 5, 2 * BPG); }
+static int run_claim_untouched(struct fx *f) { return bga_claim(f->vol, CHUNK_BLOCKS + 3 * BPG + 1, 10); }
+static int run_free_vec(struct fx *f)
+{
+	const struct bga_extent e[] = {{100 * BPG, 5}, {5 * BPG + 2, 3}, {TEST_CHUNK_GROUPS * BPG, BPG}};
+	return bga_free_vec(f->vol, e, 3);
+}
+static int run_fdef_vec(struct fx *f)
+{
+	const struct bga_extent e[] = {{101 * BPG, 5}, {5 * BPG + 9, 3}};
+	return bga_free_deferred_vec(f->vol, e, 2, 9);
+}
+static int used_cb(void *ctx, uint64_t start, uint64_t len, uint32_t flags)
+{
+	(void)flags;
+	return count_cb(ctx, start, len);
+}
+static int run_foreach_used(struct fx *f) { return bga_foreach_used(f->vol, 0, NBLOCKS, used_cb, f); }
+static int run_group_stats(struct fx *f)
+{
+	struct bga_group_stats st = {.size = sizeof(st)};
+	int rc = bga_group_stats(f->vol, 7, &st); /* 9 allocated, one of them pending */
+	cr_assert(rc != 0 || st.free_blocks == BPG - 9, "group 7: %llu free", (unsigned long long)st.free_blocks);
+	return rc;
+}
+static int run_longest(struct fx *f)
+{
+	uint64_t len = 0, g = 0;
+	int rc = bga_longest_free_sum(f->vol, &len, &g);
+	cr_assert(rc != 0 || len == BPG, "longest %llu", (unsigned long long)len);
+	return rc;
+}
+
 static const struct op ops[] = {
 	{"alloc in an untouched chunk", fx_plain, run_alloc_untouched_chunk, 0, 0, false},
 	{"alloc with a goal in an untouched chunk", fx_plain, run_alloc_goal_untouched, 0, 0, false},
@@ -294,6 +346,14 @@ static const struct op ops[] = {
 	{"stats", fx_pending, run_stats, 0, 0, false},
 	{"rsv_open", fx_used, run_rsv_open, 0, 0, false},
 	{"check", fx_pending, run_check, 0, 0, false},
+	{"all or nothing vec that waits on a commit", fx_full_pending, run_vec_after_commit, 0, -EAGAIN, false},
+	{"claim across wholly free groups", fx_used, run_claim_groups, 0, 0, false},
+	{"claim in an untouched chunk", fx_plain, run_claim_untouched, 0, 0, false},
+	{"free_vec of three extents", fx_used, run_free_vec, 0, 0, false},
+	{"free_deferred_vec", fx_used, run_fdef_vec, 0, 0, false},
+	{"foreach_used", fx_pending, run_foreach_used, 0, 0, false},
+	{"group_stats", fx_pending, run_group_stats, 0, 0, false},
+	{"longest_free_sum", fx_pending, run_longest, 0, 0, false},
 };
 
 static void teardown(struct fx *f)

@@ -272,6 +272,17 @@ static int memio_read_other(void *ctx, void *buf, size_t len, uint64_t off)
 /* Two volumes storing in turn into one area, and one volume through an io
  * that differs in one callback: each store finds an area it did not leave
  * and formats it, above the generation it found. */
+/* memio's write and flush under other names: another io's callbacks. */
+static int memio_write_other(void *ctx, const void *buf, size_t len, uint64_t off)
+{
+	return memio_write(ctx, buf, len, off);
+}
+
+static int memio_flush_other(void *ctx)
+{
+	return memio_flush(ctx);
+}
+
 Test(persist_io, another_writer_in_the_area_means_a_format)
 {
 	struct memio m;
@@ -304,6 +315,22 @@ Test(persist_io, another_writer_in_the_area_means_a_format)
 	cr_assert_eq(bga_store(a, &io2), 0);
 	cr_assert_eq(m.bytes_written - before, BGA_PF_SECTOR, "the same io again: only the superblock, not %llu bytes",
 		     (unsigned long long)(m.bytes_written - before));
+	bga_destroy(load_expect(&io, 0, &wa));
+	/* the same ctx and read, another write, then another flush: each is
+	 * another io, so each first store formats, and the next is the same */
+	struct bga_io io3 = io2, io4;
+	io3.write = memio_write_other;
+	io4 = io3;
+	io4.flush = memio_flush_other;
+	const struct bga_io *next[] = {&io3, &io4};
+	for (int i = 0; i < 2; i++) {
+		before = m.bytes_written;
+		cr_assert_eq(bga_store(a, next[i]), 0);
+		cr_assert_gt(m.bytes_written - before, 2 * BGA_PF_SECTOR, "io %d: every unit written", i + 3);
+		before = m.bytes_written;
+		cr_assert_eq(bga_store(a, next[i]), 0);
+		cr_assert_eq(m.bytes_written - before, BGA_PF_SECTOR, "io %d again: only the superblock", i + 3);
+	}
 	bga_destroy(load_expect(&io, 0, &wa));
 	usedmap_free(&wa);
 	usedmap_free(&wb);
