@@ -458,3 +458,32 @@ Test(answers, min_len_past_a_group_is_enospc)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/* 1 for bga_alloc: a BGA_START_FULL volume of two chunks whose only free
+ * blocks lie in a group of the second, loaded lazily: the count promises
+ * none of them until the chunk is read, and the allocation reads it
+ * rather than answer -ENOSPC; then the volume is full. */
+Test(answers, lazy_load_reads_before_alloc)
+{
+	uint64_t nblocks = 2 * TEST_CHUNK_GROUPS * 64, at = (TEST_CHUNK_GROUPS + 7) * 64 + 20;
+	struct bga_volume *vol = full_volume(nblocks, 64, 0);
+	cr_assert_eq(bga_free(vol, at, 5), 0);
+	struct memio m;
+	struct bga_io io;
+	memio_init(&m, &io);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	bga_destroy(vol);
+	cr_assert_eq(bga_load(&io, NULL, &vol), 0);
+	cr_assert_eq(bga_free_exact(vol), 5);
+	struct bga_request r = {.goal = BGA_NO_GOAL, .min_len = 5, .max_len = 5};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	cr_assert_eq(e.start, at);
+	cr_assert_eq(e.len, 5);
+	cr_assert_eq(bga_free_exact(vol), 0);
+	r.min_len = r.max_len = 1;
+	cr_assert_eq(bga_alloc(vol, &r, &e), -ENOSPC);
+	assert_clean(vol);
+	bga_destroy(vol);
+	memio_free(&m);
+}

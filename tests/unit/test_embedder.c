@@ -698,3 +698,50 @@ Test(lazy_load, walks_and_figures_as_stored)
 	bga_destroy(vol);
 	memio_free(&m);
 }
+
+static int discard_ok(void *ctx, uint64_t start, uint64_t len)
+{
+	(void)ctx;
+	(void)start;
+	(void)len;
+	return 0;
+}
+
+/* The flags as the header states them: an untouched group has no bitmap
+ * (not initialised) and is wholly free; a trimmed group is marked until
+ * something is freed into it; and longest_free_sum of a full volume is
+ * 0 with no group. */
+Test(group_stats, flags_initialised_and_trimmed)
+{
+	struct bga_config cfg;
+	bga_config_init(&cfg, 4 * 64);
+	cfg.blocks_per_group = 64;
+	struct bga_volume *vol;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	struct bga_group_stats st = {.size = sizeof(st)};
+	cr_assert_eq(bga_group_stats(vol, 2, &st), 0);
+	cr_assert_eq(st.flags & (BGA_GSTAT_INITIALISED | BGA_GSTAT_TRIMMED), 0);
+	cr_assert_eq(st.free_blocks, 64);
+	cr_assert_eq(bga_claim(vol, 64 + 3, 5), 0);
+	cr_assert_eq(bga_trim(vol, 0, 4 * 64, 1, discard_ok, NULL, NULL), 0);
+	st.size = sizeof(st);
+	cr_assert_eq(bga_group_stats(vol, 1, &st), 0);
+	cr_assert_eq(st.flags & (BGA_GSTAT_INITIALISED | BGA_GSTAT_TRIMMED), BGA_GSTAT_INITIALISED | BGA_GSTAT_TRIMMED);
+	cr_assert_eq(st.free_blocks, 64 - 5);
+	cr_assert_eq(bga_free(vol, 64 + 4, 1), 0);
+	st.size = sizeof(st);
+	cr_assert_eq(bga_group_stats(vol, 1, &st), 0);
+	cr_assert_eq(st.flags & BGA_GSTAT_TRIMMED, 0, "freed into since the trim");
+	cr_assert_eq(st.free_blocks, 64 - 4);
+	/* full: no free run anywhere */
+	cr_assert_eq(bga_claim(vol, 0, 64), 0);
+	cr_assert_eq(bga_claim(vol, 64, 3), 0);
+	cr_assert_eq(bga_claim(vol, 64 + 4, 1), 0);
+	cr_assert_eq(bga_claim(vol, 64 + 8, 4 * 64 - 72), 0);
+	cr_assert_eq(bga_free_exact(vol), 0);
+	uint64_t len = 7, g = 7;
+	cr_assert_eq(bga_longest_free_sum(vol, &len, &g), 0);
+	cr_assert_eq(len, 0);
+	cr_assert_eq(g, UINT64_MAX);
+	bga_destroy(vol);
+}

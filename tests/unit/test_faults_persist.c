@@ -437,6 +437,62 @@ Test(faults, free_into_an_unread_chunk)
 	memio_free(&m);
 }
 
+/* Calls that read every unread chunk of a lazy volume before they
+ * answer (bga_load's lazy contract), each with its k-th allocation
+ * failing for every k: -ENOMEM with the free and reserved counts as they
+ * were, and the same call answering as without faults once memory is
+ * back. */
+static int lazy_stats(struct bga_volume *vol)
+{
+	struct bga_stats st;
+	return bga_stats(vol, &st);
+}
+static int lazy_longest(struct bga_volume *vol)
+{
+	uint64_t len;
+	return bga_longest_free_sum(vol, &len, NULL);
+}
+static int lazy_reserve_all(struct bga_volume *vol) { return bga_reserve(vol, bga_free_exact(vol)); }
+static int lazy_grow(struct bga_volume *vol) { return bga_grow(vol, 3 * CHUNK_BLOCKS + BPG); }
+
+Test(faults, calls_that_read_a_lazy_volume_first)
+{
+	static const struct {
+		const char *name;
+		int (*call)(struct bga_volume *vol);
+	} calls[] = {{"stats", lazy_stats}, {"longest_free_sum", lazy_longest}, {"reserve of every free block",
+		lazy_reserve_all}, {"grow", lazy_grow}};
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		long failed = 0;
+		for (long k = 1;; k++) {
+			struct memio m;
+			struct bga_io io;
+			struct usedmap want;
+			struct bga_volume *vol = lazy_area(&m, &io, &want);
+			uint64_t free0 = bga_free_exact(vol), res0 = bga_reserved(vol);
+			fault_arm(k);
+			int rc = calls[i].call(vol);
+			long made = fault_disarm();
+			if (made < k) {
+				cr_assert_eq(rc, 0, "%s without a fault: %d", calls[i].name, rc);
+			} else if (rc != 0) {
+				cr_assert_eq(rc, -ENOMEM, "%s, k=%ld: %d", calls[i].name, k, rc);
+				failed++;
+				cr_assert_eq(bga_free_exact(vol), free0, "%s, k=%ld", calls[i].name, k);
+				cr_assert_eq(bga_reserved(vol), res0, "%s, k=%ld", calls[i].name, k);
+				cr_assert_eq(calls[i].call(vol), 0, "%s, k=%ld, memory back", calls[i].name, k);
+			}
+			assert_clean(vol);
+			bga_destroy(vol);
+			usedmap_free(&want);
+			memio_free(&m);
+			if (made < k)
+				break;
+		}
+		cr_assert_gt(failed, 0, "%s: no allocation failure reached it", calls[i].name);
+	}
+}
+
 /* ---- window booking ---- */
 
 /* A window booking whose k-th allocation fails (the group's bitmap, its
