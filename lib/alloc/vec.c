@@ -304,13 +304,9 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 			rest++;
 			nrest--;
 		}
-		if (nrest) {
-			uint64_t freed = 0;
-			int undo = bga__free_vec_charged(vol, rest, nrest, &freed);
-			(void)undo;
-			BGA_ASSERT(undo == 0);
-			total += freed;
-		}
+		bga__free_pieces_charged(vol, rest, nrest); /* allocates nothing: cannot fail */
+		for (size_t i = 0; i < nrest; i++)
+			total += rest[i].len;
 		BGA_ASSERT(total == c.got);
 		if (req->flags & BGA_USE_RESERVED)
 			__atomic_fetch_add(&vol->reserved, total, __ATOMIC_RELAXED);

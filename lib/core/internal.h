@@ -276,12 +276,12 @@ int bga__range_apply_vec(struct bga_volume *vol, const struct bga_geom *geo, con
  * -EINVAL when an extent fails bga__range_check or two overlap, -ENOMEM. */
 int bga__extents_sorted(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_extent *ext, size_t n,
 			struct bga_extent **sorted, uint64_t *total);
-/* bga_free_vec() without its uncharge: the blocks are free in their
- * groups but still counted used, *total of them, for the caller to move
- * (bga_free_vec uncharges; bga_alloc_vec's undo of a reserved request
- * gives them back to the reservation, so no other call can take the
- * promise meanwhile).  Locks: as bga_free_vec; the caller holds none. */
-int bga__free_vec_charged(struct bga_volume *vol, const struct bga_extent *ext, size_t n, uint64_t *total);
+/* Free blocks the caller took itself and holds, ext[0..n) in any
+ * order (bga_alloc_vec's undo): nothing checked, nothing allocated,
+ * so it cannot fail; the blocks stay counted used for the caller to move
+ * (uncharged, or given back to the reservation, so no other call can
+ * take the promise meanwhile).  Locks: the caller holds none. */
+void bga__free_pieces_charged(struct bga_volume *vol, const struct bga_extent *ext, size_t n);
 /* ---- claim.c ---- */
 
 /*

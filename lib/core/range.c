@@ -237,7 +237,9 @@ int bga__extents_sorted(struct bga_volume *vol, const struct bga_geom *geo, cons
 	return 0;
 }
 
-int bga__free_vec_charged(struct bga_volume *vol, const struct bga_extent *ext, size_t n, uint64_t *total)
+/* bga_free_vec() without its uncharge: the blocks are free in their
+ * groups but still counted used, *total of them. */
+static int free_vec_charged(struct bga_volume *vol, const struct bga_extent *ext, size_t n, uint64_t *total)
 {
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);
@@ -260,7 +262,7 @@ int bga_free_vec(struct bga_volume *vol, const struct bga_extent *ext, size_t n)
 	if (n == 1)
 		return bga_free(vol, ext->start, ext->len);
 	uint64_t total = 0;
-	int rc = bga__free_vec_charged(vol, ext, n, &total);
+	int rc = free_vec_charged(vol, ext, n, &total);
 	if (rc == 0)
 		bga_counter_add(vol->used, -(int64_t)total);
 	return rc;
@@ -304,6 +306,26 @@ static int free_in_group(struct bga_volume *vol, uint64_t g, uint32_t off, uint3
 	int rc = free_locked(vol, grp, g, off, n);
 	bga__group_unlock_at(vol, g, slot);
 	return rc;
+}
+
+/*
+ * Give back ranges the caller took and still holds charged, ext[0..n) (an
+ * all-or-nothing carve's pieces, vec.c), group part by group part with
+ * nothing allocated, so that the give-back cannot fail (a failed call
+ * changes nothing, out of memory or not): each part lies in a group with
+ * a bitmap, or is the whole span of one without (a take gives a group a
+ * bitmap unless it takes all of it), and neither release needs one made.
+ * The blocks stay charged: the caller uncharges them, or gives them back
+ * to the reservation.  No group lock may be held.
+ */
+void bga__free_pieces_charged(struct bga_volume *vol, const struct bga_extent *ext, size_t n)
+{
+	uint32_t off, cnt;
+	FOR_EACH_PART(vol, ext, n, i, g, off, cnt) {
+		int rc = free_in_group(vol, g, off, cnt);
+		(void)rc;
+		BGA_ASSERT(rc == 0);
+	}
 }
 
 /* bga_free of anything the fast path in bga_free does not take: a range

@@ -266,6 +266,23 @@ static int run_rsv_open(struct fx *f)
 }
 static int run_check(struct fx *f) { return bga_check(f->vol, NULL); }
 
+/* A BGA_START_FULL volume of 8 groups with free runs of 10, 10, 15 and
+ * 15 blocks (groups 0, 0, 1, 2): all or nothing of 30 in two extents
+ * fits only in the two runs of 15, which a greedy carve from group 0
+ * misses: its pieces are given back (allocating nothing), and the fit
+ * (vec_fit.c) takes the runs of 15. */
+static void fx_runs(struct fx *f)
+{
+	struct bga_config cfg;
+	bga_config_init(&cfg, 8 * BPG);
+	cfg.blocks_per_group = BPG;
+	cfg.flags = BGA_START_FULL;
+	cr_assert_eq(bga_create(&cfg, &f->vol), 0);
+	cr_assert_eq(bga_free(f->vol, 0, 10), 0);
+	cr_assert_eq(bga_free(f->vol, 20, 10), 0);
+	cr_assert_eq(bga_free(f->vol, BPG, 15), 0);
+	cr_assert_eq(bga_free(f->vol, 2 * BPG, 15), 0);
+}
 static int op_vec(struct fx *f, uint64_t min, uint64_t max, uint64_t want, size_t max_out)
 {
 	struct bga_request req = {.goal = 0, .min_len = min, .max_len = max, .flags = BGA_ALL_OR_NOTHING};
@@ -279,6 +296,7 @@ static int op_vec(struct fx *f, uint64_t min, uint64_t max, uint64_t want, size_
 		  (unsigned long long)got);
 	return rc;
 }
+static int run_vec_fit(struct fx *f) { return op_vec(f, 1, BPG, 30, 2); }
 /* fx_full_pending: 6 blocks pending in group 3, nothing free: after the
  * commit they hold 6 as extents of 2 .. 4, two at most (a step of 4 and a
  * rest of 2: the fit's rests are ordered). */
@@ -346,6 +364,7 @@ static const struct op ops[] = {
 	{"stats", fx_pending, run_stats, 0, 0, false},
 	{"rsv_open", fx_used, run_rsv_open, 0, 0, false},
 	{"check", fx_pending, run_check, 0, 0, false},
+	{"all or nothing vec that the fit serves", fx_runs, run_vec_fit, 0, 0, false},
 	{"all or nothing vec that waits on a commit", fx_full_pending, run_vec_after_commit, 0, -EAGAIN, false},
 	{"claim across wholly free groups", fx_used, run_claim_groups, 0, 0, false},
 	{"claim in an untouched chunk", fx_plain, run_claim_untouched, 0, 0, false},
