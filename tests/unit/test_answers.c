@@ -54,6 +54,18 @@ static uint64_t initialised(struct bga_volume *vol)
 	return st.groups_initialised;
 }
 
+/* vol stored into *m (memio_init'ed here) and destroyed; the image
+ * loaded lazily in its place. */
+static struct bga_volume *stored_and_loaded(struct bga_volume *vol, struct memio *m)
+{
+	struct bga_io io;
+	memio_init(m, &io);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	bga_destroy(vol);
+	cr_assert_eq(bga_load(&io, NULL, &vol), 0);
+	return vol;
+}
+
 /* 1. A lazily loaded volume reads its unread chunks before it answers. */
 Test(answers, lazy_load_reads_before_all_or_nothing)
 {
@@ -415,11 +427,7 @@ Test(answers, lazy_load_wholly_free_groups_all_or_nothing)
 			want = 4096 - 512;
 		}
 		struct memio m;
-		struct bga_io io;
-		memio_init(&m, &io);
-		cr_assert_eq(bga_store(vol, &io), 0);
-		bga_destroy(vol);
-		cr_assert_eq(bga_load(&io, NULL, &vol), 0);
+		vol = stored_and_loaded(vol, &m);
 		cr_assert_eq(bga_free_exact(vol), want);
 		int rc = vec(vol, full ? 5 : 2, UINT64_MAX, 0, BGA_ALL_OR_NOTHING, want, 16, out, &n);
 		cr_assert_eq(rc, 0, "start full %d: all or nothing of the %llu free blocks: %d", full,
@@ -469,11 +477,7 @@ Test(answers, lazy_load_reads_before_alloc)
 	struct bga_volume *vol = full_volume(nblocks, 64, 0);
 	cr_assert_eq(bga_free(vol, at, 5), 0);
 	struct memio m;
-	struct bga_io io;
-	memio_init(&m, &io);
-	cr_assert_eq(bga_store(vol, &io), 0);
-	bga_destroy(vol);
-	cr_assert_eq(bga_load(&io, NULL, &vol), 0);
+	vol = stored_and_loaded(vol, &m);
 	cr_assert_eq(bga_free_exact(vol), 5);
 	struct bga_request r = {.goal = BGA_NO_GOAL, .min_len = 5, .max_len = 5};
 	struct bga_extent e;
