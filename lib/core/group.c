@@ -6,6 +6,7 @@
 
 #include <bgalloc/bitmap.h>
 
+#include "bitmap_impl.h"
 #include "internal.h"
 
 /*
@@ -339,9 +340,8 @@ int bga__group_take_locked(struct bga_volume *vol, struct bga_group *grp,
 		bga__group_take_word_locked(vol, grp, g, off, len, false);
 		return 0;
 	}
-	uint64_t flipped = bga_bitmap_set_range(grp->bitmap, off, len);
-	(void)flipped;
-	BGA_ASSERT(flipped == len);
+	BGA_ASSERT(bga_bitmap_range_is_clear(grp->bitmap, off, len));
+	bga__bitmap_write_range(grp->bitmap, off, len, true);
 	uint32_t free = grp->free - len;
 	__atomic_store_n(&grp->free, free, __ATOMIC_RELAXED);
 	grp->flags |= BGA_GROUP_DIRTY;
@@ -373,9 +373,8 @@ void bga__group_release_slow(struct bga_volume *vol, struct bga_group *grp, uint
 		bga__group_release_locked(vol, grp, g, off, len);
 		return;
 	}
-	uint64_t flipped = bga_bitmap_clear_range(grp->bitmap, off, len);
-	(void)flipped;
-	BGA_ASSERT(flipped == len);
+	BGA_ASSERT(bga_bitmap_range_is_set(grp->bitmap, off, len));
+	bga__bitmap_write_range(grp->bitmap, off, len, false);
 	bga__group_freed_locked(vol, grp, g, off, len);
 }
 

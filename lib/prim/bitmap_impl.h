@@ -2,10 +2,12 @@
 #ifndef BGA_BITMAP_IMPL_H
 #define BGA_BITMAP_IMPL_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 /*
- * Internal: choose which bulk-scan implementation <bgalloc/bitmap.h> uses,
- * so tests can check every one and benchmarks can compare them.  Not for
- * the allocator: it uses whatever was chosen at run time.
+ * Internal to the library: the bulk-scan choice (tests and benchmarks)
+ * and the allocator's uncounted range write.
  */
 
 /*
@@ -17,5 +19,13 @@
  * unchanged.
  */
 int bga__bitmap_use_impl(const char *name);
+
+/*
+ * For the allocator: set (set true) or clear every bit of [start, start +
+ * len), as bga_bitmap_set_range / bga_bitmap_clear_range do, without
+ * counting the bits that flip.  For a caller that knows the range's state
+ * (and asserts it in debug builds).  Uses no bulk-scan implementation.
+ */
+void bga__bitmap_write_range(uint64_t *map, uint64_t start, uint64_t len, bool set);
 
 #endif
