@@ -74,7 +74,14 @@ static int dfree_fn(struct bga_volume *vol, const struct bga_geom *geo, struct b
 		struct bga_group_ext *ext = bga__group_ext_locked(grp);
 		if (ext && !ext->pending)
 			ext->pending = calloc(BGA_BITMAP_WORDS(vol->cfg.blocks_per_group), sizeof(uint64_t));
-		return ext && ext->pending ? 0 : -ENOMEM;
+		if (!ext || !ext->pending)
+			return -ENOMEM;
+		/* The commit releases what this records, and a release of part
+		 * of a wholly used group needs its bitmap: made here (last, so
+		 * that bga__range_apply_vec's undo of it is all a failure
+		 * leaves to undo), so that a commit never needs memory
+		 * (bgalloc.h, bga_commit). */
+		return bga__group_prepare_release_locked(vol, grp, g, off, n);
 	}
 	struct bga_dfree *d = a->spare;
 	a->spare = d->next;
@@ -180,10 +187,13 @@ static uint64_t commit_group(struct bga_volume *vol, uint64_t g, uint64_t txn, u
 			continue;
 		}
 		*pp = d->next;
-		/* Pending blocks are allocated, so the group has a bitmap or is
-		 * wholly used; a partial release of the latter needs one. */
-		if (bga__group_prepare_release_locked(vol, grp, g, d->off, d->len) != 0) {
-			d->next = *pp; /* out of memory: keep it for the next commit */
+		/* The deferred free gave the group the bitmap a partial release
+		 * needs (dfree_fn), and bitmaps are never dropped: this cannot
+		 * fail.  Should it, the record waits for the next commit. */
+		int prepared = bga__group_prepare_release_locked(vol, grp, g, d->off, d->len);
+		BGA_ASSERT(prepared == 0);
+		if (prepared != 0) {
+			d->next = *pp;
 			*pp = d;
 			pp = &d->next;
 			continue;
