@@ -379,11 +379,11 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	}
 	if (rc == 0)
 		rsv->booked = true;
-	/* A window that the aligned request booking it used up whole was
-	 * more than half used: the next is twice as large, so a unit-sized
-	 * writer's windows grow past its requests (an unaligned handle's
-	 * grow only when a window with a remainder is given back). */
-	if (rc == 0 && ac->book && ac->align > 1 && !rsv->win.linked)
+	/* A window that the request booking it used up whole was more than
+	 * half used: the next is twice as large (bgalloc.h, bga_rsv_open),
+	 * so a writer's windows grow past its requests; one with a
+	 * remainder doubles when it is given back (handle_take_locked). */
+	if (rc == 0 && ac->book && !rsv->win.linked)
 		rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
 	return ac->stop ? ac->stop : rc;
 }

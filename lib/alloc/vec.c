@@ -123,10 +123,40 @@ struct win_piece {
 };
 
 /*
+ * A take from the handle's window under its group's lock, charged on the
+ * exact count (charge.c), as bga_alloc's slow path takes from a window:
+ * for when the lock-free take cannot decide (near full, the counter's
+ * fast path cannot; a store holding the window still).  A window that
+ * cannot serve stays as it was.
+ */
+static bool window_take_locked(struct bga_volume *vol, const struct bga_request *req, uint32_t max,
+			       struct bga_extent *e)
+{
+	struct bga_rsv *rsv = req->rsv;
+	urcu_bp_read_lock();
+	struct bga_actx ac = {
+		.geo = bga_rcu_load(vol->geom),
+		.min = (uint32_t)req->min_len,
+		.max = max,
+		.align = 1,
+		.req = req,
+		.kind = BGA_REQ_WINDOW,
+		.pc = bga__percpu(vol),
+	};
+	uint64_t g = __atomic_load_n(&rsv->win.group, __ATOMIC_ACQUIRE);
+	bga__group_lock(vol, g); /* the window is linked there: the group exists */
+	bool taken = rsv->win.linked && rsv->win.group == g && bga__window_take_locked(vol, &ac, &rsv->win, e);
+	bga__group_unlock(vol, g);
+	urcu_bp_read_unlock();
+	return taken;
+}
+
+/*
  * All or nothing through a handle: the first piece from the handle's
  * window, as far as it holds one of min_len now (a lock-free take,
- * window.h), charged against the floor's capacity; none when it cannot
- * serve.  A reserved request takes none (its charge is the reservation's).
+ * window.h, charged against the floor's capacity; where that cannot
+ * decide, the locked take above); none when it cannot serve.  A reserved
+ * request takes none (its charge is the reservation's).
  */
 static void window_piece(struct bga_volume *vol, const struct bga_request *req, uint64_t want, uint64_t piece_cap,
 			 struct win_piece *wp, struct carve *c)
@@ -136,9 +166,11 @@ static void window_piece(struct bga_volume *vol, const struct bga_request *req, 
 	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
 	uint32_t max = (uint32_t)piece_max(want, piece_cap, req->min_len, 1);
 	if ((req->flags & BGA_USE_RESERVED) || req->align > 1 || rsv->vol != vol || rsv->size == 0 ||
-	    !rsv->win.linked || max < req->min_len ||
-	    !bga__window_take(vol, &rsv->win, (uint32_t)req->min_len, max,
-			      (int64_t)(floor - vol->cfg.first_data_block), &e))
+	    !rsv->win.linked || max < req->min_len)
+		return;
+	if (!bga__window_take(vol, &rsv->win, (uint32_t)req->min_len, max, (int64_t)(floor - vol->cfg.first_data_block),
+			      &e) &&
+	    !window_take_locked(vol, req, max, &e))
 		return;
 	carve_add(c, &e);
 	/* the span the take left, unless a thief moved it already */

@@ -156,10 +156,13 @@ bool bga__window_take_or_drop(struct bga_volume *vol, struct bga_actx *ac, struc
  * at the goal is made of free and remainder blocks, and a request that
  * succeeds takes them back (ext4 discards a preallocation in the way the
  * same way).  One that fails, for want of a run or of the count, cuts
- * nothing.  A cut lowers a window's end, so a window that starts inside
- * the extent gives back its blocks after it too.  The windows are held
- * still from the count of the run to the cut: an owner's lock-free take
- * meanwhile would take blocks of the run counted.
+ * nothing.  Each window in the way keeps what bga_claim would leave it
+ * (bga__window_cut_out_locked): the part of its remainder before the
+ * extent, or, when the extent covers the remainder's first block (an
+ * exact goal at the window's next block), the part after it, so the
+ * window still serves its file.  The windows are held still from the
+ * count of the run to the cut: an owner's lock-free take meanwhile would
+ * take blocks of the run counted.
  */
 int bga__window_take_exact_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp, uint64_t g,
 				  uint32_t from, uint32_t *len)
@@ -175,7 +178,7 @@ int bga__window_take_exact_locked(struct bga_volume *vol, struct bga_actx *ac, s
 	*len -= *len % ac->align; /* ac->min and ac->max are multiples of it */
 	int rc = *len < ac->min ? -ENOSPC : bga__charge_locked(vol, ac, len);
 	if (rc == 0)
-		bga__window_cut_range_locked(vol, grp, g, from, *len);
+		bga__window_cut_out_locked(vol, grp, g, from, *len);
 	bga__window_hold_locked(grp, false);
 	if (rc)
 		return rc;

@@ -158,6 +158,88 @@ Test(windows, an_exact_goal_takes_the_window_from_there_on)
 	bga_destroy(vol);
 }
 
+/* An exact goal at the window's next block takes the front of the
+ * remainder: the window keeps the part after the extent (bga_rsv_open),
+ * and its file's next append comes from there. */
+Test(windows, an_exact_goal_at_the_window_front_leaves_it_the_rest)
+{
+	struct bga_volume *vol = make_volume(1 << 16, 4096, 0);
+	struct bga_extent w, e, left;
+	struct bga_rsv *rsv = window_at(vol, 2000, 64, &w);
+	cr_assert_eq(alloc_at(vol, w.start, 4, 4, rsv, BGA_EXACT_GOAL, &e), 0);
+	cr_assert_eq(e.start, w.start);
+	cr_assert_eq(e.len, 4);
+	cr_assert_eq(bga_rsv_window(rsv, &left), 0);
+	cr_assert_eq(left.start, w.start + 4, "the window keeps what lies after the extent: [%llu, +%llu)",
+		     (unsigned long long)left.start, (unsigned long long)left.len);
+	cr_assert_eq(left.len, w.len - 4);
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, rsv, 0, &e), 0);
+	cr_assert_eq(e.start, w.start + 4, "the next append from the window");
+	assert_clean(vol);
+	bga_rsv_close(rsv);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* A window doubles whenever more than half of the last one was used
+ * (bga_rsv_open), a window its booking request used up whole too: with
+ * requests of 16 from windows of 8, the windows go 8, 16, 32, and the
+ * third keeps 16 for the next request. */
+Test(windows, a_window_used_up_by_its_booking_doubles_the_next)
+{
+	struct bga_volume *vol = make_volume(1 << 16, 4096, 0);
+	struct bga_rsv *rsv;
+	struct bga_extent e, w;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	cr_assert_eq(bga_rsv_set_size(rsv, 8), 0);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 16, rsv, 0, &e), 0);
+		cr_assert_eq(e.len, 16);
+		cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+		cr_assert_eq(w.len, 0, "request %d used up its window", i);
+	}
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 16, rsv, 0, &e), 0);
+	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+	cr_assert_eq(w.len, 16, "a window of 32 keeps 16 (windows of 8, 16, 32): it holds %llu",
+		     (unsigned long long)w.len);
+	cr_assert_eq(w.start, e.start + e.len);
+	assert_clean(vol);
+	bga_rsv_close(rsv);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* All or nothing through a handle takes from what its window holds at the
+ * call (bga_alloc_vec), a nearly full volume's too, where the counter's
+ * lock-free path cannot decide: the window serves, and keeps the rest. */
+Test(windows, all_or_nothing_takes_from_the_window_near_full)
+{
+	enum { N = 4096 };
+	struct bga_volume *vol = make_volume(N, 512, 0);
+	struct bga_extent w, left, out[4];
+	struct bga_rsv *rsv = window_at(vol, 1000, 16, &w);
+	/* everything else used: 15 blocks free, all in the window (fewer than
+	 * any counter batch, so only the exact count decides) */
+	cr_assert_eq(bga_claim(vol, 0, w.start - 1), 0);
+	cr_assert_eq(bga_claim(vol, w.start + w.len, N - w.start - w.len), 0);
+	cr_assert_eq(bga_free_exact(vol), w.len);
+	struct bga_request r = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 8, .rsv = rsv,
+				.flags = BGA_ALL_OR_NOTHING};
+	size_t n = 0;
+	cr_assert_eq(bga_alloc_vec(vol, &r, 8, out, 4, &n), 0);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(out[0].start, w.start, "from the window's front");
+	cr_assert_eq(out[0].len, 8);
+	cr_assert_eq(bga_rsv_window(rsv, &left), 0);
+	cr_assert_eq(left.start, w.start + 8, "the window keeps the rest: [%llu, +%llu)",
+		     (unsigned long long)left.start, (unsigned long long)left.len);
+	cr_assert_eq(left.len, w.len - 8);
+	assert_clean(vol);
+	bga_rsv_close(rsv);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
 /* Windows hold most of a nearly full volume: every block is still handed
  * out, to plain, exact and reserved requests, before -ENOSPC. */
 Test(windows, never_cause_false_enospc_when_they_hold_everything)
