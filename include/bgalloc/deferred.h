@@ -32,8 +32,10 @@ extern "C" {
  *  -EINVAL  the checks of bga_free(), or any block already waits on a
  *           deferred free, or txn is 0 or not greater than the last
  *           committed txn.
- *  -ENOMEM  its record or its group's pending map cannot be allocated;
- *           nothing changed.
+ *  -ENOMEM  its record or its group's pending map cannot be allocated,
+ *           or the bitmap that the commit's release of part of a wholly
+ *           used group needs (made here, so that a commit needs no
+ *           memory); nothing changed.
  *  -EUCLEAN any block lies in a group a load quarantined (bga_load).
  * Threads: any thread.  Holds the group lock of every group of the range
  *   at once, in ascending slot order; grow_lock first, to install chunks.
@@ -58,8 +60,9 @@ BGA_EXTERN int bga_free_deferred(struct bga_volume *vol, uint64_t start, uint64_
  *           that is not allocated (free, or a window's) or already waits
  *           on a deferred free.
  *  -EUCLEAN any block lies in a group a load quarantined (bga_load).
- *  -ENOMEM  the records, or a group's pending map, could not be
- *           allocated (all are allocated before anything changes).
+ *  -ENOMEM  the records, a group's pending map, or a group's bitmap (as
+ *           bga_free_deferred) could not be allocated (all are allocated
+ *           before anything changes).
  * Threads: any thread.  Holds every group lock of the set at once, taken
  *   in ascending slot order (as bga_free_vec); grow_lock first, to install
  *   chunks.
@@ -72,14 +75,12 @@ BGA_EXTERN int bga_free_deferred_vec(struct bga_volume *vol, const struct bga_ex
  * O(records in those groups), not O(groups); a deferred free racing the
  * commit of its own txn is released by that commit or by the next one,
  * never before.  Commits must not go backwards; committing the same txn
- * again is a no-op, but for what memory kept back.
+ * again is a no-op.
  *
- * Memory never fails a commit, it delays a free: releasing part of a
- * wholly used group that holds no bitmap in memory needs one, and when
- * none can be allocated that deferred free stays pending (bga_stats
- * counts it in deferred_blocks), while the call returns 0 and txn counts
- * as committed (no new deferred free of it is taken).  The next commit,
- * of this txn or a later one, releases it.
+ * Memory never fails nor delays a commit: every deferred free with
+ * txn <= txn is released.  A release of part of a wholly used group needs
+ * its bitmap, and bga_free_deferred made it (or failed with -ENOMEM,
+ * changing nothing), so a commit allocates no memory.
  *
  * Returns: 0.
  * Errors:

@@ -31,7 +31,8 @@ struct bga_rsv;
  * and allocations through the handle (req.rsv) take from it with no group
  * lock and no bitmap write.  The window's size starts at cfg.rsv_default
  * and doubles, up to cfg.rsv_max, whenever more than half of the last
- * window was used; a window is at most that size (and at most
+ * window was used (one that the allocation booking it used up whole
+ * included); a window is at most that size (and at most
  * blocks_per_group), though an allocation through the handle with a
  * larger max_len may go on past its end.  A handle is used by one thread
  * at a time; handles of different files are independent.
@@ -56,9 +57,12 @@ struct bga_rsv;
  *  - freeing one is -EINVAL (it is not allocated);
  *  - they are given back when the window is used up, when the handle is
  *    closed or set to size 0, when a BGA_EXACT_GOAL request asks for
- *    them, and, from every handle at once, before any request would get
- *    -ENOSPC: windows never cause a false -ENOSPC.  An owner allocating
- *    at that moment is safe: it then simply books another window.
+ *    them (the window keeps the part of its remainder before the
+ *    extent, or, when the extent covers the remainder's first block, the
+ *    part after it, as with bga_claim), and, from every handle at once,
+ *    before any request would get -ENOSPC: windows never cause a false
+ *    -ENOSPC.  An owner allocating at that moment is safe: it then
+ *    simply books another window.
  *
  * The handle starts with no window; its first allocation through
  * req.rsv books one.
