@@ -13,7 +13,9 @@
  * function from each side's free extents, so the two are comparable; the
  * score bga_stats() reports is printed beside ours as a cross-check.
  *
- *   bga-aging [--seed N] [--rounds N] [--json FILE]
+ *   bga-aging [--seed N] [--rounds N] [--json FILE] [--whole]
+ * --whole: bgalloc's requests carry BGA_WHOLE (a run that holds the rest
+ * of the file first), to measure what that rule does to files.
  */
 #include <errno.h>
 #include <math.h>
@@ -58,11 +60,14 @@ static uint64_t rng_next(uint64_t *s)
 	return *s;
 }
 
+/* --whole: bga_request.flags of bgalloc's requests. */
+static uint32_t req_flags;
+
 /* One extent of up to `want` blocks at or after `goal`.  0 or -ENOSPC. */
 static int side_alloc(struct side *sd, uint64_t goal, uint64_t want, struct bga_extent *out)
 {
 	if (sd->vol) {
-		struct bga_request req = {.goal = goal, .min_len = 1, .max_len = want};
+		struct bga_request req = {.goal = goal, .min_len = 1, .max_len = want, .flags = req_flags};
 		return bga_alloc(sd->vol, &req, out);
 	}
 	ext2_filsys fs = peer_ext2_fs(sd->peer);
@@ -278,8 +283,11 @@ int main(int argc, char **argv)
 			reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
 			json = argv[++i];
+		else if (!strcmp(argv[i], "--whole"))
+			req_flags = BGA_WHOLE;
 		else {
-			fprintf(stderr, "usage: %s [--seed N] [--rounds N] [--repetitions N] [--json FILE]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--seed N] [--rounds N] [--repetitions N] [--json FILE] [--whole]\n",
+				argv[0]);
 			return 2;
 		}
 	}

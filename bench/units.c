@@ -26,8 +26,8 @@
  *             (units_engine.c).
  * Usage: bga-units [failfast|big|vec|all] [REPS]
  *        bga-units ins N [SHAPE]   (SHAPE 0, 1 or 2; all three without)
- *        bga-units engine [REPS [STEPS]]
- *        bga-units engine-ins empty|fragmented WANT STEPS
+ *        bga-units engine [REPS [STEPS [vec|alloc|whole]]]
+ *        bga-units engine-ins empty|fragmented WANT STEPS [vec|alloc|whole]
  *        bga-units writers [WRITERS [WANT [OBJECTS]]]
  */
 #include <errno.h>

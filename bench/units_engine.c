@@ -26,7 +26,11 @@
  * bga_stats' frag_score, Ceph's fragmentation score (below), and pairs
  * (one free and one allocation) per second, the median over repetitions.
  * engine-ins runs the steps once for callgrind (bench/engine_instructions.sh
- * takes the difference of two step counts).  writers: per-writer handles
+ * takes the difference of two step counts).  CALL (engine's third
+ * argument, engine-ins' fourth) is how a request is made: vec (the
+ * default), one bga_alloc_vec; alloc, bga_alloc called until want is met,
+ * each next call's goal the end of the extent before, as an engine
+ * without bga_alloc_vec would; whole, the same with BGA_WHOLE.  writers: per-writer handles
  * at the unit (bga_rsv_open, req.rsv), each writing objects in turn: the
  * share of the handles' allocations that their windows served.
  */
@@ -58,8 +62,12 @@ struct pool {
 	size_t n, cap;
 };
 
+/* How a request is made (CALL above). */
+enum engine_call { CALL_VEC, CALL_ALLOC, CALL_WHOLE };
+
 struct engine {
 	struct bga_volume *vol;
+	enum engine_call call;
 	struct rng rng;
 	struct pool static_objs, churned; /* fragmented's survivors; the objects the steps churn */
 	uint64_t used;
@@ -120,10 +128,29 @@ static bool request(struct engine *en, struct pool *p, uint64_t want, uint64_t u
 				.max_len = want,
 				.align = unit};
 	size_t n = 0;
-	int rc = bga_alloc_vec(en->vol, &r, want, en->out, MAX_OUT, &n);
 	uint64_t got = 0;
-	for (size_t i = 0; i < n; i++)
-		got += en->out[i].len;
+	int rc = 0;
+	if (en->call == CALL_VEC) {
+		rc = bga_alloc_vec(en->vol, &r, want, en->out, MAX_OUT, &n);
+		for (size_t i = 0; i < n; i++)
+			got += en->out[i].len;
+	} else {
+		r.flags = en->call == CALL_WHOLE ? BGA_WHOLE : 0;
+		while (rc == 0 && got < want && n < MAX_OUT) {
+			r.max_len = want - got;
+			rc = bga_alloc(en->vol, &r, &en->out[n]);
+			if (rc != 0)
+				break;
+			got += en->out[n].len;
+			r.goal = en->out[n].start + en->out[n].len;
+			r.goal = r.goal < NBLOCKS ? r.goal : 0;
+			/* touching extents are one, as bga_alloc_vec merges them */
+			if (n && en->out[n - 1].start + en->out[n - 1].len == en->out[n].start)
+				en->out[n - 1].len += en->out[n].len;
+			else
+				n++;
+		}
+	}
 	en->requests++;
 	if (rc != 0 || got < want) {
 		if (n && bga_free_vec(en->vol, en->out, n) != 0)
@@ -164,9 +191,10 @@ __attribute__((noinline)) void engine_steps(struct engine *en, uint64_t steps, u
 	}
 }
 
-static void engine_setup(struct engine *en, bool fragmented, uint64_t want, uint64_t seed)
+static void engine_setup(struct engine *en, bool fragmented, uint64_t want, uint64_t seed, enum engine_call call)
 {
 	memset(en, 0, sizeof(*en));
+	en->call = call;
 	rng_seed(&en->rng, seed, fragmented);
 	struct bga_config cfg;
 	bga_config_init(&cfg, NBLOCKS);
@@ -265,14 +293,14 @@ static void frag_measure(struct bga_volume *vol, uint64_t *extents, double *ceph
 	*bga = st.frag_score;
 }
 
-static void engine_run(bool fragmented, uint64_t want, uint64_t steps, int reps)
+static void engine_run(bool fragmented, uint64_t want, uint64_t steps, int reps, enum engine_call call)
 {
 	double *pps = malloc((size_t)reps * sizeof(double));
 	struct engine en;
 	uint64_t ext = 0, req = 0, fails = 0, fill_fails = 0, fext = 0;
 	double ceph = 0, bga = 0;
 	for (int r = 0; r < reps; r++) {
-		engine_setup(&en, fragmented, want, 1 + (uint64_t)r);
+		engine_setup(&en, fragmented, want, 1 + (uint64_t)r, call);
 		fill_fails += en.fill_failures;
 		double t0 = now_s();
 		engine_steps(&en, steps, want);
@@ -284,9 +312,10 @@ static void engine_run(bool fragmented, uint64_t want, uint64_t steps, int reps)
 			frag_measure(en.vol, &fext, &ceph, &bga);
 		engine_teardown(&en);
 	}
-	printf("engine %s %4llu KiB: %.3f extents/request, %llu failures (fills: %llu), %llu free extents, "
+	printf("engine %s%s %4llu KiB: %.3f extents/request, %llu failures (fills: %llu), %llu free extents, "
 	       "bgalloc score %.3f, Ceph score %.3f, %.2fM pairs/s (median of %d, %llu steps)\n",
-	       fragmented ? "fragmented" : "empty     ", (unsigned long long)want * 4, (double)ext / (double)req,
+	       call == CALL_VEC ? "" : call == CALL_ALLOC ? "(alloc) " : "(whole) ", fragmented ? "fragmented" : "empty     ",
+	       (unsigned long long)want * 4, (double)ext / (double)req,
 	       (unsigned long long)fails, (unsigned long long)fill_fails, (unsigned long long)fext, bga, ceph,
 	       bench_median(pps, reps) / 1e6, reps, (unsigned long long)steps);
 	free(pps);
@@ -341,16 +370,28 @@ static void writers(uint64_t want, unsigned nw, uint64_t objects)
 	engine_teardown(&en);
 }
 
+static enum engine_call call_of(const char *s)
+{
+	if (s == NULL || !strcmp(s, "vec"))
+		return CALL_VEC;
+	if (!strcmp(s, "alloc"))
+		return CALL_ALLOC;
+	if (!strcmp(s, "whole"))
+		return CALL_WHOLE;
+	fprintf(stderr, "engine: CALL is vec, alloc or whole\n");
+	exit(2);
+}
+
 int engine_main(const char *what, int argc, char **argv)
 {
 	if (!strcmp(what, "engine-ins")) {
-		/* engine-ins empty|fragmented WANT STEPS */
+		/* engine-ins empty|fragmented WANT STEPS [CALL] */
 		if (argc < 3)
 			return 2;
 		bool fragmented = !strcmp(argv[0], "fragmented");
 		uint64_t want = strtoull(argv[1], NULL, 0), steps = strtoull(argv[2], NULL, 0);
 		struct engine en;
-		engine_setup(&en, fragmented, want, 1);
+		engine_setup(&en, fragmented, want, 1, call_of(argc > 3 ? argv[3] : NULL));
 		engine_steps(&en, steps, want);
 		printf("engine-ins: %llu requests, %llu extents, %llu failures\n", (unsigned long long)en.requests,
 		       (unsigned long long)en.extents, (unsigned long long)en.failures);
@@ -363,12 +404,13 @@ int engine_main(const char *what, int argc, char **argv)
 			argc > 2 ? strtoull(argv[2], NULL, 0) : 100000);
 		return 0;
 	}
-	/* engine [REPS [STEPS]] */
+	/* engine [REPS [STEPS [CALL]]] */
 	int reps = argc > 0 ? atoi(argv[0]) : 5;
 	uint64_t steps = argc > 1 ? strtoull(argv[1], NULL, 0) : UINT64_C(1) << 20;
+	enum engine_call call = call_of(argc > 2 ? argv[2] : NULL);
 	static const uint64_t sizes[] = {16, 64, 1024};
 	for (int i = 0; i < 3; i++)
-		engine_run(false, sizes[i], steps, reps ? reps : 5);
-	engine_run(true, UNIT, steps, reps ? reps : 5);
+		engine_run(false, sizes[i], steps, reps ? reps : 5, call);
+	engine_run(true, UNIT, steps, reps ? reps : 5, call);
 	return 0;
 }

@@ -28,8 +28,10 @@ enum {
 	BGA_EXACT_GOAL = 1u << 0,   /* the extent must start at req.goal, or fail with -ENOSPC */
 	BGA_USE_RESERVED = 1u << 1, /* draw on a bga_reserve()d promise instead of free space */
 	BGA_ALL_OR_NOTHING = 1u << 2, /* bga_alloc_vec: all of `want`, or nothing (-ENOSPC, -EAGAIN) */
+	BGA_WHOLE = 1u << 3,          /* bga_alloc: a run that holds all of max_len first, then the goal's */
 };
 #define BGA_ALL_OR_NOTHING BGA_ALL_OR_NOTHING
+#define BGA_WHOLE BGA_WHOLE
 
 /*
  * What bga_alloc() and bga_alloc_vec() are asked for.  Zero-initialise it
@@ -41,7 +43,7 @@ struct bga_request {
 	uint64_t min_len;    /* 1 .. max_len */
 	uint64_t max_len;    /* capped at blocks_per_group */
 	struct bga_rsv *rsv; /* optional per-file reservation window, or NULL */
-	uint32_t flags;      /* BGA_EXACT_GOAL | BGA_USE_RESERVED | BGA_ALL_OR_NOTHING */
+	uint32_t flags;      /* BGA_EXACT_GOAL | BGA_USE_RESERVED | BGA_ALL_OR_NOTHING | BGA_WHOLE */
 	/*
 	 * Allocation unit (Ceph's alloc_unit, XFS's alignment): 0 or 1, none;
 	 * else a power of two <= blocks_per_group.  Every extent then starts
@@ -57,7 +59,8 @@ struct bga_request {
 	 * rsv_max rounded down to one; with rsv_max below align no window
 	 * is used).  A window an unaligned request moved off a unit is given
 	 * back and booked again.  A CPU's locality window never serves an
-	 * aligned request.
+	 * aligned request.  bga_alloc places an aligned request as one with
+	 * BGA_WHOLE.
 	 */
 	uint64_t align;
 };
@@ -70,13 +73,32 @@ struct bga_rsv;
  * extent never crosses a group boundary.  The extent is as near
  * req->goal as possible: the goal block, then forward in its group, then
  * the groups after it that the group index says can hold min_len,
- * wrapping round to the goal's group.  With BGA_NO_GOAL the search starts
+ * wrapping round to the goal's group (but for what the paragraph after
+ * next says of BGA_WHOLE and aligned requests).  With BGA_NO_GOAL the search starts
  * at the calling CPU's home group.  The goal is a preference: when its
  * group's lock is held, the allocation is taken elsewhere rather than
  * waited for, and the calling CPU keeps using the group it got instead for
  * the next 64 allocations aimed at that group; found held again within 64
  * allocations of coming back, twice as many, up to 4096 (BGA_EXACT_GOAL
  * always waits).
+ *
+ * One extent of max_len where one run holds it: with BGA_WHOLE, and for
+ * every request with req->align > 1, a run at the goal that is shorter
+ * than max_len (as capped) is passed over for a free run that holds all
+ * of max_len, looked for in the same order (the goal's group from the
+ * goal on, then the groups after it that can hold it, round to the
+ * goal's group); only when none exists, or fewer than max_len blocks are
+ * free and not promised to reservations (with BGA_USE_RESERVED: fewer are
+ * reserved), is the extent placed as above, from the goal's run.  A run
+ * at the goal that holds max_len is taken there.  Blocks a window holds
+ * are not looked at (they are taken back only before an -ENOSPC), and a
+ * request served by its handle's window (req->rsv, windows on) takes
+ * from the window as without the flag.  Ceph's allocators keep a
+ * request whole in this way.  At a storage engine's allocation unit it
+ * gives one extent per request and fewer free extents; for a file
+ * system's files written at random goals it halves extents per file but
+ * more than doubles the free extents left (BENCHMARKS.md, "At a storage
+ * engine's allocation unit").
  *
  * With req->rsv, blocks come from the window first; see bga_rsv_open().
  * With BGA_USE_RESERVED the extent is charged to an earlier bga_reserve();
@@ -98,11 +120,11 @@ struct bga_rsv;
  *  -EINVAL  NULL vol/req/out, min_len 0, min_len > max_len, goal >= nblocks
  *           (other than BGA_NO_GOAL), unknown flags (BGA_ALL_OR_NOTHING
  *           included: it is bga_alloc_vec's), BGA_EXACT_GOAL without a
- *           goal, BGA_USE_RESERVED with fewer than min_len blocks
- *           reserved; align not 0, 1 or a power of two <= blocks_per_group,
- *           min_len or max_len not a multiple of align, min_len >
- *           blocks_per_group with align > 1, an exact goal that is not a
- *           multiple of align.
+ *           goal or with BGA_WHOLE, BGA_USE_RESERVED with fewer than
+ *           min_len blocks reserved; align not 0, 1 or a power of two <=
+ *           blocks_per_group, min_len or max_len not a multiple of align,
+ *           min_len > blocks_per_group with align > 1, an exact goal that
+ *           is not a multiple of align.
  *  -ENOSPC  no free run of min_len blocks exists (with align: no aligned
  *           one; for BGA_EXACT_GOAL: none starts at the goal), or the
  *           free space is promised to reservations, and a commit of every
@@ -177,7 +199,8 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
  * an aligned or reserved request takes none).  BGA_USE_RESERVED charges
  * every piece to an earlier bga_reserve() and caps the total at what is
  * reserved at the call (-EINVAL when that is below min_len).
- * BGA_EXACT_GOAL is -EINVAL.
+ * BGA_EXACT_GOAL is -EINVAL.  BGA_WHOLE changes nothing here: the rule
+ * above is bga_alloc's with it, and pieces before the last are carved.
  *
  * A call takes many group locks in turn and never holds two at once.  A
  * group's further pieces are taken under one hold of its lock, each the

@@ -163,9 +163,9 @@ static __attribute__((noinline)) int alloc_other(struct bga_volume *vol, const s
 		return -EINVAL;
 	if (req->min_len == 0 || req->min_len > req->max_len)
 		return -EINVAL;
-	if (req->flags & ~(uint32_t)(BGA_EXACT_GOAL | BGA_USE_RESERVED))
+	if (req->flags & ~(uint32_t)(BGA_EXACT_GOAL | BGA_USE_RESERVED | BGA_WHOLE))
 		return -EINVAL;
-	if ((req->flags & BGA_EXACT_GOAL) && req->goal == BGA_NO_GOAL)
+	if ((req->flags & BGA_EXACT_GOAL) && (req->goal == BGA_NO_GOAL || (req->flags & BGA_WHOLE)))
 		return -EINVAL;
 	if (bga__align_check(vol, req) || (req->align > 1 && (req->flags & BGA_EXACT_GOAL) && req->goal % req->align))
 		return -EINVAL;

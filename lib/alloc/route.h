@@ -60,11 +60,12 @@ static inline bool bga__req_is_plain(const struct bga_request *req)
 	return (req->flags | (uintptr_t)req->rsv) == 0 && req->align <= 1;
 }
 
-/* Small, goal-less, without a handle or a reservation: the CPU's locality
- * window serves it (window.h). */
+/* Small, goal-less, without a handle, a reservation or BGA_WHOLE: the
+ * CPU's locality window serves it (window.h). */
 static inline bool bga__req_is_local(uint64_t goal, const struct bga_rsv *rsv, uint64_t max_len, uint32_t flags)
 {
-	return goal == BGA_NO_GOAL && rsv == NULL && max_len <= BGA_LOCAL_MAX_REQ && !(flags & BGA_USE_RESERVED);
+	return goal == BGA_NO_GOAL && rsv == NULL && max_len <= BGA_LOCAL_MAX_REQ &&
+	       !(flags & (BGA_USE_RESERVED | BGA_WHOLE));
 }
 
 /* Through a handle whose windows are on (an exact goal ignores them). */

@@ -131,7 +131,7 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	 * start).  A goal right after what was taken before (the next piece,
 	 * a file written in order) is a run's start already.
 	 */
-	if (at_goal && !book && off == from && ac->whole) {
+	if (at_goal && !book && off == from && ac->run_start) {
 		uint32_t s = bga__group_run_start_locked(vol, grp, g, off);
 		if (s < off) {
 			uint64_t first = bga__group_first(vol, g);
@@ -434,17 +434,19 @@ done:
 }
 
 /*
- * One extent where one run holds the request (bga_alloc_vec's pieces,
- * ac->whole): a plain piece whose min_len is below its max_len looks
- * first for a run of all of max_len (route_once with min raised to max:
- * the goal's group from the goal on, then the index's groups that can
- * hold it, round to the goal's group), and only when none exists is the
- * goal's shorter run carved as before.  A piece the goal's run holds
- * costs nothing more: the first walk takes it there.  So a request that
- * one run can hold comes back as one extent (Ceph's allocators keep it
- * whole; mballoc looks for its goal length first).  bga_alloc itself
- * keeps its promise of the goal block whenever a run of min_len starts
- * there (bgalloc.h).
+ * One extent where one run holds the request (ac->whole: bga_alloc_vec's
+ * pieces, and bga_alloc with BGA_WHOLE): a plain request whose min_len is
+ * below its max_len looks first for a run of all of max_len (route_once
+ * with min raised to max: the goal's group from the goal on, then the
+ * index's groups that can hold it, round to the goal's group), and only
+ * when none exists is the goal's shorter run carved as before.  A request
+ * the goal's run holds costs nothing more: the first walk takes it there.
+ * So a request that one run can hold comes back as one extent (Ceph's
+ * allocators keep it whole; mballoc looks for its goal length first).
+ * bga_alloc without the flag keeps its promise of the goal block whenever
+ * a run of min_len starts there (bgalloc.h): passing shorter runs over
+ * for whole ones doubled the aging benchmark's free extents
+ * (BENCHMARKS.md, "At a storage engine's allocation unit").
  */
 static int route_whole(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
@@ -496,7 +498,8 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 		.req = req,
 		.kind = bga__req_kind(req),
 		.pc = bga__percpu(vol),
-		.whole = whole,
+		.whole = whole || (req->flags & BGA_WHOLE) || align > 1,
+		.run_start = whole,
 	};
 	/* An aligned request through a handle is served from its window,
 	 * booked aligned for it (window_next, place_window_locked); a CPU's

@@ -212,7 +212,8 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 	if (vol == NULL || req == NULL || out == NULL || n_out == NULL || max_out == 0 || want == 0)
 		return -EINVAL;
 	if (req->min_len == 0 || req->min_len > req->max_len ||
-	    (req->flags & ~(uint32_t)(BGA_USE_RESERVED | BGA_ALL_OR_NOTHING)) || bga__align_check(vol, req))
+	    (req->flags & ~(uint32_t)(BGA_USE_RESERVED | BGA_ALL_OR_NOTHING | BGA_WHOLE)) ||
+	    bga__align_check(vol, req))
 		return -EINVAL;
 	uint64_t align = req->align > 1 ? req->align : 1;
 	if (want & (align - 1))
@@ -252,7 +253,9 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 	uint32_t bpg = vol->cfg.blocks_per_group;
 	uint64_t piece_cap = BGA_MIN(req->max_len, (uint64_t)bpg) & ~(align - 1);
 	struct bga_request p = *req;
-	p.flags &= ~(uint32_t)(BGA_ALL_OR_NOTHING | BGA_EXACT_GOAL);
+	/* BGA_WHOLE is the rule of the last piece already (below); the
+	 * pieces before it are carved greedily, as the header says. */
+	p.flags &= ~(uint32_t)(BGA_ALL_OR_NOTHING | BGA_EXACT_GOAL | BGA_WHOLE);
 	int rc = 0;
 	/*
 	 * Pieces after the first of each group come from that group under

@@ -188,9 +188,9 @@ static bool refm_alloc_args_bad(const struct refmodel *m, const struct bga_reque
 		return true;
 	if (req->goal != BGA_NO_GOAL && req->goal >= m->cfg.nblocks)
 		return true;
-	if (req->flags & ~(uint32_t)(BGA_EXACT_GOAL | BGA_USE_RESERVED))
+	if (req->flags & ~(uint32_t)(BGA_EXACT_GOAL | BGA_USE_RESERVED | BGA_WHOLE))
 		return true;
-	if ((req->flags & BGA_EXACT_GOAL) && req->goal == BGA_NO_GOAL)
+	if ((req->flags & BGA_EXACT_GOAL) && (req->goal == BGA_NO_GOAL || (req->flags & BGA_WHOLE)))
 		return true;
 	/* the allocation unit (bgalloc.h, struct bga_request.align) */
 	uint64_t a = req->align;
@@ -300,6 +300,61 @@ int refmodel_alloc_check(struct refmodel *m, const struct bga_request *req, int 
 	m->nfree -= ext->len;
 	if (req->flags & BGA_USE_RESERVED)
 		m->reserved -= ext->len;
+	return 0;
+}
+
+/* The first aligned start in [from, to) (absolute) whose free run holds
+ * len, or UINT64_MAX. */
+static uint64_t refm_first_run(const struct refmodel *m, uint64_t from, uint64_t to, uint64_t len, uint64_t align)
+{
+	uint64_t a = (from + align - 1) / align * align;
+
+	for (; a < to; a += align)
+		if (refmodel_run_at(m, a, false) >= len)
+			return a;
+	return UINT64_MAX;
+}
+
+int refmodel_alloc_whole_check(struct refmodel *m, const struct bga_request *req, const struct bga_extent *ext)
+{
+	uint64_t bpg = m->cfg.blocks_per_group, align = refm_align(req), cap, want, first, g0, ng, i;
+
+	if (!(req->flags & BGA_WHOLE) && align <= 1)
+		return 0;
+	want = req->max_len < bpg ? req->max_len : bpg;
+	want -= want % align;
+	if (req->flags & BGA_USE_RESERVED)
+		cap = m->reserved;
+	else
+		cap = m->nfree >= m->reserved ? m->nfree - m->reserved : 0;
+	if (cap < want)
+		return 0; /* placed as without the rule */
+	if (req->goal == BGA_NO_GOAL) {
+		/* from the CPU's home group, which the model does not know */
+		first = refm_first_run(m, 0, m->cfg.nblocks, want, align);
+		if (first != UINT64_MAX && ext->len != want)
+			return refm_fail(m, "alloc(goal none, min=%" PRIu64 ", max=%" PRIu64 ", align %" PRIu64
+					 ", whole) returned [%" PRIu64 ", +%" PRIu64 ") though [%" PRIu64
+					 ", +%" PRIu64 ") was free", req->min_len, req->max_len, align, ext->start,
+					 ext->len, first, want);
+		return 0;
+	}
+	/* the goal's group from the goal on, the groups after it, round to
+	 * the goal's group from its start */
+	g0 = req->goal / bpg;
+	ng = (m->cfg.nblocks + bpg - 1) / bpg;
+	first = refm_first_run(m, req->goal, refm_group_end(m, req->goal), want, align);
+	for (i = 1; first == UINT64_MAX && i <= ng; i++) {
+		uint64_t g = (g0 + i) % ng;
+		first = refm_first_run(m, g * bpg, g == g0 ? req->goal : refm_group_end(m, g * bpg), want, align);
+	}
+	if (first == UINT64_MAX)
+		return 0; /* no run holds it: placed as without the rule */
+	if (ext->start != first || ext->len != want)
+		return refm_fail(m, "alloc(goal=%" PRIu64 ", min=%" PRIu64 ", max=%" PRIu64 ", align %" PRIu64
+				 ", whole) returned [%" PRIu64 ", +%" PRIu64 "), not the first run that holds it, [%"
+				 PRIu64 ", +%" PRIu64 ")", req->goal, req->min_len, req->max_len, align, ext->start,
+				 ext->len, first, want);
 	return 0;
 }
 

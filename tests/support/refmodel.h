@@ -112,6 +112,23 @@ int refmodel_alloc_check(struct refmodel *m, const struct bga_request *req, int 
 			 const struct bga_extent *ext);
 
 /*
+ * Judge bga_alloc's one extent of max_len where one run holds it
+ * (BGA_WHOLE, and every request with align > 1) on a success, in the
+ * state before it (call before refmodel_alloc_check).  Only for a request
+ * the walk served: no handle, no window holding blocks at the call (they
+ * are free in the model but not looked at: bga_stats' rsv_window_blocks
+ * 0), every chunk read, no stripe.  When free minus reserved (with
+ * BGA_USE_RESERVED: reserved) covers max_len (capped at a group, rounded
+ * down to align) and the model holds a free aligned run of it, the
+ * extent must be max_len long; with a goal, it must be the first such
+ * run from the goal on in its group, then in the groups after it, round
+ * to the goal's group from its start.  Otherwise (no such run, too little
+ * space) the rule says nothing.  Other requests pass.  Returns 0, or
+ * -EPROTO with m->err set; the model is not changed.
+ */
+int refmodel_alloc_whole_check(struct refmodel *m, const struct bga_request *req, const struct bga_extent *ext);
+
+/*
  * Judge bga_alloc_vec(vol, req, want, out, max_out, &n): rc and, when rc
  * is 0, out[0 .. n).  Written from the header's words alone:
  *  - -EINVAL for every bad argument (want 0 or not a multiple of align,

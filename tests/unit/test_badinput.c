@@ -298,6 +298,8 @@ static int alloc_foreign_rsv(struct bctx *c)
 	X(alloc_exact_goal_allocated, FX_MAIN, -ENOSPC, alloc_req(c, 12, 1, 1, BGA_EXACT_GOAL, NULL))   \
 	X(alloc_exact_goal_run_too_short, FX_MAIN, -ENOSPC, alloc_req(c, 8, 3, 3, BGA_EXACT_GOAL, NULL)) \
 	X(alloc_exact_goal_below_fdb, FX_MAIN, -ENOSPC, alloc_req(c, 0, 1, 1, BGA_EXACT_GOAL, NULL))    \
+	X(alloc_exact_goal_whole, FX_MAIN, -EINVAL, alloc_req(c, 20, 1, 8, BGA_EXACT_GOAL | BGA_WHOLE, NULL)) \
+	X(alloc_whole_unknown_flag_beside, FX_MAIN, -EINVAL, alloc_req(c, 20, 1, 8, BGA_WHOLE | 1u << 4, NULL)) \
 	X(alloc_exact_goal_crosses_group, FX_MAIN, -ENOSPC, alloc_req(c, 2 * MAIN_BPG - 2, 4, 4, BGA_EXACT_GOAL, NULL)) \
 	/* bga_alloc: flags and reservations */                                                         \
 	X(alloc_unknown_flag_bit2, FX_MAIN, -EINVAL, alloc_req(c, NOG, 1, 1, 1u << 2, NULL))            \

@@ -46,6 +46,11 @@ struct run {
 	uint64_t txn;
 	uint64_t seed;
 	int op;
+	/* exact_model/whole_rule: no handle and no goal-less small request
+	 * (so no window holds blocks), and bga_alloc's one-extent rule
+	 * judged on every BGA_WHOLE or aligned request */
+	bool whole;
+	int judged; /* requests whose placement the rule decided */
 	struct memio img;
 	struct bga_io io;
 };
@@ -61,6 +66,32 @@ static void pin_to_one_cpu(void)
 static void same(struct run *t, const char *what, int rc, int want)
 {
 	cr_assert_eq(rc, want, "seed %" PRIu64 " op %d: %s returned %d, the model %d", t->seed, t->op, what, rc, want);
+}
+
+/*
+ * exact_model/whole_rule's requests: no handle, a goal unless BGA_WHOLE
+ * (a goal-less small request would book the CPU's locality window), half
+ * of them BGA_WHOLE, a quarter aligned (2 .. 16, lengths rounded to it),
+ * and max_len up to a group so that runs too short for it are common.
+ */
+static void whole_request(struct run *t, struct bga_request *req)
+{
+	struct rng *r = &t->r;
+	uint64_t bpg = t->cfg.blocks_per_group;
+	req->rsv = NULL;
+	req->flags &= ~(uint32_t)BGA_EXACT_GOAL;
+	if (below(r, 2))
+		req->flags |= BGA_WHOLE;
+	if (below(r, 3) == 0)
+		req->max_len = req->min_len + below(r, bpg);
+	if (below(r, 4) == 0) {
+		uint64_t u = UINT64_C(2) << below(r, 4);
+		req->align = u;
+		req->min_len = (req->min_len + u - 1) / u * u;
+		req->max_len = req->max_len < req->min_len ? req->min_len : req->max_len / u * u;
+	}
+	if (req->goal == BGA_NO_GOAL && !(req->flags & BGA_WHOLE))
+		req->goal = below(r, t->cfg.nblocks);
 }
 
 static void op_alloc(struct run *t)
@@ -80,8 +111,19 @@ static void op_alloc(struct run *t)
 		req.flags |= BGA_USE_RESERVED;
 	if (below(r, 40) == 0)
 		req.min_len = req.max_len = bpg;
+	if (t->whole)
+		whole_request(t, &req);
 	struct bga_extent e = {0, 0};
 	int rc = bga_alloc(t->vol, &req, &e);
+	if (t->whole && rc == 0) {
+		struct bga_stats st;
+		cr_assert_eq(bga_stats(t->vol, &st), 0); /* a whole request books no window */
+		if (st.rsv_window_blocks == 0 && t->cfg.stripe == 0) {
+			t->judged += (req.flags & BGA_WHOLE) || req.align > 1;
+			cr_assert_eq(refmodel_alloc_whole_check(&t->m, &req, &e), 0, "seed %" PRIu64 " op %d: %s",
+				     t->seed, t->op, t->m.err);
+		}
+	}
 	cr_assert_eq(refmodel_alloc_check(&t->m, &req, rc, &e), 0, "seed %" PRIu64 " op %d: %s", t->seed, t->op,
 		     t->m.err);
 	if (rc == 0 && t->next < MAX_EXT)
@@ -137,8 +179,10 @@ static void op_alloc_vec(struct run *t)
 		req.rsv = t->rsv[below(r, HANDLES)];
 	if (below(r, 6) == 0)
 		req.flags |= BGA_USE_RESERVED;
-	if (below(r, 3) == 0)
+	if (below(r, 3) == 0 || t->whole)
 		req.goal = below(r, t->cfg.nblocks);
+	if (t->whole)
+		req.rsv = NULL; /* no window, so that the rule is judged */
 	struct bga_extent out[8];
 	int rc = bga_alloc_vec(t->vol, &req, want, out, max_out, &n);
 	cr_assert_eq(refmodel_alloc_vec_check(&t->m, &req, want, max_out, rc, out, rc ? 0 : n), 0,
@@ -193,9 +237,9 @@ static void op_free(struct run *t, bool deferred)
 	}
 }
 
-static void one_seed(uint64_t seed)
+static void one_seed(uint64_t seed, bool whole)
 {
-	struct run t = {.r = {seed * 0x9e3779b97f4a7c15u + 1}, .seed = seed};
+	struct run t = {.r = {seed * 0x9e3779b97f4a7c15u + 1}, .seed = seed, .whole = whole};
 	struct rng *r = &t.r;
 	uint32_t bpg = 64 << below(r, 2);
 	bga_config_init(&t.cfg, bpg * (1 + below(r, 4)) - below(r, 2) * (bpg / 2));
@@ -256,6 +300,8 @@ static void one_seed(uint64_t seed)
 	for (int i = 0; i < HANDLES; i++)
 		bga_rsv_close(t.rsv[i]);
 	cr_assert_eq(refmodel_compare(&t.m, t.vol), 0, "seed %" PRIu64 ": %s", seed, t.m.err);
+	if (whole && t.cfg.stripe == 0)
+		cr_assert_gt(t.judged, 20, "seed %" PRIu64 ": the rule judged only %d requests", seed, t.judged);
 	refmodel_fini(&t.m);
 	bga_destroy(t.vol);
 	memio_free(&t.img);
@@ -272,5 +318,21 @@ ParameterizedTestParameters(exact_model, every_allocation)
 ParameterizedTest(uint64_t *seed, exact_model, every_allocation)
 {
 	pin_to_one_cpu();
-	one_seed(*seed);
+	one_seed(*seed, false);
+}
+
+/* bga_alloc's one extent of max_len where one run holds it (BGA_WHOLE,
+ * aligned requests), judged exactly where no window holds blocks. */
+ParameterizedTestParameters(exact_model, whole_rule)
+{
+	static uint64_t seeds[SEEDS / 4];
+	for (size_t i = 0; i < SEEDS / 4; i++)
+		seeds[i] = 1000 + i;
+	return cr_make_param_array(uint64_t, seeds, SEEDS / 4);
+}
+
+ParameterizedTest(uint64_t *seed, exact_model, whole_rule)
+{
+	pin_to_one_cpu();
+	one_seed(*seed, true);
 }

@@ -241,11 +241,18 @@ Test(align, edges)
 	r = req_of(1, 3, 3, 1, 0);
 	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
 	cr_assert_eq(e.start, 1);
-	/* max_len capped at a group, rounded down to align: 1000 -> 992 */
+	/* max_len capped at a group, rounded down to align (4000 -> 1024):
+	 * an aligned request passes the goal's run of 992 (from 2048 + 32)
+	 * over for group 3's run, which holds all of it; max_len 992 is
+	 * taken at the goal's run */
 	cr_assert_eq(bga_claim(vol, 2048, 8), 0);
 	r = req_of(2048, 32, 4000, 32, 0);
 	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
-	cr_assert_eq(e.start, 2048 + 32);
+	cr_assert_eq(e.start, 3072, "a run that holds all of max_len first");
+	cr_assert_eq(e.len, 1024);
+	r = req_of(2048, 32, 992, 32, 0);
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	cr_assert_eq(e.start, 2048 + 32, "the goal's run holds it");
 	cr_assert_eq(e.len, 992);
 	/* a handle's window serves aligned requests from aligned space: an
 	 * unaligned take moves its window off the unit, the aligned request
@@ -275,6 +282,60 @@ Test(align, edges)
 	bga_rsv_close(rsv);
 	cr_assert_eq(bga_stats(vol, &st), 0);
 	cr_assert_geq(st.rsv_hits, 1, "aligned requests served by the handle's window");
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/*
+ * BGA_WHOLE (bga_alloc): a run at the goal shorter than max_len is passed
+ * over for a run that holds all of it, looked for from the goal on, then
+ * the groups after, round to the goal's group; a goal run that holds it
+ * is taken there; when no run holds it, or the unpromised free space is
+ * below it, the extent comes from the goal's run as without the flag.
+ * With BGA_EXACT_GOAL it is -EINVAL.
+ */
+Test(whole, a_run_that_holds_max_len_first)
+{
+	struct bga_volume *vol = make_full(4 * 1024, 1024, 0);
+	/* free: [100, 110) in group 0, [300, 340) in group 0, [1500, 1530)
+	 * in group 1, [2100, 2200) in group 2 */
+	struct bga_extent fl[] = {{100, 10}, {300, 40}, {1500, 30}, {2100, 100}};
+	cr_assert_eq(bga_free_vec(vol, fl, 4), 0);
+	struct bga_extent e;
+	struct bga_request r = req_of(100, 1, 30, 0, BGA_WHOLE);
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	cr_assert_eq(e.start, 300, "the goal's group from the goal on first");
+	cr_assert_eq(e.len, 30);
+	r = req_of(1000, 1, 30, 0, BGA_WHOLE);
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	cr_assert_eq(e.start, 1500, "then the groups after it");
+	cr_assert_eq(e.len, 30);
+	r = req_of(2150, 1, 60, 0, BGA_WHOLE);
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	cr_assert_eq(e.start, 2100, "round to the goal's group, from its start");
+	cr_assert_eq(e.len, 60);
+	/* free now: [100, 110), [330, 340), [2160, 2200) */
+	r = req_of(2160, 1, 40, 0, BGA_WHOLE);
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	cr_assert_eq(e.start, 2160, "a goal run that holds it is taken at the goal");
+	cr_assert_eq(e.len, 40);
+	r = req_of(105, 2, 64, 0, BGA_WHOLE);
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	cr_assert_eq(e.start, 105, "no run holds 64: from the goal's run");
+	cr_assert_eq(e.len, 5);
+	/* without the flag the goal's run is taken though another holds it */
+	r = req_of(100, 1, 10, 0, 0);
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	cr_assert_eq(e.start, 100);
+	cr_assert_eq(e.len, 5);
+	/* free now: [330, 340): 10 blocks; 4 of them promised */
+	cr_assert_eq(bga_reserve(vol, 4), 0);
+	r = req_of(330, 1, 10, 0, BGA_WHOLE);
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	cr_assert_eq(e.start, 330, "fewer than max_len unpromised: as without the flag");
+	cr_assert_eq(e.len, 6);
+	r = req_of(330, 1, 10, 0, BGA_WHOLE | BGA_EXACT_GOAL);
+	cr_assert_eq(bga_alloc(vol, &r, &e), -EINVAL);
 	assert_clean(vol);
 	bga_destroy(vol);
 }
