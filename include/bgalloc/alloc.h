@@ -83,22 +83,22 @@ struct bga_rsv;
  * always waits).
  *
  * One extent of max_len where one run holds it: with BGA_WHOLE, and for
- * every request with req->align > 1, a run at the goal that is shorter
- * than max_len (as capped) is passed over for a free run that holds all
- * of max_len, looked for in the same order (the goal's group from the
- * goal on, then the groups after it that can hold it, round to the
- * goal's group); only when none exists, or fewer than max_len blocks are
- * free and not promised to reservations (with BGA_USE_RESERVED: fewer are
- * reserved), is the extent placed as above, from the goal's run.  A run
- * at the goal that holds max_len is taken there.  Blocks a window holds
- * are not looked at (they are taken back only before an -ENOSPC), and a
- * request served by its handle's window (req->rsv, windows on) takes
- * from the window as without the flag.  Ceph's allocators keep a
- * request whole in this way.  At a storage engine's allocation unit it
- * gives one extent per request and fewer free extents; for a file
- * system's files written at random goals it halves extents per file but
- * more than doubles the free extents left (BENCHMARKS.md, "At a storage
- * engine's allocation unit").
+ * every request with req->align > 1 but for BGA_EXACT_GOAL's (there or
+ * nowhere), a run at the goal that is shorter than max_len (as capped) is
+ * passed over for a free run that holds all of max_len, looked for in the
+ * same order (the goal's group from the goal on, then the groups after it
+ * that can hold it, round to the goal's group); only when none exists, or
+ * fewer than max_len blocks are free and not promised to reservations
+ * (with BGA_USE_RESERVED: fewer are reserved), is the extent placed as
+ * above, from the goal's run.  A run at the goal that holds max_len is
+ * taken there.  Blocks a window holds are not looked at (they are taken
+ * back only before an -ENOSPC), and a request served by its handle's
+ * window (req->rsv, windows on) takes from the window as without the
+ * flag.  Ceph's allocators keep a request whole in this way.  At a storage
+ * engine's allocation unit it gives one extent per request and fewer free
+ * extents; for a file system's files written at random goals it halves
+ * extents per file but more than doubles the free extents left
+ * (BENCHMARKS.md, "At a storage engine's allocation unit").
  *
  * With req->rsv, blocks come from the window first; see bga_rsv_open().
  * With BGA_USE_RESERVED the extent is charged to an earlier bga_reserve();

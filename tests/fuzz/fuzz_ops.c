@@ -28,9 +28,10 @@
  *    lock and counter modes, BGA_START_FULL, a stripe; now and then a bad
  *    config that bga_create must refuse, and bga_volume_config;
  *  - bga_alloc: a goal or BGA_NO_GOAL (goal-less small requests book the
- *    CPU's locality window), BGA_EXACT_GOAL, BGA_USE_RESERVED, through
- *    one of MAX_RSV window handles, align (good and bad units), bad
- *    lengths and unknown flags (BGA_ALL_OR_NOTHING among them);
+ *    CPU's locality window), BGA_EXACT_GOAL, BGA_USE_RESERVED, BGA_WHOLE
+ *    (its placement judged where no window holds blocks), through one of
+ *    MAX_RSV window handles, align (good and bad units), bad lengths and
+ *    unknown flags (BGA_ALL_OR_NOTHING among them);
  *  - bga_alloc_vec: the same requests with want and max_out (0 .. 16),
  *    BGA_ALL_OR_NOTHING, max_len past a group;
  *  - bga_claim and thieves: claims and exact goals aimed at the blocks a

@@ -36,14 +36,24 @@ void op_alloc(struct fz *f)
 	bool windows = false;
 
 	memset(&req, 0, sizeof(req));
-	decode_request(f, &req, g, BGA_EXACT_GOAL | BGA_USE_RESERVED);
+	decode_request(f, &req, g, BGA_EXACT_GOAL | BGA_USE_RESERVED | BGA_WHOLE);
 	for (i = 0; i < MAX_RSV; i++)
 		windows |= f->rsv[i] != NULL;
-	/* an aligned request or a stripe may pass a free goal over */
-	windows |= req.align > 1 || f->cfg.stripe > 1;
+	/* an aligned or BGA_WHOLE request or a stripe may pass a free goal over */
+	windows |= req.align > 1 || f->cfg.stripe > 1 || (req.flags & BGA_WHOLE);
 
 	before_call(f, refmodel_alloc_expect(&f->m, &req) != 0, false);
 	rc = bga_alloc(f->vol, &req, &ext);
+	/* One extent of max_len where one run holds it (BGA_WHOLE, aligned),
+	 * judged where the walk served it and no window holds blocks (such a
+	 * request books none; every chunk read). */
+	if (rc == 0 && ((req.flags & BGA_WHOLE) || req.align > 1) && req.rsv == NULL && f->cfg.stripe <= 1 &&
+	    !f->lazy) {
+		struct bga_stats st;
+		if (bga_stats(f->vol, &st) == 0 && st.rsv_window_blocks == 0 &&
+		    refmodel_alloc_whole_check(&f->m, &req, &ext))
+			fail("op %u: %s", f->op, f->m.err);
+	}
 	/* Every answer exactly, -ENOSPC against -EAGAIN included (refmodel.h). */
 	if (refmodel_alloc_check(&f->m, &req, rc, &ext))
 		fail("op %u: %s", f->op, f->m.err);
@@ -80,7 +90,7 @@ void op_alloc_vec(struct fz *f)
 	int rc;
 
 	memset(&req, 0, sizeof(req));
-	decode_request(f, &req, g, BGA_EXACT_GOAL | BGA_USE_RESERVED | BGA_ALL_OR_NOTHING);
+	decode_request(f, &req, g, BGA_EXACT_GOAL | BGA_USE_RESERVED | BGA_ALL_OR_NOTHING | BGA_WHOLE);
 	c = fz_u8(&f->in);
 	u = req.align > 1 ? req.align : 1;
 	switch (c & 3) {

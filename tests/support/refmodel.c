@@ -319,8 +319,8 @@ int refmodel_alloc_whole_check(struct refmodel *m, const struct bga_request *req
 {
 	uint64_t bpg = m->cfg.blocks_per_group, align = refm_align(req), cap, want, first, g0, ng, i;
 
-	if (!(req->flags & BGA_WHOLE) && align <= 1)
-		return 0;
+	if ((!(req->flags & BGA_WHOLE) && align <= 1) || (req->flags & BGA_EXACT_GOAL))
+		return 0; /* not the rule's: an exact goal is there or nowhere */
 	want = req->max_len < bpg ? req->max_len : bpg;
 	want -= want % align;
 	if (req->flags & BGA_USE_RESERVED)

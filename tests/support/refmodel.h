@@ -113,7 +113,8 @@ int refmodel_alloc_check(struct refmodel *m, const struct bga_request *req, int 
 
 /*
  * Judge bga_alloc's one extent of max_len where one run holds it
- * (BGA_WHOLE, and every request with align > 1) on a success, in the
+ * (BGA_WHOLE, and every request with align > 1 but BGA_EXACT_GOAL's) on
+ * a success, in the
  * state before it (call before refmodel_alloc_check).  Only for a request
  * the walk served: no handle, no window holding blocks at the call (they
  * are free in the model but not looked at: bga_stats' rsv_window_blocks
