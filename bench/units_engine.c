@@ -117,6 +117,48 @@ static void pool_free(struct engine *en, struct pool *p, size_t i)
 	p->o[i] = p->o[--p->n];
 }
 
+/* A request's blocks into p, its extent count into the totals. */
+static void keep(struct engine *en, struct pool *p, size_t n, uint64_t got)
+{
+	en->extents += n;
+	en->used += got;
+	pool_push(p, en->out, n);
+}
+
+/* A short result given back: a failure. */
+static bool give_back(struct engine *en, size_t n)
+{
+	if (n && bga_free_vec(en->vol, en->out, n) != 0)
+		exit(1);
+	return false;
+}
+
+/* The request by bga_alloc calls (CALL alloc or whole): until want is
+ * met, each from the end of the extent before; touching extents are one,
+ * as bga_alloc_vec merges them. */
+static __attribute__((noinline)) bool request_alloc(struct engine *en, struct pool *p, uint64_t want,
+						    struct bga_request *r)
+{
+	size_t n = 0;
+	uint64_t got = 0;
+	r->flags = en->call == CALL_WHOLE ? BGA_WHOLE : 0;
+	while (got < want && n < MAX_OUT) {
+		r->max_len = want - got;
+		if (bga_alloc(en->vol, r, &en->out[n]) != 0)
+			break;
+		got += en->out[n].len;
+		r->goal = en->out[n].start + en->out[n].len < NBLOCKS ? en->out[n].start + en->out[n].len : 0;
+		if (n && en->out[n - 1].start + en->out[n - 1].len == en->out[n].start)
+			en->out[n - 1].len += en->out[n].len;
+		else
+			n++;
+	}
+	if (got < want)
+		return give_back(en, n);
+	keep(en, p, n, got);
+	return true;
+}
+
 /*
  * One request of `want` blocks at a unit, at a random unit-aligned goal:
  * into p when whole; a short result is given back.  false on a failure.
@@ -127,39 +169,17 @@ static bool request(struct engine *en, struct pool *p, uint64_t want, uint64_t u
 				.min_len = unit,
 				.max_len = want,
 				.align = unit};
-	size_t n = 0;
-	uint64_t got = 0;
-	int rc = 0;
-	if (en->call == CALL_VEC) {
-		rc = bga_alloc_vec(en->vol, &r, want, en->out, MAX_OUT, &n);
-		for (size_t i = 0; i < n; i++)
-			got += en->out[i].len;
-	} else {
-		r.flags = en->call == CALL_WHOLE ? BGA_WHOLE : 0;
-		while (rc == 0 && got < want && n < MAX_OUT) {
-			r.max_len = want - got;
-			rc = bga_alloc(en->vol, &r, &en->out[n]);
-			if (rc != 0)
-				break;
-			got += en->out[n].len;
-			r.goal = en->out[n].start + en->out[n].len;
-			r.goal = r.goal < NBLOCKS ? r.goal : 0;
-			/* touching extents are one, as bga_alloc_vec merges them */
-			if (n && en->out[n - 1].start + en->out[n - 1].len == en->out[n].start)
-				en->out[n - 1].len += en->out[n].len;
-			else
-				n++;
-		}
-	}
 	en->requests++;
-	if (rc != 0 || got < want) {
-		if (n && bga_free_vec(en->vol, en->out, n) != 0)
-			exit(1);
-		return false;
-	}
-	en->extents += n;
-	en->used += got;
-	pool_push(p, en->out, n);
+	if (en->call != CALL_VEC)
+		return request_alloc(en, p, want, &r);
+	size_t n = 0;
+	int rc = bga_alloc_vec(en->vol, &r, want, en->out, MAX_OUT, &n);
+	uint64_t got = 0;
+	for (size_t i = 0; i < n; i++)
+		got += en->out[i].len;
+	if (rc != 0 || got < want)
+		return give_back(en, n);
+	keep(en, p, n, got);
 	return true;
 }
 
