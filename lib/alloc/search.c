@@ -131,7 +131,7 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	 * start).  A goal right after what was taken before (the next piece,
 	 * a file written in order) is a run's start already.
 	 */
-	if (at_goal && !book && off == from && ac->run_start) {
+	if (at_goal && !book && off == from && ac->whole) {
 		uint32_t s = bga__group_run_start_locked(vol, grp, g, off);
 		if (s < off) {
 			uint64_t first = bga__group_first(vol, g);
@@ -434,24 +434,26 @@ done:
 }
 
 /*
- * One extent where one run holds the request (ac->whole: bga_alloc_vec's
- * pieces, and bga_alloc with BGA_WHOLE): a plain request whose min_len is
- * below its max_len looks first for a run of all of max_len (route_once
+ * One extent where one run holds the request (bga_alloc_vec's pieces,
+ * ac->whole; bga_alloc with BGA_WHOLE or an allocation unit): a plain
+ * request whose min_len is below its max_len looks first for a run of all of max_len (route_once
  * with min raised to max: the goal's group from the goal on, then the
  * index's groups that can hold it, round to the goal's group), and only
  * when none exists is the goal's shorter run carved as before.  A request
  * the goal's run holds costs nothing more: the first walk takes it there.
  * So a request that one run can hold comes back as one extent (Ceph's
  * allocators keep it whole; mballoc looks for its goal length first).
- * bga_alloc without the flag keeps its promise of the goal block whenever
- * a run of min_len starts there (bgalloc.h): passing shorter runs over
- * for whole ones doubled the aging benchmark's free extents
- * (BENCHMARKS.md, "At a storage engine's allocation unit").
+ * An unaligned bga_alloc without the flag keeps its promise of the goal
+ * block whenever a run of min_len starts there (bgalloc.h): passing
+ * shorter runs over for whole ones doubled the aging benchmark's free
+ * extents (BENCHMARKS.md, "At a storage engine's allocation unit").
  */
 static int route_whole(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
 	uint32_t min = ac->min;
-	if (ac->whole && ac->kind == BGA_REQ_PLAIN && min < ac->max) {
+	/* (the request's own align: a stripe's pass is not an aligned request) */
+	if (min < ac->max && ac->kind == BGA_REQ_PLAIN &&
+	    (ac->whole || (ac->req->flags & BGA_WHOLE) || ac->req->align > 1)) {
 		ac->min = ac->max;
 		int rc = route_once(vol, ac, out);
 		ac->min = min;
@@ -498,8 +500,7 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 		.req = req,
 		.kind = bga__req_kind(req),
 		.pc = bga__percpu(vol),
-		.whole = whole || (req->flags & BGA_WHOLE) || align > 1,
-		.run_start = whole,
+		.whole = whole,
 	};
 	/* An aligned request through a handle is served from its window,
 	 * booked aligned for it (window_next, place_window_locked); a CPU's

@@ -129,8 +129,8 @@ struct win_piece {
  * fast path cannot; a store holding the window still).  A window that
  * cannot serve stays as it was.
  */
-static bool window_take_locked(struct bga_volume *vol, const struct bga_request *req, uint32_t max,
-			       struct bga_extent *e)
+static __attribute__((noinline)) bool window_take_locked(struct bga_volume *vol, const struct bga_request *req,
+							 uint32_t max, struct bga_extent *e)
 {
 	struct bga_rsv *rsv = req->rsv;
 	urcu_bp_read_lock();

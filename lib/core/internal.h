@@ -184,10 +184,8 @@ struct bga_actx {
 	struct bga_percpu *pc;         /* the calling CPU's hints (steering, its locality window) */
 	struct bga_window *book;       /* the window being booked, or NULL */
 	uint32_t wsize;                /* its size */
-	bool whole;                    /* one run for all of max first (search.c, route_whole): a
-					* bga_alloc_vec piece, or BGA_WHOLE */
-	bool run_start;                /* a bga_alloc_vec piece: a goal inside a free run moves to
-					* the run's start (search.c, try_group_locked) */
+	bool whole;                    /* a bga_alloc_vec piece: one run for all of max first, and a
+					* goal inside a free run moved to its start (search.c) */
 };
 
 
