@@ -286,6 +286,16 @@ Test(align, edges)
 	bga_destroy(vol);
 }
 
+/* bga_alloc(r) must give [start, +len). */
+static void alloc_expect(struct bga_volume *vol, struct bga_request r, uint64_t start, uint64_t len, const char *why)
+{
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0, "%s", why);
+	cr_assert(e.start == start && e.len == len, "%s: [%llu, +%llu), not [%llu, +%llu)", why,
+		  (unsigned long long)e.start, (unsigned long long)e.len, (unsigned long long)start,
+		  (unsigned long long)len);
+}
+
 /*
  * BGA_WHOLE (bga_alloc): a run at the goal shorter than max_len is passed
  * over for a run that holds all of it, looked for from the goal on, then
@@ -299,42 +309,19 @@ Test(whole, a_run_that_holds_max_len_first)
 	struct bga_volume *vol = make_full(4 * 1024, 1024, 0);
 	/* free: [100, 110) in group 0, [300, 340) in group 0, [1500, 1530)
 	 * in group 1, [2100, 2200) in group 2 */
-	struct bga_extent fl[] = {{100, 10}, {300, 40}, {1500, 30}, {2100, 100}};
+	struct bga_extent fl[] = {{100, 10}, {300, 40}, {1500, 30}, {2100, 100}}, e;
 	cr_assert_eq(bga_free_vec(vol, fl, 4), 0);
-	struct bga_extent e;
-	struct bga_request r = req_of(100, 1, 30, 0, BGA_WHOLE);
-	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
-	cr_assert_eq(e.start, 300, "the goal's group from the goal on first");
-	cr_assert_eq(e.len, 30);
-	r = req_of(1000, 1, 30, 0, BGA_WHOLE);
-	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
-	cr_assert_eq(e.start, 1500, "then the groups after it");
-	cr_assert_eq(e.len, 30);
-	r = req_of(2150, 1, 60, 0, BGA_WHOLE);
-	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
-	cr_assert_eq(e.start, 2100, "round to the goal's group, from its start");
-	cr_assert_eq(e.len, 60);
+	alloc_expect(vol, req_of(100, 1, 30, 0, BGA_WHOLE), 300, 30, "the goal's group from the goal on first");
+	alloc_expect(vol, req_of(1000, 1, 30, 0, BGA_WHOLE), 1500, 30, "then the groups after it");
+	alloc_expect(vol, req_of(2150, 1, 60, 0, BGA_WHOLE), 2100, 60, "round to the goal's group, from its start");
 	/* free now: [100, 110), [330, 340), [2160, 2200) */
-	r = req_of(2160, 1, 40, 0, BGA_WHOLE);
-	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
-	cr_assert_eq(e.start, 2160, "a goal run that holds it is taken at the goal");
-	cr_assert_eq(e.len, 40);
-	r = req_of(105, 2, 64, 0, BGA_WHOLE);
-	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
-	cr_assert_eq(e.start, 105, "no run holds 64: from the goal's run");
-	cr_assert_eq(e.len, 5);
-	/* without the flag the goal's run is taken though another holds it */
-	r = req_of(100, 1, 10, 0, 0);
-	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
-	cr_assert_eq(e.start, 100);
-	cr_assert_eq(e.len, 5);
+	alloc_expect(vol, req_of(2160, 1, 40, 0, BGA_WHOLE), 2160, 40, "a goal run that holds it, at the goal");
+	alloc_expect(vol, req_of(105, 2, 64, 0, BGA_WHOLE), 105, 5, "no run holds 64: from the goal's run");
+	alloc_expect(vol, req_of(100, 1, 10, 0, 0), 100, 5, "without the flag: the goal's run");
 	/* free now: [330, 340): 10 blocks; 4 of them promised */
 	cr_assert_eq(bga_reserve(vol, 4), 0);
-	r = req_of(330, 1, 10, 0, BGA_WHOLE);
-	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
-	cr_assert_eq(e.start, 330, "fewer than max_len unpromised: as without the flag");
-	cr_assert_eq(e.len, 6);
-	r = req_of(330, 1, 10, 0, BGA_WHOLE | BGA_EXACT_GOAL);
+	alloc_expect(vol, req_of(330, 1, 10, 0, BGA_WHOLE), 330, 6, "fewer than max_len unpromised: as without");
+	struct bga_request r = req_of(330, 1, 10, 0, BGA_WHOLE | BGA_EXACT_GOAL);
 	cr_assert_eq(bga_alloc(vol, &r, &e), -EINVAL);
 	assert_clean(vol);
 	bga_destroy(vol);
