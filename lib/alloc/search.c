@@ -436,9 +436,10 @@ done:
 /*
  * One extent where one run holds the request (bga_alloc_vec's pieces,
  * ac->whole; bga_alloc with BGA_WHOLE or an allocation unit): a plain
- * request whose min_len is below its max_len looks first for a run of all of max_len (route_once
- * with min raised to max: the goal's group from the goal on, then the
- * index's groups that can hold it, round to the goal's group), and only
+ * request whose min_len is below its max_len looks first for a run of all
+ * of max_len (route_once with min raised to max: the goal's group from
+ * the goal on, then the index's groups that can hold it, round to the
+ * goal's group), and only
  * when none exists is the goal's shorter run carved as before.  A request
  * the goal's run holds costs nothing more: the first walk takes it there.
  * So a request that one run can hold comes back as one extent (Ceph's
