@@ -445,16 +445,20 @@ int acl_kind(const char *name); /* 1 ACL_ACCESS, 2 ACL_DEFAULT, else 0 */
 int acl_set_locked(fuse_req_t req, struct inode *ip, int kind, const void *value, size_t size);
 /* After ip->mode changed (chmod): its access ACL follows.  Lock held. */
 void acl_chmod_locked(struct inode *ip);
-/* A new inode ip in dir (dir's lock held, ip not yet visible): with a
- * default ACL in dir, the ACLs it inherits and its mode cut to them; else
- * its mode less umask.  0, -ENOSPC, -ENOMEM (ip may be half done: the
+/* What a new inode ip takes from its directory dir (dir's lock held, ip
+ * not yet visible; create, mkdir, mknod, symlink): in a set-group-ID
+ * directory its group, and a directory S_ISGID too; with ACLs (where
+ * the kernel leaves the umask to us), dir's default ACL (the ACLs it
+ * inherits and its mode cut to them), or else its mode less umask.  0, -ENOSPC, -ENOMEM (ip may be half done: the
  * caller frees it). */
-int acl_inherit_locked(struct inode *ip, const struct inode *dir, uint32_t umask);
-/* Bytes of the namespace (a bound) a new inode in dir takes for ACLs. */
-size_t acl_inherit_bytes(const struct inode *dir);
+int perm_inherit_locked(struct fs *fs, struct inode *ip, const struct inode *dir, uint32_t umask);
+/* Bytes of the namespace (a bound) what a new inode in dir inherits
+ * takes; no lock held (it takes dir's). */
+size_t perm_inherit_bytes(struct fs *fs, struct inode *dir);
 
-/* ops_dir.c, ops_file.c, ops_xattr.c */
+/* ops_dir.c, ops_readdir.c, ops_file.c, ops_xattr.c */
 void bgafs_ops_dir(struct fuse_lowlevel_ops *o);
+void bgafs_ops_readdir(struct fuse_lowlevel_ops *o);
 void bgafs_ops_file(struct fuse_lowlevel_ops *o);
 void bgafs_ops_xattr(struct fuse_lowlevel_ops *o);
 void fill_stat(const struct inode *ip, struct stat *st);

@@ -342,6 +342,7 @@ static int cmd_mount(int argc, char **argv)
 	fs->atime = m.atime;
 	struct fuse_lowlevel_ops ops = {.init = op_init};
 	bgafs_ops_dir(&ops);
+	bgafs_ops_readdir(&ops);
 	bgafs_ops_file(&ops);
 	bgafs_ops_xattr(&ops);
 	struct fuse_session *se = fuse_session_new(&args, &ops, sizeof(ops), fs);

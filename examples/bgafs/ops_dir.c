@@ -2,7 +2,7 @@
 /*
  * Namespace operations: lookup, forget, getattr, setattr, create, mkdir,
  * mknod, symlink, readlink, unlink, rmdir, rename (NOREPLACE, EXCHANGE),
- * link, readdir, statfs.
+ * link, fsyncdir, statfs (the listing is ops_readdir.c's).
  *
  * Each takes the locks of the directories it changes (and then of the
  * inodes it names) for the few memory operations it does; nothing waits on
@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 #include <sys/statvfs.h>
 #include "bgafs.h"
 
@@ -195,21 +194,6 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		fuse_reply_attr(req, &st, TIMEOUT);
 }
 
-/* What a new inode takes from its directory (dir's lock held): in a
- * set-group-ID directory its group, and a directory the set-group-ID bit
- * too (the kernel's inode_init_owner; the VFS has already cleared S_ISGID
- * of a file the caller may not give it); with ACLs, the default ACL or
- * the umask (perm.c). */
-static int inherit_locked(struct fs *fs, struct inode *ip, const struct inode *dir, uint32_t umask)
-{
-	if (dir->mode & S_ISGID) {
-		ip->gid = dir->gid;
-		if (S_ISDIR(ip->mode))
-			ip->mode |= S_ISGID;
-	}
-	return fs->acl ? acl_inherit_locked(ip, dir, umask) : 0;
-}
-
 /* Link a fresh inode into dir under name: create and mkdir. */
 static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		     const char *link, dev_t rdev, struct inode **out)
@@ -241,14 +225,8 @@ static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const cha
 	atomic_store(&ip->nlookup, 1);
 	size_t len = strlen(name);
 	/* Room in the metadata log first, or fail here (not at the commit);
-	 * ACLs the inode may inherit included. */
-	size_t acl_bytes = 0;
-	if (fs->acl) {
-		pthread_rwlock_rdlock(&dir->lock);
-		acl_bytes = acl_inherit_bytes(dir);
-		pthread_rwlock_unlock(&dir->lock);
-	}
-	if ((rc = meta_reserve(fs, table_bytes_new(len, link ? strlen(link) : 0) + acl_bytes))) {
+	 * what the inode may inherit included. */
+	if ((rc = meta_reserve(fs, table_bytes_new(len, link ? strlen(link) : 0) + perm_inherit_bytes(fs, dir)))) {
 		inode_free(ip);
 		return rc;
 	}
@@ -261,7 +239,7 @@ static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const cha
 		rc = -ENOENT; /* removed while the kernel raced us here */
 	else if (dir_find(&dir->dir, name, len))
 		rc = -EEXIST;
-	else if (!(rc = inherit_locked(fs, ip, dir, ctx->umask)) && !(rc = itab_insert(&fs->itab, ip)) &&
+	else if (!(rc = perm_inherit_locked(fs, ip, dir, ctx->umask)) && !(rc = itab_insert(&fs->itab, ip)) &&
 		 (rc = dir_add(&dir->dir, name, len, ip->ino)))
 		itab_remove(&fs->itab, ip->ino);
 	if (!rc) {
@@ -651,135 +629,6 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 		fuse_reply_entry(req, &e);
 }
 
-/* readdir serves a snapshot taken when a pass starts (offset 0), so
- * entries removed while a program walks the directory (rm -r, dbench's
- * deltree) never make it skip the others. */
-struct dsnap {
-	size_t n, cap;
-	struct dsent {
-		uint64_t ino;
-		uint32_t mode;
-		char *name;
-	} *v;
-	struct fs *fs;
-};
-
-static int snap_add(struct dsnap *s, uint64_t ino, uint32_t mode, const char *name)
-{
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		struct dsent *v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
-	if (!(s->v[s->n].name = strdup(name)))
-		return -ENOMEM;
-	s->v[s->n].ino = ino;
-	s->v[s->n++].mode = mode;
-	return 0;
-}
-
-static int snap_entry(void *ctx, const struct dentry *e)
-{
-	struct dsnap *s = ctx;
-	struct inode *ip = itab_get(&s->fs->itab, e->ino);
-	/* The file type never changes, so it is read without the child's lock. */
-	return snap_add(s, e->ino, ip ? (ip->mode & S_IFMT) : S_IFREG, e->name);
-}
-
-static void snap_clear(struct dsnap *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i].name);
-	s->n = 0;
-}
-
-static void snap_free(struct dsnap *s)
-{
-	snap_clear(s);
-	free(s->v);
-	free(s);
-}
-
-/* The snapshot of dir's entries as they are now. */
-static int snap_fill(struct dsnap *s, struct inode *dir)
-{
-	snap_clear(s);
-	pthread_rwlock_rdlock(&dir->lock);
-	int rc = S_ISDIR(dir->mode) ? 0 : -ENOTDIR;
-	if (!rc && !(rc = snap_add(s, dir->ino, S_IFDIR, ".")) && !(rc = snap_add(s, dir->parent, S_IFDIR, "..")))
-		rc = dir_foreach(&dir->dir, snap_entry, s);
-	pthread_rwlock_unlock(&dir->lock);
-	return rc;
-}
-
-static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct fs *fs;
-	struct inode *dir = ino_get(req, ino, &fs);
-	if (!dir)
-		return;
-	pthread_rwlock_rdlock(&dir->lock);
-	int isdir = S_ISDIR(dir->mode);
-	pthread_rwlock_unlock(&dir->lock);
-	struct dsnap *s = isdir ? calloc(1, sizeof(*s)) : NULL;
-	if (!s) {
-		fuse_reply_err(req, isdir ? ENOMEM : ENOTDIR);
-		return;
-	}
-	s->fs = fs;
-	fi->fh = (uintptr_t)s;
-	fuse_reply_open(req, fi);
-}
-
-static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
-{
-	struct dsnap *s = (struct dsnap *)(uintptr_t)fi->fh;
-	/* The snapshot is taken at the start of each pass, so a rewinddir
-	 * (a seek to 0) sees the names made since the last (POSIX). */
-	int rc = 0;
-	struct inode *dir = off == 0 ? itab_get(&s->fs->itab, ino) : NULL; /* open: the kernel holds it */
-	if (off == 0 && (rc = dir ? snap_fill(s, dir) : -ENOENT)) {
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	char *buf = malloc(size);
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	size_t used = 0;
-	for (size_t i = off < 0 ? 0 : (size_t)off; i < s->n; i++) {
-		struct stat st = {.st_ino = s->v[i].ino, .st_mode = s->v[i].mode};
-		size_t n = fuse_add_direntry(req, buf + used, size - used, s->v[i].name, &st, (off_t)(i + 1));
-		if (n > size - used)
-			break;
-		used += n;
-	}
-	/* A listing reads the directory: relatime, as for a file's data, and
-	 * before the reply, as there. */
-	if (dir) {
-		struct timespec now;
-		ts_now(&now);
-		pthread_rwlock_rdlock(&dir->lock);
-		int due = inode_atime_due(s->fs, dir, &now);
-		pthread_rwlock_unlock(&dir->lock);
-		if (due)
-			inode_touch_atime(s->fs, dir);
-	}
-	fuse_reply_buf(req, buf, used);
-	free(buf);
-}
-
-static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	(void)ino;
-	snap_free((struct dsnap *)(uintptr_t)fi->fh);
-	fuse_reply_err(req, 0);
-}
-
 static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	(void)datasync;
@@ -826,9 +675,6 @@ void bgafs_ops_dir(struct fuse_lowlevel_ops *o)
 	o->rmdir = op_rmdir;
 	o->rename = op_rename;
 	o->link = op_link;
-	o->opendir = op_opendir;
-	o->readdir = op_readdir;
-	o->releasedir = op_releasedir;
 	o->fsyncdir = op_fsyncdir;
 	o->statfs = op_statfs;
 }

@@ -230,13 +230,16 @@ void acl_chmod_locked(struct inode *ip)
 		acl_chmod_entries(x->value, n, ip->mode);
 }
 
-size_t acl_inherit_bytes(const struct inode *dir)
+static size_t acl_inherit_bytes(const struct inode *dir)
 {
 	const struct xattr *x = xattr_find(&dir->xattrs, ACL_DEFAULT);
 	return x ? 2 * (6 + sizeof(ACL_DEFAULT) + x->size) : 0;
 }
 
-int acl_inherit_locked(struct inode *ip, const struct inode *dir, uint32_t umask)
+/* A new inode ip in dir (dir's lock held, ip not yet visible): with a
+ * default ACL in dir, the ACLs it inherits and its mode cut to them; else
+ * its mode less umask.  0, -ENOSPC, -ENOMEM (ip may be half done). */
+static int acl_inherit_locked(struct inode *ip, const struct inode *dir, uint32_t umask)
 {
 	const struct xattr *x = xattr_find(&dir->xattrs, ACL_DEFAULT);
 	int n = x ? acl_check(x->value, x->size) : -EINVAL;
@@ -289,4 +292,28 @@ int acl_inherit_locked(struct inode *ip, const struct inode *dir, uint32_t umask
 	if (!rc)
 		ip->mode = mode;
 	return rc;
+}
+
+/* ---- what a new inode takes from its directory ---- */
+
+size_t perm_inherit_bytes(struct fs *fs, struct inode *dir)
+{
+	if (!fs->acl)
+		return 0;
+	pthread_rwlock_rdlock(&dir->lock);
+	size_t n = acl_inherit_bytes(dir);
+	pthread_rwlock_unlock(&dir->lock);
+	return n;
+}
+
+int perm_inherit_locked(struct fs *fs, struct inode *ip, const struct inode *dir, uint32_t umask)
+{
+	/* the kernel's inode_init_owner; the VFS has already cleared S_ISGID
+	 * of a file the caller may not give it */
+	if (dir->mode & S_ISGID) {
+		ip->gid = dir->gid;
+		if (S_ISDIR(ip->mode))
+			ip->mode |= S_ISGID;
+	}
+	return fs->acl ? acl_inherit_locked(ip, dir, umask) : 0;
 }
