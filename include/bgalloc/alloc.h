@@ -220,7 +220,8 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
  *  -ENOSPC  the call cannot succeed, and would not after every pending
  *           commit (their one meaning: see the top): without
  *           BGA_ALL_OR_NOTHING, not even one extent of min_len can be had
- *           (want below min_len never can); with it, want does not fit as
+ *           (want below min_len, or min_len past blocks_per_group,
+ *           never can); with it, want does not fit as
  *           above.
  *  -EAGAIN  as -ENOSPC, but the same request would succeed once every
  *           pending deferred free is committed.

@@ -237,6 +237,11 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 			return -ENOSPC; /* more than is reserved: never all of it */
 		want = BGA_MIN(want, r);
 	}
+	/* No piece can hold a min_len past a group, now or after any commit:
+	 * -ENOSPC, as bga_alloc answers it (its pieces' max_len is capped at
+	 * the group, which bga_alloc would refuse as below min_len). */
+	if (req->min_len > vol->cfg.blocks_per_group)
+		return -ENOSPC;
 	/* No count decides all or nothing up front: a lazy load's unread
 	 * chunks are free but not counted until read (issue 34), and a
 	 * count says nothing of runs.  The fit decides (vec_fit.c): looked

@@ -234,28 +234,16 @@ static const char *refm_errname(int rc)
 	}
 }
 
-/* The second code the contract allows where it is ambiguous. */
-static int refm_alloc_alt(const struct refmodel *m, const struct bga_request *req, int expected)
-{
-	if (expected == -ENOSPC && req && req->min_len > m->cfg.blocks_per_group)
-		return -EINVAL; /* "max_len is capped at blocks_per_group", then min_len > max_len */
-	/* Both "no run can be that long" and "fewer than min_len reserved" hold. */
-	if (expected == -EINVAL && req && !refm_alloc_args_bad(m, req) && req->min_len > m->cfg.blocks_per_group)
-		return -ENOSPC;
-	return expected;
-}
-
 int refmodel_alloc_check(struct refmodel *m, const struct bga_request *req, int rc,
 			 const struct bga_extent *ext)
 {
 	int expected = refmodel_alloc_expect(m, req);
-	int alt = refm_alloc_alt(m, req, expected);
 	uint64_t maxlen, cap, b;
 
 #define REQFMT "alloc(goal=%" PRIu64 ", min=%" PRIu64 ", max=%" PRIu64 ", flags=%#x, rsv=%s)"
 #define REQARG req ? req->goal : 0, req ? req->min_len : 0, req ? req->max_len : 0, req ? req->flags : 0, \
 	       (req && req->rsv) ? "yes" : "no"
-	if (rc != expected && rc != alt)
+	if (rc != expected)
 		return refm_fail(m, REQFMT " returned %d %s, model expects %s (free %" PRIu64 ", reserved %" PRIu64
 				 ", deferred %" PRIu64 ")", REQARG, rc, refm_errname(rc), refm_errname(expected),
 				 m->nfree, m->reserved, m->ndeferred);
@@ -680,8 +668,8 @@ int refmodel_alloc_vec_check(struct refmodel *m, const struct bga_request *req, 
 {
 	struct bga_request p;
 	uint64_t align, total = 0, avail, b;
-	int expected, alt;
-	bool all, big;
+	int expected;
+	bool all;
 	size_t i, j;
 
 #define VFMT "alloc_vec(goal=%" PRIu64 ", min=%" PRIu64 ", max=%" PRIu64 ", align=%" PRIu64 ", flags=%#x, rsv=%s, " \
@@ -702,9 +690,6 @@ int refmodel_alloc_vec_check(struct refmodel *m, const struct bga_request *req, 
 					 refm_errname(rc), n);
 		return 0;
 	}
-	/* min_len past a group: no run can be that long; bga_alloc allows
-	 * -EINVAL there too (refm_alloc_alt) */
-	big = req->min_len > m->cfg.blocks_per_group;
 	if (req->flags & BGA_USE_RESERVED) {
 		uint64_t r = m->reserved / align * align;
 		if (r < want && !all)
@@ -712,9 +697,8 @@ int refmodel_alloc_vec_check(struct refmodel *m, const struct bga_request *req, 
 	}
 	/* 2. the answer the header gives, by brute force */
 	expected = refm_vec_answer(m, req, want, max_out);
-	alt = big ? -EINVAL : expected;
 	if (rc != 0 || expected != 0) {
-		if ((rc != expected && rc != alt && !(big && rc == -ENOSPC)) || n)
+		if (rc != expected || n)
 			return refm_fail(m, VFMT " returned %d %s (%zu extents), the header's answer is %s (free %" PRIu64
 					 ", reserved %" PRIu64 ", deferred %" PRIu64 ")", VARG, rc, refm_errname(rc), n,
 					 expected == 0 ? "success" : refm_errname(expected), m->nfree, m->reserved,

@@ -444,10 +444,9 @@ Test(answers, lazy_load_wholly_free_groups_all_or_nothing)
 	}
 }
 
-/* All or nothing with a min_len past a group: no run of it lies inside
- * one group, so the request cannot be met, now or after any commit:
- * -ENOSPC, and nothing changes.  (Without all or nothing the call
- * answers -EINVAL, which the header does not list: left to the lead.) */
+/* A min_len past a group: no run of it lies inside one group, so the
+ * request cannot be met, now or after any commit: -ENOSPC, as bga_alloc
+ * answers it, with all or nothing or without, and nothing changes. */
 Test(answers, min_len_past_a_group_is_enospc)
 {
 	struct bga_config cfg;
@@ -459,6 +458,12 @@ Test(answers, min_len_past_a_group_is_enospc)
 	size_t n = 7;
 	cr_assert_eq(vec(vol, 65, 128, 0, BGA_ALL_OR_NOTHING, 130, 4, out, &n), -ENOSPC);
 	cr_assert_eq(n, 0);
+	cr_assert_eq(bga_free_exact(vol), 4 * 64);
+	n = 7;
+	cr_assert_eq(vec(vol, 65, 128, 0, 0, 130, 4, out, &n), -ENOSPC);
+	cr_assert_eq(n, 0);
+	struct bga_request r = {.goal = BGA_NO_GOAL, .min_len = 65, .max_len = 128};
+	cr_assert_eq(bga_alloc(vol, &r, out), -ENOSPC);
 	cr_assert_eq(bga_free_exact(vol), 4 * 64);
 	/* the same volume meets a min_len of a whole group */
 	cr_assert_eq(vec(vol, 64, 128, 0, BGA_ALL_OR_NOTHING, 128, 2, out, &n), 0);
