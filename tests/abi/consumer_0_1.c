@@ -189,6 +189,14 @@ int main(void)
 	bga_destroy(back);
 
 	CHECK(bga_create(NULL, &back) == -EINVAL, "bga_create(NULL) is not -EINVAL");
+	/* the NULL forms of the 0.1.0 entry points: refused, and nothing
+	 * written (bga_config_init ignores a NULL cfg, as today's does) */
+	bga_config_init(NULL, nblocks);
+	CHECK(bga_volume_config(vol, NULL) == -EINVAL, "bga_volume_config(vol, NULL) is not -EINVAL");
+	memset(&v, POISON, sizeof(v));
+	CHECK(bga_volume_config(NULL, &v.cfg) == -EINVAL, "bga_volume_config(NULL, cfg) is not -EINVAL");
+	CHECK(guard_intact((const unsigned char *)&v.cfg) && guard_intact(v.guard),
+	      "a refused bga_volume_config wrote its struct");
 	CHECK(bga_alloc(vol, NULL, &e) == -EINVAL, "bga_alloc(NULL request) is not -EINVAL");
 	CHECK(bga_stats(vol, NULL) == -EINVAL, "bga_stats(NULL) is not -EINVAL");
 	CHECK(bga_free(vol, 1000, 8) == 0 && bga_free_exact(vol) == nblocks, "the last free");

@@ -509,6 +509,83 @@ Test(trim, discards_free_space_once)
 	bga_destroy(vol);
 }
 
+struct failing_discard {
+	int calls;
+	int rc;
+};
+
+static int failing_discard_cb(void *ctx, uint64_t start, uint64_t len)
+{
+	(void)start;
+	(void)len;
+	struct failing_discard *f = ctx;
+	f->calls++;
+	return f->rc;
+}
+
+/* bga_trim: "a non-zero return from cb stops the trim (every claimed
+ * extent is still freed) and is returned".  Group 0 has two free runs,
+ * both claimed together: the callback refuses the first, is not called
+ * for the second, nothing counts as trimmed and every block is free
+ * again; a trim after it discards everything. */
+Test(trim, a_failing_discard_stops_and_frees_every_claim)
+{
+	struct bga_volume *vol = make(4096, 1024);
+	struct bga_request req = {.goal = 100, .min_len = 50, .max_len = 50, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	struct failing_discard f = {.rc = -EIO};
+	uint64_t trimmed = 12345;
+	cr_assert_eq(bga_trim(vol, 0, 1024, 1, failing_discard_cb, &f, &trimmed), -EIO);
+	cr_assert_eq(f.calls, 1, "the trim went on after its callback failed");
+	cr_assert_eq(trimmed, 0);
+	cr_assert_eq(bga_free_exact(vol), 4046, "a claim was not given back");
+	assert_clean(vol);
+	struct bga_extent all[8];
+	size_t n = 0;
+	struct bga_request whole = {.goal = 0, .min_len = 100, .max_len = 100, .flags = BGA_EXACT_GOAL};
+	cr_assert_eq(bga_alloc(vol, &whole, &all[n++]), 0, "the first claimed run is not allocatable again");
+	whole.goal = 150;
+	whole.min_len = whole.max_len = 874;
+	cr_assert_eq(bga_alloc(vol, &whole, &all[n++]), 0, "the second claimed run is not allocatable again");
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(bga_free(vol, all[i].start, all[i].len), 0);
+	f.rc = 0;
+	f.calls = 0;
+	cr_assert_eq(bga_trim(vol, 0, 4096, 1, failing_discard_cb, &f, &trimmed), 0);
+	cr_assert_eq(trimmed, 4046);
+	bga_destroy(vol);
+}
+
+/* bga_group_stats' flags: BGA_GSTAT_TRIMMED once bga_trim discarded the
+ * group's free runs, gone when a block is freed into it. */
+Test(trim, group_stats_flag_a_trimmed_group_until_a_free)
+{
+	struct bga_volume *vol = make(4096, 1024);
+	struct bga_request req = {.goal = 1100, .min_len = 10, .max_len = 10, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	struct bga_group_stats gs = {.size = sizeof(gs)};
+	cr_assert_eq(bga_group_stats(vol, 1, &gs), 0);
+	cr_assert_eq(gs.flags & BGA_GSTAT_TRIMMED, 0);
+	struct failing_discard f = {0};
+	cr_assert_eq(bga_trim(vol, 0, 4096, 1, failing_discard_cb, &f, NULL), 0);
+	for (uint64_t g = 0; g < 4; g++) {
+		memset(&gs, 0, sizeof(gs));
+		gs.size = sizeof(gs);
+		cr_assert_eq(bga_group_stats(vol, g, &gs), 0);
+		cr_assert(gs.flags & BGA_GSTAT_TRIMMED, "group %llu not flagged trimmed", (unsigned long long)g);
+		cr_assert_eq(gs.free_blocks, g == 1 ? 1014 : 1024);
+	}
+	cr_assert_eq(bga_free(vol, e.start, e.len), 0);
+	memset(&gs, 0, sizeof(gs));
+	gs.size = sizeof(gs);
+	cr_assert_eq(bga_group_stats(vol, 1, &gs), 0);
+	cr_assert_eq(gs.flags & BGA_GSTAT_TRIMMED, 0, "freed into since, still flagged trimmed");
+	cr_assert_eq(gs.free_blocks, 1024);
+	bga_destroy(vol);
+}
+
 Test(stats, histogram_and_fragmentation)
 {
 	struct bga_volume *vol = make(4096, 1024);
