@@ -241,6 +241,56 @@ Test(check, window_overlap)
 	done(vol);
 }
 
+/* The window bounds window_overlap does not break: a remainder whose cur
+ * is past its end, one that starts before the window does, one below
+ * the group's usable span (first_data_block), each "leaves the group". */
+Test(check, window_outside_its_own_bounds)
+{
+	struct bga_volume *vol = make_volume(16 * 512, 512, 100);
+	struct bga_rsv *a;
+	cr_assert_eq(bga_rsv_open(vol, &a), 0);
+	cr_assert_eq(bga_rsv_set_size(a, 16), 0);
+	struct bga_extent e;
+	struct bga_request req = {.goal = 100, .min_len = 1, .max_len = 1, .rsv = a};
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(e.start, 100);
+	struct bga_window *w = grp_of(vol, 0)->ext->windows;
+	cr_assert_not_null(w);
+	uint64_t mine = w->span;
+	uint32_t cur = bga__wspan_cur(mine), end = bga__wspan_end(mine), start = w->start;
+	cr_assert_gt(end, cur + 1, "the window holds blocks");
+	cr_assert_geq(start, 100);
+	set_span(w, end, cur); /* cur past end */
+	expect_violation(vol, "leaves the group", 0, end);
+	set_span(w, cur, end);
+	w->start = cur + 1; /* the remainder begins before the window */
+	expect_violation(vol, "leaves the group", 0, cur);
+	w->start = start;
+	assert_clean(vol);
+	w->start = 50;
+	set_span(w, 50, end); /* below first_data_block */
+	expect_violation(vol, "leaves the group", 0, 50);
+	w->start = start;
+	set_span(w, cur, end);
+	assert_clean(vol);
+	bga_rsv_close(a);
+	done(vol);
+}
+
+/* A full group claims a free run: free 0 with max_run not 0. */
+Test(check, max_run_of_a_full_group)
+{
+	struct bga_volume *vol = make_volume(16 * 64, 64, 0);
+	alloc_exact(vol, 3 * 64, 64);
+	struct bga_group *grp = grp_of(vol, 3);
+	cr_assert_eq(grp->free, 0);
+	cr_assert_eq(grp->max_run, 0);
+	grp->max_run = 1;
+	expect_violation(vol, "max_run 1 but longest free run 0", 3, UINT64_MAX);
+	grp->max_run = 0;
+	done(vol);
+}
+
 Test(check, pending_block_marked_free)
 {
 	struct bga_volume *vol = make_volume(16 * 64, 64, 0);
