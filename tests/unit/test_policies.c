@@ -586,6 +586,40 @@ Test(trim, group_stats_flag_a_trimmed_group_until_a_free)
 	bga_destroy(vol);
 }
 
+/* -EAGAIN only when the request would succeed after the commit, with
+ * its alignment: in the last group of a volume whose size is not a
+ * multiple of align, the pending run 193..197 holds an aligned pair
+ * (194) but no aligned four (196..199 passes the end). */
+Test(deferred, eagain_counts_alignment_in_a_short_last_group)
+{
+	struct bga_volume *vol = make(198, 64);
+	struct bga_request all = {.goal = 0, .min_len = 64, .max_len = 64, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	for (uint64_t g = 0; g < 3; g++) {
+		all.goal = g * 64;
+		cr_assert_eq(bga_alloc(vol, &all, &e), 0);
+	}
+	all.goal = 192;
+	all.min_len = all.max_len = 6;
+	cr_assert_eq(bga_alloc(vol, &all, &e), 0);
+	cr_assert_eq(bga_free_deferred(vol, 193, 5, 1), 0);
+	struct bga_request four = {.goal = BGA_NO_GOAL, .min_len = 4, .max_len = 4, .align = 4};
+	struct bga_request two = {.goal = BGA_NO_GOAL, .min_len = 2, .max_len = 2, .align = 2};
+	e.start = e.len = 77;
+	cr_assert_eq(bga_alloc(vol, &four, &e), -ENOSPC, "no aligned four even after the commit");
+	cr_assert_eq(bga_alloc(vol, &two, &e), -EAGAIN, "an aligned pair once 193..197 is free");
+	cr_assert_eq(e.start, 77);
+	cr_assert_eq(e.len, 77);
+	cr_assert_eq(bga_free_exact(vol), 0, "a refused request changed the free count");
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(bga_alloc(vol, &four, &e), -ENOSPC);
+	cr_assert_eq(bga_alloc(vol, &two, &e), 0);
+	cr_assert_eq(e.start, 194);
+	cr_assert_eq(e.len, 2);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
 Test(stats, histogram_and_fragmentation)
 {
 	struct bga_volume *vol = make(4096, 1024);
