@@ -567,3 +567,32 @@ Test(persist_io, a_store_over_an_area_changed_since_formats)
 	memio_free(&m);
 	bga_destroy(vol);
 }
+
+/* BGA_LOAD_PREFETCH with nothing left to read ahead: a strict load (every
+ * bitmap read at once), or an image whose groups were never touched.
+ * Either loads the stored state, and a bga_prefetch after it answers 0. */
+Test(persist_io, prefetch_with_nothing_left_to_read)
+{
+	struct memio m;
+	struct bga_io io;
+	struct usedmap want;
+	struct bga_volume *vol = stored_volume(64 * 40, 64, 0, &m, &io, &want);
+	struct bga_volume *back = load_expect(&io, BGA_LOAD_STRICT | BGA_LOAD_PREFETCH, &want);
+	cr_assert_eq(bga_prefetch(back), 0);
+	bga_destroy(back);
+	usedmap_free(&want);
+	memio_free(&m);
+	bga_destroy(vol);
+
+	vol = make_volume(64 * 40, 64, 0);
+	memio_init(&m, &io);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	cr_assert_eq(usedmap_take(vol, &want), 0);
+	back = load_expect(&io, BGA_LOAD_PREFETCH, &want);
+	cr_assert_eq(bga_free_exact(back), 64 * 40);
+	cr_assert_eq(bga_prefetch(back), 0);
+	bga_destroy(back);
+	usedmap_free(&want);
+	memio_free(&m);
+	bga_destroy(vol);
+}
