@@ -496,3 +496,40 @@ Test(answers, lazy_load_reads_before_alloc)
 	bga_destroy(vol);
 	memio_free(&m);
 }
+
+/* All or nothing through a handle set to size 0 (its window given back):
+ * served from the free space as without the handle, and no window is
+ * booked (bga_alloc_vec: "with BGA_ALL_OR_NOTHING only what the window
+ * holds at the call (no window is booked ...)"). */
+Test(answers, all_or_nothing_through_a_handle_of_size_0)
+{
+	struct bga_volume *vol = make_volume(4096, 1024, 0);
+	struct bga_rsv *h;
+	cr_assert_eq(bga_rsv_open(vol, &h), 0);
+	struct bga_request r = {.goal = 100, .min_len = 1, .max_len = 1, .rsv = h};
+	struct bga_extent e, w, out[4];
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	cr_assert_eq(bga_rsv_window(h, &w), 0);
+	cr_assert_gt(w.len, 0, "the first allocation booked a window");
+	cr_assert_eq(bga_rsv_set_size(h, 0), 0);
+	cr_assert_eq(bga_rsv_window(h, &w), 0);
+	cr_assert_eq(w.len, 0, "size 0 gives the window back");
+	uint64_t free0 = bga_free_exact(vol);
+	cr_assert_eq(free0, 4095);
+	r = (struct bga_request){.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 40, .rsv = h, .flags = BGA_ALL_OR_NOTHING};
+	size_t n = 0;
+	cr_assert_eq(bga_alloc_vec(vol, &r, 40, out, 4, &n), 0);
+	uint64_t got = 0;
+	for (size_t i = 0; i < n; i++)
+		got += out[i].len;
+	cr_assert_eq(got, 40);
+	cr_assert_eq(bga_free_exact(vol), free0 - 40);
+	cr_assert_eq(bga_rsv_window(h, &w), 0);
+	cr_assert_eq(w.len, 0, "all or nothing booked a window");
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(bga_free(vol, out[i].start, out[i].len), 0);
+	cr_assert_eq(bga_free(vol, e.start, e.len), 0);
+	bga_rsv_close(h);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
