@@ -366,6 +366,9 @@ static void misshapen_bitmap_quarantined(uint64_t nblocks, uint64_t fdb, uint64_
 	struct bga_stats st;
 	cr_assert_eq(bga_stats(back, &st), 0);
 	cr_assert_eq(st.groups_quarantined, 1);
+	struct bga_group_stats gs = {.size = sizeof(gs)};
+	cr_assert_eq(bga_group_stats(back, g, &gs), 0);
+	cr_assert(gs.flags & BGA_GSTAT_QUARANTINED, "group stats do not flag the quarantined group");
 	cr_assert_eq(bga_free(back, e.start, e.len), -EUCLEAN);
 	uint64_t span = BGA_MIN(nblocks, (g + 1) * bpg) - BGA_MAX(fdb, g * bpg);
 	cr_assert_eq(bga_free_exact(back), nblocks - fdb - span, "group %llu counts as wholly used",

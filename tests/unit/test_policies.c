@@ -650,3 +650,25 @@ Test(stats, histogram_and_fragmentation)
 	cr_assert_eq(c.blocks, 0, "no run of 2");
 	bga_destroy(vol);
 }
+
+/* bga_longest_free_sum of a full volume: *len 0 and *group UINT64_MAX;
+ * one block freed, a run of 1 in its group. */
+Test(stats, longest_free_of_a_full_volume)
+{
+	struct bga_volume *vol = make(4096, 1024);
+	struct bga_request req = {.goal = 0, .min_len = 1024, .max_len = 1024, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	for (uint64_t g = 0; g < 4; g++) {
+		req.goal = g * 1024;
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	}
+	uint64_t len = 77, group = 77;
+	cr_assert_eq(bga_longest_free_sum(vol, &len, &group), 0);
+	cr_assert_eq(len, 0);
+	cr_assert_eq(group, UINT64_MAX);
+	cr_assert_eq(bga_free(vol, 2 * 1024 + 5, 1), 0);
+	cr_assert_eq(bga_longest_free_sum(vol, &len, &group), 0);
+	cr_assert_eq(len, 1);
+	cr_assert_eq(group, 2);
+	bga_destroy(vol);
+}
