@@ -533,3 +533,39 @@ Test(answers, all_or_nothing_through_a_handle_of_size_0)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/* A BGA_START_FULL volume with a first_data_block: its groups start
+ * used with no bitmap.  Frees reaching below first_data_block are -EINVAL
+ * and change nothing (bga_free: "any block lies outside the volume or
+ * below first_data_block"), whether one block, a run, or a run that
+ * straddles it; a free of group 0's whole span, then of parts of others,
+ * is served. */
+Test(answers, full_volume_refuses_frees_below_first_data_block)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, 64 * 4 + 40);
+	cfg.blocks_per_group = 64;
+	cfg.first_data_block = 10;
+	cfg.flags = BGA_START_FULL;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	cr_assert_eq(bga_free_exact(vol), 0);
+	uint64_t init0 = initialised(vol);
+	static const uint64_t bad[][2] = {{3, 1}, {0, 10}, {4, 3}, {8, 4}, {9, 55}, {0, 64 * 4 + 40}};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(bga_free(vol, bad[i][0], bad[i][1]), -EINVAL, "free %llu+%llu", (unsigned long long)bad[i][0],
+			     (unsigned long long)bad[i][1]);
+		cr_assert_eq(bga_free_exact(vol), 0, "a refused free changed the free count");
+		cr_assert_eq(initialised(vol), init0, "a refused free made a bitmap");
+	}
+	cr_assert_eq(bga_free(vol, 10, 54), 0, "group 0's whole span");
+	cr_assert_eq(bga_free_exact(vol), 54);
+	cr_assert_eq(bga_free(vol, 64 * 4 + 30, 10), 0, "the short last group's tail");
+	cr_assert_eq(bga_free(vol, 64 + 5, 1), 0);
+	cr_assert_eq(bga_free_exact(vol), 54 + 10 + 1);
+	cr_assert_eq(bga_free(vol, 5, 1), -EINVAL);
+	cr_assert_eq(bga_free(vol, 64 * 4 + 30, 10), -EINVAL, "freed twice");
+	cr_assert_eq(bga_free_exact(vol), 65);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
