@@ -569,3 +569,27 @@ Test(answers, full_volume_refuses_frees_below_first_data_block)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/* bga_free_vec naming a block of a part of the volume nothing ever
+ * touched (so free): -EINVAL, and the allocated extent beside it in the
+ * same call stays allocated, whichever comes first. */
+Test(answers, free_vec_with_a_never_touched_block_frees_nothing)
+{
+	struct bga_volume *vol = make_volume(64 * 4096, 64, 0);
+	struct bga_request req = {.goal = 100, .min_len = 4, .max_len = 4, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	uint64_t free0 = bga_free_exact(vol);
+	struct bga_extent pairs[2][2] = {{{100, 4}, {64 * 3000, 8}}, {{64 * 3000, 8}, {100, 4}}};
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(bga_free_vec(vol, pairs[i], 2), -EINVAL, "order %d", i);
+		cr_assert_eq(bga_free_exact(vol), free0, "order %d: a refused free_vec freed something", i);
+	}
+	cr_assert_eq(bga_free(vol, 64 * 3000, 8), -EINVAL);
+	req.min_len = req.max_len = 1;
+	cr_assert_eq(bga_alloc(vol, &req, &e), -ENOSPC, "block 100 is free again");
+	cr_assert_eq(bga_free(vol, 100, 4), 0);
+	cr_assert_eq(bga_free_exact(vol), 64 * 4096);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
