@@ -593,3 +593,55 @@ Test(answers, free_vec_with_a_never_touched_block_frees_nothing)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/* An aligned request that no group can hold (align = blocks_per_group:
+ * only a wholly free group would do), with plenty of blocks free in
+ * runs too short: -ENOSPC at once, nothing changed; a wholly free group
+ * then serves it. */
+Test(answers, aligned_request_of_a_whole_group_with_every_group_started)
+{
+	struct bga_volume *vol = make_volume(4 * 64, 64, 0);
+	struct bga_request one = {.min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	for (uint64_t g = 0; g < 4; g++) {
+		one.goal = g * 64 + 63;
+		cr_assert_eq(bga_alloc(vol, &one, &e), 0);
+	}
+	struct bga_request whole = {.goal = BGA_NO_GOAL, .min_len = 64, .max_len = 64, .align = 64};
+	e.start = e.len = 77;
+	cr_assert_eq(bga_alloc(vol, &whole, &e), -ENOSPC);
+	cr_assert(e.start == 77 && e.len == 77, "a refused request wrote *out");
+	cr_assert_eq(bga_free_exact(vol), 4 * 63);
+	cr_assert_eq(bga_free(vol, 2 * 64 + 63, 1), 0);
+	cr_assert_eq(bga_alloc(vol, &whole, &e), 0);
+	cr_assert_eq(e.start, 2 * 64);
+	cr_assert_eq(e.len, 64);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* BGA_EXACT_GOAL through a handle: the extent starts at the goal (an
+ * exact goal is honoured with windows on), and the handle still books a
+ * window for its next plain request. */
+Test(answers, exact_goal_through_a_handle)
+{
+	struct bga_volume *vol = make_volume(4 * 1024, 1024, 0);
+	struct bga_rsv *h;
+	cr_assert_eq(bga_rsv_open(vol, &h), 0);
+	struct bga_request req = {.goal = 2000, .min_len = 5, .max_len = 5, .rsv = h, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e, w;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(e.start, 2000);
+	cr_assert_eq(e.len, 5);
+	cr_assert_eq(bga_alloc(vol, &req, &e), -ENOSPC, "the same exact goal twice");
+	req.flags = 0;
+	req.goal = 100;
+	req.min_len = req.max_len = 1;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(bga_rsv_window(h, &w), 0);
+	cr_assert_gt(w.len, 0, "a plain request through the handle booked no window");
+	cr_assert_eq(bga_free_exact(vol), 4 * 1024 - 6);
+	bga_rsv_close(h);
+	assert_clean(vol);
+	bga_destroy(vol);
+}

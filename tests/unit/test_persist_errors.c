@@ -419,3 +419,24 @@ Test(persist_errors, free_count_repaired_at_a_strict_load)
 	bga_destroy(vol);
 }
 
+
+/* Neither slot holds bgalloc's magic, and the format version stands
+ * alone (the size beside it is not the superblock's): no superblock at
+ * all, -ENODATA, not damage (bga_load: "neither slot holds bgalloc's
+ * magic ... -ENODATA"). */
+Test(persist_errors, no_magic_in_either_slot_is_no_superblock)
+{
+	struct memio m;
+	struct bga_io io;
+	struct bga_volume *vol = stored_volume(64 * 40, 64, 0, &m, &io, NULL);
+	cr_assert_eq(bga_store(vol, &io), 0); /* both slots valid */
+	for (unsigned s = 0; s < 2; s++) {
+		unsigned char *b = m.buf + s * BGA_PF_SECTOR;
+		b[BGA_SB_MAGIC] = 'X';
+		bga_pf_put32(b + BGA_SB_SIZE, 1024);
+		sb_reseal(b);
+	}
+	load_fails(&io, NULL, 0, -ENODATA, "no magic in either slot");
+	memio_free(&m);
+	bga_destroy(vol);
+}

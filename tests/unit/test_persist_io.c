@@ -467,103 +467,30 @@ Test(persist_io, file_io_system_call_errors)
 }
 
 
-/* ---- which store formats (bga_store: "the first store to an area, or
- * to another io, formats it"; the same io is "the same ctx and callbacks") ---- */
-
-static int fwd_read(void *ctx, void *buf, size_t len, uint64_t off)
+/* The area's superblocks erased since the volume's last store through
+ * the same io: the store finds no image to build on and formats (bga_store:
+ * "the first store to an area ... formats it"), writing as much as the
+ * first store did, and the area loads the volume's state. */
+Test(persist_io, a_store_over_erased_superblocks_formats)
 {
-	return memio_read(ctx, buf, len, off);
-}
-
-static int fwd_write(void *ctx, const void *buf, size_t len, uint64_t off)
-{
-	return memio_write(ctx, buf, len, off);
-}
-
-static int fwd_flush(void *ctx)
-{
-	return memio_flush(ctx);
-}
-
-/* One more block in use, stored through io: the bytes the store wrote. */
-static size_t store_one_more(struct bga_volume *vol, struct memio *m, const struct bga_io *io, uint64_t goal)
-{
-	struct bga_request req = {.goal = goal, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
+	struct memio m;
+	struct bga_io io;
+	struct bga_volume *vol = make_volume(64 * 40, 64, 0);
+	memio_init(&m, &io);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	size_t format = m.bytes_written;
+	struct bga_request req = {.goal = 100, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
 	struct bga_extent e;
 	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
-	m->bytes_written = 0;
-	cr_assert_eq(bga_store(vol, io), 0);
-	return m->bytes_written;
-}
-
-static void assert_area_holds(struct bga_volume *vol, const struct bga_io *io)
-{
+	memset(m.buf, 0, 2 * BGA_PF_SECTOR);
+	m.bytes_written = 0;
+	cr_assert_eq(bga_store(vol, &io), 0);
+	cr_assert_geq(m.bytes_written, format, "%llu bytes: not a format (%zu)", (unsigned long long)m.bytes_written,
+		      format);
 	struct usedmap want;
 	cr_assert_eq(usedmap_take(vol, &want), 0);
-	bga_destroy(load_expect(io, 0, &want));
+	bga_destroy(load_expect(&io, 0, &want));
 	usedmap_free(&want);
-}
-
-/* The same ctx with any one callback another function is another io: the
- * store formats (writes as much as the first store did) and the area
- * loads the volume's state; the same io again stores incrementally. */
-Test(persist_io, a_store_through_other_callbacks_formats)
-{
-	struct memio m;
-	struct bga_io io;
-	struct bga_volume *vol = make_volume(64 * 40, 64, 0);
-	memio_init(&m, &io);
-	cr_assert_eq(bga_store(vol, &io), 0);
-	size_t format = m.bytes_written;
-	size_t incremental = store_one_more(vol, &m, &io, 100);
-	cr_assert_lt(incremental, format, "one changed group rewrote as much as a format");
-	struct bga_io other[3] = {io, io, io};
-	other[0].read = fwd_read;
-	other[1].write = fwd_write;
-	other[2].flush = fwd_flush;
-	for (int i = 0; i < 3; i++) {
-		size_t n = store_one_more(vol, &m, &other[i], 200 + (uint64_t)i);
-		cr_assert_geq(n, format, "callback %d replaced: %zu bytes, not a format (%zu)", i, n, format);
-		assert_area_holds(vol, &io);
-	}
-	/* a copy of the struct is the same io: incremental again */
-	struct bga_io copy = other[2];
-	cr_assert_lt(store_one_more(vol, &m, &copy, 300), format);
-	assert_area_holds(vol, &io);
-	memio_free(&m);
-	bga_destroy(vol);
-}
-
-/* The area changed under the volume between its stores (erased, or
- * another volume stored into it): the next store through the same io
- * formats, and the area holds this volume's state, not a mix. */
-Test(persist_io, a_store_over_an_area_changed_since_formats)
-{
-	struct memio m;
-	struct bga_io io;
-	struct bga_volume *vol = make_volume(64 * 40, 64, 0);
-	memio_init(&m, &io);
-	cr_assert_eq(bga_store(vol, &io), 0);
-	size_t format = m.bytes_written;
-	/* superblocks erased */
-	memset(m.buf, 0, 2 * BGA_PF_SECTOR);
-	cr_assert_geq(store_one_more(vol, &m, &io, 100), format);
-	assert_area_holds(vol, &io);
-	/* another volume (another uuid) stored over it */
-	struct bga_volume *other = make_volume(64 * 40, 64, 0);
-	struct bga_request req = {.goal = 1024, .min_len = 64, .max_len = 64, .flags = BGA_EXACT_GOAL};
-	struct bga_extent e;
-	cr_assert_eq(bga_alloc(other, &req, &e), 0);
-	cr_assert_eq(bga_store(other, &io), 0);
-	cr_assert_geq(store_one_more(vol, &m, &io, 101), format);
-	assert_area_holds(vol, &io);
-	/* another store of the same volume through the same io, then this
-	 * volume's again: the other's newer generation is not built on */
-	cr_assert_eq(bga_store(other, &io), 0);
-	cr_assert_eq(bga_store(other, &io), 0);
-	cr_assert_geq(store_one_more(vol, &m, &io, 102), format);
-	assert_area_holds(vol, &io);
-	bga_destroy(other);
 	memio_free(&m);
 	bga_destroy(vol);
 }

@@ -586,6 +586,17 @@ Test(trim, group_stats_flag_a_trimmed_group_until_a_free)
 	bga_destroy(vol);
 }
 
+/* Groups 0 .. n-1 (bpg blocks each) wholly allocated. */
+static void fill_groups(struct bga_volume *vol, uint64_t n, uint32_t bpg)
+{
+	struct bga_request req = {.min_len = bpg, .max_len = bpg, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	for (uint64_t g = 0; g < n; g++) {
+		req.goal = g * bpg;
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0, "group %llu", (unsigned long long)g);
+	}
+}
+
 /* -EAGAIN only when the request would succeed after the commit, with
  * its alignment: in the last group of a volume whose size is not a
  * multiple of align, the pending run 193..197 holds an aligned pair
@@ -593,14 +604,9 @@ Test(trim, group_stats_flag_a_trimmed_group_until_a_free)
 Test(deferred, eagain_counts_alignment_in_a_short_last_group)
 {
 	struct bga_volume *vol = make(198, 64);
-	struct bga_request all = {.goal = 0, .min_len = 64, .max_len = 64, .flags = BGA_EXACT_GOAL};
 	struct bga_extent e;
-	for (uint64_t g = 0; g < 3; g++) {
-		all.goal = g * 64;
-		cr_assert_eq(bga_alloc(vol, &all, &e), 0);
-	}
-	all.goal = 192;
-	all.min_len = all.max_len = 6;
+	fill_groups(vol, 3, 64);
+	struct bga_request all = {.goal = 192, .min_len = 6, .max_len = 6, .flags = BGA_EXACT_GOAL};
 	cr_assert_eq(bga_alloc(vol, &all, &e), 0);
 	cr_assert_eq(bga_free_deferred(vol, 193, 5, 1), 0);
 	struct bga_request four = {.goal = BGA_NO_GOAL, .min_len = 4, .max_len = 4, .align = 4};
@@ -656,12 +662,7 @@ Test(stats, histogram_and_fragmentation)
 Test(stats, longest_free_of_a_full_volume)
 {
 	struct bga_volume *vol = make(4096, 1024);
-	struct bga_request req = {.goal = 0, .min_len = 1024, .max_len = 1024, .flags = BGA_EXACT_GOAL};
-	struct bga_extent e;
-	for (uint64_t g = 0; g < 4; g++) {
-		req.goal = g * 1024;
-		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
-	}
+	fill_groups(vol, 4, 1024);
 	uint64_t len = 77, group = 77;
 	cr_assert_eq(bga_longest_free_sum(vol, &len, &group), 0);
 	cr_assert_eq(len, 0);
