@@ -273,6 +273,16 @@ Test(check, window_outside_its_own_bounds)
 	w->start = start;
 	set_span(w, cur, end);
 	assert_clean(vol);
+	/* The group's bitmap lost under the window: reported (no bitmap
+	 * with free blocks, and the window's blocks no longer marked used). */
+	struct bga_group *grp = grp_of(vol, 0);
+	uint64_t *bitmap = grp->bitmap;
+	grp->bitmap = NULL;
+	struct bga_check_report rep;
+	cr_assert_eq(bga_check(vol, &rep), -EUCLEAN);
+	cr_assert_geq(rep.violations, 2, "%d violations: %s", rep.violations, rep.message);
+	grp->bitmap = bitmap;
+	assert_clean(vol);
 	bga_rsv_close(a);
 	done(vol);
 }

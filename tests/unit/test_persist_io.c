@@ -512,6 +512,8 @@ Test(persist_io, prefetch_with_nothing_left_to_read)
 	bga_destroy(vol);
 
 	vol = make_volume(64 * 40, 64, 0);
+	cr_assert_eq(bga_prefetch(vol), 0, "a volume never loaded has nothing to read");
+	cr_assert_eq(bga_free_exact(vol), 64 * 40);
 	memio_init(&m, &io);
 	cr_assert_eq(bga_store(vol, &io), 0);
 	cr_assert_eq(usedmap_take(vol, &want), 0);
