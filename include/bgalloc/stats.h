@@ -73,11 +73,11 @@ BGA_EXTERN uint64_t bga_free_blocks_sum(struct bga_volume *vol);
  * hold, once they are given back, which happens before any -ENOSPC),
  * unless the free space is promised to reservations (bga_reserve); one
  * with a larger min_len fails with -ENOSPC or -EAGAIN.  Cheap where the
- * group index knows the answer: it measures the groups holding windows,
+ * group index knows the answer: it reads the groups holding windows,
  * then the groups the index places in the highest order, and stops as
  * soon as no other group can hold a longer run: usually a few groups, at
  * most every group.  Exact while nothing else changes the volume; under
- * concurrent calls each group is measured at one instant.
+ * concurrent calls each group is read at one instant.
  *
  * Returns: 0, with *len (and *group) set.
  * Errors:
