@@ -36,6 +36,7 @@ struct line {
 	uint64_t sharers;
 	int32_t owner; /* last writer; -1: never written */
 	uint32_t rmoves, wmoves;
+	uint64_t users; /* cores that touched it while measuring */
 	uintptr_t addr, pc; /* the access behind the last counted move */
 };
 
@@ -46,7 +47,10 @@ static uint32_t lines_used;
 
 static __thread int cur_core = -1; /* -1: not a modelled core; counted as core 0 */
 static int measuring;
-static uint64_t n_ops, n_acc, n_rmoves, n_wmoves;
+static uint64_t n_ops, n_acc, n_rmoves, n_wmoves, n_amoves;
+
+/* access kinds: a read, a plain write, an atomic read-modify-write or store */
+enum { RD = 0, WR = 1, AT = 2 };
 
 /* ---- locks ------------------------------------------------------------- */
 
@@ -115,8 +119,9 @@ static struct line *line_of(uint64_t l)
 	}
 }
 
-static void touch_line(uint64_t l, int write, uintptr_t addr, uintptr_t pc)
+static void touch_line(uint64_t l, int kind, uintptr_t addr, uintptr_t pc)
 {
+	int write = kind != RD;
 	struct line *e = line_of(l);
 	int c = core_now();
 	uint64_t me = 1ull << c;
@@ -130,6 +135,8 @@ static void touch_line(uint64_t l, int write, uintptr_t addr, uintptr_t pc)
 		moved = e->owner >= 0 && e->owner != c;
 		e->sharers |= me;
 	}
+	if (measuring)
+		e->users |= me;
 	if (!moved || !measuring)
 		return;
 	if (moved == 1) {
@@ -137,6 +144,7 @@ static void touch_line(uint64_t l, int write, uintptr_t addr, uintptr_t pc)
 		e->rmoves++;
 	} else {
 		n_wmoves++;
+		n_amoves += kind == AT;
 		e->wmoves++;
 	}
 	e->addr = addr;
@@ -148,8 +156,9 @@ static void touch_line(uint64_t l, int write, uintptr_t addr, uintptr_t pc)
 static int in_lock_range(uintptr_t a);
 static void lock_released(uintptr_t addr);
 
-static inline void access_(const volatile void *p, size_t size, int write, uintptr_t pc)
+static inline void access_(const volatile void *p, size_t size, int kind, uintptr_t pc)
 {
+	int write = kind != RD;
 	uintptr_t a = (uintptr_t)p;
 	int c = core_now();
 
@@ -165,7 +174,7 @@ static inline void access_(const volatile void *p, size_t size, int write, uintp
 	if (write && nheld[c] && nlock_ranges && in_lock_range(a))
 		lock_released(a);
 	for (uint64_t l = a >> 6; l <= (a + size - 1) >> 6; l++)
-		touch_line(l, write, a, pc);
+		touch_line(l, kind, a, pc);
 }
 
 static struct lockst *lock_of(uintptr_t addr, const char *kind)
@@ -265,7 +274,7 @@ void rt_reset(void)
 	memset(locks, 0, sizeof(locks));
 	memset(nheld, 0, sizeof(nheld));
 	nlock_ranges = nobjects = 0;
-	n_ops = n_acc = n_rmoves = n_wmoves = 0;
+	n_ops = n_acc = n_rmoves = n_wmoves = n_amoves = 0;
 	measuring = 0;
 }
 
@@ -328,8 +337,8 @@ void rt_report(FILE *f, int top)
 	int first = 1;
 
 	fprintf(f, "\"ops\": %" PRIu64 ", \"accesses\": %" PRIu64 ", \"rmoves\": %" PRIu64 ", \"wmoves\": %" PRIu64
-		   ", \"lines_touched\": %u, \"locks\": [",
-		n_ops, n_acc, n_rmoves, n_wmoves, lines_used);
+		   ", \"amoves\": %" PRIu64 ", \"lines_touched\": %u, \"locks\": [",
+		n_ops, n_acc, n_rmoves, n_wmoves, n_amoves, lines_used);
 	for (uint32_t i = 0; i < LOCK_SLOTS; i++) {
 		struct lockst *l = &locks[i];
 		if (!l->addr || !l->holds)
@@ -350,8 +359,8 @@ void rt_report(FILE *f, int top)
 		struct line *e = moved[i];
 		fprintf(f, "%s{\"where\": ", i ? ", " : "");
 		name_addr(f, e->addr);
-		fprintf(f, ", \"rmoves\": %u, \"wmoves\": %u, \"pc\": \"0x%" PRIxPTR "\"}", e->rmoves, e->wmoves,
-			e->pc - (uintptr_t)__executable_start);
+		fprintf(f, ", \"rmoves\": %u, \"wmoves\": %u, \"cores\": %d, \"pc\": \"0x%" PRIxPTR "\"}", e->rmoves,
+			e->wmoves, __builtin_popcountll(e->users), e->pc - (uintptr_t)__executable_start);
 	}
 	fprintf(f, "], \"lines_moving\": %u", n);
 	__libc_free(moved);
@@ -483,7 +492,7 @@ int pthread_mutex_lock(pthread_mutex_t *m)
 		resolve();
 	rc = real_lock(m);
 	if (rc == 0 && cur_core >= 0) {
-		access_(m, 4, 1, SITE);
+		access_(m, 4, AT, SITE);
 		lock_acquired((uintptr_t)m, "mutex");
 	}
 	return rc;
@@ -496,7 +505,7 @@ int pthread_mutex_trylock(pthread_mutex_t *m)
 		resolve();
 	rc = real_trylock(m);
 	if (cur_core >= 0) {
-		access_(m, 4, 1, SITE);
+		access_(m, 4, AT, SITE);
 		if (rc == 0)
 			lock_acquired((uintptr_t)m, "mutex");
 	}
@@ -508,7 +517,7 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 	if (!real_unlock)
 		resolve();
 	if (cur_core >= 0) {
-		access_(m, 4, 1, SITE);
+		access_(m, 4, AT, SITE);
 		lock_released((uintptr_t)m);
 	}
 	return real_unlock(m);
@@ -611,7 +620,7 @@ void *__tsan_memset(void *d, int c, size_t n)
 	{                                                                                                             \
 		T old = *a;                                                                                           \
 		(void)mo;                                                                                             \
-		access_(a, sizeof(T), 1, SITE);                                                                       \
+		access_(a, sizeof(T), AT, SITE);                                                                       \
 		__atomic_store_n(a, v, SC);                                                                           \
 		lock_watch(a, (uint64_t)old, (uint64_t)v);                                                            \
 	}                                                                                                             \
@@ -627,7 +636,7 @@ void *__tsan_memset(void *d, int c, size_t n)
 		T old = *c;                                                                                           \
 		int ok;                                                                                               \
 		(void)mo, (void)fmo;                                                                                  \
-		access_(a, sizeof(T), 1, SITE);                                                                       \
+		access_(a, sizeof(T), AT, SITE);                                                                       \
 		ok = __atomic_compare_exchange_n(a, c, v, 0, SC, SC);                                                 \
 		if (ok)                                                                                               \
 			lock_watch(a, (uint64_t)old, (uint64_t)v);                                                    \
@@ -638,7 +647,7 @@ void *__tsan_memset(void *d, int c, size_t n)
 		T old = *c;                                                                                           \
 		int ok;                                                                                               \
 		(void)mo, (void)fmo;                                                                                  \
-		access_(a, sizeof(T), 1, SITE);                                                                       \
+		access_(a, sizeof(T), AT, SITE);                                                                       \
 		ok = __atomic_compare_exchange_n(a, c, v, 0, SC, SC);                                                 \
 		if (ok)                                                                                               \
 			lock_watch(a, (uint64_t)old, (uint64_t)v);                                                    \
@@ -648,7 +657,7 @@ void *__tsan_memset(void *d, int c, size_t n)
 	{                                                                                                             \
 		T exp = c;                                                                                            \
 		(void)mo, (void)fmo;                                                                                  \
-		access_(a, sizeof(T), 1, SITE);                                                                       \
+		access_(a, sizeof(T), AT, SITE);                                                                       \
 		if (__atomic_compare_exchange_n(a, &exp, v, 0, SC, SC))                                               \
 			lock_watch(a, (uint64_t)c, (uint64_t)v);                                                      \
 		return exp;                                                                                           \
@@ -659,7 +668,7 @@ void *__tsan_memset(void *d, int c, size_t n)
 	{                                                                                                             \
 		T old, new;                                                                                           \
 		(void)mo;                                                                                             \
-		access_(a, sizeof(T), 1, SITE);                                                                       \
+		access_(a, sizeof(T), AT, SITE);                                                                       \
 		body;                                                                                                 \
 		lock_watch(a, (uint64_t)old, (uint64_t) new);                                                         \
 		return old;                                                                                           \
