@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Install the Debian packages a target needs, if they are missing.
-#   scripts/deps.sh build|test|bench|demo|fuzz|fscompare|coverage ...
+#   scripts/deps.sh build|test|bench|demo|model|fuzz|fscompare|coverage ...
 # Each need is checked first (pkg-config module, command or file); only the
 # missing packages are installed, and the script says which and why.
 set -euo pipefail
@@ -61,6 +61,12 @@ for target in "${@:-build}"; do
 		want py scipy python3-scipy
 		want pc ext2fs libext2fs-dev
 		want cmd mke2fs e2fsprogs
+		want cmd gnuplot gnuplot-nox
+		;;
+	model) # make model (bench/model): callgrind's counts, gdb and addr2line name the shared lines
+		want cmd valgrind valgrind
+		want cmd gdb gdb
+		want cmd addr2line binutils
 		want cmd gnuplot gnuplot-nox
 		;;
 	coverage) # make coverage: with test, gcovr for the report
