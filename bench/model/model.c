@@ -69,10 +69,12 @@ static void be_core(int core)
 
 /* ---- workloads --------------------------------------------------------------- */
 
-enum wl { W_CHURN, W_WRITERS, W_APP_OWN, W_COUNTER, W_N };
-static const char *const wl_name[W_N] = {"churn", "writers", "appenders-own", "counter"};
-enum var { V_BGA, V_BASE, V_PERCPU, V_ATOMIC, V_N };
-static const char *const var_name[V_N] = {"bgalloc", "baseline", "percpu", "atomic"};
+/* lock: one lock of a lock table taken and released (bga-lab's lock
+ * kinds; bga_locktab_lock on slot 0), for bga-lab's count verdict */
+enum wl { W_CHURN, W_WRITERS, W_APP_OWN, W_COUNTER, W_LOCK, W_N };
+static const char *const wl_name[W_N] = {"churn", "writers", "appenders-own", "counter", "lock"};
+enum var { V_BGA, V_BASE, V_PERCPU, V_ATOMIC, V_FAS, V_TICKET, V_MCS, V_MUTEX, V_N };
+static const char *const var_name[V_N] = {"bgalloc", "baseline", "percpu", "atomic", "fas", "ticket", "mcs", "mutex"};
 
 #define NBLOCKS (UINT64_C(1) << 20)
 #define APP_BLOCKS (UINT64_C(1) << 22)
@@ -111,6 +113,7 @@ struct run {
 	uint64_t nblocks;
 	struct bga_volume *vol;
 	struct bga_counter *ctr;
+	struct bga_locktab *locks;
 	struct core *cores;
 };
 
@@ -238,6 +241,10 @@ static void op(struct run *r, struct core *c)
 	case W_APP_OWN:
 		writers_op(r, c);
 		break;
+	case W_LOCK:
+		bga_locktab_lock(r->locks, 0);
+		bga_locktab_unlock(r->locks, 0);
+		break;
 	default:
 		bga_counter_add(r->ctr, 1);
 		break;
@@ -316,6 +323,10 @@ static void register_objects(struct run *r)
 		rt_object(v->cpu, v->ncpu, sizeof(v->cpu[0]), "struct bga_percpu");
 		rt_lock_range(t->slots, t->mask + 1, sizeof(t->slots[0]), "struct locktab_slot");
 	}
+	if (r->locks) {
+		rt_lock_range(r->locks->slots, r->locks->mask + 1, sizeof(r->locks->slots[0]), "struct locktab_slot");
+		return;
+	}
 	struct bga_counter *ctr = r->vol ? r->vol->used : r->ctr;
 	rt_object(ctr, 1, offsetof(struct bga_counter, slots), "struct bga_counter");
 	rt_object(ctr->slots, ctr->nslots, sizeof(ctr->slots[0]), "struct counter_slot");
@@ -330,12 +341,18 @@ static int run_one(enum wl w, enum var v, int ncores, long rounds, FILE *out)
 
 	/* warm-up: past setup into the steady state (writers and appenders
 	 * fill their files before they delete) */
-	r.warm = w == W_CHURN ? 256 : w == W_COUNTER ? 4096 : (long)(r.w == W_WRITERS ? WRITER_FILES : APPEND_FILES) * FILE_BLOCKS + 64;
+	r.warm = w == W_CHURN ? 256 : w == W_COUNTER || w == W_LOCK ? 4096 : (long)(r.w == W_WRITERS ? WRITER_FILES : APPEND_FILES) * FILE_BLOCKS + 64;
 	r.nblocks = w == W_APP_OWN ? APP_BLOCKS : NBLOCKS;
 	rt_reset();
 	be_core(0);
-	if (w == W_COUNTER) {
-		rc = bga_counter_create(&r.ctr, 0, 0, v == V_ATOMIC ? BGA_COUNTER_ATOMIC : BGA_COUNTER_PERCPU);
+	if (w == W_LOCK) {
+		rc = v >= V_FAS ? bga_locktab_create(&r.locks, 1, (enum bga_lock_kind)(BGA_LOCK_FAS + (v - V_FAS))) : -EINVAL;
+	} else if (w == W_COUNTER) {
+		rc = v == V_ATOMIC || v == V_PERCPU
+			     ? bga_counter_create(&r.ctr, 0, 0, v == V_ATOMIC ? BGA_COUNTER_ATOMIC : BGA_COUNTER_PERCPU)
+			     : -EINVAL;
+	} else if (v != V_BGA && v != V_BASE) {
+		rc = -EINVAL;
 	} else {
 		bga_config_init(&cfg, r.nblocks);
 		if (v == V_BASE)
@@ -383,8 +400,8 @@ static int run_one(enum wl w, enum var v, int ncores, long rounds, FILE *out)
 	fflush(out);
 	if (r.vol)
 		bga_destroy(r.vol);
-	else
-		bga_counter_destroy(r.ctr);
+	bga_counter_destroy(r.ctr);
+	bga_locktab_destroy(r.locks);
 	free(r.cores);
 	return 0;
 }
@@ -401,14 +418,16 @@ static double time_one(enum wl w, enum var v, long ops)
 	r.nblocks = w == W_APP_OWN ? APP_BLOCKS : NBLOCKS;
 	be_core(0);
 	if (w == W_COUNTER) {
-		bga_counter_create(&r.ctr, 0, 0, v == V_ATOMIC ? BGA_COUNTER_ATOMIC : BGA_COUNTER_PERCPU);
+		if (bga_counter_create(&r.ctr, 0, 0, v == V_ATOMIC ? BGA_COUNTER_ATOMIC : BGA_COUNTER_PERCPU))
+			return -1;
 	} else {
 		bga_config_init(&cfg, r.nblocks);
 		if (v == V_BASE)
 			cfg.flags = BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS;
 		else
 			cfg.lock_kind = BGA_LOCK_FAS;
-		bga_create(&cfg, &r.vol);
+		if (bga_create(&cfg, &r.vol))
+			return -1;
 	}
 	rng_seed(&c.rng, 1 + (uint64_t)w, 0);
 	setup(&r, &c);
@@ -473,9 +492,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (w < 0 || v < 0 || model_ncpus < 1 || model_ncpus > RT_MAX_CORES) {
-		fprintf(stderr, "usage: bga-model [--ncpus 1..64] [-w churn|writers|appenders-own|counter] "
-				"[-v bgalloc|baseline|percpu|atomic] [-t N,...] [--rounds R] [--time]\n");
+	if (w < 0 || v < 0 || model_ncpus < 1 || model_ncpus > RT_MAX_CORES || (timing && w == W_LOCK)) {
+		fprintf(stderr, "usage: bga-model [--ncpus 1..64] [-w churn|writers|appenders-own|counter|lock] "
+				"[-v bgalloc|baseline|percpu|atomic|fas|ticket|mcs|mutex] [-t N,...] [--rounds R] [--time]\n");
 		return 2;
 	}
 	for (int i = 0; i < ncores; i++)
@@ -505,7 +524,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!rounds)
-		rounds = w == W_CHURN ? 400 : w == W_COUNTER ? 2048 : 512;
+		rounds = w == W_CHURN ? 400 : w == W_COUNTER || w == W_LOCK ? 2048 : 512;
 	for (int i = 0; i < ncores; i++)
 		if (run_one((enum wl)w, (enum var)v, cores[i], rounds, stdout))
 			return 1;

@@ -22,6 +22,12 @@ plain=$mb/bench/model/bga-model-plain
 # the modelled CPU id lives in glibc's rseq area, which must stay unregistered
 export GLIBC_TUNABLES=glibc.pthread.rseq=0
 configs="churn:bgalloc churn:baseline writers:bgalloc writers:baseline appenders-own:bgalloc appenders-own:baseline counter:percpu counter:atomic"
+# the same addresses every run where setarch can turn ASLR off (which
+# objects share a line depends on heap offsets, which it keeps anyway)
+norand=
+if setarch "$(uname -m)" -R true 2>/dev/null; then
+	norand="setarch $(uname -m) -R"
+fi
 SECONDS=0
 : >"$raw/count.jsonl"
 : >"$raw/count2.jsonl"
@@ -31,9 +37,13 @@ sep=
 for c in $configs; do
 	w=${c%:*} v=${c#*:}
 	echo "model: $w $v" >&2
-	# the counts: 1..64 cores of a 64-CPU machine, and 2 of a 2-CPU one (the check)
-	"$model" -w "$w" -v "$v" -t 1,2,4,8,16,32,64 >>"$raw/count.jsonl"
-	"$model" --ncpus 2 -w "$w" -v "$v" -t 2 >>"$raw/count2.jsonl"
+	# the counts: 1..64 cores of a 64-CPU machine, and 2 of a 2-CPU one
+	# (the check); a process each, so that no heap state of one count
+	# (which thread freed what first) reaches the next
+	for n in 1 2 4 8 16 32 64; do
+		$norand "$model" -w "$w" -v "$v" -t $n >>"$raw/count.jsonl"
+	done
+	$norand "$model" --ncpus 2 -w "$w" -v "$v" -t 2 >>"$raw/count2.jsonl"
 	# instructions per op of one core on the release library, by callgrind
 	cg=$raw/callgrind.$w.$v
 	valgrind --tool=callgrind --toggle-collect=model_op_measured --callgrind-out-file="$cg" \

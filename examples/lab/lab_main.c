@@ -15,6 +15,8 @@
 
 #include "lab.h"
 
+void lab_model_verdict(const struct lab_params *p); /* lab_model.c */
+
 #ifdef BGA_LAB_INLINE
 #define LAB_API "libbgalloc, static, with the counter's fast path inlined from internal headers for the *-inline modes"
 #define LAB_NAME "bga-lab-inline"
@@ -273,6 +275,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	lab_print(&p, &r);
+	lab_model_verdict(&p); /* lab_model.c: the same question counted on the model of N cores */
 	if (files) {
 		char stem[512], path[600];
 		time_t now = time(NULL);
