@@ -3,8 +3,8 @@
 #define BGA_MODEL_RT_H
 
 /*
- * The model's runtime (rt.c): the __tsan_* entry points that clang's
- * -fsanitize=thread instrumentation of lib/ calls, implemented to perform
+ * The model's runtime (rt.c): the __tsan_* entry points that the
+ * compiler's -fsanitize=thread instrumentation of lib/ calls, implemented to perform
  * each access and to count it by 64-byte line, with the modelled core that
  * made it.  Every line keeps its last writer and the set of cores holding
  * a copy (MESI without capacity misses: a core keeps every line it touched
@@ -20,7 +20,8 @@
  *
  * Locks are seen, not told: a word of a registered lock range (the group
  * lock table's slots) that an atomic turns from 0 to non-zero is acquired,
- * and released when it turns back to 0; every pthread mutex is a lock
+ * and released when it turns back to 0 (an atomic, or the holder's plain
+ * store: Concurrency Kit's unlock); every pthread mutex is a lock
  * (pthread_mutex_lock/unlock are wrapped here).  What the holding core
  * touches until the release is the lock's critical section.
  *
@@ -46,7 +47,8 @@ void rt_reset(void);
 void rt_lock_range(const void *base, size_t n, size_t stride, const char *name);
 /* A known object, for naming lines: [base, base + n * size), each element named. */
 void rt_object(const void *base, size_t n, size_t size, const char *type);
-/* Write the counts of the measured phase as one JSON object (no newline). */
+/* Write the counts of the measured phase as JSON members, for the caller's
+ * object (no braces, no newline); top_lines: the most moved lines listed. */
 void rt_report(FILE *f, int top_lines);
 /* Whether this build counts (0 in rt_plain.c). */
 int rt_counting(void);
