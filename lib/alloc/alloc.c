@@ -135,8 +135,7 @@ static inline bool alloc_window_fast(struct bga_volume *vol, const struct bga_re
 	if (req->goal != BGA_NO_GOAL && req->goal >= floor)
 		return false; /* the slow path decides on the geometry (-EINVAL past the end) */
 	uint32_t max = (uint32_t)BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group);
-	return handle_take_fast(vol, req->rsv, (uint32_t)req->min_len, max, (int64_t)(floor - vol->cfg.first_data_block),
-				out);
+	return handle_take_fast(vol, req->rsv, max, max, (int64_t)(floor - vol->cfg.first_data_block), out);
 }
 
 /*
@@ -147,7 +146,7 @@ static inline bool alloc_window_fast(struct bga_volume *vol, const struct bga_re
 static inline bool alloc_local_fast(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
 {
 	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
-	return bga__window_take(vol, &bga__percpu(vol)->local.win, (uint32_t)req->min_len, (uint32_t)req->max_len,
+	return bga__window_take(vol, &bga__percpu(vol)->local.win, (uint32_t)req->max_len, (uint32_t)req->max_len,
 				(int64_t)(floor - vol->cfg.first_data_block), out);
 }
 

@@ -71,7 +71,6 @@ struct bga_window {
 	uint32_t start;
 	uint32_t end;     /* span's end, copied at every change of it (all under the
 			   * group lock): what a locked reader looks at instead of span */
-	uint32_t slice;   /* where a booking looks first in a group other than the goal's */
 	uint32_t stored;  /* cur when the last store copied the group (persist.c), under
 			   * every group lock */
 	bool linked;
