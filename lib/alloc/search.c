@@ -252,8 +252,9 @@ static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
  * split over the end of a window), else a new window booked by the walk
  * from the CPU's home (ac->goal), in the first run that holds the whole
  * request, or any run when none does.  One thread books at a time
- * (local.booking); -EBUSY, with nothing done, while another does: the
- * caller walks without it.  Other threads on the CPU take from the window
+ * (local.booking); -EBUSY, with nothing taken, while another does, or
+ * when no contention left the window a booking (local.left): the caller
+ * walks without it.  Other threads on the CPU take from the window
  * meanwhile.
  */
 static int alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
@@ -267,7 +268,9 @@ static int alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
 	int rc = bga__window_take_or_drop(vol, ac, w, out) ? 0 : -ENOSPC;
 	ac->min = min;
 	ac->stop = 0; /* whatever it ruled out was max_len: the walk decides */
-	if (rc != 0) {
+	if (rc != 0 && __atomic_load_n(&pc->local.left, __ATOMIC_RELAXED) == 0) {
+		rc = -EBUSY; /* no contention: the walk, as first fit */
+	} else if (rc != 0) {
 		ac->book = w;
 		ac->wsize = BGA_MIN(BGA_LOCAL_WINDOW, vol->cfg.blocks_per_group);
 		ac->fit = ac->max;
@@ -276,6 +279,10 @@ static int alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
 			ac->fit = 0;
 			rc = search(vol, ac, out);
 		}
+	}
+	if (rc == 0 && ac->book != NULL) {
+		uint32_t left = __atomic_load_n(&pc->local.left, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->local.left, left ? left - 1 : 0, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&pc->local.booking, 0, __ATOMIC_RELEASE);
 	return ac->stop ? ac->stop : rc;
@@ -444,13 +451,15 @@ static int route_once(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 	ac->fit = 0;
 	ac->book = NULL;
 	ac->wsize = 0;
-	/* 4. the CPU's locality window */
+	/* 4. the CPU's locality window, while contention gives it bookings */
 	if (ac->kind == BGA_REQ_LOCAL)
 		rc = alloc_local(vol, ac, out);
 	/* 5. the group walk */
 	if (rc == -EBUSY) {
 		ac->book = NULL;
 		rc = search(vol, ac, out);
+		if (ac->goal_busy && req->goal == BGA_NO_GOAL && req->max_len <= BGA_LOCAL_MAX_REQ)
+			__atomic_store_n(&ac->pc->local.left, BGA_LOCAL_BOOKINGS, __ATOMIC_RELAXED);
 	}
 done:
 	if (rc == 0 && ac->note)
@@ -469,6 +478,8 @@ done:
  * the goal's run holds costs nothing more: the first walk takes it there.
  * So a request that one run can hold comes back as one extent (Ceph's
  * allocators keep it whole; mballoc looks for its goal length first).
+ * A goal-less request is one too: it has no goal block to keep, and
+ * packing from the home (steer.h) fills the holes that hold it whole.
  * An unaligned bga_alloc without the flag keeps its promise of the goal
  * block whenever a run of min_len starts there (bgalloc.h): passing
  * shorter runs over for whole ones doubled the aging benchmark's free
@@ -478,8 +489,8 @@ static int route_whole(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
 {
 	uint32_t min = ac->min;
 	/* (the request's own align: a stripe's pass is not an aligned request) */
-	if (min < ac->max && ac->kind == BGA_REQ_PLAIN &&
-	    (ac->whole || (ac->req->flags & BGA_WHOLE) || ac->req->align > 1)) {
+	if (min < ac->max && (ac->kind == BGA_REQ_PLAIN || ac->kind == BGA_REQ_LOCAL) &&
+	    (ac->whole || (ac->req->flags & BGA_WHOLE) || ac->req->align > 1 || ac->req->goal == BGA_NO_GOAL)) {
 		ac->min = ac->max;
 		int rc = route_once(vol, ac, out);
 		ac->min = min;
