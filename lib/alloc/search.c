@@ -71,7 +71,7 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 	uint32_t need = BGA_MAX(ac->min, ac->fit ? ac->fit : room);
 	uint32_t big = BGA_MAX(want, room + need), a = ac->align;
 	/* a first pass goes on in place only with the whole request */
-	uint32_t here = room != 0 || ac->fit != 0 ? ac->max : ac->min;
+	uint32_t here = (room != 0 || ac->fit != 0) ? ac->max : ac->min;
 	*none = false;
 	if (at_goal && bga__group_find_unit_locked(vol, grp, g, from, here, want, a, off, len) && *off == from)
 		return true;
