@@ -153,7 +153,9 @@ static inline bool alloc_local_fast(struct bga_volume *vol, const struct bga_req
 /*
  * Every request but the common one (and the common one when the leaf form
  * could not try it): the header's checks in its order, then the window,
- * locality and plain fast paths, then the slow path.
+ * locality and plain fast paths, then the slow path.  A goal-less request
+ * is kept whole (search.c, route_whole): the fast path takes it only
+ * where the home's word holds all of max_len.
  */
 static __attribute__((noinline)) int alloc_other(struct bga_volume *vol, const struct bga_request *req,
 						  struct bga_extent *out)
@@ -172,7 +174,8 @@ static __attribute__((noinline)) int alloc_other(struct bga_volume *vol, const s
 		if (req->rsv != NULL ? alloc_window_fast(vol, req, out)
 		    : bga__req_is_local(req->goal, req->rsv, req->max_len, req->flags)
 			? alloc_local_fast(vol, req, out)
-			: alloc_fast(vol, req->goal, req->min_len, req->max_len, out, false) == FAST_HIT)
+			: alloc_fast(vol, req->goal, req->goal == BGA_NO_GOAL ? req->max_len : req->min_len, req->max_len,
+				     out, false) == FAST_HIT)
 			return 0;
 	}
 	return bga__alloc_slow(vol, req, out);
