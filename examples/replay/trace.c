@@ -8,6 +8,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef BGA_REPLAY_XZ
+#include <lzma.h>
+#endif
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
@@ -294,11 +297,57 @@ char *read_whole(const char *path, size_t *len)
 	return d;
 }
 
+static const unsigned char xz_magic[6] = {0xfd, '7', 'z', 'X', 'Z', 0};
+
+/* The xz stream d[0..*n) decompressed, NUL-terminated (*n its length), or
+ * NULL with the reason printed.  d is freed either way.  Long histories
+ * are kept compressed (tests/data/traces/, the .trace.xz files). */
+static char *unxz(const char *path, char *d, size_t *n)
+{
+#ifdef BGA_REPLAY_XZ
+	lzma_stream s = LZMA_STREAM_INIT;
+	char *o = NULL;
+	size_t cap = 0;
+	lzma_ret r = lzma_stream_decoder(&s, UINT64_MAX, 0);
+	s.next_in = (const uint8_t *)d;
+	s.avail_in = *n;
+	while (r == LZMA_OK) {
+		if (grow((void **)&o, &cap, s.total_out + (1u << 20) + 1, 1)) {
+			r = LZMA_MEM_ERROR;
+			break;
+		}
+		s.next_out = (uint8_t *)o + s.total_out;
+		s.avail_out = cap - 1 - s.total_out;
+		r = lzma_code(&s, LZMA_FINISH);
+	}
+	size_t len = s.total_out;
+	lzma_end(&s);
+	free(d);
+	if (r != LZMA_STREAM_END) {
+		free(o);
+		fprintf(stderr, "%s: xz: %s\n", path,
+		        r == LZMA_MEM_ERROR ? "out of memory" : r == LZMA_BUF_ERROR ? "truncated" : "corrupt data");
+		return NULL;
+	}
+	o[len] = 0;
+	*n = len;
+	return o;
+#else
+	(void)n;
+	free(d);
+	fprintf(stderr, "%s: xz-compressed, and this bga-replay was built without liblzma (Debian: liblzma-dev)\n",
+	        path);
+	return NULL;
+#endif
+}
+
 int trace_read(const char *path, struct trace *t)
 {
 	memset(t, 0, sizeof(*t));
 	size_t n;
 	char *d = read_whole(path, &n);
+	if (d && n >= sizeof(xz_magic) && !memcmp(d, xz_magic, sizeof(xz_magic)))
+		d = unxz(path, d, &n);
 	if (!d)
 		return -1;
 	int rc;

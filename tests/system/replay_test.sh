@@ -111,7 +111,7 @@ expect 2 'not a power of two' -- "$R" try "$dir/img" 4 3M 192K --block-size 64K
 # the traces: the recorded end hashes, twice alike
 [ -f "$TRACES/hashes.txt" ] || fail "no $TRACES/hashes.txt"
 n=0
-for t in "$TRACES"/*.trace; do
+for t in "$TRACES"/*.trace "$TRACES"/*.trace.xz; do
 	b=$(basename "$t")
 	out1=$("$R" run "$t" -a bgalloc -a bgalloc,windows=off -a ext2) || fail "run $b: $out1"
 	out2=$("$R" run "$t" -a bgalloc -a bgalloc,windows=off) || fail "run $b: $out2"
