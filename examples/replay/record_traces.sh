@@ -12,7 +12,7 @@
 #                          (5,000 files of 500 B-64 KiB, 20,000 transactions, seed 42),
 #                          a git clone of fs/ and net/ committed to a local repository,
 #                          fs/ deleted
-#   bgafs-aged.trace.xz    bgafs, 1G image, aged (after "File Systems Fated for
+#   bgafs-aged.trace.xz    bgafs, 512M image, aged (after "File Systems Fated for
 #                          Senescence?", FAST 2017): see aged() below
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
 # Each bgafs trace is checked: applied with its recorded results
@@ -98,6 +98,33 @@ kernel() {
 	git clone -q --no-hardlinks "$src" "$mnt/clone"
 	rm -rf "$mnt/fs"
 }
+# aged: rounds, each fs/ copied into a round directory and postmark run
+# in it (500 files, 2,000 transactions, seeded by the round); the first
+# two times a round leaves the volume past 80% full, every other round
+# directory still there is deleted (the oldest first); then rounds go on
+# until the volume is past 90% full, and every other round is deleted once
+# more, so that the trace ends with free space to judge
+used_pct() { stat -f -c '%b %f' "$mnt" | awk '{print int(100 * ($1 - $2) / $1)}'; }
+delete_every_other_round() { find "$mnt" -mindepth 1 -maxdepth 1 -name 'r*' | LC_ALL=C sort | awk 'NR % 2' | xargs -d '\n' rm -rf; }
+aged() {
+	local r=0 purges=0
+	while :; do
+		r=$((r + 1))
+		local d=$mnt/r$(printf %03d $r)
+		cp -a "$src/fs" "$d"
+		postmark_in "$d/pm" 500 2000 "$r"
+		local u
+		u=$(used_pct)
+		echo "record_traces: aged: round $r leaves the volume $u% full"
+		if [ $purges -lt 2 ] && [ "$u" -gt 80 ]; then
+			delete_every_other_round
+			purges=$((purges + 1))
+		elif [ $purges = 2 ] && [ "$u" -gt 90 ]; then
+			break
+		fi
+	done
+	delete_every_other_round
+}
 
 dbench2() { dbench_run "$mnt" 3 2 | grep -E '^Throughput|ERROR'; }
 exerciser() {
@@ -109,7 +136,7 @@ for t in $which; do
 	dbench) record bgafs-dbench 256M dbench2 ;;
 	exerciser) record bgafs-exerciser 32M exerciser ;;
 	kernel) kernel_src && record bgafs-kernel 2G kernel ;;
-	aged) kernel_src && record bgafs-aged 1G aged ;;
+	aged) kernel_src && record bgafs-aged 512M aged ;;
 	objects) "$build/examples/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
 	*) echo "record_traces: no trace '$t' (dbench, exerciser, kernel, aged, objects)" >&2; exit 2 ;;
 	esac
