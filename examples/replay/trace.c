@@ -297,6 +297,62 @@ char *read_whole(const char *path, size_t *len)
 	return d;
 }
 
+struct deferred {
+	uint64_t txn, blocks;
+};
+
+int trace_fill(const struct trace *t, unsigned pct, struct trace_fill *out)
+{
+	uint64_t cap = t->h.nblocks > t->h.first_data_block ? t->h.nblocks - t->h.first_data_block : 0, used = cap;
+	struct deferred *d = NULL;
+	size_t nd = 0, cd = 0;
+	*out = (struct trace_fill){.capacity = cap, .first_at = SIZE_MAX, .peak_at = SIZE_MAX};
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct trace_rec *r = &t->rec[i];
+		const struct bga_extent *e = trace_ext(t, r);
+		uint64_t sum = 0;
+		for (uint32_t k = 0; k < r->next; k++)
+			sum += e[k].len;
+		if (r->rc && r->op != BGT_INIT_FREE)
+			continue;
+		switch (r->op) {
+		case BGT_INIT_FREE: used -= sum < used ? sum : used; break;
+		case BGT_ALLOC:
+		case BGT_ALLOC_VEC: used += sum; break;
+		case BGT_CLAIM: used += r->args[1]; break;
+		case BGT_FREE: used -= r->args[1] < used ? r->args[1] : used; break;
+		case BGT_FREE_VEC: used -= sum < used ? sum : used; break;
+		case BGT_FREE_DEFERRED:
+		case BGT_FREE_DEFERRED_VEC:
+			if (grow((void **)&d, &cd, nd + 1, sizeof(*d))) {
+				free(d);
+				return -1;
+			}
+			d[nd++] = r->op == BGT_FREE_DEFERRED ? (struct deferred){r->args[2], r->args[1]}
+			                                     : (struct deferred){r->args[0], sum};
+			break;
+		case BGT_COMMIT:
+			for (size_t k = 0; k < nd;)
+				if (d[k].txn <= r->args[0]) {
+					used -= d[k].blocks < used ? d[k].blocks : used;
+					d[k] = d[--nd];
+				} else {
+					k++;
+				}
+			break;
+		default: continue;
+		}
+		if (used > out->peak || out->peak_at == SIZE_MAX) {
+			out->peak = used;
+			out->peak_at = i;
+		}
+		if (out->first_at == SIZE_MAX && cap && used * 100 >= (uint64_t)pct * cap)
+			out->first_at = i;
+	}
+	free(d);
+	return 0;
+}
+
 static const unsigned char xz_magic[6] = {0xfd, '7', 'z', 'X', 'Z', 0};
 
 /* The xz stream d[0..*n) decompressed, NUL-terminated (*n its length), or
