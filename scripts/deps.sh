@@ -69,6 +69,7 @@ for target in "${@:-build}"; do
 		want cmd fusermount3 fuse3
 		want cmd dbench dbench
 		want cmd postmark postmark
+		want cmd fio fio
 		want cmd git git
 		want cmd xz xz-utils
 		want file /usr/src/linux-source-6.1.tar.xz linux-source-6.1

@@ -14,19 +14,23 @@
 #                          fs/ deleted
 #   bgafs-aged.trace.xz    bgafs, 512M image, aged (after "File Systems Fated for
 #                          Senescence?", FAST 2017): see aged() below
+#   bgafs-git.trace        bgafs, 256M image: this repository cloned, checked out at
+#                          every 60th commit, back at HEAD, git gc (see gitrevs() below)
+#   bgafs-fio.trace        bgafs, 256M image: fio, writers at random offsets beside a
+#                          sequential one, nothing preallocated (see fio_random() below)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
 # Each bgafs trace is checked: applied with its recorded results
 # (bga-replay run --verify), it ends in the free map of the image the
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
 # bgafs trace uncompressed in DIR too.
-#   examples/replay/record_traces.sh [BUILD [dbench|exerciser|kernel|aged|objects]...]
+#   examples/replay/record_traces.sh [BUILD [dbench|exerciser|kernel|aged|git|fio|objects]...]
 # (default build/test, all of them)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
-which=${*:-dbench exerciser kernel aged objects}
+which=${*:-dbench exerciser kernel aged git fio objects}
 R=$build/examples/replay/bga-replay
 BGAFS=$build/examples/bgafs/bgafs
 out=tests/data/traces
@@ -34,7 +38,7 @@ ex=$build/examples/bgafs/tests/bgafs_exerciser
 for x in "$R" "$BGAFS" "$build/examples/replay/bga-rec-objects" "$ex"; do
 	[ -x "$x" ] || { echo "record_traces: no $x (build it first)" >&2; exit 2; }
 done
-for c in dbench postmark git xz; do
+for c in dbench postmark git fio xz; do
 	command -v $c >/dev/null || { echo "record_traces: $c missing (scripts/deps.sh record)" >&2; exit 2; }
 done
 # shellcheck source=bench/support/fuse_mount.sh
@@ -125,6 +129,45 @@ aged() {
 	done
 	delete_every_other_round
 }
+# git: this project's own repository cloned, then checked out at every
+# 60th commit of its first-parent history from the first, then at HEAD
+# again, and packed again (git gc)
+gitrevs() {
+	local top
+	top=$(git rev-parse --show-toplevel)
+	git clone -q --no-hardlinks "$top" "$mnt/repo"
+	git -C "$mnt/repo" rev-list --reverse --first-parent HEAD | awk 'NR % 60 == 1' >"$work/revs"
+	while read -r rev; do git -C "$mnt/repo" checkout -q "$rev"; done <"$work/revs"
+	git -C "$mnt/repo" checkout -q -
+	git -C "$mnt/repo" checkout -q "$(git -C "$top" rev-parse HEAD)"
+	git -C "$mnt/repo" gc -q
+}
+# fio: four writers of 4 KiB blocks at random offsets (24 MiB files)
+# and one sequential writer (32 MiB), all at once, nothing preallocated;
+# two of the random files deleted; then two writers of 16 KiB blocks at
+# random offsets (16 MiB files)
+fio_random() {
+	cat >"$work/fio1" <<EOF2
+[global]
+directory=$mnt
+ioengine=psync
+fallocate=none
+randseed=42
+[rand]
+rw=randwrite
+bs=4k
+size=24m
+numjobs=4
+[seq]
+rw=write
+bs=4k
+size=32m
+EOF2
+	fio --output=/dev/null "$work/fio1"
+	rm -f "$mnt/rand.1.0" "$mnt/rand.3.0"
+	fio --output=/dev/null --name=rand16 --directory="$mnt" --ioengine=psync --fallocate=none --randseed=43 \
+		--rw=randwrite --bs=16k --size=16m --numjobs=2
+}
 
 dbench2() { dbench_run "$mnt" 3 2 | grep -E '^Throughput|ERROR'; }
 exerciser() {
@@ -137,8 +180,10 @@ for t in $which; do
 	exerciser) record bgafs-exerciser 32M exerciser ;;
 	kernel) kernel_src && record bgafs-kernel 2G kernel ;;
 	aged) kernel_src && record bgafs-aged 512M aged ;;
+	git) record bgafs-git 256M gitrevs ;;
+	fio) record bgafs-fio 256M fio_random ;;
 	objects) "$build/examples/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
-	*) echo "record_traces: no trace '$t' (dbench, exerciser, kernel, aged, objects)" >&2; exit 2 ;;
+	*) echo "record_traces: no trace '$t' (dbench, exerciser, kernel, aged, git, fio, objects)" >&2; exit 2 ;;
 	esac
 done
 tests/data/traces/regen_hashes.sh "$build"
