@@ -190,6 +190,13 @@ for bad in "--full 0" "--full 101" "--full x"; do
 done
 expect 1 "'windows=maybe' is not one of" -- "$R" run "$O" "$D" -a bgalloc -a bgalloc,windows=maybe -o "$dir/none"
 expect 1 "$dir/missing.trace: No such file" -- "$R" run "$O" "$dir/missing.trace" -o "$dir/none"
+# an xz-compressed trace, in either form, reads as the trace itself
+if command -v xz >/dev/null; then
+	xz -c "$O" >"$dir/o.trace.xz" && "$R" text "$O" | xz -c >"$dir/o.txt.xz" || fail "xz failed"
+	want=$("$R" run "$O" -a ext2 | grep ^hash)
+	[ "$("$R" run "$dir/o.trace.xz" -a ext2 | grep ^hash)" = "$want" ] || fail "the xz trace replays apart"
+	[ "$("$R" run "$dir/o.txt.xz" -a ext2 | grep ^hash)" = "$want" ] || fail "the xz text form replays apart"
+fi
 head -c 4000 "$TRACES/bgafs-kernel.trace.xz" >"$dir/cut.trace.xz"
 expect 1 'cut.trace.xz: xz: truncated' -- "$R" run "$O" "$dir/cut.trace.xz" -o "$dir/none"
 [ ! -e "$dir/none" ] || fail "bad input to run wrote $dir/none"
