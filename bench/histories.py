@@ -4,15 +4,22 @@
 tests/data/traces/ played by bga-replay against bgalloc's defaults,
 bgalloc with windows off and the libext2fs peer, side by side.
 
-  bench/histories.py [--build DIR] [--out DIR] [--reps N]
-      (defaults build/release, build/replay, 5)
+  bench/histories.py [--build DIR] [--out DIR] [--reps N] [--docs DIR] [TRACE...]
+      (defaults build/release, build/replay, 5, no copies; every trace of
+      tests/data/traces, .trace and .trace.xz)
 
 Runs `bga-replay run TRACE -a bgalloc -a bgalloc,windows=off -a ext2
 -o OUT/NAME --reps N` for each trace (each writes OUT/NAME/replay.json and
 the score-over-the-trace plot OUT/NAME/score.png), then prints the table
-of BENCHMARKS.md (Markdown) and, with gnuplot, draws OUT/histories.png:
-extents per file (or per object) and the score at the end, per trace and
-allocator.  Exit 1 when a replay fails.
+of BENCHMARKS.md (Markdown): extents per file (or per object), the score
+at the end and its mean over the trace, the requests placed short, the
+free extents and the largest request placed whole at the end, and the
+score and the largest whole request when the volume first fills to 90%;
+and, with gnuplot, draws OUT/histories.png: extents per file (or per
+object) and the score at the end, per trace and allocator.  --docs DIR
+copies each trace's plot to DIR/replay-NAME.png and the summary to
+DIR/replay-histories.png (the docs/ of BENCHMARKS.md).  Exit 1 when a
+replay fails.
 """
 import argparse
 import glob
@@ -30,14 +37,18 @@ def main():
     ap.add_argument("--build", default="build/release")
     ap.add_argument("--out", default="build/replay")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--docs", help="copy the plots here as replay-NAME.png and replay-histories.png")
+    ap.add_argument("traces", nargs="*", help="default: every trace of tests/data/traces")
     a = ap.parse_args()
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     tool = os.path.join(a.build, "examples/replay/bga-replay")
     if not os.access(tool, os.X_OK):
         sys.exit("histories: no %s (cmake --build %s --target bga-replay)" % (tool, a.build))
     rows = []
-    for trace in sorted(glob.glob(os.path.join(top, "tests/data/traces/*.trace"))):
-        name = os.path.basename(trace)[:-len(".trace")]
+    traces = a.traces or sorted(glob.glob(os.path.join(top, "tests/data/traces/*.trace")) +
+                                glob.glob(os.path.join(top, "tests/data/traces/*.trace.xz")))
+    for trace in traces:
+        name = os.path.basename(trace).split(".")[0]
         cmd = [tool, "run", trace, "--reps", str(a.reps), "-o", os.path.join(a.out, name)]
         for spec, _ in ALLOCS:
             cmd += ["-a", spec]
@@ -48,17 +59,39 @@ def main():
         with open(os.path.join(a.out, name, "replay.json")) as f:
             rows.append((name, json.load(f)))
     print("| trace | allocator | extents per file | extents per object | score at the end | "
-          "Ceph's score at the end | mean score over the trace | calls/s (median of %d) |" % a.reps)
-    print("|---|---|---|---|---|---|---|---|")
+          "mean score over the trace | requests placed short (blocks) | free extents at the end | "
+          "largest whole request at the end | score at 90%% full | largest whole request at 90%% full | "
+          "calls/s (median of %d) |" % a.reps)
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, j in rows:
         for i, (al, (_, label)) in enumerate(zip(j["allocators"], ALLOCS)):
             first = "%s (%d records)" % (name, j["records"]) if i == 0 else ""
-            print("| %s | %s | %s | %s | %.4f | %.4f | %.4f | %.1fM |" % (
+            full = al.get("full")
+            print("| %s | %s | %s | %s | %.4f | %.4f | %d (%d) | %d | %d | %s | %s | %.1fM |" % (
                 first, label,
                 "%.2f" % al["extents_per_file"] if al["files"] else "-",
                 "%.2f" % al["extents_per_object"] if al["objects"] else "-",
-                al["end"]["score"], al["end"]["ceph_score"], al["mean_score"], al["calls_per_second"] / 1e6))
+                al["end"]["score"], al["mean_score"], al["failures"] + al["partial"], al["short_blocks"],
+                al["end"]["free_extents"], al["end"]["largest_whole_request"],
+                "%.4f" % full["score"] if full else "-",
+                "%d" % full["largest_whole_request"] if full else "-",
+                al["calls_per_second"] / 1e6))
+    print("\n(blocks of 4 KiB in the bgafs traces, 64 KiB in objects; a largest whole request is at most a "
+          "group, 32768 blocks; '-' at 90%: the trace never fills to 90%; most in use: " +
+          ", ".join("%s %.0f%%" % (name, 100.0 * j["peak_used"] / j["capacity"]) for name, j in rows) + ")")
     plot(a.out, rows)
+    if a.docs:
+        for name, _ in rows:
+            copy(os.path.join(a.out, name, "score.png"), os.path.join(a.docs, "replay-%s.png" % name))
+        copy(os.path.join(a.out, "histories.png"), os.path.join(a.docs, "replay-histories.png"))
+
+
+def copy(src, dst):
+    if os.path.exists(src):
+        shutil.copyfile(src, dst)
+        print("copied: %s" % dst, file=sys.stderr)
+    else:
+        print("histories: no %s to copy (gnuplot missing?)" % src, file=sys.stderr)
 
 
 def plot(out, rows):
