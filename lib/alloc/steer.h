@@ -112,7 +112,7 @@ static inline void bga__note_result(const struct bga_volume *vol, struct bga_per
 		 * group, as first fit would, and the home stays there while
 		 * the group serves them: moving on after each would spread
 		 * them, and the holes their frees leave, over the whole
-		 * volume (BENCHMARKS.md, "Allocation histories").  It moves,
+		 * volume (BENCHMARKS.md#placement-on-recorded-histories).  It moves,
 		 * to the start of the group the walk went to, only when
 		 * another CPU held the home's lock: CPUs that meet drift apart. */
 		if (busy)

@@ -95,8 +95,7 @@ struct bga_window {
  * busy.  The window buys a group lock saved per small request where
  * another CPU contends for the home; without contention it costs free
  * space: its blocks stand at the front of a run while the holes before
- * it wait, where first fit would fill them (BENCHMARKS.md, "Allocation
- * histories"), so goal-less requests then walk from the home as first
+ * it wait, where first fit would fill them (BENCHMARKS.md#placement-on-recorded-histories), so goal-less requests then walk from the home as first
  * fit does.
  */
 #define BGA_LOCAL_BOOKINGS 8

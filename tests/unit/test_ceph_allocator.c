@@ -488,7 +488,7 @@ Test(ceph_allocator, test_alloc_spatial_locality_no_hint)
 	 * ended; bgalloc packs from the low end of the calling CPU's home
 	 * group (the thread pinned to one CPU), as first fit would, so a
 	 * block freed behind is taken again (alloc.h, "Where a request
-	 * looks"; BENCHMARKS.md, "Allocation histories") */
+	 * looks"; BENCHMARKS.md#placement-on-recorded-histories) */
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &set);

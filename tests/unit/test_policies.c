@@ -47,7 +47,7 @@ static int alloc1(struct bga_volume *vol, uint64_t goal, struct bga_rsv *rsv, ui
  * where a run holds it (refmodel_alloc_whole_check), through allocations
  * and frees that leave holes behind.  Moving the home on after each
  * allocation spread goal-less data, and the holes its frees left, over
- * the whole volume (BENCHMARKS.md, "Allocation histories").
+ * the whole volume (BENCHMARKS.md#placement-on-recorded-histories).
  */
 Test(home, goalless_requests_pack_first_fit_from_the_home)
 {
