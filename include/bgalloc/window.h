@@ -39,8 +39,9 @@ struct bga_rsv;
  *
  * A file's first window is looked for where a plain request's extent is,
  * with the same steering (bga_alloc; without a goal, from the low end of
- * the calling CPU's home group), in the first free run that holds the
- * larger of max_len and the window's size, or any run when none does.
+ * the calling CPU's home group), in the first free run that holds
+ * max_len or one and a half times the window's size, the larger, or any
+ * run when none does.
  * A window serves an allocation only whole (max_len, as capped): a
  * shorter remainder is given back and the next window booked from where
  * it started.  A later window goes on right after the

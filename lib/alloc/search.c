@@ -377,7 +377,9 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 		if (handle_take_locked(vol, ac, rsv, out)) {
 			rc = 0;
 		} else if (!ac->stop) {
-			window_next(vol, ac, rsv, want);
+			/* on from where the window stopped, whatever block the
+			 * request names: the file's blocks stay together */
+			window_next(vol, ac, rsv, BGA_NO_GOAL);
 			struct bga_gpos at = bga__gpos(vol, ac->goal);
 			if (at.g == g)
 				rc = try_group_locked(vol, ac, g, at.off, true, out);
@@ -396,9 +398,15 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 		if (ac->book == NULL)
 			window_next(vol, ac, rsv, first ? steered : want);
 		/* A file's first window asks only for what the file asked
-		 * for (place_window_locked) */
-		if (!rsv->booked)
-			ac->fit = BGA_MAX(ac->max, ac->wsize);
+		 * for (place_window_locked): its request, or its window and
+		 * half as much again, whichever is larger, so a file that
+		 * fills its first window still goes on in place for half a
+		 * window, while holes shorter than that are left to smaller
+		 * files (BENCHMARKS.md#placement-on-recorded-histories). */
+		if (!rsv->booked) {
+			uint32_t a = ac->align, fit = BGA_MAX(ac->max, ac->wsize + ac->wsize / 2);
+			ac->fit = BGA_MIN((fit + a - 1) / a * a, vol->cfg.blocks_per_group / a * a);
+		}
 		rc = search(vol, ac, out);
 		bool goal_busy = ac->goal_busy;
 		if (rc == -ENOSPC && !ac->stop && ac->room != 0) {

@@ -402,8 +402,8 @@ Test(windows, small_goalless_requests_use_the_cpu_window_only_under_contention)
 
 /*
  * A file's first window packs: from the home's low end, into the first
- * free run that holds what the file asked for and its window (smaller
- * holes are passed over), from that run's start, so it splits no run it
+ * free run that holds what the file asked for, or its window and half as
+ * much again (smaller holes are passed over), from that run's start, so it splits no run it
  * does not fill.  The model finds that run on its own.
  */
 Test(windows, a_first_window_packs_into_the_first_run_that_holds_it)
@@ -424,16 +424,17 @@ Test(windows, a_first_window_packs_into_the_first_run_that_holds_it)
 	struct bga_request all = {.goal = 0, .min_len = 600, .max_len = 600, .flags = BGA_EXACT_GOAL};
 	cr_assert_eq(bga_alloc(vol, &all, &e), 0);
 	cr_assert_eq(refmodel_alloc_check(&m, &all, 0, &e), 0, "%s", m.err);
-	/* holes of 3, 7, 5 and 30 blocks */
-	const uint64_t holes[][2] = {{20, 3}, {100, 7}, {200, 5}, {400, 30}};
-	for (int i = 0; i < 4; i++) {
+	/* holes of 3, 7, 5, 10 and 30 blocks */
+	const uint64_t holes[][2] = {{20, 3}, {100, 7}, {200, 5}, {300, 10}, {400, 30}};
+	for (int i = 0; i < 5; i++) {
 		cr_assert_eq(bga_free(vol, holes[i][0], holes[i][1]), 0);
 		cr_assert_eq(refmodel_free(&m, holes[i][0], holes[i][1]), 0);
 	}
 	for (uint32_t want = 1; want <= 12; want += 11) {
 		struct bga_rsv *rsv;
 		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
-		uint64_t fit = want > cfg.rsv_default ? want : cfg.rsv_default, first = 0;
+		/* its request, or its window and half as much again */
+		uint64_t win = cfg.rsv_default + cfg.rsv_default / 2, fit = want > win ? want : win, first = 0;
 		while (refmodel_run_at(&m, first, false) < fit)
 			first++;
 		struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = want, .rsv = rsv};
