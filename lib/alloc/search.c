@@ -41,10 +41,10 @@ static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *
  *    its file stays contiguous;
  *  - else the first run, from the goal on in the goal's group and from
  *    the start in any other, of at least the first pass's size: ac->fit
- *    for a file's first window (its request and its window: what the
- *    file has asked for, so a new file packs into the first run that
- *    holds it, as first fit would, and never waits on room it has not
- *    shown it needs), else ac->room, as mballoc looks for its normalized
+ *    for a file's first window (its request, or its window and half as
+ *    much again: what the file has asked for, so a new file packs into
+ *    the first run that holds it, as first fit would, and never waits on
+ *    room it has not shown it needs), else ac->room, as mballoc looks for its normalized
  *    size (a file that outgrew a window has shown that it grows; a
  *    window booked in a small hole would be cut short by the blocks
  *    after it, and its file would need a new extent at every window).
@@ -58,9 +58,8 @@ static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *
  * The group is looked through once: from `from` to its end, then from 0
  * to `from`.  A pass for ac->room that finds nothing marks it
  * BGA_GROUP_NO_ROOM, and later such passes skip it until something makes
- * room (group.h;
- * BENCHMARKS.md#placement-under-many-writers).  *none
- * is set when no free run of the size asked for was found anywhere in it
+ * room (group.h; BENCHMARKS.md#placement-under-many-writers).  *none is
+ * set when no free run of the size asked for was found anywhere in it
  * (then its max_run overstates, and the caller lowers it, as a plain
  * search does).  Runs are looked for up to the larger of ac->max and the
  * window's size ac->wsize; the caller cuts them.
@@ -295,9 +294,11 @@ static int alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
  * window cannot serve: then it is given back (a remainder shorter than
  * the request too: the next window is booked from where it started, so a
  * file written in order goes on in place, and its request is never cut
- * at a window's end while the free space could hold it whole), and the handle's next one doubles
- * when this one served its file well (more than half used, as ext3
- * does); ac->stop may be set.
+ * at a window's end while the free space could hold it whole), and the
+ * handle's next one doubles when this one served its file well (more
+ * than half used, as ext3 does).  A failed take leaves ac->stop clear:
+ * a count that ruled out max_len says nothing of min_len, and the walk
+ * that follows decides.
  */
 static bool handle_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv,
 			       struct bga_extent *out)
