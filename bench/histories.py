@@ -16,7 +16,7 @@ at the end and its mean over the trace, the requests placed short, the
 free extents and the largest request placed whole at the end, and the
 score and the largest whole request when the volume first fills to 90%;
 and, with gnuplot, draws OUT/histories.png: extents per file (or per
-object) and the score at the end, per trace and allocator.  --docs DIR
+object), the score at the end and its mean, per trace and allocator.  --docs DIR
 copies each trace's plot to DIR/replay-NAME.png and the summary to
 DIR/replay-histories.png (the docs/ of BENCHMARKS.md).  Exit 1 when a
 replay fails.
@@ -101,23 +101,27 @@ def plot(out, rows):
         return
     dat, gp, png = (os.path.join(out, "histories." + x) for x in ("dat", "gp", "png"))
     with open(dat, "w") as f:
-        f.write("# trace, then per allocator: extents per file or object, score at the end\n")
+        f.write("# trace, then per allocator: extents per file or object, score at the end, mean score\n")
         for name, j in rows:
             f.write('"%s"' % name)
             for al in j["allocators"]:
                 ext = al["extents_per_file"] if al["files"] else al["extents_per_object"]
-                f.write(" %.4f %.4f" % (ext, al["end"]["score"]))
+                f.write(" %.4f %.4f %.4f" % (ext, al["end"]["score"], al["mean_score"]))
             f.write("\n")
     cols = len(ALLOCS)
     with open(gp, "w") as f:
         f.write("# made by bench/histories.py; run gnuplot on it to redo the PNG\n"
-                "set terminal pngcairo size 1100,450 font 'DejaVu Sans,10' noenhanced\n"
-                "set output '%s'\nset multiplot layout 1,2\n"
+                "set terminal pngcairo size 1500,500 font 'DejaVu Sans,10' noenhanced\n"
+                "set output '%s'\nset multiplot layout 1,3\n"
                 "set style data histograms\nset style histogram clustered gap 1\n"
-                "set style fill solid 0.8 border -1\nset grid ytics\nset key top left\n" % png)
-        for panel, (title, off) in enumerate([("extents per file (bgafs) or object", 0), ("score at the end", 1)]):
-            f.write("set title '%s'\nset yrange [0:*]\nplot " % title)
-            f.write(", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, 2 + 2 * k + off, ALLOCS[k][1])
+                "set style fill solid 0.8 border -1\nset grid ytics\nset key top right\n"
+                "set xtics rotate by -35\nset bmargin 6\n" % png)
+        panels = [("extents per file (bgafs) or object, log scale", 0, "set logscale y\nset yrange [0.9:*]\n"),
+                  ("score at the end", 1, "unset logscale y\nset yrange [0:*]\nunset key\n"),
+                  ("mean score over the trace", 2, "set yrange [0:*]\n")]
+        for title, off, setup in panels:
+            f.write("set title '%s'\n%splot " % (title, setup))
+            f.write(", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, 2 + 3 * k + off, ALLOCS[k][1])
                               for k in range(cols)))
             f.write("\n")
         f.write("unset multiplot\n")
