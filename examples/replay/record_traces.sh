@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Record the traces of tests/data/traces/ again (docs/TRACE.md), as root
-# with /dev/fuse, dbench, postmark, git and linux-source-6.1 (scripts/deps.sh record):
+# with /dev/fuse, dbench, postmark, git, fio, xz, linux-source-6.1 and what a
+# kernel build needs (gcc, make, flex, bison, bc) (scripts/deps.sh record):
 #   bgafs-dbench.trace     bgafs (mount -o trace=) under dbench, 2 clients, 3 s, 256M image
 #   bgafs-exerciser.trace  bgafs under the data-integrity exerciser (bgafs_exerciser,
 #                          seed 1, 4 processes, 500 ops each, 32M image: it fills the
@@ -14,14 +15,15 @@
 #                          fs/ deleted
 #   bgafs-aged.trace.xz    bgafs, 512M image, aged (after "File Systems Fated for
 #                          Senescence?", FAST 2017): see aged() below
-#   bgafs-git.trace        bgafs, 256M image: this repository cloned, checked out at
+#   bgafs-git.trace.xz     bgafs, 256M image: this repository cloned, checked out at
 #                          every 60th commit, back at HEAD, git gc (see gitrevs() below)
-#   bgafs-fio.trace        bgafs, 256M image: fio, writers at random offsets beside a
+#   bgafs-fio.trace.xz     bgafs, 256M image: fio, writers at random offsets beside a
 #                          sequential one, nothing preallocated (see fio_random() below)
-#   bgafs-kbuild.trace     bgafs, 512M image: a tinyconfig kernel built with its output
+#   bgafs-kbuild.trace.xz  bgafs, 512M image: a tinyconfig kernel built with its output
 #                          on bgafs, then make clean (see kbuild() below)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
-# Each bgafs trace is checked: applied with its recorded results
+# (each took 1-2 minutes to record on this project's 2-core machine, and
+# the kernel build 6).  Each bgafs trace is checked: applied with its recorded results
 # (bga-replay run --verify), it ends in the free map of the image the
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
