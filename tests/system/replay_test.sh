@@ -114,8 +114,11 @@ n=0
 for t in "$TRACES"/*.trace "$TRACES"/*.trace.xz; do
 	b=$(basename "$t")
 	out1=$("$R" run "$t" -a bgalloc -a bgalloc,windows=off -a ext2) || fail "run $b: $out1"
-	out2=$("$R" run "$t" -a bgalloc -a bgalloc,windows=off) || fail "run $b: $out2"
-	[ "$(grep '^hash bgalloc' <<<"$out1")" = "$(grep ^hash <<<"$out2")" ] || fail "$b: two replays ended apart"
+	# twice alike: the small traces show it, the long histories would only take longer
+	case $b in *.xz) ;; *)
+		out2=$("$R" run "$t" -a bgalloc -a bgalloc,windows=off) || fail "run $b: $out2"
+		[ "$(grep '^hash bgalloc' <<<"$out1")" = "$(grep ^hash <<<"$out2")" ] || fail "$b: two replays ended apart" ;;
+	esac
 	while read -r tr alloc hash; do
 		[ "$tr" = "$b" ] || continue
 		got=$(awk -v a="$alloc" '$1 == "hash" && $2 == a {print $3}' <<<"$out1")
@@ -125,8 +128,7 @@ for t in "$TRACES"/*.trace "$TRACES"/*.trace.xz; do
 	case $b in bgafs-*)
 		expect 0 "end matches the recording's free map" -- "$R" run "$t" --verify ;;
 	esac
-	# the text form reads back to the same records (the small traces
-	# show it; the long histories would only take longer)
+	# the text form reads back to the same records (the small traces again)
 	case $b in *.xz) continue ;; esac
 	"$R" text "$t" -o "$dir/t.txt" && "$R" binary "$dir/t.txt" -o "$dir/t.bin" && "$R" text "$dir/t.bin" -o "$dir/t2.txt" ||
 		fail "$b: text round trip failed"
@@ -190,6 +192,13 @@ for bad in "--full 0" "--full 101" "--full x"; do
 done
 expect 1 "'windows=maybe' is not one of" -- "$R" run "$O" "$D" -a bgalloc -a bgalloc,windows=maybe -o "$dir/none"
 expect 1 "$dir/missing.trace: No such file" -- "$R" run "$O" "$dir/missing.trace" -o "$dir/none"
+# --verify of several traces: one whose recorded end was changed fails,
+# and the next is checked still
+"$R" text "$D" | awk '$4 == "end" {$6 = "12345"} 1' >"$dir/badend.txt"
+out=$("$R" run "$dir/badend.txt" "$TRACES/bgafs-exerciser.trace" --verify)
+[ $? = 1 ] || fail "--verify of a changed end exited 0"
+[ "$(grep -c '^verify: .* end differs from' <<<"$out")" = 1 ] && [ "$(grep -c '^verify: .* end matches' <<<"$out")" = 1 ] ||
+	fail "--verify of two traces, one changed: $out"
 # an xz-compressed trace, in either form, reads as the trace itself
 if command -v xz >/dev/null; then
 	xz -c "$O" >"$dir/o.trace.xz" && "$R" text "$O" | xz -c >"$dir/o.txt.xz" || fail "xz failed"
