@@ -4,6 +4,7 @@
 # with /dev/fuse, dbench, postmark, git, fio, xz, linux-source-6.1 and what a
 # kernel build needs (gcc, make, flex, bison, bc) (scripts/deps.sh record):
 #   bgafs-dbench.trace     bgafs (mount -o trace=) under dbench, 2 clients, 3 s, 256M image
+#   bgafs-dbench8.trace.xz bgafs under dbench, 8 clients, 10 s, 1G image
 #   bgafs-exerciser.trace  bgafs under the data-integrity exerciser (bgafs_exerciser,
 #                          seed 1, 4 processes, 500 ops each, 32M image: it fills the
 #                          image), then two of its four process directories removed,
@@ -28,13 +29,13 @@
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
 # bgafs trace uncompressed in DIR too.
-#   examples/replay/record_traces.sh [BUILD [dbench|exerciser|kernel|aged|git|fio|kbuild|objects]...]
+#   examples/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|fio|kbuild|objects]...]
 # (default build/test, all of them)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
-which=${*:-dbench exerciser kernel aged git fio kbuild objects}
+which=${*:-dbench dbench8 exerciser kernel aged git fio kbuild objects}
 R=$build/examples/replay/bga-replay
 BGAFS=$build/examples/bgafs/bgafs
 out=tests/data/traces
@@ -187,6 +188,7 @@ kbuild() {
 }
 
 dbench2() { dbench_run "$mnt" 3 2 | grep -E '^Throughput|ERROR'; }
+dbench8() { dbench_run "$mnt" 10 8 | grep -E '^Throughput|ERROR'; }
 exerciser() {
 	"$ex" -q -s 1 -n 500 -S "$work/state" "$mnt" || echo "record_traces: the exerciser exited with $?"
 	rm -rf "$mnt/ex1/p1" "$mnt/ex1/p3"
@@ -194,6 +196,7 @@ exerciser() {
 for t in $which; do
 	case $t in
 	dbench) record bgafs-dbench 256M dbench2 ;;
+	dbench8) record bgafs-dbench8 1G dbench8 ;;
 	exerciser) record bgafs-exerciser 32M exerciser ;;
 	kernel) kernel_src && record bgafs-kernel 2G kernel ;;
 	aged) kernel_src && record bgafs-aged 512M aged ;;
@@ -201,7 +204,7 @@ for t in $which; do
 	kbuild) record bgafs-kbuild 512M kbuild ;;
 	fio) record bgafs-fio 256M fio_random ;;
 	objects) "$build/examples/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
-	*) echo "record_traces: no trace '$t' (dbench, exerciser, kernel, aged, git, fio, kbuild, objects)" >&2; exit 2 ;;
+	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, fio, kbuild, objects)" >&2; exit 2 ;;
 	esac
 done
 tests/data/traces/regen_hashes.sh "$build"
