@@ -146,6 +146,16 @@ expect 0 '' -- "$R" run "$O" "$D" -a bgalloc -a ext2 -o "$dir/multi" --markdown
 out=$("$R" run "$O" "$D" -a bgalloc -a ext2 -o "$dir/multi" --markdown) || fail "run of two traces failed"
 [ "$(grep -cE '^\| (objects.trace|bgafs-dbench.trace|) \| (bgalloc|ext2) \|' <<<"$out")" = 4 ] ||
 	fail "the side-by-side table has not 4 rows: $out"
+# the side-by-side rows say what each trace's own table says
+awk -F' *[|] *' '
+	/^trace / { tr = $0; sub(/^trace /, "", tr); sub(/:.*/, "", tr) }
+	/^(bgalloc|ext2) +[0-9]/ { if (split($0, f, / +/) == 12) { score[tr "/" f[1]] = f[9]; mean[tr "/" f[1]] = f[11] } }
+	/^[|] / { if ($2 != "") h = $2
+		if (h == "history") next
+		if (!(h "/" $3 in score)) { print "no table row for " h "/" $3; bad = 1 }
+		else if (score[h "/" $3] != $5 || mean[h "/" $3] != $6) { print "row " h "/" $3 " differs"; bad = 1 }
+		rows++ }
+	END { exit bad || rows != 4 }' <<<"$out" || fail "the side-by-side table differs from the traces' tables: $out"
 [ -f "$dir/multi/objects/replay.json" ] && [ -f "$dir/multi/bgafs-dbench/replay.json" ] || fail "no replay.json a trace"
 # the histogram at the end adds up to the free map; the largest request
 # placed whole is no longer than the longest free run nor a group, and the
