@@ -476,6 +476,12 @@ static int run_one(const struct run_opts *o, const struct trace *t, const char *
 	if (!rc && !o->verify)
 		res->end_whole = largest_whole(c.be, group, &res->end);
 out:
+	/* a replay stopped at the fill moment leaves files open */
+	for (size_t i = 0; i < c.nfiles; i++) {
+		if (c.files[i].open)
+			backend_rsv_close(c.be, c.files[i].rsv);
+		free(c.files[i].ext);
+	}
 	backend_close(c.be);
 	free(c.files);
 	free(c.runs);
