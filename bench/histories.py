@@ -4,7 +4,7 @@
 tests/data/traces/ played by bga-replay against bgalloc's defaults,
 bgalloc with windows off and the libext2fs peer, side by side.
 
-  bench/histories.py [--build DIR] [--out DIR] [--reps N] [--docs DIR] [TRACE...]
+  bench/histories.py [--build DIR] [--out DIR] [--reps N] [--docs DIR] [--bars] [TRACE...]
       (defaults build/release, build/replay, 5, no copies; every trace of
       tests/data/traces, .trace and .trace.xz)
 
@@ -16,10 +16,11 @@ at the end and its mean over the trace, the requests placed short, the
 free extents and the largest request placed whole at the end, and the
 score and the largest whole request when the volume first fills to 90%;
 and, with gnuplot, draws OUT/histories.png: extents per file (or per
-object) and the score at the end, per trace and allocator.  --docs DIR
+object), the score at the end and its mean, per trace and allocator.  --docs DIR
 copies each trace's plot to DIR/replay-NAME.png and the summary to
-DIR/replay-histories.png (the docs/ of BENCHMARKS.md).  Exit 1 when a
-replay fails.
+DIR/replay-histories.png (the docs/ of BENCHMARKS.md).  --bars adds
+bgalloc's defaults against libext2fs on the bars of the allocation-quality
+issue, a row a trace.  Exit 1 when a replay fails.
 """
 import argparse
 import glob
@@ -38,6 +39,8 @@ def main():
     ap.add_argument("--out", default="build/replay")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--docs", help="copy the plots here as replay-NAME.png and replay-histories.png")
+    ap.add_argument("--bars", action="store_true",
+                    help="also print bgalloc's defaults against the peer on the bars of the allocation-quality issue")
     ap.add_argument("traces", nargs="*", help="default: every trace of tests/data/traces")
     a = ap.parse_args()
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -80,10 +83,40 @@ def main():
           "group, 32768 blocks; '-' at 90%: the trace never fills to 90%; most in use: " +
           ", ".join("%s %.0f%%" % (name, 100.0 * j["peak_used"] / j["capacity"]) for name, j in rows) + ")")
     plot(a.out, rows)
+    if a.bars:
+        bars(rows)
     if a.docs:
         for name, _ in rows:
             copy(os.path.join(a.out, name, "score.png"), os.path.join(a.docs, "replay-%s.png" % name))
         copy(os.path.join(a.out, "histories.png"), os.path.join(a.docs, "replay-histories.png"))
+
+
+def bars(rows):
+    """bgalloc's defaults (the first allocator) against libext2fs (the last)
+    on each bar: extents per file at most 1.05 and at most the peer's;
+    the score at the end at most the peer's (objects: at most 3x); the
+    mean score at most twice the peer's or at most 0.05; no more requests
+    placed short than the peer."""
+    print("\n| trace | extents per file (<= 1.05, <= peer) | score at the end (<= peer) | "
+          "mean score (<= 2x peer or <= 0.05) | requests placed short (<= peer) |")
+    print("|---|---|---|---|---|")
+    for name, j in rows:
+        b, p = j["allocators"][0], j["allocators"][-1]
+        cells = []
+        if b["files"]:
+            ext, pext = b["extents_per_file"], p["extents_per_file"]
+            cells.append((ext <= 1.05 and ext <= pext, "%.2f / %.2f" % (ext, pext)))
+        else:
+            cells.append((True, "- (objects)"))
+        k = 3 if not b["files"] else 1
+        cells.append((b["end"]["score"] <= k * p["end"]["score"] + 1e-9,
+                      "%.4f / %.4f%s" % (b["end"]["score"], p["end"]["score"], " (x3)" if k == 3 else "")))
+        cells.append((b["mean_score"] <= max(2 * p["mean_score"], 0.05),
+                      "%.4f / %.4f" % (b["mean_score"], p["mean_score"])))
+        bs, ps = b["failures"] + b["partial"], p["failures"] + p["partial"]
+        cells.append((bs <= ps, "%d / %d" % (bs, ps)))
+        print("| %s | %s |" % (name, " | ".join(("" if ok else "**miss** ") + text for ok, text in cells)))
+    print("(bgalloc / libext2fs; **miss**: the bar is not met)")
 
 
 def copy(src, dst):
@@ -101,23 +134,27 @@ def plot(out, rows):
         return
     dat, gp, png = (os.path.join(out, "histories." + x) for x in ("dat", "gp", "png"))
     with open(dat, "w") as f:
-        f.write("# trace, then per allocator: extents per file or object, score at the end\n")
+        f.write("# trace, then per allocator: extents per file or object, score at the end, mean score\n")
         for name, j in rows:
             f.write('"%s"' % name)
             for al in j["allocators"]:
                 ext = al["extents_per_file"] if al["files"] else al["extents_per_object"]
-                f.write(" %.4f %.4f" % (ext, al["end"]["score"]))
+                f.write(" %.4f %.4f %.4f" % (ext, al["end"]["score"], al["mean_score"]))
             f.write("\n")
     cols = len(ALLOCS)
     with open(gp, "w") as f:
         f.write("# made by bench/histories.py; run gnuplot on it to redo the PNG\n"
-                "set terminal pngcairo size 1100,450 font 'DejaVu Sans,10' noenhanced\n"
-                "set output '%s'\nset multiplot layout 1,2\n"
+                "set terminal pngcairo size 1500,500 font 'DejaVu Sans,10' noenhanced\n"
+                "set output '%s'\nset multiplot layout 1,3\n"
                 "set style data histograms\nset style histogram clustered gap 1\n"
-                "set style fill solid 0.8 border -1\nset grid ytics\nset key top left\n" % png)
-        for panel, (title, off) in enumerate([("extents per file (bgafs) or object", 0), ("score at the end", 1)]):
-            f.write("set title '%s'\nset yrange [0:*]\nplot " % title)
-            f.write(", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, 2 + 2 * k + off, ALLOCS[k][1])
+                "set style fill solid 0.8 border -1\nset grid ytics\nset key top right\n"
+                "set xtics rotate by -35\nset bmargin 6\n" % png)
+        panels = [("extents per file (bgafs) or object, log scale", 0, "set logscale y\nset yrange [0.9:*]\n"),
+                  ("score at the end", 1, "unset logscale y\nset yrange [0:*]\nunset key\n"),
+                  ("mean score over the trace", 2, "set yrange [0:*]\n")]
+        for title, off, setup in panels:
+            f.write("set title '%s'\n%splot " % (title, setup))
+            f.write(", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, 2 + 3 * k + off, ALLOCS[k][1])
                               for k in range(cols)))
             f.write("\n")
         f.write("unset multiplot\n")

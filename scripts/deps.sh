@@ -73,6 +73,11 @@ for target in "${@:-build}"; do
 		want cmd git git
 		want cmd xz xz-utils
 		want file /usr/src/linux-source-6.1.tar.xz linux-source-6.1
+		want cmd make make # the kernel build (kbuild)
+		want cmd gcc gcc
+		want cmd flex flex
+		want cmd bison bison
+		want cmd bc bc
 		;;
 	coverage) # make coverage: with test, gcovr for the report
 		want cmd gcovr gcovr

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Record the traces of tests/data/traces/ again (docs/TRACE.md), as root
-# with /dev/fuse, dbench, postmark, git and linux-source-6.1 (scripts/deps.sh record):
+# with /dev/fuse, dbench, postmark, git, fio, xz, linux-source-6.1 and what a
+# kernel build needs (gcc, make, flex, bison, bc) (scripts/deps.sh record):
 #   bgafs-dbench.trace     bgafs (mount -o trace=) under dbench, 2 clients, 3 s, 256M image
+#   bgafs-dbench8.trace.xz bgafs under dbench, 8 clients, 10 s, 1G image
 #   bgafs-exerciser.trace  bgafs under the data-integrity exerciser (bgafs_exerciser,
 #                          seed 1, 4 processes, 500 ops each, 32M image: it fills the
 #                          image), then two of its four process directories removed,
@@ -14,23 +16,26 @@
 #                          fs/ deleted
 #   bgafs-aged.trace.xz    bgafs, 512M image, aged (after "File Systems Fated for
 #                          Senescence?", FAST 2017): see aged() below
-#   bgafs-git.trace        bgafs, 256M image: this repository cloned, checked out at
+#   bgafs-git.trace.xz     bgafs, 256M image: this repository cloned, checked out at
 #                          every 60th commit, back at HEAD, git gc (see gitrevs() below)
-#   bgafs-fio.trace        bgafs, 256M image: fio, writers at random offsets beside a
+#   bgafs-fio.trace.xz     bgafs, 256M image: fio, writers at random offsets beside a
 #                          sequential one, nothing preallocated (see fio_random() below)
+#   bgafs-kbuild.trace.xz  bgafs, 512M image: a tinyconfig kernel built with its output
+#                          on bgafs, then make clean (see kbuild() below)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
-# Each bgafs trace is checked: applied with its recorded results
+# (each took 1-2 minutes to record on this project's 2-core machine, and
+# the kernel build 6).  Each bgafs trace is checked: applied with its recorded results
 # (bga-replay run --verify), it ends in the free map of the image the
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
 # bgafs trace uncompressed in DIR too.
-#   examples/replay/record_traces.sh [BUILD [dbench|exerciser|kernel|aged|git|fio|objects]...]
+#   examples/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|fio|kbuild|objects]...]
 # (default build/test, all of them)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
-which=${*:-dbench exerciser kernel aged git fio objects}
+which=${*:-dbench dbench8 exerciser kernel aged git fio kbuild objects}
 R=$build/examples/replay/bga-replay
 BGAFS=$build/examples/bgafs/bgafs
 out=tests/data/traces
@@ -168,8 +173,22 @@ EOF2
 	fio --output=/dev/null --name=rand16 --directory="$mnt" --ioengine=psync --fallocate=none --randseed=43 \
 		--rw=randwrite --bs=16k --size=16m --numjobs=2
 }
+# kbuild: a tinyconfig kernel of linux-source-6.1 built (make -j2) with its
+# output on bgafs (O=), the whole tree extracted outside it (LINUX_SRC, an
+# extracted linux-source-6.1, saves the extraction), then make clean
+kbuild() {
+	local full=${LINUX_SRC:-$work/linux-full/linux-source-6.1}
+	if [ ! -d "$full" ]; then
+		mkdir -p "$work/linux-full"
+		tar -xf /usr/src/linux-source-6.1.tar.xz -C "$work/linux-full"
+	fi
+	make -s -C "$full" O="$mnt/out" tinyconfig >/dev/null
+	make -s -C "$full" O="$mnt/out" -j2 >/dev/null
+	make -s -C "$full" O="$mnt/out" clean >/dev/null
+}
 
 dbench2() { dbench_run "$mnt" 3 2 | grep -E '^Throughput|ERROR'; }
+dbench8() { dbench_run "$mnt" 10 8 | grep -E '^Throughput|ERROR'; }
 exerciser() {
 	"$ex" -q -s 1 -n 500 -S "$work/state" "$mnt" || echo "record_traces: the exerciser exited with $?"
 	rm -rf "$mnt/ex1/p1" "$mnt/ex1/p3"
@@ -177,13 +196,15 @@ exerciser() {
 for t in $which; do
 	case $t in
 	dbench) record bgafs-dbench 256M dbench2 ;;
+	dbench8) record bgafs-dbench8 1G dbench8 ;;
 	exerciser) record bgafs-exerciser 32M exerciser ;;
 	kernel) kernel_src && record bgafs-kernel 2G kernel ;;
 	aged) kernel_src && record bgafs-aged 512M aged ;;
 	git) record bgafs-git 256M gitrevs ;;
+	kbuild) record bgafs-kbuild 512M kbuild ;;
 	fio) record bgafs-fio 256M fio_random ;;
 	objects) "$build/examples/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
-	*) echo "record_traces: no trace '$t' (dbench, exerciser, kernel, aged, git, fio, objects)" >&2; exit 2 ;;
+	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, fio, kbuild, objects)" >&2; exit 2 ;;
 	esac
 done
 tests/data/traces/regen_hashes.sh "$build"

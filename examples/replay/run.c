@@ -476,6 +476,12 @@ static int run_one(const struct run_opts *o, const struct trace *t, const char *
 	if (!rc && !o->verify)
 		res->end_whole = largest_whole(c.be, group, &res->end);
 out:
+	/* a replay stopped at the fill moment leaves files open */
+	for (size_t i = 0; i < c.nfiles; i++) {
+		if (c.files[i].open)
+			backend_rsv_close(c.be, c.files[i].rsv);
+		free(c.files[i].ext);
+	}
 	backend_close(c.be);
 	free(c.files);
 	free(c.runs);
@@ -608,13 +614,14 @@ int run_main(const struct run_opts *o)
 				rc = 1;
 	}
 	int cpu = rc ? -1 : pin();
-	for (int i = 0; i < o->ntraces && !rc; i++) {
+	/* a trace that fails its check (--verify) does not stop the others */
+	for (int i = 0, bad = rc; i < o->ntraces && !bad; i++) {
 		if (i)
 			putchar('\n');
 		int r = run_trace(o, o->traces[i], &t[i], &h[i], cpu);
 		done = i + 1;
-		if (r)
-			rc = r;
+		rc = r > rc ? r : rc;
+		bad = r && !(r == 1 && o->verify);
 	}
 	if (!rc && (o->ntraces > 1 || o->markdown)) {
 		putchar('\n');

@@ -114,8 +114,11 @@ n=0
 for t in "$TRACES"/*.trace "$TRACES"/*.trace.xz; do
 	b=$(basename "$t")
 	out1=$("$R" run "$t" -a bgalloc -a bgalloc,windows=off -a ext2) || fail "run $b: $out1"
-	out2=$("$R" run "$t" -a bgalloc -a bgalloc,windows=off) || fail "run $b: $out2"
-	[ "$(grep '^hash bgalloc' <<<"$out1")" = "$(grep ^hash <<<"$out2")" ] || fail "$b: two replays ended apart"
+	# twice alike: the small traces show it, the long histories would only take longer
+	case $b in *.xz) ;; *)
+		out2=$("$R" run "$t" -a bgalloc -a bgalloc,windows=off) || fail "run $b: $out2"
+		[ "$(grep '^hash bgalloc' <<<"$out1")" = "$(grep ^hash <<<"$out2")" ] || fail "$b: two replays ended apart" ;;
+	esac
 	while read -r tr alloc hash; do
 		[ "$tr" = "$b" ] || continue
 		got=$(awk -v a="$alloc" '$1 == "hash" && $2 == a {print $3}' <<<"$out1")
@@ -125,8 +128,7 @@ for t in "$TRACES"/*.trace "$TRACES"/*.trace.xz; do
 	case $b in bgafs-*)
 		expect 0 "end matches the recording's free map" -- "$R" run "$t" --verify ;;
 	esac
-	# the text form reads back to the same records (the small traces
-	# show it; the long histories would only take longer)
+	# the text form reads back to the same records (the small traces again)
 	case $b in *.xz) continue ;; esac
 	"$R" text "$t" -o "$dir/t.txt" && "$R" binary "$dir/t.txt" -o "$dir/t.bin" && "$R" text "$dir/t.bin" -o "$dir/t2.txt" ||
 		fail "$b: text round trip failed"
@@ -144,6 +146,16 @@ expect 0 '' -- "$R" run "$O" "$D" -a bgalloc -a ext2 -o "$dir/multi" --markdown
 out=$("$R" run "$O" "$D" -a bgalloc -a ext2 -o "$dir/multi" --markdown) || fail "run of two traces failed"
 [ "$(grep -cE '^\| (objects.trace|bgafs-dbench.trace|) \| (bgalloc|ext2) \|' <<<"$out")" = 4 ] ||
 	fail "the side-by-side table has not 4 rows: $out"
+# the side-by-side rows say what each trace's own table says
+awk -F' *[|] *' '
+	/^trace / { tr = $0; sub(/^trace /, "", tr); sub(/:.*/, "", tr) }
+	/^(bgalloc|ext2) +[0-9]/ { if (split($0, f, / +/) == 12) { score[tr "/" f[1]] = f[9]; mean[tr "/" f[1]] = f[11] } }
+	/^[|] / { if ($2 != "") h = $2
+		if (h == "history") next
+		if (!(h "/" $3 in score)) { print "no table row for " h "/" $3; bad = 1 }
+		else if (score[h "/" $3] != $5 || mean[h "/" $3] != $6) { print "row " h "/" $3 " differs"; bad = 1 }
+		rows++ }
+	END { exit bad || rows != 4 }' <<<"$out" || fail "the side-by-side table differs from the traces' tables: $out"
 [ -f "$dir/multi/objects/replay.json" ] && [ -f "$dir/multi/bgafs-dbench/replay.json" ] || fail "no replay.json a trace"
 # the histogram at the end adds up to the free map; the largest request
 # placed whole is no longer than the longest free run nor a group, and the
@@ -190,6 +202,13 @@ for bad in "--full 0" "--full 101" "--full x"; do
 done
 expect 1 "'windows=maybe' is not one of" -- "$R" run "$O" "$D" -a bgalloc -a bgalloc,windows=maybe -o "$dir/none"
 expect 1 "$dir/missing.trace: No such file" -- "$R" run "$O" "$dir/missing.trace" -o "$dir/none"
+# --verify of several traces: one whose recorded end was changed fails,
+# and the next is checked still
+"$R" text "$D" | awk '$4 == "end" {$6 = "12345"} 1' >"$dir/badend.txt"
+out=$("$R" run "$dir/badend.txt" "$TRACES/bgafs-exerciser.trace" --verify)
+[ $? = 1 ] || fail "--verify of a changed end exited 0"
+[ "$(grep -c '^verify: .* end differs from' <<<"$out")" = 1 ] && [ "$(grep -c '^verify: .* end matches' <<<"$out")" = 1 ] ||
+	fail "--verify of two traces, one changed: $out"
 # an xz-compressed trace, in either form, reads as the trace itself
 if command -v xz >/dev/null; then
 	xz -c "$O" >"$dir/o.trace.xz" && "$R" text "$O" | xz -c >"$dir/o.txt.xz" || fail "xz failed"
