@@ -48,6 +48,7 @@
 #include "counter_impl.h"
 #include "cpu.h"
 #include "testutil.h"
+#include "threads.h"
 
 extern char **environ;
 
@@ -122,36 +123,30 @@ struct mix {
 	int64_t checks, bad_read, bad_cmp;
 };
 
-struct arg {
-	struct mix *m;
-	int idx;
-};
-
-static void *mix_adder(void *p)
+static void mix_adder(void *ctx, int idx)
 {
-	struct arg *a = p;
-	struct track *t = &a->m->tr[a->idx];
-	struct rng r = {0x9e3779b97f4a7c15ULL * (uint64_t)(a->idx + 1)};
+	struct mix *m = ctx;
+	struct track *t = &m->tr[idx];
+	struct rng r = {0x9e3779b97f4a7c15ULL * (uint64_t)(idx + 1)};
 
-	if (a->idx == NTHREADS - 1)
+	if (idx == NTHREADS - 1)
 		drop_rseq();
 	for (long i = 0; i < iters; i++) {
 		int64_t d = (i % 53 == 0) ? between(&r, -1000, 1000) : between(&r, -5, 6);
 
 		if (d >= 0) {
 			atomic_fetch_add(&t->pos_intent, d);
-			bga_counter_add(a->m->c, d);
+			bga_counter_add(m->c, d);
 			atomic_fetch_add(&t->pos_done, d);
 		} else {
 			atomic_fetch_add(&t->neg_intent, -d);
-			bga_counter_add(a->m->c, d);
+			bga_counter_add(m->c, d);
 			atomic_fetch_add(&t->neg_done, -d);
 		}
 		if ((i & 1023) == 0)
 			sched_yield();
 	}
-	return NULL;
-}
+	}
 
 static void *mix_sampler(void *p)
 {
@@ -189,20 +184,15 @@ static void *mix_sampler(void *p)
 static void run_mix(struct kind k, int32_t batch, long *ops)
 {
 	struct mix m = {.initial = -777};
-	struct arg a[NTHREADS];
-	pthread_t th[NTHREADS], smp;
+	pthread_t smp;
 	int64_t want = m.initial;
 	const char *mode;
 
 	m.c = mk(k, m.initial, batch);
 	mode = bga_counter_mode_name(m.c);
 	pthread_create(&smp, NULL, mix_sampler, &m);
-	for (int i = 0; i < NTHREADS; i++) {
-		a[i] = (struct arg){&m, i};
-		pthread_create(&th[i], NULL, mix_adder, &a[i]);
-	}
-	for (int i = 0; i < NTHREADS; i++)
-		pthread_join(th[i], NULL);
+	if (test_threads_run(NTHREADS, mix_adder, &m) != 0)
+		abort();
 	atomic_store(&m.stop, true);
 	pthread_join(smp, NULL);
 	for (int i = 0; i < NTHREADS; i++)
@@ -337,19 +327,13 @@ struct race {
 	int64_t sums, bad_sum;
 };
 
-struct race_arg {
-	struct race *rc;
-	int idx;
-};
-
-static void *race_adder(void *p)
+static void race_adder(void *ctx, int id)
 {
-	struct race_arg *a = p;
-	struct race *rc = a->rc;
-	struct track *t = &rc->tr[a->idx];
-	struct rng r = {0xd1b54a32d192ed03ULL * (uint64_t)(a->idx + 7)};
+	struct race *rc = ctx;
+	struct track *t = &rc->tr[id];
+	struct rng r = {0xd1b54a32d192ed03ULL * (uint64_t)(id + 7)};
 
-	if (a->idx == NTHREADS - 1)
+	if (id == NTHREADS - 1)
 		drop_rseq();
 	while (!atomic_load_explicit(&rc->stop, memory_order_relaxed)) {
 		for (int i = 0; i < 4096; i++) {
@@ -366,8 +350,7 @@ static void *race_adder(void *p)
 			}
 		}
 	}
-	return NULL;
-}
+	}
 
 static void *race_flusher(void *p)
 {
@@ -411,8 +394,8 @@ static void *race_sampler(void *p)
 static void run_race(struct kind k, int nadders, long *flushes)
 {
 	struct race rc = {.initial = 1000};
-	struct race_arg a[NTHREADS];
-	pthread_t th[NTHREADS], fl, smp;
+	struct test_threads adders;
+	pthread_t fl, smp;
 	int64_t want = rc.initial;
 	struct timespec d = {0, 250 * 1000 * 1000};
 	const char *mode;
@@ -422,16 +405,13 @@ static void run_race(struct kind k, int nadders, long *flushes)
 	/* Limited use from now on: growing folds become flushes. */
 	CHECK(bga_counter_add_limited(rc.c, 1, INT64_MAX / 2) == 0, "race %s: first limited add", mode);
 	bga_counter_add(rc.c, -1);
-	for (int i = 0; i < nadders; i++) {
-		a[i] = (struct race_arg){&rc, i};
-		pthread_create(&th[i], NULL, race_adder, &a[i]);
-	}
+	if (test_threads_start(&adders, nadders, race_adder, &rc) != 0)
+		abort();
 	pthread_create(&fl, NULL, race_flusher, &rc);
 	pthread_create(&smp, NULL, race_sampler, &rc);
 	nanosleep(&d, NULL);
 	atomic_store(&rc.stop, true);
-	for (int i = 0; i < nadders; i++)
-		pthread_join(th[i], NULL);
+	test_threads_join(&adders);
 	pthread_join(fl, NULL);
 	pthread_join(smp, NULL);
 	for (int i = 0; i < NTHREADS; i++)

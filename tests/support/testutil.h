@@ -11,41 +11,7 @@
  * test_persist.c, which sees the internals, checks the two agree. */
 #define TEST_CHUNK_GROUPS 2048
 
-/* xorshift64: a fixed-seed generator, so every failure replays.  The
- * state must not be 0. */
-static inline uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-/* The same family with a struct, for tests that keep several streams:
- * xorshift64* (Vigna), reproducible from the seed in s (not 0). */
-struct rng {
-	uint64_t s;
-};
-
-static inline uint64_t rnd(struct rng *r)
-{
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * 0x2545F4914F6CDD1DULL;
-}
-
-/* Uniform enough in [0, n); n > 0. */
-static inline uint64_t below(struct rng *r, uint64_t n)
-{
-	return rnd(r) % n;
-}
-
-/* Uniform enough in [lo, hi]. */
-static inline int64_t between(struct rng *r, int64_t lo, int64_t hi)
-{
-	return lo + (int64_t)(rnd(r) % (uint64_t)(hi - lo + 1));
-}
+#include "rng.h" /* the one generator */
 
 #include <bgalloc.h>
 

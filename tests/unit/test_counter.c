@@ -28,6 +28,7 @@
 #include "counter_impl.h"
 #include "cpu.h"
 #include "testutil.h"
+#include "threads.h"
 
 extern char **environ;
 
@@ -142,17 +143,11 @@ struct mt {
 	int64_t violations;
 };
 
-struct worker {
-	struct mt *mt;
-	int idx;
-};
-
-static void *adder(void *arg)
+static void adder(void *ctx, int idx)
 {
-	struct worker *w = arg;
-	struct mt *mt = w->mt;
-	struct track *t = &mt->tr[w->idx];
-	struct rng r = {0x9e3779b97f4a7c15ULL * (uint64_t)(w->idx + 1)};
+	struct mt *mt = ctx;
+	struct track *t = &mt->tr[idx];
+	struct rng r = {0x9e3779b97f4a7c15ULL * (uint64_t)(idx + 1)};
 
 	for (int i = 0; i < mt->iters; i++) {
 		/* Mostly small (stays in the slot), sometimes folding. */
@@ -170,7 +165,6 @@ static void *adder(void *arg)
 		if ((i & 255) == 0)
 			sched_yield(); /* encourage migrations and slot sharing */
 	}
-	return NULL;
 }
 
 static void *sampler(void *arg)
@@ -202,18 +196,12 @@ static void *sampler(void *arg)
 static void run_mt(enum bga_counter_mode mode, int32_t batch)
 {
 	struct mt mt = {.iters = 20000, .initial = 1000};
-	struct worker w[NTHREADS];
-	pthread_t th[NTHREADS], smp;
+	pthread_t smp;
 	int64_t want = mt.initial;
 
 	mt.c = mk(mt.initial, batch, mode);
 	cr_assert_eq(pthread_create(&smp, NULL, sampler, &mt), 0);
-	for (int i = 0; i < NTHREADS; i++) {
-		w[i] = (struct worker){&mt, i};
-		cr_assert_eq(pthread_create(&th[i], NULL, adder, &w[i]), 0);
-	}
-	for (int i = 0; i < NTHREADS; i++)
-		pthread_join(th[i], NULL);
+	cr_assert_eq(test_threads_run(NTHREADS, adder, &mt), 0);
 	atomic_store(&mt.stop, true);
 	pthread_join(smp, NULL);
 	for (int i = 0; i < NTHREADS; i++)
@@ -243,18 +231,12 @@ struct lim {
 	int32_t maxd;
 };
 
-struct limw {
-	struct lim *l;
-	int idx;
-};
-
 /* Take random amounts up to the limit, give some back (by add_limited with a
  * negative delta or by a plain add), so the value churns at the limit. */
-static void *limiter(void *arg)
+static void limiter(void *ctx, int idx)
 {
-	struct limw *w = arg;
-	struct lim *l = w->l;
-	struct rng r = {0x51ed270b27c6d1a5ULL * (uint64_t)(w->idx + 3)};
+	struct lim *l = ctx;
+	struct rng r = {0x51ed270b27c6d1a5ULL * (uint64_t)(idx + 3)};
 	int64_t mine = 0;
 
 	for (int i = 0; i < l->iters; i++) {
@@ -276,8 +258,7 @@ static void *limiter(void *arg)
 			mine -= back;
 		}
 	}
-	atomic_store(&l->held[w->idx], mine);
-	return NULL;
+	atomic_store(&l->held[idx], mine);
 }
 
 static void *sum_sampler(void *arg)
@@ -298,18 +279,12 @@ static void run_limited(enum bga_counter_mode mode, int32_t batch, int32_t maxd)
 {
 	/* A limit the threads can reach even while giving some back. */
 	struct lim l = {.limit = NTHREADS * maxd * 2, .iters = 20000, .maxd = maxd};
-	struct limw w[NTHREADS];
-	pthread_t th[NTHREADS], smp;
+	pthread_t smp;
 	int64_t initial = 100, want = initial;
 
 	l.c = mk(initial, batch, mode);
 	cr_assert_eq(pthread_create(&smp, NULL, sum_sampler, &l), 0);
-	for (int i = 0; i < NTHREADS; i++) {
-		w[i] = (struct limw){&l, i};
-		cr_assert_eq(pthread_create(&th[i], NULL, limiter, &w[i]), 0);
-	}
-	for (int i = 0; i < NTHREADS; i++)
-		pthread_join(th[i], NULL);
+	cr_assert_eq(test_threads_run(NTHREADS, limiter, &l), 0);
 	atomic_store(&l.stop, true);
 	pthread_join(smp, NULL);
 	for (int i = 0; i < NTHREADS; i++)

@@ -20,6 +20,7 @@
 #include <bgalloc.h>
 
 #include "testutil.h"
+#include "threads.h"
 
 #define BPG 64
 #define ROUNDS 3 /* fresh volumes per threaded test */
@@ -296,11 +297,6 @@ struct shared {
 	uint64_t create, start; /* 0: the defaults (grow_under_threads) */
 };
 
-struct worker {
-	struct shared *sh;
-	int id;
-};
-
 static void failf(struct shared *sh, const char *what, uint64_t a)
 {
 	if (__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED) == 0)
@@ -347,9 +343,9 @@ static int seen(void *ctx, uint64_t start, uint64_t len)
 
 #define HELD 24
 
-static void give_back(struct shared *sh, struct worker *w, struct bga_extent e, bool deferred)
+static void give_back(struct shared *sh, int id, struct bga_extent e, bool deferred)
 {
-	disown(sh, e, w->id);
+	disown(sh, e, id);
 	int rc;
 	if (deferred) {
 		rc = -EINVAL;
@@ -362,11 +358,10 @@ static void give_back(struct shared *sh, struct worker *w, struct bga_extent e, 
 		failf(sh, deferred ? "deferred free failed" : "free failed", (uint64_t)-rc);
 }
 
-static void *churn(void *arg)
+static void churn(void *ctx, int id)
 {
-	struct worker *w = arg;
-	struct shared *sh = w->sh;
-	struct rng r = {0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1)};
+	struct shared *sh = ctx;
+	struct rng r = {0x9e3779b97f4a7c15ull * (uint64_t)(id + 1)};
 	struct bga_extent held[HELD];
 	struct bga_rsv *rsv = NULL;
 	int n = 0;
@@ -399,7 +394,7 @@ static void *churn(void *arg)
 			if (reserved && (rc != 0 || e.len < req.max_len))
 				bga_unreserve(sh->vol, rc ? req.max_len : req.max_len - e.len);
 			if (rc == 0) {
-				own(sh, e, w->id);
+				own(sh, e, id);
 				held[n++] = e;
 			} else if (reserved) {
 				failf(sh, "an allocation from a reservation failed", (uint64_t)-rc);
@@ -410,7 +405,7 @@ static void *churn(void *arg)
 			int k = (int)below(&r, (uint64_t)n);
 			struct bga_extent e = held[k];
 			held[k] = held[--n];
-			give_back(sh, w, e, sh->deferred && (x & 4));
+			give_back(sh, id, e, sh->deferred && (x & 4));
 		}
 		if (sh->trims && (x >> 8) % 64 == 0) {
 			uint64_t from = below(&r, size), to = from + 1 + below(&r, 40 * BPG);
@@ -423,10 +418,9 @@ static void *churn(void *arg)
 		}
 	}
 	while (n > 0)
-		give_back(sh, w, held[--n], false);
+		give_back(sh, id, held[--n], false);
 	bga_rsv_close(rsv);
-	return NULL;
-}
+	}
 
 static void *committer(void *arg)
 {
@@ -456,12 +450,9 @@ static void grow_under_threads(uint32_t flags, uint32_t slots, uint64_t to, int 
 	sh->size = start;
 	sh->owner = calloc(to, 1);
 	cr_assert_not_null(sh->owner);
-	pthread_t t[8], ct;
-	struct worker w[8];
-	for (int i = 0; i < nthreads; i++) {
-		w[i] = (struct worker){sh, i};
-		cr_assert_eq(pthread_create(&t[i], NULL, churn, &w[i]), 0);
-	}
+	pthread_t ct;
+	struct test_threads workers;
+	cr_assert_eq(test_threads_start(&workers, nthreads, churn, sh), 0);
 	if (sh->deferred)
 		cr_assert_eq(pthread_create(&ct, NULL, committer, sh), 0);
 	/* Jump to just short of each chunk boundary, then cross it in small
@@ -489,8 +480,7 @@ static void grow_under_threads(uint32_t flags, uint32_t slots, uint64_t to, int 
 	for (int i = 0; i < 200; i++)
 		sched_yield(); /* the workers meet the final size too */
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(t[i], NULL);
+	test_threads_join(&workers);
 	if (sh->deferred) {
 		pthread_join(ct, NULL);
 		cr_assert_eq(bga_commit(sh->vol, sh->txn + 3), 0);

@@ -13,6 +13,7 @@
 #include <bgalloc/locktab.h>
 
 #include "testutil.h"
+#include "threads.h"
 
 #include "refmodel.h"
 #include "snapshot.h"
@@ -346,16 +347,10 @@ struct shared {
 	int failures;
 };
 
-struct worker {
-	struct shared *sh;
-	int id;
-};
-
-static void *churn(void *arg)
+static void churn(void *ctx, int id)
 {
-	struct worker *w = arg;
-	struct shared *sh = w->sh;
-	uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1);
+	struct shared *sh = ctx;
+	uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(id + 1);
 	struct bga_extent mine[64];
 	int n = 0;
 	for (int i = 0; i < 20000; i++) {
@@ -373,7 +368,7 @@ static void *churn(void *arg)
 			}
 			for (uint64_t b = e.start; b < e.start + e.len; b++) {
 				uint8_t zero = 0;
-				if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(w->id + 1), false,
+				if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false,
 								 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 					__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
 			}
@@ -394,8 +389,7 @@ static void *churn(void *arg)
 		if (bga_free(sh->vol, mine[k].start, mine[k].len) != 0)
 			__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
 	}
-	return NULL;
-}
+	}
 
 static void run_threads_cfg(uint32_t flags, uint32_t lock_kind, uint32_t lock_slots)
 {
@@ -408,14 +402,7 @@ static void run_threads_cfg(uint32_t flags, uint32_t lock_kind, uint32_t lock_sl
 	struct shared sh = {.nblocks = cfg.nblocks, .nthreads = 8};
 	cr_assert_eq(bga_create(&cfg, &sh.vol), 0);
 	sh.owner = calloc(cfg.nblocks, 1);
-	pthread_t t[8];
-	struct worker w[8];
-	for (int i = 0; i < 8; i++) {
-		w[i] = (struct worker){&sh, i};
-		pthread_create(&t[i], NULL, churn, &w[i]);
-	}
-	for (int i = 0; i < 8; i++)
-		pthread_join(t[i], NULL);
+	cr_assert_eq(test_threads_run(8, churn, &sh), 0);
 	cr_assert_eq(sh.failures, 0, "a block was handed to two owners or a free failed");
 	cr_assert_eq(bga_free_exact(sh.vol), cfg.nblocks);
 	assert_clean(sh.vol);
@@ -543,11 +530,10 @@ static int disown_extent(struct shared *sh, struct bga_extent e, int id)
 	return bad;
 }
 
-static void *grow_churn(void *arg)
+static void grow_churn(void *ctx, int id)
 {
-	struct worker *w = arg;
-	struct shared *sh = w->sh;
-	uint64_t s = 77 * (uint64_t)(w->id + 1);
+	struct shared *sh = ctx;
+	uint64_t s = 77 * (uint64_t)(id + 1);
 	struct bga_extent held[32];
 	int n = 0, bad = 0;
 	for (int i = 0; i < 20000; i++) {
@@ -556,23 +542,22 @@ static void *grow_churn(void *arg)
 						  .min_len = 1,
 						  .max_len = 8};
 			if (bga_alloc(sh->vol, &req, &held[n]) == 0)
-				bad += own_extent(sh, held[n++], w->id);
+				bad += own_extent(sh, held[n++], id);
 		} else if (n > 0) {
 			struct bga_extent e = held[--n];
-			bad += disown_extent(sh, e, w->id);
+			bad += disown_extent(sh, e, id);
 			if (bga_free(sh->vol, e.start, e.len) != 0)
 				bad++;
 		}
 	}
 	while (n > 0) {
 		struct bga_extent e = held[--n];
-		bad += disown_extent(sh, e, w->id);
+		bad += disown_extent(sh, e, id);
 		if (bga_free(sh->vol, e.start, e.len) != 0)
 			bad++;
 	}
 	__atomic_fetch_add(&sh->failures, bad, __ATOMIC_RELAXED);
-	return NULL;
-}
+	}
 
 Test(grow, while_threads_allocate)
 {
@@ -582,19 +567,14 @@ Test(grow, while_threads_allocate)
 	struct shared sh = {.vol = make(300, 64, 0), .nblocks = final};
 	sh.owner = calloc(final, 1);
 	cr_assert_not_null(sh.owner);
-	pthread_t t[4];
-	struct worker w[4];
-	for (int i = 0; i < 4; i++) {
-		w[i] = (struct worker){&sh, i};
-		pthread_create(&t[i], NULL, grow_churn, &w[i]);
-	}
+	struct test_threads tt;
+	cr_assert_eq(test_threads_start(&tt, 4, grow_churn, &sh), 0);
 	uint64_t size = 300;
 	for (int i = 0; i < 40; i++) {
 		size += 37 + (uint64_t)i * 11;
 		cr_assert_eq(bga_grow(sh.vol, size), 0);
 	}
-	for (int i = 0; i < 4; i++)
-		pthread_join(t[i], NULL);
+	test_threads_join(&tt);
 	cr_assert_eq(sh.failures, 0, "a block handed out twice, past the end, or a free failed");
 	for (uint64_t b = 0; b < final; b++)
 		cr_assert_eq(sh.owner[b], 0, "block %llu still owned", (unsigned long long)b);
