@@ -145,7 +145,7 @@ static void work(void *ctx, int id)
 			fail(r, "free", "an owned extent was refused");
 	}
 	bga_rsv_close(rsv);
-	}
+}
 
 static int run_one(bool whole_groups, double seconds)
 {

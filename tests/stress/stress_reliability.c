@@ -147,7 +147,7 @@ static void touch(void *ctx, int id)
 			fail("first touch", rc, (long long)b);
 		__atomic_fetch_add(&progress, 1, __ATOMIC_RELAXED);
 	}
-	}
+}
 
 static void grow_once(uint64_t run, struct bga_config cfg)
 {

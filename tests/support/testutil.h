@@ -15,6 +15,28 @@
 
 #include <bgalloc.h>
 
+/* An extent callback (bga_trim's discard, bga_foreach_free's visit) that
+ * accepts every extent and does nothing. */
+static inline int ignore_extent(void *ctx, uint64_t start, uint64_t len)
+{
+	(void)ctx;
+	(void)start;
+	(void)len;
+	return 0;
+}
+
+/* Allocate until the volume answers no more (goal, 1 .. max blocks a
+ * call): the blocks it handed out. */
+static inline uint64_t drain_volume(struct bga_volume *vol, uint64_t goal, uint64_t max)
+{
+	struct bga_request req = {.goal = goal, .min_len = 1, .max_len = max};
+	struct bga_extent e;
+	uint64_t n = 0;
+	while (bga_alloc(vol, &req, &e) == 0)
+		n += e.len;
+	return n;
+}
+
 /* What bga_stats keeps of the free space (count, extents, histogram by
  * order), recounted from a bga_foreach_free walk: free_recount_add for
  * each extent it reports. */
@@ -34,17 +56,29 @@ static inline void free_recount_add(struct free_recount *r, uint64_t len)
 
 #ifdef CRITERION_H_
 
-/* A volume of nblocks with groups of bpg blocks and first_data_block fdb,
- * every other field at its default; the test fails if create does. */
-static inline struct bga_volume *make_volume(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
+/* A volume of nblocks with groups of bpg blocks, first_data_block fdb and
+ * cfg.flags flags (BGA_START_FULL...), windows of rsv blocks when rsv is
+ * not 0 (rsv_default = rsv_max = rsv), every other field at its default;
+ * the test fails if create does. */
+static inline struct bga_volume *make_volume_with(uint64_t nblocks, uint32_t bpg, uint64_t fdb, uint32_t flags,
+						  uint32_t rsv)
 {
 	struct bga_config cfg;
 	struct bga_volume *vol;
 	bga_config_init(&cfg, nblocks);
 	cfg.blocks_per_group = bpg;
 	cfg.first_data_block = fdb;
+	cfg.flags = flags;
+	if (rsv)
+		cfg.rsv_default = cfg.rsv_max = rsv;
 	cr_assert_eq(bga_create(&cfg, &vol), 0);
 	return vol;
+}
+
+/* make_volume_with, no flags, default windows. */
+static inline struct bga_volume *make_volume(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
+{
+	return make_volume_with(nblocks, bpg, fdb, 0, 0);
 }
 
 /* Assert that bga_check() finds the volume clean, naming what it found. */

@@ -26,6 +26,7 @@
 #include <bgalloc/counter.h>
 
 #include "counter_impl.h"
+#include "counter_track.h"
 #include "cpu.h"
 #include "testutil.h"
 #include "threads.h"
@@ -127,12 +128,6 @@ Test(counter, single_thread_exact)
 
 #define NTHREADS 8
 
-struct track {
-	/* Magnitudes, monotone: an add is announced in *_intent before it
-	 * starts and counted in *_done after it returns. */
-	_Atomic int64_t pos_intent, pos_done, neg_intent, neg_done;
-} __attribute__((aligned(128)));
-
 struct mt {
 	struct bga_counter *c;
 	struct track tr[NTHREADS];
@@ -153,15 +148,7 @@ static void adder(void *ctx, int idx)
 		/* Mostly small (stays in the slot), sometimes folding. */
 		int64_t d = (i % 61 == 0) ? between(&r, -500, 500) : between(&r, -3, 4);
 
-		if (d >= 0) {
-			atomic_fetch_add(&t->pos_intent, d);
-			bga_counter_add(mt->c, d);
-			atomic_fetch_add(&t->pos_done, d);
-		} else {
-			atomic_fetch_add(&t->neg_intent, -d);
-			bga_counter_add(mt->c, d);
-			atomic_fetch_add(&t->neg_done, -d);
-		}
+		track_add(t, mt->c, d);
 		if ((i & 255) == 0)
 			sched_yield(); /* encourage migrations and slot sharing */
 	}
@@ -176,16 +163,9 @@ static void *sampler(void *arg)
 	do {
 		int64_t lo = mt->initial, hi = mt->initial, v;
 
-		for (int i = 0; i < NTHREADS; i++) {
-			lo += atomic_load(&mt->tr[i].pos_done);
-			hi -= atomic_load(&mt->tr[i].neg_done);
-		}
+		track_before(mt->tr, NTHREADS, &lo, &hi);
 		v = bga_counter_read(mt->c);
-		atomic_thread_fence(memory_order_seq_cst);
-		for (int i = 0; i < NTHREADS; i++) {
-			lo -= atomic_load(&mt->tr[i].neg_intent);
-			hi += atomic_load(&mt->tr[i].pos_intent);
-		}
+		track_after(mt->tr, NTHREADS, &lo, &hi);
 		mt->checks++;
 		if (v < lo - bound || v > hi + bound)
 			mt->violations++;
@@ -239,25 +219,9 @@ static void limiter(void *ctx, int idx)
 	struct rng r = {0x51ed270b27c6d1a5ULL * (uint64_t)(idx + 3)};
 	int64_t mine = 0;
 
-	for (int i = 0; i < l->iters; i++) {
-		int64_t d = between(&r, 1, l->maxd);
-
-		if (bga_counter_add_limited(l->c, d, l->limit) == 0) {
-			mine += d;
-			atomic_fetch_add(&l->ok, 1);
-		} else {
-			atomic_fetch_add(&l->enospc, 1);
-		}
-		if (mine > 0 && between(&r, 0, 7) == 0) {
-			int64_t back = between(&r, 1, mine);
-
-			if (i & 1)
-				cr_assert_eq(bga_counter_add_limited(l->c, -back, l->limit), 0);
-			else
-				bga_counter_add(l->c, -back);
-			mine -= back;
-		}
-	}
+	for (int i = 0; i < l->iters; i++)
+		cr_assert_eq(limited_step(l->c, l->limit, l->maxd, &r, i, &mine, &l->ok, &l->enospc), 0,
+			     "a negative add_limited failed");
 	atomic_store(&l->held[idx], mine);
 }
 

@@ -21,21 +21,12 @@
 #include <bgalloc.h>
 
 #include "memio.h"
+#include "requests.h"
 #include "testutil.h"
 
 static struct bga_volume *full_volume(uint64_t nblocks, uint32_t bpg, uint32_t rsv_default)
 {
-	struct bga_config cfg;
-	struct bga_volume *vol;
-	bga_config_init(&cfg, nblocks);
-	cfg.blocks_per_group = bpg;
-	cfg.flags = BGA_START_FULL;
-	if (rsv_default) {
-		cfg.rsv_default = rsv_default;
-		cfg.rsv_max = rsv_default;
-	}
-	cr_assert_eq(bga_create(&cfg, &vol), 0);
-	return vol;
+	return make_volume_with(nblocks, bpg, 0, BGA_START_FULL, rsv_default);
 }
 
 static int vec(struct bga_volume *vol, uint64_t min, uint64_t max, uint64_t align, uint32_t flags, uint64_t want,
@@ -660,22 +651,6 @@ static void pin_to_one_cpu(void)
 	CPU_ZERO(&set);
 	CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &set);
 	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
-}
-
-static int alloc_at(struct bga_volume *vol, uint64_t goal, uint64_t min, uint64_t max, struct bga_rsv *rsv,
-		    uint32_t flags, struct bga_extent *e)
-{
-	struct bga_request req = {.goal = goal, .min_len = min, .max_len = max, .rsv = rsv, .flags = flags};
-	return bga_alloc(vol, &req, e);
-}
-
-/* Allocate exactly [start, start + len) with a plain request. */
-static void take(struct bga_volume *vol, uint64_t start, uint64_t len)
-{
-	struct bga_extent e;
-	cr_assert_eq(alloc_at(vol, start, len, len, NULL, BGA_EXACT_GOAL, &e), 0);
-	cr_assert_eq(e.start, start);
-	cr_assert_eq(e.len, len);
 }
 
 static uint64_t window_blocks(struct bga_volume *vol)

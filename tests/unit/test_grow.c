@@ -19,6 +19,8 @@
 
 #include <bgalloc.h>
 
+#include "owners.h"
+#include "requests.h"
 #include "testutil.h"
 #include "threads.h"
 
@@ -53,12 +55,7 @@ static int exact(struct bga_volume *vol, uint64_t start, uint64_t len)
 
 static uint64_t drain(struct bga_volume *vol)
 {
-	struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = BPG};
-	struct bga_extent e;
-	uint64_t n = 0;
-	while (bga_alloc(vol, &req, &e) == 0)
-		n += e.len;
-	return n;
+	return drain_volume(vol, BGA_NO_GOAL, BPG);
 }
 
 /*
@@ -271,13 +268,8 @@ Test(grow_chunks, policies_survive_growth)
 Test(grow_chunks, destroy_with_a_linked_window)
 {
 	struct bga_volume *vol = make(4 * BPG, 0, 0);
-	struct bga_rsv *rsv;
-	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
-	struct bga_request req = {.goal = 70, .min_len = 1, .max_len = 2, .rsv = rsv};
 	struct bga_extent e, w;
-	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
-	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
-	cr_assert_gt(w.len, 0);
+	struct bga_rsv *rsv = window_alloc(vol, 70, 1, 2, &e, &w);
 	bga_destroy(vol);
 	free(rsv);
 }
@@ -305,41 +297,29 @@ static void failf(struct shared *sh, const char *what, uint64_t a)
 
 static void own(struct shared *sh, struct bga_extent e, int id)
 {
-	if (e.start + e.len > sh->cap) {
-		failf(sh, "extent past the end", e.start);
-		return;
-	}
-	for (uint64_t b = e.start; b < e.start + e.len; b++) {
-		uint8_t zero = 0;
-		if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
-			failf(sh, "block handed out twice", b);
-	}
+	bool past = e.start + e.len > sh->cap;
+	uint64_t b = past ? e.start : owners_take(sh->owner, e, id);
+	if (b != OWNERS_NONE)
+		failf(sh, past ? "extent past the end" : "block handed out twice", b);
 }
 
 static void disown(struct shared *sh, struct bga_extent e, int id)
 {
-	for (uint64_t b = e.start; b < e.start + e.len; b++)
-		if (__atomic_exchange_n(&sh->owner[b], 0, __ATOMIC_ACQ_REL) != (uint8_t)(id + 1))
-			failf(sh, "freed a block the map gives to another", b);
+	uint64_t b = owners_give(sh->owner, e, id);
+	if (b != OWNERS_NONE)
+		failf(sh, "freed a block the map gives to another", b);
 }
 
 static int discard(void *ctx, uint64_t start, uint64_t len)
 {
 	struct shared *sh = ctx;
-	for (uint64_t b = start; b < start + len; b++)
-		if (__atomic_load_n(&sh->owner[b], __ATOMIC_ACQUIRE) != 0)
-			failf(sh, "trim claimed an owned block", b);
+	uint64_t b = owners_first_held(sh->owner, start, len);
+	if (b != OWNERS_NONE)
+		failf(sh, "trim claimed an owned block", b);
 	return 0;
 }
 
-static int seen(void *ctx, uint64_t start, uint64_t len)
-{
-	(void)ctx;
-	(void)start;
-	(void)len;
-	return 0;
-}
+#define seen ignore_extent
 
 #define HELD 24
 
@@ -420,7 +400,7 @@ static void churn(void *ctx, int id)
 	while (n > 0)
 		give_back(sh, id, held[--n], false);
 	bga_rsv_close(rsv);
-	}
+}
 
 static void *committer(void *arg)
 {

@@ -85,7 +85,7 @@ static void mx_worker(void *ctx, int id)
 		__atomic_store_n(&c->slot[s].holder, 0, __ATOMIC_RELAXED);
 		bga_locktab_unlock(c->t, key);
 	}
-	}
+}
 
 ParameterizedTestParameters(locktab, mutual_exclusion)
 {

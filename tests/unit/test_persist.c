@@ -19,6 +19,7 @@
 #include "memio.h"
 #include "persist_image.h"
 #include "persist_util.h"
+#include "requests.h"
 #include "testutil.h"
 
 Test(persist, round_trip_random_volumes)
@@ -193,10 +194,8 @@ Test(persist, callback_errors_keep_previous_state)
 	churn(vol, &r, 200, 64, ext, 256, &n);
 	struct memio m;
 	struct bga_io io;
-	memio_init(&m, &io);
-	cr_assert_eq(bga_store(vol, &io), 0);
 	struct usedmap old;
-	cr_assert_eq(usedmap_take(vol, &old), 0);
+	store_fresh(vol, &m, &io, &old);
 	for (long k = 0; k < 12; k++) {
 		churn(vol, &r, 20, 64, ext, 256, &n);
 		m.writes = 0;
@@ -421,10 +420,8 @@ Test(persist, free_count_repaired_from_the_bitmap)
 	cr_assert_eq(bga_alloc(vol, &req, &e), 0); /* group 1: 59 free */
 	struct memio m;
 	struct bga_io io;
-	memio_init(&m, &io);
-	cr_assert_eq(bga_store(vol, &io), 0);
 	struct usedmap want;
-	cr_assert_eq(usedmap_take(vol, &want), 0);
+	store_fresh(vol, &m, &io, &want);
 	/* the superblock in force, and group 1's record in force */
 	unsigned char *sb = NULL;
 	for (int s = 0; s < 2; s++)
@@ -469,22 +466,6 @@ Test(persist, free_count_repaired_from_the_bitmap)
 }
 
 /* ---- promises across a lazy read and a trim's discard ---- */
-
-static int alloc_at(struct bga_volume *vol, uint64_t goal, uint64_t min, uint64_t max, struct bga_rsv *rsv,
-		    uint32_t flags, struct bga_extent *e)
-{
-	struct bga_request req = {.goal = goal, .min_len = min, .max_len = max, .rsv = rsv, .flags = flags};
-	return bga_alloc(vol, &req, e);
-}
-
-/* Allocate exactly [start, start + len) with a plain request. */
-static void take(struct bga_volume *vol, uint64_t start, uint64_t len)
-{
-	struct bga_extent e;
-	cr_assert_eq(alloc_at(vol, start, len, len, NULL, BGA_EXACT_GOAL, &e), 0);
-	cr_assert_eq(e.start, start);
-	cr_assert_eq(e.len, len);
-}
 
 /*
  * Two chunks of 64-block groups, stored, with chunk 1's first group

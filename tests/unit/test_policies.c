@@ -139,7 +139,7 @@ static void write_file(void *ctx, int id)
 	}
 	w->extents[id] = extents;
 	bga_rsv_close(rsv);
-	}
+}
 
 static double interleaved_writers(bool windows)
 {

@@ -21,6 +21,7 @@
 #include <bgalloc.h>
 #include <bgalloc/locktab.h>
 
+#include "owners.h"
 #include "testutil.h"
 
 #define BPG 64
@@ -169,22 +170,21 @@ static void wfail(struct winshared *sh, const char *what, uint64_t a)
 		snprintf(sh->first, sizeof(sh->first), "%s (%llu)", what, (unsigned long long)a);
 }
 
+/* e is thread id's now; its blocks were nobody's. */
 static void wown(struct winshared *sh, struct bga_extent e, int id)
 {
-	for (uint64_t b = e.start; b < e.start + e.len; b++) {
-		uint8_t zero = 0;
-		if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
-			wfail(sh, "block handed out twice", b);
-	}
+	uint64_t b;
+	if ((b = owners_take(sh->owner, e, id)) != OWNERS_NONE)
+		wfail(sh, "block handed out twice", b);
 }
 
+/* Thread id gives e back, which it held. */
 static void wfree(struct winshared *sh, struct bga_extent e, int id)
 {
-	for (uint64_t b = e.start; b < e.start + e.len; b++)
-		if (__atomic_exchange_n(&sh->owner[b], 0, __ATOMIC_ACQ_REL) != (uint8_t)(id + 1))
-			wfail(sh, "freed a block owned by another", b);
-	if (bga_free(sh->vol, e.start, e.len) != 0)
+	uint64_t b;
+	if ((b = owners_give(sh->owner, e, id)) != OWNERS_NONE)
+		wfail(sh, "freed a block owned by another", b);
+	else if (bga_free(sh->vol, e.start, e.len) != 0)
 		wfail(sh, "free", e.start);
 }
 

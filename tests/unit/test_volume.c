@@ -12,6 +12,7 @@
 #include <bgalloc.h>
 #include <bgalloc/locktab.h>
 
+#include "owners.h"
 #include "testutil.h"
 #include "threads.h"
 
@@ -389,7 +390,7 @@ static void churn(void *ctx, int id)
 		if (bga_free(sh->vol, mine[k].start, mine[k].len) != 0)
 			__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
 	}
-	}
+}
 
 static void run_threads_cfg(uint32_t flags, uint32_t lock_kind, uint32_t lock_slots)
 {
@@ -442,12 +443,7 @@ Test(threads, eight_threads_baseline_modes) { run_threads(BGA_GLOBAL_LOCK | BGA_
 
 static uint64_t drain(struct bga_volume *vol)
 {
-	struct bga_request req = {.goal = 0, .min_len = 1, .max_len = 1 << 20};
-	struct bga_extent e;
-	uint64_t n = 0;
-	while (bga_alloc(vol, &req, &e) == 0)
-		n += e.len;
-	return n;
+	return drain_volume(vol, 0, 1 << 20);
 }
 
 Test(grow, new_blocks_are_free_and_usable)
@@ -505,29 +501,18 @@ Test(grow, new_blocks_are_free_and_usable)
 }
 
 /* Claim e for thread id in the ownership map: every block must have had
- * no owner.  Returns the number of blocks that had one. */
+ * no owner.  Returns 0, or more if some block had one. */
 static int own_extent(struct shared *sh, struct bga_extent e, int id)
 {
-	int bad = 0;
 	if (e.start + e.len > sh->nblocks)
 		return (int)e.len;
-	for (uint64_t b = e.start; b < e.start + e.len; b++) {
-		uint8_t zero = 0;
-		if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
-			bad++;
-	}
-	return bad;
+	return owners_take(sh->owner, e, id) != OWNERS_NONE;
 }
 
-/* Give e back: the map must still say thread id owns it. */
+/* Give e back: the map must still say thread id owns it (0), else more. */
 static int disown_extent(struct shared *sh, struct bga_extent e, int id)
 {
-	int bad = 0;
-	for (uint64_t b = e.start; b < e.start + e.len; b++)
-		if (__atomic_exchange_n(&sh->owner[b], 0, __ATOMIC_ACQ_REL) != (uint8_t)(id + 1))
-			bad++;
-	return bad;
+	return owners_give(sh->owner, e, id) != OWNERS_NONE;
 }
 
 static void grow_churn(void *ctx, int id)
@@ -557,7 +542,7 @@ static void grow_churn(void *ctx, int id)
 			bad++;
 	}
 	__atomic_fetch_add(&sh->failures, bad, __ATOMIC_RELAXED);
-	}
+}
 
 Test(grow, while_threads_allocate)
 {

@@ -18,6 +18,7 @@
 #include <bgalloc/locktab.h>
 
 #include "memio.h"
+#include "requests.h"
 #include "testutil.h"
 
 /* ---- collecting what the walks report ---- */
@@ -87,12 +88,8 @@ Test(foreach_used, complement_of_foreach_free_with_deferred_flagged)
 	cr_assert_eq(bga_free_deferred(vol, 125, 5, 2), 0); /* pending inside it */
 	cr_assert_eq(bga_claim(vol, 600, 1), 0);
 	/* a window: its remainder is free, not used */
-	struct bga_rsv *rsv;
-	cr_assert_eq(bga_window_open(vol, &rsv), 0);
-	struct bga_request wreq = {.goal = 800, .min_len = 1, .max_len = 1, .rsv = rsv};
 	struct bga_extent we, win;
-	cr_assert_eq(bga_alloc(vol, &wreq, &we), 0);
-	cr_assert_eq(bga_window_get(rsv, &win), 0);
+	struct bga_rsv *rsv = window_alloc(vol, 800, 1, 1, &we, &win);
 
 	unsigned char *m = paint(vol, NB, 0, NB);
 	for (uint64_t b = 0; b < NB; b++) {
@@ -262,13 +259,8 @@ Test(longest_free, counts_window_remainders)
 	cr_assert_eq(bga_create(&cfg, &vol), 0);
 	cr_assert_eq(bga_claim(vol, 0, NB), 0);
 	cr_assert_eq(bga_free(vol, 64, 40), 0); /* the one free run: [64, 104) */
-	struct bga_rsv *rsv;
-	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
-	struct bga_request req = {.goal = 64, .min_len = 1, .max_len = 1, .rsv = rsv};
 	struct bga_extent e, win;
-	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
-	cr_assert_eq(bga_rsv_window(rsv, &win), 0);
-	cr_assert_gt(win.len, 0, "the handle booked no window");
+	struct bga_rsv *rsv = window_alloc(vol, 64, 1, 1, &e, &win);
 	uint64_t len, group;
 	cr_assert_eq(bga_longest_free_sum(vol, &len, &group), 0);
 	/* [64, 104) but the one allocated block, free whether or not a
@@ -318,12 +310,8 @@ Test(group_stats, figures_agree_with_the_walks)
 	cr_assert_eq(bga_create(&cfg, &vol), 0);
 	cr_assert_eq(bga_claim(vol, 130, 50), 0);           /* group 1 */
 	cr_assert_eq(bga_free_deferred(vol, 140, 6, 1), 0);
-	struct bga_rsv *rsv;
-	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
-	struct bga_request req = {.goal = 600, .min_len = 2, .max_len = 2, .rsv = rsv};
 	struct bga_extent e, win;
-	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
-	cr_assert_eq(bga_rsv_window(rsv, &win), 0);
+	struct bga_rsv *rsv = window_alloc(vol, 600, 2, 2, &e, &win);
 
 	struct bga_stats vst;
 	cr_assert_eq(bga_stats(vol, &vst), 0);
@@ -459,13 +447,7 @@ Test(lazy_load, walks_and_figures_as_stored)
 	memio_free(&m);
 }
 
-static int discard_ok(void *ctx, uint64_t start, uint64_t len)
-{
-	(void)ctx;
-	(void)start;
-	(void)len;
-	return 0;
-}
+#define discard_ok ignore_extent
 
 /* The flags as the header states them: an untouched group has no bitmap
  * (not initialised) and is wholly free; a trimmed group is marked until
