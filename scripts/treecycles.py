@@ -22,7 +22,9 @@ A unit is a source file with the headers of its stem in its folder
 B when A includes a header of B, or calls a function that B alone defines
 (a function defined outside every static scope, or a static inline one
 in a header, whose name only one file of the tree defines; main and the
-library's bga_ names left out).  Among the units of layers 2 and 3, every
+library's bga_ names left out) and that A sees declared, in itself or in
+a header of the tree it includes (a runtime that defines malloc for its
+own program ties no caller of malloc to it).  Among the units of layers 2 and 3, every
 circle (a strongly connected set of two or more units) is reported
 ("cycle: ..."), with what ties it.
 
@@ -103,6 +105,20 @@ def resolve(inc, src, files, bybase):
     return cands[0] if cands else None
 
 
+def declarations(text):
+    """The names of the functions declared (a prototype ending in ';') at
+    file scope."""
+    out, depth = set(), 0
+    for stmt in re.split(r"(?<=;)|(?<=\{)|(?<=\})", libgraph.strip(text)):
+        if depth == 0 and stmt.rstrip().endswith(";"):
+            h = re.sub(r"__attribute__\s*\(\(.*?\)\)", " ", stmt, flags=re.S)
+            m = re.search(r"([A-Za-z_]\w*)\s*\([^;]*\)\s*;\s*$", h, flags=re.S)
+            if m and m.group(1) not in libgraph.KEYWORDS:
+                out.add(m.group(1))
+        depth += stmt.count("{") - stmt.count("}")
+    return out
+
+
 def check(root):
     files = collect(root)
     bybase = {}
@@ -140,12 +156,21 @@ def check(root):
                 continue
             defs.setdefault(name, set()).add(f)
     owner = {n: next(iter(fs)) for n, fs in defs.items() if len(fs) == 1}
+    # a call ties only through a declaration the caller sees: in itself or
+    # in a header of the tree it includes (so a runtime that defines
+    # malloc for its own program ties nobody else to it)
+    declared = {f: declarations(text) for f, text in files.items()}
     for f, fns in bodies.items():
         local = {n for n, _, _, _ in fns}
+        seen = set(declared[f])
+        for m in INCLUDE.finditer(files[f]):
+            g = resolve(m.group(1), f, files, bybase)
+            if g:
+                seen |= declared[g] | {n for n, _, _, _ in libgraph.functions(files[g])}
         for _, _, body, _ in fns:
             for c in set(libgraph.calls(body)):
                 g = owner.get(c)
-                if g and g != f and c not in local:
+                if g and g != f and c not in local and c in seen:
                     tie(f, g, f"calls {c}")
     out = []
     for a in sorted(edges):
