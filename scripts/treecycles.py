@@ -42,6 +42,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import libgraph  # noqa: E402
+import callcycles  # noqa: E402
 from callcycles import sccs  # noqa: E402
 
 TOPS = ("include", "lib", "bench", "tests", "examples")
@@ -64,15 +65,8 @@ def layer(path):
 
 
 def unit(path, files):
-    d, f = os.path.split(path)
-    if f.endswith(".h"):
-        stem = f[:-2]
-        if stem.endswith("_impl"):
-            stem = stem[:-5]
-        c = os.path.join(d, stem + ".c")
-        if c in files:
-            return c
-    return path
+    """The unit a file counts in: callcycles.py's rule."""
+    return callcycles.unit(path, files)[0]
 
 
 def collect(root):
