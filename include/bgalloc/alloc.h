@@ -9,6 +9,33 @@
  * A part of <bgalloc.h>, which programs include; its opening comment gives
  * the conventions every contract here follows (errors, -EAGAIN and
  * -ENOSPC, threads).  This file compiles on its own.
+ *
+ * Where a request looks.  Every call that hands out blocks (bga_alloc,
+ * bga_alloc_vec, and a handle's window booking) looks in one order, and
+ * goes on to the next place only when the one before cannot serve it:
+ *
+ *  1. The request's own window: req->rsv's (windows on, see
+ *     bga_rsv_open()); for a goal-less bga_alloc of at most 16 blocks
+ *     without a handle, flags or unit, the calling CPU's locality window
+ *     (ext4's locality groups), which such requests share.  No other call
+ *     takes from a locality window.
+ *  2. Free runs outside every window, in the goal's order: the goal's
+ *     group from the goal on, then the groups after it that can hold the
+ *     request, round to the goal's group (each call's contract below says
+ *     what it passes over: BGA_WHOLE's short runs, bga_alloc_vec's split
+ *     runs).  A goal-less request starts at the calling CPU's home group,
+ *     from that group's low end.
+ *  3. Blocks other windows hold: other handles' windows and the CPUs'
+ *     locality windows are taken back, every one at once, only when the
+ *     request would otherwise get -ENOSPC (or, for bga_alloc_vec without
+ *     BGA_ALL_OR_NOTHING, not even one extent), and the search runs again.
+ *     Windows never cause a false -ENOSPC, and a request that steps 1 and
+ *     2 serve never takes, shortens or extends into another's window.
+ *
+ * A window is state a call accounts for: a call changes no window but
+ * its own and those it took from, and a failed call none but by step 3's
+ * taking back (those blocks are free either way; only bga_rsv_window()
+ * sees the difference).
  */
 
 #include <stddef.h>
