@@ -27,7 +27,7 @@ int refmodel_config_check(const struct bga_config *cfg)
 		return -EINVAL;
 	if (cfg->blocks_per_group < 64 || cfg->blocks_per_group > (1u << 20) || cfg->blocks_per_group % 64)
 		return -EINVAL;
-	if (cfg->first_data_block >= cfg->nblocks || cfg->first_data_block >= cfg->blocks_per_group)
+	if (cfg->first_data_block >= cfg->nblocks)
 		return -EINVAL;
 	if (cfg->lock_slots && ((cfg->lock_slots & (cfg->lock_slots - 1)) || cfg->lock_slots > (1u << 20)))
 		return -EINVAL;
