@@ -40,12 +40,12 @@ field() { sed -n "s/^# $1: *//p" "$2" | head -1; }
 git ls-files -z | rsync -a --checksum --from0 --files-from=- ./ "$src/"
 
 # Tests -> build targets: a Criterion or stress test is its own target;
-# fuzz_replay_<h> is <h>_replay.
+# fuzz_replay_<h> is fuzz_<h>_replay.
 targets_of() {
 	local t out=()
 	for t in "$@"; do
 		case $t in
-		fuzz_replay_*) out+=("${t#fuzz_replay_}_replay") ;;
+		fuzz_replay_*) out+=("fuzz_${t#fuzz_replay_}_replay") ;;
 		*) out+=("$t") ;;
 		esac
 	done

@@ -662,3 +662,27 @@ Test(window_order, all_or_nothing_fit_outside_windows_first)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/* bga_rsv_set_size takes any size up to rsv_max, rsv_max itself included,
+ * and a window then books that many. */
+Test(windows, set_size_up_to_rsv_max)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, 4096);
+	cfg.blocks_per_group = 1024;
+	cfg.rsv_default = 8;
+	cfg.rsv_max = 100;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	struct bga_rsv *h;
+	cr_assert_eq(bga_rsv_open(vol, &h), 0);
+	cr_assert_eq(bga_rsv_set_size(h, 101), -EINVAL);
+	cr_assert_eq(bga_rsv_set_size(h, 100), 0);
+	struct bga_extent e, w;
+	cr_assert_eq(alloc_at(vol, 0, 1, 1, h, 0, &e), 0);
+	cr_assert_eq(bga_rsv_window(h, &w), 0);
+	cr_assert_eq(e.len + w.len, 100, "a window of rsv_max books rsv_max");
+	bga_rsv_close(h);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
