@@ -110,6 +110,13 @@ Test(grow_chunks, first_data_block_past_a_chunk)
 	cfg.first_data_block = fdb;
 	cr_assert_eq(bga_create(&cfg, &vol), 0);
 	cr_assert_eq(bga_free_exact(vol), 3 * chunk - fdb);
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_eq(st.free_blocks, 3 * chunk - fdb);
+	uint64_t walked = 0;
+	cr_assert_eq(bga_foreach_free(vol, 0, 3 * chunk, 1, count_discard, &walked), 0);
+	cr_assert_eq(walked, 3 * chunk - fdb, "the walk found %llu free", (unsigned long long)walked);
+	cr_assert_eq(bga_longest_free_read(vol), 64);
 	struct bga_group_stats gs = {.size = sizeof(gs)};
 	cr_assert_eq(bga_group_stats(vol, TEST_CHUNK_GROUPS, &gs), 0);
 	cr_assert_eq(gs.free_blocks, 0, "group %d lies below first_data_block", TEST_CHUNK_GROUPS);
