@@ -220,7 +220,12 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
  * or more; carving stops when the rest of want is below min_len (with
  * align dividing min_len, only when min_len > align can that happen).
  *
- * Windows: with req->rsv, pieces come from the handle's window first, as
+ * Windows: other windows are looked at as the order at the top of this
+ * header says: never the CPU's locality window; other handles' windows
+ * only for the first extent, when no run outside windows holds min_len
+ * (a partial result is a success, so later pieces stop short of them),
+ * and, with BGA_ALL_OR_NOTHING, only when no fit lies outside them.
+ * With req->rsv, pieces come from the handle's window first, as
  * in bga_alloc; with BGA_ALL_OR_NOTHING only what the window holds at the
  * call (no window is booked, and a failure leaves the window as it was;
  * an aligned or reserved request takes none).  BGA_USE_RESERVED charges

@@ -4,7 +4,9 @@
  * Allocator::allocate), carved greedily, one bga_alloc-sized piece at a
  * time, each from the end of the piece before, so a run that spans
  * groups comes back piece after piece and is merged in out[].  A group's
- * first piece is one bga_alloc (the single-extent route); its further
+ * first piece is one pass of bga_alloc's slow path (bga__alloc_piece, so
+ * that the piece can keep alloc.h's order: no locality window, and
+ * other windows only for the call's first piece); its further
  * pieces, for a plain request, are taken under one more hold of its lock
  * (more_in_group), so N extents cost less than N calls from about 8 in a
  * group (BENCHMARKS.md#storage-engine-surface).  No group lock is held
