@@ -23,14 +23,18 @@
  *     group from the goal on, then the groups after it that can hold the
  *     request, round to the goal's group (each call's contract below says
  *     what it passes over: BGA_WHOLE's short runs, bga_alloc_vec's split
- *     runs).  A goal-less request starts at the calling CPU's home group,
- *     from that group's low end.
+ *     runs).  A goal-less request starts in the calling CPU's home
+ *     region, from its low end.
  *  3. Blocks other windows hold: other handles' windows and the CPUs'
  *     locality windows are taken back, every one at once, only when the
  *     request would otherwise get -ENOSPC (or, for bga_alloc_vec without
  *     BGA_ALL_OR_NOTHING, not even one extent), and the search runs again.
  *     Windows never cause a false -ENOSPC, and a request that steps 1 and
  *     2 serve never takes, shortens or extends into another's window.
+ *
+ * A call that names its blocks is not a search: BGA_EXACT_GOAL and
+ * bga_claim take back a window's remainder in their range (bga_rsv_open,
+ * bga_claim), as bga_trim does for the groups it trims.
  *
  * A window is state a call accounts for: a call changes no window but
  * its own and those it took from, and a failed call none but by step 3's
