@@ -18,6 +18,9 @@
 #                          Senescence?", FAST 2017): see aged() below
 #   bgafs-git.trace.xz     bgafs, 256M image: this repository cloned, checked out at
 #                          every 60th commit, back at HEAD, git gc (see gitrevs() below)
+#   bgafs-gitaged.trace.xz bgafs, 64M image: this repository checked out at every 5th
+#                          commit beside a file that holds the volume at 88% full
+#                          (see gitaged() below)
 #   bgafs-fio.trace.xz     bgafs, 256M image: fio, writers at random offsets beside a
 #                          sequential one, nothing preallocated (see fio_random() below)
 #   bgafs-kbuild.trace.xz  bgafs, 512M image: a tinyconfig kernel built with its output
@@ -29,13 +32,13 @@
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
 # bgafs trace uncompressed in DIR too.
-#   examples/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|fio|kbuild|objects]...]
+#   examples/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|objects]...]
 # (default build/test, all of them)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
-which=${*:-dbench dbench8 exerciser kernel aged git fio kbuild objects}
+which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild objects}
 R=$build/examples/replay/bga-replay
 BGAFS=$build/examples/bgafs/bgafs
 out=tests/data/traces
@@ -147,6 +150,26 @@ gitrevs() {
 	git -C "$mnt/repo" checkout -q "$(git -C "$top" rev-parse HEAD)"
 	git -C "$mnt/repo" gc -q
 }
+# gitaged: aged by git, as "File Systems Fated for Senescence?" ages one:
+# this repository cloned at its first commit's state on a small volume, a
+# file written to bring it to 88% full, then checked out at every 5th
+# commit of its first-parent history up to HEAD, then the file deleted
+gitaged() {
+	local top
+	top=$(git rev-parse --show-toplevel)
+	git clone -q --no-hardlinks "$top" "$mnt/repo"
+	git -C "$mnt/repo" rev-list --reverse --first-parent HEAD | awk 'NR % 5 == 1' >"$work/revs"
+	git -C "$mnt/repo" checkout -q "$(head -1 "$work/revs")"
+	local fill
+	sync -f "$mnt/repo" # the deferred frees committed, so that statfs counts them free
+	fill=$(stat -f -c '%b %f %S' "$mnt" | awk '{n = int(($2 - 0.12 * $1) * $3 / 1048576); print (n > 0 ? n : 0)}')
+	dd if=/dev/zero of="$mnt/fill" bs=1M count="$fill" status=none
+	echo "record_traces: gitaged: $(used_pct)% full before the checkouts"
+	while read -r rev; do git -C "$mnt/repo" checkout -q "$rev"; done <"$work/revs"
+	git -C "$mnt/repo" checkout -q "$(git -C "$top" rev-parse HEAD)"
+	echo "record_traces: gitaged: $(used_pct)% full after them"
+	rm -f "$mnt/fill"
+}
 # fio: four writers of 4 KiB blocks at random offsets (24 MiB files)
 # and one sequential writer (32 MiB), all at once, nothing preallocated;
 # two of the random files deleted; then two writers of 16 KiB blocks at
@@ -201,10 +224,11 @@ for t in $which; do
 	kernel) kernel_src && record bgafs-kernel 2G kernel ;;
 	aged) kernel_src && record bgafs-aged 512M aged ;;
 	git) record bgafs-git 256M gitrevs ;;
+	gitaged) record bgafs-gitaged 64M gitaged ;;
 	kbuild) record bgafs-kbuild 512M kbuild ;;
 	fio) record bgafs-fio 256M fio_random ;;
 	objects) "$build/examples/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
-	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, fio, kbuild, objects)" >&2; exit 2 ;;
+	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, objects)" >&2; exit 2 ;;
 	esac
 done
 tests/data/traces/regen_hashes.sh "$build"

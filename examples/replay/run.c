@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "run.h"
+#include "report.h"
 
 #define NONE UINT64_MAX
 #define MAX_OUT 65536
@@ -153,7 +153,9 @@ static uint64_t goal_of(struct ctx *c, uint64_t goal)
 {
 	if (goal == BGA_NO_GOAL || goal >= c->t->h.nblocks)
 		return goal;
-	if (goal && c->map[goal - 1] != NONE)
+	/* the block after the copy of goal - 1, unless that copy is the
+	 * volume's last block: a goal past the end is refused (-EINVAL) */
+	if (goal && c->map[goal - 1] != NONE && c->map[goal - 1] + 1 < c->t->h.nblocks)
 		return c->map[goal - 1] + 1;
 	return c->map[goal] != NONE ? c->map[goal] : goal;
 }

@@ -139,6 +139,14 @@ done
 expect 0 '^hash bgalloc,group=4096,counters=atomic,lock=global,windows=off [0-9a-f]{16}$' -- \
 	"$R" run "$TRACES/bgafs-dbench.trace" -a bgalloc,group=4096,counters=atomic,lock=global,windows=off
 expect 1 "'windows=maybe' is not one of" -- "$R" run "$TRACES/objects.trace" -a bgalloc,windows=maybe
+# a goal past a file whose last block the replay put at the volume's end
+# is no goal past the end: every allocator places it (recorded block 5 is
+# the replay's 63, the last; the next write aims at 6)
+printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source edge" "0 1 0 init_free 0 : 63+1" \
+	"1 1 0 rsv_open 0 1" "2 1 0 alloc 0 1 18446744073709551615 1 1 0 0 : 5+1" "3 1 0 free 0 10 1" \
+	"4 1 0 alloc 0 1 6 1 1 0 0 : 6+1" "5 1 0 rsv_close 0 1" >"$dir/edge.txt"
+out=$("$R" run "$dir/edge.txt" -a bgalloc -a bgalloc,windows=off -a ext2) || fail "the edge trace: $out"
+! grep -q ' failed, ' <<<"$out" || fail "a goal after the volume's last block failed: $out"
 # several traces: each reported, then side by side (one row an allocator
 # of each); --out makes a directory a trace
 O=$TRACES/objects.trace D=$TRACES/bgafs-dbench.trace
