@@ -7,6 +7,10 @@
 #include <errno.h>
 
 #include "route.h"
+#include "group.h"
+#include "window.h"
+#include "percpu.h"
+#include "charge.h"
 #include "steer.h"
 
 /*

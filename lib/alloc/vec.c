@@ -15,6 +15,11 @@
 #include "rcu.h"
 
 #include "route.h"
+#include "group.h"
+#include "window.h"
+#include "percpu.h"
+#include "charge.h"
+#include "range.h"
 
 struct carve {
 	struct bga_extent *out;

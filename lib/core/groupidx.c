@@ -20,7 +20,8 @@
  */
 #include <bgalloc/bitmap.h>
 
-#include "internal.h"
+#include "group.h"
+#include "window.h"
 
 static inline unsigned ilog2_floor(uint64_t x)
 {

@@ -11,7 +11,10 @@
 
 #include "rcu.h"
 
-#include "internal.h"
+#include "group.h"
+#include "hooks.h"
+#include "deferred.h"
+#include "range.h"
 #include "window.h"
 
 static int cmp_u32(const void *a, const void *b)

@@ -13,7 +13,9 @@
 
 #include "persist.h"
 #include "persist_format.h"
-#include "internal.h"
+#include "group.h"
+#include "window.h"
+#include "geom.h"
 
 /* ---- the persistence state ---- */
 

@@ -22,7 +22,9 @@
 #include "threads.h"
 #include <bgalloc/counter.h>
 
-#include "internal.h"
+#include "group.h"
+#include "window.h"
+#include "percpu.h"
 
 #define THREADS 8
 #define OPS 20000 /* per worker and round */

@@ -41,7 +41,9 @@
 
 #include "testutil.h"
 #include "threads.h"
-#include "internal.h" /* the lock slot of a group, to aim at the grower's */
+#include "group.h" /* the lock slot of a group, to aim at the grower's */
+#include "window.h"
+#include "percpu.h"
 
 static int failures;
 

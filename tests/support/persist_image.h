@@ -23,7 +23,9 @@
 #include "persist_util.h"
 #include "testutil.h"
 
-#include "internal.h"
+#include "group.h"
+#include "window.h"
+#include "percpu.h"
 #include "persist.h"
 #include "persist_format.h"
 

@@ -38,7 +38,9 @@
 #include "testutil.h"
 
 #include "cpu.h"
-#include "internal.h"
+#include "group.h"
+#include "window.h"
+#include "percpu.h"
 #include "snapshot.h"
 
 /* ---- bga_create and the primitives' constructors ---- */

@@ -14,7 +14,9 @@
 
 #include <bgalloc.h>
 
-#include "internal.h"
+#include "group.h"
+#include "window.h"
+#include "percpu.h"
 
 #ifdef BGA_DEBUG
 #define NEED_CHECKER() ((void)0)

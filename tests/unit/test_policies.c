@@ -16,7 +16,9 @@
 #include <bgalloc/counter.h>
 
 #include "refmodel.h"
-#include "internal.h"
+#include "group.h"
+#include "window.h"
+#include "percpu.h"
 
 static struct bga_volume *make(uint64_t nblocks, uint32_t bpg)
 {
