@@ -30,12 +30,13 @@ bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_actx *ac, uin
 /*
  * Group g's map of blocks a request cannot have (blocks_per_group bits,
  * set = used, every bit outside the span set), taken under g's lock:
- * free blocks and windows' remainders clear, and with after_commit the
+ * free blocks clear, windows' remainders too with `windows` (else they
+ * stay set, as the bitmap marks them), and with after_commit the
  * blocks pending a deferred free clear too (the state after a commit:
  * the one definition bga__dfree_would_fit reads).  Blocks a trim holds
  * stay set.  No group lock may be held.  Returns the span end.
  */
-uint32_t bga__dfree_group_map(struct bga_volume *vol, uint64_t g, uint64_t *map, bool after_commit);
+uint32_t bga__dfree_group_map(struct bga_volume *vol, uint64_t g, uint64_t *map, bool after_commit, bool windows);
 /* The first group in [g, end) that holds pending deferred frees, or end. */
 uint64_t bga__dfree_next_group(const struct bga_volume *vol, uint64_t g, uint64_t end);
 /* Every pending block marked allocated?  Else *bad_off gets one. */
