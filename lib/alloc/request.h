@@ -11,7 +11,7 @@
 
 #include "types.h"
 #include "window.h"
-#include "rsv.h"
+#include "handle.h"
 
 /* The kinds of request, decided once from its fields (bga__req_kind). */
 enum bga_req_kind {

@@ -5,12 +5,12 @@
 /*
  * The request's route (lib/README.md, "The route of bga_alloc"): the
  * calls between the route's files.  The request's predicates are in
- * request.h, the handle in rsv.h.
+ * request.h, the handle in handle.h.
  */
 
 #include "types.h"
 #include "request.h"
-#include "rsv.h"
+#include "handle.h"
 
 /* ---- search.c ---- */
 

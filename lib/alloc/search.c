@@ -6,7 +6,7 @@
  * window being booked and its size, the CPU's steering state, and a
  * status.  route() and route_once() list the phases top to bottom, as
  * ext4_mb_new_blocks does; the window decisions and the handle's state
- * (struct bga_rsv, rsv.h) are both here.  Blocks are charged as they are
+ * (struct bga_rsv, handle.h) are both here.  Blocks are charged as they are
  * taken, in charge.c; nothing is charged before a run is found.
  */
 #include <errno.h>

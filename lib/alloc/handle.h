@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#ifndef BGA_RSV_H
-#define BGA_RSV_H
+#ifndef BGA_HANDLE_H
+#define BGA_HANDLE_H
 
 /*
- * The handle (rsv.c): a file's window and how its next one is sized,
- * which the route reads (lib/README.md, "The route of bga_alloc").
+ * The handle (bga_rsv_open, rsv.c): a file's window and how its next
+ * one is sized, which the route reads (lib/README.md, "The route of
+ * bga_alloc").
  */
 
 #include "types.h"
