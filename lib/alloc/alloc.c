@@ -7,6 +7,7 @@
 #include <errno.h>
 
 #include "route.h"
+#include "request.h"
 #include "group.h"
 #include "window.h"
 #include "percpu.h"

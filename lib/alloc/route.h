@@ -9,7 +9,6 @@
  */
 
 #include "types.h"
-#include "request.h"
 #include "handle.h"
 
 /* ---- search.c ---- */

@@ -9,7 +9,6 @@
  */
 
 #include "group.h"
-#include "window.h"
 #include "percpu.h"
 
 /*

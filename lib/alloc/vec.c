@@ -17,6 +17,7 @@
 #include "rcu.h"
 
 #include "route.h"
+#include "request.h"
 #include "group.h"
 #include "window.h"
 #include "percpu.h"

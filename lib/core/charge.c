@@ -10,7 +10,6 @@
 #include <errno.h>
 
 #include "group.h"
-#include "window.h"
 #include "charge.h"
 
 /*

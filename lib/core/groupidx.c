@@ -21,7 +21,6 @@
 #include <bgalloc/bitmap.h>
 
 #include "group.h"
-#include "window.h"
 
 static inline unsigned ilog2_floor(uint64_t x)
 {

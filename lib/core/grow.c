@@ -17,7 +17,6 @@
 
 #include "rcu.h"
 #include "group.h"
-#include "window.h"
 #include "hooks.h"
 #include "geom.h"
 #include "charge.h"

@@ -13,7 +13,6 @@
 
 #include "group.h"
 #include "hooks.h"
-#include "deferred.h"
 #include "range.h"
 #include "window.h"
 

@@ -20,7 +20,6 @@
 #include "persist_format.h"
 #include "rcu.h"
 #include "group.h"
-#include "window.h"
 #include "hooks.h"
 
 /* Bitmaps read on first touch of their chunk (1), or all at load (0). */

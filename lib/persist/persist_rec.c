@@ -13,8 +13,6 @@
 
 #include "persist.h"
 #include "persist_format.h"
-#include "group.h"
-#include "window.h"
 #include "geom.h"
 
 /* ---- the persistence state ---- */

@@ -22,9 +22,7 @@
 #include "threads.h"
 #include <bgalloc/counter.h>
 
-#include "group.h"
-#include "window.h"
-#include "percpu.h"
+#include "types.h"
 
 #define THREADS 8
 #define OPS 20000 /* per worker and round */

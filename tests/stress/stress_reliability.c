@@ -42,8 +42,6 @@
 #include "testutil.h"
 #include "threads.h"
 #include "group.h" /* the lock slot of a group, to aim at the grower's */
-#include "window.h"
-#include "percpu.h"
 
 static int failures;
 

@@ -24,8 +24,6 @@
 #include "testutil.h"
 
 #include "group.h"
-#include "window.h"
-#include "percpu.h"
 #include "persist.h"
 #include "persist_format.h"
 

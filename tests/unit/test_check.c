@@ -20,7 +20,6 @@
 
 #include "group.h"
 #include "window.h"
-#include "percpu.h"
 
 /* Group g's descriptor (single-threaded: no lock needed). */
 static struct bga_group *grp_of(struct bga_volume *vol, uint64_t g)

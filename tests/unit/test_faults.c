@@ -38,9 +38,7 @@
 #include "testutil.h"
 
 #include "cpu.h"
-#include "group.h"
-#include "window.h"
-#include "percpu.h"
+#include "types.h"
 #include "snapshot.h"
 
 /* ---- bga_create and the primitives' constructors ---- */

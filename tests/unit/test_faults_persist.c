@@ -30,10 +30,8 @@
 #include "memio.h"
 #include "persist_util.h"
 #include "testutil.h"
+#include "types.h"
 
-#include "group.h"
-#include "window.h"
-#include "percpu.h"
 #include "persist.h"
 #include "persist_format.h"
 

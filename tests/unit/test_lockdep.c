@@ -15,8 +15,6 @@
 #include <bgalloc.h>
 
 #include "group.h"
-#include "window.h"
-#include "percpu.h"
 
 #ifdef BGA_DEBUG
 #define NEED_CHECKER() ((void)0)

@@ -259,8 +259,6 @@ Test(persist, file_io_round_trip)
 
 #include "persist_format.h"
 #include "group.h" /* to see which chunks a lazy load installed */
-#include "window.h"
-#include "percpu.h"
 _Static_assert(TEST_CHUNK_GROUPS == BGA_CHUNK_GROUPS, "testutil.h names the chunk size");
 
 /* The area bytes before group g0's unit. */

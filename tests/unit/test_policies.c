@@ -16,9 +16,7 @@
 #include <bgalloc/counter.h>
 
 #include "refmodel.h"
-#include "group.h"
-#include "window.h"
-#include "percpu.h"
+#include "types.h"
 
 static struct bga_volume *make(uint64_t nblocks, uint32_t bpg)
 {
