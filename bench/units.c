@@ -40,7 +40,7 @@
 #include <bgalloc.h>
 
 #include "rng.h"
-#include "units.h"
+#include "units_engine.h"
 
 static double now_ns(void)
 {

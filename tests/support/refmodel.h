@@ -244,6 +244,12 @@ int refm_fail(struct refmodel *m, const char *fmt, ...) __attribute__((format(pr
 /* For the model's files: a request's align as the header reads it (0 and 1
  * are no alignment: 1). */
 uint64_t refm_align(const struct bga_request *req);
+/* For the model's files: bad arguments of an allocating request as the
+ * header lists them (-EINVAL); a BGA_USE_RESERVED request that asks for
+ * more than is reserved; an errno's name. */
+bool refm_alloc_args_bad(const struct refmodel *m, const struct bga_request *req);
+bool refm_reserved_short(const struct refmodel *m, const struct bga_request *req);
+const char *refm_errname(int rc);
 
 /*
  * Mirror bga_free_deferred_vec(): -EINVAL for n 0, txn 0 or not above the

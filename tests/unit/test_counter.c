@@ -26,8 +26,10 @@
 #include <bgalloc/counter.h>
 
 #include "counter_impl.h"
+#include "counter_track.h"
 #include "cpu.h"
 #include "testutil.h"
+#include "threads.h"
 
 extern char **environ;
 
@@ -126,12 +128,6 @@ Test(counter, single_thread_exact)
 
 #define NTHREADS 8
 
-struct track {
-	/* Magnitudes, monotone: an add is announced in *_intent before it
-	 * starts and counted in *_done after it returns. */
-	_Atomic int64_t pos_intent, pos_done, neg_intent, neg_done;
-} __attribute__((aligned(128)));
-
 struct mt {
 	struct bga_counter *c;
 	struct track tr[NTHREADS];
@@ -142,35 +138,20 @@ struct mt {
 	int64_t violations;
 };
 
-struct worker {
-	struct mt *mt;
-	int idx;
-};
-
-static void *adder(void *arg)
+static void adder(void *ctx, int idx)
 {
-	struct worker *w = arg;
-	struct mt *mt = w->mt;
-	struct track *t = &mt->tr[w->idx];
-	struct rng r = {0x9e3779b97f4a7c15ULL * (uint64_t)(w->idx + 1)};
+	struct mt *mt = ctx;
+	struct track *t = &mt->tr[idx];
+	struct rng r = {0x9e3779b97f4a7c15ULL * (uint64_t)(idx + 1)};
 
 	for (int i = 0; i < mt->iters; i++) {
 		/* Mostly small (stays in the slot), sometimes folding. */
 		int64_t d = (i % 61 == 0) ? between(&r, -500, 500) : between(&r, -3, 4);
 
-		if (d >= 0) {
-			atomic_fetch_add(&t->pos_intent, d);
-			bga_counter_add(mt->c, d);
-			atomic_fetch_add(&t->pos_done, d);
-		} else {
-			atomic_fetch_add(&t->neg_intent, -d);
-			bga_counter_add(mt->c, d);
-			atomic_fetch_add(&t->neg_done, -d);
-		}
+		track_add(t, mt->c, d);
 		if ((i & 255) == 0)
 			sched_yield(); /* encourage migrations and slot sharing */
 	}
-	return NULL;
 }
 
 static void *sampler(void *arg)
@@ -182,16 +163,9 @@ static void *sampler(void *arg)
 	do {
 		int64_t lo = mt->initial, hi = mt->initial, v;
 
-		for (int i = 0; i < NTHREADS; i++) {
-			lo += atomic_load(&mt->tr[i].pos_done);
-			hi -= atomic_load(&mt->tr[i].neg_done);
-		}
+		track_before(mt->tr, NTHREADS, &lo, &hi);
 		v = bga_counter_read(mt->c);
-		atomic_thread_fence(memory_order_seq_cst);
-		for (int i = 0; i < NTHREADS; i++) {
-			lo -= atomic_load(&mt->tr[i].neg_intent);
-			hi += atomic_load(&mt->tr[i].pos_intent);
-		}
+		track_after(mt->tr, NTHREADS, &lo, &hi);
 		mt->checks++;
 		if (v < lo - bound || v > hi + bound)
 			mt->violations++;
@@ -202,18 +176,12 @@ static void *sampler(void *arg)
 static void run_mt(enum bga_counter_mode mode, int32_t batch)
 {
 	struct mt mt = {.iters = 20000, .initial = 1000};
-	struct worker w[NTHREADS];
-	pthread_t th[NTHREADS], smp;
+	pthread_t smp;
 	int64_t want = mt.initial;
 
 	mt.c = mk(mt.initial, batch, mode);
 	cr_assert_eq(pthread_create(&smp, NULL, sampler, &mt), 0);
-	for (int i = 0; i < NTHREADS; i++) {
-		w[i] = (struct worker){&mt, i};
-		cr_assert_eq(pthread_create(&th[i], NULL, adder, &w[i]), 0);
-	}
-	for (int i = 0; i < NTHREADS; i++)
-		pthread_join(th[i], NULL);
+	cr_assert_eq(test_threads_run(NTHREADS, adder, &mt), 0);
 	atomic_store(&mt.stop, true);
 	pthread_join(smp, NULL);
 	for (int i = 0; i < NTHREADS; i++)
@@ -243,41 +211,18 @@ struct lim {
 	int32_t maxd;
 };
 
-struct limw {
-	struct lim *l;
-	int idx;
-};
-
 /* Take random amounts up to the limit, give some back (by add_limited with a
  * negative delta or by a plain add), so the value churns at the limit. */
-static void *limiter(void *arg)
+static void limiter(void *ctx, int idx)
 {
-	struct limw *w = arg;
-	struct lim *l = w->l;
-	struct rng r = {0x51ed270b27c6d1a5ULL * (uint64_t)(w->idx + 3)};
+	struct lim *l = ctx;
+	struct rng r = {0x51ed270b27c6d1a5ULL * (uint64_t)(idx + 3)};
 	int64_t mine = 0;
 
-	for (int i = 0; i < l->iters; i++) {
-		int64_t d = between(&r, 1, l->maxd);
-
-		if (bga_counter_add_limited(l->c, d, l->limit) == 0) {
-			mine += d;
-			atomic_fetch_add(&l->ok, 1);
-		} else {
-			atomic_fetch_add(&l->enospc, 1);
-		}
-		if (mine > 0 && between(&r, 0, 7) == 0) {
-			int64_t back = between(&r, 1, mine);
-
-			if (i & 1)
-				cr_assert_eq(bga_counter_add_limited(l->c, -back, l->limit), 0);
-			else
-				bga_counter_add(l->c, -back);
-			mine -= back;
-		}
-	}
-	atomic_store(&l->held[w->idx], mine);
-	return NULL;
+	for (int i = 0; i < l->iters; i++)
+		cr_assert_eq(limited_step(l->c, l->limit, l->maxd, &r, i, &mine, &l->ok, &l->enospc), 0,
+			     "a negative add_limited failed");
+	atomic_store(&l->held[idx], mine);
 }
 
 static void *sum_sampler(void *arg)
@@ -298,18 +243,12 @@ static void run_limited(enum bga_counter_mode mode, int32_t batch, int32_t maxd)
 {
 	/* A limit the threads can reach even while giving some back. */
 	struct lim l = {.limit = NTHREADS * maxd * 2, .iters = 20000, .maxd = maxd};
-	struct limw w[NTHREADS];
-	pthread_t th[NTHREADS], smp;
+	pthread_t smp;
 	int64_t initial = 100, want = initial;
 
 	l.c = mk(initial, batch, mode);
 	cr_assert_eq(pthread_create(&smp, NULL, sum_sampler, &l), 0);
-	for (int i = 0; i < NTHREADS; i++) {
-		w[i] = (struct limw){&l, i};
-		cr_assert_eq(pthread_create(&th[i], NULL, limiter, &w[i]), 0);
-	}
-	for (int i = 0; i < NTHREADS; i++)
-		pthread_join(th[i], NULL);
+	cr_assert_eq(test_threads_run(NTHREADS, limiter, &l), 0);
 	atomic_store(&l.stop, true);
 	pthread_join(smp, NULL);
 	for (int i = 0; i < NTHREADS; i++)

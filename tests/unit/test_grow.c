@@ -19,7 +19,10 @@
 
 #include <bgalloc.h>
 
+#include "owners.h"
+#include "requests.h"
 #include "testutil.h"
+#include "threads.h"
 
 #define BPG 64
 #define ROUNDS 3 /* fresh volumes per threaded test */
@@ -52,12 +55,7 @@ static int exact(struct bga_volume *vol, uint64_t start, uint64_t len)
 
 static uint64_t drain(struct bga_volume *vol)
 {
-	struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = BPG};
-	struct bga_extent e;
-	uint64_t n = 0;
-	while (bga_alloc(vol, &req, &e) == 0)
-		n += e.len;
-	return n;
+	return drain_volume(vol, BGA_NO_GOAL, BPG);
 }
 
 /*
@@ -270,13 +268,8 @@ Test(grow_chunks, policies_survive_growth)
 Test(grow_chunks, destroy_with_a_linked_window)
 {
 	struct bga_volume *vol = make(4 * BPG, 0, 0);
-	struct bga_rsv *rsv;
-	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
-	struct bga_request req = {.goal = 70, .min_len = 1, .max_len = 2, .rsv = rsv};
 	struct bga_extent e, w;
-	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
-	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
-	cr_assert_gt(w.len, 0);
+	struct bga_rsv *rsv = window_alloc(vol, 70, 1, 2, &e, &w);
 	bga_destroy(vol);
 	free(rsv);
 }
@@ -296,11 +289,6 @@ struct shared {
 	uint64_t create, start; /* 0: the defaults (grow_under_threads) */
 };
 
-struct worker {
-	struct shared *sh;
-	int id;
-};
-
 static void failf(struct shared *sh, const char *what, uint64_t a)
 {
 	if (__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED) == 0)
@@ -309,47 +297,35 @@ static void failf(struct shared *sh, const char *what, uint64_t a)
 
 static void own(struct shared *sh, struct bga_extent e, int id)
 {
-	if (e.start + e.len > sh->cap) {
-		failf(sh, "extent past the end", e.start);
-		return;
-	}
-	for (uint64_t b = e.start; b < e.start + e.len; b++) {
-		uint8_t zero = 0;
-		if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
-			failf(sh, "block handed out twice", b);
-	}
+	bool past = e.start + e.len > sh->cap;
+	uint64_t b = past ? e.start : owners_take(sh->owner, e, id);
+	if (b != OWNERS_NONE)
+		failf(sh, past ? "extent past the end" : "block handed out twice", b);
 }
 
 static void disown(struct shared *sh, struct bga_extent e, int id)
 {
-	for (uint64_t b = e.start; b < e.start + e.len; b++)
-		if (__atomic_exchange_n(&sh->owner[b], 0, __ATOMIC_ACQ_REL) != (uint8_t)(id + 1))
-			failf(sh, "freed a block the map gives to another", b);
+	uint64_t b = owners_give(sh->owner, e, id);
+	if (b != OWNERS_NONE)
+		failf(sh, "freed a block the map gives to another", b);
 }
 
 static int discard(void *ctx, uint64_t start, uint64_t len)
 {
 	struct shared *sh = ctx;
-	for (uint64_t b = start; b < start + len; b++)
-		if (__atomic_load_n(&sh->owner[b], __ATOMIC_ACQUIRE) != 0)
-			failf(sh, "trim claimed an owned block", b);
+	uint64_t b = owners_first_held(sh->owner, start, len);
+	if (b != OWNERS_NONE)
+		failf(sh, "trim claimed an owned block", b);
 	return 0;
 }
 
-static int seen(void *ctx, uint64_t start, uint64_t len)
-{
-	(void)ctx;
-	(void)start;
-	(void)len;
-	return 0;
-}
+#define seen ignore_extent
 
 #define HELD 24
 
-static void give_back(struct shared *sh, struct worker *w, struct bga_extent e, bool deferred)
+static void give_back(struct shared *sh, int id, struct bga_extent e, bool deferred)
 {
-	disown(sh, e, w->id);
+	disown(sh, e, id);
 	int rc;
 	if (deferred) {
 		rc = -EINVAL;
@@ -362,11 +338,10 @@ static void give_back(struct shared *sh, struct worker *w, struct bga_extent e, 
 		failf(sh, deferred ? "deferred free failed" : "free failed", (uint64_t)-rc);
 }
 
-static void *churn(void *arg)
+static void churn(void *ctx, int id)
 {
-	struct worker *w = arg;
-	struct shared *sh = w->sh;
-	struct rng r = {0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1)};
+	struct shared *sh = ctx;
+	struct rng r = {0x9e3779b97f4a7c15ull * (uint64_t)(id + 1)};
 	struct bga_extent held[HELD];
 	struct bga_rsv *rsv = NULL;
 	int n = 0;
@@ -399,7 +374,7 @@ static void *churn(void *arg)
 			if (reserved && (rc != 0 || e.len < req.max_len))
 				bga_unreserve(sh->vol, rc ? req.max_len : req.max_len - e.len);
 			if (rc == 0) {
-				own(sh, e, w->id);
+				own(sh, e, id);
 				held[n++] = e;
 			} else if (reserved) {
 				failf(sh, "an allocation from a reservation failed", (uint64_t)-rc);
@@ -410,7 +385,7 @@ static void *churn(void *arg)
 			int k = (int)below(&r, (uint64_t)n);
 			struct bga_extent e = held[k];
 			held[k] = held[--n];
-			give_back(sh, w, e, sh->deferred && (x & 4));
+			give_back(sh, id, e, sh->deferred && (x & 4));
 		}
 		if (sh->trims && (x >> 8) % 64 == 0) {
 			uint64_t from = below(&r, size), to = from + 1 + below(&r, 40 * BPG);
@@ -423,9 +398,8 @@ static void *churn(void *arg)
 		}
 	}
 	while (n > 0)
-		give_back(sh, w, held[--n], false);
+		give_back(sh, id, held[--n], false);
 	bga_rsv_close(rsv);
-	return NULL;
 }
 
 static void *committer(void *arg)
@@ -456,12 +430,9 @@ static void grow_under_threads(uint32_t flags, uint32_t slots, uint64_t to, int 
 	sh->size = start;
 	sh->owner = calloc(to, 1);
 	cr_assert_not_null(sh->owner);
-	pthread_t t[8], ct;
-	struct worker w[8];
-	for (int i = 0; i < nthreads; i++) {
-		w[i] = (struct worker){sh, i};
-		cr_assert_eq(pthread_create(&t[i], NULL, churn, &w[i]), 0);
-	}
+	pthread_t ct;
+	struct test_threads workers;
+	cr_assert_eq(test_threads_start(&workers, nthreads, churn, sh), 0);
 	if (sh->deferred)
 		cr_assert_eq(pthread_create(&ct, NULL, committer, sh), 0);
 	/* Jump to just short of each chunk boundary, then cross it in small
@@ -489,8 +460,7 @@ static void grow_under_threads(uint32_t flags, uint32_t slots, uint64_t to, int 
 	for (int i = 0; i < 200; i++)
 		sched_yield(); /* the workers meet the final size too */
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(t[i], NULL);
+	test_threads_join(&workers);
 	if (sh->deferred) {
 		pthread_join(ct, NULL);
 		cr_assert_eq(bga_commit(sh->vol, sh->txn + 3), 0);

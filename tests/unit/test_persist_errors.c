@@ -396,10 +396,8 @@ Test(persist_errors, free_count_repaired_at_a_strict_load)
 	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
 	struct memio m;
 	struct bga_io io;
-	memio_init(&m, &io);
-	cr_assert_eq(bga_store(vol, &io), 0);
 	struct usedmap want;
-	cr_assert_eq(usedmap_take(vol, &want), 0);
+	store_fresh(vol, &m, &io, &want);
 	uint64_t uuid = bga_pf_get64(sb_in_force(&m) + BGA_SB_UUID);
 	struct bga_pgroup old, r;
 	desc_slot_in_force(&m, bpg, 1, uuid, &old);

@@ -12,6 +12,7 @@
 #include <bgalloc.h>
 
 #include "testutil.h"
+#include "threads.h"
 #include <bgalloc/counter.h>
 
 #include "refmodel.h"
@@ -181,15 +182,9 @@ struct writers {
 	int check_failures;
 };
 
-struct writer {
-	struct writers *w;
-	int id;
-};
-
-static void *write_file(void *arg)
+static void write_file(void *ctx, int id)
 {
-	struct writer *me = arg;
-	struct writers *w = me->w;
+	struct writers *w = ctx;
 	struct bga_rsv *rsv = NULL;
 	if (w->windows && bga_rsv_open(w->vol, &rsv) != 0)
 		__atomic_fetch_add(&w->failures, 1, __ATOMIC_RELAXED);
@@ -211,9 +206,8 @@ static void *write_file(void *arg)
 			__atomic_fetch_add(&w->check_failures, 1, __ATOMIC_RELAXED);
 		pthread_barrier_wait(&w->round);
 	}
-	w->extents[me->id] = extents;
+	w->extents[id] = extents;
 	bga_rsv_close(rsv);
-	return NULL;
 }
 
 static double interleaved_writers(bool windows)
@@ -224,14 +218,7 @@ static double interleaved_writers(bool windows)
 	cfg.blocks_per_group = 8192;
 	cr_assert_eq(bga_create(&cfg, &w.vol), 0);
 	pthread_barrier_init(&w.round, NULL, WRITERS);
-	pthread_t t[WRITERS];
-	struct writer me[WRITERS];
-	for (int i = 0; i < WRITERS; i++) {
-		me[i] = (struct writer){&w, i};
-		pthread_create(&t[i], NULL, write_file, &me[i]);
-	}
-	for (int i = 0; i < WRITERS; i++)
-		pthread_join(t[i], NULL);
+	cr_assert_eq(test_threads_run(WRITERS, write_file, &w), 0);
 	pthread_barrier_destroy(&w.round);
 	cr_assert_eq(w.failures, 0, "no false ENOSPC");
 	cr_assert_eq(w.check_failures, 0, "windows stayed disjoint and the volume consistent");

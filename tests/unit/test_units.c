@@ -20,14 +20,7 @@
 
 static struct bga_volume *make_full(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
 {
-	struct bga_config cfg;
-	struct bga_volume *vol;
-	bga_config_init(&cfg, nblocks);
-	cfg.blocks_per_group = bpg;
-	cfg.first_data_block = fdb;
-	cfg.flags = BGA_START_FULL;
-	cr_assert_eq(bga_create(&cfg, &vol), 0);
-	return vol;
+	return make_volume_with(nblocks, bpg, fdb, BGA_START_FULL, 0);
 }
 
 static struct bga_request req_of(uint64_t goal, uint64_t min, uint64_t max, uint64_t align, uint32_t flags)

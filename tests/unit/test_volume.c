@@ -12,7 +12,9 @@
 #include <bgalloc.h>
 #include <bgalloc/locktab.h>
 
+#include "owners.h"
 #include "testutil.h"
+#include "threads.h"
 
 #include "refmodel.h"
 #include "snapshot.h"
@@ -346,16 +348,10 @@ struct shared {
 	int failures;
 };
 
-struct worker {
-	struct shared *sh;
-	int id;
-};
-
-static void *churn(void *arg)
+static void churn(void *ctx, int id)
 {
-	struct worker *w = arg;
-	struct shared *sh = w->sh;
-	uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1);
+	struct shared *sh = ctx;
+	uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(id + 1);
 	struct bga_extent mine[64];
 	int n = 0;
 	for (int i = 0; i < 20000; i++) {
@@ -373,7 +369,7 @@ static void *churn(void *arg)
 			}
 			for (uint64_t b = e.start; b < e.start + e.len; b++) {
 				uint8_t zero = 0;
-				if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(w->id + 1), false,
+				if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false,
 								 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 					__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
 			}
@@ -394,7 +390,6 @@ static void *churn(void *arg)
 		if (bga_free(sh->vol, mine[k].start, mine[k].len) != 0)
 			__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
 	}
-	return NULL;
 }
 
 static void run_threads_cfg(uint32_t flags, uint32_t lock_kind, uint32_t lock_slots)
@@ -408,14 +403,7 @@ static void run_threads_cfg(uint32_t flags, uint32_t lock_kind, uint32_t lock_sl
 	struct shared sh = {.nblocks = cfg.nblocks, .nthreads = 8};
 	cr_assert_eq(bga_create(&cfg, &sh.vol), 0);
 	sh.owner = calloc(cfg.nblocks, 1);
-	pthread_t t[8];
-	struct worker w[8];
-	for (int i = 0; i < 8; i++) {
-		w[i] = (struct worker){&sh, i};
-		pthread_create(&t[i], NULL, churn, &w[i]);
-	}
-	for (int i = 0; i < 8; i++)
-		pthread_join(t[i], NULL);
+	cr_assert_eq(test_threads_run(8, churn, &sh), 0);
 	cr_assert_eq(sh.failures, 0, "a block was handed to two owners or a free failed");
 	cr_assert_eq(bga_free_exact(sh.vol), cfg.nblocks);
 	assert_clean(sh.vol);
@@ -455,12 +443,7 @@ Test(threads, eight_threads_baseline_modes) { run_threads(BGA_GLOBAL_LOCK | BGA_
 
 static uint64_t drain(struct bga_volume *vol)
 {
-	struct bga_request req = {.goal = 0, .min_len = 1, .max_len = 1 << 20};
-	struct bga_extent e;
-	uint64_t n = 0;
-	while (bga_alloc(vol, &req, &e) == 0)
-		n += e.len;
-	return n;
+	return drain_volume(vol, 0, 1 << 20);
 }
 
 Test(grow, new_blocks_are_free_and_usable)
@@ -518,36 +501,24 @@ Test(grow, new_blocks_are_free_and_usable)
 }
 
 /* Claim e for thread id in the ownership map: every block must have had
- * no owner.  Returns the number of blocks that had one. */
+ * no owner.  Returns 0, or more if some block had one. */
 static int own_extent(struct shared *sh, struct bga_extent e, int id)
 {
-	int bad = 0;
 	if (e.start + e.len > sh->nblocks)
 		return (int)e.len;
-	for (uint64_t b = e.start; b < e.start + e.len; b++) {
-		uint8_t zero = 0;
-		if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
-			bad++;
-	}
-	return bad;
+	return owners_take(sh->owner, e, id) != OWNERS_NONE;
 }
 
-/* Give e back: the map must still say thread id owns it. */
+/* Give e back: the map must still say thread id owns it (0), else more. */
 static int disown_extent(struct shared *sh, struct bga_extent e, int id)
 {
-	int bad = 0;
-	for (uint64_t b = e.start; b < e.start + e.len; b++)
-		if (__atomic_exchange_n(&sh->owner[b], 0, __ATOMIC_ACQ_REL) != (uint8_t)(id + 1))
-			bad++;
-	return bad;
+	return owners_give(sh->owner, e, id) != OWNERS_NONE;
 }
 
-static void *grow_churn(void *arg)
+static void grow_churn(void *ctx, int id)
 {
-	struct worker *w = arg;
-	struct shared *sh = w->sh;
-	uint64_t s = 77 * (uint64_t)(w->id + 1);
+	struct shared *sh = ctx;
+	uint64_t s = 77 * (uint64_t)(id + 1);
 	struct bga_extent held[32];
 	int n = 0, bad = 0;
 	for (int i = 0; i < 20000; i++) {
@@ -556,22 +527,21 @@ static void *grow_churn(void *arg)
 						  .min_len = 1,
 						  .max_len = 8};
 			if (bga_alloc(sh->vol, &req, &held[n]) == 0)
-				bad += own_extent(sh, held[n++], w->id);
+				bad += own_extent(sh, held[n++], id);
 		} else if (n > 0) {
 			struct bga_extent e = held[--n];
-			bad += disown_extent(sh, e, w->id);
+			bad += disown_extent(sh, e, id);
 			if (bga_free(sh->vol, e.start, e.len) != 0)
 				bad++;
 		}
 	}
 	while (n > 0) {
 		struct bga_extent e = held[--n];
-		bad += disown_extent(sh, e, w->id);
+		bad += disown_extent(sh, e, id);
 		if (bga_free(sh->vol, e.start, e.len) != 0)
 			bad++;
 	}
 	__atomic_fetch_add(&sh->failures, bad, __ATOMIC_RELAXED);
-	return NULL;
 }
 
 Test(grow, while_threads_allocate)
@@ -582,19 +552,14 @@ Test(grow, while_threads_allocate)
 	struct shared sh = {.vol = make(300, 64, 0), .nblocks = final};
 	sh.owner = calloc(final, 1);
 	cr_assert_not_null(sh.owner);
-	pthread_t t[4];
-	struct worker w[4];
-	for (int i = 0; i < 4; i++) {
-		w[i] = (struct worker){&sh, i};
-		pthread_create(&t[i], NULL, grow_churn, &w[i]);
-	}
+	struct test_threads tt;
+	cr_assert_eq(test_threads_start(&tt, 4, grow_churn, &sh), 0);
 	uint64_t size = 300;
 	for (int i = 0; i < 40; i++) {
 		size += 37 + (uint64_t)i * 11;
 		cr_assert_eq(bga_grow(sh.vol, size), 0);
 	}
-	for (int i = 0; i < 4; i++)
-		pthread_join(t[i], NULL);
+	test_threads_join(&tt);
 	cr_assert_eq(sh.failures, 0, "a block handed out twice, past the end, or a free failed");
 	for (uint64_t b = 0; b < final; b++)
 		cr_assert_eq(sh.owner[b], 0, "block %llu still owned", (unsigned long long)b);

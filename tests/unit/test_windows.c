@@ -94,13 +94,7 @@ static int list_cb(void *ctx, uint64_t start, uint64_t len)
 	return 0;
 }
 
-static int discard(void *ctx, uint64_t start, uint64_t len)
-{
-	(void)ctx;
-	(void)start;
-	(void)len;
-	return 0;
-}
+#define discard ignore_extent
 
 Test(windows, remainders_are_free_but_nobody_elses)
 {
