@@ -76,6 +76,8 @@ static bool best_fit_locked(struct bga_volume *vol, struct bga_group *grp, uint6
  *  - on from the goal, when the run at the goal starts there and, on a
  *    first pass, holds the whole request (at_goal: the goal's own group):
  *    its file stays contiguous;
+ *  - else, for a file's first window in the goal's group, the smallest
+ *    run there that holds ac->fit (best_fit_locked);
  *  - else the first run, from the goal on in the goal's group and from
  *    the start in any other, of at least the first pass's size: ac->fit
  *    for a file's first window (its request, or its window and half as
