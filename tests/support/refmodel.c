@@ -26,7 +26,7 @@ int refmodel_config_check(const struct bga_config *cfg)
 		return -EINVAL;
 	if (cfg->blocks_per_group < 64 || cfg->blocks_per_group > (1u << 20) || cfg->blocks_per_group % 64)
 		return -EINVAL;
-	if (cfg->first_data_block >= cfg->nblocks || cfg->first_data_block >= cfg->blocks_per_group)
+	if (cfg->first_data_block >= cfg->nblocks)
 		return -EINVAL;
 	if (cfg->lock_slots && ((cfg->lock_slots & (cfg->lock_slots - 1)) || cfg->lock_slots > (1u << 20)))
 		return -EINVAL;
@@ -660,6 +660,12 @@ void refmodel_as_loaded(struct refmodel *m)
 	m->npend = 0;
 	m->ndeferred = 0;
 	m->reserved = 0;
+}
+
+uint64_t refmodel_group_window_blocks(void *volp, uint64_t g)
+{
+	struct bga_group_stats st = {.size = sizeof(st)};
+	return bga_group_stats(*(struct bga_volume **)volp, g, &st) == 0 ? st.window_blocks : 0;
 }
 
 int refmodel_copy(struct refmodel *dst, const struct refmodel *src)

@@ -71,7 +71,21 @@ struct refmodel {
 	struct refm_pending *pend; /* pending deferred frees, in call order */
 	size_t npend, cap;
 	char err[256];         /* the last check failure, in words */
+	/*
+	 * Optional (NULL: no window holds a block): the blocks windows hold
+	 * in group g now, e.g. refmodel_group_window_blocks.  The model
+	 * cannot see where windows lie, and a window's blocks are free to
+	 * it; alloc.h's order ("where a request looks") lets a partial
+	 * bga_alloc_vec stop short of them, so a group that holds some does
+	 * not count against a partial result.
+	 */
+	uint64_t (*window_blocks)(void *ctx, uint64_t g);
+	void *window_ctx;
 };
+
+/* The window_blocks hook for a volume: ctx is a struct bga_volume ** (a
+ * load may replace the volume); bga_group_stats' window_blocks. */
+uint64_t refmodel_group_window_blocks(void *volp, uint64_t g);
 
 /*
  * What bga_create() must return for this config (0 or -EINVAL), from the
@@ -153,7 +167,8 @@ int refmodel_alloc_whole_check(struct refmodel *m, const struct bga_request *req
  * reserved) and not past free minus reserved; all of want with
  * BGA_ALL_OR_NOTHING; and a partial result that did not fill out[] and
  * left at least min_len wanted must have run out: the model, with out[]
- * taken, holds no extent of min_len that bga_alloc could give.
+ * taken, holds no extent of min_len that bga_alloc could give outside
+ * the groups that hold window blocks (m->window_blocks).
  * Then marks out[] allocated and charges reservations.  Returns 0, or
  * -EPROTO with m->err set and the model unchanged.
  */

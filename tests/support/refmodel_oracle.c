@@ -123,6 +123,36 @@ int refm_vec_answer(const struct refmodel *m, const struct bga_request *req, uin
 /* The check of one bga_alloc_vec answer against the oracle above and the
  * model (refmodel.h): it lives with the oracle, which it calls, so that the
  * model calls nothing of its judge. */
+/* refmodel_alloc_expect, on the model with every group that holds window
+ * blocks (m->window_blocks) counted as used. */
+static int refm_expect_outside_windows(struct refmodel *m, const struct bga_request *req)
+{
+	if (m->window_blocks == NULL)
+		return refmodel_alloc_expect(m, req);
+	uint64_t bpg = m->cfg.blocks_per_group, ng = (m->cfg.nblocks + bpg - 1) / bpg;
+	uint8_t *keep = malloc(m->cfg.nblocks ? m->cfg.nblocks : 1);
+	if (keep == NULL)
+		return refmodel_alloc_expect(m, req);
+	memcpy(keep, m->state, m->cfg.nblocks);
+	uint64_t hidden = 0;
+	for (uint64_t g = 0; g < ng; g++) {
+		if (m->window_blocks(m->window_ctx, g) == 0)
+			continue;
+		uint64_t lo = g * bpg, hi = lo + bpg < m->cfg.nblocks ? lo + bpg : m->cfg.nblocks;
+		for (uint64_t b = lo; b < hi; b++)
+			if (m->state[b] == REFM_FREE) {
+				m->state[b] = REFM_ALLOC;
+				hidden++;
+			}
+	}
+	m->nfree -= hidden;
+	int rc = refmodel_alloc_expect(m, req);
+	m->nfree += hidden;
+	memcpy(m->state, keep, m->cfg.nblocks);
+	free(keep);
+	return rc;
+}
+
 int refmodel_alloc_vec_check(struct refmodel *m, const struct bga_request *req, uint64_t want, size_t max_out,
 			     int rc, const struct bga_extent *out, size_t n)
 {
@@ -200,10 +230,11 @@ int refmodel_alloc_vec_check(struct refmodel *m, const struct bga_request *req, 
 	m->nfree -= total;
 	if (req->flags & BGA_USE_RESERVED)
 		m->reserved -= total;
-	/* a partial result that did not fill out[] must have run out */
+	/* a partial result that did not fill out[] must have run out, of
+	 * runs outside other windows (alloc.h, where a request looks) */
 	if (total < want && n < max_out && want - total >= req->min_len) {
 		p.max_len = req->max_len;
-		if (refmodel_alloc_expect(m, &p) == 0) {
+		if (refm_expect_outside_windows(m, &p) == 0) {
 			for (i = 0; i < n; i++)
 				memset(m->state + out[i].start, REFM_FREE, out[i].len);
 			m->nfree += total;

@@ -581,3 +581,59 @@ Test(counter, rseq_off)
 	cr_expect(strncmp(buf, "ok getcpu", 9) == 0 || strncmp(buf, "ok hash", 7) == 0,
 		  "child says: %s", buf);
 }
+
+/* ---------------------------------------------------------------- */
+/* A fold and a lock-free add on the same slot (the CAS path). */
+
+#ifdef BGA_DEBUG
+static int64_t mid_fold_added;
+static int mid_fold_calls;
+
+/* Between the fold's read of its slot and its exchange: a lock-free add
+ * on that slot (the same thread's, so the same slot), which a fold that
+ * zeroed the slot with a plain store would lose. */
+static void add_mid_fold(struct bga_counter *c)
+{
+	/* every other call: the fold retried after the add then goes through */
+	static int skip;
+	if ((skip ^= 1) == 0)
+		return;
+	for (int64_t d = 1; d >= -1; d -= 2)
+		if (bga__counter_add_fast(c, d)) {
+			mid_fold_added += d;
+			mid_fold_calls++;
+			return;
+		}
+}
+
+/*
+ * Every fold of the CAS path, plain (bga_counter_add) and checked
+ * (bga_counter_add_limited far from its limit), has an add land on its
+ * slot mid-fold, thousands of times a run: the exact sum must keep every
+ * one.  Deterministic: the add is placed, not raced for.
+ */
+Test(counter, fold_keeps_an_add_that_lands_mid_fold)
+{
+	for (int limited = 0; limited < 2; limited++) {
+		struct bga_counter *c = mk(1000, 4, BGA_COUNTER_PERCPU_CAS);
+		struct rng r = {0x5eedULL + (uint64_t)limited};
+		int64_t want = 1000;
+		mid_fold_added = 0;
+		mid_fold_calls = 0;
+		bga__counter_fold_hook = add_mid_fold;
+		for (int i = 0; i < 20000; i++) {
+			int64_t d = (i % 7 == 0) ? between(&r, -40, 40) : between(&r, -5, 6);
+			if (limited && d > 0)
+				cr_assert_eq(bga_counter_add_limited(c, d, INT64_MAX / 2), 0);
+			else
+				bga_counter_add(c, d);
+			want += d;
+		}
+		bga__counter_fold_hook = NULL;
+		cr_assert_gt(mid_fold_calls, 1000, "only %d folds met an add", mid_fold_calls);
+		cr_assert_eq(bga_counter_sum(c), want + mid_fold_added, "limited %d: %lld, want %lld (%d adds mid-fold)",
+			     limited, (long long)bga_counter_sum(c), (long long)(want + mid_fold_added), mid_fold_calls);
+		bga_counter_destroy(c);
+	}
+}
+#endif

@@ -65,6 +65,70 @@ static uint64_t drain(struct bga_volume *vol)
  * free, the last block can be taken by exact goal and the next one is past
  * the end.
  */
+static int count_discard(void *ctx, uint64_t start, uint64_t len)
+{
+	(void)start;
+	*(uint64_t *)ctx += len;
+	return 0;
+}
+
+/* A grow that lengthens the short last group frees blocks into it: the
+ * group is no longer trimmed, and the next trim discards the new blocks. */
+Test(grow_chunks, grown_last_group_is_trimmed_again)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, 1024 + 100);
+	cfg.blocks_per_group = 1024;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	uint64_t discarded = 0;
+	cr_assert_eq(bga_trim(vol, 0, 1124, 1, count_discard, &discarded, NULL), 0);
+	cr_assert_eq(discarded, 1124);
+	cr_assert_eq(bga_grow(vol, 1024 + 600), 0);
+	struct bga_group_stats gs = {.size = sizeof(gs)};
+	cr_assert_eq(bga_group_stats(vol, 1, &gs), 0);
+	cr_assert_eq(gs.flags & BGA_GSTAT_TRIMMED, 0, "grown into, still flagged trimmed");
+	discarded = 0;
+	cr_assert_eq(bga_trim(vol, 0, 1624, 1, count_discard, &discarded, NULL), 0);
+	cr_assert_eq(discarded, 600, "the grown group's blocks: all 600 again, the 500 new among them");
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* first_data_block past a whole chunk, in a volume whose last group is
+ * full-size: the chunks below it are built at create, never read as a
+ * missing (wholly free) chunk. */
+Test(grow_chunks, first_data_block_past_a_chunk)
+{
+	uint64_t chunk = (uint64_t)TEST_CHUNK_GROUPS * 64, fdb = chunk + 70;
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, 3 * chunk);
+	cfg.blocks_per_group = 64;
+	cfg.first_data_block = fdb;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	cr_assert_eq(bga_free_exact(vol), 3 * chunk - fdb);
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_eq(st.free_blocks, 3 * chunk - fdb);
+	uint64_t walked = 0;
+	cr_assert_eq(bga_foreach_free(vol, 0, 3 * chunk, 1, count_discard, &walked), 0);
+	cr_assert_eq(walked, 3 * chunk - fdb, "the walk found %llu free", (unsigned long long)walked);
+	cr_assert_eq(bga_longest_free_read(vol), 64);
+	struct bga_group_stats gs = {.size = sizeof(gs)};
+	cr_assert_eq(bga_group_stats(vol, TEST_CHUNK_GROUPS, &gs), 0);
+	cr_assert_eq(gs.free_blocks, 0, "group %d lies below first_data_block", TEST_CHUNK_GROUPS);
+	struct bga_request r = {.goal = chunk, .min_len = 1, .max_len = 64};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	cr_assert_geq(e.start, fdb);
+	r.flags = BGA_EXACT_GOAL;
+	r.goal = chunk + 3;
+	cr_assert_eq(bga_alloc(vol, &r, &e), -ENOSPC);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
 Test(grow_chunks, one_thread_across_chunk_boundaries)
 {
 	static const uint64_t sizes[] = {

@@ -26,7 +26,7 @@ Test(persist_errors, metadata_size_refuses_every_bad_geometry)
 		{4096, 100, 0},                 /* not a multiple of 64 */
 		{BGA_MAX_BLOCKS, 64, 0},        /* 2^42 groups, past 2^32 */
 		{10, 64, 10},                   /* first_data_block at the end */
-		{1000, 64, 64},                 /* first_data_block past the first group */
+		{1000, 64, 1001},               /* first_data_block past the end */
 	};
 	uint64_t bytes = 12345;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -705,6 +705,43 @@ Test(trim, group_stats_flag_a_trimmed_group_until_a_free)
 	bga_destroy(vol);
 }
 
+/* A discard callback that frees a block into the group it discards. */
+struct free_during {
+	struct bga_volume *vol;
+	uint64_t block;
+	int calls;
+	uint64_t discarded_block; /* times `block` was discarded */
+};
+
+static int free_during_cb(void *ctx, uint64_t start, uint64_t len)
+{
+	struct free_during *f = ctx;
+	if (f->block >= start && f->block < start + len)
+		f->discarded_block++;
+	if (f->calls++ == 0)
+		cr_assert_eq(bga_free(f->vol, f->block, 1), 0);
+	return 0;
+}
+
+/* A block freed into a group while the trim discards it clears the
+ * group's trimmed flag (freed into since): the next trim discards it. */
+Test(trim, a_free_during_the_discard_clears_the_flag)
+{
+	struct bga_volume *vol = make(4096, 1024);
+	struct bga_request req = {.goal = 1100, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	struct free_during f = {.vol = vol, .block = 1100};
+	cr_assert_eq(bga_trim(vol, 1024, 2048, 1, free_during_cb, &f, NULL), 0);
+	cr_assert_eq(f.discarded_block, 0);
+	struct bga_group_stats gs = {.size = sizeof(gs)};
+	cr_assert_eq(bga_group_stats(vol, 1, &gs), 0);
+	cr_assert_eq(gs.flags & BGA_GSTAT_TRIMMED, 0, "freed into during the discard, still flagged trimmed");
+	cr_assert_eq(bga_trim(vol, 1024, 2048, 1, free_during_cb, &f, NULL), 0);
+	cr_assert_eq(f.discarded_block, 1, "the block freed during the discard was never discarded");
+	bga_destroy(vol);
+}
+
 /* Groups 0 .. n-1 (bpg blocks each) wholly allocated. */
 static void fill_groups(struct bga_volume *vol, uint64_t n, uint32_t bpg)
 {

@@ -16,6 +16,7 @@
 #include "testutil.h"
 #include "threads.h"
 
+#include "memio.h"
 #include "refmodel.h"
 #include "snapshot.h"
 
@@ -110,6 +111,14 @@ static void model_run(uint64_t nblocks, uint32_t bpg, uint64_t fdb, uint64_t see
 
 Test(model, small_groups) { model_run(2048, 128, 0, 0x1234567, 3000); }
 Test(model, first_data_block) { model_run(1000, 64, 37, 0xdeadbeef, 3000); }
+/* first_data_block past the first group (volume.h: any value below
+ * nblocks): the groups wholly below it hand out nothing. */
+Test(model, first_data_block_past_a_group) { model_run(4096, 256, 300, 0x5eed, 3000); }
+/* ... and past a whole chunk of groups, which a missing chunk would call free */
+Test(model, first_data_block_past_a_chunk)
+{
+	model_run(TEST_CHUNK_GROUPS * 64 + 700, 64, TEST_CHUNK_GROUPS * 64 + 70, 0xc0ffee, 1500);
+}
 Test(model, short_last_group) { model_run(3 * 256 + 100, 256, 1, 0xfeed, 3000); }
 Test(model, one_group) { model_run(512, 512, 0, 0xabc, 2000); }
 Test(model, default_groups) { model_run(70000, 32768, 0, 0x77, 1500); }
@@ -174,6 +183,64 @@ Test(edges, full_volume_and_last_block)
 	bga_destroy(vol);
 }
 
+/* The outside pass's case: nblocks 4096, groups of 256, first_data_block
+ * 300 was -EINVAL although the header allows any value below nblocks. */
+Test(edges, first_data_block_past_a_group)
+{
+	for (int full = 0; full < 2; full++) {
+		struct bga_config cfg;
+		struct bga_volume *vol;
+		bga_config_init(&cfg, 4096);
+		cfg.blocks_per_group = 256;
+		cfg.first_data_block = 300;
+		cfg.flags = full ? BGA_START_FULL : 0;
+		cr_assert_eq(bga_create(&cfg, &vol), 0);
+		if (full)
+			cr_assert_eq(bga_free(vol, 300, 4096 - 300), 0);
+		cr_assert_eq(bga_free_exact(vol), 4096 - 300);
+		struct bga_group_stats gs = {.size = sizeof(gs)};
+		cr_assert_eq(bga_group_stats(vol, 0, &gs), 0);
+		cr_assert_eq(gs.span_blocks, 0, "group 0 lies wholly below first_data_block");
+		cr_assert_eq(gs.free_blocks, 0);
+		cr_assert_eq(bga_group_stats(vol, 1, &gs), 0);
+		cr_assert_eq(gs.span_blocks, 512 - 300);
+		struct bga_request req = {.goal = 0, .min_len = 1, .max_len = 256};
+		struct bga_extent e;
+		uint64_t total = 0;
+		while (bga_alloc(vol, &req, &e) == 0) {
+			cr_assert_geq(e.start, 300, "a block below first_data_block handed out");
+			total += e.len;
+		}
+		cr_assert_eq(total, 4096 - 300);
+		cr_assert_eq(bga_free(vol, 0, 1), -EINVAL, "below first_data_block");
+		cr_assert_eq(bga_free(vol, 299, 2), -EINVAL, "straddles first_data_block");
+		cr_assert_eq(bga_claim(vol, 256, 1), -EINVAL);
+		cr_assert_eq(bga_free(vol, 300, 100), 0);
+		assert_clean(vol);
+		cr_assert_eq(bga_grow(vol, 8192), 0);
+		cr_assert_eq(bga_free_exact(vol), 100 + 4096);
+		assert_clean(vol);
+		/* stored and loaded (lazily), the geometry and the free space come back */
+		struct memio m;
+		struct bga_io io;
+		memio_init(&m, &io);
+		cr_assert_eq(bga_store(vol, &io), 0);
+		bga_destroy(vol);
+		cr_assert_eq(bga_load(&io, NULL, &vol), 0);
+		cr_assert_eq(bga_free_exact(vol), 100 + 4096);
+		assert_clean(vol);
+		req.goal = BGA_NO_GOAL;
+		total = 0;
+		while (bga_alloc(vol, &req, &e) == 0) {
+			cr_assert_geq(e.start, 300);
+			total += e.len;
+		}
+		cr_assert_eq(total, 100 + 4096);
+		bga_destroy(vol);
+		memio_free(&m);
+	}
+}
+
 Test(edges, exact_goal)
 {
 	struct bga_volume *vol = make(4096, 1024, 0);
@@ -218,6 +285,10 @@ Test(bad, config)
 	bga_config_init(&cfg, 1000);
 	cfg.first_data_block = 1000;
 	cr_assert_eq(bga_create(&cfg, &vol), -EINVAL);
+	cfg.first_data_block = 999; /* past every group but the last: one block to hand out */
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	cr_assert_eq(bga_free_exact(vol), 1);
+	bga_destroy(vol);
 	bga_config_init(&cfg, 1000);
 	cfg.lock_slots = 3;
 	cr_assert_eq(bga_create(&cfg, &vol), -EINVAL);
