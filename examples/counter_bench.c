@@ -87,13 +87,28 @@ static int cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+/* argv[i] as a whole number in [lo, hi], dflt when absent, -1 when it is
+ * not one (a sign, letters, out of range): atoi would take "-1" as a key
+ * count of 4294967295. */
+static long num_arg(int argc, char **argv, int i, long dflt, long lo, long hi)
+{
+	char *end;
+	if (i >= argc)
+		return dflt;
+	if (argv[i][0] < '0' || argv[i][0] > '9')
+		return -1;
+	long v = strtol(argv[i], &end, 10);
+	return *end == '\0' && v >= lo && v <= hi ? v : -1;
+}
+
 int main(int argc, char **argv)
 {
-	int threads = argc > 1 ? atoi(argv[1]) : 1, ms = argc > 2 ? atoi(argv[2]) : 100, reps = argc > 3 ? atoi(argv[3]) : 5;
+	int threads = (int)num_arg(argc, argv, 1, 1, 1, 256), ms = (int)num_arg(argc, argv, 2, 100, 1, 3600000);
+	int reps = (int)num_arg(argc, argv, 3, 5, 1, 64);
 	double ratio[64];
 
-	if (threads < 1 || threads > 256 || ms < 1 || reps < 1 || reps > 64) {
-		fprintf(stderr, "usage: counter_bench [THREADS(1-256) [MILLISECONDS [REPS(1-64)]]]\n");
+	if (threads < 0 || ms < 0 || reps < 0 || argc > 4) {
+		fprintf(stderr, "usage: counter_bench [THREADS(1-256) [MILLISECONDS(1-3600000) [REPS(1-64)]]]\n");
 		return 2;
 	}
 	for (int r = 0; r < reps; r++) {

@@ -185,7 +185,8 @@ signature() {
 	msg=$(grep -m1 -E '^(fuzz_[A-Za-z0-9_]*|bgalloc|bga_[a-z_]*): ' "$1")
 	[ -n "$msg" ] || msg=$(grep -m1 -E 'runtime error: ' "$1" | sed -E 's/^.*runtime error: //')
 	[ -n "$msg" ] || msg=$(grep -m1 -E '==[0-9]+==ERROR: ' "$1" | sed -E 's/^==[0-9]+==ERROR: //; s/ on (address|unknown address).*//')
-	frames=$(grep -E '^ *#[0-9]+ 0x[0-9a-f]+ in ' "$1" | grep -E "$ROOT|/(lib|tests)/" |
+	# frames in this tree's files only (not libFuzzer's, the sanitizers' or libc's)
+	frames=$(grep -E '^ *#[0-9]+ 0x[0-9a-f]+ in ' "$1" | grep -E " in [^ ]+ ${ROOT//./\\.}/[^ (]+:[0-9]+" |
 		sed -E 's/^ *#[0-9]+ 0x[0-9a-f]+ in ([^ ]+).*/\1/' | head -3 | tr '\n' ' ')
 	[ -n "$msg$frames" ] || msg=$(grep -m1 -iE 'deadly signal|timeout|out-of-memory|abort' "$1")
 	printf '%s | %s\n' "$msg" "$frames" | sed -E 's/0x[0-9a-fA-F]+/N/g; s/[0-9]+/N/g'
