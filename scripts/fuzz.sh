@@ -50,7 +50,7 @@ CRASHES=${FUZZ_CRASHES:-$ROOT/tests/fuzz/crashes}
 JOBS=${JOBS:-$(nproc)}
 
 die() { echo "fuzz.sh: $*" >&2; exit 2; }
-usage() { sed -n '3,/^# Exit status/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+usage() { echo "usage: scripts/fuzz.sh COMMAND ..."; sed -n '3,/^# Exit status/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 try() { "$@" || die "failed: $*"; }
 
 libs() { pkg-config --libs ck liburcu-bp; echo -lisal -lpthread; }

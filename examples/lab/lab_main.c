@@ -93,7 +93,9 @@ static int parse_u64(const char *s, uint64_t *out)
 static int parse_threads(const char *s, struct lab_params *p)
 {
 	char buf[256], *save = NULL;
-	if (strlen(s) >= sizeof(buf))
+	size_t len = strlen(s);
+	/* strtok_r would skip an empty item: "1,,2" and ",2" are typos, not lists */
+	if (len == 0 || len >= sizeof(buf) || s[0] == ',' || s[len - 1] == ',' || strstr(s, ",,"))
 		return -1;
 	strcpy(buf, s);
 	p->nthreads = 0;
@@ -214,8 +216,9 @@ int main(int argc, char **argv)
 				return bad("--seconds", optarg);
 			break;
 		case O_OPS:
-			if (parse_u64(optarg, &p.ops) || p.ops == 0)
-				return bad("--ops", optarg);
+			/* 2^40 per thread is hours; 2^64-1 would be "until stopped" in all but name */
+			if (parse_u64(optarg, &p.ops) || p.ops == 0 || p.ops > (UINT64_C(1) << 40))
+				return bad("--ops (1 to 2^40)", optarg);
 			break;
 		case O_PIN:
 			p.pin = true;
@@ -263,6 +266,11 @@ int main(int argc, char **argv)
 	int rc = parse_variants(variants ? variants : counter ? "atomic,percpu" : "fas,mutex", &p, counter);
 	if (rc)
 		return rc;
+	/* The output directory is made and checked now, not after the run. */
+	if (files && ((mkdir(out, 0777) != 0 && errno != EEXIST) || access(out, W_OK | X_OK) != 0)) {
+		fprintf(stderr, LAB_NAME ": --out %s: %s\n", out, strerror(errno));
+		return 1;
+	}
 	if (!counter)
 		lab_spin_calibrate();
 
