@@ -176,6 +176,11 @@ const char *lab_counter_modes(void);
 const char *lab_lock_kinds(void);
 extern const struct lab_params *lab_cur; /* the parameters a cell runs with */
 
+/* lab_plugin.c: --plugin's shared objects (bga_lab_plugin.h) */
+int lab_plugin_load(const char *path);
+int lab_plugin_variant(const char *name, bool counter, struct lab_variant *v);
+const char *lab_plugin_names(bool counter); /* "" when none */
+
 /* lab_out.c */
 int lab_write_json(const struct lab_params *p, const struct lab_result *r, const char *path);
 int lab_write_png(const struct lab_params *p, const struct lab_result *r, const char *dir, const char *stem);

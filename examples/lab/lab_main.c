@@ -55,6 +55,8 @@ static void usage(FILE *f)
 		"  --out DIR         write DIR/" LAB_NAME "-COMMAND-STAMP.json (every sample) and .png (default\n"
 		"                    ./bga-lab-runs); --no-files writes nothing\n"
 		"  --quiet           no progress line\n"
+		"  --plugin FILE.so  load counters and locks of your own (bga_lab_plugin.h); their\n"
+		"                    names join --modes and --kinds (repeatable; before those lists)\n"
 		"  --alpha A --share-min S --spread-max X --ceiling-min C --same-margin M\n"
 		"                    the verdict's thresholds (defaults %.2f %.2f %.2f %.2f %.2f)\n"
 		"  -h, --help        this text\n"
@@ -131,8 +133,15 @@ static int parse_variants(const char *s, struct lab_params *p, bool counter)
 				return bad("variant list (a name twice)", t);
 		int rc = counter ? lab_counter_variant(t, &p->variants[p->nvariants])
 				 : lab_lock_variant(t, &p->variants[p->nvariants]);
+		if (rc == -EINVAL)
+			rc = lab_plugin_variant(t, counter, &p->variants[p->nvariants]);
 		if (rc == -ENOTSUP) {
 			fprintf(stderr, LAB_NAME ": %s has no exact limited add; --limited takes atomic, percpu, percpu-cas\n", t);
+			return 2;
+		}
+		if (rc == -EINVAL && *lab_plugin_names(counter)) {
+			fprintf(stderr, LAB_NAME ": bad %s '%s': not built in, nor a plug-in's (%s)\n",
+				counter ? "mode" : "lock kind", t, lab_plugin_names(counter));
 			return 2;
 		}
 		if (rc)
@@ -175,7 +184,7 @@ int main(int argc, char **argv)
 
 	enum { O_MODES = 256, O_KINDS, O_THREADS, O_BATCH, O_LIMITED, O_REPS, O_SECONDS, O_OPS, O_PIN, O_NOPIN,
 	       O_NOCEIL, O_OUT, O_NOFILES, O_QUIET, O_HOLD, O_THINK, O_SLOTS, O_SPREAD, O_ALPHA, O_SHAREMIN,
-	       O_SPREADMAX, O_CEILMIN, O_MARGIN };
+	       O_SPREADMAX, O_CEILMIN, O_MARGIN, O_PLUGIN };
 	static const struct option opts[] = {
 		{"modes", required_argument, 0, O_MODES},     {"kinds", required_argument, 0, O_KINDS},
 		{"threads", required_argument, 0, O_THREADS}, {"batch", required_argument, 0, O_BATCH},
@@ -188,7 +197,8 @@ int main(int argc, char **argv)
 		{"slots", required_argument, 0, O_SLOTS},     {"spread", required_argument, 0, O_SPREAD},
 		{"alpha", required_argument, 0, O_ALPHA},     {"share-min", required_argument, 0, O_SHAREMIN},
 		{"spread-max", required_argument, 0, O_SPREADMAX}, {"ceiling-min", required_argument, 0, O_CEILMIN},
-		{"same-margin", required_argument, 0, O_MARGIN}, {"help", no_argument, 0, 'h'},
+		{"same-margin", required_argument, 0, O_MARGIN}, {"plugin", required_argument, 0, O_PLUGIN},
+		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0}};
 	optind = 2;
 	int c;
@@ -267,6 +277,10 @@ int main(int argc, char **argv)
 		case O_SPREAD:
 			if (parse_u64(optarg, &p.spread) || p.spread == 0)
 				return bad("--spread", optarg);
+			break;
+		case O_PLUGIN:
+			if (lab_plugin_load(optarg))
+				return 2;
 			break;
 		case O_ALPHA:
 		case O_SHAREMIN:
