@@ -67,6 +67,7 @@ struct lab_params {
 	bool ceiling;       /* measure the ceiling (on for > 1 thread) */
 	const char *out;    /* directory for the JSON and the PNG; NULL: none */
 	bool quiet;
+	const char *format; /* "text" (the table), "json" or "csv" on stdout */
 	/* counter */
 	int32_t batch;
 	bool limited;
@@ -181,9 +182,13 @@ int lab_plugin_load(const char *path);
 int lab_plugin_variant(const char *name, bool counter, struct lab_variant *v);
 const char *lab_plugin_names(bool counter); /* "" when none */
 
+/* lab_compare.c: bga-lab compare A.json B.json (argv: the two paths) */
+int lab_compare_main(int argc, char **argv);
+
 /* lab_out.c */
 int lab_write_json(const struct lab_params *p, const struct lab_result *r, const char *path);
 int lab_write_png(const struct lab_params *p, const struct lab_result *r, const char *dir, const char *stem);
 void lab_print(const struct lab_params *p, const struct lab_result *r);
+void lab_print_csv(const struct lab_params *p, const struct lab_result *r); /* a row per sample */
 
 #endif

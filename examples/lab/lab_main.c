@@ -28,6 +28,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: " LAB_NAME " counter [options]   atomic against per-CPU counters (and more)\n"
 		"       " LAB_NAME " lock [options]      lock kinds of the hashed lock table\n"
+		"       " LAB_NAME " compare A.json B.json  before/after: each cell of two runs' files,\n"
+		"                                    Mann-Whitney p with Holm's correction\n"
 		"\n"
 		"Measures through the %s.\n"
 		"\n"
@@ -55,6 +57,8 @@ static void usage(FILE *f)
 		"  --out DIR         write DIR/" LAB_NAME "-COMMAND-STAMP.json (every sample) and .png (default\n"
 		"                    ./bga-lab-runs); --no-files writes nothing\n"
 		"  --quiet           no progress line\n"
+		"  --format F        text (default), json (the JSON file's content) or csv (a row per\n"
+		"                    sample) on stdout\n"
 		"  --plugin FILE.so  load counters and locks of your own (bga_lab_plugin.h); their\n"
 		"                    names join --modes and --kinds (repeatable; before those lists)\n"
 		"  --alpha A --share-min S --spread-max X --ceiling-min C --same-margin M\n"
@@ -165,6 +169,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(argv[1], "compare"))
+		return lab_compare_main(argc - 2, argv + 2);
 	p.command = argv[1];
 	bool counter = !strcmp(p.command, "counter");
 	if (!counter && strcmp(p.command, "lock")) {
@@ -172,6 +178,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	p.reps = 9;
+	p.format = "text";
 	p.th = (struct lab_thresholds){LAB_SHARE_MIN, LAB_SPREAD_MAX, LAB_CEILING_MIN, LAB_ALPHA, LAB_SAME_MARGIN};
 	p.seconds = 0.1;
 	p.ceiling = true;
@@ -184,7 +191,7 @@ int main(int argc, char **argv)
 
 	enum { O_MODES = 256, O_KINDS, O_THREADS, O_BATCH, O_LIMITED, O_REPS, O_SECONDS, O_OPS, O_PIN, O_NOPIN,
 	       O_NOCEIL, O_OUT, O_NOFILES, O_QUIET, O_HOLD, O_THINK, O_SLOTS, O_SPREAD, O_ALPHA, O_SHAREMIN,
-	       O_SPREADMAX, O_CEILMIN, O_MARGIN, O_PLUGIN };
+	       O_SPREADMAX, O_CEILMIN, O_MARGIN, O_PLUGIN, O_FORMAT };
 	static const struct option opts[] = {
 		{"modes", required_argument, 0, O_MODES},     {"kinds", required_argument, 0, O_KINDS},
 		{"threads", required_argument, 0, O_THREADS}, {"batch", required_argument, 0, O_BATCH},
@@ -198,6 +205,7 @@ int main(int argc, char **argv)
 		{"alpha", required_argument, 0, O_ALPHA},     {"share-min", required_argument, 0, O_SHAREMIN},
 		{"spread-max", required_argument, 0, O_SPREADMAX}, {"ceiling-min", required_argument, 0, O_CEILMIN},
 		{"same-margin", required_argument, 0, O_MARGIN}, {"plugin", required_argument, 0, O_PLUGIN},
+		{"format", required_argument, 0, O_FORMAT},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0}};
 	optind = 2;
@@ -278,6 +286,11 @@ int main(int argc, char **argv)
 			if (parse_u64(optarg, &p.spread) || p.spread == 0)
 				return bad("--spread", optarg);
 			break;
+		case O_FORMAT:
+			if (strcmp(optarg, "text") && strcmp(optarg, "json") && strcmp(optarg, "csv"))
+				return bad("--format (text, json or csv)", optarg);
+			p.format = optarg;
+			break;
 		case O_PLUGIN:
 			if (lab_plugin_load(optarg))
 				return 2;
@@ -320,7 +333,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, LAB_NAME ": out of memory\n");
 		return 1;
 	}
-	lab_print(&p, &r);
+	/* with --format json or csv, stdout is the data: file names go to stderr */
+	bool text = !strcmp(p.format, "text");
+	FILE *names = text ? stdout : stderr;
+	if (text)
+		lab_print(&p, &r);
+	else if (!strcmp(p.format, "csv"))
+		lab_print_csv(&p, &r);
+	else if (lab_write_json(&p, &r, "-"))
+		rc = 1;
 	if (files) {
 		char stem[512], path[600];
 		time_t now = time(NULL);
@@ -333,11 +354,11 @@ int main(int argc, char **argv)
 		snprintf(stem, sizeof(stem), LAB_NAME "-%s-%s-%d", p.command, stamp, (int)getpid());
 		snprintf(path, sizeof(path), "%s/%s.json", out, stem);
 		if (lab_write_json(&p, &r, path) == 0)
-			printf("json: %s\n", path);
+			fprintf(names, "json: %s\n", path);
 		else
 			rc = 1;
 		if (lab_write_png(&p, &r, out, stem) == 0)
-			printf("png: %s/%s.png\n", out, stem);
+			fprintf(names, "png: %s/%s.png\n", out, stem);
 	}
 	int failed = r.failed;
 	lab_result_free(&r);

@@ -81,6 +81,21 @@ void lab_print(const struct lab_params *p, const struct lab_result *r)
 	fflush(stdout);
 }
 
+void lab_print_csv(const struct lab_params *p, const struct lab_result *r)
+{
+	printf("command,variant,where,threads,rep,ops_per_s,cpu_share,wall_s,cpu_s,steal,ops\n");
+	for (unsigned i = 0; i < r->ncells; i++) {
+		const struct lab_cell *c = &r->cells[i];
+		const struct lab_variant *v = &p->variants[c->variant];
+		for (unsigned k = 0; k < p->reps; k++) {
+			const struct lab_sample *x = &c->samples[k];
+			printf("%s,%s,%s,%u,%u,%.6g,%.4f,%.6f,%.6f,%.4f,%llu\n", p->command, v->name, v->where, c->threads, k,
+			       x->ops_per_s, x->cpu_share, x->wall_s, x->cpu_s, x->steal, (unsigned long long)x->ops);
+		}
+	}
+	fflush(stdout);
+}
+
 int lab_write_json(const struct lab_params *p, const struct lab_result *r, const char *path)
 {
 	char la[64];
@@ -163,7 +178,8 @@ int lab_write_json(const struct lab_params *p, const struct lab_result *r, const
 	json_object_set_new(root, "ceilings", ceil);
 	json_object_set_new(root, "verdicts", verd);
 	json_object_set_new(root, "checks_failed", json_boolean(r->failed));
-	int rc = json_dump_file(root, path, JSON_INDENT(1));
+	int rc = strcmp(path, "-") ? json_dump_file(root, path, JSON_INDENT(1))
+				   : json_dumpf(root, stdout, JSON_INDENT(1)) || fputc('\n', stdout) == EOF || fflush(stdout);
 	if (rc)
 		fprintf(stderr, "bga-lab: could not write %s\n", path);
 	json_decref(root);
