@@ -38,7 +38,8 @@
 #
 # Environment: FUZZ_ARGS, more libFuzzer flags (-jobs=2, -dict=F, -fork=2);
 # AFL_ARGS, more afl-fuzz flags (-M main, -S s1, -x dict); FUZZ_NO_BUILD=1,
-# use the binaries already in the work directory.  Through make:
+# use the binaries already in the work directory; FUZZ_CHECK_ONLY=1, check
+# the command line, say so and exit 0 (what the docs' test runs).  Through make:
 # make fuzz FUZZ_SECONDS=60 FUZZ_ARGS='-jobs=2'.
 # Exit status: 0 when no harness found anything, 1 when one did, 2 for a
 # bad command line or a build that failed.
@@ -375,6 +376,11 @@ run_cov() {
 	echo "fuzz.sh: report $dir/html/index.html"
 }
 
+# checked: the command line is fine; with FUZZ_CHECK_ONLY, that is all.
+checked() {
+	[ -z "${FUZZ_CHECK_ONLY:-}" ] || { echo "fuzz.sh: the command line is fine"; exit 0; }
+}
+
 main() {
 	local mode=${1:-} secs h f name out
 	[ $# -gt 0 ] && shift
@@ -387,6 +393,7 @@ main() {
 		[ $# -gt 0 ] || die "$mode SECONDS [HARNESS...]: how many seconds? (scripts/fuzz.sh --help)"
 		secs=$(seconds "$1") || exit 2; shift
 		harnesses "$@"
+		checked
 		if [ "$mode" = libfuzzer ]; then
 			build_libfuzzer
 			run_libfuzzer "$secs"
@@ -404,12 +411,14 @@ main() {
 		afl) build_afl ;;
 		*) die "build libfuzzer|afl [HARNESS...], not '$which'" ;;
 		esac
+		checked
 		;;
 	run)
 		[ $# -ge 2 ] || die "run HARNESS FILE|DIR...: a harness and at least one input"
 		resolve "$1"; h=$NAME; shift
 		for f in "$@"; do [ -e "$f" ] || die "no input '$f'"; done
 		HARNESSES=("$h")
+		checked
 		[ -x "$LF_DIR/$h" ] || build_libfuzzer
 		# -runs=0: a directory is replayed, every file once, and nothing is
 		# added to it (without it libFuzzer fuzzes into the directory).
@@ -435,6 +444,7 @@ main() {
 		[ -f "$f" ] || die "no input file '$f'"
 		[[ $name =~ ^[A-Za-z0-9._-]+$ ]] || die "NAME '$name': letters, digits, . _ - only"
 		HARNESSES=("$h")
+		checked
 		[ -x "$LF_DIR/$h" ] || build_libfuzzer
 		mkdir -p "tests/fuzz/regress/$h"
 		out=tests/fuzz/regress/$h/$name
@@ -453,6 +463,7 @@ main() {
 		resolve "$1"; h=$NAME
 		secs=$(seconds "$2") || exit 2
 		HARNESSES=("$h")
+		checked
 		[ -f "$LF_DIR/refmodel.o" ] || build_libfuzzer
 		# shellcheck disable=SC2086
 		try clang -std=gnu11 -Wall -Wextra $LF_SAN -c tests/fuzz/share.c -o "$LF_DIR/share.o"
@@ -467,6 +478,7 @@ main() {
 	floor)
 		[ $# -eq 0 ] || die "floor takes no arguments"
 		harnesses
+		checked
 		[ -x "$LF_DIR/fuzz_floor" ] || build_libfuzzer
 		ASAN_OPTIONS=detect_leaks=1 "$LF_DIR/fuzz_floor"
 		;;
@@ -475,6 +487,7 @@ main() {
 		# units of build/fuzz-libfuzzer/corpus/H and its seeds that add
 		# coverage, into a fresh working corpus.
 		harnesses "$@"
+		checked
 		build_libfuzzer
 		local d=$LF_DIR/corpus seeds
 		for h in "${HARNESSES[@]}"; do
@@ -489,6 +502,7 @@ main() {
 		;;
 	cov)
 		harnesses "$@"
+		checked
 		run_cov
 		;;
 	'')
