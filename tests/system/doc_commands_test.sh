@@ -27,7 +27,8 @@ lines() {
 run() { # run DOC LINE CMD...
 	local doc=$1 line=$2 out rc; shift 2
 	ran=$((ran + 1))
-	out=$(cd "$tmp" && timeout -k 2 120 "$@" 2>&1 </dev/null)
+	# in the build's examples/, where ./bga-lab-ck.so of the man page is
+	out=$(cd "$build/examples" && timeout -k 2 120 "$@" 2>&1 </dev/null)
 	rc=$?
 	if [ $rc = 0 ]; then
 		echo "ok   ${doc#"$src"/}: $line"
