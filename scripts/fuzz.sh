@@ -262,7 +262,8 @@ run_libfuzzer() {
 		ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
 		corp=$(find "$LF_DIR/corpus/$h" -type f | wc -l)
 		art=()
-		for f in "$LF_DIR/artifacts/$h"/*; do [ -f "$f" ] && art+=("$f"); done
+		# crash-, leak-, timeout-, oom-: findings; slow-unit- is not one
+		for f in "$LF_DIR/artifacts/$h"/{crash,leak,timeout,oom}-*; do [ -f "$f" ] && art+=("$f"); done
 		found="0 0"
 		if [ ${#art[@]} -gt 0 ]; then
 			found=$(route "$h" lf_replay "$h" -- "${art[@]}")

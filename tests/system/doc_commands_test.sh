@@ -38,8 +38,6 @@ run() { # run DOC LINE CMD...
 	fi
 }
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 docs=("$src/README.md" "$src/CONTRIBUTING.md")
 for d in "$src"/docs/*.md "$src"/examples/*.1 "$src"/examples/*/*.1; do [ -f "$d" ] && docs+=("$d"); done
 for doc in "${docs[@]}"; do

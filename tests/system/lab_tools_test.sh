@@ -15,6 +15,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # --format json: stdout is the JSON alone (file names on stderr); csv: a row per sample
+# shellcheck disable=SC2054 # the commas are the option's
 run=(counter --threads 1 --modes atomic,percpu --ops 2000 --reps 5 --quiet)
 "$lab" "${run[@]}" --out "$tmp/runs" --format json >"$tmp/a.json" || fail "--format json: exit $?"
 python3 - "$tmp/a.json" <<'PY' || fail "--format json: not the run's JSON: $(head -c 300 "$tmp/a.json")"
