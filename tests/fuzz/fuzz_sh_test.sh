@@ -92,5 +92,42 @@ fake fuzz_mine 77 ''
 out=$("$root/scripts/fuzz.sh" libfuzzer 1 "$tmp/mine/fuzz_mine.c" 2>&1)
 check "your own harness gets a summary line" grep -qE '^fuzz_mine +libfuzzer .* 77 execs/s' <<<"$out"
 
+# AFL++: a stand-in afl-fuzz on PATH writes what afl-fuzz writes; the
+# output directory must be kept (and resumed) and its crashes kept one
+# file per bug, an input that does not crash alone named so.
+mkdir -p "$tmp/bin" "$tmp/afl"
+cat >"$tmp/bin/afl-fuzz" <<'EOF2'
+#!/usr/bin/env bash
+out=
+while [ $# -gt 0 ]; do case $1 in -o) out=$2; shift ;; --) break ;; esac; shift; done
+d=$out/default
+[ -f "$d/fuzzer_stats" ] && [ "${AFL_AUTORESUME:-}" = 1 ] && echo resumed >>"$out/../resumes"
+mkdir -p "$d/queue" "$d/crashes"
+printf 'a' >"$d/crashes/id:000000,sig:06"; printf 'bb' >"$d/crashes/id:000001,sig:06"
+printf 'zzz' >"$d/crashes/id:000002,sig:06"
+printf 'execs_done        : 90279\nexecs_per_sec     : 3006.69\nstability         : 11.00%%\n' >"$d/fuzzer_stats"
+exit 1
+EOF2
+cat >"$tmp/afl/fuzz_mt" <<'EOF2'
+#!/usr/bin/env bash
+in=$(cat)
+[ ${#in} -lt 3 ] || exit 0
+echo "fuzz_mt: free_exact ${#in}, expected 9" >&2
+exit 1
+EOF2
+chmod +x "$tmp/bin/afl-fuzz" "$tmp/afl/fuzz_mt"
+for run in 1 2; do
+	out=$(PATH=$tmp/bin:$PATH FUZZ_WORKDIR=$tmp/afl FUZZ_CRASHES=$tmp/afl-crashes "$root/scripts/fuzz.sh" afl 1 fuzz_mt 2>&1)
+	rc=$?
+done
+echo "$out" | sed 's/^/  | /'
+check "afl: exit 1 after a find" [ $rc = 1 ]
+check "afl: afl-fuzz's own execs/s and stability" grep -qE '^fuzz_mt +afl +3006.69 execs/s .*stability 11.00%' <<<"$out"
+check "afl: a stability under 90% is pointed out" grep -q 'paths vary between runs of one input' <<<"$out"
+check "afl: three crashing inputs, two files" grep -qE 'crashes 3 \(2 distinct\)' <<<"$out"
+check "afl: one file per bug" [ "$(find "$tmp/afl-crashes" -type f | wc -l)" = 2 ]
+check "afl: an input that does not crash alone is named so" grep -q 'no crash when replayed alone' <<<"$out"
+check "afl: the second run resumed the kept output" [ "$(cat "$tmp/afl/out/resumes" 2>/dev/null)" = resumed ]
+
 if [ $fails -ne 0 ]; then echo "fuzz_sh_test: $fails failed"; exit 1; fi
 echo "fuzz_sh_test: all passed"
