@@ -116,7 +116,7 @@ echo "fuzz_mt: free_exact ${#in}, expected 9" >&2
 exit 1
 EOF2
 chmod +x "$tmp/bin/afl-fuzz" "$tmp/afl/fuzz_mt"
-for run in 1 2; do
+for _ in 1 2; do
 	out=$(PATH=$tmp/bin:$PATH FUZZ_WORKDIR=$tmp/afl FUZZ_CRASHES=$tmp/afl-crashes "$root/scripts/fuzz.sh" afl 1 fuzz_mt 2>&1)
 	rc=$?
 done
