@@ -79,7 +79,8 @@ static void usage(FILE *f)
 		"cpu_share < S, the ceiling < C, or a variant's (q75-q25)/median > X; else \"X faster\"\n"
 		"when p_holm < A and the ci excludes 1; \"no significant difference\" when p_holm >= A\n"
 		"and the ci lies within 1-M..1+M; otherwise inconclusive.  The CPU-time verdict follows\n"
-		"the same rules without the cpu_share and ceiling checks, and is given where CPU time\n"
+		"the same rules without the cpu_share and ceiling checks (its spread: that of the\n"
+		"repetitions' ratios), and is given where CPU time\n"
 		"stands for speed: at 1 thread (its CPU time is its work, whoever else runs), and at\n"
 		"threads <= CPUs when cpu_share >= S; elsewhere it says \"not valid\".\n",
 		LAB_API, lab_counter_modes(), lab_lock_kinds(), LAB_ALPHA, LAB_SHARE_MIN, LAB_SPREAD_MAX, LAB_CEILING_MIN,

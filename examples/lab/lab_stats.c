@@ -173,8 +173,11 @@ static double spread(const double *x, unsigned n)
 	return m > 0 ? (lab_quantile(x, n, 0.75) - lab_quantile(x, n, 0.25)) / m : 1;
 }
 
-/* The statistics of one measure: b's over a's. */
-static void measure(const double *a, const double *b, unsigned reps, struct lab_measure *m)
+/* The statistics of one measure: b's over a's.  `paired`: the spread is
+ * that of the repetitions' ratios b[i] / a[i] (both figures of a
+ * repetition ran minutes apart at most, under the same load), for both
+ * variants; else each variant's own. */
+static void measure(const double *a, const double *b, unsigned reps, bool paired, struct lab_measure *m)
 {
 	double ma = lab_median(a, reps);
 	m->ratio = ma > 0 ? lab_median(b, reps) / ma : 0;
@@ -185,6 +188,12 @@ static void measure(const double *a, const double *b, unsigned reps, struct lab_
 	m->p_holm = m->p;
 	m->spread_a = spread(a, reps);
 	m->spread_b = spread(b, reps);
+	if (paired) {
+		double r[LAB_MAX_REPS];
+		for (unsigned i = 0; i < reps; i++)
+			r[i] = a[i] > 0 ? b[i] / a[i] : 0;
+		m->spread_a = m->spread_b = spread(r, reps);
+	}
 }
 
 /*
@@ -289,7 +298,7 @@ void lab_verdicts(const struct lab_params *p, struct lab_result *r)
 			v->b = vi;
 			column(ca, reps, 0, a);
 			column(cb, reps, 0, b);
-			measure(a, b, reps, &v->wall);
+			measure(a, b, reps, false, &v->wall);
 			column(ca, reps, 1, sa);
 			column(cb, reps, 1, sb);
 			sha = lab_median(sa, reps);
@@ -298,7 +307,10 @@ void lab_verdicts(const struct lab_params *p, struct lab_result *r)
 			v->ceiling = r->ceilings[ti].n ? r->ceilings[ti].value : 0;
 			column(ca, reps, 2, a);
 			column(cb, reps, 2, b);
-			measure(a, b, reps, &v->cpu);
+			/* CPU time per operation moves with what shares the core
+			 * (caches, the sibling thread) from one repetition to the
+			 * next, for both variants alike: the ratios must agree */
+			measure(a, b, reps, true, &v->cpu);
 
 			why[k][0][0] = why[k][1][0] = '\0';
 			if (r->failed)

@@ -188,6 +188,31 @@ Test(lab_stats, verdict_on_cpu_time_at_one_thread)
 	free(f.r.verdicts);
 }
 
+/* Per CPU-second, the repetitions must agree on the ratio, not on each
+ * variant's level: a load that moves both alike is no disagreement. */
+Test(lab_stats, verdict_cpu_spread_is_the_ratios)
+{
+	double a[9], b[9];
+	struct fake f;
+	for (int i = 0; i < 9; i++) {
+		a[i] = 100 * (1 + 0.2 * (i % 3)); /* each variant's spread 0.4 */
+		b[i] = 2 * a[i];
+	}
+	fake_init(&f, 1, 9, a, b, 0.40, 0);
+	lab_verdicts(&f.p, &f.r);
+	const struct lab_verdict *v = &f.r.verdicts[0];
+	cr_expect(strstr(v->cpu.line, ": percpu faster"), "%s", v->cpu.line);
+	cr_expect(v->wall.spread_a > 0.25, "wall spread %g", v->wall.spread_a);
+	free(f.r.verdicts);
+	for (int i = 0; i < 9; i++)
+		b[i] = a[(i + 1) % 9] * 2; /* the same values, unpaired: the ratios disagree */
+	fake_init(&f, 1, 9, a, b, 0.40, 0);
+	lab_verdicts(&f.p, &f.r);
+	cr_expect(strstr(f.r.verdicts[0].cpu.line, ": inconclusive (repetitions disagree"), "%s",
+		  f.r.verdicts[0].cpu.line);
+	free(f.r.verdicts);
+}
+
 /* Holm over the run's comparisons: a p under alpha alone is not enough
  * when two comparisons were made (here wall clock and CPU time). */
 Test(lab_stats, verdict_holm_correction)
