@@ -108,6 +108,7 @@ struct lab_measure {
 	bool valid;               /* cpu: only where CPU time stands for speed (lab_verdicts) */
 	double ratio, ci_lo, ci_hi, p, p_holm, spread_a, spread_b;
 	bool ci;                  /* the CI was computed (enough repetitions) */
+	bool paired;              /* spread: of the repetitions' ratios (the CPU measure) */
 	char outcome[160];
 	char line[320];
 };

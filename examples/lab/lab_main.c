@@ -80,7 +80,8 @@ static void usage(FILE *f)
 		"when p_holm < A and the ci excludes 1; \"no significant difference\" when p_holm >= A\n"
 		"and the ci lies within 1-M..1+M; otherwise inconclusive.  The CPU-time verdict follows\n"
 		"the same rules without the cpu_share and ceiling checks (its spread: that of the\n"
-		"repetitions' ratios), and is given where CPU time\n"
+		"repetitions' ratios, allowed over X when the ci lies further from 1), and is given\n"
+		"where CPU time\n"
 		"stands for speed: at 1 thread (its CPU time is its work, whoever else runs), and at\n"
 		"threads <= CPUs when cpu_share >= S; elsewhere it says \"not valid\".\n",
 		LAB_API, lab_counter_modes(), lab_lock_kinds(), LAB_ALPHA, LAB_SHARE_MIN, LAB_SPREAD_MAX, LAB_CEILING_MIN,

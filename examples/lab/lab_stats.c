@@ -188,6 +188,7 @@ static void measure(const double *a, const double *b, unsigned reps, bool paired
 	m->p_holm = m->p;
 	m->spread_a = spread(a, reps);
 	m->spread_b = spread(b, reps);
+	m->paired = paired;
 	if (paired) {
 		double r[LAB_MAX_REPS];
 		for (unsigned i = 0; i < reps; i++)
@@ -223,7 +224,9 @@ static void holm(struct lab_measure **ms, unsigned m)
 /*
  * The outcome of one measure: `blocked` (the run could not measure it),
  * then too few repetitions, then repetitions that disagree (spread over
- * spread_max), each "inconclusive (REASON)".  Only then the statistics:
+ * spread_max; for a paired measure, unless the whole CI lies further from
+ * 1 than that spread: the difference is larger than the disagreement),
+ * each "inconclusive (REASON)".  Only then the statistics:
  * "X faster" needs Holm's p < alpha and the CI on X's side of 1; "no
  * significant difference" needs p >= alpha and the whole CI within 1 -+
  * same_margin (a difference of more than that is ruled out); anything
@@ -238,7 +241,7 @@ static void judge(const struct lab_params *p, struct lab_measure *m, const char 
 	else if (!m->ci)
 		snprintf(m->outcome, sizeof(m->outcome), "inconclusive (%u repetitions: a verdict needs %d)", p->reps,
 			 LAB_MIN_REPS);
-	else if (sp > th->spread_max)
+	else if (sp > th->spread_max && !(m->paired && (m->ci_lo > 1 + sp || m->ci_hi * (1 + sp) < 1)))
 		snprintf(m->outcome, sizeof(m->outcome), "inconclusive (repetitions disagree: spread %.2f > %.2f)", sp,
 			 th->spread_max);
 	else if (m->p_holm < th->alpha && m->ci_lo > 1)

@@ -204,12 +204,20 @@ Test(lab_stats, verdict_cpu_spread_is_the_ratios)
 	cr_expect(strstr(v->cpu.line, ": percpu faster"), "%s", v->cpu.line);
 	cr_expect(v->wall.spread_a > 0.25, "wall spread %g", v->wall.spread_a);
 	free(f.r.verdicts);
+	f.r.verdicts = NULL;
 	for (int i = 0; i < 9; i++)
-		b[i] = a[(i + 1) % 9] * 2; /* the same values, unpaired: the ratios disagree */
+		b[i] = a[(i + 1) % 9] * 1.1; /* unpaired, and a 10% difference: the ratios disagree more */
 	fake_init(&f, 1, 9, a, b, 0.40, 0);
 	lab_verdicts(&f.p, &f.r);
 	cr_expect(strstr(f.r.verdicts[0].cpu.line, ": inconclusive (repetitions disagree"), "%s",
 		  f.r.verdicts[0].cpu.line);
+	free(f.r.verdicts);
+	f.r.verdicts = NULL;
+	for (int i = 0; i < 9; i++)
+		b[i] = a[(i + 1) % 9] * 3; /* as much disagreement, a difference larger than it */
+	fake_init(&f, 1, 9, a, b, 0.40, 0);
+	lab_verdicts(&f.p, &f.r);
+	cr_expect(strstr(f.r.verdicts[0].cpu.line, ": percpu faster"), "%s", f.r.verdicts[0].cpu.line);
 	free(f.r.verdicts);
 }
 
