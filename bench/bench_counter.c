@@ -93,7 +93,7 @@ static void ctr_add_loop(struct bench_state *st)
  * CPU folds its slot into the total under the counter's lock, which moves
  * the lock's and total's line from the other CPU.  At 2 threads the time
  * per add is about the fold-free add plus one line transfer / (batch - 1)
- * (BENCHMARKS.md, "The fold's floor").  Argument: the batch.
+ * (BENCHMARKS.md#the-folds-floor-by-batch).  Argument: the batch.
  */
 static void ctr_setup_percpu_batch(struct bench_state *st)
 {

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The allocation histories of BENCHMARKS.md: every trace of
+"""The allocation histories (BENCHMARKS.md#allocation-histories-bga-replay): every trace of
 tests/data/traces/ played by bga-replay against bgalloc's defaults,
 bgalloc with windows off and the libext2fs peer, side by side.
 

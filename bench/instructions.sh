@@ -16,7 +16,8 @@
 #    library's count);
 #  - the library: the rest.
 # With --groups (after BUILD_DIR and OPS), also the count per group of
-# work (lock, counter, bitmap, ...; BENCHMARKS.md, "Where the instructions go"): each source
+# work (lock, counter, bitmap, ...; BENCHMARKS.md#where-the-instructions-go):
+# each source
 # line with its count (callgrind_annotate --auto, inlined code at its own
 # line) goes to one group by its file and text, so a line that does two
 # things counts for the first that matches below.

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bga-units: what the storage-engine surface costs (BENCHMARKS.md,
- * "Storage-engine surface"), each figure a median over repetitions, the
- * comparisons as ratios within one run:
+ * bga-units: what the storage-engine surface costs
+ * (BENCHMARKS.md#storage-engine-surface), each figure a median over
+ * repetitions, the comparisons as ratios within one run:
  *   failfast  a 2^28-block volume started full (BGA_START_FULL) with one
  *             free block in every 256, seeded with bga_free_vec; requests
  *             with min_len 2 (no such run exists): median microseconds

@@ -2,8 +2,8 @@
 /*
  * bga-units engine|engine-ins|writers: a storage engine's allocations at
  * its allocation unit, the workload on which Ceph BlueStore's own
- * allocators were compared with bga_alloc_vec (BENCHMARKS.md, "At a
- * storage engine's allocation unit"):
+ * allocators were compared with bga_alloc_vec
+ * (BENCHMARKS.md#at-a-storage-engines-allocation-unit):
  *  - a 64 GiB volume of 4 KiB blocks (2^24 blocks, default groups);
  *  - requests of 64 KiB, 256 KiB or 4 MiB (16, 64, 1024 blocks) at a
  *    64 KiB unit: align = min_len = 16, max_len = want, a random

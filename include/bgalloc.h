@@ -53,8 +53,8 @@
  *  - Commits (bga_commit(vol, txn)): release every deferred free of a
  *    transaction <= txn.  Commits never go backwards.
  *  - Persistence (bga_store, bga_load): the allocation state through the
- *    caller's I/O, crash-atomically; bgalloc(7) and the README's
- *    "Persistence guide" give the order of a commit and what a crash at
+ *    caller's I/O, crash-atomically; bgalloc(7) and its source,
+ *    docs/PERSISTENCE.md, give the order of a commit and what a crash at
  *    each point leaves.
  *
  * Each function's comment in <bgalloc.h> ends with its contract in three

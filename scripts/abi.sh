@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The kept ABI of libbgalloc.so.0 (CHANGELOG.md, "Versions and the ABI"):
+# The kept ABI of libbgalloc.so.0 (docs/ABI.md):
 #   scripts/abi.sh check BUILD   compare the build with the baseline in abi/;
 #                                status 0 only when nothing differs (make test)
 #   scripts/abi.sh update BUILD  write the baseline from the build.  Only with

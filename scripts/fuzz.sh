@@ -144,7 +144,8 @@ build_libfuzzer() {
 	[ -n "${FUZZ_NO_BUILD:-}" ] && return 0
 	# The checker (bga_check) is the oracle too: left out of the coverage
 	# instrumentation of the library, not of the sanitizers (why, and the
-	# measured gain: tests/fuzz/coverage-ignore.txt, BENCHMARKS.md).
+	# measured gain: tests/fuzz/coverage-ignore.txt,
+	# docs/HISTORY.md#the-first-round-0b7aa7f-and-before).
 	local cov="-fsanitize-coverage-ignorelist=$ROOT/tests/fuzz/coverage-ignore.txt"
 	command -v clang >/dev/null || die "clang is missing (scripts/deps.sh fuzz)"
 	echo "== fuzz: building libFuzzer targets in $dir"

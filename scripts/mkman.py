@@ -5,8 +5,8 @@ written once, in the header.
 
     scripts/mkman.py OUTDIR [--srcdir DIR] include/bgalloc.h include/bgalloc/*.h
 
-writes, from the headers alone and the source tree's CHANGELOG.md, README.md
-and tests/abi/include-0.1.0 (the 0.1.0 headers):
+writes, from the headers alone and the source tree's CHANGELOG.md,
+docs/PERSISTENCE.md and tests/abi/include-0.1.0 (the 0.1.0 headers):
 
   OUTDIR/man3/NAME.3     every function declared BGA_EXTERN;
   OUTDIR/man3/NAME.3type struct bga_config, bga_request, bga_extent,
@@ -14,7 +14,7 @@ and tests/abi/include-0.1.0 (the 0.1.0 headers):
   OUTDIR/man3/bgalloc.3, bgalloc_counter.3, ...
                          one overview per header, from its opening comment;
   OUTDIR/man7/bgalloc.7  the overview: <bgalloc.h>'s opening comment and
-                         the README's "Persistence guide" section.
+                         the persistence guide, docs/PERSISTENCE.md.
 
 <bgalloc.h> is written in parts, the <bgalloc/NAME.h> headers it includes:
 what they declare is <bgalloc.h>'s, in its order, and their pages say
@@ -50,6 +50,7 @@ import re
 import sys
 
 IDENT = re.compile(r"[A-Za-z_]\w*")
+PERSISTENCE_GUIDE = os.path.join("docs", "PERSISTENCE.md")  # bgalloc(7)'s PERSISTENCE GUIDE, whole
 
 
 class Header:
@@ -428,7 +429,7 @@ def versions_roff(name, since):
 
 
 def md_roff(lines):
-    """The README's markdown, as the guide uses it: paragraphs, "- " lists
+    """The guide's markdown, as it uses it: paragraphs, "- " lists
     (nested by indentation), numbered lists, ``` blocks, `code`, **bold**,
     and ### headings as .SS."""
     out, in_code, para = [], False, []
@@ -480,20 +481,19 @@ def md_roff(lines):
     return out
 
 
-def readme_section(srcdir, title):
-    """The lines of the README's "## title" section, heading excluded."""
-    path = os.path.join(srcdir, "README.md")
+def doc_page(srcdir, rel):
+    """The lines of the markdown page REL under srcdir, its "# " title and
+    its anchor lines (<a id="..."></a>, for links into the page) left out."""
+    path = os.path.join(srcdir, rel)
     if not os.path.exists(path):
         return []
-    out, on = [], False
+    out = []
     for line in open(path, encoding="utf-8"):
-        if line.startswith("## "):
-            if on:
-                break
-            on = line[3:].strip() == title
+        if not out and (line.startswith("# ") or not line.strip()):
             continue
-        if on:
-            out.append(line)
+        if re.match(r'^\s*<a id="[^"]*"></a>\s*$', line):
+            continue
+        out.append(line)
     return out
 
 
@@ -654,7 +654,7 @@ def main():
                  " its default."]
         users = sorted(n for n, (_, f) in funcs.items() if re.search(rf"\bstruct\s+{sname}\b", f[1]))
         page.append(".SH VERSIONS")
-        page += [".PP", "The struct grows only at its end (CHANGELOG.md, \"Versions and the ABI\")."]
+        page += [".PP", "The struct grows only at its end (docs/ABI.md)."]
         page += see_also([".BR bgalloc (7)"] + [f".BR {esc(u)} (3)" for u in users])
         write(os.path.join(outdir, sname + ".3type"), page)
 
@@ -664,9 +664,9 @@ def main():
              ".SH SYNOPSIS", ".nf", ".B #include <bgalloc.h>", ".fi", ".PP",
              "Link with \\fI\\-lbgalloc\\fP (\\fBpkg\\-config \\-\\-libs bgalloc\\fP).", ".SH DESCRIPTION"]
     page += body_roff(main_h.intro)
-    guide = readme_section(srcdir, "Persistence guide")
+    guide = doc_page(srcdir, PERSISTENCE_GUIDE)
     if not guide:
-        sys.exit("mkman: README.md has no \"## Persistence guide\" section for bgalloc(7)")
+        sys.exit(f"mkman: {PERSISTENCE_GUIDE} is missing or empty: bgalloc(7) needs its persistence guide")
     page.append(".SH PERSISTENCE GUIDE")
     page += md_roff(guide)
     page += see_also([f".BR {overview_name(h)} (3)" for h in headers if h.funcs] +

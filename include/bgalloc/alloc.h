@@ -98,7 +98,7 @@ struct bga_rsv;
  * engine's allocation unit it gives one extent per request and fewer free
  * extents; for a file system's files written at random goals it halves
  * extents per file but more than doubles the free extents left
- * (BENCHMARKS.md, "At a storage engine's allocation unit").
+ * (BENCHMARKS.md#at-a-storage-engines-allocation-unit).
  *
  * With req->rsv, blocks come from the window first; see bga_rsv_open().
  * With BGA_USE_RESERVED the extent is charged to an earlier bga_reserve();
@@ -247,8 +247,7 @@ BGA_EXTERN int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *r
  *
  * All or nothing against concurrent calls: every group lock of the range
  * is held at once, taken in ascending lock-slot order as a free that
- * spans groups takes them (the third place in the lock order, after
- * commit_lock and grow_lock; the range's chunks are installed before any
+ * spans groups takes them (the range's chunks are installed before any
  * lock is taken), and the range is checked, charged and marked under
  * them.  A concurrent allocation or free sees all of the claim or none.
  *

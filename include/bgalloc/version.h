@@ -22,7 +22,7 @@ extern "C" {
  * bump may also change an interface, and CHANGELOG.md says how.  The
  * shared library's SONAME (libbgalloc.so.0) changes only when a program
  * built against an earlier release could no longer run against the new
- * one; a struct that grows does not change it (see "ABI" in CHANGELOG.md).
+ * one; a struct that grows does not change it (docs/ABI.md).
  * CMake reads its project version from these three lines.
  */
 #define BGA_VERSION_MAJOR 0

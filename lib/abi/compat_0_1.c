@@ -3,7 +3,7 @@
  * The 0.1.0 ABI, kept: a program built against the 0.1.0 <bgalloc.h> runs
  * against this library (tests/abi/abi_compat_test.sh runs one).
  *
- * How (CHANGELOG.md, "ABI"): the caller-allocated structs grow only at
+ * How (docs/ABI.md): the caller-allocated structs grow only at
  * their end, and each function that takes one has one ELF symbol version
  * per layout (lib/abi/bgalloc.map).  A program linked against this
  * library binds to the newest, bga_create@@BGA_0.2; a program linked

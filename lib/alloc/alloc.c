@@ -102,8 +102,8 @@ static inline __attribute__((always_inline)) enum fast_end alloc_fast(struct bga
 /*
  * The lock-free take from the handle's window (window.h), charged against
  * `cap`; false with nothing changed when it cannot serve (no window, used
- * up, frozen, another volume's handle).  Out of line (BENCHMARKS.md,
- * "What the fast paths call"); gcc's noclone keeps the name that
+ * up, frozen, another volume's handle).  Out of line
+ * (BENCHMARKS.md#what-the-fast-paths-call); gcc's noclone keeps the name that
  * scripts/fastpath.py allows bga_alloc to call (clang has no such
  * attribute, and its builds are not checked).
  */
@@ -210,7 +210,7 @@ int bga_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_
 	 * The next most common: an append through a file's window, inline:
 	 * bga_alloc saves its registers anyway, and a function of its own
 	 * would save them again for its call of handle_take_fast
-	 * (BENCHMARKS.md, "What the fast paths call").
+	 * (BENCHMARKS.md#what-the-fast-paths-call).
 	 */
 	if (req->flags == 0 && req->rsv != NULL && req->min_len - 1 < req->max_len &&
 	    req->min_len <= vol->cfg.blocks_per_group && req->align <= 1) {

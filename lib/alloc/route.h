@@ -19,7 +19,7 @@
  * to jump past a neighbour's: a new extent every window.  As ext4 colours
  * a new file's first goal by its process, a handle's first window starts
  * in its own slice of the goal's group, leaving each file room to grow in
- * place (BENCHMARKS.md, "Extents per file").
+ * place (BENCHMARKS.md#extents-per-file).
  */
 #define BGA_RSV_COLOURS 16u
 

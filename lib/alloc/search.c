@@ -51,7 +51,7 @@ static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *
  * The group is looked through once: from `from` to its end, then from 0
  * to `from`.  A first pass that finds nothing marks it BGA_GROUP_NO_ROOM,
  * and later first passes skip it until something makes room (group.h;
- * BENCHMARKS.md, "Placement under many writers").  *none is set when no
+ * BENCHMARKS.md#placement-under-many-writers).  *none is set when no
  * free run of the size asked for was found anywhere in it (then its
  * max_run overstates, and the caller lowers it, as a plain search does).
  * Runs are looked for up to the larger of ac->max and the window's size
@@ -447,7 +447,7 @@ done:
  * An unaligned bga_alloc without the flag keeps its promise of the goal
  * block whenever a run of min_len starts there (bgalloc.h): passing
  * shorter runs over for whole ones doubled the aging benchmark's free
- * extents (BENCHMARKS.md, "At a storage engine's allocation unit").
+ * extents (BENCHMARKS.md#at-a-storage-engines-allocation-unit).
  */
 static int route_whole(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {

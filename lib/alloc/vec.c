@@ -7,7 +7,7 @@
  * first piece is one bga_alloc (the single-extent route); its further
  * pieces, for a plain request, are taken under one more hold of its lock
  * (more_in_group), so N extents cost less than N calls from about 8 in a
- * group (BENCHMARKS.md, "Storage-engine surface").  No group lock is held
+ * group (BENCHMARKS.md#storage-engine-surface).  No group lock is held
  * between groups.
  */
 #include <errno.h>

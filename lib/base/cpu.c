@@ -154,7 +154,7 @@ unsigned bga__cpu_fallback(void)
 }
 
 /*
- * Order of sources, on measurements (BENCHMARKS.md, "The CPU id"): rseq
+ * Order of sources, on measurements (BENCHMARKS.md#the-cpu-id): rseq
  * first, getcpu only when the kernel's cpu_id is unavailable, and the
  * hash only when getcpu fails too.
  */

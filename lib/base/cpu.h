@@ -5,7 +5,7 @@
 /*
  * Which CPU the calling thread runs on, for indexing per-CPU slots.
  *
- * Sources, in order (BENCHMARKS.md, "The CPU id", has what each costs):
+ * Sources, in order (BENCHMARKS.md#the-cpu-id, has what each costs):
  * the glibc rseq area (__rseq_offset/__rseq_size from <sys/rseq.h>; one
  * TLS load), then sched_getcpu() (vDSO; a system call's cost under
  * valgrind), then a stable per-thread hash of the tid.  rseq is unregistered
@@ -22,8 +22,8 @@
  * scales, and 32 lookups are one or two microseconds of a hot path that
  * looks up once per call, so a migrated thread uses its old CPU's slots
  * for that long, which costs shared lines and never correctness.  Without
- * the reuse, each lookup with rseq off paid a getcpu call (BENCHMARKS.md,
- * "Two builds in one process").
+ * the reuse, each lookup with rseq off paid a getcpu call
+ * (BENCHMARKS.md#two-builds-in-one-process).
  */
 
 #include <stdbool.h>
@@ -105,7 +105,8 @@ static inline bool bga__cpu_hint_inline(unsigned *cpu)
 /*
  * The hot-path form: the rseq cpu_id read inline, bga__cpu_fallback() for
  * everything else: a call into cpu.c is a third of a counter add
- * (BENCHMARKS.md, "The CPU id").  The id may be >= bga__cpu_count() (CPUs hot-added past
+ * (BENCHMARKS.md#the-cpu-id).  The id may be >= bga__cpu_count() (CPUs
+ * hot-added past
  * the configured set): callers reduce it modulo their slot count.  Even
  * with an area registered, cpu_id can be negative in a thread (valgrind
  * fails the rseq syscall per thread), hence the sign test.  Where rseq is

@@ -3,21 +3,34 @@
 #define BGA_LOCKDEP_H
 
 /*
- * A small lockdep for the volume's locks, in debug builds (BGA_DEBUG) only.
+ * The lock order of the library, written here once, where debug builds
+ * (BGA_DEBUG) check it; every other comment points here.  Outermost first:
  *
- * Every lock has a level; a thread may block on a lock only when every
- * lock it holds has a lower level, or, for group locks (level
- * BGA_LOCKDEP_GROUP), the same level and a lower lock-table slot.  The
- * levels, outermost first (the order of struct bga_volume's comment):
+ *   BGA_LOCKDEP_STORE   the store lock (bga_persist.lock: bga_store and
+ *                       lazy loads; persist.h)
+ *   BGA_LOCKDEP_COMMIT  vol->commit_lock (bga_commit)
+ *   BGA_LOCKDEP_GROW    vol->grow_lock (bga_grow, and chunk installs:
+ *                       bga__chunk_ensure)
+ *   BGA_LOCKDEP_GROUP   group locks (a group's lock-table slot); several
+ *                       held only in ascending slot order (a range across
+ *                       groups, a claim, a store); allocation holds one at
+ *                       a time
+ *   leaves              the counter's fold lock (counter_impl.h) and the
+ *                       persistence io_lock, taken around every io
+ *                       callback: they never hold another lock, so they
+ *                       are not tracked
  *
- *   BGA_LOCKDEP_STORE   the persistence lock (bga_store, persist.h)
- *   BGA_LOCKDEP_COMMIT  vol->commit_lock   (bga_commit)
- *   BGA_LOCKDEP_GROW    vol->grow_lock     (bga_grow, chunk installs)
- *   BGA_LOCKDEP_GROUP   group locks, ascending slot order
+ * What follows from it: a chunk is installed before any group lock is
+ * taken, so a lookup under a group lock (bga__group_lookup) never
+ * allocates and never waits for a grow; no group lock is held while
+ * calling back into the user (the one callback made with a library lock
+ * held is a lazy bitmap read, under grow_lock and io_lock; <bgalloc.h>
+ * says so).  Which path takes which lock: lib/README.md, "Locking rules".
  *
- * The counter's fold lock and the persistence io_lock are leaves: taken
- * inside any of these, they never hold another lock, so they are not
- * tracked.
+ * A small lockdep checks it, in debug builds only.  Every lock has a
+ * level; a thread may block on a lock only when every lock it holds has a
+ * lower level, or, for group locks (BGA_LOCKDEP_GROUP), the same level and
+ * a lower lock-table slot.
  *
  * A trylock cannot wait, so it is not checked, but a lock it takes is
  * recorded: blocking on a lower lock while holding it is still an

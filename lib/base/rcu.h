@@ -7,8 +7,8 @@
  * public API promises.  _LGPL_SOURCE inlines the read-side fast path (we
  * are LGPL too): with it, a read lock/unlock pair is a few instructions
  * instead of two calls into liburcu-bp.so that each resolve its
- * thread-local reader through __tls_get_addr (BENCHMARKS.md, "What the hot
- * path inlines and skips").
+ * thread-local reader through __tls_get_addr
+ * (docs/HISTORY.md#what-the-hot-path-inlines-and-skips).
  */
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)

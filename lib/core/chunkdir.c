@@ -11,7 +11,8 @@
  * Sizing for the largest volume up front instead (the directory and 21
  * summaries of 2^20 chunks, 11 MiB of calloc) made every create cost the
  * same, whatever the size, most of it mapping and unmapping that memory
- * (bga-create; BENCHMARKS.md "Volume creation").
+ * (bga-create;
+ * docs/HISTORY.md#what-a-volume-cost-to-create-at-517cb88-and-before).
  */
 #include <stdlib.h>
 
@@ -23,8 +24,8 @@ _Static_assert(((uint64_t)BGA_DIR_CHUNKS0 << (BGA_DIR_SEGS - 1)) == BGA_DIR_MAX_
  * n chunk pointers and the maps after them (types.h), zeroed.  calloc,
  * not an aligned allocation and a memset: a large segment comes from
  * fresh pages that need no zeroing, so the pointers of a huge volume's
- * untouched chunks cost no resident memory (BENCHMARKS.md, "Fuzzing",
- * "The second round": creating a volume).  Nothing needs the
+ * untouched chunks cost no resident memory (BENCHMARKS.md#volume-creation).
+ * Nothing needs the
  * cache-line alignment the segments had: their words are read by every
  * thread and written at chunk installs and summary changes.
  */

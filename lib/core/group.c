@@ -273,7 +273,7 @@ uint32_t bga__group_run_start_locked(struct bga_volume *vol, const struct bga_gr
 	/* Word by word downwards, BGA_RUN_START_WORDS words at most (a
 	 * run that starts further back is long: a split there leaves a
 	 * long piece, and an unbounded look back cost a pass over the
-	 * group; BENCHMARKS.md, "At a storage engine's allocation unit");
+	 * group; BENCHMARKS.md#at-a-storage-engines-allocation-unit);
 	 * bits below the span are set, so it stops there at the latest. */
 	for (unsigned words = 0; off > lo; words++) {
 		if (words == BGA_RUN_START_WORDS)
@@ -383,8 +383,8 @@ void bga__group_release_slow(struct bga_volume *vol, struct bga_group *grp, uint
  * further raises max_run to `free`, a valid upper bound that the next
  * search disappointed by this group makes exact again
  * (bga__group_refresh_locked): scanning whole runs on every free was a
- * large share of a churn operation (BENCHMARKS.md, "What the hot path
- * inlines and skips").
+ * large share of a churn operation
+ * (docs/HISTORY.md#what-the-hot-path-inlines-and-skips).
  */
 void bga__group_merge_run_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off,
 				 uint32_t len)

@@ -194,7 +194,7 @@ static inline bool bga__word_run(const uint64_t *map, uint32_t from, uint32_t mi
 struct bga_chunk *bga__chunk_create_under_grow_lock(struct bga_volume *vol, const struct bga_geom *geo, uint64_t c);
 /*
  * The chunk c, installed on first touch (taking grow_lock); NULL on
- * ENOMEM.  The caller must hold no group lock (the lock order above):
+ * ENOMEM.  The caller must hold no group lock (the lock order, lockdep.h):
  * paths that may reach an untouched chunk call this first, then lock.
  */
 struct bga_chunk *bga__chunk_ensure(struct bga_volume *vol, uint64_t c);

@@ -6,7 +6,7 @@
  * The group locks (a group's slot of the hashed lock table, with its
  * place in the lock order recorded by lockdep in debug builds), the
  * volume's grow_lock, and the check behind every `_locked` name.  The
- * order itself: lib/README.md, "Locking rules".
+ * order itself: lib/base/lockdep.h.
  */
 
 #include "types.h"
@@ -117,7 +117,7 @@ static inline void bga__group_unlock_slot(struct bga_volume *vol, uint64_t g, st
 		bga__group_unlock_at(vol, g, s);
 }
 
-/* The volume's two mutexes, with their places in the lock order. */
+/* The volume's two mutexes, with their places in the lock order (lockdep.h). */
 static inline void bga__grow_lock(struct bga_volume *vol)
 {
 	bga__lockdep_acquire(BGA_LOCKDEP_GROW, 0, true);

@@ -258,7 +258,7 @@ int bga_free_vec(struct bga_volume *vol, const struct bga_extent *ext, size_t n)
 		return -EINVAL;
 	/* One extent is bga_free's, checks and all: no copy to sort, no
 	 * set of slots (a storage engine's whole request comes back as one
-	 * extent; BENCHMARKS.md, "At a storage engine's allocation unit"). */
+	 * extent; BENCHMARKS.md#at-a-storage-engines-allocation-unit). */
 	if (n == 1)
 		return bga_free(vol, ext->start, ext->len);
 	uint64_t total = 0;

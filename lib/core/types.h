@@ -10,19 +10,7 @@
  * hooks to persistence and the allocation context (internal.h).  Nothing
  * here is public.
  *
- * Lock order (outermost first; checked in BGA_DEBUG builds, lockdep.h):
- *   the store lock    (bga_persist.lock, bga_store only; persist.h)
- *   vol->commit_lock  (bga_commit only)
- *   vol->grow_lock    (bga_grow, and chunk installs: bga__chunk_ensure)
- *   group locks, taken in ascending lock-table slot order when several are
- *     held (a free spanning groups); allocation holds one at a time
- *   leaves, which hold no other lock: the counter's fold lock, and the
- *     persistence io_lock, taken around every io callback (a lazy bitmap
- *     read runs under grow_lock: the one user callback made with a
- *     library lock held; bgalloc.h says so)
- * So a chunk is installed before any group lock is taken: lookups under a
- * group lock (bga__group_lookup) never allocate and never wait for a grow.
- * No group lock is ever held while calling back into the user.
+ * The lock order of the volume's locks, and what follows from it: lib/base/lockdep.h.
  */
 
 #include <errno.h>
@@ -48,9 +36,9 @@
  * 2048 (DESIGN.md's sketch had 4096): a chunk of 2048 stays under the
  * size at which glibc's malloc and ASan's allocator map and unmap memory
  * for every allocation, so the first touch of a small volume costs a
- * heap allocation, not a mapping and its page faults (BENCHMARKS.md,
- * "Fuzzing", "The second round"); the directory of the largest volume
- * holds twice the chunks.
+ * heap allocation, not a mapping and its page faults
+ * (BENCHMARKS.md#create-calls-store-and-load); the directory of the
+ * largest volume holds twice the chunks.
  */
 #define BGA_CHUNK_SHIFT 11
 #define BGA_CHUNK_GROUPS (1u << BGA_CHUNK_SHIFT)
@@ -146,8 +134,8 @@ struct bga_volume {
 	struct bga_chunk **dirseg[BGA_DIR_SEGS]; /* atomic */
 	uint64_t dir_chunks;     /* atomic: chunks the segments hold */
 
-	/* Group locks, one per lock-table slot: third in the lock order (after
-	 * commit_lock and grow_lock), several held only in ascending slot order. */
+	/* Group locks, one per lock-table slot (BGA_LOCKDEP_GROUP in the lock
+	 * order, lockdep.h). */
 	struct bga_locktab *locks;
 	/* Blocks allocated (including those waiting on deferred frees) plus
 	 * blocks reserved; never above geom->capacity (add_limited). */
@@ -156,9 +144,9 @@ struct bga_volume {
 	struct bga_percpu *cpu; /* ncpu entries */
 	unsigned ncpu;
 
-	pthread_mutex_t grow_lock;   /* serialises bga_grow and chunk installs; second in the
-				      * lock order: never taken with a group lock held */
-	pthread_mutex_t commit_lock; /* serialises bga_commit; first in the lock order */
+	pthread_mutex_t grow_lock;   /* serialises bga_grow and chunk installs
+				      * (BGA_LOCKDEP_GROW, lockdep.h) */
+	pthread_mutex_t commit_lock; /* serialises bga_commit (BGA_LOCKDEP_COMMIT) */
 
 	struct bga_persist *persist; /* persist.c: NULL until the first store or load */
 	/* What the core asks of persistence (struct bga_store_hooks): NULL
@@ -181,7 +169,7 @@ struct bga_volume {
 	 * above, every write would make every other CPU miss on them.
 	 * rsv_seq shared a line with win_chunks, so each handle opened on
 	 * one CPU cost the other CPU's next window booking a line transfer
-	 * (BENCHMARKS.md, "Placement under many writers").
+	 * (BENCHMARKS.md#placement-under-many-writers).
 	 */
 	uint64_t reserved __attribute__((aligned(BGA_CACHELINE)));       /* atomic */
 	uint64_t last_committed __attribute__((aligned(BGA_CACHELINE))); /* atomic */

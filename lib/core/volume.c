@@ -89,7 +89,7 @@ struct bga_geom *bga__geom_new(const struct bga_volume *vol, uint64_t nblocks)
  * (a file being written) folds its slot into the shared total every
  * `batch` blocks, moving the total's line and lock between CPUs: with 32,
  * two threads appending in groups of their own fell below one thread
- * (BENCHMARKS.md, "Shared writes on disjoint paths").  Near full the
+ * (BENCHMARKS.md#shared-writes-on-disjoint-paths).  Near full the
  * limited add decides on the exact sum anyway,
  * so the larger error costs speed only in the last 1/64 of the volume.
  */
@@ -123,15 +123,15 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	/* The configured CPUs, counted once per process (cpu.c): asking
 	 * for the online ones read /sys/devices/system/cpu/online at every
 	 * create, system calls that were most of what a small volume's
-	 * create cost (BENCHMARKS.md, "Fuzzing", "The second round"). */
+	 * create cost (BENCHMARKS.md#create-calls-store-and-load). */
 	unsigned ncpu = bga__cpu_count();
 	if (vol->cfg.lock_slots == 0) {
 		/*
 		 * The kernel's NR_BG_LOCKS, 4 << ilog2(min(ncpus, 32)), and at
 		 * least one slot per group up to BGA_AUTO_SLOTS_MAX: groups
 		 * that share a slot share its line, so threads working in
-		 * different groups still move it between CPUs (BENCHMARKS.md,
-		 * "Lock slots: one per group").
+		 * different groups still move it between CPUs
+		 * (BENCHMARKS.md#lock-slots-one-per-group).
 		 */
 		unsigned n = ncpu < 32 ? ncpu : 32;
 		uint32_t slots = 4u << (31 - __builtin_clz(n));

@@ -52,7 +52,7 @@ extern const struct bga_pgroup bga__pf_canonical;
  * it gets a record (bga__pgroup_slot), so a small volume's chunk holds
  * its own groups' records, not BGA_CHUNK_GROUPS of them, whose making
  * was most of what a small volume's store and load cost under ASan
- * (BENCHMARKS.md, "Fuzzing", "The second round").
+ * (BENCHMARKS.md#create-calls-store-and-load).
  * An array moves only when a group of its chunk gets a record, which a
  * lazy chunk fill, the one reader outside the store lock, never reads
  * at the same time: it reads only chunks still pending, whose groups no
@@ -65,8 +65,8 @@ struct bga_pchunk {
 
 /*
  * Per-volume persistence state.  Everything but the counters is under
- * `lock`, which serialises stores and lazy loads (lock order: outside
- * grow_lock and the group locks; no group lock is held while it waits).
+ * `lock`, which serialises stores and lazy loads (BGA_LOCKDEP_STORE, the
+ * outermost lock: lib/base/lockdep.h).
  */
 struct bga_persist {
 	pthread_mutex_t lock;

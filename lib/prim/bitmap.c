@@ -119,7 +119,7 @@ static const struct bitmap_ops scalar_ops = {
  * single words.  Single words are taken first up to a 32-byte boundary:
  * the scan starts one word past the caller's position, and with loads
  * left at that offset half of them would split a cache line
- * (BENCHMARKS.md, "Bit search").
+ * (BENCHMARKS.md#bit-search).
  */
 #define AVX2_FN __attribute__((target("avx2")))
 
@@ -254,7 +254,7 @@ static bool cpu_has_avx2(void)
  * two threads racing to choose store the same table.
  *
  * AVX2 is chosen whenever the CPU has it, on a measurement of both over
- * whole groups (BENCHMARKS.md, "Bit search"); a search answered in its
+ * whole groups (BENCHMARKS.md#bit-search); a search answered in its
  * first word never reaches the table.
  * "scalar" is the best the compiler gives for plain C: gcc 12 does not
  * vectorise a loop with an early exit, so it stays one 4-word AND chain per
@@ -533,8 +533,8 @@ bool bga_bitmap_range_is_set(const uint64_t *map, uint64_t start, uint64_t len)
  * The range writes without their count: the allocator knows the range's
  * state already (it found the run free, or checked the blocks used), and
  * counting the flipped bits was a popcount of every whole word, a tenth
- * of a 4 MiB request's instructions (BENCHMARKS.md, "At a storage
- * engine's allocation unit").
+ * of a 4 MiB request's instructions
+ * (BENCHMARKS.md#at-a-storage-engines-allocation-unit).
  */
 void bga__bitmap_write_range(uint64_t *map, uint64_t start, uint64_t len, bool set)
 {

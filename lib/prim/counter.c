@@ -68,8 +68,8 @@ static inline void total_store_under_fold_lock(struct bga_counter *c, int64_t v)
  * Racing first calls do the same idempotent work.  1 usable, -1 not.
  *
  * rseq is the default wherever it works, on a measurement of the rseq
- * path against the CAS path in one process (BENCHMARKS.md, "Counter adds:
- * per-CPU against atomic").
+ * path against the CAS path in one process
+ * (BENCHMARKS.md#counter-adds-per-cpu-against-atomic).
  */
 static int rseq_state;
 

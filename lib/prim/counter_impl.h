@@ -7,7 +7,8 @@
  * the allocator's hot path (include/bgalloc/counter.h has the contract;
  * counter.c the folds, the flush and the proof that the limited add cannot
  * overshoot).  Every allocation charges the counter and every free gives
- * back, so both are inline (BENCHMARKS.md, "What the hot path inlines and skips").
+ * back, so both are inline
+ * (docs/HISTORY.md#what-the-hot-path-inlines-and-skips).
  */
 
 #include <errno.h>
@@ -67,7 +68,8 @@ struct counter_slot {
  *     except inside a flush, i.e. while every slot is SEALED.  This is what
  *     add_limited's fast path relies on (proof at bga_counter_add_limited).
  *
- * Lock order: `lock` is a leaf; nothing else is taken while holding it.
+ * `lock` is a leaf of the lock order (lib/base/lockdep.h): nothing else is
+ * taken while holding it.
  *
  * Layout: the read-mostly fields share the first line, total and lock the
  * second (they are written together, on folds), and each slot has its own

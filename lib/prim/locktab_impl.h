@@ -6,7 +6,7 @@
  * The lock table's layout and its uncontended fas paths, inline, for the
  * allocator's hot path (include/bgalloc/locktab.h has the contract).  A
  * churn operation takes a lock twice, so the kind switch and the
- * statistics are inline (BENCHMARKS.md, "What the hot path inlines and skips").
+ * statistics are inline (docs/HISTORY.md#what-the-hot-path-inlines-and-skips).
  * Every other kind, and every contended acquisition, goes to the
  * out-of-line code in locktab.c.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A harness of your own, against the public API only (README.md, "Writing
+ * A harness of your own, against the public API only (docs/FUZZING.md, "Writing
  * your own harness"): the input is a volume size and a stream of
  * allocations and frees; a bitmap of what the harness holds is its model.
  * It checks that no block is handed out twice, that every free of a held

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The figures issue 11 asks persistence to show (BENCHMARKS.md), as one
+ * The figures issue 11 asks persistence to show (BENCHMARKS.md#persistence), as one
  * program; not a test (it measures, it asserts nothing but success):
  *
  *   persist_figures incremental

@@ -31,7 +31,7 @@
 #define SECTOR 512
 
 /* ctest runs a sample; BGA_PERSIST_FULL=1 runs the figures of issue 11
- * (every bit, and 10,000+ torn crashes): see BENCHMARKS.md. */
+ * (every bit, and 10,000+ torn crashes): see docs/TESTING.md#persistence-crashes-and-bit-flips. */
 static bool full_run(void)
 {
 	const char *e = getenv("BGA_PERSIST_FULL");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The persistence guide (README.md "Persistence guide", bgalloc(7)),
+ * The persistence guide (docs/PERSISTENCE.md, bgalloc(7)),
  * crashed at each of its points.  An engine with its own journal runs
  * each transaction T as the guide orders it:
  *
