@@ -24,11 +24,10 @@ lines() {
 	esac | sed -e ':a' -e '/\\$/N; s/\\\n */ /; ta' | sed -E 's/[[:space:]]+#[[:space:]].*$//; s/^[$] //'
 }
 
-run() { # run DOC LINE CMD...
-	local doc=$1 line=$2 out rc; shift 2
+run() { # run DOC LINE DIR CMD...: CMD in DIR
+	local doc=$1 line=$2 dir=$3 out rc; shift 3
 	ran=$((ran + 1))
-	# in the build's examples/, where ./bga-lab-ck.so of the man page is
-	out=$(cd "$build/examples" && timeout -k 2 120 "$@" 2>&1 </dev/null)
+	out=$(cd "$dir" && timeout -k 2 120 "$@" 2>&1 </dev/null)
 	rc=$?
 	if [ $rc = 0 ]; then
 		echo "ok   ${doc#"$src"/}: $line"
@@ -52,19 +51,23 @@ for doc in "${docs[@]}"; do
 		if [ "${w[0]}" = make ] && ! [[ ${w[1]:-} =~ ^(fuzz|fuzz-afl|fuzz-cov|fuzz-merge|micro)$ ]]; then
 			continue
 		fi
-		if grep -qE '\.\.\.|\b(FILE|HARNESS|SECONDS|DIR|NAME|N|X|A\.json|B\.json)\b|[<>]' <<<"$line"; then
+		if grep -qE '\.\.\.|path/to/|\b(FILE|HARNESS|SECONDS|DIR|NAME|N|X|A\.json|B\.json)\b|[<>]' <<<"$line"; then
 			placeholders=$((placeholders + 1))
 			continue
 		fi
+		# bga-lab and the examples in the build's examples/ (where the man
+		# page's ./bga-lab-ck.so is; a path into build/release/examples/
+		# is this build's), scripts and make in the source tree
 		case ${w[0]} in
 		bga-lab | bga-lab-inline)
-			run "$doc" "$line" "$build/examples/${w[0]}" "${w[@]:1}" --ops 300 --reps 5 --no-files --quiet ;;
+			w=("${w[@]//build\/release\/examples\//$build/examples/}")
+			run "$doc" "$line" "$build/examples" "$build/examples/${w[0]}" "${w[@]:1}" --ops 300 --reps 5 --no-files --quiet ;;
 		*counter_bench | *lock_bench)
-			run "$doc" "$line" "$build/examples/${w[0]#./}" "${w[@]:1}" ;;
+			run "$doc" "$line" "$build/examples" "$build/examples/${w[0]#./}" "${w[@]:1}" ;;
 		scripts/fuzz.sh)
-			run "$doc" "$line" env FUZZ_CHECK_ONLY=1 "$src/scripts/fuzz.sh" "${w[@]:1}" ;;
+			run "$doc" "$line" "$src" env FUZZ_CHECK_ONLY=1 "$src/scripts/fuzz.sh" "${w[@]:1}" ;;
 		make)
-			run "$doc" "$line" make -n -s -C "$src" "${w[@]:1}" ;;
+			run "$doc" "$line" "$src" make -n -s -C "$src" "${w[@]:1}" ;;
 		esac
 	done < <(lines "$doc")
 done
