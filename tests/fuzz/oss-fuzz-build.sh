@@ -33,6 +33,19 @@ ign="-fsanitize-ignorelist=$ROOT/tests/fuzz/sanitize-ignore.txt"
 case " $CFLAGS " in *-fsanitize=*address*|*-fsanitize=*undefined*|*-fsanitize=*memory*) ;; *) ign= ;; esac
 
 prefix=${BGA_DEPS_PREFIX:-}
+if [ -n "${BGA_FUZZ_DYNAMIC:-}" ]; then
+	libs="$(pkg-config --libs ck liburcu-bp) -lisal -lpthread"
+else
+	# -l:libX.a: the archive even where the shared object sits beside it
+	libs="${prefix:+-L$prefix/lib }-l:libck.a -l:liburcu-bp.a -l:libisal.a -lpthread"
+	for a in libck.a liburcu-bp.a libisal.a; do
+		if [ ! -f "${prefix:-/nonexistent}/lib/$a" ] && [ "$($CC -print-file-name=$a)" = $a ]; then
+			echo "oss-fuzz-build: no $a (Debian ships no libisal.a: tests/fuzz/oss-fuzz/build.sh builds one;" \
+				"BGA_DEPS_PREFIX names its prefix; BGA_FUZZ_DYNAMIC=1 links the shared objects)" >&2
+			exit 1
+		fi
+	done
+fi
 cmake -S "$ROOT" -B "$WORK/lib" -DCMAKE_BUILD_TYPE=Debug -DBGA_DEBUG=ON -DBGA_EXAMPLES=OFF ${prefix:+-DCMAKE_PREFIX_PATH=$prefix} \
 	-DCMAKE_C_COMPILER="$CC" -DCMAKE_C_FLAGS="$CFLAGS $ign $cov -g -O1" >/dev/null
 cmake --build "$WORK/lib" -j "$(nproc)" --target bgalloc_static >/dev/null
@@ -46,12 +59,6 @@ done
 
 incs="-Iinclude -Itests/support${prefix:+ -I$prefix/include}"
 for l in base prim core alloc persist inspect; do incs+=" -Ilib/$l"; done
-if [ -n "${BGA_FUZZ_DYNAMIC:-}" ]; then
-	libs="$(pkg-config --libs ck liburcu-bp) -lisal -lpthread"
-else
-	# -l:libX.a: the archive even where the shared object sits beside it
-	libs="${prefix:+-L$prefix/lib }-l:libck.a -l:liburcu-bp.a -l:libisal.a -lpthread"
-fi
 for h in fuzz_ops fuzz_mt fuzz_load; do
 	objs=()
 	# a harness is $h.c and any ${h}_*.c beside it
