@@ -82,6 +82,9 @@ bad bench/bga-create -n 0
 bad bench/bga-create -r -1
 bad bench/bga-create extra
 bad bench/bga-scale -w bogus
+bad bench/bga-scale -t 1,,2
+bad bench/bga-scale -w churn,
+bad bench/bga-scale -r 0
 bad bench/bga-ab --bogus
 
 # examples/
