@@ -18,7 +18,7 @@ nodir=/etc/passwd/x
 bad() {
 	local prog=$1 path; shift
 	case $prog in
-	scripts/*) path=$src/$prog ;;
+	scripts/* | bench/*.sh) path=$src/$prog ;;
 	*) path=$build/$prog ;;
 	esac
 	[ -x "$path" ] || { skipped+=("$prog"); return; }
@@ -39,7 +39,7 @@ bad() {
 help() {
 	local prog=$1 path; shift
 	case $prog in
-	scripts/*) path=$src/$prog ;;
+	scripts/* | bench/*.sh) path=$src/$prog ;;
 	*) path=$build/$prog ;;
 	esac
 	[ -x "$path" ] || { skipped+=("$prog"); return; }
@@ -86,6 +86,13 @@ bad bench/bga-scale -t 1,,2
 bad bench/bga-scale -w churn,
 bad bench/bga-scale -r 0
 bad bench/bga-ab --bogus
+
+bad bench/ceiling.sh --bogus
+bad bench/instructions.sh /nonexistent
+bad bench/floor.sh --bogus
+bad bench/ratios.sh /nonexistent
+bad bench/compare.sh --bogus
+bad bench/demo.sh --bogus
 
 # examples/
 bad examples/lock_bench 2 10 -1
