@@ -7,8 +7,10 @@
  * pairing, so no paired CI), and Holm's correction over every cell
  * compared.  A cell is "B faster" or "B slower" when p_holm < alpha and
  * the medians differ in that direction; otherwise "no difference shown"
- * (the test found none; it does not rule one out).  Cells of either run
- * whose CPU share was under the threshold are named, not judged.
+ * (the test found none; it does not rule one out).  Each cell is compared
+ * on wall-clock ops/s (judged where both runs' threads got the CPUs) and
+ * on operations per CPU-second (judged at 1 thread, or where they got
+ * the CPUs), as the runs' own verdicts are.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +43,8 @@ static int load(const char *path, struct side *s)
 	return 0;
 }
 
-/* The samples' ops/s and median CPU share of one cell. */
-static unsigned samples(json_t *cell, double *x, double *share)
+/* The samples' ops/s (cpu: ops per CPU-second) and median CPU share of one cell. */
+static unsigned samples(json_t *cell, bool cpu, double *x, double *share)
 {
 	json_t *arr = json_object_get(cell, "samples"), *e;
 	size_t i;
@@ -52,23 +54,45 @@ static unsigned samples(json_t *cell, double *x, double *share)
 	{
 		if (n == LAB_MAX_REPS)
 			break;
-		x[n] = json_number_value(json_object_get(e, "ops_per_s"));
+		double c = json_number_value(json_object_get(e, "cpu_s"));
+		x[n] = cpu ? (c > 0 ? json_number_value(json_object_get(e, "ops")) / c : 0)
+			   : json_number_value(json_object_get(e, "ops_per_s"));
 		sh[n++] = json_number_value(json_object_get(e, "cpu_share"));
 	}
 	*share = lab_median(sh, n);
 	return n;
 }
 
+/* One comparison: a cell on one measure. */
 struct row {
 	const char *variant;
 	int threads;
+	bool cpu;       /* ops per CPU-second, else wall-clock ops/s */
+	bool judged;    /* in Holm's family: the measure stands for speed here */
 	double ratio, p, p_holm, share;
 	unsigned na, nb;
 };
 
+static void compare_cell(json_t *x, json_t *y, bool cpu, struct row *r)
+{
+	static double va[LAB_MAX_REPS], vb[LAB_MAX_REPS];
+	double sa, sb;
+	r->cpu = cpu;
+	r->na = samples(x, cpu, va, &sa);
+	r->nb = samples(y, cpu, vb, &sb);
+	double ma = lab_median(va, r->na);
+	r->ratio = ma > 0 ? lab_median(vb, r->nb) / ma : 0;
+	r->p = r->p_holm = lab_mwu_p(va, r->na, vb, r->nb);
+	r->share = sa < sb ? sa : sb;
+	/* as the run's own verdicts: the wall clock where the threads got the
+	 * CPUs, CPU time at 1 thread or where they ran together */
+	r->judged = r->na >= LAB_MIN_REPS && r->nb >= LAB_MIN_REPS &&
+		    (cpu ? r->threads == 1 || r->share >= LAB_SHARE_MIN : r->share >= LAB_SHARE_MIN);
+}
+
 int lab_compare_main(int argc, char **argv)
 {
-	double alpha = LAB_ALPHA, share_min = LAB_SHARE_MIN;
+	double alpha = LAB_ALPHA;
 	if (argc != 2) {
 		fprintf(stderr, "usage: bga-lab compare A.json B.json\n");
 		return 2;
@@ -87,9 +111,8 @@ int lab_compare_main(int argc, char **argv)
 
 	json_t *ca = json_object_get(a.root, "cells"), *cb = json_object_get(b.root, "cells"), *x, *y;
 	size_t i, j;
-	struct row rows[LAB_MAX_THREADS_LIST * LAB_MAX_VARIANTS];
+	struct row rows[2 * LAB_MAX_THREADS_LIST * LAB_MAX_VARIANTS];
 	unsigned nrows = 0;
-	static double va[LAB_MAX_REPS], vb[LAB_MAX_REPS];
 	json_array_foreach(cb, j, y)
 	{
 		const char *name = json_string_value(json_object_get(y, "variant"));
@@ -98,18 +121,12 @@ int lab_compare_main(int argc, char **argv)
 		{
 			const char *an = json_string_value(json_object_get(x, "variant"));
 			if (!name || !an || strcmp(an, name) || json_integer_value(json_object_get(x, "threads")) != threads ||
-			    nrows == sizeof(rows) / sizeof(rows[0]))
+			    nrows + 2 > sizeof(rows) / sizeof(rows[0]))
 				continue;
-			struct row *r = &rows[nrows++];
-			double sa, sb;
-			r->variant = name;
-			r->threads = threads;
-			r->na = samples(x, va, &sa);
-			r->nb = samples(y, vb, &sb);
-			double ma = lab_median(va, r->na);
-			r->ratio = ma > 0 ? lab_median(vb, r->nb) / ma : 0;
-			r->p = lab_mwu_p(va, r->na, vb, r->nb);
-			r->share = sa < sb ? sa : sb;
+			for (int cpu = 0; cpu < 2; cpu++) {
+				rows[nrows] = (struct row){.variant = name, .threads = threads};
+				compare_cell(x, y, cpu, &rows[nrows++]);
+			}
 			break;
 		}
 	}
@@ -119,11 +136,11 @@ int lab_compare_main(int argc, char **argv)
 		json_decref(b.root);
 		return 2;
 	}
-	/* Holm over the judged rows (those whose runs got the CPUs) */
+	/* Holm over the judged comparisons */
 	struct row *order[sizeof(rows) / sizeof(rows[0])];
 	unsigned m = 0;
 	for (unsigned k = 0; k < nrows; k++)
-		if (rows[k].share >= share_min)
+		if (rows[k].judged)
 			order[m++] = &rows[k];
 	for (unsigned k = 1; k < m; k++)
 		for (unsigned l = k; l > 0 && order[l]->p < order[l - 1]->p; l--) {
@@ -140,12 +157,12 @@ int lab_compare_main(int argc, char **argv)
 	printf("A: %s\nB: %s\n", argv[0], argv[1]);
 	for (unsigned k = 0; k < nrows; k++) {
 		const struct row *r = &rows[k];
-		printf("compare threads=%d %s B/A=%.2fx reps=%u/%u p=%.4f ", r->threads, r->variant, r->ratio, r->na, r->nb,
-		       r->p);
-		if (r->share < share_min)
-			printf("cpu_share=%.2f: inconclusive (cpu_share < %.2f in a run)\n", r->share, share_min);
-		else if (r->na < LAB_MIN_REPS || r->nb < LAB_MIN_REPS)
-			printf("p_holm=%.4f: inconclusive (fewer than %d repetitions)\n", r->p_holm, LAB_MIN_REPS);
+		printf("compare%s threads=%d %s B/A=%.2fx%s reps=%u/%u p=%.4f ", r->cpu ? "-cpu" : "", r->threads, r->variant,
+		       r->ratio, r->cpu ? " per CPU-second" : "", r->na, r->nb, r->p);
+		if (r->na < LAB_MIN_REPS || r->nb < LAB_MIN_REPS)
+			printf("p_holm=n/a: inconclusive (fewer than %d repetitions)\n", LAB_MIN_REPS);
+		else if (!r->judged)
+			printf("cpu_share=%.2f: inconclusive (cpu_share < %.2f in a run)\n", r->share, LAB_SHARE_MIN);
 		else if (r->p_holm < alpha)
 			printf("p_holm=%.4f: B %s\n", r->p_holm, r->ratio > 1 ? "faster" : "slower");
 		else
