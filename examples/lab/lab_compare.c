@@ -6,8 +6,12 @@
  * two-sided Mann-Whitney p of the two runs' samples (independent runs: no
  * pairing, so no paired CI), and Holm's correction over every cell
  * compared.  A cell is "B faster" or "B slower" when p_holm < alpha and
- * the medians differ in that direction; otherwise "no difference shown"
- * (the test found none; it does not rule one out).  Each cell is compared
+ * the medians differ in that direction by more than the margin of "no
+ * significant difference" (10%): two runs minutes apart are not paired,
+ * and the machine drifts between them by a few percent
+ * (BENCHMARKS.md#two-runs-of-one-build-compared);
+ * otherwise "no difference shown" (the test found none; it does not rule
+ * one out).  Each cell is compared
  * on wall-clock ops/s (judged where both runs' threads got the CPUs) and
  * on operations per CPU-second (judged at 1 thread, or where they got
  * the CPUs), as the runs' own verdicts are.
@@ -92,7 +96,7 @@ static void compare_cell(json_t *x, json_t *y, bool cpu, struct row *r)
 
 int lab_compare_main(int argc, char **argv)
 {
-	double alpha = LAB_ALPHA;
+	double alpha = LAB_ALPHA, margin = LAB_SAME_MARGIN;
 	if (argc != 2) {
 		fprintf(stderr, "usage: bga-lab compare A.json B.json\n");
 		return 2;
@@ -163,6 +167,9 @@ int lab_compare_main(int argc, char **argv)
 			printf("p_holm=n/a: inconclusive (fewer than %d repetitions)\n", LAB_MIN_REPS);
 		else if (!r->judged)
 			printf("cpu_share=%.2f: inconclusive (cpu_share < %.2f in a run)\n", r->share, LAB_SHARE_MIN);
+		else if (r->p_holm < alpha && r->ratio > 1 - margin && r->ratio < 1 + margin)
+			printf("p_holm=%.4f: inconclusive (a difference under %.0f%%: two runs apart in time drift that much)\n",
+			       r->p_holm, 100 * margin);
 		else if (r->p_holm < alpha)
 			printf("p_holm=%.4f: B %s\n", r->p_holm, r->ratio > 1 ? "faster" : "slower");
 		else
