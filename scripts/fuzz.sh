@@ -249,12 +249,19 @@ run_libfuzzer() {
 		local seeds=()
 		[ -d "${H_SEEDS[$h]}" ] && seeds=("${H_SEEDS[$h]}")
 		# shellcheck disable=SC2086
+		rm -f "$LF_DIR"/fuzz-[0-9]*.log # -jobs=N: a log per job, here
 		(cd "$LF_DIR" && env "${LF_ENV[@]}" "$LF_DIR/$h" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 \
 			-print_final_stats=1 -artifact_prefix="$LF_DIR/artifacts/$h/" ${FUZZ_ARGS:-} \
 			"$LF_DIR/corpus/$h" "${seeds[@]}") >"$log" 2>&1 || rc=$?
-		# libFuzzer's own figures: its final stats, else its last status line.
+		# libFuzzer's own figures: its final stats, else its last status
+		# line; with -jobs, the jobs' own logs, summed (they ran at once).
 		runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 		eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+		if [ -z "$eps" ] && compgen -G "$LF_DIR/fuzz-[0-9]*.log" >/dev/null; then
+			runs=$(cat "$LF_DIR"/fuzz-[0-9]*.log | awk '/^stat::number_of_executed_units:/ { s += $2 } END { print s + 0 }')
+			eps=$(cat "$LF_DIR"/fuzz-[0-9]*.log | awk '/^stat::average_exec_per_sec:/ { s += $2 } END { print s + 0 }')
+			cat "$LF_DIR"/fuzz-[0-9]*.log >>"$log"
+		fi
 		last=$(grep -E '^#[0-9]+[[:space:]]+(DONE|NEW|REDUCE|pulse|INITED|RELOAD)|^#[0-9]+: cov:' "$log" | tail -1)
 		[ -n "$eps" ] || eps=$(sed -n 's/.* exec\/s: \([0-9]*\).*/\1/p' <<<"$last")
 		[ -n "$runs" ] || runs=$(sed -n 's/^#\([0-9]*\).*/\1/p' <<<"$last")

@@ -40,6 +40,10 @@ if [ \$fuzzing = 0 ]; then
 	exit 1
 fi
 echo "INFO: Seed: 1"
+case " \$* " in *" -jobs=2 "*)
+	for j in 0 1; do printf 'stat::number_of_executed_units: 100\nstat::average_exec_per_sec:     $2\n' >fuzz-\$j.log; done
+	echo "Job 0 exited with exit code 0"; exit 0 ;;
+esac
 if [ -n "$3" ]; then
 	printf 'a' >"\${prefix}crash-1"; printf 'bbbb' >"\${prefix}crash-2"
 	echo "$3 \$RANDOM"
@@ -85,6 +89,10 @@ check "run DIR replays with -runs=0" grep -qE -- "-runs=0 .*$tmp/corpus" "$wd/fu
 check "FUZZ_ARGS reaches libFuzzer" grep -q -- '-dict=my.dict' "$wd/fuzz_mt.args"
 check "run DIR adds nothing to DIR" [ "$(ls "$tmp/corpus")" = one ]
 check "run on a missing input fails" bash -c "! '$root/scripts/fuzz.sh' run fuzz_mt /nonexistent 2>/dev/null"
+
+# -jobs=2: the jobs' logs in the work directory, their execs/s summed.
+out=$(FUZZ_ARGS=-jobs=2 "$root/scripts/fuzz.sh" libfuzzer 1 fuzz_mt 2>&1)
+check "-jobs=2: the jobs' execs/s summed" grep -qE '^fuzz_mt +libfuzzer +200 execs .* 5000 execs/s' <<<"$out"
 
 # A harness of your own, by its path, with its corpus beside it.
 printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n);\n' >"$tmp/mine/fuzz_mine.c"
