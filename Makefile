@@ -164,3 +164,17 @@ fuzz-cov:
 fuzz-merge:
 	@scripts/deps.sh fuzz
 	scripts/fuzz.sh merge
+
+# The model of N cores (bench/model/model.c): lib/'s real code on 1..64
+# modelled cores that take turns, every access counted by cache line;
+# throughput by the model of bench/model/report.py, and its check against
+# bga-scale at 1 and 2 threads here, in the same run.  Writes model.txt,
+# model.json and model.png beside the demo's report (build/demo).
+.PHONY: model
+model:
+	@scripts/deps.sh demo model
+	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DBGA_BENCH=ON
+	$(CMAKE) --build build/release -j $(JOBS) --target bga-scale
+	$(CMAKE) -S . -B build/model -DCMAKE_BUILD_TYPE=Release -DBGA_MODEL=ON -DBGA_EXAMPLES=OFF
+	$(CMAKE) --build build/model -j $(JOBS) --target bga-model bga-model-plain
+	bench/model/model.sh build/model build/release

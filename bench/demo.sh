@@ -8,8 +8,9 @@
 #      bench/demo.sh build/release -w churn -t 1,2,64 -r 9
 # Writes build/demo/scale.json (and a copy under build/demo/runs/, named by
 # time and commit, for bench/compare.sh), report.txt, summary.json, scale.png
-# and scale-<workload>.png.  Set BGA_DEMO_OUT to write elsewhere, and
-# BGA_DEMO_CEILING=0 to skip the ceiling.
+# and scale-<workload>.png, and build/demo/replay/ (the recorded
+# histories).  Set BGA_DEMO_OUT to write elsewhere, and BGA_DEMO_CEILING=0
+# to skip the ceiling.
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ ! -d "$1" ]; then
@@ -84,11 +85,15 @@ if runs:
 PY
 cp "$json" "$out/runs/scale-$stamp-$rev.json"
 "$py" "$root/bench/report.py" "$json" --out "$out"
-# One recorded history side by side (bga-replay(1), tests/data/traces):
-# Ceph-like objects to 90% full, on bgalloc, bgalloc without windows and
-# libext2fs; the table, $out/replay/replay.json and score.png.
+# The recorded histories side by side (bga-replay(1), tests/data/traces):
+# real programs through bgafs (a kernel tree, an aged volume, git
+# checkouts, fio at random offsets, a kernel build, dbench, the exerciser)
+# and Ceph-like objects to 90% full, on bgalloc, bgalloc without windows
+# and libext2fs: each trace's table, its free extents by length at the
+# end and its 90%-full moment, then every history side by side;
+# $out/replay/NAME/replay.json and score.png a trace.
 echo
-"$build/examples/replay/bga-replay" run "$root/tests/data/traces/objects.trace" \
+"$build/examples/replay/bga-replay" run "$root"/tests/data/traces/*.trace "$root"/tests/data/traces/*.trace.xz \
 	-a bgalloc -a bgalloc,windows=off -a ext2 -o "$out/replay" || echo "demo: the replay failed" >&2
 echo "demo: measured and reported in ${SECONDS} s; this run is also saved as $out/runs/scale-$stamp-$rev.json"
 echo "demo: compare two runs with: bench/compare.sh OLD.json NEW.json"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Install the Debian packages a target needs, if they are missing.
-#   scripts/deps.sh build|test|bench|demo|fuzz|fscompare|coverage ...
+#   scripts/deps.sh build|test|bench|demo|model|fuzz|fscompare|record|coverage ...
 # Each need is checked first (pkg-config module, command or file); only the
 # missing packages are installed, and the script says which and why.
 set -euo pipefail
@@ -29,6 +29,7 @@ for target in "${@:-build}"; do
 	want pc liburcu-bp liburcu-dev
 	want file /usr/include/isa-l/crc.h libisal-dev
 	want pc jansson libjansson-dev # bga-inspect's and bga-lab's JSON
+	want pc liblzma liblzma-dev    # bga-replay reads xz-compressed traces
 	want cmd python3 python3       # the man(3) pages (scripts/mkman.py)
 	case $target in
 	build) ;;
@@ -62,6 +63,27 @@ for target in "${@:-build}"; do
 		want pc ext2fs libext2fs-dev
 		want cmd mke2fs e2fsprogs
 		want cmd gnuplot gnuplot-nox
+		;;
+	model) # make model (bench/model): callgrind's counts, gdb and addr2line name the shared lines
+		want cmd valgrind valgrind
+		want cmd gdb gdb
+		want cmd addr2line binutils
+		want cmd gnuplot gnuplot-nox
+		;;
+	record) # examples/replay/record_traces.sh: the histories of tests/data/traces
+		want pc fuse3 libfuse3-dev
+		want cmd fusermount3 fuse3
+		want cmd dbench dbench
+		want cmd postmark postmark
+		want cmd fio fio
+		want cmd git git
+		want cmd xz xz-utils
+		want file /usr/src/linux-source-6.1.tar.xz linux-source-6.1
+		want cmd make make # the kernel build (kbuild)
+		want cmd gcc gcc
+		want cmd flex flex
+		want cmd bison bison
+		want cmd bc bc
 		;;
 	coverage) # make coverage: with test, gcovr for the report
 		want cmd gcovr gcovr

@@ -15,6 +15,8 @@
 
 #include "lab.h"
 
+void lab_model_verdict(const struct lab_params *p); /* lab_model.c */
+
 #ifdef BGA_LAB_INLINE
 #define LAB_API "libbgalloc, static, with the counter's fast path inlined from internal headers for the *-inline modes"
 #define LAB_NAME "bga-lab-inline"
@@ -338,9 +340,10 @@ int main(int argc, char **argv)
 	/* with --format json or csv, stdout is the data: file names go to stderr */
 	bool text = !strcmp(p.format, "text");
 	FILE *names = text ? stdout : stderr;
-	if (text)
+	if (text) {
 		lab_print(&p, &r);
-	else if (!strcmp(p.format, "csv"))
+		lab_model_verdict(&p); /* lab_model.c: the same question counted on the model of N cores */
+	} else if (!strcmp(p.format, "csv"))
 		lab_print_csv(&p, &r);
 	else if (lab_write_json(&p, &r, "-"))
 		rc = 1;

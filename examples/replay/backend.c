@@ -224,6 +224,21 @@ static int ext2_alloc(struct backend *b, const struct bga_request *req, uint64_t
 }
 #endif
 
+int backend_check(const char *spec, uint64_t nblocks, uint32_t group, uint64_t fdb)
+{
+	struct backend *b;
+#ifdef BGA_REPLAY_EXT2
+	if (!strcmp(spec, "ext2"))
+		return 0;
+#endif
+	/* bgalloc's volume, started full, is made in a moment: made and
+	 * destroyed, it checks the options against the volume */
+	if (backend_open(spec, nblocks, group, fdb, NULL, 0, &b))
+		return -1;
+	backend_close(b);
+	return 0;
+}
+
 int backend_open(const char *spec, uint64_t nblocks, uint32_t group, uint64_t fdb, const struct bga_extent *fr,
                  size_t n, struct backend **out)
 {

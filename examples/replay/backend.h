@@ -27,6 +27,9 @@ struct backend;
 int backend_open(const char *spec, uint64_t nblocks, uint32_t group, uint64_t first_data_block,
                  const struct bga_extent *fr, size_t n, struct backend **out);
 void backend_close(struct backend *b);
+/* Whether backend_open(spec, nblocks, group, fdb, ...) would take spec
+ * (the peer's image is not made): 0, or -1 with the reason printed. */
+int backend_check(const char *spec, uint64_t nblocks, uint32_t group, uint64_t fdb);
 const char *backend_label(const struct backend *b);
 struct bga_volume *backend_volume(const struct backend *b); /* NULL for the peer */
 

@@ -25,7 +25,8 @@ static const char usage_text[] =
 	"usage: bga-replay import ceph DUMP.json -o IMAGE [--group N]\n"
 	"       bga-replay import extents FILE -o IMAGE [--group N]\n"
 	"       bga-replay try IMAGE COUNT WANT UNIT [--block-size BYTES] [--offset BYTES] [-v]\n"
-	"       bga-replay run TRACE [-a ALLOCATOR]... [--verify] [--out DIR] [--samples N] [--reps N]\n"
+	"       bga-replay run TRACE... [-a ALLOCATOR]... [--verify] [--out DIR] [--samples N] [--reps N]\n"
+	"                      [--full PCT] [--markdown]\n"
 	"       bga-replay text TRACE [-o OUT]      bga-replay binary TEXT -o TRACE\n"
 	"       bga-replay hash|extents IMAGE [--offset BYTES]\n"
 	"       bga-replay --help | --version\n"
@@ -34,13 +35,17 @@ static const char usage_text[] =
 	"  import   make a stored volume (bga_store at offset 0 of IMAGE) from Ceph's\n"
 	"           `bluestore allocator dump` JSON or a plain extent list; print its free map\n"
 	"  try      COUNT bga_alloc_vec requests of WANT bytes at unit UNIT on IMAGE\n"
-	"  run      play TRACE against each ALLOCATOR: bgalloc[,group=N][,windows=on|off]\n"
+	"  run      play each TRACE against each ALLOCATOR: bgalloc[,group=N][,windows=on|off]\n"
 	"           [,counters=atomic|percpu][,lock=global|groups], or ext2 (the libext2fs peer);\n"
-	"           default bgalloc.  --verify applies the recorded results instead\n"
+	"           default bgalloc.  --verify applies the recorded results instead.  Per trace:\n"
+	"           the table, the largest request placed whole, the free extents by length at\n"
+	"           the end, the moment the volume first fills to PCT; then (several traces, or\n"
+	"           --markdown) every history side by side\n"
 	"  text     a trace in its text form;  binary  the text form back to binary\n"
 	"  hash     the free-map hash of a stored volume;  extents  its free extents, as\n"
 	"           `import extents` reads them\n"
-	"  -o, --out PATH        the image (import), the output (text, binary), a directory (run)\n"
+	"  -o, --out PATH        the image (import), the output (text, binary), a directory (run;\n"
+	"                        with several traces, a directory each under it, named by the trace)\n"
 	"  -g, --group N         blocks per group of the imported volume\n"
 	"  -b, --block-size B    bytes a block of IMAGE (try; default 4096)\n"
 	"  -O, --offset BYTES    where the volume's area starts in IMAGE (a bgafs image: 8192)\n"
@@ -49,6 +54,8 @@ static const char usage_text[] =
 	"  -r, --reps N          run each allocator N times: the median calls/s, and each run\n"
 	"                        must end in the same free map\n"
 	"      --verify          apply the trace's recorded results; check its end\n"
+	"  -f, --full PCT        the fill moment reported (run): PCT percent in use, 1-100 (default 90)\n"
+	"  -m, --markdown        the side-by-side table of run in Markdown\n"
 	"  -v, --verbose         list each request's extents (try)\n"
 	"  -h, --help            this text;  -V, --version  the version\n"
 	"Exit status: 0 done, 1 bad input or a failed check, 2 usage or I/O error.\n"
@@ -110,6 +117,7 @@ int main(int argc, char **argv)
 		{"block-size", required_argument, NULL, 'b'}, {"offset", required_argument, NULL, 'O'},
 		{"alloc", required_argument, NULL, 'a'},      {"samples", required_argument, NULL, 's'},
 		{"verify", no_argument, NULL, 1},             {"reps", required_argument, NULL, 'r'},             {"verbose", no_argument, NULL, 'v'},
+		{"full", required_argument, NULL, 'f'},       {"markdown", no_argument, NULL, 'm'},
 		{"help", no_argument, NULL, 'h'},             {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -121,7 +129,7 @@ int main(int argc, char **argv)
 	int c;
 	/* GNU getopt permutes: options may come before or after the command's
 	 * arguments. */
-	while ((c = getopt_long(argc, argv, "o:g:b:O:a:s:r:vhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:g:b:O:a:s:r:f:mvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'g':
@@ -154,6 +162,14 @@ int main(int argc, char **argv)
 				return usage();
 			run.reps = (unsigned)v;
 			break;
+		case 'f':
+			if (parse_size(optarg, &v) || !v || v > 100) {
+				fprintf(stderr, "bga-replay: --full '%s': a percent from 1 to 100\n", optarg);
+				return usage();
+			}
+			run.full_pct = (unsigned)v;
+			break;
+		case 'm': run.markdown = 1; break;
 		case 1: run.verify = 1; break;
 		case 'v': tr.verbose = 1; break;
 		case 'h': fputs(usage_text, stdout); return 0;
@@ -184,9 +200,10 @@ int main(int argc, char **argv)
 		return try_run(&tr);
 	}
 	if (!strcmp(cmd, "run")) {
-		if (npos != 2 || (run.verify && run.nallocs))
+		if (npos < 2 || (run.verify && run.nallocs))
 			return usage();
-		run.trace = pos[1];
+		run.traces = (const char *const *)pos + 1;
+		run.ntraces = npos - 1;
 		run.out_dir = out;
 		return run_main(&run);
 	}

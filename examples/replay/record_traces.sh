@@ -1,23 +1,44 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Record the traces of tests/data/traces/ again (docs/TRACE.md), as root
-# with /dev/fuse and dbench:
+# with /dev/fuse, dbench, postmark, git, fio, xz, linux-source-6.1 and what a
+# kernel build needs (gcc, make, flex, bison, bc) (scripts/deps.sh record):
 #   bgafs-dbench.trace     bgafs (mount -o trace=) under dbench, 2 clients, 3 s, 256M image
+#   bgafs-dbench8.trace.xz bgafs under dbench, 8 clients, 10 s, 1G image
 #   bgafs-exerciser.trace  bgafs under the data-integrity exerciser (bgafs_exerciser,
 #                          seed 1, 4 processes, 500 ops each, 32M image: it fills the
 #                          image), then two of its four process directories removed,
 #                          so that the trace ends with free space to judge
+#   bgafs-kernel.trace.xz  bgafs, 2G image: fs/, net/ and drivers/net/ of linux-source-6.1
+#                          copied in, every other file of drivers/net/ deleted, postmark
+#                          (5,000 files of 500 B-64 KiB, 20,000 transactions, seed 42),
+#                          a git clone of fs/ and net/ committed to a local repository,
+#                          fs/ deleted
+#   bgafs-aged.trace.xz    bgafs, 512M image, aged (after "File Systems Fated for
+#                          Senescence?", FAST 2017): see aged() below
+#   bgafs-git.trace.xz     bgafs, 256M image: this repository cloned, checked out at
+#                          every 60th commit, back at HEAD, git gc (see gitrevs() below)
+#   bgafs-gitaged.trace.xz bgafs, 64M image: this repository checked out at every 5th
+#                          commit beside a file that holds the volume at 88% full
+#                          (see gitaged() below)
+#   bgafs-fio.trace.xz     bgafs, 256M image: fio, writers at random offsets beside a
+#                          sequential one, nothing preallocated (see fio_random() below)
+#   bgafs-kbuild.trace.xz  bgafs, 512M image: a tinyconfig kernel built with its output
+#                          on bgafs, then make clean (see kbuild() below)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
-# Each bgafs trace is checked: applied with its recorded results
+# (each took 1-2 minutes to record on this project's 2-core machine, and
+# the kernel build 6).  Each bgafs trace is checked: applied with its recorded results
 # (bga-replay run --verify), it ends in the free map of the image the
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
-#   examples/replay/record_traces.sh [BUILD [dbench|exerciser|objects]...]
-# (default build/test, all three)
+# A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
+# bgafs trace uncompressed in DIR too.
+#   examples/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|objects]...]
+# (default build/test, all of them)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
-which=${*:-dbench exerciser objects}
+which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild objects}
 R=$build/examples/replay/bga-replay
 BGAFS=$build/examples/bgafs/bgafs
 out=tests/data/traces
@@ -25,7 +46,9 @@ ex=$build/examples/bgafs/tests/bgafs_exerciser
 for x in "$R" "$BGAFS" "$build/examples/replay/bga-rec-objects" "$ex"; do
 	[ -x "$x" ] || { echo "record_traces: no $x (build it first)" >&2; exit 2; }
 done
-command -v dbench >/dev/null || { echo "record_traces: dbench missing (scripts/deps.sh fscompare)" >&2; exit 2; }
+for c in dbench postmark git fio xz; do
+	command -v $c >/dev/null || { echo "record_traces: $c missing (scripts/deps.sh record)" >&2; exit 2; }
+done
 # shellcheck source=bench/support/fuse_mount.sh
 . bench/support/fuse_mount.sh
 # shellcheck source=bench/support/fsload.sh
@@ -42,11 +65,153 @@ record() { # record NAME SIZE COMMAND...: the command runs with $mnt mounted, tr
 	want=$("$R" hash "$work/img" --offset 8192 | sed -n 's/^hash //p')
 	got=$("$R" run "$work/$name.trace" --verify | sed -n 's/^hash [^ ]* --verify //p')
 	[ "$want" = "$got" ] || { echo "record_traces: $name: --verify ends in $got, the image in $want" >&2; exit 1; }
-	cp "$work/$name.trace" "$out/$name.trace"
-	echo "$out/$name.trace: $(stat -c %s "$out/$name.trace") bytes, --verify ends in the image's free map ($want)"
+	# a trace past 1 MiB is kept xz-compressed (bga-replay reads either)
+	local f=$out/$name.trace
+	rm -f "$f" "$f.xz"
+	if [ "$(stat -c %s "$work/$name.trace")" -gt 1048576 ]; then
+		f=$f.xz
+		xz -9 -T1 -c "$work/$name.trace" >"$f"
+	else
+		cp "$work/$name.trace" "$f"
+	fi
+	[ -z "${RECORD_KEEP:-}" ] || cp "$work/$name.trace" "$RECORD_KEEP/"
+	echo "$f: $(stat -c %s "$f") bytes ($(stat -c %s "$work/$name.trace") uncompressed), --verify ends in the image's free map ($want)"
+}
+
+# The kernel sources the kernel and aged histories copy: Debian's
+# linux-source-6.1 (scripts/deps.sh record), its fs/, net/ and drivers/net/
+# extracted once, and the same fs/ and net/ committed to a local git
+# repository for the kernel history's clone.
+src=$work/linux-source-6.1
+kernel_src() {
+	[ -d "$src" ] && return 0
+	local tarball=/usr/src/linux-source-6.1.tar.xz
+	[ -f $tarball ] || { echo "record_traces: no $tarball (scripts/deps.sh record)" >&2; exit 2; }
+	tar -xf $tarball -C "$work" linux-source-6.1/fs linux-source-6.1/net linux-source-6.1/drivers/net
+	git -C "$src" init -q -b main
+	git -C "$src" add fs net
+	git -C "$src" -c user.name=record -c user.email=record@localhost commit -q -m "fs and net of linux-source-6.1"
+}
+# postmark DIR FILES TRANSACTIONS SEED: postmark's files of 500 B to 64 KiB, written and read 4 KiB at a time
+postmark_in() {
+	mkdir -p "$1"
+	printf '%s\n' "set location $1" "set number $2" "set transactions $3" "set size 500 65536" \
+		"set read 4096" "set write 4096" "set seed $4" "set report terse" run quit | postmark >/dev/null
+}
+# every other file (in sorted order) under DIR removed
+delete_half() { find "$1" -type f | LC_ALL=C sort | awk 'NR % 2' | xargs -d '\n' rm -f; }
+# kernel: the sources copied, half of drivers/net/ deleted, postmark
+# beside them, a git clone of fs/ and net/, then fs/ deleted
+kernel() {
+	cp -a "$src/fs" "$src/net" "$mnt/"
+	mkdir -p "$mnt/drivers" && cp -a "$src/drivers/net" "$mnt/drivers/"
+	delete_half "$mnt/drivers/net"
+	postmark_in "$mnt/pm" 5000 20000 42
+	git clone -q --no-hardlinks "$src" "$mnt/clone"
+	rm -rf "$mnt/fs"
+}
+# aged: rounds, each fs/ copied into a round directory and postmark run
+# in it (500 files, 2,000 transactions, seeded by the round); the first
+# two times a round leaves the volume past 80% full, every other round
+# directory still there is deleted (the oldest first); then rounds go on
+# until the volume is past 90% full, and every other round is deleted once
+# more, so that the trace ends with free space to judge
+used_pct() { stat -f -c '%b %f' "$mnt" | awk '{print int(100 * ($1 - $2) / $1)}'; }
+delete_every_other_round() { find "$mnt" -mindepth 1 -maxdepth 1 -name 'r*' | LC_ALL=C sort | awk 'NR % 2' | xargs -d '\n' rm -rf; }
+aged() {
+	local r=0 purges=0
+	while :; do
+		r=$((r + 1))
+		local d=$mnt/r$(printf %03d $r)
+		cp -a "$src/fs" "$d"
+		postmark_in "$d/pm" 500 2000 "$r"
+		local u
+		u=$(used_pct)
+		echo "record_traces: aged: round $r leaves the volume $u% full"
+		if [ $purges -lt 2 ] && [ "$u" -gt 80 ]; then
+			delete_every_other_round
+			purges=$((purges + 1))
+		elif [ $purges = 2 ] && [ "$u" -gt 90 ]; then
+			break
+		fi
+	done
+	delete_every_other_round
+}
+# git: this project's own repository cloned, then checked out at every
+# 60th commit of its first-parent history from the first, then at HEAD
+# again, and packed again (git gc)
+gitrevs() {
+	local top
+	top=$(git rev-parse --show-toplevel)
+	git clone -q --no-hardlinks "$top" "$mnt/repo"
+	git -C "$mnt/repo" rev-list --reverse --first-parent HEAD | awk 'NR % 60 == 1' >"$work/revs"
+	while read -r rev; do git -C "$mnt/repo" checkout -q "$rev"; done <"$work/revs"
+	git -C "$mnt/repo" checkout -q -
+	git -C "$mnt/repo" checkout -q "$(git -C "$top" rev-parse HEAD)"
+	git -C "$mnt/repo" gc -q
+}
+# gitaged: aged by git, as "File Systems Fated for Senescence?" ages one:
+# this repository cloned at its first commit's state on a small volume, a
+# file written to bring it to 88% full, then checked out at every 5th
+# commit of its first-parent history up to HEAD, then the file deleted
+gitaged() {
+	local top
+	top=$(git rev-parse --show-toplevel)
+	git clone -q --no-hardlinks "$top" "$mnt/repo"
+	git -C "$mnt/repo" rev-list --reverse --first-parent HEAD | awk 'NR % 5 == 1' >"$work/revs"
+	git -C "$mnt/repo" checkout -q "$(head -1 "$work/revs")"
+	local fill
+	sync -f "$mnt/repo" # the deferred frees committed, so that statfs counts them free
+	fill=$(stat -f -c '%b %f %S' "$mnt" | awk '{n = int(($2 - 0.12 * $1) * $3 / 1048576); print (n > 0 ? n : 0)}')
+	dd if=/dev/zero of="$mnt/fill" bs=1M count="$fill" status=none
+	echo "record_traces: gitaged: $(used_pct)% full before the checkouts"
+	while read -r rev; do git -C "$mnt/repo" checkout -q "$rev"; done <"$work/revs"
+	git -C "$mnt/repo" checkout -q "$(git -C "$top" rev-parse HEAD)"
+	echo "record_traces: gitaged: $(used_pct)% full after them"
+	rm -f "$mnt/fill"
+}
+# fio: four writers of 4 KiB blocks at random offsets (24 MiB files)
+# and one sequential writer (32 MiB), all at once, nothing preallocated;
+# two of the random files deleted; then two writers of 16 KiB blocks at
+# random offsets (16 MiB files)
+fio_random() {
+	cat >"$work/fio1" <<EOF2
+[global]
+directory=$mnt
+ioengine=psync
+fallocate=none
+randseed=42
+[rand]
+rw=randwrite
+bs=4k
+size=24m
+numjobs=4
+[seq]
+rw=write
+bs=4k
+size=32m
+EOF2
+	fio --output=/dev/null "$work/fio1"
+	rm -f "$mnt/rand.1.0" "$mnt/rand.3.0"
+	fio --output=/dev/null --name=rand16 --directory="$mnt" --ioengine=psync --fallocate=none --randseed=43 \
+		--rw=randwrite --bs=16k --size=16m --numjobs=2
+}
+# kbuild: a tinyconfig kernel of linux-source-6.1 built (make -j2) with its
+# output on bgafs (O=), the whole tree extracted outside it (LINUX_SRC, an
+# extracted linux-source-6.1, saves the extraction), then make clean
+kbuild() {
+	local full=${LINUX_SRC:-$work/linux-full/linux-source-6.1}
+	if [ ! -d "$full" ]; then
+		mkdir -p "$work/linux-full"
+		tar -xf /usr/src/linux-source-6.1.tar.xz -C "$work/linux-full"
+	fi
+	make -s -C "$full" O="$mnt/out" tinyconfig >/dev/null
+	make -s -C "$full" O="$mnt/out" -j2 >/dev/null
+	make -s -C "$full" O="$mnt/out" clean >/dev/null
 }
 
 dbench2() { dbench_run "$mnt" 3 2 | grep -E '^Throughput|ERROR'; }
+dbench8() { dbench_run "$mnt" 10 8 | grep -E '^Throughput|ERROR'; }
 exerciser() {
 	"$ex" -q -s 1 -n 500 -S "$work/state" "$mnt" || echo "record_traces: the exerciser exited with $?"
 	rm -rf "$mnt/ex1/p1" "$mnt/ex1/p3"
@@ -54,9 +219,16 @@ exerciser() {
 for t in $which; do
 	case $t in
 	dbench) record bgafs-dbench 256M dbench2 ;;
+	dbench8) record bgafs-dbench8 1G dbench8 ;;
 	exerciser) record bgafs-exerciser 32M exerciser ;;
+	kernel) kernel_src && record bgafs-kernel 2G kernel ;;
+	aged) kernel_src && record bgafs-aged 512M aged ;;
+	git) record bgafs-git 256M gitrevs ;;
+	gitaged) record bgafs-gitaged 64M gitaged ;;
+	kbuild) record bgafs-kbuild 512M kbuild ;;
+	fio) record bgafs-fio 256M fio_random ;;
 	objects) "$build/examples/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
-	*) echo "record_traces: no trace '$t' (dbench, exerciser, objects)" >&2; exit 2 ;;
+	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, objects)" >&2; exit 2 ;;
 	esac
 done
 tests/data/traces/regen_hashes.sh "$build"

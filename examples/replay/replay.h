@@ -39,13 +39,16 @@ int try_run(const struct try_opts *o);
 
 #define RUN_MAX_ALLOCS 8
 struct run_opts {
-	const char *trace;
+	const char *const *traces; /* the histories, played one after another */
+	int ntraces;
 	const char *allocs[RUN_MAX_ALLOCS];
 	int nallocs;
 	int verify;
 	const char *out_dir; /* JSON and PNG go here when set */
 	unsigned samples;    /* score samples over the trace */
 	unsigned reps;       /* runs of each allocator (the median rate); 0: 1 */
+	unsigned full_pct;   /* the fill moment reported: percent of the capacity in use; 0: 90 */
+	int markdown;        /* the side-by-side table in Markdown */
 	int quiet;
 };
 int run_main(const struct run_opts *o);

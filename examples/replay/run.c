@@ -24,56 +24,23 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <sched.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "backend.h"
-#include "freemap.h"
-#include "trace.h"
-
-extern char **environ;
+#include "run.h"
 
 #define NONE UINT64_MAX
 #define MAX_OUT 65536
-
-struct sample {
-	size_t rec;
-	uint64_t free_blocks;
-	double score_bga, score_ceph;
-};
 
 struct file {
 	struct bga_rsv *rsv;
 	struct bga_extent *ext;
 	size_t n, cap;
 	int open;
-};
-
-struct errcount {
-	int err;
-	uint64_t n;
-};
-
-struct result {
-	char label[96];
-	uint64_t calls, ns, replayed, recorded_failures;
-	uint64_t failures, partial, short_blocks, extra_blocks, free_errors;
-	struct errcount errs[8];
-	uint64_t files, file_extents, objects, object_extents;
-	struct sample *samples;
-	size_t nsamples;
-	struct freemap end;
-	double rate;         /* calls a second, the median over the repetitions */
-	uint64_t mismatches; /* --verify: recorded results that did not apply */
-	int verify_end;      /* --verify: 1 the end hash matched the recording's, 0 not, -1 no end record */
 };
 
 struct ctx {
@@ -186,7 +153,9 @@ static uint64_t goal_of(struct ctx *c, uint64_t goal)
 {
 	if (goal == BGA_NO_GOAL || goal >= c->t->h.nblocks)
 		return goal;
-	if (goal && c->map[goal - 1] != NONE)
+	/* the block after the copy of goal - 1, unless that copy is the
+	 * volume's last block: a goal past the end is refused (-EINVAL) */
+	if (goal && c->map[goal - 1] != NONE && c->map[goal - 1] + 1 < c->t->h.nblocks)
 		return c->map[goal - 1] + 1;
 	return c->map[goal] != NONE ? c->map[goal] : goal;
 }
@@ -422,7 +391,43 @@ static struct bga_extent *start_map(const struct trace *t, size_t *n)
 	return e;
 }
 
-static int run_one(const struct run_opts *o, const struct trace *t, const char *spec, struct result *res)
+static int fits(struct backend *be, uint64_t len)
+{
+	struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = len, .max_len = len};
+	struct bga_extent e;
+	size_t n = 0;
+	if (backend_alloc(be, NULL, &req, 0, &e, 1, &n) || n != 1)
+		return 0;
+	backend_free(be, &e, 1);
+	return 1;
+}
+
+/* The largest request of at most a group that be places whole now (a
+ * request that fits, shortened, fits too: a binary search below the
+ * longest free run). */
+static uint64_t largest_whole(struct backend *be, uint64_t group, const struct freemap *m)
+{
+	uint64_t lo = 0, hi = m->longest < group ? m->longest : group;
+	if (!hi || fits(be, hi))
+		return hi;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (fits(be, mid))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Play t against spec into res.  stop < t->nrec: only up to record stop,
+ * where res->full is taken (the probe of the largest whole request
+ * changes the volume: that replay goes no further); else the whole trace,
+ * ending in res->end and res->end_whole.
+ */
+static int run_one(const struct run_opts *o, const struct trace *t, const char *spec, struct result *res,
+                   size_t stop)
 {
 	size_t ninit;
 	struct bga_extent *init = start_map(t, &ninit);
@@ -430,6 +435,7 @@ static int run_one(const struct run_opts *o, const struct trace *t, const char *
 	int rc = -1;
 	unsigned samples = o->samples ? o->samples : 100;
 	size_t step = t->nrec / samples ? t->nrec / samples : 1;
+	uint32_t group = t->h.blocks_per_group ? t->h.blocks_per_group : 32768;
 	snprintf(res->label, sizeof(res->label), "%s%s", spec, o->verify ? " --verify" : "");
 	res->verify_end = -1;
 	if (!init || !(res->samples = calloc(t->nrec / step + 2, sizeof(*res->samples))) ||
@@ -444,8 +450,7 @@ static int run_one(const struct run_opts *o, const struct trace *t, const char *
 	for (size_t i = 0; i < ninit; i++)
 		for (uint64_t b = init[i].start; b < init[i].start + init[i].len && b < t->h.nblocks; b++)
 			c.map[b] = NONE;
-	if (backend_open(o->verify ? "bgalloc" : spec, t->h.nblocks, t->h.blocks_per_group ? t->h.blocks_per_group : 32768,
-	                 t->h.first_data_block, init, ninit, &c.be))
+	if (backend_open(o->verify ? "bgalloc" : spec, t->h.nblocks, group, t->h.first_data_block, init, ninit, &c.be))
 		goto out;
 	struct bga_volume *vol = o->verify ? backend_volume(c.be) : NULL;
 	sample(&c, 0);
@@ -454,6 +459,13 @@ static int run_one(const struct run_opts *o, const struct trace *t, const char *
 			verify_one(&c, &t->rec[i], vol);
 		else
 			replay_one(&c, &t->rec[i]);
+		if (i == stop) {
+			if (!(rc = backend_freemap(c.be, c.unit, &res->full.map))) {
+				res->full.whole = largest_whole(c.be, group, &res->full.map);
+				res->have_full = 1;
+			}
+			goto out;
+		}
 		if ((i + 1) % step == 0 || i + 1 == t->nrec)
 			sample(&c, i + 1);
 	}
@@ -463,7 +475,15 @@ static int run_one(const struct run_opts *o, const struct trace *t, const char *
 			file_done(&c, &c.files[i]);
 		}
 	rc = backend_freemap(c.be, c.unit, &res->end);
+	if (!rc && !o->verify)
+		res->end_whole = largest_whole(c.be, group, &res->end);
 out:
+	/* a replay stopped at the fill moment leaves files open */
+	for (size_t i = 0; i < c.nfiles; i++) {
+		if (c.files[i].open)
+			backend_rsv_close(c.be, c.files[i].rsv);
+		free(c.files[i].ext);
+	}
 	backend_close(c.be);
 	free(c.files);
 	free(c.runs);
@@ -471,6 +491,12 @@ out:
 	free(c.out);
 	free(init);
 	return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
 }
 
 /* One CPU, the same every run where it is allowed: CPU 0, else the first
@@ -489,132 +515,34 @@ static int pin(void)
 	return -1;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* One trace, read from path, against every allocator of o: its report,
+ * and its history in h for the side-by-side table (h->res then to be
+ * freed). */
+static int run_trace(const struct run_opts *o, const char *path, const struct trace *t, struct history *h, int cpu)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double per(uint64_t a, uint64_t b)
-{
-	return b ? (double)a / (double)b : 0;
-}
-
-static double mean_score(const struct result *r)
-{
-	double sum = 0;
-	for (size_t i = 0; i < r->nsamples; i++)
-		sum += r->samples[i].score_bga;
-	return r->nsamples ? sum / (double)r->nsamples : 0;
-}
-
-static json_t *result_json(const struct result *r)
-{
-	json_t *s = json_array(), *errs = json_object();
-	for (size_t i = 0; i < r->nsamples; i++)
-		json_array_append_new(s, json_pack("{s:I,s:I,s:f,s:f}", "record", (json_int_t)r->samples[i].rec, "free_blocks",
-		                                   (json_int_t)r->samples[i].free_blocks, "score", r->samples[i].score_bga,
-		                                   "ceph_score", r->samples[i].score_ceph));
-	for (int i = 0; i < 8 && r->errs[i].n; i++)
-		json_object_set_new(errs, bga_strerror(r->errs[i].err), json_integer((json_int_t)r->errs[i].n));
-	char hash[17];
-	snprintf(hash, sizeof(hash), "%016" PRIx64, r->end.hash);
-	json_t *j = json_pack("{s:s,s:I,s:f,s:f,s:I,s:f,s:I,s:f,s:I,s:I,s:I,s:I,s:o,s:f,s:{s:I,s:I,s:I,s:f,s:f,s:s},s:o}",
-	                      "allocator", r->label, "calls", (json_int_t)r->calls, "seconds_in_calls", (double)r->ns / 1e9,
-	                      "calls_per_second", r->rate, "files",
-	                      (json_int_t)r->files, "extents_per_file", per(r->file_extents, r->files), "objects",
-	                      (json_int_t)r->objects, "extents_per_object", per(r->object_extents, r->objects),
-	                      "failures", (json_int_t)r->failures, "partial", (json_int_t)r->partial, "short_blocks",
-	                      (json_int_t)r->short_blocks, "extra_blocks", (json_int_t)r->extra_blocks, "errors", errs,
-	                      "mean_score", mean_score(r), "end", "free_blocks", (json_int_t)r->end.free_blocks, "free_extents",
-	                      (json_int_t)r->end.free_extents, "longest_run", (json_int_t)r->end.longest, "score",
-	                      r->end.score_bga, "ceph_score", r->end.score_ceph, "hash", hash, "samples", s);
-	if (r->verify_end >= 0)
-		json_object_set_new(j, "verify", json_pack("{s:I,s:b}", "mismatches", (json_int_t)r->mismatches,
-		                                           "end_matches_recording", r->verify_end));
-	return j;
-}
-
-/* gnuplot, when installed, draws DIR/score.png from DIR/score.dat. */
-static void plot(const char *dir, const struct trace *t, const char *name, struct result *res, int n)
-{
-	char dat[4096], gp[4096], png[4096];
-	snprintf(dat, sizeof(dat), "%s/score.dat", dir);
-	snprintf(gp, sizeof(gp), "%s/score.gp", dir);
-	snprintf(png, sizeof(png), "%s/score.png", dir);
-	FILE *d = fopen(dat, "w"), *g = fopen(gp, "w");
-	if (!d || !g) {
-		fprintf(stderr, "bga-replay: %s: %s\n", dir, strerror(errno));
-		if (d)
-			fclose(d);
-		if (g)
-			fclose(g);
-		return;
-	}
-	for (int a = 0; a < n; a++) {
-		fprintf(d, "# %s\n", res[a].label);
-		for (size_t i = 0; i < res[a].nsamples; i++)
-			fprintf(d, "%zu %.6f %.6f\n", res[a].samples[i].rec, res[a].samples[i].score_bga,
-			        res[a].samples[i].score_ceph);
-		fputs("\n\n", d);
-	}
-	fclose(d);
-	fprintf(g,
-	        "# made by bga-replay run; run gnuplot on it to redo the PNG\n"
-	        "set terminal pngcairo size 1000,600 font 'DejaVu Sans,11' noenhanced\n"
-	        "set output '%s'\nset title 'fragmentation over the trace %s (%zu records, %" PRIu64 " blocks)'\n"
-	        "set xlabel 'records replayed'\nset ylabel 'score (0: free space in the longest runs, 1: all single blocks)'\n"
-	        "set key outside right top\nset grid\nplot ",
-	        png, name, t->nrec, t->h.nblocks);
-	for (int a = 0; a < n; a++)
-		fprintf(g,
-		        "%s'%s' index %d using 1:2 with lines lw 2 lc %d title '%s: bgalloc score', '%s' index %d using 1:3 "
-		        "with lines dt 2 lc %d title '%s: ceph score'",
-		        a ? ", \\\n     " : "", dat, a, a + 1, res[a].label, dat, a, a + 1, res[a].label);
-	fputc('\n', g);
-	fclose(g);
-	pid_t pid;
-	char *argv[] = {"gnuplot", gp, NULL};
-	if (posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ)) {
-		fprintf(stderr, "bga-replay: gnuplot not found (Debian: gnuplot-nox): %s written, no PNG\n", gp);
-		return;
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		fprintf(stderr, "bga-replay: gnuplot %s failed\n", gp);
-	else
-		printf("plot: %s\n", png);
-}
-
-int run_main(const struct run_opts *o)
-{
-	struct trace t;
-	if (trace_read(o->trace, &t))
-		return 1;
 	int n = o->nallocs ? o->nallocs : 1, rc = 0;
 	const char *def[] = {"bgalloc"};
 	const char *const *specs = o->nallocs ? o->allocs : def;
+	unsigned reps = o->reps ? o->reps : 1;
 	struct result *res = calloc((size_t)n, sizeof(*res));
-	if (!res) {
-		trace_free(&t);
+	double *rate = calloc(reps, sizeof(*rate));
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	*h = (struct history){.name = name, .t = t, .full_pct = o->full_pct ? o->full_pct : 90, .res = res, .reps = reps};
+	if (!res || !rate || trace_fill(t, h->full_pct, &h->fill)) {
+		fprintf(stderr, "bga-replay: out of memory\n");
+		free(rate);
 		return 2;
 	}
-	int cpu = pin();
-	const char *name = strrchr(o->trace, '/') ? strrchr(o->trace, '/') + 1 : o->trace;
 	printf("trace %s: %zu records from %s, %" PRIu64 " blocks of %u bytes, %u a group; one thread on cpu %d\n", name,
-	       t.nrec, t.h.source[0] ? t.h.source : "?", t.h.nblocks, t.h.block_size, t.h.blocks_per_group, cpu);
-	unsigned reps = o->reps ? o->reps : 1;
-	double *rate = calloc(reps, sizeof(*rate));
-	for (int a = 0; a < n && rate; a++) {
+	       t->nrec, t->h.source[0] ? t->h.source : "?", t->h.nblocks, t->h.block_size, t->h.blocks_per_group, cpu);
+	for (int a = 0; a < n; a++) {
 		/* repetitions: the median rate; each must end in the same map */
 		uint64_t hash = 0;
 		for (unsigned k = 0; k < reps; k++) {
 			if (k)
 				free(res[a].samples);
 			memset(&res[a], 0, sizeof(res[a]));
-			if (run_one(o, &t, specs[a], &res[a])) {
+			if (run_one(o, t, specs[a], &res[a], SIZE_MAX)) {
 				rc = 1;
 				break;
 			}
@@ -624,6 +552,15 @@ int run_main(const struct run_opts *o)
 				rc = 1;
 			}
 			hash = res[a].end.hash;
+		}
+		/* the fill moment: a replay of its own, stopped there */
+		struct result at = {0};
+		if (!rc && !o->verify && h->fill.first_at != SIZE_MAX) {
+			if (run_one(o, t, specs[a], &at, h->fill.first_at))
+				rc = 1;
+			res[a].full = at.full;
+			res[a].have_full = at.have_full;
+			free(at.samples);
 		}
 		if (rc) {
 			free(res[a].samples);
@@ -635,68 +572,72 @@ int run_main(const struct run_opts *o)
 		res[a].rate = rate[reps / 2];
 	}
 	free(rate);
-	printf("%-26s %8s %10s %6s %8s %7s %7s %8s %8s %8s %8s %9s\n", "allocator", "calls", "calls/s", "files",
-	       "ext/file", "objects", "ext/obj", "failures", "score", "ceph", "mean", "free");
-	for (int a = 0; a < n; a++) {
-		struct result *r = &res[a];
-		printf("%-26s %8" PRIu64 " %10.0f %6" PRIu64 " %8.2f %7" PRIu64 " %7.2f %8" PRIu64 " %8.4f %8.4f %8.4f %9" PRIu64
-		       "\n",
-		       r->label, r->calls, r->rate, r->files,
-		       per(r->file_extents, r->files), r->objects, per(r->object_extents, r->objects), r->failures,
-		       r->end.score_bga, r->end.score_ceph, mean_score(r), r->end.free_blocks);
-	}
-	printf("(calls/s: time inside the allocator's calls, median of %u; score, ceph: bgalloc's and Ceph's\n"
-	       " fragmentation scores at the end; mean: bgalloc's over the samples)\n", reps);
-	for (int a = 0; a < n; a++) {
-		struct result *r = &res[a];
-		if (r->failures || r->partial) {
-			printf("%s: %" PRIu64 " failed, %" PRIu64 " partial, %" PRIu64 " recorded blocks not had%s", r->label,
-			       r->failures, r->partial, r->short_blocks, r->errs[0].n ? ":" : "");
-			for (int i = 0; i < 8 && r->errs[i].n; i++)
-				printf(" %s x%" PRIu64, bga_strerror(r->errs[i].err), r->errs[i].n);
-			putchar('\n');
-		}
-		if (r->verify_end >= 0 || o->verify) {
-			printf("verify: %" PRIu64 " records applied, %" PRIu64 " did not apply; end %s\n", r->replayed,
-			       r->mismatches,
-			       r->verify_end < 0 ? "unknown (the trace has no end record)"
-			                         : r->verify_end ? "matches the recording's free map"
-			                                         : "differs from the recording's free map");
-			if (r->mismatches || r->verify_end == 0)
-				rc = 1;
-		}
-	}
+	h->n = n;
+	if (report_trace(h, o->verify))
+		rc = 1;
 	for (int a = 0; a < n; a++)
 		printf("hash %s %016" PRIx64 "\n", res[a].label, res[a].end.hash);
 	if (o->out_dir && n) {
-		json_t *j = json_pack("{s:s,s:I,s:I,s:i,s:o}", "trace", name, "records", (json_int_t)t.nrec, "nblocks",
-		                      (json_int_t)t.h.nblocks, "cpu", cpu, "allocators", json_array());
-		for (int a = 0; a < n; a++)
-			json_array_append_new(json_object_get(j, "allocators"), result_json(&res[a]));
-		char path[4096];
-		snprintf(path, sizeof(path), "%s", o->out_dir);
-		for (char *sl = strchr(path + 1, '/');; sl = strchr(sl + 1, '/')) { /* mkdir -p */
-			if (sl)
-				*sl = 0;
-			mkdir(path, 0777);
-			if (!sl)
-				break;
-			*sl = '/';
-		}
-		snprintf(path, sizeof(path), "%s/replay.json", o->out_dir);
-		if (json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS)) {
-			fprintf(stderr, "bga-replay: cannot write %s\n", path);
+		char dir[4096];
+		int len = o->ntraces > 1 ? snprintf(dir, sizeof(dir), "%s/%.*s", o->out_dir,
+		                                    (int)(strchr(name, '.') ? strchr(name, '.') - name : (long)strlen(name)),
+		                                    name)
+		                         : snprintf(dir, sizeof(dir), "%s", o->out_dir);
+		if (len < 0 || (size_t)len >= sizeof(dir)) {
+			fprintf(stderr, "bga-replay: %s: the path is too long\n", o->out_dir);
 			rc = 2;
-		} else {
-			printf("json: %s\n", path);
-			plot(o->out_dir, &t, name, res, n);
+		} else if (report_files(dir, h, cpu) && !rc) {
+			rc = 2;
 		}
-		json_decref(j);
 	}
-	for (int a = 0; a < n; a++)
-		free(res[a].samples);
-	free(res);
-	trace_free(&t);
+	return rc;
+}
+
+int run_main(const struct run_opts *o)
+{
+	struct trace *t = calloc((size_t)o->ntraces, sizeof(*t));
+	struct history *h = calloc((size_t)o->ntraces, sizeof(*h));
+	int rc = 0, done = 0;
+	if (!t || !h) {
+		free(t);
+		free(h);
+		return 2;
+	}
+	/* every trace is read, and every allocator checked against it, before
+	 * any is played: bad input stops the run before it prints or writes
+	 * anything */
+	const char *def = "bgalloc";
+	for (int i = 0; i < o->ntraces && !rc; i++) {
+		if (trace_read(o->traces[i], &t[i]))
+			rc = 1;
+		for (int a = 0; a < (o->nallocs ? o->nallocs : 1) && !rc; a++)
+			if (backend_check(o->nallocs ? o->allocs[a] : def, t[i].h.nblocks,
+			                  t[i].h.blocks_per_group ? t[i].h.blocks_per_group : 32768, t[i].h.first_data_block))
+				rc = 1;
+	}
+	int cpu = rc ? -1 : pin();
+	/* a trace that fails its check (--verify) does not stop the others */
+	for (int i = 0, bad = rc; i < o->ntraces && !bad; i++) {
+		if (i)
+			putchar('\n');
+		int r = run_trace(o, o->traces[i], &t[i], &h[i], cpu);
+		done = i + 1;
+		rc = r > rc ? r : rc;
+		bad = r && !(r == 1 && o->verify);
+	}
+	if (!rc && (o->ntraces > 1 || o->markdown)) {
+		putchar('\n');
+		report_histories(stdout, h, (size_t)o->ntraces, o->markdown);
+	}
+	for (int i = 0; i < done; i++) {
+		for (int a = 0; a < h[i].n; a++)
+			free(h[i].res[a].samples);
+		free(h[i].res);
+	}
+	for (int i = 0; i < o->ntraces; i++)
+		trace_free(&t[i]);
+	free(h);
+	free(t);
 	return rc;
 }
 

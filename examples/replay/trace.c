@@ -8,6 +8,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef BGA_REPLAY_XZ
+#include <lzma.h>
+#endif
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
@@ -294,11 +297,113 @@ char *read_whole(const char *path, size_t *len)
 	return d;
 }
 
+struct deferred {
+	uint64_t txn, blocks;
+};
+
+int trace_fill(const struct trace *t, unsigned pct, struct trace_fill *out)
+{
+	uint64_t cap = t->h.nblocks > t->h.first_data_block ? t->h.nblocks - t->h.first_data_block : 0, used = cap;
+	struct deferred *d = NULL;
+	size_t nd = 0, cd = 0;
+	*out = (struct trace_fill){.capacity = cap, .first_at = SIZE_MAX, .peak_at = SIZE_MAX};
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct trace_rec *r = &t->rec[i];
+		const struct bga_extent *e = trace_ext(t, r);
+		uint64_t sum = 0;
+		for (uint32_t k = 0; k < r->next; k++)
+			sum += e[k].len;
+		if (r->rc && r->op != BGT_INIT_FREE)
+			continue;
+		switch (r->op) {
+		case BGT_INIT_FREE: used -= sum < used ? sum : used; break;
+		case BGT_ALLOC:
+		case BGT_ALLOC_VEC: used += sum; break;
+		case BGT_CLAIM: used += r->args[1]; break;
+		case BGT_FREE: used -= r->args[1] < used ? r->args[1] : used; break;
+		case BGT_FREE_VEC: used -= sum < used ? sum : used; break;
+		case BGT_FREE_DEFERRED:
+		case BGT_FREE_DEFERRED_VEC:
+			if (grow((void **)&d, &cd, nd + 1, sizeof(*d))) {
+				free(d);
+				return -1;
+			}
+			d[nd++] = r->op == BGT_FREE_DEFERRED ? (struct deferred){r->args[2], r->args[1]}
+			                                     : (struct deferred){r->args[0], sum};
+			break;
+		case BGT_COMMIT:
+			for (size_t k = 0; k < nd;)
+				if (d[k].txn <= r->args[0]) {
+					used -= d[k].blocks < used ? d[k].blocks : used;
+					d[k] = d[--nd];
+				} else {
+					k++;
+				}
+			break;
+		default: continue;
+		}
+		if (used > out->peak || out->peak_at == SIZE_MAX) {
+			out->peak = used;
+			out->peak_at = i;
+		}
+		if (out->first_at == SIZE_MAX && cap && used * 100 >= (uint64_t)pct * cap)
+			out->first_at = i;
+	}
+	free(d);
+	return 0;
+}
+
+static const unsigned char xz_magic[6] = {0xfd, '7', 'z', 'X', 'Z', 0};
+
+/* The xz stream d[0..*n) decompressed, NUL-terminated (*n its length), or
+ * NULL with the reason printed.  d is freed either way.  Long histories
+ * are kept compressed (tests/data/traces/, the .trace.xz files). */
+static char *unxz(const char *path, char *d, size_t *n)
+{
+#ifdef BGA_REPLAY_XZ
+	lzma_stream s = LZMA_STREAM_INIT;
+	char *o = NULL;
+	size_t cap = 0;
+	lzma_ret r = lzma_stream_decoder(&s, UINT64_MAX, 0);
+	s.next_in = (const uint8_t *)d;
+	s.avail_in = *n;
+	while (r == LZMA_OK) {
+		if (grow((void **)&o, &cap, s.total_out + (1u << 20) + 1, 1)) {
+			r = LZMA_MEM_ERROR;
+			break;
+		}
+		s.next_out = (uint8_t *)o + s.total_out;
+		s.avail_out = cap - 1 - s.total_out;
+		r = lzma_code(&s, LZMA_FINISH);
+	}
+	size_t len = s.total_out;
+	lzma_end(&s);
+	free(d);
+	if (r != LZMA_STREAM_END) {
+		free(o);
+		fprintf(stderr, "%s: xz: %s\n", path,
+		        r == LZMA_MEM_ERROR ? "out of memory" : r == LZMA_BUF_ERROR ? "truncated" : "corrupt data");
+		return NULL;
+	}
+	o[len] = 0;
+	*n = len;
+	return o;
+#else
+	(void)n;
+	free(d);
+	fprintf(stderr, "%s: xz-compressed, and this bga-replay was built without liblzma (Debian: liblzma-dev)\n",
+	        path);
+	return NULL;
+#endif
+}
+
 int trace_read(const char *path, struct trace *t)
 {
 	memset(t, 0, sizeof(*t));
 	size_t n;
 	char *d = read_whole(path, &n);
+	if (d && n >= sizeof(xz_magic) && !memcmp(d, xz_magic, sizeof(xz_magic)))
+		d = unxz(path, d, &n);
 	if (!d)
 		return -1;
 	int rc;

@@ -48,6 +48,22 @@ static inline const struct bga_extent *trace_ext(const struct trace *t, const st
 	return t->ext + r->ext;
 }
 
+/*
+ * The fill of the recorded volume over the trace: blocks in use (the
+ * capacity, nblocks - first_data_block, less the free blocks), as the
+ * recorded results say: an allocation's extents and a claim take blocks, a
+ * free gives them back, a deferred free at the commit of its txn.
+ * first_at: the first record (an index into rec) after which at least
+ * pct percent of the capacity is in use, or SIZE_MAX when the trace never
+ * gets there; peak and peak_at: the most in use, and after which record.
+ * 0, or -1 when out of memory.
+ */
+struct trace_fill {
+	uint64_t capacity, peak;
+	size_t first_at, peak_at;
+};
+int trace_fill(const struct trace *t, unsigned pct, struct trace_fill *out);
+
 /* A whole file, NUL-terminated (*len bytes before the NUL), or NULL with
  * the reason printed. */
 char *read_whole(const char *path, size_t *len);

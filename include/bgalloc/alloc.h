@@ -75,16 +75,19 @@ struct bga_rsv;
  * the groups after it that the group index says can hold min_len,
  * wrapping round to the goal's group (but for what the paragraph after
  * next says of BGA_WHOLE and aligned requests).  With BGA_NO_GOAL the search starts
- * at the calling CPU's home group.  The goal is a preference: when its
+ * at the first block of the calling CPU's home group, so goal-less
+ * requests pack from its low end, as first fit would; the home moves to
+ * another group only when its lock is found held.  The goal is a preference: when its
  * group's lock is held, the allocation is taken elsewhere rather than
  * waited for, and the calling CPU keeps using the group it got instead for
  * the next 64 allocations aimed at that group; found held again within 64
  * allocations of coming back, twice as many, up to 4096 (BGA_EXACT_GOAL
  * always waits).
  *
- * One extent of max_len where one run holds it: with BGA_WHOLE, and for
+ * One extent of max_len where one run holds it: with BGA_WHOLE, for
  * every request with req->align > 1 but for BGA_EXACT_GOAL's (there or
- * nowhere), a run at the goal that is shorter than max_len (as capped) is
+ * nowhere), and for every BGA_NO_GOAL request (it has no goal block to
+ * keep), a run at the goal that is shorter than max_len (as capped) is
  * passed over for a free run that holds all of max_len, looked for in the
  * same order (the goal's group from the goal on, then the groups after it
  * that can hold it, round to the goal's group); only when none exists, or

@@ -37,8 +37,14 @@ struct bga_rsv;
  * larger max_len may go on past its end.  A handle is used by one thread
  * at a time; handles of different files are independent.
  *
- * A file's first window is placed as a plain request's extent is, with
- * the same steering (bga_alloc).  A later window goes on right after the
+ * A file's first window is looked for where a plain request's extent is,
+ * with the same steering (bga_alloc; without a goal, from the low end of
+ * the calling CPU's home group), in the first free run that holds
+ * max_len or one and a half times the window's size, the larger, or any
+ * run when none does.
+ * A window serves an allocation only whole (max_len, as capped): a
+ * shorter remainder is given back and the next window booked from where
+ * it started.  A later window goes on right after the
  * last one, waiting for its group's lock if need be, so that the file
  * stays contiguous; when that lock was held by another thread, the
  * calling CPU's next new files start at its home group (or the group

@@ -135,8 +135,7 @@ static inline bool alloc_window_fast(struct bga_volume *vol, const struct bga_re
 	if (req->goal != BGA_NO_GOAL && req->goal >= floor)
 		return false; /* the slow path decides on the geometry (-EINVAL past the end) */
 	uint32_t max = (uint32_t)BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group);
-	return handle_take_fast(vol, req->rsv, (uint32_t)req->min_len, max, (int64_t)(floor - vol->cfg.first_data_block),
-				out);
+	return handle_take_fast(vol, req->rsv, max, max, (int64_t)(floor - vol->cfg.first_data_block), out);
 }
 
 /*
@@ -147,14 +146,16 @@ static inline bool alloc_window_fast(struct bga_volume *vol, const struct bga_re
 static inline bool alloc_local_fast(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
 {
 	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
-	return bga__window_take(vol, &bga__percpu(vol)->local.win, (uint32_t)req->min_len, (uint32_t)req->max_len,
+	return bga__window_take(vol, &bga__percpu(vol)->local.win, (uint32_t)req->max_len, (uint32_t)req->max_len,
 				(int64_t)(floor - vol->cfg.first_data_block), out);
 }
 
 /*
  * Every request but the common one (and the common one when the leaf form
  * could not try it): the header's checks in its order, then the window,
- * locality and plain fast paths, then the slow path.
+ * locality and plain fast paths, then the slow path.  A goal-less request
+ * is kept whole (search.c, route_whole): the fast path takes it only
+ * where the home's word holds all of max_len.
  */
 static __attribute__((noinline)) int alloc_other(struct bga_volume *vol, const struct bga_request *req,
 						  struct bga_extent *out)
@@ -173,7 +174,8 @@ static __attribute__((noinline)) int alloc_other(struct bga_volume *vol, const s
 		if (req->rsv != NULL ? alloc_window_fast(vol, req, out)
 		    : bga__req_is_local(req->goal, req->rsv, req->max_len, req->flags)
 			? alloc_local_fast(vol, req, out)
-			: alloc_fast(vol, req->goal, req->min_len, req->max_len, out, false) == FAST_HIT)
+			: alloc_fast(vol, req->goal, req->goal == BGA_NO_GOAL ? req->max_len : req->min_len, req->max_len,
+				     out, false) == FAST_HIT)
 			return 0;
 	}
 	return bga__alloc_slow(vol, req, out);

@@ -14,16 +14,6 @@
 #include "window.h"
 
 /*
- * Files that start at one goal (one directory) would book their first
- * windows back to back, and each window after the first would then have
- * to jump past a neighbour's: a new extent every window.  As ext4 colours
- * a new file's first goal by its process, a handle's first window starts
- * in its own slice of the goal's group, leaving each file room to grow in
- * place (BENCHMARKS.md#extents-per-file).
- */
-#define BGA_RSV_COLOURS 16u
-
-/*
  * A handle (bga_rsv_open): a file's window and how the next one is sized.
  * `win` is linked into a group's window list while win.linked; its fields
  * are then under that group's lock.  The handle itself is used by one
@@ -39,7 +29,6 @@ struct bga_rsv {
 	 * CPU's statistics (bga__rsv_count): plain, the handle is one
 	 * thread's at a time */
 	uint64_t hits;
-	uint32_t colour; /* which of BGA_RSV_COLOURS slices of a group a new file starts in */
 };
 
 /* The kinds of request, decided once from its fields (bga__req_kind). */

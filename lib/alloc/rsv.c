@@ -41,12 +41,7 @@ int bga_rsv_open(struct bga_volume *vol, struct bga_rsv **out)
 	memset(rsv, 0, sizeof(*rsv));
 	rsv->vol = vol;
 	rsv->size = vol->cfg.rsv_default;
-	/* The colour sequence is the one shared write a handle makes, once,
-	 * at open (a file open; the allocations themselves write none):
-	 * handles opened one after another must get different colours
-	 * whatever CPU opened them, which no per-CPU count gives.  The count
-	 * of open handles is per CPU. */
-	rsv->colour = (uint32_t)(__atomic_fetch_add(&vol->rsv_seq, 1, __ATOMIC_RELAXED) % BGA_RSV_COLOURS);
+	/* The count of open handles is per CPU: no shared line. */
 	__atomic_fetch_add(&bga__percpu(vol)->rsv.opened, 1, __ATOMIC_RELAXED);
 	*out = rsv;
 	return 0;

@@ -36,38 +36,48 @@ static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *
 /*
  * Where a window goes in group g, with its lock held (*off, *len: the run
  * it starts; false when none here):
- *  - on from the goal, when the run at the goal starts there (at_goal:
- *    the goal's own group): its file stays contiguous;
- *  - else into a run of at least ac->room, as mballoc looks for its
- *    normalized size: a window booked in a small hole (a deleted file's)
- *    would be cut short by the blocks after it, and its file would need a
- *    new extent at every window.  The first pass of a booking asks for
- *    room to grow to the largest window, the second for any run.  In a
- *    group other than the goal's it looks from its handle's colour slice
- *    first, as in the goal's group (coloured), and the first ac->room blocks
- *    of free space right after another window are left to that window's
- *    file to grow into (a run too short to hold room for both is passed
- *    over).
+ *  - on from the goal, when the run at the goal starts there and, on a
+ *    first pass, holds the whole request (at_goal: the goal's own group):
+ *    its file stays contiguous;
+ *  - else the first run, from the goal on in the goal's group and from
+ *    the start in any other, of at least the first pass's size: ac->fit
+ *    for a file's first window (its request, or its window and half as
+ *    much again: what the file has asked for, so a new file packs into
+ *    the first run that holds it, as first fit would, and never waits on
+ *    room it has not shown it needs), else ac->room, as mballoc looks for its normalized
+ *    size (a file that outgrew a window has shown that it grows; a
+ *    window booked in a small hole would be cut short by the blocks
+ *    after it, and its file would need a new extent at every window).
+ *    The second pass of a booking asks for any run.  Either way the
+ *    first ac->room blocks of free space right after another window are
+ *    left to that window's file to grow into (a run too short to hold
+ *    room for both is passed over): files written side by side, each a
+ *    little at a time, then grow apart instead of taking turns.
+ * A window so starts where a free run starts (or room past another
+ * window), and never cuts a run it does not fill into two free pieces.
  * The group is looked through once: from `from` to its end, then from 0
- * to `from`.  A first pass that finds nothing marks it BGA_GROUP_NO_ROOM,
- * and later first passes skip it until something makes room (group.h;
- * BENCHMARKS.md#placement-under-many-writers).  *none is set when no
- * free run of the size asked for was found anywhere in it (then its
- * max_run overstates, and the caller lowers it, as a plain search does).
- * Runs are looked for up to the larger of ac->max and the window's size
- * ac->wsize; the caller cuts them.
+ * to `from`.  A pass for ac->room that finds nothing marks it
+ * BGA_GROUP_NO_ROOM, and later such passes skip it until something makes
+ * room (group.h; BENCHMARKS.md#placement-under-many-writers).  *none is
+ * set when no free run of the size asked for was found anywhere in it
+ * (then its max_run overstates, and the caller lowers it, as a plain
+ * search does).  Runs are looked for up to the larger of ac->max and the
+ * window's size ac->wsize; the caller cuts them.
  */
 static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *ac, struct bga_group *grp, uint64_t g,
 				uint32_t from, bool at_goal, uint32_t *off, uint32_t *len, bool *none)
 {
-	uint32_t want = BGA_MAX(ac->max, ac->wsize), need = BGA_MAX(ac->min, ac->room);
-	uint32_t big = BGA_MAX(want, ac->room + need), a = ac->align;
+	uint32_t want = BGA_MAX(ac->max, ac->wsize), room = ac->room;
+	uint32_t need = BGA_MAX(ac->min, ac->fit ? ac->fit : room);
+	uint32_t big = BGA_MAX(want, room + need), a = ac->align;
+	/* a first pass goes on in place only with the whole request */
+	uint32_t here = (room != 0 || ac->fit != 0) ? ac->max : ac->min;
 	*none = false;
-	if (at_goal && bga__group_find_unit_locked(vol, grp, g, from, ac->min, want, a, off, len) && *off == from)
+	if (at_goal && bga__group_find_unit_locked(vol, grp, g, from, here, want, a, off, len) && *off == from)
 		return true;
 	if (!at_goal)
-		from = ac->book->slice;
-	bool first = ac->room != 0 && ac->min <= ac->room;
+		from = 0;
+	bool first = room != 0 && need == room;
 	if (first && (grp->flags & BGA_GROUP_NO_ROOM))
 		return false; /* found none last time, and nothing made room since */
 	bool found = false;
@@ -77,11 +87,11 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 			found = true;
 			if (*off >= stop)
 				break; /* the first round saw it */
-			if (ac->room == 0 || !bga__window_ends_at_locked(grp, *off))
+			if (room == 0 || !bga__window_ends_at_locked(grp, *off))
 				return true;
-			if (*len >= ac->room + need) {
-				*off += ac->room; /* that window's file grows into the first room */
-				*len -= ac->room;
+			if (*len >= room + need) {
+				*off += room; /* that window's file grows into the first room */
+				*len -= room;
 				return true;
 			}
 			at = *off + *len; /* too short to share: the next run */
@@ -192,7 +202,7 @@ static int search(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent
 	/* Two segments: (g0, n) then [0, g0]; g0 again from its start. */
 	for (int seg = 0; seg < 2; seg++) {
 		uint64_t g = seg == 0 ? g0 + 1 : 0, end = seg == 0 ? n : g0 + 1;
-		while ((g = bga__idx_next(vol, g, end, BGA_MAX(ac->min, ac->room))) < end) {
+		while ((g = bga__idx_next(vol, g, end, BGA_MAX(ac->min, ac->fit ? ac->fit : ac->room))) < end) {
 			bool wait = nskipped >= BGA_BUSY_SKIPS;
 			rc = try_group(vol, ac, g, 0, false, wait, out);
 			if (rc == -EBUSY)
@@ -237,10 +247,14 @@ static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
 
 /*
  * The CPU's locality window (window.h), for a small goal-less request:
- * its remainder under its group's lock, else a new window booked by the
- * walk from the CPU's home (ac->goal).  One thread books at a time
- * (local.booking); -EBUSY, with nothing done, while another does: the
- * caller walks without it.  Other threads on the CPU take from the window
+ * its remainder under its group's lock when it holds the whole request
+ * (a shorter one is given back: a request one run could hold is never
+ * split over the end of a window), else a new window booked by the walk
+ * from the CPU's home (ac->goal), in the first run that holds the whole
+ * request, or any run when none does.  One thread books at a time
+ * (local.booking); -EBUSY, with nothing taken, while another does, or
+ * when no contention left the window a booking (local.left): the caller
+ * walks without it.  Other threads on the CPU take from the window
  * meanwhile.
  */
 static int alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
@@ -249,43 +263,59 @@ static int alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
 	if (__atomic_exchange_n(&pc->local.booking, 1, __ATOMIC_ACQUIRE))
 		return -EBUSY;
 	struct bga_window *w = &pc->local.win;
+	uint32_t min = ac->min;
+	ac->min = ac->max;
 	int rc = bga__window_take_or_drop(vol, ac, w, out) ? 0 : -ENOSPC;
-	if (rc != 0 && !ac->stop) {
+	ac->min = min;
+	ac->stop = 0; /* whatever it ruled out was max_len: the walk decides */
+	if (rc != 0 && __atomic_load_n(&pc->local.left, __ATOMIC_RELAXED) == 0) {
+		rc = -EBUSY; /* no contention: the walk, as first fit */
+	} else if (rc != 0) {
 		ac->book = w;
 		ac->wsize = BGA_MIN(BGA_LOCAL_WINDOW, vol->cfg.blocks_per_group);
+		ac->fit = ac->max;
 		rc = search(vol, ac, out);
+		if (rc == -ENOSPC && !ac->stop) {
+			ac->fit = 0;
+			rc = search(vol, ac, out);
+		}
+	}
+	if (rc == 0 && ac->book != NULL) {
+		uint32_t left = __atomic_load_n(&pc->local.left, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc->local.left, left ? left - 1 : 0, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&pc->local.booking, 0, __ATOMIC_RELEASE);
 	return ac->stop ? ac->stop : rc;
 }
 
 /*
- * Take ac->min..ac->max blocks from the handle's window, charged
- * (charge.c), with the window's group lock held.  False when the window
- * cannot serve: then it is given back, and the handle's next one doubles
- * when this one served its file well (more than half used, as ext3
- * does); ac->stop may be set.
+ * Take the whole request, ac->max blocks, from the handle's window,
+ * charged (charge.c), with the window's group lock held.  False when the
+ * window cannot serve: then it is given back (a remainder shorter than
+ * the request too: the next window is booked from where it started, so a
+ * file written in order goes on in place, and its request is never cut
+ * at a window's end while the free space could hold it whole), and the
+ * handle's next one doubles when this one served its file well (more
+ * than half used, as ext3 does).  A failed take leaves ac->stop clear:
+ * a count that ruled out max_len says nothing of min_len, and the walk
+ * that follows decides.
  */
 static bool handle_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv,
 			       struct bga_extent *out)
 {
 	bool used_half;
-	if (bga__window_take_or_drop_locked(vol, ac, &rsv->win, out, &used_half)) {
+	uint32_t min = ac->min;
+	ac->min = ac->max;
+	bool taken = bga__window_take_or_drop_locked(vol, ac, &rsv->win, out, &used_half);
+	ac->min = min;
+	if (taken) {
 		rsv->hits++;
 		return true;
 	}
+	ac->stop = 0; /* whatever it ruled out was max_len: the walk decides */
 	if (used_half)
 		rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
 	return false;
-}
-
-/* goal moved by colour slices of its group, within the group. */
-static uint64_t coloured(const struct bga_volume *vol, const struct bga_geom *geo, uint64_t goal, uint32_t colour)
-{
-	uint32_t bpg = vol->cfg.blocks_per_group;
-	struct bga_gpos at = bga__gpos(vol, goal);
-	uint64_t off = (at.off + (uint64_t)colour * (bpg / BGA_RSV_COLOURS)) % bpg;
-	return at.first + off < geo->nblocks ? at.first + off : goal;
 }
 
 void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses)
@@ -302,8 +332,8 @@ void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses
 /*
  * The handle's next window, booked from `goal` (ac->goal, ac->book,
  * ac->wsize): right after the old one when there is no goal, so a file
- * written in order stays contiguous; a first window in the handle's
- * colour of the goal's group.
+ * written in order stays contiguous; a first window without a goal from
+ * the CPU's home, where goal-less requests pack (steer.h).
  */
 static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, uint64_t goal)
 {
@@ -311,9 +341,6 @@ static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	uint64_t next = rsv->booked ? bga__window_end_block(vol, &rsv->win) : BGA_NO_GOAL;
 	if (goal == BGA_NO_GOAL)
 		goal = next < geo->nblocks ? next : bga__home(ac->pc, geo->nblocks);
-	if (!rsv->booked)
-		goal = coloured(vol, geo, goal, rsv->colour);
-	rsv->win.slice = rsv->colour * (vol->cfg.blocks_per_group / BGA_RSV_COLOURS);
 	ac->goal = goal;
 	ac->book = &rsv->win;
 	ac->wsize = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
@@ -342,6 +369,7 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	uint64_t want = ac->req->goal, steered = ac->goal;
 	int rc = -ENOSPC;
 	ac->room = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) / ac->align * ac->align;
+	ac->fit = 0;
 	ac->book = NULL;
 	ac->note = false;
 	if (rsv->win.linked) {
@@ -350,7 +378,9 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 		if (handle_take_locked(vol, ac, rsv, out)) {
 			rc = 0;
 		} else if (!ac->stop) {
-			window_next(vol, ac, rsv, want);
+			/* on from where the window stopped, whatever block the
+			 * request names: the file's blocks stay together */
+			window_next(vol, ac, rsv, BGA_NO_GOAL);
 			struct bga_gpos at = bga__gpos(vol, ac->goal);
 			if (at.g == g)
 				rc = try_group_locked(vol, ac, g, at.off, true, out);
@@ -368,10 +398,21 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 		bool first = ac->book == NULL && !rsv->booked;
 		if (ac->book == NULL)
 			window_next(vol, ac, rsv, first ? steered : want);
+		/* A file's first window asks only for what the file asked
+		 * for (place_window_locked): its request, or its window and
+		 * half as much again, whichever is larger, so a file that
+		 * fills its first window still goes on in place for half a
+		 * window, while holes shorter than that are left to smaller
+		 * files (BENCHMARKS.md#placement-on-recorded-histories). */
+		if (!rsv->booked) {
+			uint32_t a = ac->align, fit = BGA_MAX(ac->max, ac->wsize + ac->wsize / 2);
+			ac->fit = BGA_MIN((fit + a - 1) / a * a, vol->cfg.blocks_per_group / a * a);
+		}
 		rc = search(vol, ac, out);
 		bool goal_busy = ac->goal_busy;
 		if (rc == -ENOSPC && !ac->stop && ac->room != 0) {
 			ac->room = 0;
+			ac->fit = 0;
 			rc = search(vol, ac, out);
 			ac->goal_busy = goal_busy; /* what the goal's group was at the first walk */
 		}
@@ -417,15 +458,18 @@ static int route_once(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 	}
 	ac->note = true;
 	ac->room = 0;
+	ac->fit = 0;
 	ac->book = NULL;
 	ac->wsize = 0;
-	/* 4. the CPU's locality window */
+	/* 4. the CPU's locality window, while contention gives it bookings */
 	if (ac->kind == BGA_REQ_LOCAL)
 		rc = alloc_local(vol, ac, out);
 	/* 5. the group walk */
 	if (rc == -EBUSY) {
 		ac->book = NULL;
 		rc = search(vol, ac, out);
+		if (ac->goal_busy && req->goal == BGA_NO_GOAL && req->max_len <= BGA_LOCAL_MAX_REQ)
+			__atomic_store_n(&ac->pc->local.left, BGA_LOCAL_BOOKINGS, __ATOMIC_RELAXED);
 	}
 done:
 	if (rc == 0 && ac->note)
@@ -444,6 +488,8 @@ done:
  * the goal's run holds costs nothing more: the first walk takes it there.
  * So a request that one run can hold comes back as one extent (Ceph's
  * allocators keep it whole; mballoc looks for its goal length first).
+ * A goal-less request is one too: it has no goal block to keep, and
+ * packing from the home (steer.h) fills the holes that hold it whole.
  * An unaligned bga_alloc without the flag keeps its promise of the goal
  * block whenever a run of min_len starts there (bgalloc.h): passing
  * shorter runs over for whole ones doubled the aging benchmark's free
@@ -453,8 +499,8 @@ static int route_whole(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
 {
 	uint32_t min = ac->min;
 	/* (the request's own align: a stripe's pass is not an aligned request) */
-	if (min < ac->max && ac->kind == BGA_REQ_PLAIN &&
-	    (ac->whole || (ac->req->flags & BGA_WHOLE) || ac->req->align > 1)) {
+	if (min < ac->max && (ac->kind == BGA_REQ_PLAIN || ac->kind == BGA_REQ_LOCAL) &&
+	    (ac->whole || (ac->req->flags & BGA_WHOLE) || ac->req->align > 1 || ac->req->goal == BGA_NO_GOAL)) {
 		ac->min = ac->max;
 		int rc = route_once(vol, ac, out);
 		ac->min = min;

@@ -98,17 +98,25 @@ static inline void bga__steer_window_busy(const struct bga_volume *vol, struct b
 
 /*
  * After a plain request for `want` (req->goal) landed at *out, having
- * looked first at `goal`: move the CPU's home on, count a steered
- * allocation, or, when the goal's group was busy and the search went
- * elsewhere, steer this CPU's later requests for that group to where it
- * went.
+ * looked first at `goal`: move the CPU's home when its group was busy,
+ * count a steered allocation, or, when the goal's group was busy and the
+ * search went elsewhere, steer this CPU's later requests for that group
+ * to where it went.
  */
 static inline void bga__note_result(const struct bga_volume *vol, struct bga_percpu *pc, uint64_t want, uint64_t goal,
 			       bool steered, bool busy, const struct bga_extent *out)
 {
 	uint64_t next = out->start + out->len;
 	if (want == BGA_NO_GOAL) {
-		__atomic_store_n(&pc->steer.home, next, __ATOMIC_RELAXED);
+		/* Goal-less requests pack from the low end of the home's
+		 * group, as first fit would, and the home stays there while
+		 * the group serves them: moving on after each would spread
+		 * them, and the holes their frees leave, over the whole
+		 * volume (BENCHMARKS.md#placement-on-recorded-histories).  It moves,
+		 * to the start of the group the walk went to, only when
+		 * another CPU held the home's lock: CPUs that meet drift apart. */
+		if (busy)
+			__atomic_store_n(&pc->steer.home, bga__gpos(vol, out->start).first, __ATOMIC_RELAXED);
 		return;
 	}
 	if (steered) {

@@ -186,6 +186,8 @@ struct bga_actx {
 	uint32_t wsize;                /* its size */
 	bool whole;                    /* a bga_alloc_vec piece: one run for all of max first, and a
 					* goal inside a free run moved to its start (search.c) */
+	uint32_t fit;                  /* a file's first window's first pass: runs of at least
+					* this many (0: ac->room's; search.c) */
 };
 
 

@@ -167,14 +167,9 @@ struct bga_volume {
 	 * Written while the volume runs, each on a line of its own (the
 	 * volume is allocated line-aligned): beside the read-mostly fields
 	 * above, every write would make every other CPU miss on them.
-	 * rsv_seq shared a line with win_chunks, so each handle opened on
-	 * one CPU cost the other CPU's next window booking a line transfer
-	 * (BENCHMARKS.md#placement-under-many-writers).
 	 */
 	uint64_t reserved __attribute__((aligned(BGA_CACHELINE)));       /* atomic */
 	uint64_t last_committed __attribute__((aligned(BGA_CACHELINE))); /* atomic */
-	uint64_t rsv_seq __attribute__((aligned(BGA_CACHELINE))); /* atomic: handles ever opened
-								    * (their colours; rsv.c says why shared) */
 	/* atomic: summary rechecks (groupidx.c), during which the index may
 	 * miss a group for a moment: in flight in the low 32 bits, done in
 	 * the high 32 */

@@ -71,7 +71,6 @@ struct bga_window {
 	uint32_t start;
 	uint32_t end;     /* span's end, copied at every change of it (all under the
 			   * group lock): what a locked reader looks at instead of span */
-	uint32_t slice;   /* where a booking looks first in a group other than the goal's */
 	uint32_t stored;  /* cur when the last store copied the group (persist.c), under
 			   * every group lock */
 	bool linked;
@@ -84,18 +83,32 @@ struct bga_window {
  * request of at most BGA_LOCAL_MAX_REQ blocks (ext4's mb_stream_req
  * default) without a handle comes from its CPU's window, booked
  * BGA_LOCAL_WINDOW blocks at a time (ext4's lg prealloc, 512) near the
- * CPU's home.  So small unrelated files from different CPUs never share a
- * group, and their allocations take no group lock.
+ * CPU's home, while its home is contended (BGA_LOCAL_BOOKINGS).  So small
+ * unrelated files from CPUs that meet stop sharing a group, and their
+ * allocations take no group lock.
  */
 #define BGA_LOCAL_MAX_REQ 16
 #define BGA_LOCAL_WINDOW 512
 
-/* A CPU's locality window (percpu.h): the window, and the flag that lets
- * one thread at a time book it (search.c's alloc_local); other threads on
- * the CPU take from it meanwhile. */
+/*
+ * Bookings of a CPU's locality window after its home group was last found
+ * busy.  The window buys a group lock saved per small request where
+ * another CPU contends for the home; without contention it costs free
+ * space: its blocks stand at the front of a run while the holes before
+ * it wait, where first fit would fill them (BENCHMARKS.md#placement-on-recorded-histories), so goal-less requests then walk from the home as first
+ * fit does.
+ */
+#define BGA_LOCAL_BOOKINGS 8
+
+/* A CPU's locality window (percpu.h): the window, the flag that lets
+ * one thread at a time book it (search.c's alloc_local), and how many
+ * bookings contention has left it; other threads on the CPU take from it
+ * meanwhile. */
 struct bga_local_window {
 	struct bga_window win;
 	uint32_t booking; /* atomic: 1 while a thread books */
+	uint32_t left;    /* atomic (relaxed, a hint): bookings left, BGA_LOCAL_BOOKINGS
+			   * when a goal-less walk found the home's lock held */
 };
 
 #define BGA_WSPAN_BITS 21

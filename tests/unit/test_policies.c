@@ -37,6 +37,75 @@ static int alloc1(struct bga_volume *vol, uint64_t goal, struct bga_rsv *rsv, ui
 	return rc;
 }
 
+/* ---- goal-less requests: packed from the home ---- */
+
+/*
+ * Goal-less requests pack from the low end of the calling CPU's home
+ * group, as first fit would, and the home stays there while nobody
+ * contends for it (alloc.h, "Where a request looks"): each request is
+ * judged by the model as if its goal were the home's first block, whole
+ * where a run holds it (refmodel_alloc_whole_check), through allocations
+ * and frees that leave holes behind.  Moving the home on after each
+ * allocation spread goal-less data, and the holes its frees left, over
+ * the whole volume (BENCHMARKS.md#placement-on-recorded-histories).
+ */
+Test(home, goalless_requests_pack_first_fit_from_the_home)
+{
+	cpu_set_t set, old;
+	cr_assert_eq(sched_getaffinity(0, sizeof(old), &old), 0);
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	struct bga_config cfg;
+	bga_config_init(&cfg, 4 * 2048);
+	cfg.blocks_per_group = 2048;
+	struct bga_volume *vol;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	struct refmodel m;
+	cr_assert_eq(refmodel_init(&m, &cfg), 0);
+	struct bga_extent e, got[256];
+	unsigned n = 0;
+	/* the first request of a fresh volume finds the home's first block */
+	struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 1};
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	cr_assert_eq(e.start % cfg.blocks_per_group, 0, "a fresh home group's first block is %llu",
+		     (unsigned long long)e.start);
+	uint64_t home = e.start;
+	cr_assert_eq(refmodel_alloc_check(&m, &req, 0, &e), 0, "%s", m.err);
+	got[n++] = e;
+	uint64_t seed = 42;
+	for (int i = 0; i < 3000; i++) {
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+		if (n > 0 && (n == 256 || seed % 3 == 0)) {
+			unsigned k = (unsigned)(seed >> 8) % n;
+			cr_assert_eq(bga_free(vol, got[k].start, got[k].len), 0);
+			cr_assert_eq(refmodel_free(&m, got[k].start, got[k].len), 0);
+			got[k] = got[--n];
+			continue;
+		}
+		req.min_len = 1 + (seed >> 16) % 4;
+		req.max_len = req.min_len + (seed >> 24) % 60;
+		/* the model's rule for a request kept whole, at the home */
+		struct bga_request as_home = req;
+		as_home.goal = home;
+		as_home.flags |= BGA_WHOLE;
+		int rc = bga_alloc(vol, &req, &e);
+		if (rc == 0)
+			cr_assert_eq(refmodel_alloc_whole_check(&m, &as_home, &e), 0, "request %d: %s", i, m.err);
+		cr_assert_eq(refmodel_alloc_check(&m, &req, rc, &e), 0, "request %d: %s", i, m.err);
+		if (rc == 0)
+			got[n++] = e;
+	}
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_eq(st.rsv_window_blocks, 0, "no contention, yet a locality window");
+	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
+	refmodel_fini(&m);
+	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
 /* ---- steering around a busy goal group ---- */
 
 /*

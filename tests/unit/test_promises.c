@@ -25,6 +25,7 @@
 
 #include <bgalloc.h>
 
+#include "contend.h"
 #include "persist_image.h"
 #include "testutil.h"
 
@@ -79,6 +80,11 @@ static void eagain_through_a_window(bool handle)
 		take(vol, 16, 48);
 	} else {
 		take(vol, 16, 48);
+		/* a CPU books a locality window only once its home was found
+		 * contended (test_windows) */
+		struct bga_request one = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 1};
+		cr_assert_eq(contend_alloc(vol, 0, &one, &e), 0);
+		cr_assert_eq(bga_free(vol, e.start, 1), 0);
 		cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, NULL, 0, &e), 0, "the CPU window books [13,16)");
 	}
 	cr_assert_eq(e.start, 13);

@@ -18,6 +18,8 @@
 
 #include <bgalloc.h>
 
+#include "contend.h"
+#include "refmodel.h"
 #include "group.h"
 #include "memio.h"
 #include "snapshot.h"
@@ -346,66 +348,148 @@ static void *small_files(void *arg)
 	return NULL;
 }
 
-Test(windows, small_goalless_requests_come_from_the_cpu_window)
+/*
+ * A CPU's locality window costs free space where nobody contends (its
+ * blocks stand at the front of a run while holes behind it wait), so
+ * small goal-less requests book none until their home group's lock is
+ * found held: then the CPU's home moves to where the walk went, and its
+ * next small requests come from a window booked there, without a lock.
+ */
+Test(windows, small_goalless_requests_use_the_cpu_window_only_under_contention)
 {
-	struct bga_volume *vol = make_volume(1 << 20, 4096, 0);
+	struct bga_volume *vol = make_volume(1 << 16, 4096, 0);
 	struct local_arg a = {vol, 0, {0}, 0};
 	void *rc;
 	pthread_t t;
 	cr_assert_eq(pthread_create(&t, NULL, small_files, &a), 0);
 	pthread_join(t, &rc);
 	cr_assert_null(rc);
-	/* the first books a window; the rest take from it without a lock */
 	struct bga_stats st;
 	cr_assert_eq(bga_stats(vol, &st), 0);
-	cr_assert_eq(st.rsv_window_blocks, 512 - 64 * 4, "one 512-block window, 64 x 4 taken");
+	cr_assert_eq(st.rsv_window_blocks, 0, "no contention, yet a window holds %llu blocks",
+		     (unsigned long long)st.rsv_window_blocks);
 	for (int i = 1; i < a.n; i++)
-		cr_assert_eq(a.groups[i], a.groups[0]);
-	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
-		struct local_arg b = {vol, 1, {0}, 0};
-		cr_assert_eq(pthread_create(&t, NULL, small_files, &b), 0);
-		pthread_join(t, &rc);
-		cr_assert_null(rc);
-		cr_assert_neq(b.groups[0], a.groups[0], "two CPUs' small files share group %llu",
-			      (unsigned long long)a.groups[0]);
-	}
-	/* a larger request does not use it, nor does one with a goal */
+		cr_assert_eq(a.groups[i], a.groups[0], "small files left their home group");
+	/* the home's lock held once: the walk goes elsewhere, the home with it */
+	cpu_set_t set, old;
+	cr_assert_eq(sched_getaffinity(0, sizeof(old), &old), 0);
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 4};
 	struct bga_extent e;
-	uint64_t held = st.rsv_window_blocks;
+	cr_assert_eq(contend_alloc(vol, a.groups[0], &req, &e), 0);
+	uint64_t moved = e.start / 4096;
+	cr_assert_neq(moved, a.groups[0], "served in the group whose lock was held");
+	uint64_t lock0 = lock_acquisitions(vol);
+	for (int i = 0; i < 16; i++) {
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+		cr_assert_eq(e.start / 4096, moved, "the home did not move with the contention");
+	}
 	cr_assert_eq(bga_stats(vol, &st), 0);
-	held = st.rsv_window_blocks;
-	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 17, 17, NULL, 0, &e), 0);
-	cr_assert_eq(alloc_at(vol, 5000, 1, 1, NULL, 0, &e), 0);
-	cr_assert_eq(e.start, 5000);
+	cr_assert_gt(st.rsv_window_blocks, 0, "contention booked no locality window");
+	/* the booking took a lock, the window's takes none (stats take some
+	 * of their own: count only the requests') */
+	uint64_t lock1 = lock_acquisitions(vol);
 	cr_assert_eq(bga_stats(vol, &st), 0);
-	cr_assert_eq(st.rsv_window_blocks, held);
+	uint64_t per_stats = lock_acquisitions(vol) - lock1;
+	cr_assert_leq(lock1 - lock0 - per_stats, 2, "%llu locks for 16 small requests",
+		      (unsigned long long)(lock1 - lock0 - per_stats));
+	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/*
+ * A file's first window packs: from the home's low end, into the first
+ * free run that holds what the file asked for, or its window and half as
+ * much again (smaller holes are passed over), from that run's start, so it splits no run it
+ * does not fill.  The model finds that run on its own.
+ */
+Test(windows, a_first_window_packs_into_the_first_run_that_holds_it)
+{
+	cpu_set_t set, old;
+	cr_assert_eq(sched_getaffinity(0, sizeof(old), &old), 0);
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	struct bga_config cfg;
+	bga_config_init(&cfg, 4096);
+	cfg.blocks_per_group = 4096; /* one group: every CPU's home */
+	struct bga_volume *vol;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	struct refmodel m;
+	cr_assert_eq(refmodel_init(&m, &cfg), 0);
+	struct bga_extent e;
+	struct bga_request all = {.goal = 0, .min_len = 600, .max_len = 600, .flags = BGA_EXACT_GOAL};
+	cr_assert_eq(bga_alloc(vol, &all, &e), 0);
+	cr_assert_eq(refmodel_alloc_check(&m, &all, 0, &e), 0, "%s", m.err);
+	/* holes of 3, 7, 5, 10 and 30 blocks */
+	const uint64_t holes[][2] = {{20, 3}, {100, 7}, {200, 5}, {300, 10}, {400, 30}};
+	for (int i = 0; i < 5; i++) {
+		cr_assert_eq(bga_free(vol, holes[i][0], holes[i][1]), 0);
+		cr_assert_eq(refmodel_free(&m, holes[i][0], holes[i][1]), 0);
+	}
+	for (uint32_t want = 1; want <= 12; want += 11) {
+		struct bga_rsv *rsv;
+		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+		/* its request, or its window and half as much again */
+		uint64_t win = cfg.rsv_default + cfg.rsv_default / 2, fit = want > win ? want : win, first = 0;
+		while (refmodel_run_at(&m, first, false) < fit)
+			first++;
+		struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = want, .rsv = rsv};
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+		cr_assert_eq(e.start, first, "a first window of %u at %llu, the first run of %llu is at %llu", want,
+			     (unsigned long long)e.start, (unsigned long long)fit, (unsigned long long)first);
+		cr_assert_eq(e.len, want);
+		cr_assert_eq(refmodel_alloc_check(&m, &req, 0, &e), 0, "%s", m.err);
+		struct bga_extent w;
+		cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+		if (w.len)
+			cr_assert_eq(w.start, e.start + e.len, "the window goes on from the extent");
+		bga_rsv_close(rsv);
+		cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
+	}
+	refmodel_fini(&m);
+	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/*
+ * A window serves a request whole or not at all: a remainder shorter
+ * than the request is given back and the next window booked where it
+ * started, so a file written in order gets the whole request, in place,
+ * where the blocks after the window are free (it used to get what the
+ * remainder held, and ask again).
+ */
+Test(windows, a_request_longer_than_the_remainder_goes_on_in_place_whole)
+{
+	struct bga_volume *vol = make_volume(1 << 16, 4096, 0);
+	struct bga_extent held, e;
+	struct bga_rsv *rsv = window_at(vol, 1000, 8, &held); /* 1000 taken, [1001, 1008) held */
+	cr_assert_eq(alloc_at(vol, 1001, 1, 5, rsv, 0, &e), 0);
+	cr_assert_eq(e.start, 1001);
+	cr_assert_eq(e.len, 5, "served from the window");
+	cr_assert_eq(alloc_at(vol, 1006, 1, 4, rsv, 0, &e), 0);
+	cr_assert_eq(e.start, 1006, "the file went elsewhere");
+	cr_assert_eq(e.len, 4, "cut at the window's end: %llu of 4", (unsigned long long)e.len);
+	cr_assert_eq(bga_rsv_window(rsv, &held), 0);
+	cr_assert(held.len == 0 || held.start == 1010, "the next window follows the file");
+	/* with the blocks after it taken, the file moves on whole */
+	struct bga_extent w;
+	cr_assert_eq(alloc_at(vol, 1010, 1, 1, rsv, 0, &e), 0);
+	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+	uint64_t end = w.start + w.len;
+	cr_assert_eq(alloc_at(vol, end, 20, 20, NULL, BGA_EXACT_GOAL, &e), 0);
+	cr_assert_eq(alloc_at(vol, w.start, 1, w.len + 3, rsv, 0, &e), 0);
+	cr_assert_eq(e.len, w.len + 3, "a request the free space holds whole came back cut");
+	bga_rsv_close(rsv);
 	assert_clean(vol);
 	bga_destroy(vol);
 }
 
 /* ---- two writers in one directory ---- */
-
-struct holder {
-	struct bga_volume *vol;
-	uint64_t g;
-	int held; /* atomic: 1 while the lock is held */
-};
-
-/* Hold group g's lock until another thread's trylock has found it held
- * (the slot's try_failed count moves; at most 10 s), so the writer sees
- * it busy however the two threads are scheduled. */
-static void *hold_group(void *arg)
-{
-	struct holder *h = arg;
-	const struct locktab_slot *s = bga__group_slot(h->vol, h->g);
-	uint64_t before = __atomic_load_n(&s->try_failed, __ATOMIC_RELAXED);
-	bga__group_lock(h->vol, h->g);
-	__atomic_store_n(&h->held, 1, __ATOMIC_RELEASE);
-	for (int ms = 0; ms < 10000 && __atomic_load_n(&s->try_failed, __ATOMIC_RELAXED) == before; ms++)
-		usleep(1000);
-	bga__group_unlock(h->vol, h->g);
-	return NULL;
-}
 
 struct dir_writer {
 	struct bga_volume *vol;
@@ -434,10 +518,10 @@ static void *write_two_files(void *arg)
 		if (alloc_at(d->vol, b, 1, 1, rsv, 0, &e) != 0 || e.start != b)
 			d->contiguous = false;
 	/* the window is used up: the next block books under the group's lock */
-	struct holder h = {d->vol, d->first[0] / 4096, 0};
+	struct contend_holder h = {d->vol, d->first[0] / 4096, 0};
 	pthread_t t;
 	if (d->busy) {
-		if (pthread_create(&t, NULL, hold_group, &h) != 0)
+		if (pthread_create(&t, NULL, contend_hold_group, &h) != 0)
 			return (void *)3;
 		while (!__atomic_load_n(&h.held, __ATOMIC_ACQUIRE))
 			sched_yield();
@@ -500,6 +584,9 @@ Test(windows, a_group_without_room_is_corrected_and_skipped_until_something_is_f
 	cr_assert_eq(grp->flags & BGA_GROUP_NO_ROOM, 0);
 	struct bga_rsv *rsv;
 	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	/* a first window, used up whole: the next asks for room (a first
+	 * window asks only for what its file asked) */
+	cr_assert_eq(alloc_at(vol, 6 * 4096, 8, 8, rsv, 0, &e), 0);
 	cr_assert_eq(alloc_at(vol, 3 * 4096 + 3, 1, 1, rsv, 0, &e), 0); /* an allocated goal */
 	cr_assert_neq(e.start / 4096, 3, "a window went into a group of one-block holes");
 	cr_assert_eq(grp->max_run, 1, "max_run still %u after a booking found no room", grp->max_run);

@@ -12,7 +12,7 @@ case ${1:-} in /*) R=$1/examples/replay/bga-replay ;; esac
 [ -x "$R" ] || { echo "regen_hashes: no $R" >&2; exit 2; }
 {
 	echo "# trace allocator hash: written by regen_hashes.sh, checked by tests/system/replay_test.sh"
-	for t in *.trace; do
+	for t in *.trace *.trace.xz; do
 		"$R" run "$t" -a bgalloc -a bgalloc,windows=off -a ext2 | sed -n "s|^hash |$t |p"
 	done
 } >hashes.txt.new

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# `make model`: the model of N cores (bench/model/model.c) for the demo's
+# workloads and the counter modes, each against the baseline, and its
+# check against what this machine measures in the same run.
+#   bench/model/model.sh MODEL_BUILD RELEASE_BUILD
+# MODEL_BUILD: cmake -DBGA_MODEL=ON (bga-model, bga-model-plain);
+# RELEASE_BUILD: cmake -DBGA_BENCH=ON (bga-scale, for the check).
+# Writes model.txt, model.json and model.png beside the demo's report
+# (build/demo, or BGA_DEMO_OUT), the raw counts under model/ there, and
+# ends with one `model ...` line per workload and variant and one
+# `model-check ...` line per workload (report.py says how).
+set -euo pipefail
+mb=${1:?usage: bench/model/model.sh MODEL_BUILD RELEASE_BUILD}
+rb=${2:?usage: bench/model/model.sh MODEL_BUILD RELEASE_BUILD}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${BGA_DEMO_OUT:-$root/build/demo}
+raw=$out/model
+mkdir -p "$raw"
+model=$mb/bench/model/bga-model
+plain=$mb/bench/model/bga-model-plain
+# the modelled CPU id lives in glibc's rseq area, which must stay unregistered
+export GLIBC_TUNABLES=glibc.pthread.rseq=0
+configs="churn:bgalloc churn:baseline writers:bgalloc writers:baseline appenders-own:bgalloc appenders-own:baseline counter:percpu counter:atomic"
+# the same addresses every run where setarch can turn ASLR off (which
+# objects share a line depends on heap offsets, which it keeps anyway)
+norand=
+if setarch "$(uname -m)" -R true 2>/dev/null; then
+	norand="setarch $(uname -m) -R"
+fi
+SECONDS=0
+: >"$raw/count.jsonl"
+: >"$raw/count2.jsonl"
+echo "{" >"$raw/instr.json.tmp"
+echo "{" >"$raw/time.json.tmp"
+sep=
+for c in $configs; do
+	w=${c%:*} v=${c#*:}
+	echo "model: $w $v" >&2
+	# the counts: 1..64 cores of a 64-CPU machine, and 2 of a 2-CPU one
+	# (the check); a process each, so that no heap state of one count
+	# (which thread freed what first) reaches the next
+	for n in 1 2 4 8 16 32 64; do
+		$norand "$model" -w "$w" -v "$v" -t $n >>"$raw/count.jsonl"
+	done
+	$norand "$model" --ncpus 2 -w "$w" -v "$v" -t 2 >>"$raw/count2.jsonl"
+	# instructions per op of one core on the release library, by callgrind
+	cg=$raw/callgrind.$w.$v
+	valgrind --tool=callgrind --toggle-collect=model_op_measured --callgrind-out-file="$cg" \
+		"$plain" -w "$w" -v "$v" -t 1 >"$raw/plain.$w.$v.json" 2>/dev/null
+	ops=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ops"])' "$raw/plain.$w.$v.json")
+	ir=$(awk '/^(summary|totals):/ {print $2; exit}' "$cg")
+	echo "$sep\"$w/$v\": $(python3 -c "print($ir / $ops)")" >>"$raw/instr.json.tmp"
+	# one core's CPU time per op, unmodelled, for the CPI
+	ns=$("$plain" --time -w "$w" -v "$v" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ns_per_op"])')
+	echo "$sep\"$w/$v\": $ns" >>"$raw/time.json.tmp"
+	sep=,
+done
+echo "}" >>"$raw/instr.json.tmp"
+echo "}" >>"$raw/time.json.tmp"
+mv "$raw/instr.json.tmp" "$raw/instr.json"
+mv "$raw/time.json.tmp" "$raw/time.json"
+# The check: the demo's measure at 1 and 2 threads, and the ceiling, now.
+unset GLIBC_TUNABLES
+if [ -x "$rb/bench/bga-scale" ]; then
+	"$root/bench/ceiling.sh" "$rb" 5 "$raw/ceiling.json" >/dev/null ||
+		echo "model: no ceiling measured; no check" >&2
+	"$rb/bench/bga-scale" -q -w churn,writers,appenders-own -V bgalloc -t 1,2 -r 5 -d 0.2 \
+		-j "$raw/scale.json" >/dev/null
+else
+	echo "model: $rb/bench/bga-scale is missing (cmake -DBGA_BENCH=ON): no check" >&2
+fi
+echo "model: counted and measured in ${SECONDS} s; the report: $out/model.txt, model.json, model.png" >&2
+python3 "$root/bench/model/report.py" "$raw" "$model" "$out"

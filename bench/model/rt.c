@@ -1,0 +1,681 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The model's runtime: what rt.h says.  Built without instrumentation and
+ * linked into bga-model, whose copy of lib/ is built with
+ * -fsanitize=thread (bench/model/CMakeLists.txt): every load, store and
+ * atomic of lib/ lands here.  The atomics are performed here too (the
+ * instrumentation replaced them by calls), sequentially consistent
+ * whatever order was asked: the baton runs one thread at a time, so the
+ * order asked cannot be observed.
+ *
+ * Not seen: accesses inside libc (memset, memcpy, the pthread mutex word
+ * except as the wrapper below touches it) and inside liburcu-bp.
+ */
+#define _GNU_SOURCE
+#include "rt.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* glibc's own allocator, under the wrappers below. */
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void __libc_free(void *);
+
+extern char __executable_start[], _end[];
+
+/* ---- lines ----------------------------------------------------------- */
+
+struct line {
+	uint64_t key; /* line number + 1; 0 = empty slot */
+	uint64_t sharers;
+	int32_t owner; /* last writer; -1: never written */
+	uint32_t rmoves, wmoves;
+	uint64_t users; /* cores that touched it while measuring */
+	uintptr_t addr, pc; /* the access behind the last counted move */
+};
+
+#define LINE_BITS 21
+#define LINE_SLOTS (1u << LINE_BITS)
+static struct line *lines;
+static uint32_t lines_used;
+
+static __thread int cur_core = -1; /* -1: not a modelled core; counted as core 0 */
+static int measuring;
+static uint64_t n_ops, n_acc, n_rmoves, n_wmoves, n_amoves;
+
+/* access kinds: a read, a plain write, an atomic read-modify-write or store */
+enum { RD = 0, WR = 1, AT = 2 };
+
+/* ---- locks ------------------------------------------------------------- */
+
+struct lockst {
+	uintptr_t addr; /* 0 = empty */
+	const char *kind;
+	uint64_t holds, cs_acc, cs_moves, cores;
+};
+#define LOCK_SLOTS 8192u
+static struct lockst locks[LOCK_SLOTS];
+#define MAX_HELD 8
+static struct lockst *held[RT_MAX_CORES][MAX_HELD];
+static int nheld[RT_MAX_CORES];
+
+struct range {
+	uintptr_t base;
+	size_t n, stride;
+	const char *name;
+};
+static struct range lock_ranges[8], objects[64];
+static int nlock_ranges, nobjects;
+
+/* ---- allocations, for naming heap lines --------------------------------- */
+
+struct alloc {
+	uintptr_t p; /* 0 = empty */
+	size_t size;
+	uintptr_t site;
+};
+#define ALLOC_BITS 20
+#define ALLOC_SLOTS (1u << ALLOC_BITS)
+static struct alloc *allocs;
+static int alloc_lock; /* threads outside the baton allocate too (thread start and exit) */
+
+static inline int core_now(void)
+{
+	return cur_core < 0 ? 0 : cur_core;
+}
+
+static inline uint64_t mix(uint64_t x)
+{
+	x *= 0x9e3779b97f4a7c15ull;
+	return x ^ (x >> 29);
+}
+
+static struct line *line_of(uint64_t l)
+{
+	uint64_t key = l + 1;
+	uint32_t i = (uint32_t)mix(key) & (LINE_SLOTS - 1);
+
+	if (!lines)
+		lines = __libc_calloc(LINE_SLOTS, sizeof(*lines));
+	for (;; i = (i + 1) & (LINE_SLOTS - 1)) {
+		struct line *e = &lines[i];
+		if (e->key == key)
+			return e;
+		if (e->key == 0) {
+			if (++lines_used > LINE_SLOTS / 4 * 3) {
+				fprintf(stderr, "model: more than %u lines touched\n", LINE_SLOTS / 4 * 3);
+				abort();
+			}
+			e->key = key;
+			e->owner = -1;
+			return e;
+		}
+	}
+}
+
+static void touch_line(uint64_t l, int kind, uintptr_t addr, uintptr_t pc)
+{
+	int write = kind != RD;
+	struct line *e = line_of(l);
+	int c = core_now();
+	uint64_t me = 1ull << c;
+	int moved = 0;
+
+	if (write) {
+		moved = (e->sharers & ~me) ? 2 : 0;
+		e->owner = c;
+		e->sharers = me;
+	} else if (!(e->sharers & me)) {
+		moved = e->owner >= 0 && e->owner != c;
+		e->sharers |= me;
+	}
+	if (measuring)
+		e->users |= me;
+	if (!moved || !measuring)
+		return;
+	if (moved == 1) {
+		n_rmoves++;
+		e->rmoves++;
+	} else {
+		n_wmoves++;
+		n_amoves += kind == AT;
+		e->wmoves++;
+	}
+	e->addr = addr;
+	e->pc = pc;
+	for (int i = 0; i < nheld[c]; i++)
+		held[c][i]->cs_moves++;
+}
+
+static int in_lock_range(uintptr_t a);
+static void lock_released(uintptr_t addr);
+
+static inline void access_(const volatile void *p, size_t size, int kind, uintptr_t pc)
+{
+	int write = kind != RD;
+	uintptr_t a = (uintptr_t)p;
+	int c = core_now();
+
+	if (measuring) {
+		n_acc++;
+		for (int i = 0; i < nheld[c]; i++)
+			held[c][i]->cs_acc++;
+	}
+	if (!size)
+		return;
+	/* Concurrency Kit's unlocks are plain (volatile) stores of 0: a plain
+	 * write by the holder to a lock word it holds is its release. */
+	if (write && nheld[c] && nlock_ranges && in_lock_range(a))
+		lock_released(a);
+	for (uint64_t l = a >> 6; l <= (a + size - 1) >> 6; l++)
+		touch_line(l, kind, a, pc);
+}
+
+static struct lockst *lock_of(uintptr_t addr, const char *kind)
+{
+	uint32_t i = (uint32_t)mix(addr) & (LOCK_SLOTS - 1);
+
+	for (;; i = (i + 1) & (LOCK_SLOTS - 1)) {
+		if (locks[i].addr == addr)
+			return &locks[i];
+		if (locks[i].addr == 0) {
+			locks[i].addr = addr;
+			locks[i].kind = kind;
+			return &locks[i];
+		}
+	}
+}
+
+static void lock_acquired(uintptr_t addr, const char *kind)
+{
+	int c = core_now();
+	struct lockst *l = lock_of(addr, kind);
+
+	if (nheld[c] == MAX_HELD) {
+		fprintf(stderr, "model: more than %d locks held at once\n", MAX_HELD);
+		abort();
+	}
+	held[c][nheld[c]++] = l;
+	if (measuring) {
+		l->holds++;
+		l->cores |= 1ull << c;
+	}
+}
+
+static void lock_released(uintptr_t addr)
+{
+	int c = core_now();
+
+	for (int i = nheld[c] - 1; i >= 0; i--) {
+		if (held[c][i]->addr != addr)
+			continue;
+		memmove(&held[c][i], &held[c][i + 1], (size_t)(nheld[c] - i - 1) * sizeof(held[c][0]));
+		nheld[c]--;
+		return;
+	}
+}
+
+static int in_lock_range(uintptr_t a)
+{
+	for (int i = 0; i < nlock_ranges; i++) {
+		struct range *r = &lock_ranges[i];
+		if (a >= r->base && a < r->base + r->n * r->stride && (a - r->base) % r->stride == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* An atomic changed the word at a from old to new: a lock word of a range
+ * going 0 -> non-zero is an acquisition, back to 0 a release. */
+static inline void lock_watch(const volatile void *a, uint64_t old, uint64_t new)
+{
+	if (!nlock_ranges || !in_lock_range((uintptr_t)a))
+		return;
+	if (old == 0 && new != 0)
+		lock_acquired((uintptr_t)a, "spin");
+	else if (old != 0 && new == 0)
+		lock_released((uintptr_t)a);
+}
+
+/* ---- the API of rt.h ------------------------------------------------------- */
+
+void rt_set_core(int core)
+{
+	cur_core = core;
+}
+
+void rt_measure(int on)
+{
+	measuring = on;
+}
+
+void rt_op_done(void)
+{
+	if (measuring)
+		n_ops++;
+}
+
+int rt_counting(void)
+{
+	return 1;
+}
+
+void rt_reset(void)
+{
+	if (lines)
+		memset(lines, 0, LINE_SLOTS * sizeof(*lines));
+	lines_used = 0;
+	memset(locks, 0, sizeof(locks));
+	memset(nheld, 0, sizeof(nheld));
+	nlock_ranges = nobjects = 0;
+	n_ops = n_acc = n_rmoves = n_wmoves = n_amoves = 0;
+	measuring = 0;
+}
+
+void rt_lock_range(const void *base, size_t n, size_t stride, const char *name)
+{
+	if (nlock_ranges < (int)(sizeof(lock_ranges) / sizeof(lock_ranges[0])))
+		lock_ranges[nlock_ranges++] = (struct range){(uintptr_t)base, n, stride, name};
+	rt_object(base, n, stride, name);
+}
+
+void rt_object(const void *base, size_t n, size_t size, const char *type)
+{
+	if (nobjects < (int)(sizeof(objects) / sizeof(objects[0])))
+		objects[nobjects++] = (struct range){(uintptr_t)base, n, size, type};
+}
+
+/* Where address a is, as one JSON string: a registered object and its
+ * element and offset, a live heap block by its allocation site, the
+ * executable's image, or the bare address. */
+static void name_addr(FILE *f, uintptr_t a)
+{
+	uintptr_t exe = (uintptr_t)__executable_start;
+
+	for (int i = 0; i < nobjects; i++) {
+		struct range *r = &objects[i];
+		if (a >= r->base && a < r->base + r->n * r->stride) {
+			size_t k = (a - r->base) / r->stride;
+			if (r->n > 1)
+				fprintf(f, "\"obj:%s[%zu]+%zu\"", r->name, k, (size_t)(a - r->base - k * r->stride));
+			else
+				fprintf(f, "\"obj:%s+%zu\"", r->name, (size_t)(a - r->base));
+			return;
+		}
+	}
+	if (a >= exe && a < (uintptr_t)_end) {
+		fprintf(f, "\"exe:0x%" PRIxPTR "\"", a - exe);
+		return;
+	}
+	for (uint32_t i = 0; allocs && i < ALLOC_SLOTS; i++) {
+		struct alloc *b = &allocs[i];
+		if (b->p && a >= b->p && a < b->p + b->size) {
+			fprintf(f, "\"heap:0x%" PRIxPTR "+%zu/%zu\"", b->site - exe, (size_t)(a - b->p), b->size);
+			return;
+		}
+	}
+	fprintf(f, "\"addr:0x%" PRIxPTR "\"", a);
+}
+
+static int by_moves(const void *x, const void *y)
+{
+	const struct line *a = *(struct line *const *)x, *b = *(struct line *const *)y;
+	uint32_t ma = a->rmoves + a->wmoves, mb = b->rmoves + b->wmoves;
+	return ma < mb ? 1 : ma > mb ? -1 : (a->key > b->key) - (a->key < b->key);
+}
+
+void rt_report(FILE *f, int top)
+{
+	struct line **moved = __libc_malloc(sizeof(*moved) * (lines_used + 1));
+	uint32_t n = 0;
+	int first = 1;
+
+	fprintf(f, "\"ops\": %" PRIu64 ", \"accesses\": %" PRIu64 ", \"rmoves\": %" PRIu64 ", \"wmoves\": %" PRIu64
+		   ", \"amoves\": %" PRIu64 ", \"lines_touched\": %u, \"locks\": [",
+		n_ops, n_acc, n_rmoves, n_wmoves, n_amoves, lines_used);
+	for (uint32_t i = 0; i < LOCK_SLOTS; i++) {
+		struct lockst *l = &locks[i];
+		if (!l->addr || !l->holds)
+			continue;
+		fprintf(f, "%s{\"kind\": \"%s\", \"where\": ", first ? "" : ", ", l->kind);
+		name_addr(f, l->addr);
+		fprintf(f, ", \"holds\": %" PRIu64 ", \"cs_acc\": %" PRIu64 ", \"cs_moves\": %" PRIu64 ", \"cores\": %d}",
+			l->holds, l->cs_acc, l->cs_moves, __builtin_popcountll(l->cores));
+		first = 0;
+	}
+	fprintf(f, "], \"lines\": [");
+	for (uint32_t i = 0; lines && moved && i < LINE_SLOTS; i++)
+		if (lines[i].key && lines[i].rmoves + lines[i].wmoves)
+			moved[n++] = &lines[i];
+	if (moved)
+		qsort(moved, n, sizeof(*moved), by_moves);
+	for (uint32_t i = 0; i < n && (int)i < top; i++) {
+		struct line *e = moved[i];
+		fprintf(f, "%s{\"where\": ", i ? ", " : "");
+		name_addr(f, e->addr);
+		fprintf(f, ", \"rmoves\": %u, \"wmoves\": %u, \"cores\": %d, \"pc\": \"0x%" PRIxPTR "\"}", e->rmoves,
+			e->wmoves, __builtin_popcountll(e->users), e->pc - (uintptr_t)__executable_start);
+	}
+	fprintf(f, "], \"lines_moving\": %u", n);
+	__libc_free(moved);
+}
+
+/* ---- allocation wrappers: the site of every heap block -------------------- */
+
+static void alloc_lock_take(void)
+{
+	while (__atomic_exchange_n(&alloc_lock, 1, __ATOMIC_ACQUIRE))
+		;
+}
+
+static void alloc_note(void *p, size_t size, uintptr_t site)
+{
+	if (!p)
+		return;
+	alloc_lock_take();
+	if (!allocs)
+		allocs = __libc_calloc(ALLOC_SLOTS, sizeof(*allocs));
+	if (allocs) {
+		uint32_t i = (uint32_t)mix((uintptr_t)p) & (ALLOC_SLOTS - 1);
+		while (allocs[i].p && allocs[i].p != (uintptr_t)p)
+			i = (i + 1) & (ALLOC_SLOTS - 1);
+		allocs[i] = (struct alloc){(uintptr_t)p, size, site};
+	}
+	__atomic_store_n(&alloc_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Linear probing with backward-shift deletion: no tombstones pile up. */
+static void alloc_forget(void *p)
+{
+	if (!p)
+		return;
+	alloc_lock_take();
+	if (allocs) {
+		uint32_t i = (uint32_t)mix((uintptr_t)p) & (ALLOC_SLOTS - 1);
+		while (allocs[i].p && allocs[i].p != (uintptr_t)p)
+			i = (i + 1) & (ALLOC_SLOTS - 1);
+		if (allocs[i].p) {
+			uint32_t j = i;
+			for (;;) {
+				j = (j + 1) & (ALLOC_SLOTS - 1);
+				if (!allocs[j].p)
+					break;
+				uint32_t h = (uint32_t)mix(allocs[j].p) & (ALLOC_SLOTS - 1);
+				/* move j back to i unless its home lies in (i, j] */
+				if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
+					allocs[i] = allocs[j];
+					i = j;
+				}
+			}
+			allocs[i].p = 0;
+		}
+	}
+	__atomic_store_n(&alloc_lock, 0, __ATOMIC_RELEASE);
+}
+
+#define SITE ((uintptr_t)__builtin_return_address(0))
+
+void *malloc(size_t n)
+{
+	void *p = __libc_malloc(n);
+	alloc_note(p, n, SITE);
+	return p;
+}
+
+void *calloc(size_t k, size_t n)
+{
+	void *p = __libc_calloc(k, n);
+	alloc_note(p, k * n, SITE);
+	return p;
+}
+
+void *realloc(void *q, size_t n)
+{
+	void *p;
+	alloc_forget(q);
+	p = __libc_realloc(q, n);
+	alloc_note(p, n, SITE);
+	return p;
+}
+
+void free(void *p)
+{
+	alloc_forget(p);
+	__libc_free(p);
+}
+
+void *aligned_alloc(size_t al, size_t n)
+{
+	void *p = __libc_memalign(al, n);
+	alloc_note(p, n, SITE);
+	return p;
+}
+
+void *memalign(size_t al, size_t n)
+{
+	void *p = __libc_memalign(al, n);
+	alloc_note(p, n, SITE);
+	return p;
+}
+
+int posix_memalign(void **out, size_t al, size_t n)
+{
+	void *p = __libc_memalign(al, n);
+	if (!p)
+		return 12; /* ENOMEM */
+	alloc_note(p, n, SITE);
+	*out = p;
+	return 0;
+}
+
+/* ---- pthread mutexes: every one a lock ------------------------------------ */
+
+static int (*real_lock)(pthread_mutex_t *), (*real_trylock)(pthread_mutex_t *), (*real_unlock)(pthread_mutex_t *);
+
+static void resolve(void)
+{
+	real_lock = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_lock");
+	real_trylock = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_trylock");
+	real_unlock = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_unlock");
+}
+
+int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	int rc;
+	if (!real_lock)
+		resolve();
+	rc = real_lock(m);
+	if (rc == 0 && cur_core >= 0) {
+		access_(m, 4, AT, SITE);
+		lock_acquired((uintptr_t)m, "mutex");
+	}
+	return rc;
+}
+
+int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	int rc;
+	if (!real_trylock)
+		resolve();
+	rc = real_trylock(m);
+	if (cur_core >= 0) {
+		access_(m, 4, AT, SITE);
+		if (rc == 0)
+			lock_acquired((uintptr_t)m, "mutex");
+	}
+	return rc;
+}
+
+int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	if (!real_unlock)
+		resolve();
+	if (cur_core >= 0) {
+		access_(m, 4, AT, SITE);
+		lock_released((uintptr_t)m);
+	}
+	return real_unlock(m);
+}
+
+/* ---- the instrumentation's entry points ------------------------------------ */
+
+#define PLAIN(kind, n, write)                                                                                         \
+	void __tsan_##kind##n(void *p)                                                                                \
+	{                                                                                                             \
+		access_(p, n, write, SITE);                                                                           \
+	}                                                                                                             \
+	void __tsan_unaligned_##kind##n(void *p)                                                                      \
+	{                                                                                                             \
+		access_(p, n, write, SITE);                                                                           \
+	}                                                                                                             \
+	void __tsan_volatile_##kind##n(void *p)                                                                       \
+	{                                                                                                             \
+		access_(p, n, write, SITE);                                                                           \
+	}                                                                                                             \
+	void __tsan_##kind##n##_pc(void *p, void *pc)                                                                 \
+	{                                                                                                             \
+		access_(p, n, write, (uintptr_t)pc);                                                                  \
+	}
+PLAIN(read, 1, 0)
+PLAIN(read, 2, 0)
+PLAIN(read, 4, 0)
+PLAIN(read, 8, 0)
+PLAIN(read, 16, 0)
+PLAIN(write, 1, 1)
+PLAIN(write, 2, 1)
+PLAIN(write, 4, 1)
+PLAIN(write, 8, 1)
+PLAIN(write, 16, 1)
+
+void __tsan_read_range(void *p, unsigned long n)
+{
+	access_(p, n, 0, SITE);
+}
+void __tsan_write_range(void *p, unsigned long n)
+{
+	access_(p, n, 1, SITE);
+}
+void __tsan_func_entry(void *pc)
+{
+	(void)pc;
+}
+void __tsan_func_exit(void)
+{
+}
+void __tsan_init(void)
+{
+}
+void __tsan_vptr_update(void **p, void *v)
+{
+	access_(p, sizeof(*p), 1, SITE);
+	*p = v;
+}
+void __tsan_vptr_read(void **p)
+{
+	access_(p, sizeof(*p), 0, SITE);
+}
+void __tsan_atomic_thread_fence(int mo)
+{
+	(void)mo;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+void __tsan_atomic_signal_fence(int mo)
+{
+	(void)mo;
+}
+
+void *__tsan_memcpy(void *d, const void *s, size_t n)
+{
+	access_(s, n, 0, SITE);
+	access_(d, n, 1, SITE);
+	return memcpy(d, s, n);
+}
+void *__tsan_memmove(void *d, const void *s, size_t n)
+{
+	access_(s, n, 0, SITE);
+	access_(d, n, 1, SITE);
+	return memmove(d, s, n);
+}
+void *__tsan_memset(void *d, int c, size_t n)
+{
+	access_(d, n, 1, SITE);
+	return memset(d, c, n);
+}
+
+#define SC __ATOMIC_SEQ_CST
+#define ATOMICS(bits, T)                                                                                              \
+	T __tsan_atomic##bits##_load(const volatile T *a, int mo)                                                     \
+	{                                                                                                             \
+		(void)mo;                                                                                             \
+		access_(a, sizeof(T), 0, SITE);                                                                       \
+		return __atomic_load_n(a, SC);                                                                        \
+	}                                                                                                             \
+	void __tsan_atomic##bits##_store(volatile T *a, T v, int mo)                                                  \
+	{                                                                                                             \
+		T old = *a;                                                                                           \
+		(void)mo;                                                                                             \
+		access_(a, sizeof(T), AT, SITE);                                                                       \
+		__atomic_store_n(a, v, SC);                                                                           \
+		lock_watch(a, (uint64_t)old, (uint64_t)v);                                                            \
+	}                                                                                                             \
+	RMW(bits, T, exchange, old = __atomic_exchange_n(a, v, SC); new = v)                                          \
+	RMW(bits, T, fetch_add, old = __atomic_fetch_add(a, v, SC); new = (T)(old + v))                               \
+	RMW(bits, T, fetch_sub, old = __atomic_fetch_sub(a, v, SC); new = (T)(old - v))                               \
+	RMW(bits, T, fetch_and, old = __atomic_fetch_and(a, v, SC); new = (T)(old & v))                               \
+	RMW(bits, T, fetch_or, old = __atomic_fetch_or(a, v, SC); new = (T)(old | v))                                 \
+	RMW(bits, T, fetch_xor, old = __atomic_fetch_xor(a, v, SC); new = (T)(old ^ v))                               \
+	RMW(bits, T, fetch_nand, old = __atomic_fetch_nand(a, v, SC); new = (T) ~(old & v))                           \
+	int __tsan_atomic##bits##_compare_exchange_strong(volatile T *a, T *c, T v, int mo, int fmo)                  \
+	{                                                                                                             \
+		T old = *c;                                                                                           \
+		int ok;                                                                                               \
+		(void)mo, (void)fmo;                                                                                  \
+		access_(a, sizeof(T), AT, SITE);                                                                       \
+		ok = __atomic_compare_exchange_n(a, c, v, 0, SC, SC);                                                 \
+		if (ok)                                                                                               \
+			lock_watch(a, (uint64_t)old, (uint64_t)v);                                                    \
+		return ok;                                                                                            \
+	}                                                                                                             \
+	int __tsan_atomic##bits##_compare_exchange_weak(volatile T *a, T *c, T v, int mo, int fmo)                    \
+	{                                                                                                             \
+		T old = *c;                                                                                           \
+		int ok;                                                                                               \
+		(void)mo, (void)fmo;                                                                                  \
+		access_(a, sizeof(T), AT, SITE);                                                                       \
+		ok = __atomic_compare_exchange_n(a, c, v, 0, SC, SC);                                                 \
+		if (ok)                                                                                               \
+			lock_watch(a, (uint64_t)old, (uint64_t)v);                                                    \
+		return ok;                                                                                            \
+	}                                                                                                             \
+	T __tsan_atomic##bits##_compare_exchange_val(volatile T *a, T c, T v, int mo, int fmo)                        \
+	{                                                                                                             \
+		T exp = c;                                                                                            \
+		(void)mo, (void)fmo;                                                                                  \
+		access_(a, sizeof(T), AT, SITE);                                                                       \
+		if (__atomic_compare_exchange_n(a, &exp, v, 0, SC, SC))                                               \
+			lock_watch(a, (uint64_t)c, (uint64_t)v);                                                      \
+		return exp;                                                                                           \
+	}
+
+#define RMW(bits, T, op, body)                                                                                        \
+	T __tsan_atomic##bits##_##op(volatile T *a, T v, int mo)                                                      \
+	{                                                                                                             \
+		T old, new;                                                                                           \
+		(void)mo;                                                                                             \
+		access_(a, sizeof(T), AT, SITE);                                                                       \
+		body;                                                                                                 \
+		lock_watch(a, (uint64_t)old, (uint64_t) new);                                                         \
+		return old;                                                                                           \
+	}
+
+ATOMICS(8, uint8_t)
+ATOMICS(16, uint16_t)
+ATOMICS(32, uint32_t)
+ATOMICS(64, uint64_t)
+ATOMICS(128, unsigned __int128)
