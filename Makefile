@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CMAKE ?= cmake
 
-.PHONY: all deps build demo test test-asan test-tsan soak coverage coverage-report bench micro fuzz fuzz-afl fuzz-merge install clean
+.PHONY: all deps build demo test test-asan test-tsan soak coverage coverage-report bench micro fuzz fuzz-afl fuzz-merge install clean mutate
 
 all: build
 
@@ -148,6 +148,15 @@ clean:
 fuzz:
 	@scripts/deps.sh fuzz
 	FUZZ_ARGS='$(FUZZ_ARGS)' scripts/fuzz.sh libfuzzer $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
+
+# Plant each bug of tests/mutants/*.patch in a clean copy (build/mutate),
+# run the tests its header names, and print which tests killed it, the kill
+# rate and the survivors (scripts/mutate.sh; tests/mutants/README.md).
+# MUTATE_ALL_TESTS=1: every suite per mutant; MUTATE_FUZZ_SECONDS=N: also
+# fuzz a mutant its tests missed.
+mutate:
+	@scripts/deps.sh test
+	JOBS=$(JOBS) scripts/mutate.sh $(MUTANTS)
 
 fuzz-afl:
 	@scripts/deps.sh fuzz

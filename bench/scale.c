@@ -30,7 +30,7 @@
  * and plots are bench/report.py's job.
  *
  * Workloads and variants are described in scale_workloads.c, the peer's
- * image in scale_run.c; scale.h says which file holds what.
+ * image in scale_run.c; scale_ctx.h says which file holds what.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,16 +42,14 @@
 #include <unistd.h>
 
 #include "cpu.h" /* bga__cpu_source: the counter's CPU-id source, for the report */
-#include "scale.h"
+#include "scale_ctx.h"
 #include "xfer.h"
 
 /* ---- options ------------------------------------------------------------ */
 
-struct opts opt;
 
 /* One cache line between the first two allowed CPUs, ns per transfer, at
  * the start and at the end of the run (xfer.h); < 0: not measured. */
-double xfer_ns[2] = {-1, -1};
 #define XFER_PINGS 200000u
 
 /* ---- command line ---------------------------------------------------------------- */
@@ -123,20 +121,20 @@ static int parse_threads(const char *arg)
 
 	if (!dup)
 		return -1;
-	opt.nthreads = 0;
+	scale.opt.nthreads = 0;
 	for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *end;
 		long t = strtol(tok, &end, 10);
 
-		if (*end || t < 1 || t > MAX_THREADS || opt.nthreads == 64) {
+		if (*end || t < 1 || t > MAX_THREADS || scale.opt.nthreads == 64) {
 			fprintf(stderr, "bga-scale: bad thread count '%s' (1..%d)\n", tok, MAX_THREADS);
 			free(dup);
 			return -1;
 		}
-		opt.threads[opt.nthreads++] = (int)t;
+		scale.opt.threads[scale.opt.nthreads++] = (int)t;
 	}
 	free(dup);
-	return opt.nthreads ? 0 : -1;
+	return scale.opt.nthreads ? 0 : -1;
 }
 
 static int parse_u64(const char *arg, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -187,40 +185,40 @@ static int parse_args(int argc, char **argv)
 
 	for (int i = 0; i < W_COUNT; i++)
 		wl_names[i] = workloads[i].name;
-	opt.duration = 0.1;
-	opt.reps = 5;
-	memcpy(opt.threads, all_threads, sizeof(all_threads));
-	opt.nthreads = 8;
+	scale.opt.duration = 0.1;
+	scale.opt.reps = 5;
+	memcpy(scale.opt.threads, all_threads, sizeof(all_threads));
+	scale.opt.nthreads = 8;
 	/* The counter comparison is bga-lab's (examples/lab): it measures
 	 * each cell's CPU share and the ceiling before it calls a difference,
 	 * so that two tools cannot give opposite significant answers. */
 	for (int i = 0; i < W_COUNT; i++)
-		opt.wl_on[i] = i != W_COUNTER;
+		scale.opt.wl_on[i] = i != W_COUNTER;
 	for (int i = 0; i < V_COUNT; i++)
-		opt.var_on[i] = true;
-	opt.nblocks = UINT64_C(1) << 20;
-	opt.app_blocks = UINT64_C(1) << 22;
-	opt.working_set = 4096;
-	opt.file_blocks = 256;
-	opt.commit_every = 1024;
-	opt.seed = 1;
+		scale.opt.var_on[i] = true;
+	scale.opt.nblocks = UINT64_C(1) << 20;
+	scale.opt.app_blocks = UINT64_C(1) << 22;
+	scale.opt.working_set = 4096;
+	scale.opt.file_blocks = 256;
+	scale.opt.commit_every = 1024;
+	scale.opt.seed = 1;
 
 	while ((ch = getopt_long(argc, argv, "w:t:r:d:V:j:qh", lo, NULL)) != -1) {
 		switch (ch) {
 		case O_QUICK:
-			opt.duration = 0.03;
-			opt.reps = 5;
-			opt.threads[0] = 1, opt.threads[1] = 2, opt.threads[2] = 8, opt.threads[3] = 64;
-			opt.nthreads = 4;
+			scale.opt.duration = 0.03;
+			scale.opt.reps = 5;
+			scale.opt.threads[0] = 1, scale.opt.threads[1] = 2, scale.opt.threads[2] = 8, scale.opt.threads[3] = 64;
+			scale.opt.nthreads = 4;
 			break;
 		case O_FULL:
-			opt.duration = 0.5;
-			opt.reps = 10;
-			memcpy(opt.threads, all_threads, sizeof(all_threads));
-			opt.nthreads = 8;
+			scale.opt.duration = 0.5;
+			scale.opt.reps = 10;
+			memcpy(scale.opt.threads, all_threads, sizeof(all_threads));
+			scale.opt.nthreads = 8;
 			break;
 		case 'w':
-			if (parse_list(optarg, wl_names, W_COUNT, opt.wl_on))
+			if (parse_list(optarg, wl_names, W_COUNT, scale.opt.wl_on))
 				return -1;
 			break;
 		case 't':
@@ -230,64 +228,64 @@ static int parse_args(int argc, char **argv)
 		case 'r':
 			if (parse_u64(optarg, 1, MAX_REPS, &u))
 				return -1;
-			opt.reps = (int)u;
+			scale.opt.reps = (int)u;
 			break;
 		case 'd': {
 			char *end;
 
-			opt.duration = strtod(optarg, &end);
-			if (*end || !(opt.duration >= 0.001 && opt.duration <= 60)) {
+			scale.opt.duration = strtod(optarg, &end);
+			if (*end || !(scale.opt.duration >= 0.001 && scale.opt.duration <= 60)) {
 				fprintf(stderr, "bga-scale: duration must be 0.001..60 s\n");
 				return -1;
 			}
 			break;
 		}
 		case 'V':
-			if (parse_list(optarg, variant_name, V_COUNT, opt.var_on))
+			if (parse_list(optarg, variant_name, V_COUNT, scale.opt.var_on))
 				return -1;
 			break;
 		case 'j':
-			opt.json = optarg;
+			scale.opt.json = optarg;
 			break;
 		case O_BLOCKS:
-			if (parse_u64(optarg, 65536, UINT64_C(1) << 32, &opt.nblocks))
+			if (parse_u64(optarg, 65536, UINT64_C(1) << 32, &scale.opt.nblocks))
 				return -1;
 			break;
 		case O_APPBLOCKS:
-			if (parse_u64(optarg, 65536, UINT64_C(1) << 32, &opt.app_blocks))
+			if (parse_u64(optarg, 65536, UINT64_C(1) << 32, &scale.opt.app_blocks))
 				return -1;
 			break;
 		case O_WSET:
 			if (parse_u64(optarg, 1, 1 << 20, &u))
 				return -1;
-			opt.working_set = (uint32_t)u;
+			scale.opt.working_set = (uint32_t)u;
 			break;
 		case O_FILE:
 			if (parse_u64(optarg, 1, 1 << 16, &u))
 				return -1;
-			opt.file_blocks = (uint32_t)u;
+			scale.opt.file_blocks = (uint32_t)u;
 			break;
 		case O_COMMIT:
 			if (parse_u64(optarg, 1, UINT32_MAX, &u))
 				return -1;
-			opt.commit_every = (uint32_t)u;
+			scale.opt.commit_every = (uint32_t)u;
 			break;
 		case O_SEED:
-			if (parse_u64(optarg, 0, UINT64_MAX, &opt.seed))
+			if (parse_u64(optarg, 0, UINT64_MAX, &scale.opt.seed))
 				return -1;
 			break;
 		case O_META:
-			if (!strchr(optarg, '=') || opt.nmeta == 32) {
+			if (!strchr(optarg, '=') || scale.opt.nmeta == 32) {
 				fprintf(stderr, "bga-scale: --meta wants KEY=VALUE\n");
 				return -1;
 			}
-			opt.meta[opt.nmeta++] = optarg;
+			scale.opt.meta[scale.opt.nmeta++] = optarg;
 			break;
 		case 'q':
-			opt.quiet = true;
+			scale.opt.quiet = true;
 			break;
 		case O_NOPIN:
-			opt.no_pin = true;
+			scale.opt.no_pin = true;
 			break;
 		case O_LIST:
 			for (int w = 0; w < W_COUNT; w++) {
@@ -324,9 +322,9 @@ int main(int argc, char **argv)
 		return 2;
 	cpus_init();
 	for (int w = 0; w < W_COUNT; w++)
-		for (int i = 0; opt.wl_on[w] && i < workloads[w].nvariants; i++)
-			if (opt.var_on[workloads[w].variants[i]])
-				total += opt.nthreads;
+		for (int i = 0; scale.opt.wl_on[w] && i < workloads[w].nvariants; i++)
+			if (scale.opt.var_on[workloads[w].variants[i]])
+				total += scale.opt.nthreads;
 	if (total == 0) {
 		fprintf(stderr, "bga-scale: no cell selected\n");
 		return 2;
@@ -334,50 +332,50 @@ int main(int argc, char **argv)
 	cells = calloc((size_t)total, sizeof(*cells));
 	if (!cells)
 		return 1;
-	if (ncpus_allowed >= 2)
-		xfer_ns[0] = xfer_line_ns(cpus[0], cpus[1], XFER_PINGS);
-	if (opt.wl_on[W_COUNTER])
+	if (scale.ncpus_allowed >= 2)
+		scale.xfer_ns[0] = xfer_line_ns(scale.cpus[0], scale.cpus[1], XFER_PINGS);
+	if (scale.opt.wl_on[W_COUNTER])
 		fprintf(stderr, "bga-scale: counter: per-CPU adds on %s, CPU-id source %s\n", counter_path(),
 			bga__cpu_source());
 
 	for (int w = 0; w < W_COUNT; w++) {
 		const struct workload *wl = &workloads[w];
 
-		if (!opt.wl_on[w])
+		if (!scale.opt.wl_on[w])
 			continue;
-		for (int ti = 0; ti < opt.nthreads; ti++) {
-			int first = ncells, nt = opt.threads[ti];
+		for (int ti = 0; ti < scale.opt.nthreads; ti++) {
+			int first = ncells, nt = scale.opt.threads[ti];
 
 			for (int i = 0; i < wl->nvariants; i++) {
-				if (!opt.var_on[wl->variants[i]])
+				if (!scale.opt.var_on[wl->variants[i]])
 					continue;
 				cells[ncells].w = (enum wl_id)w;
 				cells[ncells].v = wl->variants[i];
 				cells[ncells].nthreads = nt;
 				ncells++;
 			}
-			for (int rep = 0; rep < opt.reps; rep++) {
+			for (int rep = 0; rep < scale.opt.reps; rep++) {
 				for (int ci = first; ci < ncells; ci++) {
 					struct cellres *cr = &cells[ci];
 					struct result *r = &cr->r[rep];
 
 					/* on a terminal the line is rewritten per repetition;
 					 * in a log, one line per row of the table */
-					if (!opt.quiet && tty)
+					if (!scale.opt.quiet && tty)
 						fprintf(stderr, "\r\033[K[cell %d/%d] %-8s threads %3d  %-13s rep %d/%d",
 							done + 1 + (ci - first), total, wl->name, nt,
-							variant_name[cr->v], rep + 1, opt.reps);
-					else if (!opt.quiet && rep == 0 && ci == first)
+							variant_name[cr->v], rep + 1, scale.opt.reps);
+					else if (!scale.opt.quiet && rep == 0 && ci == first)
 						fprintf(stderr, "[cells %d-%d/%d] %s, %d threads, %d reps x %g s\n",
-							done + 1, done + ncells - first, total, wl->name, nt, opt.reps,
-							opt.duration);
+							done + 1, done + ncells - first, total, wl->name, nt, scale.opt.reps,
+							scale.opt.duration);
 					if (run_rep((enum wl_id)w, cr->v, nt, rep, r)) {
 						fprintf(stderr, "\nbga-scale: %s/%s/%d threads could not run\n", wl->name,
 							variant_name[cr->v], nt);
 						return 1;
 					}
 					cr->nreps = rep + 1;
-					if (r->errors && !opt.quiet)
+					if (r->errors && !scale.opt.quiet)
 						fprintf(stderr, "%sbga-scale: %s/%s/%d threads rep %d: %llu failed calls\n",
 							tty ? "\n" : "", wl->name, variant_name[cr->v], nt, rep + 1,
 							(unsigned long long)r->errors);
@@ -386,17 +384,17 @@ int main(int argc, char **argv)
 			done = ncells;
 		}
 	}
-	if (ncpus_allowed >= 2)
-		xfer_ns[1] = xfer_line_ns(cpus[0], cpus[1], XFER_PINGS);
-	if (!opt.quiet)
+	if (scale.ncpus_allowed >= 2)
+		scale.xfer_ns[1] = xfer_line_ns(scale.cpus[0], scale.cpus[1], XFER_PINGS);
+	if (!scale.opt.quiet)
 		fprintf(stderr, "%s[%d cells, %.1f s]\n", tty ? "\r\033[K" : "", total, now_s() - t_start);
-	if (opt.json && write_json(opt.json, cells, ncells, started, now_s() - t_start))
+	if (scale.opt.json && write_json(scale.opt.json, cells, ncells, started, now_s() - t_start))
 		return 1;
-	if (!opt.json)
+	if (!scale.opt.json)
 		fprintf(stderr, "bga-scale: no --json given; results not written\n");
 	for (int i = 0; i < 2; i++)
-		if (peers[i])
-			peer_ext2_destroy(peers[i]);
+		if (scale.peers[i])
+			peer_ext2_destroy(scale.peers[i]);
 	free(cells);
 	return 0;
 }

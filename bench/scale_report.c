@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cpu.h" /* bga__cpu_source: the counter's CPU-id source, for the report */
-#include "scale.h"
+#include "scale_ctx.h"
 
 /* ---- results -------------------------------------------------------------------- */
 
@@ -117,7 +117,7 @@ int write_json(const char *path, struct cellres *cells, int ncells, double start
 	fprintf(f, "  \"wall_s\": %.3f,\n", wall);
 	fprintf(f, "  \"machine\": {\"nproc\": %ld, \"nproc_conf\": %ld, \"line_transfer_ns\": [%.1f, %.1f], "
 		   "\"cpu_model\": ",
-		sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_NPROCESSORS_CONF), xfer_ns[0], xfer_ns[1]);
+		sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_NPROCESSORS_CONF), scale.xfer_ns[0], scale.xfer_ns[1]);
 	json_str(f, model);
 	fprintf(f, ", \"kernel\": ");
 	json_str(f, u.release);
@@ -130,32 +130,32 @@ int write_json(const char *path, struct cellres *cells, int ncells, double start
 	fprintf(f, ", \"cpu_source\": ");
 	json_str(f, bga__cpu_source());
 	fprintf(f, "},\n  \"meta\": {");
-	for (int i = 0; i < opt.nmeta; i++) {
-		const char *eq = strchr(opt.meta[i], '=');
+	for (int i = 0; i < scale.opt.nmeta; i++) {
+		const char *eq = strchr(scale.opt.meta[i], '=');
 		char key[128];
 
-		snprintf(key, sizeof(key), "%.*s", (int)(eq - opt.meta[i]), opt.meta[i]);
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - scale.opt.meta[i]), scale.opt.meta[i]);
 		fprintf(f, "%s", i ? ", " : "");
 		json_str(f, key);
 		fprintf(f, ": ");
 		json_str(f, eq + 1);
 	}
-	fprintf(f, "},\n  \"config\": {\"duration_s\": %g, \"reps\": %d, \"threads\": [", opt.duration, opt.reps);
-	for (int i = 0; i < opt.nthreads; i++)
-		fprintf(f, "%s%d", i ? ", " : "", opt.threads[i]);
+	fprintf(f, "},\n  \"config\": {\"duration_s\": %g, \"reps\": %d, \"threads\": [", scale.opt.duration, scale.opt.reps);
+	for (int i = 0; i < scale.opt.nthreads; i++)
+		fprintf(f, "%s%d", i ? ", " : "", scale.opt.threads[i]);
 	fprintf(f, "], \"volume_blocks\": %llu, \"blocks_per_group\": 32768, \"working_set\": %u, "
 		   "\"file_blocks\": %u, \"writer_files\": %d, \"append_files\": %d, \"append_blocks\": %llu, "
 		   "\"script_files\": %d, \"commit_every\": %u, "
 		   "\"batch\": %d, \"counter_batch\": %d, \"seed\": %llu, \"peer_image_blocks\": %llu, "
-		   "\"peer_append_image_blocks\": %llu, \"peer_rebuilds\": %d, \"interleaved_reps\": true, "
+		   "\"peer_append_image_blocks\": %llu, \"scale.peer_rebuilds\": %d, \"interleaved_reps\": true, "
 		   "\"timer_policy\": \"%s\", \"pinning\": \"%s\", \"cpus_allowed\": %d},\n",
-		(unsigned long long)opt.nblocks, opt.working_set, opt.file_blocks, WRITER_FILES, APPEND_FILES,
-		(unsigned long long)opt.app_blocks, SCRIPT_FILES,
-		opt.commit_every, BATCH, COUNTER_BATCH, (unsigned long long)opt.seed,
-		(unsigned long long)(peers[0] ? peer_ext2_nblocks(peers[0]) : 0),
-		(unsigned long long)(peers[1] ? peer_ext2_nblocks(peers[1]) : 0), peer_rebuilds,
-		timer_policy_fifo ? "SCHED_FIFO" : "SCHED_OTHER",
-		opt.no_pin || !ncpus_allowed ? "none" : "round-robin", ncpus_allowed);
+		(unsigned long long)scale.opt.nblocks, scale.opt.working_set, scale.opt.file_blocks, WRITER_FILES, APPEND_FILES,
+		(unsigned long long)scale.opt.app_blocks, SCRIPT_FILES,
+		scale.opt.commit_every, BATCH, COUNTER_BATCH, (unsigned long long)scale.opt.seed,
+		(unsigned long long)(scale.peers[0] ? peer_ext2_nblocks(scale.peers[0]) : 0),
+		(unsigned long long)(scale.peers[1] ? peer_ext2_nblocks(scale.peers[1]) : 0), scale.peer_rebuilds,
+		scale.timer_policy_fifo ? "SCHED_FIFO" : "SCHED_OTHER",
+		scale.opt.no_pin || !scale.ncpus_allowed ? "none" : "round-robin", scale.ncpus_allowed);
 	fprintf(f, "  \"variants\": {");
 	for (int v = 0; v < V_COUNT; v++) {
 		fprintf(f, "%s\"%s\": ", v ? ", " : "", variant_name[v]);
@@ -168,7 +168,7 @@ int write_json(const char *path, struct cellres *cells, int ncells, double start
 		const struct workload *wl = &workloads[w];
 		bool firstc = true;
 
-		if (!opt.wl_on[w])
+		if (!scale.opt.wl_on[w])
 			continue;
 		fprintf(f, "%s\n    {\"name\": \"%s\", \"title\": ", firstw ? "" : ",", wl->name);
 		json_str(f, wl->title);
@@ -180,7 +180,7 @@ int write_json(const char *path, struct cellres *cells, int ncells, double start
 		bool firstv = true;
 
 		for (int i = 0; i < wl->nvariants; i++) {
-			if (!opt.var_on[wl->variants[i]])
+			if (!scale.opt.var_on[wl->variants[i]])
 				continue;
 			fprintf(f, "%s\"%s\"", firstv ? "" : ", ", variant_name[wl->variants[i]]);
 			firstv = false;

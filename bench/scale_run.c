@@ -21,29 +21,27 @@
 
 #include <bgalloc/locktab.h>
 
-#include "scale.h"
+#include "scale_ctx.h"
 
 /* ---- the allocators behind one face -------------------------------------- */
 
-struct peer_ext2 *peers[2];        /* made once per process and size */
 static uint64_t peer_pristine[2]; /* their free counts right after mke2fs */
-int peer_rebuilds;
 
-/* The peer of nblocks blocks: its slot in peers[], made if need be. */
+/* The peer of nblocks blocks: its slot in scale.peers[], made if need be. */
 static int peer_get(uint64_t nblocks, int *slot)
 {
-	int i = nblocks == opt.nblocks ? 0 : 1;
+	int i = nblocks == scale.opt.nblocks ? 0 : 1;
 	int rc;
 
 	*slot = i;
-	if (peers[i])
+	if (scale.peers[i])
 		return 0;
-	rc = peer_ext2_create(NULL, nblocks, &peers[i]);
+	rc = peer_ext2_create(NULL, nblocks, &scale.peers[i]);
 	if (rc) {
 		fprintf(stderr, "bga-scale: cannot make the libext2fs image: %s\n", strerror(-rc));
 		return rc;
 	}
-	peer_pristine[i] = peer_ext2_free_blocks(peers[i]);
+	peer_pristine[i] = peer_ext2_free_blocks(scale.peers[i]);
 	return 0;
 }
 
@@ -55,8 +53,8 @@ static int vol_open(struct vol *vl, enum variant v, uint64_t nblocks)
 
 		if (rc)
 			return rc;
-		vl->peer = peers[i];
-		vl->nblocks = peer_ext2_nblocks(peers[i]);
+		vl->peer = scale.peers[i];
+		vl->nblocks = peer_ext2_nblocks(scale.peers[i]);
 		return 0;
 	}
 	return vol_open_bga(vl, nblocks, v == V_BASE);
@@ -65,15 +63,15 @@ static int vol_open(struct vol *vl, enum variant v, uint64_t nblocks)
 /* The peer outlives the cell; it must come back exactly as it was. */
 static void vol_close(struct vol *vl)
 {
-	int i = vl->peer == peers[1];
+	int i = vl->peer == scale.peers[1];
 
 	if (vl->bga)
 		bga_destroy(vl->bga);
 	if (vl->peer && peer_ext2_free_blocks(vl->peer) != peer_pristine[i]) {
 		fprintf(stderr, "bga-scale: ext2 image not back to its pristine free count; making a fresh one\n");
-		peer_ext2_destroy(peers[i]);
-		peers[i] = NULL;
-		peer_rebuilds++;
+		peer_ext2_destroy(scale.peers[i]);
+		scale.peers[i] = NULL;
+		scale.peer_rebuilds++;
 	}
 	memset(vl, 0, sizeof(*vl));
 }
@@ -103,22 +101,20 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-bool timer_policy_fifo = true; /* until refused once */
 
 /* The CPUs this process may run on, in order: workers are bound to them
  * round-robin. */
-int cpus[CPU_SETSIZE], ncpus_allowed;
 
 void cpus_init(void)
 {
 	cpu_set_t set;
 
-	ncpus_allowed = 0;
+	scale.ncpus_allowed = 0;
 	if (sched_getaffinity(0, sizeof(set), &set))
 		return;
 	for (int i = 0; i < CPU_SETSIZE; i++)
 		if (CPU_ISSET(i, &set))
-			cpus[ncpus_allowed++] = i;
+			scale.cpus[scale.ncpus_allowed++] = i;
 }
 
 /* Switch the calling (timer) thread to SCHED_FIFO 1 or back to normal. */
@@ -126,10 +122,10 @@ static bool timer_fifo(bool on)
 {
 	struct sched_param sp = {.sched_priority = on ? 1 : 0};
 
-	if (on && !timer_policy_fifo)
+	if (on && !scale.timer_policy_fifo)
 		return false;
 	if (pthread_setschedparam(pthread_self(), on ? SCHED_FIFO : SCHED_OTHER, &sp)) {
-		timer_policy_fifo = false;
+		scale.timer_policy_fifo = false;
 		return false;
 	}
 	return true;
@@ -207,16 +203,16 @@ int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct result *
 		 * one CPU for a whole repetition (each got 50%), so the cell
 		 * measured neither contention nor parallelism.
 		 */
-		if (!opt.no_pin && ncpus_allowed > 0) {
+		if (!scale.opt.no_pin && scale.ncpus_allowed > 0) {
 			cpu_set_t one;
 
 			CPU_ZERO(&one);
-			CPU_SET(cpus[i % ncpus_allowed], &one);
+			CPU_SET(scale.cpus[i % scale.ncpus_allowed], &one);
 			pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
 		}
 		wk->cell = c;
 		wk->idx = i;
-		rng_seed(&wk->rng, opt.seed + (uint64_t)rep * 1000003u + (uint64_t)i,
+		rng_seed(&wk->rng, scale.opt.seed + (uint64_t)rep * 1000003u + (uint64_t)i,
 			 (uint64_t)w * 131 + (uint64_t)nthreads);
 		if (pthread_create(&tids[i], &attr, worker_main, wk)) {
 			fprintf(stderr, "bga-scale: pthread_create failed at thread %d\n", i);
@@ -240,7 +236,7 @@ int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct result *
 	getrusage(RUSAGE_SELF, &ru0);
 	lock_totals(c->vol.bga, &acq0, &cont0);
 	{
-		double t = t0 + opt.duration;
+		double t = t0 + scale.opt.duration;
 
 		until.tv_sec = (time_t)t;
 		until.tv_nsec = (long)((t - (double)until.tv_sec) * 1e9);

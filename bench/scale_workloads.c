@@ -61,7 +61,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "scale.h"
+#include "scale_ctx.h"
 
 /* ---- the tables ---------------------------------------------------------- */
 
@@ -117,7 +117,7 @@ const struct workload workloads[W_COUNT] = {
 static int churn_setup(struct worker *wk)
 {
 	struct cell *c = wk->cell;
-	uint32_t share = opt.working_set / (uint32_t)c->nthreads;
+	uint32_t share = scale.opt.working_set / (uint32_t)c->nthreads;
 	struct bga_extent e;
 
 	wk->n = share ? share : 1;
@@ -240,7 +240,7 @@ struct writer {
 
 uint64_t wl_nblocks(enum wl_id w)
 {
-	return w == W_APP_OWN || w == W_APP_SHARED ? opt.app_blocks : opt.nblocks;
+	return w == W_APP_OWN || w == W_APP_SHARED ? scale.opt.app_blocks : scale.opt.nblocks;
 }
 
 static uint64_t dir_goal_shared(const struct vol *vl)
@@ -282,7 +282,7 @@ static int writers_setup(struct worker *wk)
 	w->nfiles = nfiles;
 	w->dir = id == W_APP_OWN ? dir_goal_own(wk) : dir_goal_shared(&wk->cell->vol);
 	for (uint32_t i = 0; i < nfiles; i++) {
-		w->f[i].ext = calloc(opt.file_blocks, sizeof(struct bga_extent));
+		w->f[i].ext = calloc(scale.opt.file_blocks, sizeof(struct bga_extent));
 		if (!w->f[i].ext)
 			return -ENOMEM;
 	}
@@ -325,7 +325,7 @@ static void writers_loop(struct worker *wk)
 				f->ext[f->next - 1].len++;
 			else
 				f->ext[f->next++] = e;
-			if (++f->blocks < opt.file_blocks)
+			if (++f->blocks < scale.opt.file_blocks)
 				continue;
 			/* file complete: close its window, start the next file
 			 * in place of the oldest one */
@@ -473,7 +473,7 @@ static void script_loop(struct worker *wk)
 		if (deferred) {
 			uint64_t before = atomic_fetch_add_explicit(&c->script_ops, BATCH, memory_order_relaxed);
 
-			if (before / opt.commit_every != (before + BATCH) / opt.commit_every)
+			if (before / scale.opt.commit_every != (before + BATCH) / scale.opt.commit_every)
 				script_commit(c);
 		}
 	}

@@ -41,7 +41,7 @@
 
 #include "args.h"
 #include "rng.h"
-#include "units.h"
+#include "units_engine.h"
 
 static double now_ns(void)
 {

@@ -44,7 +44,7 @@
 
 #include "args.h"
 #include "rng.h"
-#include "units.h"
+#include "units_engine.h"
 
 #define NBLOCKS (UINT64_C(1) << 24)
 #define UNIT 16

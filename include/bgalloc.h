@@ -21,7 +21,9 @@
  *    every window's remainder back first (bga_rsv_open), and bga_claim
  *    takes back those in its range even when it then fails.  Counts of
  *    calls (bga_stats' lock and handle counts, bga_lock_stats) count
- *    failed calls too.
+ *    failed calls too, and the group index's bounds (bga_longest_free_read,
+ *    bga_group_stats' longest_run_hint) are tightened by any search,
+ *    failed or not, toward the true run they bound.
  *  - -EAGAIN and -ENOSPC mean one thing for every allocating call
  *    (bga_alloc, bga_alloc_vec with or without BGA_ALL_OR_NOTHING,
  *    reserved or not, through a handle or not):

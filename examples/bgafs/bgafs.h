@@ -255,6 +255,8 @@ struct inode *inode_new(uint32_t mode, uint32_t uid, uint32_t gid);
 struct fs;
 int inode_atime_due(const struct fs *fs, const struct inode *ip, const struct timespec *now);
 void inode_free(struct inode *ip);
+/* Free ip's list of directory changes (the next delta's), if any. */
+void dchange_free(struct inode *ip);
 
 /* ---- the file system (image.c, txn.c) ---- */
 
@@ -335,9 +337,13 @@ int fs_mkfs(const char *path, uint64_t bytes, int force);
  * with a message on stderr. */
 int fs_open(const char *path, int rw, struct fs **out);
 void fs_close(struct fs *fs);
-int sb_write(struct fs *fs, struct bgafs_sb *sb); /* the slot of sb->gen, then flush */
+/* util.c: whole reads and writes of the image (a read past its end: zeros). */
 int fs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 int fs_pread_all(int fd, void *buf, size_t len, uint64_t off);
+/* txn.c: a superblock copy, written into the slot of sb->gen, then
+ * flushed; sb_crc is its checksum. */
+int sb_write(struct fs *fs, struct bgafs_sb *sb);
+uint32_t sb_crc(const struct bgafs_sb *sb);
 
 /* table.c: the namespace's encodings.  A checkpoint is the whole
  * namespace; a delta what changed since the last record.  Both take jlock
@@ -346,7 +352,7 @@ struct tbuf {
 	unsigned char *p;
 	size_t len, cap;
 };
-int tbuf_put(struct tbuf *b, const void *p, size_t n);
+int tbuf_put(struct tbuf *b, const void *p, size_t n); /* util.c: append, growing; 0 or -ENOMEM */
 int table_serialize(struct fs *fs, struct tbuf *out);
 /* The delta of the transactions after fs->logged_txn, counting the names
  * and inodes it removes into fs->delta_removes.  *full set: some
@@ -362,7 +368,6 @@ int table_apply_delta(struct fs *fs, const unsigned char *p, size_t len); /* 0, 
  * bytes, a symlink target of linklen. */
 size_t table_bytes_new(size_t namelen, size_t linklen);
 size_t table_bytes_name(size_t namelen); /* a directory entry */
-void dchange_free(struct inode *ip);
 
 /* log.c */
 int log_create(struct fs *fs, uint64_t blocks);  /* mkfs: allocate the area (fs->log) */
@@ -383,9 +388,10 @@ uint64_t log_record_blocks(size_t payload);
  * freed (deferred) once the superblock names the new.  0, -ENOSPC. */
 int log_grow(struct fs *fs, uint64_t blocks);
 /* After a checkpoint into the area log_grow made: named, the superblock
- * now names it (the old area is freed in the running transaction); not
- * named, the checkpoint was not written (the new area is given back). */
-void log_switch_done(struct fs *fs, int named);
+ * now names it (the old area is handed to free_old, which frees it in the
+ * running transaction: txn_free_blocks); not named, the checkpoint was not
+ * written (the new area is given back). */
+void log_switch_done(struct fs *fs, int named, void (*free_old)(struct fs *fs, uint64_t pblk, uint64_t len));
 /* Read the checkpoint sb names and replay the records chained after it
  * into fs->itab; sets the head, sequence and fs->ns_txn.  0 or -errno. */
 int log_replay(struct fs *fs, const struct bgafs_sb *sb);

@@ -25,60 +25,6 @@ _Static_assert(sizeof(struct bgafs_sb) <= 512, "a superblock fits one sector");
  * loop, and one more public call for 30 lines of an example would not pay.
  */
 
-int fs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
-int fs_pread_all(int fd, void *buf, size_t len, uint64_t off)
-{
-	char *p = buf;
-	while (len) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0) { /* past the end of the image: zeros */
-			memset(p, 0, len);
-			return 0;
-		}
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
-static uint32_t sb_crc(const struct bgafs_sb *sb)
-{
-	return crc32c(0, sb, offsetof(struct bgafs_sb, crc));
-}
-
-int sb_write(struct fs *fs, struct bgafs_sb *sb)
-{
-	unsigned char sector[512] = {0};
-	sb->crc = sb_crc(sb);
-	memcpy(sector, sb, sizeof(*sb));
-	int rc = fs_pwrite_all(fs->fd, sector, sizeof(sector), (sb->gen % 2) * BGAFS_BLOCK);
-	if (!rc && fdatasync(fs->fd))
-		rc = -errno;
-	return rc;
-}
-
 static int sb_valid(const struct bgafs_sb *sb, uint64_t file_blocks)
 {
 	return sb->magic == BGAFS_MAGIC && sb->version == BGAFS_VERSION && sb->block_size == BGAFS_BLOCK &&

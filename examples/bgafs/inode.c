@@ -141,6 +141,16 @@ struct inode *inode_new(uint32_t mode, uint32_t uid, uint32_t gid)
 	return ip;
 }
 
+void dchange_free(struct inode *ip)
+{
+	struct dchange *c = ip->dchg, *next;
+	for (; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	ip->dchg = NULL;
+}
+
 void inode_free(struct inode *ip)
 {
 	if (!ip)

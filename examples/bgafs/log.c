@@ -232,13 +232,13 @@ int log_grow(struct fs *fs, uint64_t blocks)
 	return rc;
 }
 
-void log_switch_done(struct fs *fs, int named)
+void log_switch_done(struct fs *fs, int named, void (*free_old)(struct fs *fs, uint64_t pblk, uint64_t len))
 {
 	if (!fs->old_next)
 		return;
 	if (named) { /* the superblock names the new area: the old one is free */
 		for (uint32_t i = 0; i < fs->old_next; i++)
-			txn_free_blocks(fs, fs->old_log[i].start, fs->old_log[i].len);
+			free_old(fs, fs->old_log[i].start, fs->old_log[i].len);
 	} else { /* the checkpoint never reached the new area: back to the old */
 		for (uint32_t i = 0; i < fs->log_next; i++)
 			bga_free(fs->vol, fs->log[i].start, fs->log[i].len);

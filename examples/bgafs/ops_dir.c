@@ -19,16 +19,6 @@
 
 #define TIMEOUT 1.0 /* attribute and entry cache, seconds */
 
-struct inode *ino_get(fuse_req_t req, fuse_ino_t ino, struct fs **fsp)
-{
-	struct fs *fs = fuse_req_userdata(req);
-	struct inode *ip = itab_get(&fs->itab, ino);
-	if (!ip)
-		fuse_reply_err(req, ENOENT);
-	*fsp = fs;
-	return ip;
-}
-
 void fill_stat(const struct inode *ip, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));

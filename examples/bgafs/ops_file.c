@@ -27,6 +27,19 @@
 
 static const char zeros[BGAFS_BLOCK];
 
+/* The inode of a request's ino, and the file system; NULL, with ENOENT
+ * replied, when there is none.  Every operation on a node starts here
+ * (ops_dir.c, ops_readdir.c and ops_xattr.c too). */
+struct inode *ino_get(fuse_req_t req, fuse_ino_t ino, struct fs **fsp)
+{
+	struct fs *fs = fuse_req_userdata(req);
+	struct inode *ip = itab_get(&fs->itab, ino);
+	if (!ip)
+		fuse_reply_err(req, ENOENT);
+	*fsp = fs;
+	return ip;
+}
+
 static void free_cb(void *ctx, uint64_t pblk, uint64_t len)
 {
 	txn_free_blocks(ctx, pblk, len);

@@ -45,23 +45,6 @@
 enum { R_INODE = 1, R_GONE = 2, R_DENT = 3 };
 enum { F_FRESH = 1u };
 
-int tbuf_put(struct tbuf *b, const void *p, size_t n)
-{
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 65536;
-		while (cap < b->len + n)
-			cap *= 2;
-		unsigned char *q = realloc(b->p, cap);
-		if (!q)
-			return -ENOMEM;
-		b->p = q;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-	return 0;
-}
-
 #define PUT(b, v)                                   \
 	do {                                        \
 		__typeof__(v) v_ = (v);             \
@@ -241,16 +224,6 @@ void table_mark_logged(struct fs *fs)
 	}
 	pthread_rwlock_unlock(&t->lock);
 	atomic_store(&fs->need_ckpt, lost);
-}
-
-void dchange_free(struct inode *ip)
-{
-	struct dchange *c = ip->dchg, *next;
-	for (; c; c = next) {
-		next = c->next;
-		free(c);
-	}
-	ip->dchg = NULL;
 }
 
 void dentry_changed(struct fs *fs, struct inode *dir, const char *name, size_t len)

@@ -19,6 +19,7 @@
  * nothing a failed record held is lost from the next one.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,23 @@ void fs_end(struct fs *fs, int changed)
 	if (changed)
 		atomic_store_explicit(&fs->dirty, 1, memory_order_relaxed);
 	pthread_rwlock_unlock(&fs->jlock);
+}
+
+/* The superblock copies, the commit protocol's flip (bgafs.h). */
+uint32_t sb_crc(const struct bgafs_sb *sb)
+{
+	return crc32c(0, sb, offsetof(struct bgafs_sb, crc));
+}
+
+int sb_write(struct fs *fs, struct bgafs_sb *sb)
+{
+	unsigned char sector[512] = {0};
+	sb->crc = sb_crc(sb);
+	memcpy(sector, sb, sizeof(*sb));
+	int rc = fs_pwrite_all(fs->fd, sector, sizeof(sector), (sb->gen % 2) * BGAFS_BLOCK);
+	if (!rc && fdatasync(fs->fd))
+		rc = -errno;
+	return rc;
 }
 
 void txn_free_blocks(struct fs *fs, uint64_t pblk, uint64_t len)
@@ -154,7 +172,7 @@ static int commit_kind(struct fs *fs, int force_ckpt)
 		fs->sb = sb;
 		fs->log_used = nb;
 		fs->ns_bytes = payload;
-		log_switch_done(fs, 1);
+		log_switch_done(fs, 1, txn_free_blocks);
 	}
 	set_limit(fs, ckpt);
 	rc = bga_commit(fs->vol, txn);
@@ -164,7 +182,7 @@ static int commit_kind(struct fs *fs, int force_ckpt)
 	set_durable(fs, txn);
 	return 0;
 fail_switch:
-	log_switch_done(fs, 0);
+	log_switch_done(fs, 0, txn_free_blocks);
 fail:
 	fprintf(stderr, "bgafs: commit of txn %llu failed: %s (the next commit writes a checkpoint)\n",
 		(unsigned long long)txn, bga_strerror(rc));

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <isa-l/crc.h>
 #include "bgafs.h"
 
@@ -106,4 +107,63 @@ void ts_clamp(struct timespec *ts)
 		*ts = (struct timespec){.tv_sec = lim, .tv_nsec = 999999999};
 	else if (ts->tv_sec < -lim)
 		*ts = (struct timespec){.tv_sec = -lim, .tv_nsec = 0};
+}
+
+/* A growing byte buffer (struct tbuf, bgafs.h): the encodings of table.c,
+ * log.c, txn.c and xattr.c write through it. */
+int tbuf_put(struct tbuf *b, const void *p, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 65536;
+		while (cap < b->len + n)
+			cap *= 2;
+		unsigned char *q = realloc(b->p, cap);
+		if (!q)
+			return -ENOMEM;
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
+/* Whole reads and writes of the image file (a short count retried, EINTR
+ * too; a read past the end gives zeros). */
+int fs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int fs_pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0) { /* past the end of the image: zeros */
+			memset(p, 0, len);
+			return 0;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
 }

@@ -6,7 +6,7 @@
  * the files of --out (replay.json, the score plot).
  */
 #define _GNU_SOURCE
-#include "run.h"
+#include "report.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "run.h"
+#include "report.h"
 
 #define NONE UINT64_MAX
 #define MAX_OUT 65536

@@ -9,6 +9,37 @@
  * A part of <bgalloc.h>, which programs include; its opening comment gives
  * the conventions every contract here follows (errors, -EAGAIN and
  * -ENOSPC, threads).  This file compiles on its own.
+ *
+ * Where a request looks.  Every call that hands out blocks (bga_alloc,
+ * bga_alloc_vec, and a handle's window booking) looks in one order, and
+ * goes on to the next place only when the one before cannot serve it:
+ *
+ *  1. The request's own window: req->rsv's (windows on, see
+ *     bga_rsv_open()); for a goal-less bga_alloc of at most 16 blocks
+ *     without a handle, flags or unit, the calling CPU's locality window
+ *     (ext4's locality groups), which such requests share.  No other call
+ *     takes from a locality window.
+ *  2. Free runs outside every window, in the goal's order: the goal's
+ *     group from the goal on, then the groups after it that can hold the
+ *     request, round to the goal's group (each call's contract below says
+ *     what it passes over: BGA_WHOLE's short runs, bga_alloc_vec's split
+ *     runs).  A goal-less request starts in the calling CPU's home
+ *     region, from its low end.
+ *  3. Blocks other windows hold: other handles' windows and the CPUs'
+ *     locality windows are taken back, every one at once, only when the
+ *     request would otherwise get -ENOSPC (or, for bga_alloc_vec without
+ *     BGA_ALL_OR_NOTHING, not even one extent), and the search runs again.
+ *     Windows never cause a false -ENOSPC, and a request that steps 1 and
+ *     2 serve never takes, shortens or extends into another's window.
+ *
+ * A call that names its blocks is not a search: BGA_EXACT_GOAL and
+ * bga_claim take back a window's remainder in their range (bga_rsv_open,
+ * bga_claim), as bga_trim does for the groups it trims.
+ *
+ * A window is state a call accounts for: a call changes no window but
+ * its own and those it took from, and a failed call none but by step 3's
+ * taking back (those blocks are free either way; only bga_rsv_window()
+ * sees the difference).
  */
 
 #include <stddef.h>
@@ -196,7 +227,12 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
  * or more; carving stops when the rest of want is below min_len (with
  * align dividing min_len, only when min_len > align can that happen).
  *
- * Windows: with req->rsv, pieces come from the handle's window first, as
+ * Windows: other windows are looked at as the order at the top of this
+ * header says: never the CPU's locality window; other handles' windows
+ * only for the first extent, when no run outside windows holds min_len
+ * (a partial result is a success, so later pieces stop short of them),
+ * and, with BGA_ALL_OR_NOTHING, only when no fit lies outside them.
+ * With req->rsv, pieces come from the handle's window first, as
  * in bga_alloc; with BGA_ALL_OR_NOTHING only what the window holds at the
  * call (no window is booked, and a failure leaves the window as it was;
  * an aligned or reserved request takes none).  BGA_USE_RESERVED charges

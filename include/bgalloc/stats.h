@@ -98,7 +98,11 @@ BGA_EXTERN int bga_longest_free_sum(struct bga_volume *vol, uint64_t *len, uint6
  * holds, capped at blocks_per_group); a request for more needs blocks
  * that windows hold, or fails.  The answer may exceed the true run (the
  * index keeps each group's longest run as an upper bound, and by powers
- * of two); bga_longest_free_sum() is exact.  While a lazily loaded volume
+ * of two); bga_longest_free_sum() is exact.  Every search that looks at
+ * a group, failed ones included, tightens its bound to the run it
+ * measured (never below the true run): a failed bga_alloc may lower the
+ * answer, and that is what keeps a request that cannot be met from
+ * looking at the same group again (bga_alloc).  While a lazily loaded volume
  * has bitmaps not read yet (bga_load) with free blocks in them, the index
  * does not speak for those groups, and the answer is blocks_per_group.
  *
@@ -212,7 +216,9 @@ struct bga_group_stats {
 	uint64_t longest_run;     /* the longest free run, exactly (as
 	                             bga_longest_free_sum measures) */
 	uint64_t longest_run_hint; /* what the group index keeps: an upper bound
-	                             of the longest free run outside windows */
+	                             of the longest free run outside windows,
+	                             tightened by every search that looks at the
+	                             group, failed ones too (bga_longest_free_read) */
 	uint64_t window_blocks;   /* blocks windows hold that no allocation took */
 	uint64_t windows;         /* windows booked in the group now */
 	uint64_t deferred_blocks; /* blocks waiting on a deferred free */

@@ -50,7 +50,8 @@ enum {
 struct bga_config {
 	uint64_t nblocks;          /* volume size in blocks, 1 .. BGA_MAX_BLOCKS */
 	uint32_t blocks_per_group; /* default 32768; a multiple of 64, 64 .. 1 << 20 */
-	uint64_t first_data_block; /* default 0; blocks below it are never handed out; < nblocks */
+	uint64_t first_data_block; /* default 0; blocks below it are never handed out; < nblocks, and may lie
+	                              past whole groups, which then hand out nothing */
 	uint32_t lock_slots;       /* default 0 = auto: 4 << ilog2(min(ncpus, 32)), raised to one per group up to 256;
 	                              else a power of two <= 1 << 20 */
 	int32_t counter_batch;     /* default 0 = auto: max(32, 2 * ncpus), raised up to 1024 while

@@ -70,6 +70,10 @@ struct bga_rsv;
  *    -ENOSPC.  An owner allocating at that moment is safe: it then
  *    simply books another window.
  *
+ * The order in which every allocating call looks (its own window, free
+ * runs outside every window, other windows only before -ENOSPC) is
+ * written once, in <bgalloc/alloc.h>'s opening comment.
+ *
  * The handle starts with no window; its first allocation through
  * req.rsv books one.
  *

@@ -78,11 +78,16 @@ static inline enum bga_req_kind bga__req_kind(const struct bga_request *req)
 
 /* bga_alloc after its fast paths missed (a request alloc.c validated). */
 int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
-/* One piece of bga_alloc_vec without a handle (a request vec.c validated
- * as bga_alloc would): the slow path, a run that holds all of max_len
- * first, and a goal inside a free run moved to that run's start
- * (search.c, route_whole and try_group_locked). */
-int bga__alloc_piece(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
+/* One piece of bga_alloc_vec (a request vec.c validated as bga_alloc
+ * would), by the slow path, never from the CPU's locality window
+ * (BGA_PIECE_VEC; alloc.h, where a request looks).  `how` also:
+ * BGA_PIECE_WHOLE (no handle), a run that holds all of max_len first,
+ * and a goal inside a free run moved to that run's start (search.c,
+ * route_whole and try_group_locked); BGA_PIECE_KEEP_WINDOWS, other
+ * windows are not taken back: -ENOSPC instead (a later piece, or all or
+ * nothing's carve). */
+enum { BGA_PIECE_WHOLE = 1u << 0, BGA_PIECE_KEEP_WINDOWS = 1u << 1, BGA_PIECE_VEC = 1u << 2 };
+int bga__alloc_piece(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out, unsigned how);
 /* Fold the handle's window hits, and `misses` allocations through it that
  * its window did not serve, into the calling CPU's statistics (the route
  * counts them; rsv.c at close).  Hits are counted in the handle (no

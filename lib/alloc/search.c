@@ -235,7 +235,15 @@ static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
 	struct bga_group *grp = bga__group_ensure_lock(vol, at.g, true, &rc);
 	if (grp == NULL)
 		return rc;
-	rc = bga__window_take_exact_locked(vol, ac, grp, at.g, at.off, &len);
+	if (ac->keep_windows) {
+		/* a remainder is marked used: the run at the goal ends at it */
+		rc = bga__group_run_at_locked(vol, grp, at.g, at.off, ac->min, ac->max, &len) ? 0 : -ENOSPC;
+		len -= len % ac->align;
+		if (rc == 0)
+			rc = bga__take_locked(vol, ac, grp, at.g, at.off, &len);
+	} else {
+		rc = bga__window_take_exact_locked(vol, ac, grp, at.g, at.off, &len);
+	}
 	if (rc == 0) {
 		out->start = ac->req->goal;
 		out->len = len;
@@ -519,7 +527,7 @@ static int route_whole(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
  * *count_short: the count, not the walk, ruled an unreserved request out
  * (bga__alloc_slow then reads unread chunks).
  */
-static int route(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out, bool whole,
+static int route(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out, unsigned how,
 		 bool *count_short)
 {
 	urcu_bp_read_lock();
@@ -547,8 +555,12 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 		.req = req,
 		.kind = bga__req_kind(req),
 		.pc = bga__percpu(vol),
-		.whole = whole,
+		.whole = how & BGA_PIECE_WHOLE,
+		.keep_windows = how & BGA_PIECE_KEEP_WINDOWS,
 	};
+	/* bga_alloc_vec's pieces: the locality window is bga_alloc's */
+	if ((how & BGA_PIECE_VEC) && ac.kind == BGA_REQ_LOCAL)
+		ac.kind = BGA_REQ_PLAIN;
 	/* An aligned request through a handle is served from its window,
 	 * booked aligned for it (window_next, place_window_locked); a CPU's
 	 * locality window is not aligned, so without a handle an aligned
@@ -593,6 +605,11 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 		if (rc != -ENOSPC || ac.stop || tries == BGA_SEARCH_RETRIES || ac.kind == BGA_REQ_EXACT ||
 		    blocks_unpromised(vol, &ac) < (int64_t)req->min_len)
 			break;
+		/* A later piece of bga_alloc_vec: its call has a result
+		 * already, so other windows are not its to take (alloc.h,
+		 * where a request looks), and a miss ends its carve. */
+		if (ac.keep_windows)
+			break;
 		/* Blocks that windows hold are free but not in any bitmap's
 		 * free runs: take them back before anything else (as
 		 * mballoc discards preallocations and retries).  Only when
@@ -622,10 +639,10 @@ out:
 	return rc;
 }
 
-static int alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out, bool whole)
+static int alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out, unsigned how)
 {
 	bool count_short = false;
-	int rc = route(vol, req, out, whole, &count_short);
+	int rc = route(vol, req, out, how, &count_short);
 	/* 8. The count promises only verified space (types.h): when it
 	 * ruled the request out while a lazy load left chunks unread, read
 	 * them and decide again.  (A walk that found no run has read every
@@ -633,17 +650,17 @@ static int alloc_slow(struct bga_volume *vol, const struct bga_request *req, str
 	if (count_short) {
 		int settled = bga__unverified_settle(vol);
 		if (settled)
-			rc = settled < 0 ? settled : route(vol, req, out, whole, &count_short);
+			rc = settled < 0 ? settled : route(vol, req, out, how, &count_short);
 	}
 	return rc;
 }
 
 int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
 {
-	return alloc_slow(vol, req, out, false);
+	return alloc_slow(vol, req, out, 0);
 }
 
-int bga__alloc_piece(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+int bga__alloc_piece(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out, unsigned how)
 {
-	return alloc_slow(vol, req, out, true);
+	return alloc_slow(vol, req, out, how);
 }

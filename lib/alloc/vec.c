@@ -4,7 +4,9 @@
  * Allocator::allocate), carved greedily, one bga_alloc-sized piece at a
  * time, each from the end of the piece before, so a run that spans
  * groups comes back piece after piece and is merged in out[].  A group's
- * first piece is one bga_alloc (the single-extent route); its further
+ * first piece is one pass of bga_alloc's slow path (bga__alloc_piece, so
+ * that the piece can keep alloc.h's order: no locality window, and
+ * other windows only for the call's first piece); its further
  * pieces, for a plain request, are taken under one more hold of its lock
  * (more_in_group), so N extents cost less than N calls from about 8 in a
  * group (BENCHMARKS.md#storage-engine-surface).  No group lock is held
@@ -250,6 +252,17 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 	 * then carved, and taken as found when the carve falls short. */
 	if (all) {
 		int fits = bga__vec_fits_now(vol, req, want, max_out);
+		if (fits == -ENOSPC) {
+			/* A lazy load's unread chunks count as used until
+			 * read: read them and decide again, so that the
+			 * carve from the goal, not the fit, places a
+			 * request that fits in them. */
+			int settled = bga__unverified_settle(vol);
+			if (settled < 0)
+				return settled;
+			if (settled)
+				fits = bga__vec_fits_now(vol, req, want, max_out);
+		}
 		if (fits != 0)
 			return fits == -ENOSPC ? bga__vec_fit(vol, req, want, out, max_out, n_out, true) : fits;
 	}
@@ -282,9 +295,8 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 			p.goal = next;
 	}
 	if (all && p.goal == BGA_NO_GOAL)
-		/* the CPU's home, where a goal-less walk starts: a goal-less
-		 * small piece would book the CPU's locality window, which a
-		 * failure could not give back */
+		/* the CPU's home, where a goal-less walk starts (no piece
+		 * takes from the CPU's locality window: BGA_PIECE_VEC) */
 		p.goal = bga__home(bga__percpu(vol), __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE));
 	uint32_t stripe = vol->cfg.stripe;
 	bool more = p.rsv == NULL && !(req->flags & BGA_USE_RESERVED) &&
@@ -310,7 +322,15 @@ int bga_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_
 		 * (bga__alloc_piece).  More than a piece goes on greedily from
 		 * the goal: its run may go on into the next group, where it
 		 * is merged.  A handle's pieces come from its window. */
-		rc = p.rsv == NULL && want - c.got <= piece_cap ? bga__alloc_piece(vol, &p, &e) : bga_alloc(vol, &p, &e);
+		/* Other windows are taken back only before the call would
+		 * fail: for its first piece (bga_alloc's rule), never for all
+		 * or nothing's carve, whose fit decides (vec_fit.c).  No
+		 * piece takes from the CPU's locality window, which is
+		 * bga_alloc's alone (alloc.h, where a request looks): it
+		 * would split a request that one run holds. */
+		unsigned how = (p.rsv == NULL && want - c.got <= piece_cap ? BGA_PIECE_WHOLE : 0) |
+			       (all || c.n ? BGA_PIECE_KEEP_WINDOWS : 0);
+		rc = bga__alloc_piece(vol, &p, &e, how | BGA_PIECE_VEC);
 		if (rc != 0)
 			break;
 		carve_add(&c, &e);

@@ -9,7 +9,8 @@
  * (bga_alloc_vec); this file is its one implementation.
  *
  * The runs: a group's free runs (window remainders are free: any request
- * takes them back before -ENOSPC) of an aligned length of min_len at
+ * takes them back before -ENOSPC, so a fit is looked for without them
+ * first, then with them) of an aligned length of min_len at
  * least, which are what bga_alloc can take a piece from, joined into one
  * stretch where they touch across a group boundary, as the carve merges
  * its pieces there.  A stretch of aligned length L holds j extents, for
@@ -199,7 +200,7 @@ static int solve(struct fit *f, struct bga_extent *out, size_t *n)
  * commits.  Stops early, fitting, once the steps of max_len alone reach
  * want.  0 or -ENOMEM.
  */
-static int scan(struct bga_volume *vol, const struct bga_geom *geo, struct fit *f, bool after_commit)
+static int scan(struct bga_volume *vol, const struct bga_geom *geo, struct fit *f, bool after_commit, bool windows)
 {
 	uint32_t bpg = vol->cfg.blocks_per_group;
 	uint64_t *map = malloc(BGA_BITMAP_WORDS(bpg) * sizeof(uint64_t)), n = geo->ngroups;
@@ -208,7 +209,8 @@ static int scan(struct bga_volume *vol, const struct bga_geom *geo, struct fit *
 	int rc = 0;
 	for (uint64_t g = 0; rc == 0 && g < n; g++) {
 		uint64_t next = bga__idx_next(vol, g, n, f->min);
-		next = BGA_MIN(next, bga__window_next_group(vol, g, n));
+		if (windows)
+			next = BGA_MIN(next, bga__window_next_group(vol, g, n));
 		if (after_commit)
 			next = BGA_MIN(next, bga__dfree_next_group(vol, g, n));
 		if ((g = next) >= n)
@@ -224,7 +226,7 @@ static int scan(struct bga_volume *vol, const struct bga_geom *geo, struct fit *
 			break;
 		}
 		uint64_t first = bga__group_first(vol, g), len;
-		uint32_t hi = bga__dfree_group_map(vol, g, map, after_commit);
+		uint32_t hi = bga__dfree_group_map(vol, g, map, after_commit, windows);
 		for (uint64_t at = 0, pos; rc == 0 && (pos = bga_bitmap_find_zero_run(map, hi, at, f->min, hi, &len)) < hi;
 		     at = pos + len)
 			rc = add_run(f, first + pos, first + pos + len);
@@ -236,14 +238,15 @@ static int scan(struct bga_volume *vol, const struct bga_geom *geo, struct fit *
 }
 
 /* Does the request fit now, or after the commit (after_commit)?  With
- * out non-NULL, out[] and *n get the fit.  0, -ENOSPC or -ENOMEM. */
+ * out non-NULL, out[] and *n get the fit.  Windows' remainders count as
+ * free with `windows`, as used without.  0, -ENOSPC or -ENOMEM. */
 static int fit_in(struct bga_volume *vol, const struct bga_geom *geo, const struct bga_request *req, uint64_t want,
-		  size_t max_out, struct bga_extent *out, size_t *n, bool after_commit)
+		  size_t max_out, struct bga_extent *out, size_t *n, bool after_commit, bool windows)
 {
 	uint64_t align = req->align > 1 ? req->align : 1;
 	struct fit f = {.min = req->min_len, .max = req->max_len, .align = align, .want = want};
 	f.k = BGA_MIN((uint64_t)max_out, want / f.min);
-	int rc = scan(vol, geo, &f, after_commit);
+	int rc = scan(vol, geo, &f, after_commit, windows);
 	if (rc == 0)
 		rc = solve(&f, out, n);
 	free(f.s);
@@ -261,7 +264,7 @@ int bga__vec_fits_now(struct bga_volume *vol, const struct bga_request *req, uin
 {
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);
-	int rc = room(vol, geo, req) >= (int64_t)want ? fit_in(vol, geo, req, want, max_out, NULL, NULL, false)
+	int rc = room(vol, geo, req) >= (int64_t)want ? fit_in(vol, geo, req, want, max_out, NULL, NULL, false, true)
 						       : -ENOSPC;
 	urcu_bp_read_unlock();
 	return rc;
@@ -283,7 +286,13 @@ int bga__vec_fit(struct bga_volume *vol, const struct bga_request *req, uint64_t
 		const struct bga_geom *geo = bga_rcu_load(vol->geom);
 		int64_t left = room(vol, geo, req);
 		size_t n = 0;
-		rc = left >= (int64_t)want && !known ? fit_in(vol, geo, req, want, max_out, out, &n, false) : -ENOSPC;
+		/* Free runs outside every window first; other windows'
+		 * blocks only when nothing else fits (alloc.h, where a
+		 * request looks). */
+		rc = left >= (int64_t)want && !known ? fit_in(vol, geo, req, want, max_out, out, &n, false, false)
+						     : -ENOSPC;
+		if (rc == -ENOSPC && left >= (int64_t)want && !known)
+			rc = fit_in(vol, geo, req, want, max_out, out, &n, false, true);
 		if (rc == 0) {
 			rc = bga__claim_vec(vol, geo, out, n, reserved);
 			if (rc == 0) {
@@ -300,7 +309,7 @@ int bga__vec_fit(struct bga_volume *vol, const struct bga_request *req, uint64_t
 		if (rc == -ENOSPC) {
 			uint64_t pending = bga__dfree_pending(vol, NULL);
 			if (pending != 0 && (reserved || left + (int64_t)pending >= (int64_t)want)) {
-				rc = fit_in(vol, geo, req, want, max_out, NULL, NULL, true);
+				rc = fit_in(vol, geo, req, want, max_out, NULL, NULL, true, true);
 				rc = rc == 0 ? -EAGAIN : rc;
 			}
 		}

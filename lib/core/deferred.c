@@ -276,7 +276,7 @@ static uint32_t copy_after_commit_locked(const struct bga_volume *vol, const str
 	return hi;
 }
 
-uint32_t bga__dfree_group_map(struct bga_volume *vol, uint64_t g, uint64_t *map, bool after_commit)
+uint32_t bga__dfree_group_map(struct bga_volume *vol, uint64_t g, uint64_t *map, bool after_commit, bool windows)
 {
 	struct bga_chunk *ch = bga__chunk_get(vol, g >> BGA_CHUNK_SHIFT);
 	struct bga_group *grp = ch ? &ch->groups[g & (BGA_CHUNK_GROUPS - 1)] : NULL;
@@ -284,7 +284,8 @@ uint32_t bga__dfree_group_map(struct bga_volume *vol, uint64_t g, uint64_t *map,
 		bga__group_lock(vol, g);
 	uint32_t hi = bga__group_copy_locked(vol, grp, g, map, after_commit);
 	if (grp) {
-		bga__window_clear_held_locked(grp, map);
+		if (windows)
+			bga__window_clear_held_locked(grp, map);
 		bga__group_unlock(vol, g);
 	}
 	return hi;

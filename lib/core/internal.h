@@ -46,12 +46,13 @@ bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_actx *ac, uin
 /*
  * Group g's map of blocks a request cannot have (blocks_per_group bits,
  * set = used, every bit outside the span set), taken under g's lock:
- * free blocks and windows' remainders clear, and with after_commit the
+ * free blocks clear, windows' remainders too with `windows` (else they
+ * stay set, as the bitmap marks them), and with after_commit the
  * blocks pending a deferred free clear too (the state after a commit:
  * the one definition bga__dfree_would_fit reads).  Blocks a trim holds
  * stay set.  No group lock may be held.  Returns the span end.
  */
-uint32_t bga__dfree_group_map(struct bga_volume *vol, uint64_t g, uint64_t *map, bool after_commit);
+uint32_t bga__dfree_group_map(struct bga_volume *vol, uint64_t g, uint64_t *map, bool after_commit, bool windows);
 /* The first group in [g, end) that holds pending deferred frees, or end. */
 uint64_t bga__dfree_next_group(const struct bga_volume *vol, uint64_t g, uint64_t end);
 /* Every pending block marked allocated?  Else *bad_off gets one. */
@@ -188,6 +189,8 @@ struct bga_actx {
 					* goal inside a free run moved to its start (search.c) */
 	uint32_t fit;                  /* a file's first window's first pass: runs of at least
 					* this many (0: ac->room's; search.c) */
+	bool keep_windows;             /* a bga_alloc_vec piece that may not take other windows'
+					* blocks back, even at its exact goal (search.c) */
 };
 
 

@@ -36,7 +36,7 @@ int bga__geometry_check(uint64_t nblocks, uint32_t bpg, uint64_t first)
 		return -EINVAL;
 	if ((nblocks + bpg - 1) / bpg > BGA_MAX_GROUPS)
 		return -EINVAL;
-	if (first >= nblocks || first >= bpg)
+	if (first >= nblocks)
 		return -EINVAL;
 	return 0;
 }
@@ -195,8 +195,9 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	/* Chunks holding a partial group (below first_data_block, or the short
 	 * last group) are built now so that a missing chunk always means
 	 * wholly free, full-size groups. */
-	if (cfg->first_data_block && !bga__chunk_ensure(vol, 0))
-		goto fail;
+	for (uint64_t c = 0; cfg->first_data_block && c <= ((cfg->first_data_block - 1) / bpg) >> BGA_CHUNK_SHIFT; c++)
+		if (!bga__chunk_ensure(vol, c))
+			goto fail;
 	if (cfg->nblocks % bpg && !bga__chunk_ensure(vol, geo->nchunks - 1))
 		goto fail;
 	*out = vol;

@@ -51,6 +51,10 @@ static void counter_unlock(struct bga_counter *c)
 	ck_spinlock_fas_unlock(&c->lock);
 }
 
+#ifdef BGA_DEBUG
+void (*bga__counter_fold_hook)(struct bga_counter *c);
+#endif
+
 static inline void total_store_under_fold_lock(struct bga_counter *c, int64_t v)
 {
 	BGA_ASSERT(ck_spinlock_fas_locked(&c->lock));
@@ -273,6 +277,7 @@ static __attribute__((noinline, cold)) void counter_add_slow(struct bga_counter 
 		}
 		/* Fold.  With add_limited in use nv <= -batch here, so total
 		 * only shrinks outside a flush. */
+		BGA_COUNTER_FOLD_HOOK(c);
 		if (__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, 0), false,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
 			total_store_under_fold_lock(c, __atomic_load_n(&c->total, __ATOMIC_RELAXED) + nv);
@@ -358,6 +363,7 @@ static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t 
 	uint64_t w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
 	/* Seals happen only under the lock, which we hold. */
 	BGA_ASSERT(!(w & SLOT_SEALED));
+	BGA_COUNTER_FOLD_HOOK(c);
 	while (!__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, 0), false, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED))
 		;

@@ -272,4 +272,23 @@ static inline int bga__counter_add_limited(struct bga_counter *c, int64_t delta,
 	return bga_counter_add_limited(c, delta, limit);
 }
 
+#ifdef BGA_DEBUG
+/*
+ * Tests only (BGA_DEBUG builds): when set, called by a CAS-path fold
+ * between its read of the calling CPU's slot and its exchange of that
+ * slot for zero, with the fold lock held, so that a test can make a
+ * lock-free add land on the slot exactly there (test_counter.c,
+ * fold_races_an_add).  The fold must then keep the add: an exchange
+ * that failed is retried.  The hook must not take the fold lock.
+ */
+extern void (*bga__counter_fold_hook)(struct bga_counter *c);
+#define BGA_COUNTER_FOLD_HOOK(c)                                                                                       \
+	do {                                                                                                           \
+		if (bga__counter_fold_hook)                                                                            \
+			bga__counter_fold_hook(c);                                                                     \
+	} while (0)
+#else
+#define BGA_COUNTER_FOLD_HOOK(c) ((void)0)
+#endif
+
 #endif

@@ -301,6 +301,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	expect_rc(&f, "create", rc, 0);
 	if (refmodel_init(&f.m, &f.cfg))
 		fail("refmodel_init failed");
+	f.m.window_blocks = refmodel_group_window_blocks;
+	f.m.window_ctx = &f.vol;
 	f.ngroups = (f.cfg.nblocks + f.cfg.blocks_per_group - 1) / f.cfg.blocks_per_group;
 	f.maybe_trimmed = calloc(f.ngroups, 1);
 	if (!f.maybe_trimmed)

@@ -80,6 +80,16 @@ void op_alloc(struct fz *f)
 	}
 }
 
+/* The windows of every open handle but `own` (len 0 for none). */
+static void windows_before(struct fz *f, const struct bga_rsv *own, struct bga_extent *held)
+{
+	for (size_t k = 0; k < MAX_RSV; k++) {
+		held[k] = (struct bga_extent){0, 0};
+		if (f->rsv[k] != NULL && f->rsv[k] != own && bga_rsv_window(f->rsv[k], &held[k]) != 0)
+			held[k] = (struct bga_extent){0, 0};
+	}
+}
+
 void op_alloc_vec(struct fz *f)
 {
 	struct bga_request req;
@@ -105,6 +115,10 @@ void op_alloc_vec(struct fz *f)
 	/* a slot past max_out, to see that nothing is written there */
 	out[max_out < MAX_VEC ? max_out : MAX_VEC] = (struct bga_extent){ 0xdead, 0xbeef };
 	before_call(f, true, true); /* the model judges it after the call */
+	/* alloc.h, where a request looks: other handles' windows as they
+	 * stand before the call (windows_before) */
+	struct bga_extent held[MAX_RSV];
+	windows_before(f, req.rsv, held);
 	rc = bga_alloc_vec(f->vol, &req, want, out, max_out, &n);
 	if (out[max_out < MAX_VEC ? max_out : MAX_VEC].start != 0xdead)
 		fail("op %u: alloc_vec wrote past max_out %zu", f->op, max_out);
@@ -112,6 +126,22 @@ void op_alloc_vec(struct fz *f)
 		fail("op %u: alloc_vec returned %d with %zu extents", f->op, rc, n);
 	if (refmodel_alloc_vec_check(&f->m, &req, want, max_out, rc, out, rc ? 0 : n))
 		fail("op %u: %s", f->op, f->m.err);
+	/* Step 3 of the order: another handle's window is taken back only
+	 * before the call would fail.  Without all or nothing that is only
+	 * for its first extent, which then holds some of those blocks (no
+	 * run of min_len lay outside windows); when it holds none, the
+	 * windows stood, and no later extent holds a block of one. */
+	bool first_took = false;
+	for (size_t k = 0; !rc && n && k < MAX_RSV; k++)
+		first_took |= held[k].len && out[0].start < held[k].start + held[k].len &&
+			      held[k].start < out[0].start + out[0].len;
+	for (i = 1; !rc && !first_took && !(req.flags & BGA_ALL_OR_NOTHING) && i < n; i++)
+		for (size_t k = 0; k < MAX_RSV; k++)
+			if (held[k].len && out[i].start < held[k].start + held[k].len &&
+			    held[k].start < out[i].start + out[i].len)
+				fail("op %u: alloc_vec's extent %zu [%" PRIu64 ", +%" PRIu64 ") took handle %zu's window "
+				     "[%" PRIu64 ", +%" PRIu64 ") after a first extent (alloc.h: other windows only before "
+				     "-ENOSPC)", f->op, i, out[i].start, out[i].len, k, held[k].start, held[k].len);
 	if (rc)
 		fz_failed(f, rc, rc == -ENOSPC || rc == -EAGAIN ? SHOWN_RECLAIM : SHOWN_NOTHING);
 	for (i = 0; !rc && i < n; i++) {

@@ -30,6 +30,7 @@
 
 #include "stress_time.h"
 #include "testutil.h"
+#include "threads.h"
 
 #define BPG 64u
 #define GROUPS 512u
@@ -110,18 +111,12 @@ static void *checker(void *arg)
 	return NULL;
 }
 
-struct worker {
-	struct run *r;
-	int id;
-};
-
-static void *work(void *arg)
+static void work(void *ctx, int id)
 {
-	struct worker *w = arg;
-	struct run *r = w->r;
-	struct rng rng = {(uint64_t)w->id * 0x9e3779b97f4a7c15ull + 1};
+	struct run *r = ctx;
+	struct rng rng = {(uint64_t)id * 0x9e3779b97f4a7c15ull + 1};
 	struct bga_rsv *rsv = NULL;
-	if (!r->whole_groups && w->id % 2 == 0 && bga_rsv_open(r->vol, &rsv) != 0)
+	if (!r->whole_groups && id % 2 == 0 && bga_rsv_open(r->vol, &rsv) != 0)
 		fail(r, "rsv_open", "failed");
 	struct bga_extent held[32];
 	int n = 0;
@@ -150,7 +145,6 @@ static void *work(void *arg)
 			fail(r, "free", "an owned extent was refused");
 	}
 	bga_rsv_close(rsv);
-	return NULL;
 }
 
 static int run_one(bool whole_groups, double seconds)
@@ -170,15 +164,10 @@ static int run_one(bool whole_groups, double seconds)
 			if (bga_alloc(r.vol, &req, &e) != 0)
 				return 1;
 	}
-	pthread_t c, t[WORKERS];
-	struct worker w[WORKERS];
+	pthread_t c;
 	pthread_create(&c, NULL, checker, &r);
-	for (int i = 0; i < WORKERS; i++) {
-		w[i] = (struct worker){&r, i};
-		pthread_create(&t[i], NULL, work, &w[i]);
-	}
-	for (int i = 0; i < WORKERS; i++)
-		pthread_join(t[i], NULL);
+	if (test_threads_run(WORKERS, work, &r) != 0)
+		return 1;
 	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(c, NULL);
 	struct bga_check_report rep;

@@ -46,8 +46,10 @@
 #include <bgalloc/counter.h>
 
 #include "counter_impl.h"
+#include "counter_track.h"
 #include "cpu.h"
 #include "testutil.h"
+#include "threads.h"
 
 extern char **environ;
 
@@ -110,10 +112,6 @@ static void drop_rseq(void)
 
 /* ---------------------------------------------------------------- */
 
-struct track {
-	_Atomic int64_t pos_intent, pos_done, neg_intent, neg_done;
-} __attribute__((aligned(128)));
-
 struct mix {
 	struct bga_counter *c;
 	int64_t initial;
@@ -122,35 +120,21 @@ struct mix {
 	int64_t checks, bad_read, bad_cmp;
 };
 
-struct arg {
-	struct mix *m;
-	int idx;
-};
-
-static void *mix_adder(void *p)
+static void mix_adder(void *ctx, int idx)
 {
-	struct arg *a = p;
-	struct track *t = &a->m->tr[a->idx];
-	struct rng r = {0x9e3779b97f4a7c15ULL * (uint64_t)(a->idx + 1)};
+	struct mix *m = ctx;
+	struct track *t = &m->tr[idx];
+	struct rng r = {0x9e3779b97f4a7c15ULL * (uint64_t)(idx + 1)};
 
-	if (a->idx == NTHREADS - 1)
+	if (idx == NTHREADS - 1)
 		drop_rseq();
 	for (long i = 0; i < iters; i++) {
 		int64_t d = (i % 53 == 0) ? between(&r, -1000, 1000) : between(&r, -5, 6);
 
-		if (d >= 0) {
-			atomic_fetch_add(&t->pos_intent, d);
-			bga_counter_add(a->m->c, d);
-			atomic_fetch_add(&t->pos_done, d);
-		} else {
-			atomic_fetch_add(&t->neg_intent, -d);
-			bga_counter_add(a->m->c, d);
-			atomic_fetch_add(&t->neg_done, -d);
-		}
+		track_add(t, m->c, d);
 		if ((i & 1023) == 0)
 			sched_yield();
 	}
-	return NULL;
 }
 
 static void *mix_sampler(void *p)
@@ -165,18 +149,11 @@ static void *mix_sampler(void *p)
 
 		/* Adds done before the read/compare are surely in; adds that
 		 * could be in are those announced by the time they return. */
-		for (int i = 0; i < NTHREADS; i++) {
-			lo += atomic_load(&m->tr[i].pos_done);
-			hi -= atomic_load(&m->tr[i].neg_done);
-		}
+		track_before(m->tr, NTHREADS, &lo, &hi);
 		rhs = (lo + hi) / 2 + between(&r, -2 * bound - 50, 2 * bound + 50);
 		v = bga_counter_read(m->c);
 		cmp = bga_counter_compare(m->c, rhs);
-		atomic_thread_fence(memory_order_seq_cst);
-		for (int i = 0; i < NTHREADS; i++) {
-			lo -= atomic_load(&m->tr[i].neg_intent);
-			hi += atomic_load(&m->tr[i].pos_intent);
-		}
+		track_after(m->tr, NTHREADS, &lo, &hi);
 		m->checks++;
 		if (v < lo - bound || v > hi + bound)
 			m->bad_read++;
@@ -189,20 +166,15 @@ static void *mix_sampler(void *p)
 static void run_mix(struct kind k, int32_t batch, long *ops)
 {
 	struct mix m = {.initial = -777};
-	struct arg a[NTHREADS];
-	pthread_t th[NTHREADS], smp;
+	pthread_t smp;
 	int64_t want = m.initial;
 	const char *mode;
 
 	m.c = mk(k, m.initial, batch);
 	mode = bga_counter_mode_name(m.c);
 	pthread_create(&smp, NULL, mix_sampler, &m);
-	for (int i = 0; i < NTHREADS; i++) {
-		a[i] = (struct arg){&m, i};
-		pthread_create(&th[i], NULL, mix_adder, &a[i]);
-	}
-	for (int i = 0; i < NTHREADS; i++)
-		pthread_join(th[i], NULL);
+	if (test_threads_run(NTHREADS, mix_adder, &m) != 0)
+		abort();
 	atomic_store(&m.stop, true);
 	pthread_join(smp, NULL);
 	for (int i = 0; i < NTHREADS; i++)
@@ -234,25 +206,8 @@ static void *lim_worker(void *p)
 	struct rng r = {(uint64_t)(uintptr_t)&r ^ 0x51ed270b27c6d1a5ULL};
 	int64_t mine = 0;
 
-	for (long i = 0; i < iters; i++) {
-		int64_t d = between(&r, 1, l->maxd);
-
-		if (bga_counter_add_limited(l->c, d, l->limit) == 0) {
-			mine += d;
-			atomic_fetch_add(&l->ok, 1);
-		} else {
-			atomic_fetch_add(&l->enospc, 1);
-		}
-		if (mine > 0 && between(&r, 0, 7) == 0) {
-			int64_t back = between(&r, 1, mine);
-
-			if (i & 1)
-				CHECK(bga_counter_add_limited(l->c, -back, l->limit) == 0, "negative");
-			else
-				bga_counter_add(l->c, -back);
-			mine -= back;
-		}
-	}
+	for (long i = 0; i < iters; i++)
+		CHECK(limited_step(l->c, l->limit, l->maxd, &r, i, &mine, &l->ok, &l->enospc) == 0, "negative");
 	atomic_fetch_add(&l->held, mine);
 	return NULL;
 }
@@ -337,36 +292,16 @@ struct race {
 	int64_t sums, bad_sum;
 };
 
-struct race_arg {
-	struct race *rc;
-	int idx;
-};
-
-static void *race_adder(void *p)
+static void race_adder(void *ctx, int id)
 {
-	struct race_arg *a = p;
-	struct race *rc = a->rc;
-	struct track *t = &rc->tr[a->idx];
-	struct rng r = {0xd1b54a32d192ed03ULL * (uint64_t)(a->idx + 7)};
+	struct race *rc = ctx;
+	struct rng r = {0xd1b54a32d192ed03ULL * (uint64_t)(id + 7)};
 
-	if (a->idx == NTHREADS - 1)
-		drop_rseq();
-	while (!atomic_load_explicit(&rc->stop, memory_order_relaxed)) {
-		for (int i = 0; i < 4096; i++) {
-			int64_t d = between(&r, -3, 4);
-
-			if (d >= 0) {
-				atomic_fetch_add_explicit(&t->pos_intent, d, memory_order_relaxed);
-				bga_counter_add(rc->c, d);
-				atomic_fetch_add_explicit(&t->pos_done, d, memory_order_release);
-			} else {
-				atomic_fetch_add_explicit(&t->neg_intent, -d, memory_order_relaxed);
-				bga_counter_add(rc->c, d);
-				atomic_fetch_add_explicit(&t->neg_done, -d, memory_order_release);
-			}
-		}
-	}
-	return NULL;
+	if (id == NTHREADS - 1)
+		drop_rseq(); /* one adder on the CAS path, racing the flusher too */
+	while (!atomic_load_explicit(&rc->stop, memory_order_relaxed))
+		for (int i = 0; i < 4096; i++)
+			track_add(&rc->tr[id], rc->c, between(&r, -3, 4));
 }
 
 static void *race_flusher(void *p)
@@ -390,16 +325,9 @@ static void *race_sampler(void *p)
 	while (!atomic_load(&rc->stop)) {
 		int64_t lo = rc->initial, hi = rc->initial, v;
 
-		for (int i = 0; i < NTHREADS; i++) {
-			lo += atomic_load(&rc->tr[i].pos_done);
-			hi -= atomic_load(&rc->tr[i].neg_done);
-		}
+		track_before(rc->tr, NTHREADS, &lo, &hi);
 		v = bga_counter_sum(rc->c);
-		atomic_thread_fence(memory_order_seq_cst);
-		for (int i = 0; i < NTHREADS; i++) {
-			lo -= atomic_load(&rc->tr[i].neg_intent);
-			hi += atomic_load(&rc->tr[i].pos_intent);
-		}
+		track_after(rc->tr, NTHREADS, &lo, &hi);
 		rc->sums++;
 		/* The flusher may be between its +b and its -b. */
 		if (v < lo || v > hi + b)
@@ -411,8 +339,8 @@ static void *race_sampler(void *p)
 static void run_race(struct kind k, int nadders, long *flushes)
 {
 	struct race rc = {.initial = 1000};
-	struct race_arg a[NTHREADS];
-	pthread_t th[NTHREADS], fl, smp;
+	struct test_threads adders;
+	pthread_t fl, smp;
 	int64_t want = rc.initial;
 	struct timespec d = {0, 250 * 1000 * 1000};
 	const char *mode;
@@ -422,16 +350,13 @@ static void run_race(struct kind k, int nadders, long *flushes)
 	/* Limited use from now on: growing folds become flushes. */
 	CHECK(bga_counter_add_limited(rc.c, 1, INT64_MAX / 2) == 0, "race %s: first limited add", mode);
 	bga_counter_add(rc.c, -1);
-	for (int i = 0; i < nadders; i++) {
-		a[i] = (struct race_arg){&rc, i};
-		pthread_create(&th[i], NULL, race_adder, &a[i]);
-	}
+	if (test_threads_start(&adders, nadders, race_adder, &rc) != 0)
+		abort();
 	pthread_create(&fl, NULL, race_flusher, &rc);
 	pthread_create(&smp, NULL, race_sampler, &rc);
 	nanosleep(&d, NULL);
 	atomic_store(&rc.stop, true);
-	for (int i = 0; i < nadders; i++)
-		pthread_join(th[i], NULL);
+	test_threads_join(&adders);
 	pthread_join(fl, NULL);
 	pthread_join(smp, NULL);
 	for (int i = 0; i < NTHREADS; i++)

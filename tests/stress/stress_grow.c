@@ -28,7 +28,9 @@
 #include <bgalloc.h>
 
 #include "stress_time.h"
+#include "owners.h"
 #include "testutil.h"
+#include "threads.h"
 
 #define BPG 64
 #define CHUNK ((uint64_t)TEST_CHUNK_GROUPS * BPG)
@@ -44,39 +46,27 @@ struct shared {
 	int stop;      /* atomic */
 	int failures;  /* atomic */
 	uint64_t ops;  /* atomic: calls made, for the summary line */
-};
-
-struct worker {
-	struct shared *sh;
-	int id;
-	uint64_t seed;
+	uint64_t round; /* this round, for the workers' seeds */
 };
 
 static void fail(struct shared *sh, const char *what, uint64_t a)
 {
-	if (__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED) < 10)
-		fprintf(stderr, "stress_grow: %s (%llu)\n", what, (unsigned long long)a);
+	stress_fail(&sh->failures, 10, "stress_grow", what, a);
 }
 
 static void own(struct shared *sh, struct bga_extent e, int id)
 {
-	if (e.start + e.len > sh->cap) {
-		fail(sh, "extent past the end", e.start);
-		return;
-	}
-	for (uint64_t b = e.start; b < e.start + e.len; b++) {
-		uint8_t zero = 0;
-		if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
-			fail(sh, "block handed out twice", b);
-	}
+	bool past = e.start + e.len > sh->cap;
+	uint64_t b = past ? e.start : owners_take(sh->owner, e, id);
+	if (b != OWNERS_NONE)
+		fail(sh, past ? "extent past the end" : "block handed out twice", b);
 }
 
 static void release(struct shared *sh, struct bga_extent e, int id)
 {
-	for (uint64_t b = e.start; b < e.start + e.len; b++)
-		if (__atomic_exchange_n(&sh->owner[b], 0, __ATOMIC_ACQ_REL) != (uint8_t)(id + 1))
-			fail(sh, "freed a block the map gives to another", b);
+	uint64_t b = owners_give(sh->owner, e, id);
+	if (b != OWNERS_NONE)
+		fail(sh, "freed a block the map gives to another", b);
 	int rc = bga_free(sh->vol, e.start, e.len);
 	if (rc != 0)
 		fail(sh, "free failed", (uint64_t)-rc);
@@ -85,17 +75,16 @@ static void release(struct shared *sh, struct bga_extent e, int id)
 static int discard(void *ctx, uint64_t start, uint64_t len)
 {
 	struct shared *sh = ctx;
-	for (uint64_t b = start; b < start + len; b++)
-		if (__atomic_load_n(&sh->owner[b], __ATOMIC_ACQUIRE) != 0)
-			fail(sh, "trim claimed an owned block", b);
+	uint64_t b = owners_first_held(sh->owner, start, len);
+	if (b != OWNERS_NONE)
+		fail(sh, "trim claimed an owned block", b);
 	return 0;
 }
 
-static void *work(void *arg)
+static void work(void *ctx, int id)
 {
-	struct worker *w = arg;
-	struct shared *sh = w->sh;
-	struct rng r = {w->seed};
+	struct shared *sh = ctx;
+	struct rng r = {0x9e3779b97f4a7c15ull * (sh->round + 1) + (uint64_t)id};
 	struct bga_extent held[HELD];
 	int n = 0;
 	uint64_t i;
@@ -115,7 +104,7 @@ static void *work(void *arg)
 			struct bga_extent e;
 			int rc = bga_alloc(sh->vol, &req, &e);
 			if (rc == 0) {
-				own(sh, e, w->id);
+				own(sh, e, id);
 				held[n++] = e;
 			} else if (rc != -ENOSPC) {
 				fail(sh, "alloc", (uint64_t)-rc);
@@ -124,7 +113,7 @@ static void *work(void *arg)
 			int k = (int)below(&r, (uint64_t)n);
 			struct bga_extent e = held[k];
 			held[k] = held[--n];
-			release(sh, e, w->id);
+			release(sh, e, id);
 		}
 		if ((x >> 8) % 128 == 0) {
 			uint64_t from = size - 1 - below(&r, 64 * BPG < size ? 64 * BPG : size);
@@ -134,9 +123,8 @@ static void *work(void *arg)
 		}
 	}
 	while (n > 0)
-		release(sh, held[--n], w->id);
+		release(sh, held[--n], id);
 	__atomic_fetch_add(&sh->ops, i, __ATOMIC_RELAXED);
-	return NULL;
 }
 
 static void watchdog(int sig)
@@ -175,19 +163,16 @@ static void round_once(uint64_t round, int *failures, uint64_t *ops, uint64_t *g
 	cfg.blocks_per_group = BPG;
 	cfg.flags = modes[round % 3].flags;
 	cfg.lock_slots = modes[round % 3].slots;
-	struct shared sh = {.cap = to, .size = start};
+	struct shared sh = {.cap = to, .size = start, .round = round};
 	if (bga_create(&cfg, &sh.vol) != 0 || !(sh.owner = calloc(to, 1))) {
 		fprintf(stderr, "stress_grow: setup failed\n");
 		++*failures;
 		return;
 	}
 	alarm(WATCHDOG_SECONDS);
-	pthread_t t[THREADS];
-	struct worker w[THREADS];
-	for (int i = 0; i < THREADS; i++) {
-		w[i] = (struct worker){&sh, i, 0x9e3779b97f4a7c15ull * (round + 1) + (uint64_t)i};
-		pthread_create(&t[i], NULL, work, &w[i]);
-	}
+	struct test_threads workers;
+	if (test_threads_start(&workers, THREADS, work, &sh) != 0)
+		abort();
 	/* First twice bga_grow's batch of replaced geometries (grow.c,
 	 * BGA_GEOM_RETIRE_BATCH: 32) in one-block steps, so that a batch is
 	 * freed after its grace period while the workers read; then to just
@@ -210,8 +195,7 @@ static void round_once(uint64_t round, int *failures, uint64_t *ops, uint64_t *g
 		}
 	}
 	__atomic_store_n(&sh.stop, 1, __ATOMIC_RELEASE);
-	for (int i = 0; i < THREADS; i++)
-		pthread_join(t[i], NULL);
+	test_threads_join(&workers);
 	alarm(0);
 	struct bga_check_report rep;
 	if (bga_check(sh.vol, &rep) != 0)

@@ -17,7 +17,9 @@
 #include <bgalloc.h>
 
 #include "stress_time.h"
+#include "owners.h"
 #include "testutil.h"
+#include "threads.h"
 #include <bgalloc/counter.h>
 
 #include "internal.h"
@@ -34,18 +36,12 @@ struct shared {
 	int stop;
 	int failures;
 	uint64_t samples, trims;
-};
-
-struct worker {
-	struct shared *sh;
-	int id;
-	uint64_t round;
+	uint64_t round; /* this round, for the workers' seeds */
 };
 
 static void fail(struct shared *sh, const char *what, uint64_t a)
 {
-	if (__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED) < 10)
-		fprintf(stderr, "stress_policies: %s (%llu)\n", what, (unsigned long long)a);
+	stress_fail(&sh->failures, 10, "stress_policies", what, a);
 }
 
 static void own(struct shared *sh, struct bga_extent e, int id)
@@ -64,11 +60,10 @@ static void disown(struct shared *sh, struct bga_extent e)
 		__atomic_store_n(&sh->owner[b], 0, __ATOMIC_RELAXED);
 }
 
-static void *work(void *arg)
+static void work(void *ctx, int id)
 {
-	struct worker *w = arg;
-	struct shared *sh = w->sh;
-	uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1) + w->round;
+	struct shared *sh = ctx;
+	uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(id + 1) + sh->round;
 	struct bga_extent held[HELD];
 	struct bga_rsv *rsv;
 	int n = 0;
@@ -91,7 +86,7 @@ static void *work(void *arg)
 			if (reserved && e.len < req.max_len && rc == 0)
 				bga_unreserve(sh->vol, req.max_len - e.len);
 			if (rc == 0) {
-				own(sh, e, w->id + 1);
+				own(sh, e, id + 1);
 				held[n++] = e;
 			} else if (reserved) {
 				fail(sh, "reserved allocation failed", (uint64_t)-rc);
@@ -128,16 +123,15 @@ static void *work(void *arg)
 			fail(sh, "final free", e.start);
 	}
 	bga_rsv_close(rsv);
-	return NULL;
 }
 
 static int discard(void *ctx, uint64_t start, uint64_t len)
 {
 	struct shared *sh = ctx;
 	/* The extent is in use while discarded: nobody else may own it. */
-	for (uint64_t b = start; b < start + len; b++)
-		if (__atomic_load_n(&sh->owner[b], __ATOMIC_ACQUIRE) != 0)
-			fail(sh, "trim handed out an owned block", b);
+	uint64_t b = owners_first_held(sh->owner, start, len);
+	if (b != OWNERS_NONE)
+		fail(sh, "trim handed out an owned block", b);
 	return 0;
 }
 
@@ -164,22 +158,17 @@ static void round_once(uint64_t round, int *failures, uint64_t *samples)
 	bga_config_init(&cfg, 8 * 256);
 	cfg.blocks_per_group = 256;
 	cfg.rsv_max = 64;
-	struct shared sh = {.nblocks = cfg.nblocks};
+	struct shared sh = {.nblocks = cfg.nblocks, .round = round};
 	if (bga_create(&cfg, &sh.vol) != 0) {
 		fprintf(stderr, "stress_policies: bga_create failed\n");
 		++*failures;
 		return;
 	}
 	sh.owner = calloc(cfg.nblocks, 1);
-	pthread_t t[THREADS], j;
-	struct worker w[THREADS];
+	pthread_t j;
 	pthread_create(&j, NULL, janitor, &sh);
-	for (int i = 0; i < THREADS; i++) {
-		w[i] = (struct worker){&sh, i, round};
-		pthread_create(&t[i], NULL, work, &w[i]);
-	}
-	for (int i = 0; i < THREADS; i++)
-		pthread_join(t[i], NULL);
+	if (test_threads_run(THREADS, work, &sh) != 0)
+		abort();
 	__atomic_store_n(&sh.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(j, NULL);
 	if (bga_commit(sh.vol, sh.txn + 3) != 0)

@@ -40,6 +40,7 @@
 #include <bgalloc.h>
 
 #include "testutil.h"
+#include "threads.h"
 #include "internal.h" /* the lock slot of a group, to aim at the grower's */
 
 static int failures;
@@ -105,16 +106,10 @@ static int discard_nothing(void *ctx, uint64_t start, uint64_t len)
 	return 0;
 }
 
-struct toucher {
-	struct grow_run *r;
-	int id;
-};
-
-static void *touch(void *arg)
+static void touch(void *ctx, int id)
 {
-	struct toucher *t = arg;
-	struct grow_run *r = t->r;
-	struct rng rng = {r->seed * 7919 + (uint64_t)t->id + 1};
+	struct grow_run *r = ctx;
+	struct rng rng = {r->seed * 7919 + (uint64_t)id + 1};
 	uint32_t nslots = bga_locktab_nslots(r->vol->locks);
 	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
 		/* The group the next grow extends, and a group of an untouched
@@ -152,7 +147,6 @@ static void *touch(void *arg)
 			fail("first touch", rc, (long long)b);
 		__atomic_fetch_add(&progress, 1, __ATOMIC_RELAXED);
 	}
-	return NULL;
 }
 
 static void grow_once(uint64_t run, struct bga_config cfg)
@@ -167,16 +161,13 @@ static void grow_once(uint64_t run, struct bga_config cfg)
 		fail("create", rc, 0);
 		return;
 	}
-	pthread_t gt, tt[3];
-	struct toucher t[3];
+	pthread_t gt;
+	struct test_threads touchers;
 	pthread_create(&gt, NULL, grower, &r);
-	for (int i = 0; i < 3; i++) {
-		t[i] = (struct toucher){&r, i};
-		pthread_create(&tt[i], NULL, touch, &t[i]);
-	}
+	if (test_threads_start(&touchers, 3, touch, &r) != 0)
+		abort();
 	pthread_join(gt, NULL);
-	for (int i = 0; i < 3; i++)
-		pthread_join(tt[i], NULL);
+	test_threads_join(&touchers);
 	struct bga_check_report rep;
 	if (bga_check(r.vol, &rep) != 0)
 		fail(rep.message, (long long)rep.group, (long long)rep.block);

@@ -96,6 +96,15 @@ static inline void churn(struct bga_volume *vol, struct rng *r, int n, uint64_t 
 }
 
 #ifdef CRITERION_H_
+/* Store vol into a fresh memory area (*m, *io: memio_init), asserting it
+ * succeeds, and take the used map of what was stored into *u. */
+static inline void store_fresh(struct bga_volume *vol, struct memio *m, struct bga_io *io, struct usedmap *u)
+{
+	memio_init(m, io);
+	cr_assert_eq(bga_store(vol, io), 0);
+	cr_assert_eq(usedmap_take(vol, u), 0);
+}
+
 /* Store vol into a fresh memory area (*m, *io: memio_init) and load it
  * back (no config, no flags), asserting both succeed: the loaded volume.
  * The caller frees it and the area. */

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "refmodel.h"
-#include "refmodel_oracle.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -27,7 +26,7 @@ int refmodel_config_check(const struct bga_config *cfg)
 		return -EINVAL;
 	if (cfg->blocks_per_group < 64 || cfg->blocks_per_group > (1u << 20) || cfg->blocks_per_group % 64)
 		return -EINVAL;
-	if (cfg->first_data_block >= cfg->nblocks || cfg->first_data_block >= cfg->blocks_per_group)
+	if (cfg->first_data_block >= cfg->nblocks)
 		return -EINVAL;
 	if (cfg->lock_slots && ((cfg->lock_slots & (cfg->lock_slots - 1)) || cfg->lock_slots > (1u << 20)))
 		return -EINVAL;
@@ -182,7 +181,7 @@ static bool refm_alloc_fits(const struct refmodel *m, const struct bga_request *
 }
 
 /* The -EINVAL cases that do not depend on the volume's state. */
-static bool refm_alloc_args_bad(const struct refmodel *m, const struct bga_request *req)
+bool refm_alloc_args_bad(const struct refmodel *m, const struct bga_request *req)
 {
 	if (!req || req->min_len == 0 || req->min_len > req->max_len)
 		return true;
@@ -200,7 +199,7 @@ static bool refm_alloc_args_bad(const struct refmodel *m, const struct bga_reque
 	return false;
 }
 
-static bool refm_reserved_short(const struct refmodel *m, const struct bga_request *req)
+bool refm_reserved_short(const struct refmodel *m, const struct bga_request *req)
 {
 	return (req->flags & BGA_USE_RESERVED) && m->reserved < req->min_len;
 }
@@ -219,7 +218,7 @@ int refmodel_alloc_expect(const struct refmodel *m, const struct bga_request *re
 	return -ENOSPC;
 }
 
-static const char *refm_errname(int rc)
+const char *refm_errname(int rc)
 {
 	switch (rc) {
 	case 0: return "0";
@@ -663,99 +662,10 @@ void refmodel_as_loaded(struct refmodel *m)
 	m->reserved = 0;
 }
 
-int refmodel_alloc_vec_check(struct refmodel *m, const struct bga_request *req, uint64_t want, size_t max_out,
-			     int rc, const struct bga_extent *out, size_t n)
+uint64_t refmodel_group_window_blocks(void *volp, uint64_t g)
 {
-	struct bga_request p;
-	uint64_t align, total = 0, avail, b;
-	int expected;
-	bool all;
-	size_t i, j;
-
-#define VFMT "alloc_vec(goal=%" PRIu64 ", min=%" PRIu64 ", max=%" PRIu64 ", align=%" PRIu64 ", flags=%#x, rsv=%s, " \
-	     "want=%" PRIu64 ", max_out=%zu)"
-#define VARG req ? req->goal : 0, req ? req->min_len : 0, req ? req->max_len : 0, req ? req->align : 0, \
-	     req ? req->flags : 0, (req && req->rsv) ? "yes" : "no", want, max_out
-	if (!req)
-		return rc == -EINVAL ? 0 : refm_fail(m, "alloc_vec(NULL req) returned %d", rc);
-	p = *req;
-	p.flags &= ~(uint32_t)BGA_ALL_OR_NOTHING;
-	align = refm_align(req);
-	all = req->flags & BGA_ALL_OR_NOTHING;
-	/* 1. the arguments, before any state-dependent code */
-	if (max_out == 0 || want == 0 || (req->flags & BGA_EXACT_GOAL) || refm_alloc_args_bad(m, &p) ||
-	    want % align || refm_reserved_short(m, &p)) {
-		if (rc != -EINVAL || n)
-			return refm_fail(m, VFMT " returned %d %s (%zu extents), model expects -EINVAL", VARG, rc,
-					 refm_errname(rc), n);
-		return 0;
-	}
-	if (req->flags & BGA_USE_RESERVED) {
-		uint64_t r = m->reserved / align * align;
-		if (r < want && !all)
-			want = r; /* capped at what is reserved */
-	}
-	/* 2. the answer the header gives, by brute force */
-	expected = refm_vec_answer(m, req, want, max_out);
-	if (rc != 0 || expected != 0) {
-		if (rc != expected || n)
-			return refm_fail(m, VFMT " returned %d %s (%zu extents), the header's answer is %s (free %" PRIu64
-					 ", reserved %" PRIu64 ", deferred %" PRIu64 ")", VARG, rc, refm_errname(rc), n,
-					 expected == 0 ? "success" : refm_errname(expected), m->nfree, m->reserved,
-					 m->ndeferred);
-		return 0;
-	}
-	/* 4. a success: the extents */
-	if (n == 0 || n > max_out)
-		return refm_fail(m, VFMT " returned 0 with %zu extents", VARG, n);
-	for (i = 0; i < n; i++) {
-		const struct bga_extent *e = &out[i];
-		if (e->len < req->min_len || e->len > req->max_len || e->start % align || e->len % align)
-			return refm_fail(m, VFMT " extent %zu [%" PRIu64 ", +%" PRIu64 "): bad length or alignment", VARG,
-					 i, e->start, e->len);
-		if (e->start < m->cfg.first_data_block || e->start >= m->cfg.nblocks ||
-		    e->len > m->cfg.nblocks - e->start)
-			return refm_fail(m, VFMT " extent %zu [%" PRIu64 ", +%" PRIu64 "): outside the data area", VARG, i,
-					 e->start, e->len);
-		for (b = e->start; b < e->start + e->len; b++)
-			if (m->state[b] != REFM_FREE)
-				return refm_fail(m, VFMT " extent %zu [%" PRIu64 ", +%" PRIu64 "): block %" PRIu64
-						 " handed out twice (model state %d)", VARG, i, e->start, e->len, b,
-						 m->state[b]);
-		for (j = 0; j < i; j++)
-			if (e->start < out[j].start + out[j].len && out[j].start < e->start + e->len)
-				return refm_fail(m, VFMT " extents %zu and %zu overlap", VARG, j, i);
-		if (i && out[i - 1].start + out[i - 1].len == e->start && out[i - 1].len + e->len <= req->max_len)
-			return refm_fail(m, VFMT " extents %zu [%" PRIu64 ", +%" PRIu64 ") and %zu [%" PRIu64 ", +%" PRIu64
-					 ") touch and fit in max_len, not merged", VARG, i - 1, out[i - 1].start,
-					 out[i - 1].len, i, e->start, e->len);
-		total += e->len;
-	}
-	avail = (req->flags & BGA_USE_RESERVED) ? m->reserved : m->nfree - m->reserved;
-	if (total > want || total > avail || (all && total != want))
-		return refm_fail(m, VFMT " handed out %" PRIu64 " blocks (may take %" PRIu64 ", free %" PRIu64
-				 ", reserved %" PRIu64 ")", VARG, total, avail, m->nfree, m->reserved);
-	for (i = 0; i < n; i++)
-		memset(m->state + out[i].start, REFM_ALLOC, out[i].len);
-	m->nfree -= total;
-	if (req->flags & BGA_USE_RESERVED)
-		m->reserved -= total;
-	/* a partial result that did not fill out[] must have run out */
-	if (total < want && n < max_out && want - total >= req->min_len) {
-		p.max_len = req->max_len;
-		if (refmodel_alloc_expect(m, &p) == 0) {
-			for (i = 0; i < n; i++)
-				memset(m->state + out[i].start, REFM_FREE, out[i].len);
-			m->nfree += total;
-			if (req->flags & BGA_USE_RESERVED)
-				m->reserved += total;
-			return refm_fail(m, VFMT " stopped at %" PRIu64 " blocks in %zu extents, but a run of min_len "
-					 "is still free", VARG, total, n);
-		}
-	}
-#undef VFMT
-#undef VARG
-	return 0;
+	struct bga_group_stats st = {.size = sizeof(st)};
+	return bga_group_stats(*(struct bga_volume **)volp, g, &st) == 0 ? st.window_blocks : 0;
 }
 
 int refmodel_copy(struct refmodel *dst, const struct refmodel *src)

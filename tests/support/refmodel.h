@@ -71,7 +71,21 @@ struct refmodel {
 	struct refm_pending *pend; /* pending deferred frees, in call order */
 	size_t npend, cap;
 	char err[256];         /* the last check failure, in words */
+	/*
+	 * Optional (NULL: no window holds a block): the blocks windows hold
+	 * in group g now, e.g. refmodel_group_window_blocks.  The model
+	 * cannot see where windows lie, and a window's blocks are free to
+	 * it; alloc.h's order ("where a request looks") lets a partial
+	 * bga_alloc_vec stop short of them, so a group that holds some does
+	 * not count against a partial result.
+	 */
+	uint64_t (*window_blocks)(void *ctx, uint64_t g);
+	void *window_ctx;
 };
+
+/* The window_blocks hook for a volume: ctx is a struct bga_volume ** (a
+ * load may replace the volume); bga_group_stats' window_blocks. */
+uint64_t refmodel_group_window_blocks(void *volp, uint64_t g);
 
 /*
  * What bga_create() must return for this config (0 or -EINVAL), from the
@@ -153,7 +167,8 @@ int refmodel_alloc_whole_check(struct refmodel *m, const struct bga_request *req
  * reserved) and not past free minus reserved; all of want with
  * BGA_ALL_OR_NOTHING; and a partial result that did not fill out[] and
  * left at least min_len wanted must have run out: the model, with out[]
- * taken, holds no extent of min_len that bga_alloc could give.
+ * taken, holds no extent of min_len that bga_alloc could give outside
+ * the groups that hold window blocks (m->window_blocks).
  * Then marks out[] allocated and charges reservations.  Returns 0, or
  * -EPROTO with m->err set and the model unchanged.
  */
@@ -244,6 +259,12 @@ int refm_fail(struct refmodel *m, const char *fmt, ...) __attribute__((format(pr
 /* For the model's files: a request's align as the header reads it (0 and 1
  * are no alignment: 1). */
 uint64_t refm_align(const struct bga_request *req);
+/* For the model's files: bad arguments of an allocating request as the
+ * header lists them (-EINVAL); a BGA_USE_RESERVED request that asks for
+ * more than is reserved; an errno's name. */
+bool refm_alloc_args_bad(const struct refmodel *m, const struct bga_request *req);
+bool refm_reserved_short(const struct refmodel *m, const struct bga_request *req);
+const char *refm_errname(int rc);
 
 /*
  * Mirror bga_free_deferred_vec(): -EINVAL for n 0, txn 0 or not above the

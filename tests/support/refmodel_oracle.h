@@ -4,8 +4,9 @@
 
 /*
  * The commit-and-retry oracle of bga_alloc_vec, for the model's files
- * (refmodel.c's refmodel_alloc_vec_check): what the header says the call
- * answers in the model's state, judged by what the caller can do next.
+ * (refmodel_alloc_vec_check, beside it in refmodel_oracle.c): what the
+ * header says the call answers in the model's state, judged by what the
+ * caller can do next.
  */
 
 #include <stddef.h>

@@ -11,6 +11,7 @@
  */
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -56,6 +57,14 @@ static inline bool stress_go_on(uint64_t i, uint64_t min_ops, uint64_t deadline)
 	if (i < min_ops)
 		return true;
 	return (i & 255) != 0 || !stress_expired(deadline);
+}
+
+/* Count a failure in *failures and, for the first `most`, say it on
+ * stderr as "PROG: WHAT (A)". */
+static inline void stress_fail(int *failures, int most, const char *prog, const char *what, uint64_t a)
+{
+	if (__atomic_fetch_add(failures, 1, __ATOMIC_RELAXED) < most)
+		fprintf(stderr, "%s: %s (%llu)\n", prog, what, (unsigned long long)a);
 }
 
 #endif

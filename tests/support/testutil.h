@@ -11,43 +11,31 @@
  * test_persist.c, which sees the internals, checks the two agree. */
 #define TEST_CHUNK_GROUPS 2048
 
-/* xorshift64: a fixed-seed generator, so every failure replays.  The
- * state must not be 0. */
-static inline uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-/* The same family with a struct, for tests that keep several streams:
- * xorshift64* (Vigna), reproducible from the seed in s (not 0). */
-struct rng {
-	uint64_t s;
-};
-
-static inline uint64_t rnd(struct rng *r)
-{
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * 0x2545F4914F6CDD1DULL;
-}
-
-/* Uniform enough in [0, n); n > 0. */
-static inline uint64_t below(struct rng *r, uint64_t n)
-{
-	return rnd(r) % n;
-}
-
-/* Uniform enough in [lo, hi]. */
-static inline int64_t between(struct rng *r, int64_t lo, int64_t hi)
-{
-	return lo + (int64_t)(rnd(r) % (uint64_t)(hi - lo + 1));
-}
+#include "rng.h" /* the one generator */
 
 #include <bgalloc.h>
+
+/* An extent callback (bga_trim's discard, bga_foreach_free's visit) that
+ * accepts every extent and does nothing. */
+static inline int ignore_extent(void *ctx, uint64_t start, uint64_t len)
+{
+	(void)ctx;
+	(void)start;
+	(void)len;
+	return 0;
+}
+
+/* Allocate until the volume answers no more (goal, 1 .. max blocks a
+ * call): the blocks it handed out. */
+static inline uint64_t drain_volume(struct bga_volume *vol, uint64_t goal, uint64_t max)
+{
+	struct bga_request req = {.goal = goal, .min_len = 1, .max_len = max};
+	struct bga_extent e;
+	uint64_t n = 0;
+	while (bga_alloc(vol, &req, &e) == 0)
+		n += e.len;
+	return n;
+}
 
 /* What bga_stats keeps of the free space (count, extents, histogram by
  * order), recounted from a bga_foreach_free walk: free_recount_add for
@@ -68,17 +56,29 @@ static inline void free_recount_add(struct free_recount *r, uint64_t len)
 
 #ifdef CRITERION_H_
 
-/* A volume of nblocks with groups of bpg blocks and first_data_block fdb,
- * every other field at its default; the test fails if create does. */
-static inline struct bga_volume *make_volume(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
+/* A volume of nblocks with groups of bpg blocks, first_data_block fdb and
+ * cfg.flags flags (BGA_START_FULL...), windows of rsv blocks when rsv is
+ * not 0 (rsv_default = rsv_max = rsv), every other field at its default;
+ * the test fails if create does. */
+static inline struct bga_volume *make_volume_with(uint64_t nblocks, uint32_t bpg, uint64_t fdb, uint32_t flags,
+						  uint32_t rsv)
 {
 	struct bga_config cfg;
 	struct bga_volume *vol;
 	bga_config_init(&cfg, nblocks);
 	cfg.blocks_per_group = bpg;
 	cfg.first_data_block = fdb;
+	cfg.flags = flags;
+	if (rsv)
+		cfg.rsv_default = cfg.rsv_max = rsv;
 	cr_assert_eq(bga_create(&cfg, &vol), 0);
 	return vol;
+}
+
+/* make_volume_with, no flags, default windows. */
+static inline struct bga_volume *make_volume(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
+{
+	return make_volume_with(nblocks, bpg, fdb, 0, 0);
 }
 
 /* Assert that bga_check() finds the volume clean, naming what it found. */

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# bga-inspect on an image of known layout (persist_figures image): every
+# bga-inspect on an image of known layout (inspect_image.c): every
 # command's output and exit status, then the same image damaged.
-#   tests/system/inspect_test.sh BGA_INSPECT PERSIST_FIGURES
+#   tests/system/inspect_test.sh BGA_INSPECT INSPECT_IMAGE
 set -u
-INSPECT=$1 FIGURES=$2
+INSPECT=$1 IMAGE=$2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 img=$dir/img
 fail() { echo "inspect_test: $*"; exit 1; }
 # shellcheck source=tests/system/expect.sh
 . "$(dirname "$0")/expect.sh"
-"$FIGURES" image "$img" || fail "cannot write the image"
+"$IMAGE" "$img" || fail "cannot write the image"
 
 expect 0 ': generation 1, 256 blocks, 181 free, 4 groups \(0 quarantined, 0 counts repaired\): clean$' -- "$INSPECT" check "$img"
 expect 0 '^Free blocks: 181 ' -- "$INSPECT" freefrag "$img"

@@ -69,12 +69,12 @@ done
 cmake_version=$(sed -n 's/^-- bgalloc package version: //p' "$prefix/consumer.log")
 
 # The ported peer suites (Ceph's allocator tests, ext4's mballoc tests),
-# held out from the tree: copied with their one helper header into the
+# held out from the tree: copied with their helper headers into the
 # prefix and built there against the installed <bgalloc.h> and the shared
 # library alone (pkg-config), so a name only the build tree has, an
 # internal header or a hidden symbol fails here.
 mkdir "$prefix/ported"
-cp "$src/tests/support/testutil.h" "$prefix/ported/"
+cp "$src/tests/support/testutil.h" "$src/tests/support/rng.h" "$prefix/ported/"
 ported=
 for t in test_ceph_allocator test_ext4_mballoc; do
 	cp "$src/tests/unit/$t.c" "$prefix/ported/"

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "peer_ext2.h"
+#include "rng.h"
 
 static void hung(int sig)
 {
@@ -80,12 +81,12 @@ int main(void)
 	while (meta < n && ext2fs_test_block_bitmap2(fs->block_map, meta))
 		meta++;
 	signal(SIGALRM, hung);
-	srandom(35);
+	struct rng r = {35};
 	unsigned asks = 0, found = 0, hang_cases = 0;
 	for (int round = 0; round < 201; round++) {
 		int last_used = round % 2 || round == 200;
 		for (uint64_t b = meta; b < n;) { /* runs of 1-40 free, 1-40 used */
-			uint64_t fl = 1 + (uint64_t)random() % (round % 3 ? 4 : 40), ul = 1 + (uint64_t)random() % 40;
+			uint64_t fl = 1 + rnd(&r) % (round % 3 ? 4 : 40), ul = 1 + rnd(&r) % 40;
 			if (round == 200) /* the last round: 10 free at meta + 10, 4 free before the last block */
 				fl = b == meta + 10 || b == n - 5 ? (b == n - 5 ? 4 : 10) : 0, ul = b < meta + 10 ? meta + 10 - b : 1;
 			for (uint64_t k = 0; k < fl + ul && b < n; k++, b++) {
@@ -95,7 +96,7 @@ int main(void)
 			}
 		}
 		for (int k = 0; k < 20; k++, asks++) {
-			uint64_t goal = (uint64_t)random() % n, len = 1 + (uint64_t)random() % 48, got = 0, want = 0;
+			uint64_t goal = rnd(&r) % n, len = 1 + rnd(&r) % 48, got = 0, want = 0;
 			if (round == 200) /* past the run of 10: the 4 before the last block, a 5 from the start */
 				goal = n - 100, len = 3 + k % 3;
 			int wrc = ref_find(fs, goal, len, &want);

@@ -15,6 +15,8 @@
 
 #include "bga_rec.h"
 
+#include "rng.h"
+
 #define KEEP 64
 
 static struct bga_volume *vol;
@@ -32,7 +34,7 @@ static void *worker(void *arg)
 	struct bga_extent held[KEEP] = {{0}};
 	struct bga_rsv *rsv = NULL;
 	for (unsigned i = 0; i < ops; i++) {
-		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		rng_next(&rng);
 		unsigned k = rng % KEEP;
 		if (held[k].len) {
 			/* give it back: at once, or when a later txn commits */

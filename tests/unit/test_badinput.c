@@ -278,7 +278,7 @@ static int alloc_foreign_rsv(struct bctx *c)
 	X(create_flags_unknown_bit31, FX_MAIN, -EINVAL, create_with(CF_FLAGS, 1u << 31))                 \
 	X(create_lock_kind_past_mutex, FX_MAIN, -EINVAL, create_with(CF_LOCK_KIND, 5))                   \
 	X(create_lock_kind_u32_max, FX_MAIN, -EINVAL, create_with(CF_LOCK_KIND, UINT32_MAX))             \
-	X(create_fdb_eq_bpg, FX_MAIN, -EINVAL, create_with(CF_FDB, 256))                                 \
+	X(create_fdb_eq_bpg_is_fine, FX_MAIN, 0, create_with(CF_FDB, 256))                               \
 	/* bga_alloc: NULL arguments */                                                                 \
 	X(alloc_null_vol, FX_MAIN, -EINVAL, bga_alloc(NULL, &(struct bga_request){ .goal = NOG, .min_len = 1, .max_len = 1 }, &c->ext)) \
 	X(alloc_null_req, FX_MAIN, -EINVAL, bga_alloc(V, NULL, &c->ext))                                 \

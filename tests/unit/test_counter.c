@@ -26,8 +26,10 @@
 #include <bgalloc/counter.h>
 
 #include "counter_impl.h"
+#include "counter_track.h"
 #include "cpu.h"
 #include "testutil.h"
+#include "threads.h"
 
 extern char **environ;
 
@@ -126,12 +128,6 @@ Test(counter, single_thread_exact)
 
 #define NTHREADS 8
 
-struct track {
-	/* Magnitudes, monotone: an add is announced in *_intent before it
-	 * starts and counted in *_done after it returns. */
-	_Atomic int64_t pos_intent, pos_done, neg_intent, neg_done;
-} __attribute__((aligned(128)));
-
 struct mt {
 	struct bga_counter *c;
 	struct track tr[NTHREADS];
@@ -142,35 +138,20 @@ struct mt {
 	int64_t violations;
 };
 
-struct worker {
-	struct mt *mt;
-	int idx;
-};
-
-static void *adder(void *arg)
+static void adder(void *ctx, int idx)
 {
-	struct worker *w = arg;
-	struct mt *mt = w->mt;
-	struct track *t = &mt->tr[w->idx];
-	struct rng r = {0x9e3779b97f4a7c15ULL * (uint64_t)(w->idx + 1)};
+	struct mt *mt = ctx;
+	struct track *t = &mt->tr[idx];
+	struct rng r = {0x9e3779b97f4a7c15ULL * (uint64_t)(idx + 1)};
 
 	for (int i = 0; i < mt->iters; i++) {
 		/* Mostly small (stays in the slot), sometimes folding. */
 		int64_t d = (i % 61 == 0) ? between(&r, -500, 500) : between(&r, -3, 4);
 
-		if (d >= 0) {
-			atomic_fetch_add(&t->pos_intent, d);
-			bga_counter_add(mt->c, d);
-			atomic_fetch_add(&t->pos_done, d);
-		} else {
-			atomic_fetch_add(&t->neg_intent, -d);
-			bga_counter_add(mt->c, d);
-			atomic_fetch_add(&t->neg_done, -d);
-		}
+		track_add(t, mt->c, d);
 		if ((i & 255) == 0)
 			sched_yield(); /* encourage migrations and slot sharing */
 	}
-	return NULL;
 }
 
 static void *sampler(void *arg)
@@ -182,16 +163,9 @@ static void *sampler(void *arg)
 	do {
 		int64_t lo = mt->initial, hi = mt->initial, v;
 
-		for (int i = 0; i < NTHREADS; i++) {
-			lo += atomic_load(&mt->tr[i].pos_done);
-			hi -= atomic_load(&mt->tr[i].neg_done);
-		}
+		track_before(mt->tr, NTHREADS, &lo, &hi);
 		v = bga_counter_read(mt->c);
-		atomic_thread_fence(memory_order_seq_cst);
-		for (int i = 0; i < NTHREADS; i++) {
-			lo -= atomic_load(&mt->tr[i].neg_intent);
-			hi += atomic_load(&mt->tr[i].pos_intent);
-		}
+		track_after(mt->tr, NTHREADS, &lo, &hi);
 		mt->checks++;
 		if (v < lo - bound || v > hi + bound)
 			mt->violations++;
@@ -202,18 +176,12 @@ static void *sampler(void *arg)
 static void run_mt(enum bga_counter_mode mode, int32_t batch)
 {
 	struct mt mt = {.iters = 20000, .initial = 1000};
-	struct worker w[NTHREADS];
-	pthread_t th[NTHREADS], smp;
+	pthread_t smp;
 	int64_t want = mt.initial;
 
 	mt.c = mk(mt.initial, batch, mode);
 	cr_assert_eq(pthread_create(&smp, NULL, sampler, &mt), 0);
-	for (int i = 0; i < NTHREADS; i++) {
-		w[i] = (struct worker){&mt, i};
-		cr_assert_eq(pthread_create(&th[i], NULL, adder, &w[i]), 0);
-	}
-	for (int i = 0; i < NTHREADS; i++)
-		pthread_join(th[i], NULL);
+	cr_assert_eq(test_threads_run(NTHREADS, adder, &mt), 0);
 	atomic_store(&mt.stop, true);
 	pthread_join(smp, NULL);
 	for (int i = 0; i < NTHREADS; i++)
@@ -243,41 +211,18 @@ struct lim {
 	int32_t maxd;
 };
 
-struct limw {
-	struct lim *l;
-	int idx;
-};
-
 /* Take random amounts up to the limit, give some back (by add_limited with a
  * negative delta or by a plain add), so the value churns at the limit. */
-static void *limiter(void *arg)
+static void limiter(void *ctx, int idx)
 {
-	struct limw *w = arg;
-	struct lim *l = w->l;
-	struct rng r = {0x51ed270b27c6d1a5ULL * (uint64_t)(w->idx + 3)};
+	struct lim *l = ctx;
+	struct rng r = {0x51ed270b27c6d1a5ULL * (uint64_t)(idx + 3)};
 	int64_t mine = 0;
 
-	for (int i = 0; i < l->iters; i++) {
-		int64_t d = between(&r, 1, l->maxd);
-
-		if (bga_counter_add_limited(l->c, d, l->limit) == 0) {
-			mine += d;
-			atomic_fetch_add(&l->ok, 1);
-		} else {
-			atomic_fetch_add(&l->enospc, 1);
-		}
-		if (mine > 0 && between(&r, 0, 7) == 0) {
-			int64_t back = between(&r, 1, mine);
-
-			if (i & 1)
-				cr_assert_eq(bga_counter_add_limited(l->c, -back, l->limit), 0);
-			else
-				bga_counter_add(l->c, -back);
-			mine -= back;
-		}
-	}
-	atomic_store(&l->held[w->idx], mine);
-	return NULL;
+	for (int i = 0; i < l->iters; i++)
+		cr_assert_eq(limited_step(l->c, l->limit, l->maxd, &r, i, &mine, &l->ok, &l->enospc), 0,
+			     "a negative add_limited failed");
+	atomic_store(&l->held[idx], mine);
 }
 
 static void *sum_sampler(void *arg)
@@ -298,18 +243,12 @@ static void run_limited(enum bga_counter_mode mode, int32_t batch, int32_t maxd)
 {
 	/* A limit the threads can reach even while giving some back. */
 	struct lim l = {.limit = NTHREADS * maxd * 2, .iters = 20000, .maxd = maxd};
-	struct limw w[NTHREADS];
-	pthread_t th[NTHREADS], smp;
+	pthread_t smp;
 	int64_t initial = 100, want = initial;
 
 	l.c = mk(initial, batch, mode);
 	cr_assert_eq(pthread_create(&smp, NULL, sum_sampler, &l), 0);
-	for (int i = 0; i < NTHREADS; i++) {
-		w[i] = (struct limw){&l, i};
-		cr_assert_eq(pthread_create(&th[i], NULL, limiter, &w[i]), 0);
-	}
-	for (int i = 0; i < NTHREADS; i++)
-		pthread_join(th[i], NULL);
+	cr_assert_eq(test_threads_run(NTHREADS, limiter, &l), 0);
 	atomic_store(&l.stop, true);
 	pthread_join(smp, NULL);
 	for (int i = 0; i < NTHREADS; i++)
@@ -642,3 +581,59 @@ Test(counter, rseq_off)
 	cr_expect(strncmp(buf, "ok getcpu", 9) == 0 || strncmp(buf, "ok hash", 7) == 0,
 		  "child says: %s", buf);
 }
+
+/* ---------------------------------------------------------------- */
+/* A fold and a lock-free add on the same slot (the CAS path). */
+
+#ifdef BGA_DEBUG
+static int64_t mid_fold_added;
+static int mid_fold_calls;
+
+/* Between the fold's read of its slot and its exchange: a lock-free add
+ * on that slot (the same thread's, so the same slot), which a fold that
+ * zeroed the slot with a plain store would lose. */
+static void add_mid_fold(struct bga_counter *c)
+{
+	/* every other call: the fold retried after the add then goes through */
+	static int skip;
+	if ((skip ^= 1) == 0)
+		return;
+	for (int64_t d = 1; d >= -1; d -= 2)
+		if (bga__counter_add_fast(c, d)) {
+			mid_fold_added += d;
+			mid_fold_calls++;
+			return;
+		}
+}
+
+/*
+ * Every fold of the CAS path, plain (bga_counter_add) and checked
+ * (bga_counter_add_limited far from its limit), has an add land on its
+ * slot mid-fold, thousands of times a run: the exact sum must keep every
+ * one.  Deterministic: the add is placed, not raced for.
+ */
+Test(counter, fold_keeps_an_add_that_lands_mid_fold)
+{
+	for (int limited = 0; limited < 2; limited++) {
+		struct bga_counter *c = mk(1000, 4, BGA_COUNTER_PERCPU_CAS);
+		struct rng r = {0x5eedULL + (uint64_t)limited};
+		int64_t want = 1000;
+		mid_fold_added = 0;
+		mid_fold_calls = 0;
+		bga__counter_fold_hook = add_mid_fold;
+		for (int i = 0; i < 20000; i++) {
+			int64_t d = (i % 7 == 0) ? between(&r, -40, 40) : between(&r, -5, 6);
+			if (limited && d > 0)
+				cr_assert_eq(bga_counter_add_limited(c, d, INT64_MAX / 2), 0);
+			else
+				bga_counter_add(c, d);
+			want += d;
+		}
+		bga__counter_fold_hook = NULL;
+		cr_assert_gt(mid_fold_calls, 1000, "only %d folds met an add", mid_fold_calls);
+		cr_assert_eq(bga_counter_sum(c), want + mid_fold_added, "limited %d: %lld, want %lld (%d adds mid-fold)",
+			     limited, (long long)bga_counter_sum(c), (long long)(want + mid_fold_added), mid_fold_calls);
+		bga_counter_destroy(c);
+	}
+}
+#endif

@@ -255,6 +255,8 @@ static void one_seed(uint64_t seed, bool whole)
 	memio_init(&t.img, &t.io);
 	cr_assert_eq(bga_create(&t.cfg, &t.vol), 0);
 	cr_assert_eq(refmodel_init(&t.m, &t.cfg), 0);
+	t.m.window_blocks = refmodel_group_window_blocks;
+	t.m.window_ctx = &t.vol;
 	for (uint64_t b = t.cfg.first_data_block; full && b < t.cfg.nblocks; b += 1 + below(r, 8)) {
 		uint64_t len = 1 + below(r, 16);
 		len = len < t.cfg.nblocks - b ? len : t.cfg.nblocks - b;

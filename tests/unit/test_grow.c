@@ -19,7 +19,10 @@
 
 #include <bgalloc.h>
 
+#include "owners.h"
+#include "requests.h"
 #include "testutil.h"
+#include "threads.h"
 
 #define BPG 64
 #define ROUNDS 3 /* fresh volumes per threaded test */
@@ -52,12 +55,7 @@ static int exact(struct bga_volume *vol, uint64_t start, uint64_t len)
 
 static uint64_t drain(struct bga_volume *vol)
 {
-	struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = BPG};
-	struct bga_extent e;
-	uint64_t n = 0;
-	while (bga_alloc(vol, &req, &e) == 0)
-		n += e.len;
-	return n;
+	return drain_volume(vol, BGA_NO_GOAL, BPG);
 }
 
 /*
@@ -67,6 +65,70 @@ static uint64_t drain(struct bga_volume *vol)
  * free, the last block can be taken by exact goal and the next one is past
  * the end.
  */
+static int count_discard(void *ctx, uint64_t start, uint64_t len)
+{
+	(void)start;
+	*(uint64_t *)ctx += len;
+	return 0;
+}
+
+/* A grow that lengthens the short last group frees blocks into it: the
+ * group is no longer trimmed, and the next trim discards the new blocks. */
+Test(grow_chunks, grown_last_group_is_trimmed_again)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, 1024 + 100);
+	cfg.blocks_per_group = 1024;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	uint64_t discarded = 0;
+	cr_assert_eq(bga_trim(vol, 0, 1124, 1, count_discard, &discarded, NULL), 0);
+	cr_assert_eq(discarded, 1124);
+	cr_assert_eq(bga_grow(vol, 1024 + 600), 0);
+	struct bga_group_stats gs = {.size = sizeof(gs)};
+	cr_assert_eq(bga_group_stats(vol, 1, &gs), 0);
+	cr_assert_eq(gs.flags & BGA_GSTAT_TRIMMED, 0, "grown into, still flagged trimmed");
+	discarded = 0;
+	cr_assert_eq(bga_trim(vol, 0, 1624, 1, count_discard, &discarded, NULL), 0);
+	cr_assert_eq(discarded, 600, "the grown group's blocks: all 600 again, the 500 new among them");
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* first_data_block past a whole chunk, in a volume whose last group is
+ * full-size: the chunks below it are built at create, never read as a
+ * missing (wholly free) chunk. */
+Test(grow_chunks, first_data_block_past_a_chunk)
+{
+	uint64_t chunk = (uint64_t)TEST_CHUNK_GROUPS * 64, fdb = chunk + 70;
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, 3 * chunk);
+	cfg.blocks_per_group = 64;
+	cfg.first_data_block = fdb;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	cr_assert_eq(bga_free_exact(vol), 3 * chunk - fdb);
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_eq(st.free_blocks, 3 * chunk - fdb);
+	uint64_t walked = 0;
+	cr_assert_eq(bga_foreach_free(vol, 0, 3 * chunk, 1, count_discard, &walked), 0);
+	cr_assert_eq(walked, 3 * chunk - fdb, "the walk found %llu free", (unsigned long long)walked);
+	cr_assert_eq(bga_longest_free_read(vol), 64);
+	struct bga_group_stats gs = {.size = sizeof(gs)};
+	cr_assert_eq(bga_group_stats(vol, TEST_CHUNK_GROUPS, &gs), 0);
+	cr_assert_eq(gs.free_blocks, 0, "group %d lies below first_data_block", TEST_CHUNK_GROUPS);
+	struct bga_request r = {.goal = chunk, .min_len = 1, .max_len = 64};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+	cr_assert_geq(e.start, fdb);
+	r.flags = BGA_EXACT_GOAL;
+	r.goal = chunk + 3;
+	cr_assert_eq(bga_alloc(vol, &r, &e), -ENOSPC);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
 Test(grow_chunks, one_thread_across_chunk_boundaries)
 {
 	static const uint64_t sizes[] = {
@@ -270,13 +332,8 @@ Test(grow_chunks, policies_survive_growth)
 Test(grow_chunks, destroy_with_a_linked_window)
 {
 	struct bga_volume *vol = make(4 * BPG, 0, 0);
-	struct bga_rsv *rsv;
-	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
-	struct bga_request req = {.goal = 70, .min_len = 1, .max_len = 2, .rsv = rsv};
 	struct bga_extent e, w;
-	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
-	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
-	cr_assert_gt(w.len, 0);
+	struct bga_rsv *rsv = window_alloc(vol, 70, 1, 2, &e, &w);
 	bga_destroy(vol);
 	free(rsv);
 }
@@ -296,11 +353,6 @@ struct shared {
 	uint64_t create, start; /* 0: the defaults (grow_under_threads) */
 };
 
-struct worker {
-	struct shared *sh;
-	int id;
-};
-
 static void failf(struct shared *sh, const char *what, uint64_t a)
 {
 	if (__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED) == 0)
@@ -309,47 +361,35 @@ static void failf(struct shared *sh, const char *what, uint64_t a)
 
 static void own(struct shared *sh, struct bga_extent e, int id)
 {
-	if (e.start + e.len > sh->cap) {
-		failf(sh, "extent past the end", e.start);
-		return;
-	}
-	for (uint64_t b = e.start; b < e.start + e.len; b++) {
-		uint8_t zero = 0;
-		if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
-			failf(sh, "block handed out twice", b);
-	}
+	bool past = e.start + e.len > sh->cap;
+	uint64_t b = past ? e.start : owners_take(sh->owner, e, id);
+	if (b != OWNERS_NONE)
+		failf(sh, past ? "extent past the end" : "block handed out twice", b);
 }
 
 static void disown(struct shared *sh, struct bga_extent e, int id)
 {
-	for (uint64_t b = e.start; b < e.start + e.len; b++)
-		if (__atomic_exchange_n(&sh->owner[b], 0, __ATOMIC_ACQ_REL) != (uint8_t)(id + 1))
-			failf(sh, "freed a block the map gives to another", b);
+	uint64_t b = owners_give(sh->owner, e, id);
+	if (b != OWNERS_NONE)
+		failf(sh, "freed a block the map gives to another", b);
 }
 
 static int discard(void *ctx, uint64_t start, uint64_t len)
 {
 	struct shared *sh = ctx;
-	for (uint64_t b = start; b < start + len; b++)
-		if (__atomic_load_n(&sh->owner[b], __ATOMIC_ACQUIRE) != 0)
-			failf(sh, "trim claimed an owned block", b);
+	uint64_t b = owners_first_held(sh->owner, start, len);
+	if (b != OWNERS_NONE)
+		failf(sh, "trim claimed an owned block", b);
 	return 0;
 }
 
-static int seen(void *ctx, uint64_t start, uint64_t len)
-{
-	(void)ctx;
-	(void)start;
-	(void)len;
-	return 0;
-}
+#define seen ignore_extent
 
 #define HELD 24
 
-static void give_back(struct shared *sh, struct worker *w, struct bga_extent e, bool deferred)
+static void give_back(struct shared *sh, int id, struct bga_extent e, bool deferred)
 {
-	disown(sh, e, w->id);
+	disown(sh, e, id);
 	int rc;
 	if (deferred) {
 		rc = -EINVAL;
@@ -362,11 +402,10 @@ static void give_back(struct shared *sh, struct worker *w, struct bga_extent e, 
 		failf(sh, deferred ? "deferred free failed" : "free failed", (uint64_t)-rc);
 }
 
-static void *churn(void *arg)
+static void churn(void *ctx, int id)
 {
-	struct worker *w = arg;
-	struct shared *sh = w->sh;
-	struct rng r = {0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1)};
+	struct shared *sh = ctx;
+	struct rng r = {0x9e3779b97f4a7c15ull * (uint64_t)(id + 1)};
 	struct bga_extent held[HELD];
 	struct bga_rsv *rsv = NULL;
 	int n = 0;
@@ -399,7 +438,7 @@ static void *churn(void *arg)
 			if (reserved && (rc != 0 || e.len < req.max_len))
 				bga_unreserve(sh->vol, rc ? req.max_len : req.max_len - e.len);
 			if (rc == 0) {
-				own(sh, e, w->id);
+				own(sh, e, id);
 				held[n++] = e;
 			} else if (reserved) {
 				failf(sh, "an allocation from a reservation failed", (uint64_t)-rc);
@@ -410,7 +449,7 @@ static void *churn(void *arg)
 			int k = (int)below(&r, (uint64_t)n);
 			struct bga_extent e = held[k];
 			held[k] = held[--n];
-			give_back(sh, w, e, sh->deferred && (x & 4));
+			give_back(sh, id, e, sh->deferred && (x & 4));
 		}
 		if (sh->trims && (x >> 8) % 64 == 0) {
 			uint64_t from = below(&r, size), to = from + 1 + below(&r, 40 * BPG);
@@ -423,9 +462,8 @@ static void *churn(void *arg)
 		}
 	}
 	while (n > 0)
-		give_back(sh, w, held[--n], false);
+		give_back(sh, id, held[--n], false);
 	bga_rsv_close(rsv);
-	return NULL;
 }
 
 static void *committer(void *arg)
@@ -456,12 +494,9 @@ static void grow_under_threads(uint32_t flags, uint32_t slots, uint64_t to, int 
 	sh->size = start;
 	sh->owner = calloc(to, 1);
 	cr_assert_not_null(sh->owner);
-	pthread_t t[8], ct;
-	struct worker w[8];
-	for (int i = 0; i < nthreads; i++) {
-		w[i] = (struct worker){sh, i};
-		cr_assert_eq(pthread_create(&t[i], NULL, churn, &w[i]), 0);
-	}
+	pthread_t ct;
+	struct test_threads workers;
+	cr_assert_eq(test_threads_start(&workers, nthreads, churn, sh), 0);
 	if (sh->deferred)
 		cr_assert_eq(pthread_create(&ct, NULL, committer, sh), 0);
 	/* Jump to just short of each chunk boundary, then cross it in small
@@ -489,8 +524,7 @@ static void grow_under_threads(uint32_t flags, uint32_t slots, uint64_t to, int 
 	for (int i = 0; i < 200; i++)
 		sched_yield(); /* the workers meet the final size too */
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(t[i], NULL);
+	test_threads_join(&workers);
 	if (sh->deferred) {
 		pthread_join(ct, NULL);
 		cr_assert_eq(bga_commit(sh->vol, sh->txn + 3), 0);

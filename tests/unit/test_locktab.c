@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+#include "threads.h"
 #include <criterion/parameterized.h>
 
 #include <bgalloc/locktab.h>
@@ -57,19 +58,13 @@ struct mx_ctx {
 	int iters;
 };
 
-struct mx_arg {
-	struct mx_ctx *c;
-	int id;
-};
-
-static void *mx_worker(void *p)
+static void mx_worker(void *ctx, int id)
 {
-	struct mx_arg *a = p;
-	struct mx_ctx *c = a->c;
+	struct mx_ctx *c = ctx;
 
 	for (int i = 0; i < c->iters; i++) {
 		/* Keys beyond nslots exercise the hashing, too. */
-		uint64_t key = (uint64_t)(i + a->id) * 5 % (MX_SLOTS * 3);
+		uint64_t key = (uint64_t)(i + (id + 1)) * 5 % (MX_SLOTS * 3);
 		unsigned s = bga_locktab_slot(c->t, key);
 
 		if ((i & 7) == 0) {
@@ -80,17 +75,16 @@ static void *mx_worker(void *p)
 		}
 		if (__atomic_load_n(&c->slot[s].holder, __ATOMIC_RELAXED) != 0)
 			c->slot[s].violations++;
-		__atomic_store_n(&c->slot[s].holder, a->id, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->slot[s].holder, (id + 1), __ATOMIC_RELAXED);
 		uint64_t v = c->slot[s].count;
 		if ((i & 63) == 0)
 			sched_yield(); /* invite a preemption while holding */
 		c->slot[s].count = v + 1;
-		if (__atomic_load_n(&c->slot[s].holder, __ATOMIC_RELAXED) != a->id)
+		if (__atomic_load_n(&c->slot[s].holder, __ATOMIC_RELAXED) != (id + 1))
 			c->slot[s].violations++;
 		__atomic_store_n(&c->slot[s].holder, 0, __ATOMIC_RELAXED);
 		bga_locktab_unlock(c->t, key);
 	}
-	return NULL;
 }
 
 ParameterizedTestParameters(locktab, mutual_exclusion)
@@ -101,8 +95,6 @@ ParameterizedTestParameters(locktab, mutual_exclusion)
 ParameterizedTest(enum bga_lock_kind *kind, locktab, mutual_exclusion, .timeout = 60)
 {
 	static struct mx_ctx c;
-	pthread_t th[MX_THREADS];
-	struct mx_arg args[MX_THREADS];
 	struct bga_lock_stats st;
 	uint64_t total = 0, acq = 0;
 	bool fifo = *kind == BGA_LOCK_TICKET || *kind == BGA_LOCK_MCS;
@@ -111,12 +103,7 @@ ParameterizedTest(enum bga_lock_kind *kind, locktab, mutual_exclusion, .timeout 
 	memset(&c, 0, sizeof(c));
 	c.t = mk(MX_SLOTS, *kind);
 	c.iters = fifo ? MX_ITERS_FIFO : MX_ITERS;
-	for (int i = 0; i < nthreads; i++) {
-		args[i] = (struct mx_arg){&c, i + 1};
-		cr_assert_eq(pthread_create(&th[i], NULL, mx_worker, &args[i]), 0);
-	}
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(th[i], NULL);
+	cr_assert_eq(test_threads_run(nthreads, mx_worker, &c), 0);
 	for (int s = 0; s < MX_SLOTS; s++) {
 		cr_expect_eq(c.slot[s].violations, 0, "slot %d: two holders at once", s);
 		total += c.slot[s].count;

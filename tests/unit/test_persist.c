@@ -6,6 +6,7 @@
  * simulation and bit flips are in test_persist_crash.c.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,9 @@
 #include <bgalloc.h>
 
 #include "memio.h"
+#include "persist_image.h"
 #include "persist_util.h"
+#include "requests.h"
 #include "testutil.h"
 
 Test(persist, round_trip_random_volumes)
@@ -191,10 +194,8 @@ Test(persist, callback_errors_keep_previous_state)
 	churn(vol, &r, 200, 64, ext, 256, &n);
 	struct memio m;
 	struct bga_io io;
-	memio_init(&m, &io);
-	cr_assert_eq(bga_store(vol, &io), 0);
 	struct usedmap old;
-	cr_assert_eq(usedmap_take(vol, &old), 0);
+	store_fresh(vol, &m, &io, &old);
 	for (long k = 0; k < 12; k++) {
 		churn(vol, &r, 20, 64, ext, 256, &n);
 		m.writes = 0;
@@ -419,10 +420,8 @@ Test(persist, free_count_repaired_from_the_bitmap)
 	cr_assert_eq(bga_alloc(vol, &req, &e), 0); /* group 1: 59 free */
 	struct memio m;
 	struct bga_io io;
-	memio_init(&m, &io);
-	cr_assert_eq(bga_store(vol, &io), 0);
 	struct usedmap want;
-	cr_assert_eq(usedmap_take(vol, &want), 0);
+	store_fresh(vol, &m, &io, &want);
 	/* the superblock in force, and group 1's record in force */
 	unsigned char *sb = NULL;
 	for (int s = 0; s < 2; s++)
@@ -465,3 +464,326 @@ Test(persist, free_count_repaired_from_the_bitmap)
 	memio_free(&m);
 	bga_destroy(vol);
 }
+
+/* ---- promises across a lazy read and a trim's discard ---- */
+
+/*
+ * Two chunks of 64-block groups, stored, with chunk 1's first group
+ * damaged in one of two ways, and loaded lazily: chunk 1 is not read
+ * until touched.  Whatever bga_reserve promised before the read
+ * must still be there after it.
+ */
+static void reserve_across_a_damaging_read(bool quarantine)
+{
+	enum { BPG = 64 };
+	const uint64_t g = TEST_CHUNK_GROUPS, b = g * BPG;
+	struct bga_volume *vol = make_volume(UINT64_C(2) * TEST_CHUNK_GROUPS * BPG, BPG, 0), *back;
+	struct memio m;
+	struct bga_io io;
+	struct bga_extent e;
+	take(vol, 3, 2);
+	take(vol, b + 3, 2);
+	memio_init(&m, &io);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	uint64_t uuid = bga_pf_get64(sb_in_force(&m) + BGA_SB_UUID);
+	struct bga_pgroup r;
+	desc_slot_in_force(&m, BPG, g, uuid, &r);
+	cr_assert_eq(r.free, BPG - 2);
+	if (quarantine) {
+		m.buf[bga_pf_bitmap_off(BPG, g, r.slot) + 4] ^= 0x10; /* its descriptor stays valid */
+	} else {
+		struct bga_pgroup more = r;
+		more.free = BPG; /* the bitmap, which is sound, says 62 */
+		desc_rewrite(&m, BPG, g, &r, &more);
+	}
+	cr_assert_eq(bga_load(&io, NULL, &back), 0);
+	uint64_t f = bga_free_exact(back);
+	int rc = bga_reserve(back, f);
+	cr_assert(rc == 0 || rc == -ENOSPC, "%d", rc);
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(back, &st), 0); /* reads chunk 1 */
+	cr_assert_eq(st.groups_quarantined, quarantine ? 1 : 0);
+	cr_assert_eq(st.groups_repaired, quarantine ? 0 : 1);
+	cr_assert_leq(bga_reserved(back), bga_free_exact(back), "reserved %llu, free %llu",
+		      (unsigned long long)bga_reserved(back), (unsigned long long)bga_free_exact(back));
+	if (rc == -ENOSPC)
+		cr_assert_eq(bga_reserve(back, bga_free_exact(back)), 0, "all that is free now can be promised");
+	/* every promised block can be drawn */
+	for (uint64_t left; (left = bga_reserved(back)) != 0;) {
+		rc = alloc_at(back, BGA_NO_GOAL, 1, BPG, NULL, BGA_USE_RESERVED, &e);
+		cr_assert_eq(rc, 0, "a draw on a promise of %llu: %d", (unsigned long long)left, rc);
+	}
+	cr_assert_eq(bga_free_exact(back), 0);
+	if (quarantine)
+		assert_only_quarantine(back, 1, g);
+	else
+		assert_clean(back);
+	bga_destroy(back);
+	memio_free(&m);
+	bga_destroy(vol);
+}
+
+Test(reserve, kept_when_a_lazy_read_quarantines_a_group)
+{
+	reserve_across_a_damaging_read(true);
+}
+
+Test(reserve, kept_when_a_lazy_read_repairs_a_count_downwards)
+{
+	reserve_across_a_damaging_read(false);
+}
+
+/* The other half of the rule: space not read yet is promised once it is,
+ * so neither a reservation nor an allocation that needs it fails. */
+Test(reserve, unread_space_is_read_when_a_promise_needs_it)
+{
+	enum { BPG = 64 };
+	const uint64_t n = UINT64_C(2) * TEST_CHUNK_GROUPS * BPG, b = TEST_CHUNK_GROUPS * BPG;
+	struct bga_volume *vol = make_volume(n, BPG, 0), *back;
+	struct memio m;
+	struct bga_io io;
+	struct bga_extent e;
+	take(vol, 3, 2);
+	take(vol, b + 3, 2);
+	memio_init(&m, &io);
+	cr_assert_eq(bga_store(vol, &io), 0);
+	cr_assert_eq(bga_load(&io, NULL, &back), 0);
+	cr_assert_eq(bga_free_exact(back), n - 4, "unread chunks count as free");
+	cr_assert_eq(bga_free(back, 3, 2), 0, "reads chunk 0 only");
+	cr_assert_eq(bga_reserve(back, b), 0, "all of chunk 0");
+	cr_assert_eq(alloc_at(back, 0, 1, 1, NULL, 0, &e), 0, "chunk 1's space, read for it");
+	cr_assert_eq(bga_reserve(back, b - 3), 0, "the rest");
+	cr_assert_eq(bga_free_exact(back), b - 3 + b, "reserved blocks are free");
+	cr_assert_eq(alloc_at(back, 0, 1, 1, NULL, 0, &e), -ENOSPC, "all promised");
+	assert_clean(back);
+	bga_destroy(back);
+	memio_free(&m);
+	bga_destroy(vol);
+}
+
+/*
+ * Four groups of 64: a few extents in groups 0 and 1, groups 2 and 3
+ * untouched (a trim claims them whole, with no bitmap).  A store runs
+ * while the trim's first discard is under way, from the discard itself
+ * or from another thread the discard waits for; the image must hold
+ * exactly the blocks callers hold: the trim's claims are stored free.
+ */
+struct store_in_discard {
+	struct bga_volume *vol;
+	struct bga_io io;
+	bool other_thread;
+	int calls, store_rc;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int phase; /* 1: store asked, 2: store done */
+};
+
+static void *store_thread(void *arg)
+{
+	struct store_in_discard *t = arg;
+	pthread_mutex_lock(&t->mu);
+	while (t->phase != 1)
+		pthread_cond_wait(&t->cv, &t->mu);
+	pthread_mutex_unlock(&t->mu);
+	int rc = bga_store(t->vol, &t->io);
+	pthread_mutex_lock(&t->mu);
+	t->store_rc = rc;
+	t->phase = 2;
+	pthread_cond_broadcast(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
+}
+
+static int discard_and_store(void *ctx, uint64_t start, uint64_t len)
+{
+	(void)start;
+	(void)len;
+	struct store_in_discard *t = ctx;
+	if (t->calls++ != 0)
+		return 0;
+	if (!t->other_thread) {
+		t->store_rc = bga_store(t->vol, &t->io);
+		return 0;
+	}
+	pthread_mutex_lock(&t->mu);
+	t->phase = 1;
+	pthread_cond_broadcast(&t->cv);
+	while (t->phase != 2)
+		pthread_cond_wait(&t->cv, &t->mu);
+	pthread_mutex_unlock(&t->mu);
+	return 0;
+}
+
+static void store_during_a_discard(bool other_thread)
+{
+	enum { BPG = 64 };
+	struct bga_volume *vol = make_volume(4 * BPG, BPG, 0), *back;
+	struct memio m;
+	struct store_in_discard t = {.vol = vol, .other_thread = other_thread};
+	pthread_mutex_init(&t.mu, NULL);
+	pthread_cond_init(&t.cv, NULL);
+	take(vol, 0, 10);
+	take(vol, 20, 5);
+	take(vol, 40, 20);
+	take(vol, 64, 10);
+	take(vol, 100, 1);
+	struct usedmap want, got;
+	cr_assert_eq(usedmap_take(vol, &want), 0);
+	memio_init(&m, &t.io);
+	pthread_t th;
+	if (other_thread)
+		cr_assert_eq(pthread_create(&th, NULL, store_thread, &t), 0);
+	uint64_t trimmed = 0;
+	cr_assert_eq(bga_trim(vol, 0, 4 * BPG, 1, discard_and_store, &t, &trimmed), 0);
+	if (other_thread)
+		pthread_join(th, NULL);
+	cr_assert_eq(t.store_rc, 0);
+	cr_assert_eq(trimmed, 4 * BPG - 46);
+	cr_assert_eq(bga_load(&t.io, NULL, &back), 0);
+	assert_clean(back);
+	cr_assert_eq(bga_free_exact(back), 4 * BPG - 46, "the image holds %llu free, callers hold 46 blocks",
+		     (unsigned long long)bga_free_exact(back));
+	cr_assert_eq(usedmap_take(back, &got), 0);
+	cr_assert(usedmap_equal(&got, &want), "the image is not what callers held");
+	/* the trim gave its claims back: the next store changes nothing */
+	cr_assert_eq(bga_store(vol, &t.io), 0);
+	bga_destroy(back);
+	cr_assert_eq(bga_load(&t.io, NULL, &back), 0);
+	usedmap_free(&got);
+	cr_assert_eq(usedmap_take(back, &got), 0);
+	cr_assert(usedmap_equal(&got, &want));
+	assert_clean(back);
+	bga_destroy(back);
+	usedmap_free(&got);
+	usedmap_free(&want);
+	memio_free(&m);
+	bga_destroy(vol);
+	pthread_cond_destroy(&t.cv);
+	pthread_mutex_destroy(&t.mu);
+}
+
+Test(trim, a_store_from_the_discard_writes_its_claims_free)
+{
+	store_during_a_discard(false);
+}
+
+Test(trim, a_store_from_another_thread_during_the_discard_writes_its_claims_free)
+{
+	store_during_a_discard(true);
+}
+
+/* ---- the store's tag ---- */
+
+static struct bga_volume *load(struct bga_io *io)
+{
+	struct bga_volume *vol;
+	cr_assert_eq(bga_load(io, NULL, &vol), 0);
+	return vol;
+}
+
+static uint64_t tag_of(const struct bga_volume *vol)
+{
+	uint64_t t = 12345;
+	cr_assert_eq(bga_volume_tag(vol, &t), 0);
+	return t;
+}
+
+Test(tag, stored_loaded_and_kept)
+{
+	struct memio m;
+	struct bga_io io;
+	memio_init(&m, &io);
+	struct bga_volume *vol = make_volume(2048, 256, 0);
+	cr_expect_eq(tag_of(vol), 0, "a created volume's tag");
+	cr_assert_eq(bga_store(vol, &io), 0);
+	struct bga_volume *v2 = load(&io);
+	cr_expect_eq(tag_of(v2), 0, "an image stored without a tag");
+	bga_destroy(v2);
+
+	cr_assert_eq(bga_claim(vol, 5, 5), 0);
+	cr_assert_eq(bga_store_tagged(vol, &io, UINT64_C(0xfeedface00000042)), 0);
+	cr_expect_eq(tag_of(vol), UINT64_C(0xfeedface00000042));
+	v2 = load(&io);
+	cr_expect_eq(tag_of(v2), UINT64_C(0xfeedface00000042));
+	cr_expect_eq(bga_claim(v2, 5, 1), -EBUSY, "the tagged store holds the state too");
+	/* a plain store keeps the tag, on the volume and on the loaded one */
+	cr_assert_eq(bga_claim(v2, 100, 1), 0);
+	cr_assert_eq(bga_store(v2, &io), 0);
+	bga_destroy(v2);
+	v2 = load(&io);
+	cr_expect_eq(tag_of(v2), UINT64_C(0xfeedface00000042));
+	cr_assert_eq(bga_store_tagged(v2, &io, 43), 0);
+	bga_destroy(v2);
+	v2 = load(&io);
+	cr_expect_eq(tag_of(v2), 43);
+	bga_destroy(v2);
+	bga_destroy(vol);
+	memio_free(&m);
+}
+
+/* A store that fails leaves the previous image, and its tag, in force. */
+Test(tag, failed_store_keeps_the_previous_tag)
+{
+	struct memio m;
+	struct bga_io io;
+	memio_init(&m, &io);
+	struct bga_volume *vol = make_volume(2048, 256, 0);
+	cr_assert_eq(bga_store_tagged(vol, &io, 7), 0);
+	cr_assert_eq(bga_claim(vol, 300, 3), 0);
+	long w = m.writes;
+	m.fail_write = w + 1; /* the incremental store writes a unit, then the superblock */
+	cr_assert_eq(bga_store_tagged(vol, &io, 8), -EIO);
+	cr_expect_eq(tag_of(vol), 7);
+	m.fail_write = -1;
+	struct bga_volume *v2 = load(&io);
+	cr_expect_eq(tag_of(v2), 7);
+	cr_expect_eq(bga_claim(v2, 300, 3), 0, "the failed store's state was loaded");
+	bga_destroy(v2);
+	cr_assert_eq(bga_store_tagged(vol, &io, 9), 0);
+	v2 = load(&io);
+	cr_expect_eq(tag_of(v2), 9);
+	bga_destroy(v2);
+	bga_destroy(vol);
+	memio_free(&m);
+}
+
+/* An image from before the tag existed holds zeros where it lives
+ * (docs/FORMAT.md, superblock byte 128): it loads, with tag 0.  Made here
+ * by zeroing the field of a tagged image and sealing the superblock's
+ * checksum again, as a 0.2 library wrote it. */
+Test(tag, image_from_before_the_field_loads_with_tag_0)
+{
+	struct memio m;
+	struct bga_io io;
+	memio_init(&m, &io);
+	struct bga_volume *vol = make_volume(2048, 256, 0);
+	cr_assert_eq(bga_claim(vol, 9, 9), 0);
+	cr_assert_eq(bga_store_tagged(vol, &io, 0x0102030405060708ull), 0);
+	bga_destroy(vol);
+	int found = 0;
+	for (int slot = 0; slot < 2; slot++) {
+		unsigned char *sb = m.buf + 512 * slot;
+		if (memcmp(sb, "BGALLOC\x01", 8) != 0)
+			continue;
+		found++;
+		cr_expect_eq(sb[128], 0x08, "the tag's low byte is not at byte 128");
+		memset(sb + 128, 0, 8);
+		/* crc32c of [0, 508), little-endian at 508 */
+		uint32_t c = ~0u;
+		for (int i = 0; i < 508; i++) {
+			c ^= sb[i];
+			for (int k = 0; k < 8; k++)
+				c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1)));
+		}
+		c = ~c;
+		for (int i = 0; i < 4; i++)
+			sb[508 + i] = (unsigned char)(c >> (8 * i));
+	}
+	cr_assert_eq(found, 1);
+	vol = load(&io);
+	cr_expect_eq(tag_of(vol), 0);
+	cr_expect_eq(bga_claim(vol, 9, 1), -EBUSY);
+	bga_destroy(vol);
+	memio_free(&m);
+}
+

@@ -185,10 +185,8 @@ Test(persist_crash, every_cut_and_random_tears, .timeout = 300)
 		churn(vol, &r, 150, 1 + below(&r, bpg), ext, 400, &n);
 		struct memio m;
 		struct bga_io io;
-		memio_init(&m, &io);
-		cr_assert_eq(bga_store(vol, &io), 0);
 		struct usedmap old;
-		cr_assert_eq(usedmap_take(vol, &old), 0);
+		store_fresh(vol, &m, &io, &old);
 		/* the changes the recorded store writes: churn, a deferred
 		 * free (stored allocated), sometimes a grow */
 		churn(vol, &r, 1 + below(&r, 100), 1 + below(&r, bpg), ext, 400, &n);

@@ -26,7 +26,7 @@ Test(persist_errors, metadata_size_refuses_every_bad_geometry)
 		{4096, 100, 0},                 /* not a multiple of 64 */
 		{BGA_MAX_BLOCKS, 64, 0},        /* 2^42 groups, past 2^32 */
 		{10, 64, 10},                   /* first_data_block at the end */
-		{1000, 64, 64},                 /* first_data_block past the first group */
+		{1000, 64, 1001},               /* first_data_block past the end */
 	};
 	uint64_t bytes = 12345;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -396,10 +396,8 @@ Test(persist_errors, free_count_repaired_at_a_strict_load)
 	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
 	struct memio m;
 	struct bga_io io;
-	memio_init(&m, &io);
-	cr_assert_eq(bga_store(vol, &io), 0);
 	struct usedmap want;
-	cr_assert_eq(usedmap_take(vol, &want), 0);
+	store_fresh(vol, &m, &io, &want);
 	uint64_t uuid = bga_pf_get64(sb_in_force(&m) + BGA_SB_UUID);
 	struct bga_pgroup old, r;
 	desc_slot_in_force(&m, bpg, 1, uuid, &old);

@@ -12,6 +12,7 @@
 #include <bgalloc.h>
 
 #include "testutil.h"
+#include "threads.h"
 #include <bgalloc/counter.h>
 
 #include "refmodel.h"
@@ -181,15 +182,9 @@ struct writers {
 	int check_failures;
 };
 
-struct writer {
-	struct writers *w;
-	int id;
-};
-
-static void *write_file(void *arg)
+static void write_file(void *ctx, int id)
 {
-	struct writer *me = arg;
-	struct writers *w = me->w;
+	struct writers *w = ctx;
 	struct bga_rsv *rsv = NULL;
 	if (w->windows && bga_rsv_open(w->vol, &rsv) != 0)
 		__atomic_fetch_add(&w->failures, 1, __ATOMIC_RELAXED);
@@ -211,9 +206,8 @@ static void *write_file(void *arg)
 			__atomic_fetch_add(&w->check_failures, 1, __ATOMIC_RELAXED);
 		pthread_barrier_wait(&w->round);
 	}
-	w->extents[me->id] = extents;
+	w->extents[id] = extents;
 	bga_rsv_close(rsv);
-	return NULL;
 }
 
 static double interleaved_writers(bool windows)
@@ -224,14 +218,7 @@ static double interleaved_writers(bool windows)
 	cfg.blocks_per_group = 8192;
 	cr_assert_eq(bga_create(&cfg, &w.vol), 0);
 	pthread_barrier_init(&w.round, NULL, WRITERS);
-	pthread_t t[WRITERS];
-	struct writer me[WRITERS];
-	for (int i = 0; i < WRITERS; i++) {
-		me[i] = (struct writer){&w, i};
-		pthread_create(&t[i], NULL, write_file, &me[i]);
-	}
-	for (int i = 0; i < WRITERS; i++)
-		pthread_join(t[i], NULL);
+	cr_assert_eq(test_threads_run(WRITERS, write_file, &w), 0);
 	pthread_barrier_destroy(&w.round);
 	cr_assert_eq(w.failures, 0, "no false ENOSPC");
 	cr_assert_eq(w.check_failures, 0, "windows stayed disjoint and the volume consistent");
@@ -652,6 +639,43 @@ Test(trim, group_stats_flag_a_trimmed_group_until_a_free)
 	cr_assert_eq(bga_group_stats(vol, 1, &gs), 0);
 	cr_assert_eq(gs.flags & BGA_GSTAT_TRIMMED, 0, "freed into since, still flagged trimmed");
 	cr_assert_eq(gs.free_blocks, 1024);
+	bga_destroy(vol);
+}
+
+/* A discard callback that frees a block into the group it discards. */
+struct free_during {
+	struct bga_volume *vol;
+	uint64_t block;
+	int calls;
+	uint64_t discarded_block; /* times `block` was discarded */
+};
+
+static int free_during_cb(void *ctx, uint64_t start, uint64_t len)
+{
+	struct free_during *f = ctx;
+	if (f->block >= start && f->block < start + len)
+		f->discarded_block++;
+	if (f->calls++ == 0)
+		cr_assert_eq(bga_free(f->vol, f->block, 1), 0);
+	return 0;
+}
+
+/* A block freed into a group while the trim discards it clears the
+ * group's trimmed flag (freed into since): the next trim discards it. */
+Test(trim, a_free_during_the_discard_clears_the_flag)
+{
+	struct bga_volume *vol = make(4096, 1024);
+	struct bga_request req = {.goal = 1100, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+	struct free_during f = {.vol = vol, .block = 1100};
+	cr_assert_eq(bga_trim(vol, 1024, 2048, 1, free_during_cb, &f, NULL), 0);
+	cr_assert_eq(f.discarded_block, 0);
+	struct bga_group_stats gs = {.size = sizeof(gs)};
+	cr_assert_eq(bga_group_stats(vol, 1, &gs), 0);
+	cr_assert_eq(gs.flags & BGA_GSTAT_TRIMMED, 0, "freed into during the discard, still flagged trimmed");
+	cr_assert_eq(bga_trim(vol, 1024, 2048, 1, free_during_cb, &f, NULL), 0);
+	cr_assert_eq(f.discarded_block, 1, "the block freed during the discard was never discarded");
 	bga_destroy(vol);
 }
 

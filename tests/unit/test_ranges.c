@@ -21,6 +21,7 @@
 #include <bgalloc.h>
 #include <bgalloc/locktab.h>
 
+#include "owners.h"
 #include "testutil.h"
 
 #define BPG 64
@@ -169,22 +170,21 @@ static void wfail(struct winshared *sh, const char *what, uint64_t a)
 		snprintf(sh->first, sizeof(sh->first), "%s (%llu)", what, (unsigned long long)a);
 }
 
+/* e is thread id's now; its blocks were nobody's. */
 static void wown(struct winshared *sh, struct bga_extent e, int id)
 {
-	for (uint64_t b = e.start; b < e.start + e.len; b++) {
-		uint8_t zero = 0;
-		if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
-			wfail(sh, "block handed out twice", b);
-	}
+	uint64_t b;
+	if ((b = owners_take(sh->owner, e, id)) != OWNERS_NONE)
+		wfail(sh, "block handed out twice", b);
 }
 
+/* Thread id gives e back, which it held. */
 static void wfree(struct winshared *sh, struct bga_extent e, int id)
 {
-	for (uint64_t b = e.start; b < e.start + e.len; b++)
-		if (__atomic_exchange_n(&sh->owner[b], 0, __ATOMIC_ACQ_REL) != (uint8_t)(id + 1))
-			wfail(sh, "freed a block owned by another", b);
-	if (bga_free(sh->vol, e.start, e.len) != 0)
+	uint64_t b;
+	if ((b = owners_give(sh->owner, e, id)) != OWNERS_NONE)
+		wfail(sh, "freed a block owned by another", b);
+	else if (bga_free(sh->vol, e.start, e.len) != 0)
 		wfail(sh, "free", e.start);
 }
 
@@ -341,3 +341,100 @@ Test(edges, config_init_and_too_many_groups)
 	cr_assert_eq(bga_create(&cfg, &vol), -EINVAL, "past 2^32 groups");
 	cr_assert_null(vol);
 }
+
+/* ---- bga_free_deferred_vec ---- */
+
+/* 8 groups of 64; [0, 512) allocated. */
+static struct bga_volume *claimed_volume(void)
+{
+	struct bga_volume *vol = make_volume(512, 64, 0);
+	cr_assert_eq(bga_claim(vol, 0, 512), 0);
+	return vol;
+}
+
+Test(free_deferred_vec, set_pending_until_commit_then_free)
+{
+	struct bga_volume *vol = claimed_volume();
+	/* any order, one spanning groups */
+	struct bga_extent v[3] = {{300, 10}, {20, 100}, {5, 3}};
+	cr_assert_eq(bga_free_deferred_vec(vol, v, 3, 7), 0);
+	cr_expect_eq(bga_free_blocks_sum(vol), 0, "pending blocks are not free");
+	for (int i = 0; i < 3; i++)
+		cr_expect_eq(bga_free(vol, v[i].start, 1), -EINVAL, "a pending block freed again");
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_expect_eq(st.deferred_blocks, 113);
+	cr_assert_eq(bga_commit(vol, 6), 0);
+	cr_expect_eq(bga_free_blocks_sum(vol), 0, "released before its txn committed");
+	cr_assert_eq(bga_commit(vol, 7), 0);
+	cr_expect_eq(bga_free_blocks_sum(vol), 113);
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_expect_eq(st.deferred_blocks, 0);
+	cr_expect_eq(st.deferred_extents, 0);
+	/* the blocks are free: a claim of each succeeds */
+	for (int i = 0; i < 3; i++)
+		cr_expect_eq(bga_claim(vol, v[i].start, v[i].len), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* Each failing set leaves nothing pending: every extent can still be
+ * freed at once, and the counts are as they were. */
+Test(free_deferred_vec, any_bad_extent_changes_nothing)
+{
+	struct bga_volume *vol = claimed_volume();
+	cr_assert_eq(bga_free(vol, 400, 8), 0);          /* [400, 408) free */
+	cr_assert_eq(bga_free_deferred(vol, 450, 4, 3), 0); /* [450, 454) pending */
+	struct {
+		struct bga_extent v[3];
+		size_t n;
+		uint64_t txn;
+		int rc;
+	} bad[] = {
+		{{{10, 4}, {402, 1}, {100, 70}}, 3, 5, -EINVAL},  /* one block free */
+		{{{10, 4}, {452, 1}, {100, 70}}, 3, 5, -EINVAL},  /* one block pending */
+		{{{10, 4}, {12, 4}, {100, 70}}, 3, 5, -EINVAL},   /* overlap */
+		{{{10, 4}, {10, 4}}, 2, 5, -EINVAL},              /* the same twice */
+		{{{10, 4}, {100, 0}}, 2, 5, -EINVAL},             /* length 0 */
+		{{{10, 4}, {510, 3}}, 2, 5, -EINVAL},             /* past the end */
+		{{{10, 4}, {100, UINT64_MAX}}, 2, 5, -EINVAL},    /* wraps */
+		{{{10, 4}}, 1, 0, -EINVAL},                       /* txn 0 */
+	};
+	uint64_t free0 = bga_free_blocks_sum(vol);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_expect_eq(bga_free_deferred_vec(vol, bad[i].v, bad[i].n, bad[i].txn), bad[i].rc, "set %zu", i);
+		struct bga_stats st;
+		cr_assert_eq(bga_stats(vol, &st), 0);
+		cr_expect_eq(st.deferred_blocks, 4, "set %zu left blocks pending", i);
+	}
+	cr_assert_eq(bga_commit(vol, 4), 0);
+	cr_expect_eq(bga_free_deferred_vec(vol, &(struct bga_extent){10, 4}, 1, 4), -EINVAL, "txn committed");
+	cr_expect_eq(bga_free_blocks_sum(vol), free0 + 4);
+	/* nothing of the failed sets is pending: all of it frees now */
+	struct bga_extent all[3] = {{10, 4}, {100, 70}, {300, 2}};
+	cr_expect_eq(bga_free_vec(vol, all, 3), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* The pending-extent count a commit gives back is the count the frees
+ * added: a free spanning groups, committed, leaves 0, and the next one
+ * counts from there. */
+Test(free_deferred_vec, extent_count_survives_commit)
+{
+	struct bga_volume *vol = claimed_volume();
+	struct bga_stats st;
+	cr_assert_eq(bga_free_deferred(vol, 60, 10, 1), 0); /* groups 0 and 1 */
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_expect_eq(st.deferred_extents, 0);
+	cr_assert_eq(bga_free_deferred(vol, 200, 1, 2), 0);
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_expect_eq(st.deferred_blocks, 1);
+	cr_expect_geq(st.deferred_extents, 1, "a pending free counted as none");
+	cr_assert_eq(bga_commit(vol, 2), 0);
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_expect_eq(st.deferred_extents, 0);
+	bga_destroy(vol);
+}
+

@@ -20,14 +20,7 @@
 
 static struct bga_volume *make_full(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
 {
-	struct bga_config cfg;
-	struct bga_volume *vol;
-	bga_config_init(&cfg, nblocks);
-	cfg.blocks_per_group = bpg;
-	cfg.first_data_block = fdb;
-	cfg.flags = BGA_START_FULL;
-	cr_assert_eq(bga_create(&cfg, &vol), 0);
-	return vol;
+	return make_volume_with(nblocks, bpg, fdb, BGA_START_FULL, 0);
 }
 
 static struct bga_request req_of(uint64_t goal, uint64_t min, uint64_t max, uint64_t align, uint32_t flags)
@@ -360,6 +353,30 @@ Test(stripe, whole_stripes_placed_on_stripe_boundaries)
 	bga_destroy(vol);
 	cfg.stripe = 961;
 	cr_assert_eq(bga_create(&cfg, &vol), -EINVAL);
+}
+
+/* A request of exactly one stripe, at a goal off the stripe, is a whole
+ * stripe too: placed on a boundary, on every path (the fast path takes
+ * only requests below a stripe). */
+Test(stripe, one_stripe_is_placed_on_a_stripe_boundary)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, 4 * 960);
+	cfg.blocks_per_group = 960;
+	cfg.stripe = 24;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	struct bga_extent e;
+	for (uint64_t goal = 5; goal < 960; goal += 97) {
+		struct bga_request r = req_of(goal, 24, 24, 0, 0);
+		cr_assert_eq(bga_alloc(vol, &r, &e), 0);
+		cr_assert_eq(e.start % 24, 0, "goal %lu: one stripe placed at %lu", (unsigned long)goal,
+			     (unsigned long)e.start);
+		cr_assert_eq(e.len, 24);
+		cr_assert_eq(bga_free(vol, e.start, e.len), 0);
+	}
+	assert_clean(vol);
+	bga_destroy(vol);
 }
 
 Test(alloc_vec, merges_across_groups_and_carves_greedily)

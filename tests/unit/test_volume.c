@@ -12,8 +12,11 @@
 #include <bgalloc.h>
 #include <bgalloc/locktab.h>
 
+#include "owners.h"
 #include "testutil.h"
+#include "threads.h"
 
+#include "memio.h"
 #include "refmodel.h"
 #include "snapshot.h"
 
@@ -108,6 +111,14 @@ static void model_run(uint64_t nblocks, uint32_t bpg, uint64_t fdb, uint64_t see
 
 Test(model, small_groups) { model_run(2048, 128, 0, 0x1234567, 3000); }
 Test(model, first_data_block) { model_run(1000, 64, 37, 0xdeadbeef, 3000); }
+/* first_data_block past the first group (volume.h: any value below
+ * nblocks): the groups wholly below it hand out nothing. */
+Test(model, first_data_block_past_a_group) { model_run(4096, 256, 300, 0x5eed, 3000); }
+/* ... and past a whole chunk of groups, which a missing chunk would call free */
+Test(model, first_data_block_past_a_chunk)
+{
+	model_run(TEST_CHUNK_GROUPS * 64 + 700, 64, TEST_CHUNK_GROUPS * 64 + 70, 0xc0ffee, 1500);
+}
 Test(model, short_last_group) { model_run(3 * 256 + 100, 256, 1, 0xfeed, 3000); }
 Test(model, one_group) { model_run(512, 512, 0, 0xabc, 2000); }
 Test(model, default_groups) { model_run(70000, 32768, 0, 0x77, 1500); }
@@ -172,6 +183,64 @@ Test(edges, full_volume_and_last_block)
 	bga_destroy(vol);
 }
 
+/* The outside pass's case: nblocks 4096, groups of 256, first_data_block
+ * 300 was -EINVAL although the header allows any value below nblocks. */
+Test(edges, first_data_block_past_a_group)
+{
+	for (int full = 0; full < 2; full++) {
+		struct bga_config cfg;
+		struct bga_volume *vol;
+		bga_config_init(&cfg, 4096);
+		cfg.blocks_per_group = 256;
+		cfg.first_data_block = 300;
+		cfg.flags = full ? BGA_START_FULL : 0;
+		cr_assert_eq(bga_create(&cfg, &vol), 0);
+		if (full)
+			cr_assert_eq(bga_free(vol, 300, 4096 - 300), 0);
+		cr_assert_eq(bga_free_exact(vol), 4096 - 300);
+		struct bga_group_stats gs = {.size = sizeof(gs)};
+		cr_assert_eq(bga_group_stats(vol, 0, &gs), 0);
+		cr_assert_eq(gs.span_blocks, 0, "group 0 lies wholly below first_data_block");
+		cr_assert_eq(gs.free_blocks, 0);
+		cr_assert_eq(bga_group_stats(vol, 1, &gs), 0);
+		cr_assert_eq(gs.span_blocks, 512 - 300);
+		struct bga_request req = {.goal = 0, .min_len = 1, .max_len = 256};
+		struct bga_extent e;
+		uint64_t total = 0;
+		while (bga_alloc(vol, &req, &e) == 0) {
+			cr_assert_geq(e.start, 300, "a block below first_data_block handed out");
+			total += e.len;
+		}
+		cr_assert_eq(total, 4096 - 300);
+		cr_assert_eq(bga_free(vol, 0, 1), -EINVAL, "below first_data_block");
+		cr_assert_eq(bga_free(vol, 299, 2), -EINVAL, "straddles first_data_block");
+		cr_assert_eq(bga_claim(vol, 256, 1), -EINVAL);
+		cr_assert_eq(bga_free(vol, 300, 100), 0);
+		assert_clean(vol);
+		cr_assert_eq(bga_grow(vol, 8192), 0);
+		cr_assert_eq(bga_free_exact(vol), 100 + 4096);
+		assert_clean(vol);
+		/* stored and loaded (lazily), the geometry and the free space come back */
+		struct memio m;
+		struct bga_io io;
+		memio_init(&m, &io);
+		cr_assert_eq(bga_store(vol, &io), 0);
+		bga_destroy(vol);
+		cr_assert_eq(bga_load(&io, NULL, &vol), 0);
+		cr_assert_eq(bga_free_exact(vol), 100 + 4096);
+		assert_clean(vol);
+		req.goal = BGA_NO_GOAL;
+		total = 0;
+		while (bga_alloc(vol, &req, &e) == 0) {
+			cr_assert_geq(e.start, 300);
+			total += e.len;
+		}
+		cr_assert_eq(total, 100 + 4096);
+		bga_destroy(vol);
+		memio_free(&m);
+	}
+}
+
 Test(edges, exact_goal)
 {
 	struct bga_volume *vol = make(4096, 1024, 0);
@@ -216,6 +285,10 @@ Test(bad, config)
 	bga_config_init(&cfg, 1000);
 	cfg.first_data_block = 1000;
 	cr_assert_eq(bga_create(&cfg, &vol), -EINVAL);
+	cfg.first_data_block = 999; /* past every group but the last: one block to hand out */
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	cr_assert_eq(bga_free_exact(vol), 1);
+	bga_destroy(vol);
 	bga_config_init(&cfg, 1000);
 	cfg.lock_slots = 3;
 	cr_assert_eq(bga_create(&cfg, &vol), -EINVAL);
@@ -346,16 +419,10 @@ struct shared {
 	int failures;
 };
 
-struct worker {
-	struct shared *sh;
-	int id;
-};
-
-static void *churn(void *arg)
+static void churn(void *ctx, int id)
 {
-	struct worker *w = arg;
-	struct shared *sh = w->sh;
-	uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1);
+	struct shared *sh = ctx;
+	uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(id + 1);
 	struct bga_extent mine[64];
 	int n = 0;
 	for (int i = 0; i < 20000; i++) {
@@ -373,7 +440,7 @@ static void *churn(void *arg)
 			}
 			for (uint64_t b = e.start; b < e.start + e.len; b++) {
 				uint8_t zero = 0;
-				if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(w->id + 1), false,
+				if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false,
 								 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 					__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
 			}
@@ -394,7 +461,6 @@ static void *churn(void *arg)
 		if (bga_free(sh->vol, mine[k].start, mine[k].len) != 0)
 			__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
 	}
-	return NULL;
 }
 
 static void run_threads_cfg(uint32_t flags, uint32_t lock_kind, uint32_t lock_slots)
@@ -408,14 +474,7 @@ static void run_threads_cfg(uint32_t flags, uint32_t lock_kind, uint32_t lock_sl
 	struct shared sh = {.nblocks = cfg.nblocks, .nthreads = 8};
 	cr_assert_eq(bga_create(&cfg, &sh.vol), 0);
 	sh.owner = calloc(cfg.nblocks, 1);
-	pthread_t t[8];
-	struct worker w[8];
-	for (int i = 0; i < 8; i++) {
-		w[i] = (struct worker){&sh, i};
-		pthread_create(&t[i], NULL, churn, &w[i]);
-	}
-	for (int i = 0; i < 8; i++)
-		pthread_join(t[i], NULL);
+	cr_assert_eq(test_threads_run(8, churn, &sh), 0);
 	cr_assert_eq(sh.failures, 0, "a block was handed to two owners or a free failed");
 	cr_assert_eq(bga_free_exact(sh.vol), cfg.nblocks);
 	assert_clean(sh.vol);
@@ -455,12 +514,7 @@ Test(threads, eight_threads_baseline_modes) { run_threads(BGA_GLOBAL_LOCK | BGA_
 
 static uint64_t drain(struct bga_volume *vol)
 {
-	struct bga_request req = {.goal = 0, .min_len = 1, .max_len = 1 << 20};
-	struct bga_extent e;
-	uint64_t n = 0;
-	while (bga_alloc(vol, &req, &e) == 0)
-		n += e.len;
-	return n;
+	return drain_volume(vol, 0, 1 << 20);
 }
 
 Test(grow, new_blocks_are_free_and_usable)
@@ -518,36 +572,24 @@ Test(grow, new_blocks_are_free_and_usable)
 }
 
 /* Claim e for thread id in the ownership map: every block must have had
- * no owner.  Returns the number of blocks that had one. */
+ * no owner.  Returns 0, or more if some block had one. */
 static int own_extent(struct shared *sh, struct bga_extent e, int id)
 {
-	int bad = 0;
 	if (e.start + e.len > sh->nblocks)
 		return (int)e.len;
-	for (uint64_t b = e.start; b < e.start + e.len; b++) {
-		uint8_t zero = 0;
-		if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)(id + 1), false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
-			bad++;
-	}
-	return bad;
+	return owners_take(sh->owner, e, id) != OWNERS_NONE;
 }
 
-/* Give e back: the map must still say thread id owns it. */
+/* Give e back: the map must still say thread id owns it (0), else more. */
 static int disown_extent(struct shared *sh, struct bga_extent e, int id)
 {
-	int bad = 0;
-	for (uint64_t b = e.start; b < e.start + e.len; b++)
-		if (__atomic_exchange_n(&sh->owner[b], 0, __ATOMIC_ACQ_REL) != (uint8_t)(id + 1))
-			bad++;
-	return bad;
+	return owners_give(sh->owner, e, id) != OWNERS_NONE;
 }
 
-static void *grow_churn(void *arg)
+static void grow_churn(void *ctx, int id)
 {
-	struct worker *w = arg;
-	struct shared *sh = w->sh;
-	uint64_t s = 77 * (uint64_t)(w->id + 1);
+	struct shared *sh = ctx;
+	uint64_t s = 77 * (uint64_t)(id + 1);
 	struct bga_extent held[32];
 	int n = 0, bad = 0;
 	for (int i = 0; i < 20000; i++) {
@@ -556,22 +598,21 @@ static void *grow_churn(void *arg)
 						  .min_len = 1,
 						  .max_len = 8};
 			if (bga_alloc(sh->vol, &req, &held[n]) == 0)
-				bad += own_extent(sh, held[n++], w->id);
+				bad += own_extent(sh, held[n++], id);
 		} else if (n > 0) {
 			struct bga_extent e = held[--n];
-			bad += disown_extent(sh, e, w->id);
+			bad += disown_extent(sh, e, id);
 			if (bga_free(sh->vol, e.start, e.len) != 0)
 				bad++;
 		}
 	}
 	while (n > 0) {
 		struct bga_extent e = held[--n];
-		bad += disown_extent(sh, e, w->id);
+		bad += disown_extent(sh, e, id);
 		if (bga_free(sh->vol, e.start, e.len) != 0)
 			bad++;
 	}
 	__atomic_fetch_add(&sh->failures, bad, __ATOMIC_RELAXED);
-	return NULL;
 }
 
 Test(grow, while_threads_allocate)
@@ -582,19 +623,14 @@ Test(grow, while_threads_allocate)
 	struct shared sh = {.vol = make(300, 64, 0), .nblocks = final};
 	sh.owner = calloc(final, 1);
 	cr_assert_not_null(sh.owner);
-	pthread_t t[4];
-	struct worker w[4];
-	for (int i = 0; i < 4; i++) {
-		w[i] = (struct worker){&sh, i};
-		pthread_create(&t[i], NULL, grow_churn, &w[i]);
-	}
+	struct test_threads tt;
+	cr_assert_eq(test_threads_start(&tt, 4, grow_churn, &sh), 0);
 	uint64_t size = 300;
 	for (int i = 0; i < 40; i++) {
 		size += 37 + (uint64_t)i * 11;
 		cr_assert_eq(bga_grow(sh.vol, size), 0);
 	}
-	for (int i = 0; i < 4; i++)
-		pthread_join(t[i], NULL);
+	test_threads_join(&tt);
 	cr_assert_eq(sh.failures, 0, "a block handed out twice, past the end, or a free failed");
 	for (uint64_t b = 0; b < final; b++)
 		cr_assert_eq(sh.owner[b], 0, "block %llu still owned", (unsigned long long)b);

@@ -27,9 +27,10 @@
  * The first difference found is printed with the file, the offset, the
  * expected and found bytes and the operation that last touched that
  * block, and the program exits 1.  Exit 2: usage or setup error.
- * exerciser_check.c reads the tree back; exerciser.h holds the model.
+ * exerciser_check.c holds the model and reads the tree back
+ * (exerciser_check.h).
  */
-#include "exerciser.h"
+#include "exerciser_check.h"
 
 static const char usage_text[] =
 	"usage: bgafs_exerciser [options] MOUNTPOINT\n"
@@ -56,12 +57,8 @@ static uint64_t rnd64(void)
 }
 static uint64_t rnd(uint64_t n) { return n ? rnd64() % n : 0; }
 
-const char *mnt;
-char base[4096];
 static uint64_t maxfile;       /* largest file offset a process writes */
-int quiet, direct_ok = 1;
 static int falloc_ok = 1;
-struct model M;
 static uint32_t opno;
 
 static void grow(struct mfile *f, uint64_t bytes)

@@ -4,7 +4,7 @@
  * remount, after a SIGKILL) and the model on disk.  exerciser.c says what
  * the rules are.
  */
-#include "exerciser.h"
+#include "exerciser_check.h"
 
 const char *const opname[NOPS] = {"write", "dwrite", "awrite", "mwrite", "truncate", "fallocate", "punch",
 				   "zero-range", "fsync", "create", "rename", "link", "unlink", "mkdir",
@@ -59,6 +59,10 @@ void mismatch(const struct mfile *f, const char *name, uint64_t off, int want, i
 /* ---- checking ---- */
 
 int gone;
+const char *mnt;
+char base[4096];
+int quiet, direct_ok = 1;
+struct model M;
 
 /* An errno that ends the run: the daemon is gone (the crash case). */
 int fatal_errno(int e)

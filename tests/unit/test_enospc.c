@@ -1,35 +1,33 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What an answer means to the caller (issue 34), written against the
- * public header only: -EAGAIN means the same request, retried after every
- * pending transaction commits and nothing else changes, succeeds; -ENOSPC
- * means it does not; a failed call changes nothing the API shows.  Each
- * case is one an outside pass found answered wrongly, and each retries
- * the request after the commit to show what the answer promised.
+ * What an answer means to the caller, written against the public header
+ * only: -EAGAIN means the same request, retried after every pending
+ * transaction commits and nothing else changes, succeeds; -ENOSPC means
+ * it does not; a failed call changes nothing the API shows (no window
+ * cut, no group initialised).  Each case is one an outside pass found
+ * answered wrongly, and each retries the request after the commit to show
+ * what the answer promised.  The eagain and exact_goal cases pin the
+ * thread to one CPU, so every goal-less request meets the same locality
+ * window.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
 
 #include <bgalloc.h>
 
+#include "contend.h"
 #include "memio.h"
+#include "requests.h"
 #include "testutil.h"
 
 static struct bga_volume *full_volume(uint64_t nblocks, uint32_t bpg, uint32_t rsv_default)
 {
-	struct bga_config cfg;
-	struct bga_volume *vol;
-	bga_config_init(&cfg, nblocks);
-	cfg.blocks_per_group = bpg;
-	cfg.flags = BGA_START_FULL;
-	if (rsv_default) {
-		cfg.rsv_default = rsv_default;
-		cfg.rsv_max = rsv_default;
-	}
-	cr_assert_eq(bga_create(&cfg, &vol), 0);
-	return vol;
+	return make_volume_with(nblocks, bpg, 0, BGA_START_FULL, rsv_default);
 }
 
 static int vec(struct bga_volume *vol, uint64_t min, uint64_t max, uint64_t align, uint32_t flags, uint64_t want,
@@ -67,7 +65,7 @@ static struct bga_volume *stored_and_loaded(struct bga_volume *vol, struct memio
 }
 
 /* 1. A lazily loaded volume reads its unread chunks before it answers. */
-Test(answers, lazy_load_reads_before_all_or_nothing)
+Test(enospc, lazy_load_reads_before_all_or_nothing)
 {
 	uint64_t nblocks = 2 * TEST_CHUNK_GROUPS * 64;
 	struct bga_volume *vol = make_volume(nblocks, 64, 0);
@@ -108,7 +106,7 @@ Test(answers, lazy_load_reads_before_all_or_nothing)
 
 /* 2(a) Two runs of 10, one free and one pending: no extent of 20 exists
  * after the commit either. */
-Test(answers, no_run_after_commit_is_enospc)
+Test(enospc, no_run_after_commit_is_enospc)
 {
 	struct bga_volume *vol = full_volume(128, 64, 0);
 	cr_assert_eq(bga_free(vol, 0, 10), 0);
@@ -126,7 +124,7 @@ Test(answers, no_run_after_commit_is_enospc)
 
 /* 2(b) The same layout, want 20 as at most one extent of any length:
  * after the commit there are still only two runs of 10. */
-Test(answers, max_out_after_commit_is_enospc)
+Test(enospc, max_out_after_commit_is_enospc)
 {
 	struct bga_volume *vol = full_volume(128, 64, 0);
 	cr_assert_eq(bga_free(vol, 0, 10), 0);
@@ -142,7 +140,7 @@ Test(answers, max_out_after_commit_is_enospc)
 
 /* 2(c) Free, pending, free: the commit joins them into one run of 30, so
  * one extent of 20 fits after it: -EAGAIN, and the retry succeeds. */
-Test(answers, commit_joins_runs_is_eagain)
+Test(enospc, commit_joins_runs_is_eagain)
 {
 	struct bga_volume *vol = full_volume(128, 64, 0);
 	cr_assert_eq(bga_free(vol, 0, 10), 0);
@@ -161,7 +159,7 @@ Test(answers, commit_joins_runs_is_eagain)
 
 /* 2(d) A pending run that no aligned extent fits in (and 32 pending
  * single blocks): the commit gives no aligned 16, so -ENOSPC. */
-Test(answers, unaligned_pending_is_enospc)
+Test(enospc, unaligned_pending_is_enospc)
 {
 	for (int singles = 0; singles < 2; singles++) {
 		struct bga_volume *vol = full_volume(4096, 4096, 0);
@@ -186,7 +184,7 @@ Test(answers, unaligned_pending_is_enospc)
 
 /* The count covers want but the runs do not, with nothing pending at
  * all: -ENOSPC, never -EAGAIN. */
-Test(answers, nothing_pending_is_never_eagain)
+Test(enospc, nothing_pending_is_never_eagain)
 {
 	struct bga_volume *vol = full_volume(128, 64, 0);
 	for (uint64_t b = 0; b < 40; b += 2)
@@ -205,7 +203,7 @@ Test(answers, nothing_pending_is_never_eagain)
 
 /* Runs of 10, 10, 15, 15 and want 30 in two extents: it fits, in the two
  * runs of 15, whichever runs a first carve meets first. */
-Test(answers, all_or_nothing_finds_a_fit)
+Test(enospc, all_or_nothing_finds_a_fit)
 {
 	struct bga_volume *vol = full_volume(256, 64, 0);
 	cr_assert_eq(bga_free(vol, 0, 10), 0);
@@ -221,7 +219,7 @@ Test(answers, all_or_nothing_finds_a_fit)
 }
 
 /* 3. A failed all-or-nothing call through a handle leaves its window. */
-Test(answers, failed_call_keeps_window)
+Test(enospc, failed_call_keeps_window)
 {
 	struct bga_volume *vol = full_volume(128, 64, 16);
 	cr_assert_eq(bga_free(vol, 64, 16), 0);
@@ -253,7 +251,7 @@ Test(answers, failed_call_keeps_window)
 }
 
 /* 4. A failed free leaves no bitmap behind on a BGA_START_FULL volume. */
-Test(answers, failed_free_initialises_nothing)
+Test(enospc, failed_free_initialises_nothing)
 {
 	struct bga_volume *vol = full_volume(512, 64, 0);
 	cr_assert_eq(bga_free(vol, 130, 1), 0);
@@ -288,7 +286,7 @@ static int claim_in_discard(void *ctx, uint64_t start, uint64_t len)
 	return 0;
 }
 
-Test(answers, claim_during_trim_is_ebusy)
+Test(enospc, claim_during_trim_is_ebusy)
 {
 	struct bga_volume *vol = full_volume(128, 64, 0);
 	cr_assert_eq(bga_free(vol, 8, 8), 0);
@@ -303,7 +301,7 @@ Test(answers, claim_during_trim_is_ebusy)
 }
 
 /* 6(a). Claiming one block of a window takes that block, not the window. */
-Test(answers, claim_of_window_block_keeps_the_rest)
+Test(enospc, claim_of_window_block_keeps_the_rest)
 {
 	for (int at = 0; at < 2; at++) {
 		struct bga_volume *vol = full_volume(128, 64, 16);
@@ -333,7 +331,7 @@ Test(answers, claim_of_window_block_keeps_the_rest)
 /* 6(b). rsv_allocs and rsv_hits: a handle's window hits are folded in at
  * its next miss or its close (the header says so); after the close they
  * are exact. */
-Test(answers, rsv_counts_after_close)
+Test(enospc, rsv_counts_after_close)
 {
 	struct bga_volume *vol = make_volume(4096, 4096, 0);
 	struct bga_rsv *h;
@@ -354,7 +352,7 @@ Test(answers, rsv_counts_after_close)
 }
 
 /* A failed claim or all-or-nothing request gives no group a bitmap. */
-Test(answers, failures_initialise_nothing)
+Test(enospc, failures_initialise_nothing)
 {
 	struct bga_volume *vol = make_volume(256, 64, 0);
 	cr_assert_eq(bga_claim(vol, 130, 1), 0);
@@ -376,7 +374,7 @@ Test(answers, failures_initialise_nothing)
 
 /* 3 again on a volume with room to spare, where the window's lock-free
  * take serves the first piece: much free, but no run of 20. */
-Test(answers, failed_call_keeps_window_roomy)
+Test(enospc, failed_call_keeps_window_roomy)
 {
 	struct bga_volume *vol = full_volume(64 * 1024, 64, 16);
 	cr_assert_eq(bga_free(vol, 64, 16), 0);
@@ -408,7 +406,7 @@ Test(answers, failed_call_keeps_window_roomy)
  * groups among the read ones' neighbours (fuzz_ops, from the lazy
  * seeds): all or nothing of every free block, which two free runs
  * hold, succeeds, and the caller has all of it. */
-Test(answers, lazy_load_wholly_free_groups_all_or_nothing)
+Test(enospc, lazy_load_wholly_free_groups_all_or_nothing)
 {
 	for (int full = 0; full < 2; full++) {
 		struct bga_volume *vol = full ? full_volume(4096, 512, 0) : NULL;
@@ -447,7 +445,7 @@ Test(answers, lazy_load_wholly_free_groups_all_or_nothing)
 /* A min_len past a group: no run of it lies inside one group, so the
  * request cannot be met, now or after any commit: -ENOSPC, as bga_alloc
  * answers it, with all or nothing or without, and nothing changes. */
-Test(answers, min_len_past_a_group_is_enospc)
+Test(enospc, min_len_past_a_group_is_enospc)
 {
 	struct bga_config cfg;
 	struct bga_volume *vol;
@@ -476,7 +474,7 @@ Test(answers, min_len_past_a_group_is_enospc)
  * blocks lie in a group of the second, loaded lazily: the count promises
  * none of them until the chunk is read, and the allocation reads it
  * rather than answer -ENOSPC; then the volume is full. */
-Test(answers, lazy_load_reads_before_alloc)
+Test(enospc, lazy_load_reads_before_alloc)
 {
 	uint64_t nblocks = 2 * TEST_CHUNK_GROUPS * 64, at = (TEST_CHUNK_GROUPS + 7) * 64 + 20;
 	struct bga_volume *vol = full_volume(nblocks, 64, 0);
@@ -501,7 +499,7 @@ Test(answers, lazy_load_reads_before_alloc)
  * served from the free space as without the handle, and no window is
  * booked (bga_alloc_vec: "with BGA_ALL_OR_NOTHING only what the window
  * holds at the call (no window is booked ...)"). */
-Test(answers, all_or_nothing_through_a_handle_of_size_0)
+Test(enospc, all_or_nothing_through_a_handle_of_size_0)
 {
 	struct bga_volume *vol = make_volume(4096, 1024, 0);
 	struct bga_rsv *h;
@@ -540,7 +538,7 @@ Test(answers, all_or_nothing_through_a_handle_of_size_0)
  * below first_data_block"), whether one block, a run, or a run that
  * straddles it; a free of group 0's whole span, then of parts of others,
  * is served. */
-Test(answers, full_volume_refuses_frees_below_first_data_block)
+Test(enospc, full_volume_refuses_frees_below_first_data_block)
 {
 	struct bga_config cfg;
 	struct bga_volume *vol;
@@ -573,7 +571,7 @@ Test(answers, full_volume_refuses_frees_below_first_data_block)
 /* bga_free_vec naming a block of a part of the volume nothing ever
  * touched (so free): -EINVAL, and the allocated extent beside it in the
  * same call stays allocated, whichever comes first. */
-Test(answers, free_vec_with_a_never_touched_block_frees_nothing)
+Test(enospc, free_vec_with_a_never_touched_block_frees_nothing)
 {
 	struct bga_volume *vol = make_volume(64 * 4096, 64, 0);
 	struct bga_request req = {.goal = 100, .min_len = 4, .max_len = 4, .flags = BGA_EXACT_GOAL};
@@ -598,7 +596,7 @@ Test(answers, free_vec_with_a_never_touched_block_frees_nothing)
  * only a wholly free group would do), with plenty of blocks free in
  * runs too short: -ENOSPC at once, nothing changed; a wholly free group
  * then serves it. */
-Test(answers, aligned_request_of_a_whole_group_with_every_group_started)
+Test(enospc, aligned_request_of_a_whole_group_with_every_group_started)
 {
 	struct bga_volume *vol = make_volume(4 * 64, 64, 0);
 	struct bga_request one = {.min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
@@ -623,7 +621,7 @@ Test(answers, aligned_request_of_a_whole_group_with_every_group_started)
 /* BGA_EXACT_GOAL through a handle: the extent starts at the goal (an
  * exact goal is honoured with windows on), and the handle still books a
  * window for its next plain request. */
-Test(answers, exact_goal_through_a_handle)
+Test(enospc, exact_goal_through_a_handle)
 {
 	struct bga_volume *vol = make_volume(4 * 1024, 1024, 0);
 	struct bga_rsv *h;
@@ -643,5 +641,155 @@ Test(answers, exact_goal_through_a_handle)
 	cr_assert_eq(bga_free_exact(vol), 4 * 1024 - 6);
 	bga_rsv_close(h);
 	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* ---- -EAGAIN through windows, and a failed exact goal ---- */
+
+static void pin_to_one_cpu(void)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &set);
+	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+}
+
+static uint64_t window_blocks(struct bga_volume *vol)
+{
+	struct bga_stats st;
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	return st.rsv_window_blocks;
+}
+
+/*
+ * One group of 64: [0,13) and [16,64) allocated, [14,16) held by a window,
+ * [10,14) and [16,20) pending.  After the commit [10,20) is one run of 10
+ * (pending, window, pending): a request for 5 must get -EAGAIN, and the
+ * same request succeeds at 10 once committed.
+ */
+static void eagain_through_a_window(bool handle)
+{
+	pin_to_one_cpu();
+	struct bga_volume *vol = make_volume(64, 64, 0);
+	struct bga_rsv *rsv = NULL;
+	struct bga_extent e;
+	take(vol, 0, 13);
+	if (handle) {
+		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+		cr_assert_eq(bga_rsv_set_size(rsv, 3), 0);
+		cr_assert_eq(alloc_at(vol, 13, 1, 1, rsv, 0, &e), 0);
+		take(vol, 16, 48);
+	} else {
+		take(vol, 16, 48);
+		/* a CPU books a locality window only once its home was found
+		 * contended (test_windows) */
+		struct bga_request one = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 1};
+		cr_assert_eq(contend_alloc(vol, 0, &one, &e), 0);
+		cr_assert_eq(bga_free(vol, e.start, 1), 0);
+		cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, NULL, 0, &e), 0, "the CPU window books [13,16)");
+	}
+	cr_assert_eq(e.start, 13);
+	cr_assert_eq(window_blocks(vol), 2, "the window keeps [14,16)");
+	cr_assert_eq(bga_free_deferred(vol, 10, 4, 1), 0);
+	cr_assert_eq(bga_free_deferred(vol, 16, 4, 1), 0);
+	cr_assert_eq(alloc_at(vol, 0, 5, 5, NULL, 0, &e), -EAGAIN, "a commit makes [10,20) one run");
+	cr_assert_eq(alloc_at(vol, 10, 5, 5, NULL, BGA_EXACT_GOAL, &e), -EAGAIN, "the same at the goal 10");
+	cr_assert_eq(alloc_at(vol, 0, 11, 11, NULL, 0, &e), -ENOSPC, "no run of 11 forms");
+	assert_clean(vol);
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(alloc_at(vol, 0, 5, 5, NULL, 0, &e), 0);
+	cr_assert_eq(e.start, 10);
+	cr_assert_eq(e.len, 5);
+	assert_clean(vol);
+	bga_rsv_close(rsv);
+	bga_destroy(vol);
+}
+
+Test(eagain, through_a_handles_window)
+{
+	eagain_through_a_window(true);
+}
+
+Test(eagain, through_a_cpu_window)
+{
+	eagain_through_a_window(false);
+}
+
+/*
+ * Two groups of 64.  Group 0's only free run is a window's remainder
+ * [61,64); group 1 is full, with 4 single blocks pending (no run of 2
+ * after the commit there); 2 blocks reserved, so 1 is unpromised.  A
+ * request for 2 cannot be served now (the count), but after the commit 5
+ * are unpromised and the window's 3 blocks are a run: -EAGAIN.
+ */
+Test(eagain, a_run_of_window_blocks_only_and_a_reservation)
+{
+	pin_to_one_cpu();
+	struct bga_volume *vol = make_volume(128, 64, 0);
+	struct bga_rsv *rsv;
+	struct bga_extent e;
+	take(vol, 0, 60);
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	cr_assert_eq(bga_rsv_set_size(rsv, 4), 0);
+	cr_assert_eq(alloc_at(vol, 60, 1, 1, rsv, 0, &e), 0);
+	cr_assert_eq(e.start, 60);
+	take(vol, 64, 64);
+	for (uint64_t b = 70; b < 110; b += 10)
+		cr_assert_eq(bga_free_deferred(vol, b, 1, 1), 0);
+	cr_assert_eq(bga_reserve(vol, 2), 0);
+	cr_assert_eq(window_blocks(vol), 3);
+	cr_assert_eq(alloc_at(vol, 0, 2, 2, NULL, 0, &e), -EAGAIN);
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 2, 2, NULL, 0, &e), -EAGAIN);
+	cr_assert_eq(alloc_at(vol, 0, 4, 4, NULL, 0, &e), -ENOSPC, "no run of 4 forms anywhere");
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(alloc_at(vol, 0, 2, 2, NULL, 0, &e), 0);
+	cr_assert_eq(e.start, 61);
+	assert_clean(vol);
+	bga_rsv_close(rsv);
+	bga_destroy(vol);
+}
+
+/*
+ * A handle's window [41,72) after [40,41); [72,100) allocated.  Exact
+ * requests that fail leave the window whole; one that succeeds cuts it at
+ * its goal.
+ */
+Test(exact_goal, a_failed_request_keeps_the_windows)
+{
+	struct bga_volume *vol = make_volume(1 << 12, 4096, 0);
+	struct bga_rsv *rsv;
+	struct bga_extent e, w;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	cr_assert_eq(bga_rsv_set_size(rsv, 32), 0);
+	cr_assert_eq(alloc_at(vol, 40, 1, 1, rsv, 0, &e), 0);
+	cr_assert_eq(e.start, 40);
+	take(vol, 72, 28);
+	cr_assert_eq(window_blocks(vol), 31);
+
+	cr_assert_eq(alloc_at(vol, 40, 1, 16, NULL, BGA_EXACT_GOAL, &e), -ENOSPC, "block 40 is allocated");
+	cr_assert_eq(window_blocks(vol), 31, "the failed request cut the window");
+	cr_assert_eq(alloc_at(vol, 60, 20, 20, NULL, BGA_EXACT_GOAL, &e), -ENOSPC, "[60,72) is 12 blocks");
+	cr_assert_eq(window_blocks(vol), 31, "the failed request cut the window");
+	/* a charge that fails (everything else promised) cuts nothing either */
+	uint64_t unpromised = bga_free_exact(vol);
+	cr_assert_eq(bga_reserve(vol, unpromised), 0);
+	cr_assert_eq(alloc_at(vol, 50, 1, 1, NULL, BGA_EXACT_GOAL, &e), -ENOSPC);
+	cr_assert_eq(window_blocks(vol), 31, "the failed charge cut the window");
+	cr_assert_eq(bga_unreserve(vol, unpromised), 0);
+	/* run [60,72) of the window and [72,82) pending: -EAGAIN, window kept */
+	cr_assert_eq(bga_free_deferred(vol, 72, 10, 1), 0);
+	cr_assert_eq(alloc_at(vol, 60, 20, 20, NULL, BGA_EXACT_GOAL, &e), -EAGAIN);
+	cr_assert_eq(window_blocks(vol), 31, "the request that got -EAGAIN cut the window");
+	assert_clean(vol);
+
+	cr_assert_eq(alloc_at(vol, 50, 4, 4, NULL, BGA_EXACT_GOAL, &e), 0);
+	cr_assert_eq(e.start, 50);
+	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+	cr_assert_eq(w.start, 41);
+	cr_assert_eq(w.len, 9, "the window keeps what lies before the goal");
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(alloc_at(vol, 60, 20, 20, NULL, BGA_EXACT_GOAL, &e), 0);
+	assert_clean(vol);
+	bga_rsv_close(rsv);
 	bga_destroy(vol);
 }

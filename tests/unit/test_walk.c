@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The calls of 0.3.0 that storage engines wrote by hand (issue 36):
- * bga_free_deferred_vec, bga_foreach_used, bga_longest_free_sum and
- * bga_longest_free_read, bga_group_stats, the clearer names, and the
- * store's tag (bga_store_tagged, bga_volume_tag).  Each test states the
- * header's promise and checks it through the public API only: what the
- * caller can do next (free, allocate, commit, load), and the other walks
- * (bga_foreach_free) as the promise names them.
+ * The read-only walks and what they report: bga_foreach_used (with
+ * bga_foreach_free), the longest free run (bga_longest_free_sum and
+ * bga_longest_free_read), bga_group_stats, and a lazily loaded volume's
+ * answers.  Each test states the header's promise and checks it through
+ * the public API only: what the caller can do next (free, allocate,
+ * commit, load), and the other walks (bga_foreach_free) as the promise
+ * names them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +18,7 @@
 #include <bgalloc/locktab.h>
 
 #include "memio.h"
+#include "requests.h"
 #include "testutil.h"
 
 /* ---- collecting what the walks report ---- */
@@ -74,102 +75,6 @@ static unsigned char *paint(struct bga_volume *vol, uint64_t nblocks, uint64_t f
 	return m;
 }
 
-/* ---- bga_free_deferred_vec ---- */
-
-/* 8 groups of 64; [0, 512) allocated. */
-static struct bga_volume *full_volume(void)
-{
-	struct bga_volume *vol = make_volume(512, 64, 0);
-	cr_assert_eq(bga_claim(vol, 0, 512), 0);
-	return vol;
-}
-
-Test(free_deferred_vec, set_pending_until_commit_then_free)
-{
-	struct bga_volume *vol = full_volume();
-	/* any order, one spanning groups */
-	struct bga_extent v[3] = {{300, 10}, {20, 100}, {5, 3}};
-	cr_assert_eq(bga_free_deferred_vec(vol, v, 3, 7), 0);
-	cr_expect_eq(bga_free_blocks_sum(vol), 0, "pending blocks are not free");
-	for (int i = 0; i < 3; i++)
-		cr_expect_eq(bga_free(vol, v[i].start, 1), -EINVAL, "a pending block freed again");
-	struct bga_stats st;
-	cr_assert_eq(bga_stats(vol, &st), 0);
-	cr_expect_eq(st.deferred_blocks, 113);
-	cr_assert_eq(bga_commit(vol, 6), 0);
-	cr_expect_eq(bga_free_blocks_sum(vol), 0, "released before its txn committed");
-	cr_assert_eq(bga_commit(vol, 7), 0);
-	cr_expect_eq(bga_free_blocks_sum(vol), 113);
-	cr_assert_eq(bga_stats(vol, &st), 0);
-	cr_expect_eq(st.deferred_blocks, 0);
-	cr_expect_eq(st.deferred_extents, 0);
-	/* the blocks are free: a claim of each succeeds */
-	for (int i = 0; i < 3; i++)
-		cr_expect_eq(bga_claim(vol, v[i].start, v[i].len), 0);
-	assert_clean(vol);
-	bga_destroy(vol);
-}
-
-/* Each failing set leaves nothing pending: every extent can still be
- * freed at once, and the counts are as they were. */
-Test(free_deferred_vec, any_bad_extent_changes_nothing)
-{
-	struct bga_volume *vol = full_volume();
-	cr_assert_eq(bga_free(vol, 400, 8), 0);          /* [400, 408) free */
-	cr_assert_eq(bga_free_deferred(vol, 450, 4, 3), 0); /* [450, 454) pending */
-	struct {
-		struct bga_extent v[3];
-		size_t n;
-		uint64_t txn;
-		int rc;
-	} bad[] = {
-		{{{10, 4}, {402, 1}, {100, 70}}, 3, 5, -EINVAL},  /* one block free */
-		{{{10, 4}, {452, 1}, {100, 70}}, 3, 5, -EINVAL},  /* one block pending */
-		{{{10, 4}, {12, 4}, {100, 70}}, 3, 5, -EINVAL},   /* overlap */
-		{{{10, 4}, {10, 4}}, 2, 5, -EINVAL},              /* the same twice */
-		{{{10, 4}, {100, 0}}, 2, 5, -EINVAL},             /* length 0 */
-		{{{10, 4}, {510, 3}}, 2, 5, -EINVAL},             /* past the end */
-		{{{10, 4}, {100, UINT64_MAX}}, 2, 5, -EINVAL},    /* wraps */
-		{{{10, 4}}, 1, 0, -EINVAL},                       /* txn 0 */
-	};
-	uint64_t free0 = bga_free_blocks_sum(vol);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		cr_expect_eq(bga_free_deferred_vec(vol, bad[i].v, bad[i].n, bad[i].txn), bad[i].rc, "set %zu", i);
-		struct bga_stats st;
-		cr_assert_eq(bga_stats(vol, &st), 0);
-		cr_expect_eq(st.deferred_blocks, 4, "set %zu left blocks pending", i);
-	}
-	cr_assert_eq(bga_commit(vol, 4), 0);
-	cr_expect_eq(bga_free_deferred_vec(vol, &(struct bga_extent){10, 4}, 1, 4), -EINVAL, "txn committed");
-	cr_expect_eq(bga_free_blocks_sum(vol), free0 + 4);
-	/* nothing of the failed sets is pending: all of it frees now */
-	struct bga_extent all[3] = {{10, 4}, {100, 70}, {300, 2}};
-	cr_expect_eq(bga_free_vec(vol, all, 3), 0);
-	assert_clean(vol);
-	bga_destroy(vol);
-}
-
-/* The pending-extent count a commit gives back is the count the frees
- * added: a free spanning groups, committed, leaves 0, and the next one
- * counts from there. */
-Test(free_deferred_vec, extent_count_survives_commit)
-{
-	struct bga_volume *vol = full_volume();
-	struct bga_stats st;
-	cr_assert_eq(bga_free_deferred(vol, 60, 10, 1), 0); /* groups 0 and 1 */
-	cr_assert_eq(bga_commit(vol, 1), 0);
-	cr_assert_eq(bga_stats(vol, &st), 0);
-	cr_expect_eq(st.deferred_extents, 0);
-	cr_assert_eq(bga_free_deferred(vol, 200, 1, 2), 0);
-	cr_assert_eq(bga_stats(vol, &st), 0);
-	cr_expect_eq(st.deferred_blocks, 1);
-	cr_expect_geq(st.deferred_extents, 1, "a pending free counted as none");
-	cr_assert_eq(bga_commit(vol, 2), 0);
-	cr_assert_eq(bga_stats(vol, &st), 0);
-	cr_expect_eq(st.deferred_extents, 0);
-	bga_destroy(vol);
-}
-
 /* ---- bga_foreach_used ---- */
 
 Test(foreach_used, complement_of_foreach_free_with_deferred_flagged)
@@ -183,12 +88,8 @@ Test(foreach_used, complement_of_foreach_free_with_deferred_flagged)
 	cr_assert_eq(bga_free_deferred(vol, 125, 5, 2), 0); /* pending inside it */
 	cr_assert_eq(bga_claim(vol, 600, 1), 0);
 	/* a window: its remainder is free, not used */
-	struct bga_rsv *rsv;
-	cr_assert_eq(bga_window_open(vol, &rsv), 0);
-	struct bga_request wreq = {.goal = 800, .min_len = 1, .max_len = 1, .rsv = rsv};
 	struct bga_extent we, win;
-	cr_assert_eq(bga_alloc(vol, &wreq, &we), 0);
-	cr_assert_eq(bga_window_get(rsv, &win), 0);
+	struct bga_rsv *rsv = window_alloc(vol, 800, 1, 1, &we, &win);
 
 	unsigned char *m = paint(vol, NB, 0, NB);
 	for (uint64_t b = 0; b < NB; b++) {
@@ -358,13 +259,8 @@ Test(longest_free, counts_window_remainders)
 	cr_assert_eq(bga_create(&cfg, &vol), 0);
 	cr_assert_eq(bga_claim(vol, 0, NB), 0);
 	cr_assert_eq(bga_free(vol, 64, 40), 0); /* the one free run: [64, 104) */
-	struct bga_rsv *rsv;
-	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
-	struct bga_request req = {.goal = 64, .min_len = 1, .max_len = 1, .rsv = rsv};
 	struct bga_extent e, win;
-	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
-	cr_assert_eq(bga_rsv_window(rsv, &win), 0);
-	cr_assert_gt(win.len, 0, "the handle booked no window");
+	struct bga_rsv *rsv = window_alloc(vol, 64, 1, 1, &e, &win);
 	uint64_t len, group;
 	cr_assert_eq(bga_longest_free_sum(vol, &len, &group), 0);
 	/* [64, 104) but the one allocated block, free whether or not a
@@ -414,12 +310,8 @@ Test(group_stats, figures_agree_with_the_walks)
 	cr_assert_eq(bga_create(&cfg, &vol), 0);
 	cr_assert_eq(bga_claim(vol, 130, 50), 0);           /* group 1 */
 	cr_assert_eq(bga_free_deferred(vol, 140, 6, 1), 0);
-	struct bga_rsv *rsv;
-	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
-	struct bga_request req = {.goal = 600, .min_len = 2, .max_len = 2, .rsv = rsv};
 	struct bga_extent e, win;
-	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
-	cr_assert_eq(bga_rsv_window(rsv, &win), 0);
+	struct bga_rsv *rsv = window_alloc(vol, 600, 2, 2, &e, &win);
 
 	struct bga_stats vst;
 	cr_assert_eq(bga_stats(vol, &vst), 0);
@@ -510,155 +402,11 @@ Test(group_stats, size_field)
 	bga_destroy(vol);
 }
 
-/* ---- the clearer names ---- */
-
-Test(names, each_is_the_call_it_names)
-{
-	struct bga_volume *vol = make_volume(4096, 256, 0);
-	struct bga_extent e;
-	struct bga_request req = {.goal = 10, .min_len = 100, .max_len = 100};
-	cr_assert_eq(bga_alloc(vol, &req, &e), 0);
-	cr_expect_eq(bga_free_blocks_sum(vol), bga_free_exact(vol));
-	cr_expect_eq(bga_free_blocks_sum(vol), 3996);
-	cr_expect_eq(bga_free_blocks_read(vol), bga_free_estimate(vol));
-	cr_expect_eq(bga_free_blocks_read(NULL), 0);
-	cr_expect_eq(bga_free_blocks_sum(NULL), 0);
-
-	struct bga_rsv *rsv;
-	cr_assert_eq(bga_window_open(vol, &rsv), 0);
-	cr_expect_eq(bga_window_set_size(rsv, 64), 0);
-	struct bga_request wr = {.goal = 1000, .min_len = 1, .max_len = 1, .rsv = rsv};
-	cr_assert_eq(bga_alloc(vol, &wr, &e), 0);
-	struct bga_extent a, b;
-	cr_assert_eq(bga_window_get(rsv, &a), 0);
-	cr_assert_eq(bga_rsv_window(rsv, &b), 0);
-	cr_expect(a.start == b.start && a.len == b.len);
-	cr_expect_gt(a.len, 0);
-	cr_expect_eq(bga_window_set_size(rsv, 0), 0);
-	cr_assert_eq(bga_window_get(rsv, &a), 0);
-	cr_expect_eq(a.len, 0, "size 0 gives the window back");
-	cr_expect_eq(bga_window_set_size(NULL, 1), -EINVAL);
-	cr_expect_eq(bga_window_get(NULL, &a), -EINVAL);
-	cr_expect_eq(bga_window_open(NULL, &rsv), -EINVAL);
-	bga_window_close(rsv);
-	bga_window_close(NULL);
-	cr_expect_eq(bga_free_blocks_sum(vol), 3995);
-	bga_destroy(vol);
-}
-
-/* ---- the store's tag ---- */
-
 static struct bga_volume *load(struct bga_io *io)
 {
 	struct bga_volume *vol;
 	cr_assert_eq(bga_load(io, NULL, &vol), 0);
 	return vol;
-}
-
-static uint64_t tag_of(const struct bga_volume *vol)
-{
-	uint64_t t = 12345;
-	cr_assert_eq(bga_volume_tag(vol, &t), 0);
-	return t;
-}
-
-Test(tag, stored_loaded_and_kept)
-{
-	struct memio m;
-	struct bga_io io;
-	memio_init(&m, &io);
-	struct bga_volume *vol = make_volume(2048, 256, 0);
-	cr_expect_eq(tag_of(vol), 0, "a created volume's tag");
-	cr_assert_eq(bga_store(vol, &io), 0);
-	struct bga_volume *v2 = load(&io);
-	cr_expect_eq(tag_of(v2), 0, "an image stored without a tag");
-	bga_destroy(v2);
-
-	cr_assert_eq(bga_claim(vol, 5, 5), 0);
-	cr_assert_eq(bga_store_tagged(vol, &io, UINT64_C(0xfeedface00000042)), 0);
-	cr_expect_eq(tag_of(vol), UINT64_C(0xfeedface00000042));
-	v2 = load(&io);
-	cr_expect_eq(tag_of(v2), UINT64_C(0xfeedface00000042));
-	cr_expect_eq(bga_claim(v2, 5, 1), -EBUSY, "the tagged store holds the state too");
-	/* a plain store keeps the tag, on the volume and on the loaded one */
-	cr_assert_eq(bga_claim(v2, 100, 1), 0);
-	cr_assert_eq(bga_store(v2, &io), 0);
-	bga_destroy(v2);
-	v2 = load(&io);
-	cr_expect_eq(tag_of(v2), UINT64_C(0xfeedface00000042));
-	cr_assert_eq(bga_store_tagged(v2, &io, 43), 0);
-	bga_destroy(v2);
-	v2 = load(&io);
-	cr_expect_eq(tag_of(v2), 43);
-	bga_destroy(v2);
-	bga_destroy(vol);
-	memio_free(&m);
-}
-
-/* A store that fails leaves the previous image, and its tag, in force. */
-Test(tag, failed_store_keeps_the_previous_tag)
-{
-	struct memio m;
-	struct bga_io io;
-	memio_init(&m, &io);
-	struct bga_volume *vol = make_volume(2048, 256, 0);
-	cr_assert_eq(bga_store_tagged(vol, &io, 7), 0);
-	cr_assert_eq(bga_claim(vol, 300, 3), 0);
-	long w = m.writes;
-	m.fail_write = w + 1; /* the incremental store writes a unit, then the superblock */
-	cr_assert_eq(bga_store_tagged(vol, &io, 8), -EIO);
-	cr_expect_eq(tag_of(vol), 7);
-	m.fail_write = -1;
-	struct bga_volume *v2 = load(&io);
-	cr_expect_eq(tag_of(v2), 7);
-	cr_expect_eq(bga_claim(v2, 300, 3), 0, "the failed store's state was loaded");
-	bga_destroy(v2);
-	cr_assert_eq(bga_store_tagged(vol, &io, 9), 0);
-	v2 = load(&io);
-	cr_expect_eq(tag_of(v2), 9);
-	bga_destroy(v2);
-	bga_destroy(vol);
-	memio_free(&m);
-}
-
-/* An image from before the tag existed holds zeros where it lives
- * (docs/FORMAT.md, superblock byte 128): it loads, with tag 0.  Made here
- * by zeroing the field of a tagged image and sealing the superblock's
- * checksum again, as a 0.2 library wrote it. */
-Test(tag, image_from_before_the_field_loads_with_tag_0)
-{
-	struct memio m;
-	struct bga_io io;
-	memio_init(&m, &io);
-	struct bga_volume *vol = make_volume(2048, 256, 0);
-	cr_assert_eq(bga_claim(vol, 9, 9), 0);
-	cr_assert_eq(bga_store_tagged(vol, &io, 0x0102030405060708ull), 0);
-	bga_destroy(vol);
-	int found = 0;
-	for (int slot = 0; slot < 2; slot++) {
-		unsigned char *sb = m.buf + 512 * slot;
-		if (memcmp(sb, "BGALLOC\x01", 8) != 0)
-			continue;
-		found++;
-		cr_expect_eq(sb[128], 0x08, "the tag's low byte is not at byte 128");
-		memset(sb + 128, 0, 8);
-		/* crc32c of [0, 508), little-endian at 508 */
-		uint32_t c = ~0u;
-		for (int i = 0; i < 508; i++) {
-			c ^= sb[i];
-			for (int k = 0; k < 8; k++)
-				c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1)));
-		}
-		c = ~c;
-		for (int i = 0; i < 4; i++)
-			sb[508 + i] = (unsigned char)(c >> (8 * i));
-	}
-	cr_assert_eq(found, 1);
-	vol = load(&io);
-	cr_expect_eq(tag_of(vol), 0);
-	cr_expect_eq(bga_claim(vol, 9, 1), -EBUSY);
-	bga_destroy(vol);
-	memio_free(&m);
 }
 
 /* A lazily loaded volume answers as the one stored: its unread groups are
@@ -699,13 +447,7 @@ Test(lazy_load, walks_and_figures_as_stored)
 	memio_free(&m);
 }
 
-static int discard_ok(void *ctx, uint64_t start, uint64_t len)
-{
-	(void)ctx;
-	(void)start;
-	(void)len;
-	return 0;
-}
+#define discard_ok ignore_extent
 
 /* The flags as the header states them: an untouched group has no bitmap
  * (not initialised) and is wholly free; a trimmed group is marked until

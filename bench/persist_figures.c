@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The figures issue 11 asks persistence to show (BENCHMARKS.md#persistence), as one
- * program; not a test (it measures, it asserts nothing but success):
+ * What persistence costs (BENCHMARKS.md#persistence), as one program; it
+ * measures, and asserts nothing but success (built with BGA_BENCH):
  *
  *   persist_figures incremental
  *       a 2^24-block volume with every group initialised: bytes of a full
@@ -10,9 +10,6 @@
  *       a 2^32-block volume with 1% of its groups initialised, stored to
  *       FILE (sparse, about 1 GiB apparent), then loaded: wall time and
  *       the growth of the process's resident memory across the load
- *   persist_figures image FILE
- *       the known image tests/system/inspect_test.sh checks bga-inspect against:
- *       256 blocks in 4 groups of 64; used: [0, 64), [70, 80), [200, 201)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -149,38 +146,8 @@ static int load2e32(const char *path)
 	return rc ? 1 : 0;
 }
 
-static int image(const char *path)
-{
-	struct bga_config cfg;
-	bga_config_init(&cfg, 256);
-	cfg.blocks_per_group = 64;
-	struct bga_volume *vol;
-	int rc = bga_create(&cfg, &vol);
-	if (rc)
-		die("bga_create", rc);
-	static const uint64_t used[][2] = {{0, 64}, {70, 10}, {200, 1}};
-	for (int i = 0; i < 3; i++) {
-		struct bga_request req = {.goal = used[i][0], .min_len = used[i][1], .max_len = used[i][1],
-					  .flags = BGA_EXACT_GOAL};
-		struct bga_extent e;
-		if ((rc = bga_alloc(vol, &req, &e)))
-			die("bga_alloc", rc);
-	}
-	unlink(path);
-	struct bga_io io;
-	if ((rc = bga_io_file_open(path, 0, 1, &io)))
-		die(path, rc);
-	if ((rc = bga_store(vol, &io)))
-		die("bga_store", rc);
-	bga_io_file_close(&io);
-	bga_destroy(vol);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
-	if (argc >= 3 && strcmp(argv[1], "image") == 0)
-		return image(argv[2]);
 	if (argc >= 2 && strcmp(argv[1], "incremental") == 0)
 		return incremental();
 	if (argc >= 3 && strcmp(argv[1], "load2e32") == 0)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#ifndef BGA_REPLAY_RUN_H
-#define BGA_REPLAY_RUN_H
+#ifndef BGA_REPLAY_REPORT_H
+#define BGA_REPLAY_REPORT_H
 
-/* What bga-replay run finds (run.c) and how it reports it (report.c). */
+/* What bga-replay run finds (filled by run.c) and how it is reported
+ * (report.c, whose header this is). */
 
 #include <stddef.h>
 #include <stdint.h>

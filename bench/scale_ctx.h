@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#ifndef BGA_BENCH_SCALE_H
-#define BGA_BENCH_SCALE_H
+#ifndef BGA_BENCH_SCALE_CTX_H
+#define BGA_BENCH_SCALE_CTX_H
 
 /*
- * What the parts of bga-scale share.  The tool (what it measures and how,
- * its output) is described at the top of scale.c; the parts are
+ * What the parts of bga-scale share: the types, and the one context
+ * (struct scale_ctx, defined in scale_ctx.c) that every part reads, so that
+ * no part reaches up into another for a global.  The tool (what it
+ * measures and how, its output) is described at the top of scale.c; the
+ * parts, each calling only those below it:
  *   scale.c            options, command line, main: the order of the cells;
  *   scale_workloads.c  the workload and variant tables, each workload's
  *                      setup, loop and teardown;
  *   scale_run.c        one repetition of a cell: threads, CPU binding,
  *                      the timer, the allocator under test;
- *   scale_report.c     medians and the JSON document.
+ *   scale_report.c     medians and the JSON document;
+ *   scale_ctx.c        the context.
  * Every file defines _GNU_SOURCE before its first include (cpu_set_t,
  * pthread_attr_setaffinity_np).
  */
@@ -96,12 +100,6 @@ struct opts {
 	bool quiet;
 };
 
-/* The command line, parsed once by main before any cell runs; read-only after. */
-extern struct opts opt;
-/* One cache line between the first two allowed CPUs, ns per transfer, at
- * the start and at the end of the run (xfer.h, set by main); < 0: not
- * measured. */
-extern double xfer_ns[2];
 
 /* ---- one repetition ------------------------------------------------------- */
 
@@ -185,19 +183,30 @@ const char *counter_path(void);
 
 /* ---- the runner (scale_run.c) --------------------------------------------- */
 
-/* The libext2fs peers, made on first use and kept across cells (NULL until
- * then, and after a rebuild until the next use): [0] of opt.nblocks, [1] of
- * opt.app_blocks (unused when the two sizes are equal); main destroys them
- * at exit. */
-extern struct peer_ext2 *peers[2];
-/* Times the peer's image came back from a repetition not pristine and was
- * made again. */
-extern int peer_rebuilds;
-/* Whether the timer thread still runs SCHED_FIFO; false once refused. */
-extern bool timer_policy_fifo;
-/* The CPUs this process may run on, in order (set by cpus_init); workers
- * are bound to them round-robin. */
-extern int cpus[CPU_SETSIZE], ncpus_allowed;
+/* The run's context: one per process, in scale_ctx.c. */
+struct scale_ctx {
+	/* The command line, parsed once by main before any cell runs;
+	 * read-only after. */
+	struct opts opt;
+	/* One cache line between the first two allowed CPUs, ns per
+	 * transfer, at the start and at the end of the run (xfer.h, set by
+	 * main); < 0: not measured. */
+	double xfer_ns[2];
+	/* The libext2fs peers, made on first use and kept across cells (NULL
+	 * until then, and after a rebuild until the next use): [0] of
+	 * opt.nblocks, [1] of opt.app_blocks (unused when the two sizes are
+	 * equal); main destroys them at exit. */
+	struct peer_ext2 *peers[2];
+	/* Times the peer's image came back from a repetition not pristine and
+	 * was made again. */
+	int peer_rebuilds;
+	/* Whether the timer thread still runs SCHED_FIFO; false once refused. */
+	bool timer_policy_fifo;
+	/* The CPUs this process may run on, in order (set by cpus_init);
+	 * workers are bound to them round-robin. */
+	int cpus[CPU_SETSIZE], ncpus_allowed;
+};
+extern struct scale_ctx scale;
 
 /* Fill cpus[] and ncpus_allowed from this process's affinity (none on error). */
 void cpus_init(void);

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bgafs_exerciser's model and checks, shared by exerciser.c (the
- * operations, the processes, main) and exerciser_check.c (reading the
- * tree back against the model, the model on disk).  One process's state:
- * each process of a run has its own copy (fork).
+ * bgafs_exerciser's model and checks, defined in exerciser_check.c (the
+ * model's state, reading the tree back against it, the model on disk) and
+ * used by exerciser.c (the operations, the processes, main).  One
+ * process's state: each process of a run has its own copy (fork).
  */
-#ifndef EXERCISER_H
-#define EXERCISER_H
+#ifndef EXERCISER_CHECK_H
+#define EXERCISER_CHECK_H
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>

@@ -1,0 +1,2 @@
+/* treecycles fixture: the library including a test's file: up a layer. */
+#include "../tests/a/one.c"

@@ -1,0 +1,3 @@
+/* treecycles fixture: calls two(), which calls one(): a circle. */
+int two(void);
+int one(void) { return two(); }
