@@ -58,7 +58,7 @@ static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *
  * The group is looked through once: from `from` to its end, then from 0
  * to `from`.  A pass for ac->room that finds nothing marks it
  * BGA_GROUP_NO_ROOM, and later such passes skip it until something makes
- * room (group.h; BENCHMARKS.md#placement-under-many-writers).  *none is
+ * room (group.h; docs/HISTORY.md#many-writers-changes).  *none is
  * set when no free run of the size asked for was found anywhere in it
  * (then its max_run overstates, and the caller lowers it, as a plain
  * search does).  Runs are looked for up to the larger of ac->max and the

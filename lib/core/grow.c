@@ -79,7 +79,7 @@ static void open_groups(struct bga_volume *vol, const struct bga_geom *ngeo, str
  * it, and a reader that was preempted inside one holds it for a
  * scheduler tick or more: urcu-bp then sleeps in 10 ms steps.  Waiting
  * once per grow made every grow among busy allocating threads cost
- * milliseconds (fuzz_mt's grows: BENCHMARKS.md#create-calls-store-and-load);
+ * milliseconds (fuzz_mt's grows: docs/HISTORY.md#small-volume-changes);
  * once per
  * batch, the wait is shared, and at most a batch of 32-byte geometries
  * is kept.  Under ThreadSanitizer everything is kept until bga_destroy:

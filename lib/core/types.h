@@ -37,7 +37,7 @@
  * size at which glibc's malloc and ASan's allocator map and unmap memory
  * for every allocation, so the first touch of a small volume costs a
  * heap allocation, not a mapping and its page faults
- * (BENCHMARKS.md#create-calls-store-and-load); the directory of the
+ * (docs/HISTORY.md#small-volume-changes); the directory of the
  * largest volume holds twice the chunks.
  */
 #define BGA_CHUNK_SHIFT 11

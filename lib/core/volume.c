@@ -123,7 +123,7 @@ int bga_create(const struct bga_config *cfg, struct bga_volume **out)
 	/* The configured CPUs, counted once per process (cpu.c): asking
 	 * for the online ones read /sys/devices/system/cpu/online at every
 	 * create, system calls that were most of what a small volume's
-	 * create cost (BENCHMARKS.md#create-calls-store-and-load). */
+	 * create cost (docs/HISTORY.md#small-volume-changes). */
 	unsigned ncpu = bga__cpu_count();
 	if (vol->cfg.lock_slots == 0) {
 		/*

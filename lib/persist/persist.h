@@ -52,7 +52,7 @@ extern const struct bga_pgroup bga__pf_canonical;
  * it gets a record (bga__pgroup_slot), so a small volume's chunk holds
  * its own groups' records, not BGA_CHUNK_GROUPS of them, whose making
  * was most of what a small volume's store and load cost under ASan
- * (BENCHMARKS.md#create-calls-store-and-load).
+ * (docs/HISTORY.md#small-volume-changes).
  * An array moves only when a group of its chunk gets a record, which a
  * lazy chunk fill, the one reader outside the store lock, never reads
  * at the same time: it reads only chunks still pending, whose groups no

@@ -534,7 +534,7 @@ bool bga_bitmap_range_is_set(const uint64_t *map, uint64_t start, uint64_t len)
  * state already (it found the run free, or checked the blocks used), and
  * counting the flipped bits was a popcount of every whole word, a tenth
  * of a 4 MiB request's instructions
- * (BENCHMARKS.md#at-a-storage-engines-allocation-unit).
+ * (docs/HISTORY.md#engine-unit-rests-on).
  */
 void bga__bitmap_write_range(uint64_t *map, uint64_t start, uint64_t len, bool set)
 {
