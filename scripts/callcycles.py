@@ -17,6 +17,10 @@ that the inline functions of headers count: a header is one file with the
 .c file of its stem in the same folder (group.h with group.c,
 counter_impl.h with counter.c), a file of its own otherwise (steer.h).
 
+With --source, a header declares only what its own folder defines: a
+prototype in a header whose function no file of the header's folder
+defines is reported ("home: ...").
+
 --layers names ROOT's folders from the bottom up: a file may call its own
 layer and the layers below, and a call into a higher layer is reported
 ("up: ...").  A file outside every named folder is an error.
@@ -131,10 +135,12 @@ def main(argv):
     edges = {f: set() for f in defs}
     why = {}
     fixed = {}
+    homeless = []
     if source is not None:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import libgraph
         lib = libgraph.Lib(source)
+        homeless = lib.homeless()
         # objects are named by their file's base name; sources by their path
         byname = {}
         for f in lib.files:
@@ -182,9 +188,13 @@ def main(argv):
                     print(f"  {f} calls {g}: {', '.join(sorted(why[(f, g)]))}", file=sys.stderr)
     for f, g in up:
         print(f"up: {f} calls {g}, a higher layer: {', '.join(sorted(set(why[(f, g)])))}", file=sys.stderr)
-    if cycles or up:
+    for h, nm, where in homeless:
+        print(f"home: {h} declares {nm}, which {', '.join(where) if where else 'no file'} defines, "
+              f"outside {os.path.dirname(h) or '.'}/", file=sys.stderr)
+    if cycles or up or homeless:
         return 1
-    print(f"callcycles: {len(edges)} files, no cycle" + (", no call up a layer" if layers else ""))
+    print(f"callcycles: {len(edges)} files, no cycle" + (", no call up a layer" if layers else "")
+          + (", every header's functions defined in its folder" if source is not None else ""))
     return 0
 
 

@@ -119,6 +119,42 @@ def functions(text):
     return res
 
 
+def declarations(text):
+    """The names of the functions a file declares at file scope without
+    defining them there (prototypes; not function pointers or typedefs)."""
+    s = strip(text)
+    out, i, n, start = [], 0, len(s), 0
+    while i < n:
+        c = s[i]
+        if c == "{":
+            # a body, a struct's or an initializer's braces: skipped whole
+            d, j = 0, i
+            while j < n:
+                if s[j] == "{":
+                    d += 1
+                elif s[j] == "}":
+                    d -= 1
+                    if d == 0:
+                        break
+                j += 1
+            i = j + 1
+            if not re.search(r"(=|\b(struct|union|enum)\b[^()]*)\s*$", s[start:j]):
+                start = i  # a function's body ends its statement
+            continue
+        if c == ";":
+            stmt = re.sub(r"__attribute__\s*\(\(.*?\)\)", " ", s[start:i], flags=re.S).strip()
+            start = i + 1
+            if stmt.startswith("typedef") or "{" in stmt:
+                i += 1
+                continue
+            # name ( ... ) -- not a pointer's (*name)(...)
+            m = re.match(r"[^(=]*?\b([A-Za-z_]\w*)\s*\((?!\s*\*)", stmt)
+            if m and m.group(1) not in KEYWORDS:
+                out.append(m.group(1))
+        i += 1
+    return out
+
+
 def calls(body):
     return [m.group(1) for m in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", body) if m.group(1) not in KEYWORDS]
 
@@ -175,13 +211,17 @@ class Lib:
         self.root = root
         self.files = {}
         self.params = {}
+        self.declared = {}
         for d, _, fs in os.walk(root):
             for f in sorted(fs):
                 if f.endswith((".c", ".h")):
                     p = os.path.join(d, f)
                     with open(p, encoding="utf-8") as fh:
                         rel = os.path.relpath(p, root)
-                        fns = functions(fh.read())
+                        text = fh.read()
+                        fns = functions(text)
+                        if f.endswith(".h"):
+                            self.declared[rel] = declarations(text)
                         self.files[rel] = {nm: (st, b) for nm, st, b, _ in fns}
                         for nm, _, _, ps in fns:
                             self.params[(rel, nm)] = param_names(ps)
@@ -191,6 +231,18 @@ class Lib:
             for nm, (st, _) in fns.items():
                 if f.endswith(".h") or not st:
                     self.public.setdefault(nm, []).append(f)
+
+    def homeless(self):
+        """[(header, name, [files that define it])] for every function a
+        header declares that no file of the header's own folder defines."""
+        out = []
+        for h, names in sorted(self.declared.items()):
+            home = os.path.dirname(h)
+            for nm in names:
+                where = sorted(f for f, fns in self.files.items() if nm in fns and (f.endswith(".h") or not fns[nm][0]))
+                if not any(os.path.dirname(f) == home for f in where):
+                    out.append((h, nm, where))
+        return out
 
     def resolve(self, f, name):
         """The file that defines the function `name` as called from f, or None."""

@@ -7,6 +7,11 @@
 #include <errno.h>
 
 #include "route.h"
+#include "request.h"
+#include "group.h"
+#include "window.h"
+#include "percpu.h"
+#include "charge.h"
 #include "steer.h"
 
 /*

@@ -4,75 +4,12 @@
 
 /*
  * The request's route (lib/README.md, "The route of bga_alloc"): the
- * predicates that classify a request, shared by the fast paths (alloc.c)
- * and the slow path (search.c), which classifies once into
- * struct bga_actx's kind; the handle's state, which the route reads; and
- * the calls between the route's files.
+ * calls between the route's files.  The request's predicates are in
+ * request.h, the handle in handle.h.
  */
 
-#include "internal.h"
-#include "window.h"
-
-/*
- * A handle (bga_rsv_open): a file's window and how the next one is sized.
- * `win` is linked into a group's window list while win.linked; its fields
- * are then under that group's lock.  The handle itself is used by one
- * thread at a time (the contract), so the rest needs no lock.  rsv.c owns
- * its life; the route (search.c) reads and books it.
- */
-struct bga_rsv {
-	struct bga_volume *vol;
-	struct bga_window win;
-	uint32_t size; /* goal size of the next window; 0 = windows off */
-	bool booked;   /* a window was ever booked: the next starts after it */
-	/* allocations the fast path served since the last fold into the
-	 * CPU's statistics (bga__rsv_count): plain, the handle is one
-	 * thread's at a time */
-	uint64_t hits;
-};
-
-/* The kinds of request, decided once from its fields (bga__req_kind). */
-enum bga_req_kind {
-	BGA_REQ_PLAIN,  /* the group walk from the (steered) goal */
-	BGA_REQ_LOCAL,  /* small and goal-less: the CPU's locality window first */
-	BGA_REQ_WINDOW, /* through a handle whose windows are on */
-	BGA_REQ_EXACT,  /* BGA_EXACT_GOAL: there or nowhere */
-};
-
-/*
- * No flags, no handle, no unit (align 0 or 1): the common request's
- * first test, paid on every allocation (bench/instructions.sh): the
- * flags and the handle by one OR and one branch.
- */
-static inline bool bga__req_is_plain(const struct bga_request *req)
-{
-	return (req->flags | (uintptr_t)req->rsv) == 0 && req->align <= 1;
-}
-
-/* Small, goal-less, without a handle, a reservation or BGA_WHOLE: the
- * CPU's locality window serves it (window.h). */
-static inline bool bga__req_is_local(uint64_t goal, const struct bga_rsv *rsv, uint64_t max_len, uint32_t flags)
-{
-	return goal == BGA_NO_GOAL && rsv == NULL && max_len <= BGA_LOCAL_MAX_REQ &&
-	       !(flags & (BGA_USE_RESERVED | BGA_WHOLE));
-}
-
-/* Through a handle whose windows are on (an exact goal ignores them). */
-static inline bool bga__req_uses_window(const struct bga_rsv *rsv, uint32_t flags)
-{
-	return rsv != NULL && rsv->size != 0 && !(flags & BGA_EXACT_GOAL);
-}
-
-static inline enum bga_req_kind bga__req_kind(const struct bga_request *req)
-{
-	if (req->flags & BGA_EXACT_GOAL)
-		return BGA_REQ_EXACT;
-	if (bga__req_uses_window(req->rsv, req->flags))
-		return BGA_REQ_WINDOW;
-	if (bga__req_is_local(req->goal, req->rsv, req->max_len, req->flags))
-		return BGA_REQ_LOCAL;
-	return BGA_REQ_PLAIN;
-}
+#include "types.h"
+#include "handle.h"
 
 /* ---- search.c ---- */
 

@@ -15,6 +15,9 @@
 #include <string.h>
 
 #include "route.h"
+#include "group.h"
+#include "window.h"
+#include "percpu.h"
 
 /* Drop the handle's window, if it has one. */
 static void window_drop(struct bga_rsv *rsv)

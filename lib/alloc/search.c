@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The slow path of bga_alloc, around one allocation context (struct
- * bga_actx, internal.h), as ext4's ext4_allocation_context: the request, its
- * kind (decided once, alloc/route.h), its geometry, the resolved goal, the
+ * bga_actx, charge.h), as ext4's ext4_allocation_context: the request, its
+ * kind (decided once, alloc/request.h), its geometry, the resolved goal, the
  * window being booked and its size, the CPU's steering state, and a
  * status.  route() and route_once() list the phases top to bottom, as
  * ext4_mb_new_blocks does; the window decisions and the handle's state
- * (struct bga_rsv, route.h) are both here.  Blocks are charged as they are
+ * (struct bga_rsv, handle.h) are both here.  Blocks are charged as they are
  * taken, in charge.c; nothing is charged before a run is found.
  */
 #include <errno.h>
@@ -15,6 +15,12 @@
 #include "rcu.h"
 
 #include "route.h"
+#include "request.h"
+#include "group.h"
+#include "window.h"
+#include "percpu.h"
+#include "charge.h"
+#include "deferred.h"
 #include "steer.h"
 
 /* Busy groups skipped with trylock before an allocation blocks on a lock. */

@@ -8,7 +8,8 @@
  * both on every allocation; the slow path (search.c) uses the same two.
  */
 
-#include "internal.h"
+#include "group.h"
+#include "percpu.h"
 
 /*
  * Allocations whose goal group was found locked stick to the group they

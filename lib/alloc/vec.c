@@ -17,6 +17,12 @@
 #include "rcu.h"
 
 #include "route.h"
+#include "request.h"
+#include "group.h"
+#include "window.h"
+#include "percpu.h"
+#include "charge.h"
+#include "range.h"
 
 struct carve {
 	struct bga_extent *out;

@@ -35,6 +35,11 @@
 #include <bgalloc/bitmap.h>
 
 #include "route.h"
+#include "group.h"
+#include "hooks.h"
+#include "charge.h"
+#include "deferred.h"
+#include "claim.h"
 #include "window.h"
 
 /* Fits taken by another thread before this one could take them: looked

@@ -5,11 +5,12 @@
  * and bga__take_locked, the one function that takes a found run from a
  * group for the search, exact goals, windows and trim.  bga_alloc's fast
  * path runs the inline first step of the same charge
- * (bga__charge_fast_locked, internal.h).
+ * (bga__charge_fast_locked, charge.h).
  */
 #include <errno.h>
 
-#include "internal.h"
+#include "group.h"
+#include "charge.h"
 
 /*
  * Blocks are charged where they are taken, under the group lock, and for

@@ -16,7 +16,7 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "group.h"
 
 _Static_assert(((uint64_t)BGA_DIR_CHUNKS0 << (BGA_DIR_SEGS - 1)) == BGA_DIR_MAX_CHUNKS, "one segment per doubling");
 

@@ -13,7 +13,9 @@
 
 #include <bgalloc/bitmap.h>
 
-#include "internal.h"
+#include "group.h"
+#include "range.h"
+#include "claim.h"
 #include "window.h"
 
 /*

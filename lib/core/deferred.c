@@ -20,7 +20,11 @@
 #include <bgalloc/bitmap.h>
 
 #include "groupset.h"
-#include "internal.h"
+#include "group.h"
+#include "percpu.h"
+#include "charge.h"
+#include "deferred.h"
+#include "range.h"
 #include "window.h"
 
 struct bga_dfree {

@@ -7,7 +7,9 @@
 #include <bgalloc/bitmap.h>
 
 #include "bitmap_impl.h"
-#include "internal.h"
+#include "group.h"
+#include "window.h"
+#include "hooks.h"
 
 /*
  * A fresh chunk's groups for geometry geo, into calloc'd memory: groups

@@ -143,6 +143,15 @@ static inline void bga__grp_span(const struct bga_volume *vol, const struct bga_
 		*lo = *hi;
 }
 
+/* Overlap of [off, off+len) in group g with a pending deferred free.
+ * Inline, and here beside the pending map it reads: range.c and
+ * deferred.c both ask, and range.c must not call into deferred.c, which
+ * calls it. */
+static inline bool bga__dfree_overlaps_locked(const struct bga_group *grp, uint32_t off, uint32_t len)
+{
+	return grp->ext->pending && !bga_bitmap_range_is_clear(grp->ext->pending, off, len);
+}
+
 /* ---- words of a group bitmap ---- */
 
 /*

@@ -20,7 +20,7 @@
  */
 #include <bgalloc/bitmap.h>
 
-#include "internal.h"
+#include "group.h"
 
 static inline unsigned ilog2_floor(uint64_t x)
 {

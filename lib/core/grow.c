@@ -16,7 +16,10 @@
 #include <bgalloc/bitmap.h>
 
 #include "rcu.h"
-#include "internal.h"
+#include "group.h"
+#include "hooks.h"
+#include "geom.h"
+#include "charge.h"
 
 /*
  * Give the old last group g the blocks up to its span end in ngeo.  A

@@ -11,7 +11,9 @@
 
 #include "rcu.h"
 
-#include "internal.h"
+#include "group.h"
+#include "hooks.h"
+#include "range.h"
 #include "window.h"
 
 static int cmp_u32(const void *a, const void *b)

@@ -7,8 +7,8 @@
  * with their invariants, and the constants the layers share.  Each
  * subsystem's own structs are in its header: a group, its rare state and
  * its chunk (group.h), a window (window.h), a CPU's line (percpu.h), the
- * hooks to persistence and the allocation context (internal.h).  Nothing
- * here is public.
+ * hooks to persistence (hooks.h) and the allocation context (charge.h).
+ * Nothing here is public.
  *
  * The lock order of the volume's locks, and what follows from it: lib/base/lockdep.h.
  */

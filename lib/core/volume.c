@@ -11,7 +11,12 @@
 #include <bgalloc/bitmap.h>
 
 #include "cpu.h"
-#include "internal.h"
+#include "group.h"
+#include "percpu.h"
+#include "hooks.h"
+#include "geom.h"
+#include "charge.h"
+#include "deferred.h"
 
 void bga_config_init(struct bga_config *cfg, uint64_t nblocks)
 {

@@ -10,7 +10,9 @@
 #include <stddef.h>
 
 #include "groupset.h"
-#include "internal.h"
+#include "group.h"
+#include "window.h"
+#include "charge.h"
 
 /*
  * The set of groups that may hold windows (groupset.h): a group joins when

@@ -11,7 +11,10 @@
 #include <bgalloc/bitmap.h>
 
 #include "persist.h"
-#include "internal.h"
+#include "group.h"
+#include "hooks.h"
+#include "charge.h"
+#include "deferred.h"
 #include "window.h"
 
 static void report(struct bga_check_report *r, uint64_t g, uint64_t block, const char *fmt, ...)

@@ -12,8 +12,13 @@
 #include <bgalloc/locktab.h>
 
 #include "persist.h"
-#include "internal.h"
+#include "group.h"
+#include "hooks.h"
+#include "charge.h"
+#include "deferred.h"
+#include "walk.h"
 #include "window.h"
+#include "percpu.h"
 
 struct hist {
 	struct bga_stats *st;

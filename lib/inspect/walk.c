@@ -9,7 +9,11 @@
 
 #include <bgalloc/bitmap.h>
 
-#include "internal.h"
+#include "group.h"
+#include "hooks.h"
+#include "charge.h"
+#include "deferred.h"
+#include "walk.h"
 #include "window.h"
 #include "persist.h"
 

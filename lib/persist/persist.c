@@ -33,7 +33,10 @@
 #include "window.h"
 #include "persist_format.h"
 #include "rcu.h"
-#include "internal.h"
+#include "group.h"
+#include "hooks.h"
+#include "geom.h"
+#include "charge.h"
 
 /* ---- file-backed io ---- */
 

@@ -155,7 +155,7 @@ void bga__persist_quiesce(struct bga_volume *vol);
 /* Release the persistence state at bga_destroy. */
 void bga__persist_destroy(struct bga_volume *vol);
 
-/* The table of the functions above that the core calls (internal.h), and
+/* The table of the functions above that the core calls (core/hooks.h), and
  * setting it on a volume that has persistence state (persist_load.c):
  * a store and a load set it once bga__persist_get has returned. */
 extern const struct bga_store_hooks bga__persist_hooks;

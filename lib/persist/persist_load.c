@@ -19,7 +19,8 @@
 #include "persist.h"
 #include "persist_format.h"
 #include "rcu.h"
-#include "internal.h"
+#include "group.h"
+#include "hooks.h"
 
 /* Bitmaps read on first touch of their chunk (1), or all at load (0). */
 #ifndef BGA_LAZY_LOAD

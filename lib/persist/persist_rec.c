@@ -13,7 +13,7 @@
 
 #include "persist.h"
 #include "persist_format.h"
-#include "internal.h"
+#include "geom.h"
 
 /* ---- the persistence state ---- */
 

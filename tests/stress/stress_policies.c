@@ -22,7 +22,7 @@
 #include "threads.h"
 #include <bgalloc/counter.h>
 
-#include "internal.h"
+#include "types.h"
 
 #define THREADS 8
 #define OPS 20000 /* per worker and round */

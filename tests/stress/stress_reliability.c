@@ -41,7 +41,7 @@
 
 #include "testutil.h"
 #include "threads.h"
-#include "internal.h" /* the lock slot of a group, to aim at the grower's */
+#include "group.h" /* the lock slot of a group, to aim at the grower's */
 
 static int failures;
 

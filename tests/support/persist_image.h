@@ -23,7 +23,7 @@
 #include "persist_util.h"
 #include "testutil.h"
 
-#include "internal.h"
+#include "group.h"
 #include "persist.h"
 #include "persist_format.h"
 

@@ -9,8 +9,10 @@
 #include <bgalloc/bitmap.h>
 
 #include "snapshot.h"
-#include "internal.h"
+#include "group.h"
 #include "window.h"
+#include "percpu.h"
+#include "deferred.h"
 
 struct buf {
 	uint64_t *w;

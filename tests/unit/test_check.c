@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The checker, proved: each test corrupts one invariant class through the
- * internal layout (lib/core/internal.h, which only tests include), asserts that
+ * internal layout (lib/core/group.h, which only tests include), asserts that
  * bga_check() returns -EUCLEAN and names that class with the right group
  * and block, then restores the state, checks it clean again and destroys.
  * bga_check keeps the first violation it meets, so each corruption is
@@ -18,7 +18,7 @@
 
 #include "testutil.h"
 
-#include "internal.h"
+#include "group.h"
 #include "window.h"
 
 /* Group g's descriptor (single-threaded: no lock needed). */

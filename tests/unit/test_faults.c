@@ -38,7 +38,7 @@
 #include "testutil.h"
 
 #include "cpu.h"
-#include "internal.h"
+#include "types.h"
 #include "snapshot.h"
 
 /* ---- bga_create and the primitives' constructors ---- */

@@ -30,8 +30,8 @@
 #include "memio.h"
 #include "persist_util.h"
 #include "testutil.h"
+#include "types.h"
 
-#include "internal.h"
 #include "persist.h"
 #include "persist_format.h"
 

@@ -14,7 +14,7 @@
 
 #include <bgalloc.h>
 
-#include "internal.h"
+#include "group.h"
 
 #ifdef BGA_DEBUG
 #define NEED_CHECKER() ((void)0)

@@ -258,7 +258,7 @@ Test(persist, file_io_round_trip)
 /* ---- lazy loading ---- */
 
 #include "persist_format.h"
-#include "internal.h" /* to see which chunks a lazy load installed */
+#include "group.h" /* to see which chunks a lazy load installed */
 _Static_assert(TEST_CHUNK_GROUPS == BGA_CHUNK_GROUPS, "testutil.h names the chunk size");
 
 /* The area bytes before group g0's unit. */

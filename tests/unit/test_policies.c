@@ -16,7 +16,7 @@
 #include <bgalloc/counter.h>
 
 #include "refmodel.h"
-#include "internal.h"
+#include "types.h"
 
 static struct bga_volume *make(uint64_t nblocks, uint32_t bpg)
 {

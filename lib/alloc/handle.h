@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_HANDLE_H
+#define BGA_HANDLE_H
+
+/*
+ * The handle (bga_rsv_open, rsv.c): a file's window and how its next
+ * one is sized, which the route reads (lib/README.md, "The route of
+ * bga_alloc").
+ */
+
+#include "types.h"
+#include "window.h"
+
+/*
+ * A handle (bga_rsv_open): a file's window and how the next one is sized.
+ * `win` is linked into a group's window list while win.linked; its fields
+ * are then under that group's lock.  The handle itself is used by one
+ * thread at a time (the contract), so the rest needs no lock.  rsv.c owns
+ * its life; the route (search.c) reads and books it.
+ */
+struct bga_rsv {
+	struct bga_volume *vol;
+	struct bga_window win;
+	uint32_t size; /* goal size of the next window; 0 = windows off */
+	bool booked;   /* a window was ever booked: the next starts after it */
+	/* allocations the fast path served since the last fold into the
+	 * CPU's statistics (bga__rsv_count): plain, the handle is one
+	 * thread's at a time */
+	uint64_t hits;
+};
+
+#endif
