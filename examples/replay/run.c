@@ -85,9 +85,15 @@ static size_t merged(struct bga_extent *ext, size_t n)
 		return 0;
 	qsort(ext, n, sizeof(*ext), by_start);
 	size_t k = 1;
-	for (size_t i = 1; i < n; i++)
-		if (ext[i].start != ext[i - 1].start + ext[i - 1].len)
+	/* a block freed and allocated again to the same file (bgafs trims
+	 * and rewrites) is listed twice: overlaps join their runs */
+	uint64_t end = ext[0].start + ext[0].len;
+	for (size_t i = 1; i < n; i++) {
+		if (ext[i].start > end)
 			k++;
+		if (ext[i].start + ext[i].len > end)
+			end = ext[i].start + ext[i].len;
+	}
 	return k;
 }
 
@@ -203,6 +209,21 @@ static void replay_alloc(struct ctx *c, const struct trace_rec *r)
 			}
 		}
 	}
+	/* The file holds only the blocks kept, a prefix of out[] (the rest,
+	 * past what the recording got, goes back below): an extent given
+	 * back is not the file's, and counted as one it made the file look
+	 * split where its next request took those blocks again. */
+	uint64_t kept = 0;
+	for (uint32_t i = 0; i < ri; i++)
+		kept += rec[i].len;
+	kept += roff;
+	size_t nk = 0;
+	for (; nk < n && kept; nk++) {
+		if (c->out[nk].len > kept)
+			c->out[nk].len = kept;
+		kept -= c->out[nk].len;
+	}
+	n = nk;
 	if (got < recorded) {
 		c->res->partial++;
 		c->res->short_blocks += recorded - got;

@@ -40,11 +40,50 @@ static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *
 }
 
 /*
+ * A file's first window in its goal's group (lock held): the smallest
+ * free run there of at least `need` blocks (*off, *len; false when none),
+ * as ZFS's metaslabs and Ceph's AVL allocator turn to best fit once free
+ * space is cut up.  First fit put each new file in the first run that
+ * held it and passed over the holes before it, which waited, and a file
+ * that outgrew a run that just held it went on elsewhere; the smallest
+ * run that holds the file leaves the large runs whole for files that
+ * need them (BENCHMARKS.md#placement-on-recorded-histories).  Ties go to
+ * the lower run; a run of exactly `need` ends the look.  The first `room`
+ * blocks after another window stay that window's file's (as
+ * place_window_locked).
+ */
+static bool best_fit_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t need,
+			    uint32_t room, uint32_t *off, uint32_t *len)
+{
+	uint32_t cap = vol->cfg.blocks_per_group, bo = 0, bl = UINT32_MAX, o, l;
+	for (uint32_t at = 0; at < cap && bga__group_find_locked(vol, grp, g, at, need, cap, &o, &l);) {
+		at = o + l;
+		if (room != 0 && bga__window_ends_at_locked(grp, o)) {
+			if (l < room + need)
+				continue; /* too short to share */
+			o += room;
+			l -= room;
+		}
+		if (l < bl) {
+			bo = o;
+			bl = l;
+			if (l == need)
+				break;
+		}
+	}
+	*off = bo;
+	*len = bl;
+	return bl != UINT32_MAX;
+}
+
+/*
  * Where a window goes in group g, with its lock held (*off, *len: the run
  * it starts; false when none here):
  *  - on from the goal, when the run at the goal starts there and, on a
  *    first pass, holds the whole request (at_goal: the goal's own group):
  *    its file stays contiguous;
+ *  - else, for a file's first window in the goal's group, the smallest
+ *    run there that holds ac->fit (best_fit_locked);
  *  - else the first run, from the goal on in the goal's group and from
  *    the start in any other, of at least the first pass's size: ac->fit
  *    for a file's first window (its request, or its window and half as
@@ -83,6 +122,13 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 		return true;
 	if (!at_goal)
 		from = 0;
+	else if (ac->fit != 0 && a == 1 && ac->book != &ac->pc->local.win) {
+		/* a file's first window, in its goal's group: best fit */
+		if (best_fit_locked(vol, grp, g, need, room, off, len)) {
+			*len = BGA_MIN(*len, big);
+			return true;
+		}
+	}
 	bool first = room != 0 && need == room;
 	if (first && (grp->flags & BGA_GROUP_NO_ROOM))
 		return false; /* found none last time, and nothing made room since */

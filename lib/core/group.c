@@ -54,9 +54,11 @@ struct bga_chunk *bga__chunk_create_under_grow_lock(struct bga_volume *vol, cons
 	struct bga_chunk *ch = bga__chunk_get(vol, c);
 	if (ch != NULL)
 		return ch;
-	ch = calloc(1, sizeof(*ch));
+	/* line-aligned, as its descriptors are (group.h, struct bga_group) */
+	ch = aligned_alloc(_Alignof(struct bga_chunk), sizeof(*ch));
 	if (ch == NULL)
 		return NULL;
+	memset(ch, 0, sizeof(*ch));
 	group_init_fresh(vol, geo, ch, c);
 	/* A lazily loaded volume: the chunk's groups come from the image,
 	 * before anyone can see the chunk (persist_load.c). */

@@ -90,7 +90,16 @@ struct bga_group {
 	uint32_t flags;
 	uint32_t hi; /* end of the usable span (offset); see bga__grp_span */
 	struct bga_group_ext *ext;
-};
+	/*
+	 * A 64-byte line of its own (32 bytes of it padding; the chunk is
+	 * allocated aligned): every booking and window drop writes its
+	 * group's descriptor, and neighbouring groups are what different
+	 * CPUs' files use side by side (a directory, or a home, each).  Two
+	 * to a line, that shared-nothing work moved the line between their
+	 * CPUs (BENCHMARKS.md#the-model-of-n-cores).  Padding rather than
+	 * a permuted slot order: the lookup stays a mask and a shift.
+	 */
+} __attribute__((aligned(64)));
 
 /*
  * A chunk: descriptors for BGA_CHUNK_GROUPS consecutive groups and, per

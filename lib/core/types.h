@@ -33,12 +33,12 @@
 /*
  * Groups are kept in chunks of 2^BGA_CHUNK_SHIFT descriptors, allocated on
  * first touch, so memory follows the groups used, not the volume size.
- * 2048 (DESIGN.md's sketch had 4096): a chunk of 2048 stays under the
- * size at which glibc's malloc and ASan's allocator map and unmap memory
- * for every allocation, so the first touch of a small volume costs a
- * heap allocation, not a mapping and its page faults
- * (docs/HISTORY.md#small-volume-changes); the directory of the
- * largest volume holds twice the chunks.
+ * 2048 (DESIGN.md's sketch had 4096): the first touch of a small volume
+ * allocates half as much (docs/HISTORY.md#small-volume-changes); the
+ * directory of the largest volume holds twice the chunks.  With
+ * descriptors a line each (group.h) a chunk is 134 KiB, just past the
+ * 128 KiB at which glibc's malloc maps memory instead of taking it from
+ * the heap (BENCHMARKS.md#the-model-of-n-cores).
  */
 #define BGA_CHUNK_SHIFT 11
 #define BGA_CHUNK_GROUPS (1u << BGA_CHUNK_SHIFT)

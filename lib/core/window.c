@@ -55,7 +55,10 @@ void bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint
 	w->stored = UINT32_MAX; /* never stored: the group is dirty anyway */
 	join(vol, g);
 	w->next = ext->windows;
+	if (w->next)
+		w->next->pprev = &w->next;
 	ext->windows = w;
+	w->pprev = &ext->windows;
 	w->linked = true;
 }
 
@@ -90,11 +93,12 @@ uint32_t bga__window_drop_locked(struct bga_volume *vol, struct bga_group *grp, 
 {
 	BGA_ASSERT(w->linked);
 	uint32_t n = cut_locked(vol, grp, w, 0);
-	struct bga_window **pp = &grp->ext->windows;
-	while (*pp != w)
-		pp = &(*pp)->next;
-	*pp = w->next;
+	BGA_ASSERT(*w->pprev == w);
+	*w->pprev = w->next;
+	if (w->next)
+		w->next->pprev = w->pprev;
 	w->next = NULL;
+	w->pprev = NULL;
 	w->linked = false;
 	/* The store wrote the remainder as free while it was linked; what the
 	 * owner took since is allocated, so the group must be stored again.
@@ -379,7 +383,10 @@ void bga__window_destroy_group(struct bga_group *grp)
 	while (grp->ext->windows) {
 		struct bga_window *w = grp->ext->windows;
 		grp->ext->windows = w->next;
+		if (w->next)
+			w->next->pprev = &grp->ext->windows;
 		w->next = NULL;
+		w->pprev = NULL;
 		w->linked = false;
 	}
 }

@@ -67,6 +67,10 @@ struct bga_window {
 	 * which the owner's takes write at every allocation, so that those
 	 * readers do not pull the owner's line away (and it not theirs). */
 	struct bga_window *next;
+	/* what points at this window while it is linked (the list's head or
+	 * the previous window's next): its unlink touches its neighbours'
+	 * lines, not every window booked after it */
+	struct bga_window **pprev;
 	uint64_t group;   /* atomic for locality windows */
 	uint32_t start;
 	uint32_t end;     /* span's end, copied at every change of it (all under the

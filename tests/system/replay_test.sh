@@ -147,6 +147,15 @@ printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source edge" "0 1
 	"4 1 0 alloc 0 1 6 1 1 0 0 : 6+1" "5 1 0 rsv_close 0 1" >"$dir/edge.txt"
 out=$("$R" run "$dir/edge.txt" -a bgalloc -a bgalloc,windows=off -a ext2) || fail "the edge trace: $out"
 ! grep -q ' failed, ' <<<"$out" || fail "a goal after the volume's last block failed: $out"
+# blocks the replay got past what the recording got go back and are not
+# the file's: the file's next request, which takes them again, keeps it
+# one extent (recorded 10+4 of 8 asked for, then 14+4 after it)
+printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source extra" "0 1 0 init_free 0 : 0+64" \
+	"1 1 0 rsv_open 0 1" "2 1 0 alloc 0 1 18446744073709551615 1 8 0 0 : 10+4" \
+	"3 1 0 alloc 0 1 14 1 4 0 0 : 14+4" "4 1 0 rsv_close 0 1" >"$dir/extra.txt"
+for a in bgalloc ext2; do
+	expect 0 "^$a +5 +[0-9]+ +1 +1\.00 " -- "$R" run "$dir/extra.txt" -a $a
+done
 # several traces: each reported, then side by side (one row an allocator
 # of each); --out makes a directory a trace
 O=$TRACES/objects.trace D=$TRACES/bgafs-dbench.trace

@@ -342,6 +342,69 @@ Test(windows, never_cause_false_enospc)
 	bga_destroy(vol);
 }
 
+/*
+ * A file's first window (a handle's first request) goes in the smallest
+ * free run of its goal's group that holds one and a half windows (best
+ * fit, lowest on a tie), not in the first: judged on the model's map of
+ * a group cut into holes of 1 to 40 blocks, file after file.
+ */
+Test(windows, first_window_best_fit_in_goal_group)
+{
+	struct bga_config cfg;
+	bga_config_init(&cfg, 2 * 4096);
+	cfg.blocks_per_group = 4096;
+	struct bga_volume *vol;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	struct refmodel m;
+	cr_assert_eq(refmodel_init(&m, &cfg), 0);
+	uint32_t g0 = (uint32_t)cfg.first_data_block, need = cfg.rsv_default + cfg.rsv_default / 2;
+	struct bga_request fill = {.goal = g0, .min_len = 4096 - g0, .max_len = 4096 - g0, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	cr_assert_eq(bga_alloc(vol, &fill, &e), 0);
+	cr_assert_eq(refmodel_alloc_check(&m, &fill, 0, &e), 0, "%s", m.err);
+	uint64_t seed = 7;
+	for (uint32_t at = g0 + 64; at + 80 < 4096;) {
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+		uint32_t len = 1 + (uint32_t)(seed % 40);
+		cr_assert_eq(bga_free(vol, at, len), 0);
+		cr_assert_eq(refmodel_free(&m, at, len), 0);
+		at += len + 1 + (uint32_t)((seed >> 8) % 60);
+	}
+	for (int file = 0; file < 40; file++) {
+		/* the model's smallest run of at least `need` in group 0 */
+		uint64_t best = 0, best_len = UINT64_MAX;
+		for (uint64_t b = g0; b < 4096;) {
+			uint64_t r = b;
+			while (r < 4096 && m.state[r] == REFM_FREE)
+				r++;
+			if (r - b >= need && r - b < best_len) {
+				best = b;
+				best_len = r - b;
+			}
+			b = r == b ? b + 1 : r;
+		}
+		if (best_len == UINT64_MAX)
+			break;
+		struct bga_rsv *rsv;
+		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+		struct bga_request req = {.goal = g0, .min_len = 1, .max_len = 1, .rsv = rsv};
+		int rc = bga_alloc(vol, &req, &e);
+		cr_assert_eq(refmodel_alloc_check(&m, &req, rc, &e), 0, "file %d: %s", file, m.err);
+		cr_assert_eq(e.start, best, "file %d: the smallest run of %u or more starts at %llu (%llu long), not %llu",
+			     file, need, (unsigned long long)best, (unsigned long long)best_len,
+			     (unsigned long long)e.start);
+		struct bga_extent win;
+		cr_assert_eq(bga_rsv_window(rsv, &win), 0);
+		cr_assert(win.len == 0 || (win.start == e.start + 1 && win.start + win.len <= best + best_len),
+			  "file %d: the window stays in its run", file);
+		bga_rsv_close(rsv); /* its tail goes back */
+	}
+	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
+	refmodel_fini(&m);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
 /* ---- deferred frees ---- */
 
 Test(deferred, blocks_wait_for_commit)
