@@ -126,8 +126,10 @@ micro:
 	@scripts/deps.sh bench
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DBGA_BENCH=ON
 	$(CMAKE) --build build/release -j $(JOBS)
-	build/release/bench/bga-micro --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
-		--benchmark_out=build/release/micro.json --benchmark_out_format=json
+	@# every repetition goes into the JSON (the screen shows the aggregates), so that
+	@# compare.py can run its U-test on two of them; MICRO_ARGS adds flags (--benchmark_filter=...).
+	build/release/bench/bga-micro --benchmark_repetitions=$${MICRO_REPS:-9} --benchmark_display_aggregates_only=true \
+		--benchmark_out=build/release/micro.json --benchmark_out_format=json $(MICRO_ARGS)
 
 # make install [PREFIX=/usr/local] [DESTDIR=/staging]: the Release build,
 # installed under DESTDIR/PREFIX (lib, include, bin, share/man, pkg-config
@@ -140,10 +142,12 @@ clean:
 	rm -rf build
 
 # Fuzzing (tests/fuzz/, scripts/fuzz.sh): each harness for FUZZ_SECONDS;
-# crashing inputs land in tests/fuzz/crashes/.
+# crashing inputs land in tests/fuzz/crashes/, one file per bug.
+# FUZZ_HARNESSES picks harnesses; FUZZ_ARGS and AFL_ARGS go to libFuzzer
+# and afl-fuzz (make fuzz FUZZ_ARGS='-jobs=2 -dict=my.dict').
 fuzz:
 	@scripts/deps.sh fuzz
-	scripts/fuzz.sh libfuzzer $(FUZZ_SECONDS)
+	FUZZ_ARGS='$(FUZZ_ARGS)' scripts/fuzz.sh libfuzzer $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
 
 # Plant each bug of tests/mutants/*.patch in a clean copy (build/mutate),
 # run the tests its header names, and print which tests killed it, the kill
@@ -156,7 +160,14 @@ mutate:
 
 fuzz-afl:
 	@scripts/deps.sh fuzz
-	scripts/fuzz.sh afl $(FUZZ_SECONDS)
+	AFL_ARGS='$(AFL_ARGS)' scripts/fuzz.sh afl $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
+
+# HTML line and branch coverage of lib/ by the fuzz corpora (working corpus,
+# seeds, regressions): build/fuzz-cov/html/index.html.
+.PHONY: fuzz-cov
+fuzz-cov:
+	@scripts/deps.sh fuzz
+	scripts/fuzz.sh cov $(FUZZ_HARNESSES)
 
 # Minimise the working corpora (build/fuzz-libfuzzer/corpus) with -merge=1.
 fuzz-merge:

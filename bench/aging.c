@@ -27,6 +27,7 @@
 
 #include <bgalloc.h>
 
+#include "args.h"
 #include "peer_ext2.h"
 
 #define NBLOCKS (UINT64_C(1) << 20)
@@ -276,11 +277,11 @@ int main(int argc, char **argv)
 	const char *json = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-			seed = strtoull(argv[++i], NULL, 0);
+			seed = arg_u64("bga-aging", "--seed", argv[++i], 0, UINT64_MAX / 2);
 		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
-			rounds = atoi(argv[++i]);
+			rounds = arg_int("bga-aging", "--rounds", argv[++i], 0, 100000);
 		else if (!strcmp(argv[i], "--repetitions") && i + 1 < argc)
-			reps = atoi(argv[++i]);
+			reps = arg_int("bga-aging", "--repetitions", argv[++i], 1, 100);
 		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
 			json = argv[++i];
 		else if (!strcmp(argv[i], "--whole"))
@@ -291,8 +292,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (reps < 1 || reps > 100)
-		return 2;
+	/* The JSON file is opened before the measurement, so that a path
+	 * that cannot be written fails now, not after minutes of work. */
+	FILE *jf = NULL;
+	if (json && (jf = fopen(json, "w")) == NULL) {
+		fprintf(stderr, "bga-aging: --json %s: %s\n", json, strerror(errno));
+		return 1;
+	}
 	printf("Aging: 2^20 blocks filled to 90%% with files of 1..%d blocks, then %d rounds of deleting 10%% of\n"
 	       "the files and rewriting; the same sequence on bgalloc / libext2fs; seeds %llu..%llu\n\n",
 	       MAX_FILE, rounds, (unsigned long long)seed, (unsigned long long)(seed + (uint64_t)reps - 1));
@@ -310,14 +316,15 @@ int main(int argc, char **argv)
 	printf("\nmedian fragmentation score over %d runs: bgalloc %.4f, libext2fs %.4f (0 = all free space in\n"
 	       "whole groups, 1 = all single blocks): %s\n",
 	       reps, mo, mp, mo <= mp ? "bgalloc is no worse" : "bgalloc is WORSE");
-	if (json) {
-		FILE *f = fopen(json, "w");
-		if (f == NULL)
-			return 1;
+	if (jf) {
+		FILE *f = jf;
 		fprintf(f, "{\"rounds\": %d, \"repetitions\": %d, \"median_score\": {\"bgalloc\": %.6f, "
 			   "\"libext2fs\": %.6f}}\n",
 			rounds, reps, mo, mp);
-		fclose(f);
+		if (fclose(f)) {
+			fprintf(stderr, "bga-aging: --json %s: %s\n", json, strerror(errno));
+			return 1;
+		}
 	}
 	return 0;
 }

@@ -12,6 +12,7 @@
 # that work, sharing nothing, reach here.
 set -euo pipefail
 build=${1:?usage: bench/ceiling.sh BUILD_DIR [REPS [JSON]]}
+[ -d "$build/bench" ] || { echo "bench/ceiling.sh: no $build/bench (BUILD_DIR: a cmake -DBGA_BENCH=ON build); usage: bench/ceiling.sh BUILD_DIR [REPS [JSON]]" >&2; exit 2; }
 reps=${2:-5}
 json=${3:-}
 scale=$build/bench/bga-scale

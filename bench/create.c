@@ -24,6 +24,7 @@
 
 #include <bgalloc.h>
 
+#include "args.h"
 #include "rng.h"
 
 static long resident_kib(void)
@@ -86,16 +87,18 @@ int main(int argc, char **argv)
 	int pairs = 500, reps = 5, opt;
 	while ((opt = getopt(argc, argv, "n:r:")) != -1) {
 		if (opt == 'n')
-			pairs = atoi(optarg);
+			pairs = arg_int("bga-create", "-n PAIRS", optarg, 1, 1000000);
 		else if (opt == 'r')
-			reps = atoi(optarg);
+			reps = arg_int("bga-create", "-r REPS", optarg, 1, 1000);
 		else {
 			fprintf(stderr, "usage: bga-create [-n PAIRS] [-r REPS]\n");
 			return 2;
 		}
 	}
-	if (pairs < 1 || reps < 1)
+	if (optind < argc) {
+		fprintf(stderr, "bga-create: unexpected argument '%s'\nusage: bga-create [-n PAIRS] [-r REPS]\n", argv[optind]);
 		return 2;
+	}
 	static const unsigned shifts[] = {16, 20, 32, 48};
 	double *t = malloc((size_t)pairs * sizeof(*t)), *med = malloc((size_t)reps * sizeof(*med));
 	if (t == NULL || med == NULL)

@@ -59,6 +59,7 @@
 #include <bgalloc.h>
 
 #include "counter_impl.h"
+#include "args.h"
 #include "rng.h"
 #include "xfer.h"
 
@@ -465,16 +466,16 @@ int main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "--count") == 0) {
 		for (int v = 0; v < NVARIANT; v++)
 			if (strcmp(argv[2], variant_name[v]) == 0)
-				return run_variant((enum variant)v, strtoull(argv[3], NULL, 10)) < 0;
+				return run_variant((enum variant)v, arg_u64("bga-floor", "OPS", argv[3], 1, UINT64_C(1) << 40)) < 0;
 		fprintf(stderr, "bga-floor: no variant %s\n", argv[2]);
 		return 2;
 	}
-	int reps = argc > 1 ? atoi(argv[1]) : 11;
-	uint64_t ops = argc > 2 ? strtoull(argv[2], NULL, 10) : 4000000;
-	if (reps < 1 || reps > 64 || ops == 0) {
+	if (argc > 3 || (argc > 1 && argv[1][0] == '-')) {
 		fprintf(stderr, "usage: bga-floor [reps 1..64] [ops] | --count VARIANT OPS\n");
 		return 2;
 	}
+	int reps = argc > 1 ? arg_int("bga-floor", "reps", argv[1], 1, 64) : 11;
+	uint64_t ops = argc > 2 ? arg_u64("bga-floor", "ops", argv[2], 1, UINT64_C(1) << 40) : 4000000;
 	double ns[NVARIANT][64];
 	pin_to_cpu(0);
 	for (int k = 0; k < reps; k++)

@@ -9,6 +9,7 @@
 # run the counter's CAS path and the CPU id's getcpu fallback (cpu.h).
 set -euo pipefail
 build=${1:?usage: bench/floor.sh BUILD_DIR [OPS]}
+[ -d "$build/bench" ] || { echo "bench/floor.sh: no $build/bench (BUILD_DIR: a cmake -DBGA_BENCH=ON build); usage: bench/floor.sh BUILD_DIR [OPS]" >&2; exit 2; }
 ops=${2:-100000}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

@@ -23,6 +23,7 @@
 # things counts for the first that matches below.
 set -euo pipefail
 build=${1:?usage: bench/instructions.sh BUILD_DIR [OPS] [--groups]}
+[ -d "$build/bench" ] || { echo "bench/instructions.sh: no $build/bench (BUILD_DIR: a cmake -DBGA_BENCH=ON build); usage: bench/instructions.sh BUILD_DIR [OPS] [--groups]" >&2; exit 2; }
 ops=${2:-100000}
 groups=${3:-}
 out=$(mktemp)

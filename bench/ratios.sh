@@ -7,6 +7,7 @@
 #   bench/ratios.sh BUILD_DIR [OUT_DIR]     BUILD_DIR from cmake -DBGA_BENCH=ON
 set -euo pipefail
 build=${1:?usage: bench/ratios.sh BUILD_DIR [OUT_DIR]}
+[ -d "$build/bench" ] || { echo "bench/ratios.sh: no $build/bench (BUILD_DIR: a cmake -DBGA_BENCH=ON build); usage: bench/ratios.sh BUILD_DIR [OUT_DIR]" >&2; exit 2; }
 out=${2:-$build/ratios}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"

@@ -81,9 +81,20 @@ static void usage(FILE *f)
 		"      --list           list workloads and variants\n");
 }
 
+/* A comma list with no empty item: strtok_r would skip one, and "1,,2" or
+ * "churn," is a typo, not a list. */
+static bool list_ok(const char *arg, const char *what)
+{
+	size_t len = strlen(arg);
+	if (len && arg[0] != ',' && arg[len - 1] != ',' && !strstr(arg, ",,"))
+		return true;
+	fprintf(stderr, "bga-scale: bad %s list '%s': an empty item\n", what, arg);
+	return false;
+}
+
 static int parse_list(const char *arg, const char *const *names, int n, bool *on)
 {
-	char *dup = strdup(arg), *save = NULL;
+	char *dup = list_ok(arg, "name") ? strdup(arg) : NULL, *save = NULL;
 
 	if (!dup)
 		return -1;
@@ -106,8 +117,10 @@ static int parse_list(const char *arg, const char *const *names, int n, bool *on
 
 static int parse_threads(const char *arg)
 {
-	char *dup = strdup(arg), *save = NULL;
+	char *dup = list_ok(arg, "thread") ? strdup(arg) : NULL, *save = NULL;
 
+	if (!dup)
+		return -1;
 	scale.opt.nthreads = 0;
 	for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *end;

@@ -39,6 +39,7 @@
 
 #include <bgalloc.h>
 
+#include "args.h"
 #include "rng.h"
 #include "xfer.h"
 
@@ -160,17 +161,17 @@ int main(int argc, char **argv)
 	enum { NSET = sizeof(settings) / sizeof(settings[0]) };
 	if (argc == 3 && strcmp(argv[1], "--count") == 0) {
 		/* One single-thread churn, nothing else: for callgrind. */
-		double rate = run_setting(&settings[0], strtoull(argv[2], NULL, 10));
+		double rate = run_setting(&settings[0], arg_u64("bga-share", "OPS", argv[2], 1, UINT64_C(1) << 40));
 		return rate < 0;
 	}
-	int reps = argc > 1 ? atoi(argv[1]) : 7;
-	uint64_t ops = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000000;
-	double *v[NSET], xfer[64];
-
-	if (reps < 1 || reps > 64 || ops == 0) {
+	if (argc > 3 || (argc > 1 && argv[1][0] == '-')) {
 		fprintf(stderr, "usage: bga-share [reps 1..64] [ops-per-thread] | --count OPS\n");
 		return 2;
 	}
+	int reps = argc > 1 ? arg_int("bga-share", "reps", argv[1], 1, 64) : 7;
+	uint64_t ops = argc > 2 ? arg_u64("bga-share", "ops-per-thread", argv[2], 1, UINT64_C(1) << 40) : 1000000;
+	double *v[NSET], xfer[64];
+
 	for (int k = 0; k < NSET; k++)
 		if (!(v[k] = calloc((size_t)reps, sizeof(double))))
 			return 1;

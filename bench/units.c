@@ -39,6 +39,7 @@
 
 #include <bgalloc.h>
 
+#include "args.h"
 #include "rng.h"
 #include "units_engine.h"
 
@@ -259,16 +260,36 @@ static void ins(size_t n, int only)
 	free(out);
 }
 
+static const char usage[] = "usage: bga-units [failfast|big|vec|all] [REPS 1..100000]\n"
+			     "       bga-units ins N [SHAPE 0..2]\n"
+			     "       bga-units engine [REPS [STEPS [vec|alloc|whole]]]\n"
+			     "       bga-units engine-ins empty|fragmented WANT STEPS [vec|alloc|whole]\n"
+			     "       bga-units writers [WRITERS [WANT [OBJECTS]]]\n";
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "all";
-	if (!strncmp(what, "engine", 6) || !strcmp(what, "writers"))
-		return engine_main(what, argc - 2, argv + 2);
-	if (!strcmp(what, "ins")) {
-		ins(argc > 2 ? (size_t)atoi(argv[2]) : 256, argc > 3 ? atoi(argv[3]) : -1);
+	if (!strcmp(what, "--help") || !strcmp(what, "-h")) {
+		fputs(usage, stdout);
 		return 0;
 	}
-	int reps = argc > 2 ? atoi(argv[2]) : 0;
+	if (!strcmp(what, "engine") || !strcmp(what, "engine-ins") || !strcmp(what, "writers"))
+		return engine_main(what, argc - 2, argv + 2);
+	if (!strcmp(what, "ins")) {
+		if (argc > 4) {
+			fputs(usage, stderr);
+			return 2;
+		}
+		size_t n = argc > 2 ? (size_t)arg_u64("bga-units", "N", argv[2], 1, 1u << 20) : 256;
+		ins(n, argc > 3 ? arg_int("bga-units", "SHAPE", argv[3], 0, 2) : -1);
+		return 0;
+	}
+	if ((strcmp(what, "failfast") && strcmp(what, "big") && strcmp(what, "vec") && strcmp(what, "all")) ||
+	    argc > 3) {
+		fprintf(stderr, "bga-units: unknown benchmark '%s'\n%s", what, usage);
+		return 2;
+	}
+	int reps = argc > 2 ? arg_int("bga-units", "REPS", argv[2], 1, 100000) : 0;
 	if (!strcmp(what, "failfast") || !strcmp(what, "all"))
 		failfast(reps ? reps : 1001);
 	if (!strcmp(what, "big") || !strcmp(what, "all"))

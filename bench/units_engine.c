@@ -42,6 +42,7 @@
 
 #include <bgalloc.h>
 
+#include "args.h"
 #include "rng.h"
 #include "units_engine.h"
 
@@ -406,10 +407,13 @@ int engine_main(const char *what, int argc, char **argv)
 {
 	if (!strcmp(what, "engine-ins")) {
 		/* engine-ins empty|fragmented WANT STEPS [CALL] */
-		if (argc < 3)
+		if (argc < 3 || argc > 4 || (strcmp(argv[0], "fragmented") && strcmp(argv[0], "empty"))) {
+			fprintf(stderr, "usage: bga-units engine-ins empty|fragmented WANT STEPS [vec|alloc|whole]\n");
 			return 2;
+		}
 		bool fragmented = !strcmp(argv[0], "fragmented");
-		uint64_t want = strtoull(argv[1], NULL, 0), steps = strtoull(argv[2], NULL, 0);
+		uint64_t want = arg_u64("bga-units", "WANT", argv[1], 1, UINT64_C(1) << 30);
+		uint64_t steps = arg_u64("bga-units", "STEPS", argv[2], 1, UINT64_C(1) << 40);
 		struct engine en;
 		engine_setup(&en, fragmented, want, 1, call_of(argc > 3 ? argv[3] : NULL));
 		engine_steps(&en, steps, want);
@@ -419,14 +423,22 @@ int engine_main(const char *what, int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(what, "writers")) {
-		unsigned nw = argc > 0 ? (unsigned)atoi(argv[0]) : 8;
-		writers(argc > 1 ? strtoull(argv[1], NULL, 0) : 64, nw > 64 ? 64 : nw ? nw : 1,
-			argc > 2 ? strtoull(argv[2], NULL, 0) : 100000);
+		if (argc > 3) {
+			fprintf(stderr, "usage: bga-units writers [WRITERS 1..64 [WANT [OBJECTS]]]\n");
+			return 2;
+		}
+		unsigned nw = argc > 0 ? (unsigned)arg_int("bga-units", "WRITERS", argv[0], 1, 64) : 8;
+		writers(argc > 1 ? arg_u64("bga-units", "WANT", argv[1], 1, UINT64_C(1) << 30) : 64, nw,
+			argc > 2 ? arg_u64("bga-units", "OBJECTS", argv[2], 1, UINT64_C(1) << 40) : 100000);
 		return 0;
 	}
 	/* engine [REPS [STEPS [CALL]]] */
-	int reps = argc > 0 ? atoi(argv[0]) : 5;
-	uint64_t steps = argc > 1 ? strtoull(argv[1], NULL, 0) : UINT64_C(1) << 20;
+	if (argc > 3) {
+		fprintf(stderr, "usage: bga-units engine [REPS [STEPS [vec|alloc|whole]]]\n");
+		return 2;
+	}
+	int reps = argc > 0 ? arg_int("bga-units", "REPS", argv[0], 1, 1000) : 5;
+	uint64_t steps = argc > 1 ? arg_u64("bga-units", "STEPS", argv[1], 1, UINT64_C(1) << 40) : UINT64_C(1) << 20;
 	enum engine_call call = call_of(argc > 2 ? argv[2] : NULL);
 	static const uint64_t sizes[] = {16, 64, 1024};
 	for (int i = 0; i < 3; i++)

@@ -48,14 +48,28 @@ static void *locker(void *p)
 	return NULL;
 }
 
+/* argv[i] as a whole number in [lo, hi], dflt when absent, -1 when it is
+ * not one (a sign, letters, out of range): atoi would take "-1" as a key
+ * count of 4294967295. */
+static long num_arg(int argc, char **argv, int i, long dflt, long lo, long hi)
+{
+	char *end;
+	if (i >= argc)
+		return dflt;
+	if (argv[i][0] < '0' || argv[i][0] > '9')
+		return -1;
+	long v = strtol(argv[i], &end, 10);
+	return *end == '\0' && v >= lo && v <= hi ? v : -1;
+}
+
 int main(int argc, char **argv)
 {
-	int threads = argc > 1 ? atoi(argv[1]) : 2, ms = argc > 2 ? atoi(argv[2]) : 100;
-	unsigned keys = argc > 3 ? (unsigned)atoi(argv[3]) : 1;
+	int threads = (int)num_arg(argc, argv, 1, 2, 1, 256), ms = (int)num_arg(argc, argv, 2, 100, 1, 3600000);
+	long keys = num_arg(argc, argv, 3, 1, 1, 1L << 30);
 	const enum bga_lock_kind kinds[] = {BGA_LOCK_FAS, BGA_LOCK_TICKET, BGA_LOCK_MCS, BGA_LOCK_MUTEX};
 
-	if (threads < 1 || threads > 256 || ms < 1 || keys < 1) {
-		fprintf(stderr, "usage: lock_bench [THREADS(1-256) [MILLISECONDS [KEYS]]]\n");
+	if (threads < 0 || ms < 0 || keys < 0 || argc > 4) {
+		fprintf(stderr, "usage: lock_bench [THREADS(1-256) [MILLISECONDS(1-3600000) [KEYS(1-2^30)]]]\n");
 		return 2;
 	}
 	for (unsigned k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
@@ -65,7 +79,7 @@ int main(int argc, char **argv)
 		struct bga_lock_stats st;
 		unsigned long long total = 0, counted = 0;
 
-		s = (struct shared){.keys = keys};
+		s = (struct shared){.keys = (unsigned)keys};
 		if (bga_locktab_create(&s.t, 64, kinds[k]) != 0) {
 			fprintf(stderr, "lock_bench: bga_locktab_create failed\n");
 			return 1;
@@ -92,7 +106,7 @@ int main(int argc, char **argv)
 		}
 		bga_locktab_stats_total(s.t, &st);
 		double wall = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-		printf("%-7s %d threads, %u keys: %.2fM lock/unlock pairs/s, %.1f%% found the lock held\n",
+		printf("%-7s %d threads, %ld keys: %.2fM lock/unlock pairs/s, %.1f%% found the lock held\n",
 		       bga_lock_kind_name(kinds[k]), threads, keys, total / wall / 1e6,
 		       st.acquisitions ? 100.0 * st.contended / st.acquisitions : 0.0);
 		bga_locktab_destroy(s.t);

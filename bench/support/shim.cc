@@ -8,7 +8,10 @@
 #include <sched.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -144,8 +147,43 @@ void bench_pin(const bench_state *st)
 	}
 }
 
+// Google Benchmark's numeric flags that it CHECKs (abort, SIGABRT) or
+// takes as "no limit" when out of range: refused here with a message and
+// status 2, before anything runs.
+static bool flags_ok(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		double lo;
+		bool whole;
+	} nums[] = {
+		{"--benchmark_repetitions=", 1, true},
+		{"--benchmark_min_time=", 0, false},
+		{"--benchmark_min_warmup_time=", 0, false},
+	};
+	for (int i = 1; i < argc; i++)
+		for (const auto &n : nums) {
+			size_t len = strlen(n.name);
+			if (strncmp(argv[i], n.name, len) != 0)
+				continue;
+			const char *v = argv[i] + len;
+			char *end;
+			errno = 0;
+			double d = strtod(v, &end);
+			if (end == v || (*end != '\0' && strcmp(end, "s") != 0) || errno || !(d >= n.lo) || d > 1e6 ||
+			    (n.whole && d != (double)(long)d)) {
+				fprintf(stderr, "%s: %.*s must be %s %g, not '%s'\n", argv[0], (int)len - 1, n.name,
+					n.whole ? "a whole number of at least" : "a number of at least", n.lo, v);
+				return false;
+			}
+		}
+	return true;
+}
+
 int bench_main(int argc, char **argv)
 {
+	if (!flags_ok(argc, argv))
+		return 2;
 	static const auto setups = make_hooks(std::make_integer_sequence<int, kMaxDefs>{}, true);
 	static const auto teardowns = make_hooks(std::make_integer_sequence<int, kMaxDefs>{}, false);
 	std::vector<bench_def> &defs = registry();

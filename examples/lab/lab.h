@@ -48,8 +48,15 @@ struct lab_variant {
 	int arg; /* the variant's own parameter (mode, kind) */
 };
 
+/* The verdict's thresholds: the LAB_* defaults below, or the options
+ * --share-min, --spread-max, --ceiling-min, --alpha, --same-margin. */
+struct lab_thresholds {
+	double share_min, spread_max, ceiling_min, alpha, same_margin;
+};
+
 /* Parameters shared by both commands. */
 struct lab_params {
+	struct lab_thresholds th;
 	const char *command; /* "counter" or "lock" */
 	unsigned threads[LAB_MAX_THREADS_LIST];
 	unsigned nthreads;
@@ -60,6 +67,7 @@ struct lab_params {
 	bool ceiling;       /* measure the ceiling (on for > 1 thread) */
 	const char *out;    /* directory for the JSON and the PNG; NULL: none */
 	bool quiet;
+	const char *format; /* "text" (the table), "json" or "csv" on stdout */
 	/* counter */
 	int32_t batch;
 	bool limited;
@@ -95,11 +103,23 @@ struct lab_ceiling {
 	double value;             /* median of together / alone */
 };
 
+/* One comparison on one measure: wall-clock ops/s, or ops per CPU-second. */
+struct lab_measure {
+	bool valid;               /* cpu: only where CPU time stands for speed (lab_verdicts) */
+	double ratio, ci_lo, ci_hi, p, p_holm, spread_a, spread_b;
+	bool ci;                  /* the CI was computed (enough repetitions) */
+	bool paired;              /* spread: of the repetitions' ratios (the CPU measure) */
+	char outcome[160];
+	char line[320];
+};
+
 struct lab_verdict {
 	unsigned threads, a, b;   /* b / a */
 	double ratio, ci_lo, ci_hi, p, cpu_share, spread_a, spread_b, ceiling;
 	char outcome[160];
 	char line[320];
+	struct lab_measure wall;  /* the fields above, with p_holm */
+	struct lab_measure cpu;   /* ops per CPU-second: 1 thread, or the CPUs were there */
 };
 
 struct lab_result {
@@ -146,6 +166,10 @@ void lab_verdicts(const struct lab_params *p, struct lab_result *r);
 #define LAB_CEILING_MIN 1.40 /* for > 1 thread: two processes got at least 1.4x one */
 #define LAB_ALPHA 0.01       /* Mann-Whitney, two-sided */
 #define LAB_SAME_MARGIN 0.10 /* "no significant difference": ci within 1 -+ 10% */
+/* Below this many repetitions Mann-Whitney cannot reach p < 0.01 (at 5 a
+ * side its least two-sided p is 2/252) and a bootstrap CI of 4 values is
+ * no interval: neither is printed. */
+#define LAB_MIN_REPS 5
 
 /* lab_counter.c, lab_lock.c */
 int lab_counter_variant(const char *name, struct lab_variant *v);
@@ -154,9 +178,18 @@ const char *lab_counter_modes(void);
 const char *lab_lock_kinds(void);
 extern const struct lab_params *lab_cur; /* the parameters a cell runs with */
 
+/* lab_plugin.c: --plugin's shared objects (bga_lab_plugin.h) */
+int lab_plugin_load(const char *path);
+int lab_plugin_variant(const char *name, bool counter, struct lab_variant *v);
+const char *lab_plugin_names(bool counter); /* "" when none */
+
+/* lab_compare.c: bga-lab compare A.json B.json (argv: the two paths) */
+int lab_compare_main(int argc, char **argv);
+
 /* lab_out.c */
 int lab_write_json(const struct lab_params *p, const struct lab_result *r, const char *path);
 int lab_write_png(const struct lab_params *p, const struct lab_result *r, const char *dir, const char *stem);
 void lab_print(const struct lab_params *p, const struct lab_result *r);
+void lab_print_csv(const struct lab_params *p, const struct lab_result *r); /* a row per sample */
 
 #endif

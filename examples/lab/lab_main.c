@@ -30,6 +30,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: " LAB_NAME " counter [options]   atomic against per-CPU counters (and more)\n"
 		"       " LAB_NAME " lock [options]      lock kinds of the hashed lock table\n"
+		"       " LAB_NAME " compare A.json B.json  before/after: each cell of two runs' files,\n"
+		"                                    Mann-Whitney p with Holm's correction\n"
 		"\n"
 		"Measures through the %s.\n"
 		"\n"
@@ -57,6 +59,12 @@ static void usage(FILE *f)
 		"  --out DIR         write DIR/" LAB_NAME "-COMMAND-STAMP.json (every sample) and .png (default\n"
 		"                    ./bga-lab-runs); --no-files writes nothing\n"
 		"  --quiet           no progress line\n"
+		"  --format F        text (default), json (the JSON file's content) or csv (a row per\n"
+		"                    sample) on stdout\n"
+		"  --plugin FILE.so  load counters and locks of your own (bga_lab_plugin.h); their\n"
+		"                    names join --modes and --kinds (repeatable; before those lists)\n"
+		"  --alpha A --share-min S --spread-max X --ceiling-min C --same-margin M\n"
+		"                    the verdict's thresholds (defaults %.2f %.2f %.2f %.2f %.2f)\n"
 		"  -h, --help        this text\n"
 		"\n"
 		"Method: repetitions interleave every variant and thread count, in rotating order;\n"
@@ -64,15 +72,22 @@ static void usage(FILE *f)
 		"CPUs)); for more than one thread each repetition also runs the ceiling: that many\n"
 		"processes of the first variant at 1 thread at once, over one alone.  One verdict line\n"
 		"per thread count and variant against the first:\n"
-		"  verdict threads=2 percpu/atomic=3.41x ci=3.10-3.72 p=0.0004 cpu_share=0.97: percpu faster\n"
-		"ratio: median ops/s over median ops/s; ci: 95%% paired bootstrap; p: Mann-Whitney U,\n"
-		"two-sided; cpu_share: the lower of the two cells' median shares.  The verdict is\n"
-		"\"inconclusive (REASON)\" when a check failed, cpu_share < %.2f, the ceiling < %.2fx,\n"
-		"or a variant's (q75-q25)/median > %.2f; else \"X faster\" when p < %.2f and the ci\n"
-		"excludes 1; \"no significant difference\" when p >= %.2f and the ci lies within\n"
-		"%.2f-%.2f; otherwise inconclusive.\n",
-		LAB_API, lab_counter_modes(), lab_lock_kinds(), LAB_SHARE_MIN, LAB_CEILING_MIN, LAB_SPREAD_MAX, LAB_ALPHA,
-		LAB_ALPHA, 1 - LAB_SAME_MARGIN, 1 + LAB_SAME_MARGIN);
+		"  verdict threads=2 percpu/atomic=3.41x ci=3.10-3.72 p=0.0004 p_holm=0.0016 cpu_share=0.97: percpu faster\n"
+		"  verdict-cpu threads=2 percpu/atomic=3.38x per CPU-second ci=3.05-3.70 p=0.0004 p_holm=0.0016: percpu faster\n"
+		"ratio: median ops/s over median ops/s (verdict-cpu: ops per CPU-second); ci: 95%% paired\n"
+		"bootstrap, n/a below %d repetitions; p: Mann-Whitney U, two-sided; p_holm: p after Holm's\n"
+		"correction over every comparison of the run; cpu_share: the lower of the two cells'\n"
+		"median shares.  The wall-clock verdict is \"inconclusive (REASON)\" when a check failed,\n"
+		"cpu_share < S, the ceiling < C, or a variant's (q75-q25)/median > X; else \"X faster\"\n"
+		"when p_holm < A and the ci excludes 1; \"no significant difference\" when p_holm >= A\n"
+		"and the ci lies within 1-M..1+M; otherwise inconclusive.  The CPU-time verdict follows\n"
+		"the same rules without the cpu_share and ceiling checks (its spread: that of the\n"
+		"repetitions' ratios, allowed over X when the ci lies further from 1), and is given\n"
+		"where CPU time\n"
+		"stands for speed: at 1 thread (its CPU time is its work, whoever else runs), and at\n"
+		"threads <= CPUs when cpu_share >= S; elsewhere it says \"not valid\".\n",
+		LAB_API, lab_counter_modes(), lab_lock_kinds(), LAB_ALPHA, LAB_SHARE_MIN, LAB_SPREAD_MAX, LAB_CEILING_MIN,
+		LAB_SAME_MARGIN, LAB_MIN_REPS);
 }
 
 static int bad(const char *what, const char *arg)
@@ -95,7 +110,9 @@ static int parse_u64(const char *s, uint64_t *out)
 static int parse_threads(const char *s, struct lab_params *p)
 {
 	char buf[256], *save = NULL;
-	if (strlen(s) >= sizeof(buf))
+	size_t len = strlen(s);
+	/* strtok_r would skip an empty item: "1,,2" and ",2" are typos, not lists */
+	if (len == 0 || len >= sizeof(buf) || s[0] == ',' || s[len - 1] == ',' || strstr(s, ",,"))
 		return -1;
 	strcpy(buf, s);
 	p->nthreads = 0;
@@ -124,8 +141,15 @@ static int parse_variants(const char *s, struct lab_params *p, bool counter)
 				return bad("variant list (a name twice)", t);
 		int rc = counter ? lab_counter_variant(t, &p->variants[p->nvariants])
 				 : lab_lock_variant(t, &p->variants[p->nvariants]);
+		if (rc == -EINVAL)
+			rc = lab_plugin_variant(t, counter, &p->variants[p->nvariants]);
 		if (rc == -ENOTSUP) {
 			fprintf(stderr, LAB_NAME ": %s has no exact limited add; --limited takes atomic, percpu, percpu-cas\n", t);
+			return 2;
+		}
+		if (rc == -EINVAL && *lab_plugin_names(counter)) {
+			fprintf(stderr, LAB_NAME ": bad %s '%s': not built in, nor a plug-in's (%s)\n",
+				counter ? "mode" : "lock kind", t, lab_plugin_names(counter));
 			return 2;
 		}
 		if (rc)
@@ -149,6 +173,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(argv[1], "compare"))
+		return lab_compare_main(argc - 2, argv + 2);
 	p.command = argv[1];
 	bool counter = !strcmp(p.command, "counter");
 	if (!counter && strcmp(p.command, "lock")) {
@@ -156,6 +182,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	p.reps = 9;
+	p.format = "text";
+	p.th = (struct lab_thresholds){LAB_SHARE_MIN, LAB_SPREAD_MAX, LAB_CEILING_MIN, LAB_ALPHA, LAB_SAME_MARGIN};
 	p.seconds = 0.1;
 	p.ceiling = true;
 	p.hold_ns = 100;
@@ -166,7 +194,8 @@ int main(int argc, char **argv)
 	lab_cur = &p;
 
 	enum { O_MODES = 256, O_KINDS, O_THREADS, O_BATCH, O_LIMITED, O_REPS, O_SECONDS, O_OPS, O_PIN, O_NOPIN,
-	       O_NOCEIL, O_OUT, O_NOFILES, O_QUIET, O_HOLD, O_THINK, O_SLOTS, O_SPREAD };
+	       O_NOCEIL, O_OUT, O_NOFILES, O_QUIET, O_HOLD, O_THINK, O_SLOTS, O_SPREAD, O_ALPHA, O_SHAREMIN,
+	       O_SPREADMAX, O_CEILMIN, O_MARGIN, O_PLUGIN, O_FORMAT };
 	static const struct option opts[] = {
 		{"modes", required_argument, 0, O_MODES},     {"kinds", required_argument, 0, O_KINDS},
 		{"threads", required_argument, 0, O_THREADS}, {"batch", required_argument, 0, O_BATCH},
@@ -177,7 +206,12 @@ int main(int argc, char **argv)
 		{"no-files", no_argument, 0, O_NOFILES},      {"quiet", no_argument, 0, O_QUIET},
 		{"hold", required_argument, 0, O_HOLD},       {"think", required_argument, 0, O_THINK},
 		{"slots", required_argument, 0, O_SLOTS},     {"spread", required_argument, 0, O_SPREAD},
-		{"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
+		{"alpha", required_argument, 0, O_ALPHA},     {"share-min", required_argument, 0, O_SHAREMIN},
+		{"spread-max", required_argument, 0, O_SPREADMAX}, {"ceiling-min", required_argument, 0, O_CEILMIN},
+		{"same-margin", required_argument, 0, O_MARGIN}, {"plugin", required_argument, 0, O_PLUGIN},
+		{"format", required_argument, 0, O_FORMAT},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0}};
 	optind = 2;
 	int c;
 	uint64_t v;
@@ -216,8 +250,9 @@ int main(int argc, char **argv)
 				return bad("--seconds", optarg);
 			break;
 		case O_OPS:
-			if (parse_u64(optarg, &p.ops) || p.ops == 0)
-				return bad("--ops", optarg);
+			/* 2^40 per thread is hours; 2^64-1 would be "until stopped" in all but name */
+			if (parse_u64(optarg, &p.ops) || p.ops == 0 || p.ops > (UINT64_C(1) << 40))
+				return bad("--ops (1 to 2^40)", optarg);
 			break;
 		case O_PIN:
 			p.pin = true;
@@ -255,6 +290,29 @@ int main(int argc, char **argv)
 			if (parse_u64(optarg, &p.spread) || p.spread == 0)
 				return bad("--spread", optarg);
 			break;
+		case O_FORMAT:
+			if (strcmp(optarg, "text") && strcmp(optarg, "json") && strcmp(optarg, "csv"))
+				return bad("--format (text, json or csv)", optarg);
+			p.format = optarg;
+			break;
+		case O_PLUGIN:
+			if (lab_plugin_load(optarg))
+				return 2;
+			break;
+		case O_ALPHA:
+		case O_SHAREMIN:
+		case O_SPREADMAX:
+		case O_CEILMIN:
+		case O_MARGIN: {
+			static const double hi[] = {0.5, 1.0, 100, 64, 1.0};
+			double *dst[] = {&p.th.alpha, &p.th.share_min, &p.th.spread_max, &p.th.ceiling_min,
+					 &p.th.same_margin};
+			double x = strtod(optarg, &end);
+			if (*end || end == optarg || !(x > 0 && x <= hi[c - O_ALPHA]))
+				return bad("threshold", optarg);
+			*dst[c - O_ALPHA] = x;
+			break;
+		}
 		default:
 			usage(stderr);
 			return 2;
@@ -265,6 +323,11 @@ int main(int argc, char **argv)
 	int rc = parse_variants(variants ? variants : counter ? "atomic,percpu" : "fas,mutex", &p, counter);
 	if (rc)
 		return rc;
+	/* The output directory is made and checked now, not after the run. */
+	if (files && ((mkdir(out, 0777) != 0 && errno != EEXIST) || access(out, W_OK | X_OK) != 0)) {
+		fprintf(stderr, LAB_NAME ": --out %s: %s\n", out, strerror(errno));
+		return 1;
+	}
 	if (!counter)
 		lab_spin_calibrate();
 
@@ -274,8 +337,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, LAB_NAME ": out of memory\n");
 		return 1;
 	}
-	lab_print(&p, &r);
-	lab_model_verdict(&p); /* lab_model.c: the same question counted on the model of N cores */
+	/* with --format json or csv, stdout is the data: file names go to stderr */
+	bool text = !strcmp(p.format, "text");
+	FILE *names = text ? stdout : stderr;
+	if (text) {
+		lab_print(&p, &r);
+		lab_model_verdict(&p); /* lab_model.c: the same question counted on the model of N cores */
+	} else if (!strcmp(p.format, "csv"))
+		lab_print_csv(&p, &r);
+	else if (lab_write_json(&p, &r, "-"))
+		rc = 1;
 	if (files) {
 		char stem[512], path[600];
 		time_t now = time(NULL);
@@ -288,11 +359,11 @@ int main(int argc, char **argv)
 		snprintf(stem, sizeof(stem), LAB_NAME "-%s-%s-%d", p.command, stamp, (int)getpid());
 		snprintf(path, sizeof(path), "%s/%s.json", out, stem);
 		if (lab_write_json(&p, &r, path) == 0)
-			printf("json: %s\n", path);
+			fprintf(names, "json: %s\n", path);
 		else
 			rc = 1;
 		if (lab_write_png(&p, &r, out, stem) == 0)
-			printf("png: %s/%s.png\n", out, stem);
+			fprintf(names, "png: %s/%s.png\n", out, stem);
 	}
 	int failed = r.failed;
 	lab_result_free(&r);

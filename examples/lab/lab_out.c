@@ -77,7 +77,22 @@ void lab_print(const struct lab_params *p, const struct lab_result *r)
 			       cl->threads, cl->value, cl->procs, p->variants[0].name, cl->n);
 	}
 	for (unsigned i = 0; i < r->nverdicts; i++)
-		printf("%s\n", r->verdicts[i].line);
+		printf("%s\n%s\n", r->verdicts[i].wall.line, r->verdicts[i].cpu.line);
+	fflush(stdout);
+}
+
+void lab_print_csv(const struct lab_params *p, const struct lab_result *r)
+{
+	printf("command,variant,where,threads,rep,ops_per_s,cpu_share,wall_s,cpu_s,steal,ops\n");
+	for (unsigned i = 0; i < r->ncells; i++) {
+		const struct lab_cell *c = &r->cells[i];
+		const struct lab_variant *v = &p->variants[c->variant];
+		for (unsigned k = 0; k < p->reps; k++) {
+			const struct lab_sample *x = &c->samples[k];
+			printf("%s,%s,%s,%u,%u,%.6g,%.4f,%.6f,%.6f,%.4f,%llu\n", p->command, v->name, v->where, c->threads, k,
+			       x->ops_per_s, x->cpu_share, x->wall_s, x->cpu_s, x->steal, (unsigned long long)x->ops);
+		}
+	}
 	fflush(stdout);
 }
 
@@ -136,11 +151,17 @@ int lab_write_json(const struct lab_params *p, const struct lab_result *r, const
 	}
 	for (unsigned i = 0; i < r->nverdicts; i++) {
 		const struct lab_verdict *v = &r->verdicts[i];
-		json_array_append_new(verd, json_pack("{s:i, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:s}", "threads",
-						      v->threads, "a", p->variants[v->a].name, "b", p->variants[v->b].name,
-						      "ratio", v->ratio, "ci_lo", v->ci_lo, "ci_hi", v->ci_hi, "p", v->p,
-						      "cpu_share", v->cpu_share, "spread_a", v->spread_a, "spread_b", v->spread_b,
-						      "ceiling", v->ceiling, "outcome", v->outcome, "line", v->line));
+		json_t *o = json_pack("{s:i, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:s}", "threads",
+				      v->threads, "a", p->variants[v->a].name, "b", p->variants[v->b].name,
+				      "ratio", v->ratio, "ci_lo", v->ci_lo, "ci_hi", v->ci_hi, "p", v->p,
+				      "cpu_share", v->cpu_share, "spread_a", v->spread_a, "spread_b", v->spread_b,
+				      "ceiling", v->ceiling, "outcome", v->outcome, "line", v->line);
+		json_object_set_new(o, "p_holm", json_real(v->wall.p_holm));
+		json_object_set_new(o, "cpu", json_pack("{s:b, s:f, s:f, s:f, s:f, s:f, s:s, s:s}", "valid", v->cpu.valid,
+							"ratio", v->cpu.ratio, "ci_lo", v->cpu.ci_lo, "ci_hi", v->cpu.ci_hi,
+							"p", v->cpu.p, "p_holm", v->cpu.p_holm, "outcome", v->cpu.outcome,
+							"line", v->cpu.line));
+		json_array_append_new(verd, o);
 	}
 	json_object_set_new(root, "tool", json_string("bga-lab"));
 	json_object_set_new(root, "command", json_string(p->command));
@@ -149,14 +170,16 @@ int lab_write_json(const struct lab_params *p, const struct lab_result *r, const
 	json_object_set_new(root, "cpus_allowed", json_integer(r->ncpus));
 	json_object_set_new(root, "loadavg_end", json_string(la));
 	json_object_set_new(root, "thresholds",
-			    json_pack("{s:f, s:f, s:f, s:f, s:f}", "cpu_share_min", LAB_SHARE_MIN, "spread_max", LAB_SPREAD_MAX,
-				      "ceiling_min", LAB_CEILING_MIN, "alpha", LAB_ALPHA, "same_margin", LAB_SAME_MARGIN));
+			    json_pack("{s:f, s:f, s:f, s:f, s:f, s:i, s:s}", "cpu_share_min", p->th.share_min, "spread_max",
+				      p->th.spread_max, "ceiling_min", p->th.ceiling_min, "alpha", p->th.alpha, "same_margin",
+				      p->th.same_margin, "min_reps", LAB_MIN_REPS, "correction", "holm"));
 	json_object_set_new(root, "params", params);
 	json_object_set_new(root, "cells", cells);
 	json_object_set_new(root, "ceilings", ceil);
 	json_object_set_new(root, "verdicts", verd);
 	json_object_set_new(root, "checks_failed", json_boolean(r->failed));
-	int rc = json_dump_file(root, path, JSON_INDENT(1));
+	int rc = strcmp(path, "-") ? json_dump_file(root, path, JSON_INDENT(1))
+				   : json_dumpf(root, stdout, JSON_INDENT(1)) || fputc('\n', stdout) == EOF || fflush(stdout);
 	if (rc)
 		fprintf(stderr, "bga-lab: could not write %s\n", path);
 	json_decref(root);

@@ -159,10 +159,12 @@ void lab_ratio_ci(const double *a, const double *b, unsigned n, double *lo, doub
 	*hi = lab_quantile(ratios, B, 0.975);
 }
 
-static void column(const struct lab_cell *c, unsigned reps, int share, double *out)
+static void column(const struct lab_cell *c, unsigned reps, int what, double *out)
 {
-	for (unsigned i = 0; i < reps; i++)
-		out[i] = share ? c->samples[i].cpu_share : c->samples[i].ops_per_s;
+	for (unsigned i = 0; i < reps; i++) {
+		const struct lab_sample *x = &c->samples[i];
+		out[i] = what == 1 ? x->cpu_share : what == 2 ? (x->cpu_s > 0 ? (double)x->ops / x->cpu_s : 0) : x->ops_per_s;
+	}
 }
 
 static double spread(const double *x, unsigned n)
@@ -171,78 +173,194 @@ static double spread(const double *x, unsigned n)
 	return m > 0 ? (lab_quantile(x, n, 0.75) - lab_quantile(x, n, 0.25)) / m : 1;
 }
 
+/* The statistics of one measure: b's over a's.  `paired`: the spread is
+ * that of the repetitions' ratios b[i] / a[i] (both figures of a
+ * repetition ran minutes apart at most, under the same load), for both
+ * variants; else each variant's own. */
+static void measure(const double *a, const double *b, unsigned reps, bool paired, struct lab_measure *m)
+{
+	double ma = lab_median(a, reps);
+	m->ratio = ma > 0 ? lab_median(b, reps) / ma : 0;
+	m->ci = reps >= LAB_MIN_REPS;
+	if (m->ci)
+		lab_ratio_ci(a, b, reps, &m->ci_lo, &m->ci_hi);
+	m->p = lab_mwu_p(a, reps, b, reps);
+	m->p_holm = m->p;
+	m->spread_a = spread(a, reps);
+	m->spread_b = spread(b, reps);
+	m->paired = paired;
+	if (paired) {
+		double r[LAB_MAX_REPS];
+		for (unsigned i = 0; i < reps; i++)
+			r[i] = a[i] > 0 ? b[i] / a[i] : 0;
+		m->spread_a = m->spread_b = spread(r, reps);
+	}
+}
+
 /*
- * The verdict, in this order: a failed check, then a run that did not
- * get the CPUs (a cell's median share under LAB_SHARE_MIN, or for more
- * than one thread a ceiling under LAB_CEILING_MIN), then repetitions that
- * disagree (spread over LAB_SPREAD_MAX), each "inconclusive (REASON)".
- * Only then the statistics: "X faster" needs p < LAB_ALPHA and the CI on
- * X's side of 1; "no significant difference" needs p >= LAB_ALPHA and the
- * whole CI within 1 -+ LAB_SAME_MARGIN (a difference of more than that is
- * ruled out); anything between is inconclusive, saying why.
+ * Holm's step-down correction over every comparison of the run (each
+ * valid measure of each verdict): the k-th smallest p (from 0) is
+ * multiplied by (m - k), and the adjusted values made non-decreasing, so
+ * that "p_holm < alpha" holds the chance of any false "faster" in the
+ * whole run at alpha.
+ */
+static void holm(struct lab_measure **ms, unsigned m)
+{
+	/* insertion sort by p: m is a few dozen at most */
+	for (unsigned i = 1; i < m; i++)
+		for (unsigned j = i; j > 0 && ms[j]->p < ms[j - 1]->p; j--) {
+			struct lab_measure *t = ms[j];
+			ms[j] = ms[j - 1];
+			ms[j - 1] = t;
+		}
+	double run = 0;
+	for (unsigned k = 0; k < m; k++) {
+		double adj = ms[k]->p * (m - k);
+		run = adj > run ? adj : run;
+		ms[k]->p_holm = run < 1 ? run : 1;
+	}
+}
+
+/*
+ * The outcome of one measure: `blocked` (the run could not measure it),
+ * then too few repetitions, then repetitions that disagree (spread over
+ * spread_max; for a paired measure, unless the whole CI lies further from
+ * 1 than that spread: the difference is larger than the disagreement),
+ * each "inconclusive (REASON)".  Only then the statistics:
+ * "X faster" needs Holm's p < alpha and the CI on X's side of 1; "no
+ * significant difference" needs p >= alpha and the whole CI within 1 -+
+ * same_margin (a difference of more than that is ruled out); anything
+ * between is inconclusive, saying why.
+ */
+static void judge(const struct lab_params *p, struct lab_measure *m, const char *na, const char *nb, const char *blocked)
+{
+	const struct lab_thresholds *th = &p->th;
+	double sp = m->spread_a > m->spread_b ? m->spread_a : m->spread_b;
+	if (blocked)
+		snprintf(m->outcome, sizeof(m->outcome), "%s", blocked);
+	else if (!m->ci)
+		snprintf(m->outcome, sizeof(m->outcome), "inconclusive (%u repetitions: a verdict needs %d)", p->reps,
+			 LAB_MIN_REPS);
+	else if (sp > th->spread_max && !(m->paired && (m->ci_lo > 1 + sp || m->ci_hi * (1 + sp) < 1)))
+		snprintf(m->outcome, sizeof(m->outcome), "inconclusive (repetitions disagree: spread %.2f > %.2f)", sp,
+			 th->spread_max);
+	else if (m->p_holm < th->alpha && m->ci_lo > 1)
+		snprintf(m->outcome, sizeof(m->outcome), "%s faster", nb);
+	else if (m->p_holm < th->alpha && m->ci_hi < 1)
+		snprintf(m->outcome, sizeof(m->outcome), "%s faster", na);
+	else if (m->p_holm >= th->alpha && m->ci_lo >= 1 - th->same_margin && m->ci_hi <= 1 + th->same_margin)
+		snprintf(m->outcome, sizeof(m->outcome), "no significant difference");
+	else if (m->p_holm < th->alpha)
+		snprintf(m->outcome, sizeof(m->outcome), "inconclusive (p_holm < %.2f but the ci spans 1)", th->alpha);
+	else
+		snprintf(m->outcome, sizeof(m->outcome), "inconclusive (p_holm >= %.2f, yet the ci leaves %.2f-%.2f: more repetitions)",
+			 th->alpha, 1 - th->same_margin, 1 + th->same_margin);
+}
+
+/* "ci=LO-HI" or "ci=n/a" below LAB_MIN_REPS repetitions. */
+static const char *ci_text(const struct lab_measure *m, char *buf, size_t len)
+{
+	if (m->ci)
+		snprintf(buf, len, "ci=%.2f-%.2f", m->ci_lo, m->ci_hi);
+	else
+		snprintf(buf, len, "ci=n/a");
+	return buf;
+}
+
+/*
+ * Two verdicts per thread count and variant.  On wall-clock ops/s: first
+ * a failed check, then a run that did not get the CPUs (a cell's median
+ * share under share_min, or for more than one thread a ceiling under
+ * ceiling_min) make it inconclusive.  On ops per CPU-second: valid at 1
+ * thread, where CPU time is the thread's work whoever else runs, and at
+ * threads <= CPUs when the shares show the threads ran together; at more
+ * threads their overlap, not their CPU time, decides, and it says so.
  */
 void lab_verdicts(const struct lab_params *p, struct lab_result *r)
 {
 	unsigned nv = p->nvariants, reps = p->reps;
 	double a[LAB_MAX_REPS], b[LAB_MAX_REPS], sa[LAB_MAX_REPS], sb[LAB_MAX_REPS];
+	char why[LAB_MAX_THREADS_LIST * LAB_MAX_VARIANTS][2][160];
 
 	r->nverdicts = 0;
 	free(r->verdicts);
 	r->verdicts = calloc(p->nthreads * (nv ? nv : 1), sizeof(*r->verdicts));
 	if (!r->verdicts)
 		return;
+	struct lab_measure *ms[2 * LAB_MAX_THREADS_LIST * LAB_MAX_VARIANTS];
+	unsigned nms = 0;
 	for (unsigned ti = 0; ti < p->nthreads; ti++)
 		for (unsigned vi = 1; vi < nv; vi++) {
 			const struct lab_cell *ca = &r->cells[ti * nv], *cb = &r->cells[ti * nv + vi];
+			unsigned k = r->nverdicts;
 			struct lab_verdict *v = &r->verdicts[r->nverdicts++];
-			const char *na = p->variants[0].name, *nb = p->variants[vi].name;
 			double sha, shb;
 
-			column(ca, reps, 0, a);
-			column(cb, reps, 0, b);
-			column(ca, reps, 1, sa);
-			column(cb, reps, 1, sb);
 			v->threads = p->threads[ti];
 			v->a = 0;
 			v->b = vi;
-			v->ratio = lab_median(a, reps) > 0 ? lab_median(b, reps) / lab_median(a, reps) : 0;
-			lab_ratio_ci(a, b, reps, &v->ci_lo, &v->ci_hi);
-			v->p = lab_mwu_p(a, reps, b, reps);
+			column(ca, reps, 0, a);
+			column(cb, reps, 0, b);
+			measure(a, b, reps, false, &v->wall);
+			column(ca, reps, 1, sa);
+			column(cb, reps, 1, sb);
 			sha = lab_median(sa, reps);
 			shb = lab_median(sb, reps);
 			v->cpu_share = sha < shb ? sha : shb;
-			v->spread_a = spread(a, reps);
-			v->spread_b = spread(b, reps);
 			v->ceiling = r->ceilings[ti].n ? r->ceilings[ti].value : 0;
-			double sp = v->spread_a > v->spread_b ? v->spread_a : v->spread_b;
+			column(ca, reps, 2, a);
+			column(cb, reps, 2, b);
+			/* CPU time per operation moves with what shares the core
+			 * (caches, the sibling thread) from one repetition to the
+			 * next, for both variants alike: the ratios must agree */
+			measure(a, b, reps, true, &v->cpu);
+
+			why[k][0][0] = why[k][1][0] = '\0';
 			if (r->failed)
-				snprintf(v->outcome, sizeof(v->outcome), "inconclusive (a check failed: see above)");
-			else if (v->cpu_share < LAB_SHARE_MIN)
-				snprintf(v->outcome, sizeof(v->outcome),
-					 "inconclusive (cpu_share %.2f < %.2f: the threads did not get the CPUs)",
-					 v->cpu_share, LAB_SHARE_MIN);
-			else if (v->threads > 1 && r->ceilings[ti].procs > 1 && p->ceiling &&
-				 v->ceiling < LAB_CEILING_MIN)
-				snprintf(v->outcome, sizeof(v->outcome),
+				snprintf(why[k][0], sizeof(why[k][0]), "inconclusive (a check failed: see above)");
+			else if (v->cpu_share < p->th.share_min)
+				snprintf(why[k][0], sizeof(why[k][0]),
+					 "inconclusive (cpu_share %.2f < %.2f: the threads did not get the CPUs%s)",
+					 v->cpu_share, p->th.share_min, v->threads == 1 ? "; see verdict-cpu" : "");
+			else if (v->threads > 1 && r->ceilings[ti].procs > 1 && p->ceiling && v->ceiling < p->th.ceiling_min)
+				snprintf(why[k][0], sizeof(why[k][0]),
 					 "inconclusive (ceiling %.2fx < %.2fx: the machine did not give %u CPUs)", v->ceiling,
-					 LAB_CEILING_MIN, r->ceilings[ti].procs);
-			else if (sp > LAB_SPREAD_MAX)
-				snprintf(v->outcome, sizeof(v->outcome),
-					 "inconclusive (repetitions disagree: spread %.2f > %.2f)", sp, LAB_SPREAD_MAX);
-			else if (v->p < LAB_ALPHA && v->ci_lo > 1)
-				snprintf(v->outcome, sizeof(v->outcome), "%s faster", nb);
-			else if (v->p < LAB_ALPHA && v->ci_hi < 1)
-				snprintf(v->outcome, sizeof(v->outcome), "%s faster", na);
-			else if (v->p >= LAB_ALPHA && v->ci_lo >= 1 - LAB_SAME_MARGIN && v->ci_hi <= 1 + LAB_SAME_MARGIN)
-				snprintf(v->outcome, sizeof(v->outcome), "no significant difference");
-			else if (v->p < LAB_ALPHA)
-				snprintf(v->outcome, sizeof(v->outcome), "inconclusive (p < %.2f but the ci spans 1)",
-					 LAB_ALPHA);
-			else
-				snprintf(v->outcome, sizeof(v->outcome),
-					 "inconclusive (p >= %.2f, yet the ci leaves %.2f-%.2f: more repetitions)", LAB_ALPHA,
-					 1 - LAB_SAME_MARGIN, 1 + LAB_SAME_MARGIN);
-			snprintf(v->line, sizeof(v->line), "verdict threads=%u %s/%s=%.2fx ci=%.2f-%.2f p=%.4f cpu_share=%.2f: %s",
-				 v->threads, nb, na, v->ratio, v->ci_lo, v->ci_hi, v->p, v->cpu_share, v->outcome);
+					 p->th.ceiling_min, r->ceilings[ti].procs);
+			v->cpu.valid = v->threads == 1 || (v->threads <= r->ncpus && v->cpu_share >= p->th.share_min);
+			if (r->failed)
+				snprintf(why[k][1], sizeof(why[k][1]), "inconclusive (a check failed: see above)");
+			else if (!v->cpu.valid)
+				snprintf(why[k][1], sizeof(why[k][1]),
+					 "not valid (%u threads: their overlap, not their CPU time, decides; cpu_share %.2f < %.2f)",
+					 v->threads, v->cpu_share, p->th.share_min);
+			v->wall.valid = true;
+			if (!why[k][0][0] && v->wall.ci)
+				ms[nms++] = &v->wall;
+			if (!why[k][1][0] && v->cpu.ci)
+				ms[nms++] = &v->cpu;
 		}
+	holm(ms, nms);
+	for (unsigned k = 0; k < r->nverdicts; k++) {
+		struct lab_verdict *v = &r->verdicts[k];
+		const char *na = p->variants[v->a].name, *nb = p->variants[v->b].name;
+		char ci[48];
+		judge(p, &v->wall, na, nb, why[k][0][0] ? why[k][0] : NULL);
+		judge(p, &v->cpu, na, nb, why[k][1][0] ? why[k][1] : NULL);
+		snprintf(v->wall.line, sizeof(v->wall.line),
+			 "verdict threads=%u %s/%s=%.2fx %s p=%.4f p_holm=%.4f cpu_share=%.2f: %s", v->threads, nb, na,
+			 v->wall.ratio, ci_text(&v->wall, ci, sizeof(ci)), v->wall.p, v->wall.p_holm, v->cpu_share,
+			 v->wall.outcome);
+		snprintf(v->cpu.line, sizeof(v->cpu.line),
+			 "verdict-cpu threads=%u %s/%s=%.2fx per CPU-second %s p=%.4f p_holm=%.4f: %s", v->threads, nb, na,
+			 v->cpu.ratio, ci_text(&v->cpu, ci, sizeof(ci)), v->cpu.p, v->cpu.p_holm, v->cpu.outcome);
+		/* the wall-clock figures under their old names (JSON, table) */
+		v->ratio = v->wall.ratio;
+		v->ci_lo = v->wall.ci_lo;
+		v->ci_hi = v->wall.ci_hi;
+		v->p = v->wall.p;
+		v->spread_a = v->wall.spread_a;
+		v->spread_b = v->wall.spread_b;
+		snprintf(v->outcome, sizeof(v->outcome), "%s", v->wall.outcome);
+		snprintf(v->line, sizeof(v->line), "%s", v->wall.line);
+	}
 }

@@ -257,6 +257,29 @@ static void decode_config(struct fz *f)
 		c->stripe = 0;
 }
 
+/* The trace's name of each call byte (the switch below): what a reader of
+ * FUZZ_OPS_TRACE output needs, not the byte. */
+static const char *const call_names[V3_CALLS] = {
+	[0 ... 4] = "bga_alloc", [24 ... 25] = "bga_alloc",
+	[5 ... 6] = "bga_free", [26] = "bga_free",
+	[7] = "bga_free_deferred",
+	[8] = "bga_commit",
+	[9] = "bga_reserve",
+	[10] = "bga_unreserve",
+	[11 ... 12] = "bga_rsv_open/set_size/close", [27] = "bga_rsv_open/set_size/close",
+	[13] = "bga_foreach_free",
+	[14] = "bga_trim",
+	[15] = "bga_grow",
+	[16 ... 18] = "bga_alloc_vec", [28] = "bga_alloc_vec",
+	[19 ... 20] = "bga_claim", [29] = "bga_claim",
+	[21 ... 22] = "bga_free_vec", [30 ... 31] = "bga_free_vec",
+	[23] = "bga_store/load",
+	[32 ... 33] = "bga_free_deferred_vec",
+	[34] = "bga_foreach_used",
+	[35] = "bga_group_stats",
+	[36] = "bga_free_blocks/window calls",
+};
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz f;
@@ -313,8 +336,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 36: op_names(&f); break;
 		}
 		if (trace)
-			fprintf(stderr, "op %u: call %u, model free %" PRIu64 " reserved %" PRIu64 " deferred %" PRIu64
-				"; volume free %" PRIu64 " reserved %" PRIu64 "\n", f.op, call, f.m.nfree, f.m.reserved,
+			fprintf(stderr, "op %u: %s (byte %u), model free %" PRIu64 " reserved %" PRIu64 " deferred %" PRIu64
+				"; volume free %" PRIu64 " reserved %" PRIu64 "\n", f.op, call_names[call], call, f.m.nfree, f.m.reserved,
 				f.m.ndeferred, bga_free_exact(f.vol), bga_reserved(f.vol));
 		if (f.failed && f.have_before)
 			shown_same(&f, &f.before);

@@ -25,18 +25,20 @@ for ex in counter_bench lock_bench; do
 	cc -O2 -o "$prefix/$ex" "$src/examples/$ex.c" $(pkg-config --cflags --libs bgalloc) -pthread ||
 		fail "$ex does not build against the installed library"
 done
-out=$(LD_LIBRARY_PATH=$libdir "$prefix/counter_bench" 2 20 2) && grep -q "^median percpu/atomic at 2 threads" <<<"$out" ||
+out=$(LD_LIBRARY_PATH=$libdir "$prefix/counter_bench" 2 20 2) && grep -qE "^median percpu/atomic at 2 threads: ([0-9.]+x|cannot decide)" <<<"$out" ||
 	fail "counter_bench"
 LD_LIBRARY_PATH=$libdir "$prefix/lock_bench" 2 20 4 >"$prefix/lock.out" || fail "lock_bench"
 [ "$(grep -c "M lock/unlock pairs/s" "$prefix/lock.out")" = 4 ] || fail "lock_bench: not 4 kinds"
 
 # The installed binary finds its library by itself (its rpath).
-verdict='^verdict threads=[0-9]+ [a-z-]+/[a-z-]+=[0-9.]+x ci=[0-9.]+-[0-9.]+ p=[0-9.]+ cpu_share=[0-9.]+: '
+verdict='^verdict threads=[0-9]+ [a-z-]+/[a-z-]+=[0-9.]+x ci=[0-9.]+-[0-9.]+ p=[0-9.]+ p_holm=[0-9.]+ cpu_share=[0-9.]+: '
 outcome='([a-z-]+ faster|no significant difference|inconclusive \(.+\))$'
+vcpu='^verdict-cpu threads=[0-9]+ [a-z-]+/[a-z-]+=[0-9.]+x per CPU-second ci=[0-9.]+-[0-9.]+ p=[0-9.]+ p_holm=[0-9.]+: ([a-z-]+ faster|no significant difference|inconclusive \(.+\)|not valid \(.+\))$'
 cd "$prefix"
 "$lab" counter --threads 1,2 --modes atomic,percpu,percpu-cas,striped,tls-fold --ops 5000 --reps 5 \
 	--out "$prefix/runs" >counter.out || fail "bga-lab counter failed: $(cat counter.out)"
 [ "$(grep -cE "$verdict$outcome" counter.out)" = 8 ] || fail "bga-lab counter: not 8 verdict lines: $(cat counter.out)"
+[ "$(grep -cE "$vcpu" counter.out)" = 8 ] || fail "bga-lab counter: not 8 verdict-cpu lines: $(cat counter.out)"
 json=$(ls "$prefix"/runs/bga-lab-counter-*.json)
 python3 - "$json" <<'PY' || fail "bga-lab counter: the JSON"
 import json, sys

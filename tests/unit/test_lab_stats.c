@@ -59,6 +59,8 @@ static void fake_init(struct fake *f, unsigned threads, unsigned reps, const dou
 	f->p.nthreads = 1;
 	f->p.reps = reps;
 	f->p.ceiling = true;
+	f->p.th = (struct lab_thresholds){LAB_SHARE_MIN, LAB_SPREAD_MAX, LAB_CEILING_MIN, LAB_ALPHA, LAB_SAME_MARGIN};
+	f->r.ncpus = 2;
 	f->p.variants[0].name = "atomic";
 	f->p.variants[1].name = "percpu";
 	f->p.nvariants = 2;
@@ -69,6 +71,10 @@ static void fake_init(struct fake *f, unsigned threads, unsigned reps, const dou
 		for (unsigned i = 0; i < reps; i++) {
 			f->s[v][i].ops_per_s = (v ? b : a)[i];
 			f->s[v][i].cpu_share = share;
+			/* a 1 s cell: ops per CPU-second is ops_per_s / share */
+			f->s[v][i].wall_s = 1;
+			f->s[v][i].ops = (uint64_t)(f->s[v][i].ops_per_s * 1000);
+			f->s[v][i].cpu_s = share * (threads < 2 ? threads : 2) * 1000;
 		}
 	}
 	f->ceil.threads = threads;
@@ -96,7 +102,7 @@ Test(lab_stats, verdict_faster_in_the_documented_form)
 	struct fake f;
 	fake_init(&f, 2, 9, A, B3, 0.97, 1.9);
 	const char *l = verdict(&f);
-	cr_expect_str_eq(l, "verdict threads=2 percpu/atomic=3.00x ci=3.00-3.00 p=0.0000 cpu_share=0.97: percpu faster");
+	cr_expect_str_eq(l, "verdict threads=2 percpu/atomic=3.00x ci=3.00-3.00 p=0.0000 p_holm=0.0001 cpu_share=0.97: percpu faster");
 	free(f.r.verdicts);
 	fake_init(&f, 1, 9, B3, A, 0.97, 0);
 	l = verdict(&f);
@@ -122,7 +128,7 @@ Test(lab_stats, verdict_no_difference_needs_a_narrow_ci)
 		wide[i] = 1.02 * a2[(4 * i + 3) % 9];
 	fake_init(&f, 1, 9, a2, wide, 0.95, 0);
 	l = verdict(&f);
-	cr_expect(strstr(l, ": inconclusive (p >= 0.01, yet the ci leaves 0.90-1.10"), "%s", l);
+	cr_expect(strstr(l, ": inconclusive (p_holm >= 0.01, yet the ci leaves 0.90-1.10"), "%s", l);
 	free(f.r.verdicts);
 }
 
@@ -149,8 +155,91 @@ Test(lab_stats, verdict_inconclusive_whenever_the_run_cannot_tell)
 	l = verdict(&f);
 	cr_expect(strstr(l, ": inconclusive (repetitions disagree"), "%s", l);
 	free(f.r.verdicts);
-	fake_init(&f, 1, 3, A, B3, 0.97, 0); /* 3 reps: the least p is 0.1 */
+	fake_init(&f, 1, 3, A, B3, 0.97, 0); /* 3 reps: the least p is 0.1, and no CI */
 	l = verdict(&f);
-	cr_expect(strstr(l, ": inconclusive (") && strstr(l, "p=0.1000"), "%s", l);
+	cr_expect(strstr(l, "ci=n/a p=0.1000") && strstr(l, ": inconclusive (3 repetitions: a verdict needs 5)"), "%s",
+		  l);
+	free(f.r.verdicts);
+}
+
+/* At 1 thread on a busy machine the wall clock cannot tell, CPU time can. */
+Test(lab_stats, verdict_on_cpu_time_at_one_thread)
+{
+	struct fake f;
+	fake_init(&f, 1, 9, A, B3, 0.40, 0);
+	lab_verdicts(&f.p, &f.r);
+	const struct lab_verdict *v = &f.r.verdicts[0];
+	cr_expect(strstr(v->wall.line, ": inconclusive (cpu_share 0.40 < 0.80"), "%s", v->wall.line);
+	cr_expect(v->cpu.valid);
+	cr_expect(strstr(v->cpu.line, "verdict-cpu threads=1 percpu/atomic=3.00x per CPU-second") &&
+		  strstr(v->cpu.line, ": percpu faster"), "%s", v->cpu.line);
+	free(f.r.verdicts);
+	/* at 2 threads that did not run together, CPU time does not stand for speed */
+	fake_init(&f, 2, 9, A, B3, 0.40, 1.9);
+	lab_verdicts(&f.p, &f.r);
+	v = &f.r.verdicts[0];
+	cr_expect(!v->cpu.valid);
+	cr_expect(strstr(v->cpu.line, ": not valid (2 threads"), "%s", v->cpu.line);
+	free(f.r.verdicts);
+	/* at 2 threads that got the CPUs, it does */
+	fake_init(&f, 2, 9, A, B3, 0.95, 1.9);
+	lab_verdicts(&f.p, &f.r);
+	cr_expect(strstr(f.r.verdicts[0].cpu.line, ": percpu faster"), "%s", f.r.verdicts[0].cpu.line);
+	free(f.r.verdicts);
+}
+
+/* Per CPU-second, the repetitions must agree on the ratio, not on each
+ * variant's level: a load that moves both alike is no disagreement. */
+Test(lab_stats, verdict_cpu_spread_is_the_ratios)
+{
+	double a[9], b[9];
+	struct fake f;
+	for (int i = 0; i < 9; i++) {
+		a[i] = 100 * (1 + 0.2 * (i % 3)); /* each variant's spread 0.4 */
+		b[i] = 2 * a[i];
+	}
+	fake_init(&f, 1, 9, a, b, 0.40, 0);
+	lab_verdicts(&f.p, &f.r);
+	const struct lab_verdict *v = &f.r.verdicts[0];
+	cr_expect(strstr(v->cpu.line, ": percpu faster"), "%s", v->cpu.line);
+	cr_expect(v->wall.spread_a > 0.25, "wall spread %g", v->wall.spread_a);
+	free(f.r.verdicts);
+	f.r.verdicts = NULL;
+	for (int i = 0; i < 9; i++)
+		b[i] = a[(i + 1) % 9] * 1.1; /* unpaired, and a 10% difference: the ratios disagree more */
+	fake_init(&f, 1, 9, a, b, 0.40, 0);
+	lab_verdicts(&f.p, &f.r);
+	cr_expect(strstr(f.r.verdicts[0].cpu.line, ": inconclusive (repetitions disagree"), "%s",
+		  f.r.verdicts[0].cpu.line);
+	free(f.r.verdicts);
+	f.r.verdicts = NULL;
+	for (int i = 0; i < 9; i++)
+		b[i] = a[(i + 1) % 9] * 3; /* as much disagreement, a difference larger than it */
+	fake_init(&f, 1, 9, a, b, 0.40, 0);
+	lab_verdicts(&f.p, &f.r);
+	cr_expect(strstr(f.r.verdicts[0].cpu.line, ": percpu faster"), "%s", f.r.verdicts[0].cpu.line);
+	free(f.r.verdicts);
+}
+
+/* Holm over the run's comparisons: a p under alpha alone is not enough
+ * when two comparisons were made (here wall clock and CPU time). */
+Test(lab_stats, verdict_holm_correction)
+{
+	double b[9];
+	struct fake f;
+	for (int i = 0; i < 9; i++)
+		b[i] = A[i] + 4.5; /* exact two-sided p = 0.00564 */
+	fake_init(&f, 1, 9, A, b, 0.97, 0);
+	lab_verdicts(&f.p, &f.r);
+	const struct lab_verdict *v = &f.r.verdicts[0];
+	cr_expect(fabs(v->wall.p - 0.005636) < 1e-5, "p %g", v->wall.p);
+	cr_expect(fabs(v->wall.p_holm - 2 * v->wall.p) < 1e-12, "p_holm %g", v->wall.p_holm);
+	cr_expect(fabs(v->cpu.p_holm - 2 * v->cpu.p) < 1e-12, "p_holm %g", v->cpu.p_holm);
+	cr_expect(strstr(v->wall.line, ": no significant difference"), "%s", v->wall.line);
+	free(f.r.verdicts);
+	f.r.verdicts = NULL;
+	f.p.th.alpha = 0.02; /* a threshold of the user's (--alpha) */
+	lab_verdicts(&f.p, &f.r);
+	cr_expect(strstr(f.r.verdicts[0].wall.line, ": percpu faster"), "%s", f.r.verdicts[0].wall.line);
 	free(f.r.verdicts);
 }
