@@ -26,8 +26,12 @@
  * variants alike instead of on one column.
  *
  * Output: one JSON document (--json) with every repetition's raw figures,
- * the median per cell, the configuration and the machine.  Tables, tests
- * and plots are bench/report.py's job.
+ * the median per cell, the configuration and the machine; on stderr, the
+ * defaults first and one line per cell last, where a ratio at 2+ threads
+ * whose threads did not get the CPUs says "cannot decide" (CPU_SHARE_MIN,
+ * as bga-lab and counter_bench do), so that no tool prints a bare figure
+ * the others would contradict.  Tables, tests and plots are
+ * bench/report.py's job.
  *
  * Workloads and variants are described in scale_workloads.c, the peer's
  * image in scale_run.c; scale_ctx.h says which file holds what.
@@ -78,7 +82,14 @@ static void usage(FILE *f)
 		"      --no-pin         leave worker placement to the scheduler (default: bound\n"
 		"                       round-robin to the allowed CPUs)\n"
 		"  -q, --quiet          no progress line\n"
-		"      --list           list workloads and variants\n");
+		"      --list           list workloads and variants\n"
+		"defaults, also said in the first line on stderr: workers pinned round-robin to the\n"
+		"allowed CPUs; the timer thread SCHED_FIFO where permitted (else SCHED_OTHER, as the\n"
+		"JSON's timer_policy says); 5 repetitions of 0.1 s per cell, interleaved across\n"
+		"variants, median taken.  At the end, one line per cell on stderr: its median\n"
+		"ops/s and CPU share (CPU time / (wall x min(threads, CPUs))), and its ratio to the\n"
+		"workload's baseline; at 2+ threads a ratio whose CPU share is under 0.80 (the\n"
+		"threshold of bga-lab and counter_bench) says \"cannot decide\", here and in the JSON.\n");
 }
 
 /* A comma list with no empty item: strtok_r would skip one, and "1,,2" or
@@ -329,6 +340,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bga-scale: no cell selected\n");
 		return 2;
 	}
+	fprintf(stderr, "bga-scale: %d reps x %g s per cell, interleaved, median taken; workers %s; timer thread "
+			"SCHED_FIFO where permitted; ratios at 2+ threads need CPU share >= %.2f\n",
+		scale.opt.reps, scale.opt.duration,
+		scale.opt.no_pin || !scale.ncpus_allowed ? "not pinned" : "pinned round-robin to the allowed CPUs",
+		CPU_SHARE_MIN);
 	cells = calloc((size_t)total, sizeof(*cells));
 	if (!cells)
 		return 1;
@@ -388,6 +404,7 @@ int main(int argc, char **argv)
 		scale.xfer_ns[1] = xfer_line_ns(scale.cpus[0], scale.cpus[1], XFER_PINGS);
 	if (!scale.opt.quiet)
 		fprintf(stderr, "%s[%d cells, %.1f s]\n", tty ? "\r\033[K" : "", total, now_s() - t_start);
+	write_text(stderr, cells, ncells);
 	if (scale.opt.json && write_json(scale.opt.json, cells, ncells, started, now_s() - t_start))
 		return 1;
 	if (!scale.opt.json)

@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <bgalloc.h>
 #include <bgalloc/counter.h>
@@ -45,6 +46,14 @@
  */
 #define BATCH 8
 #define COUNTER_BATCH 256
+
+/*
+ * A ratio at 2 or more threads is called only where the threads got the
+ * CPUs: its CPU share (CPU time / (wall x min(threads, CPUs)), the lower
+ * of its two cells' medians) at least this, the threshold counter_bench
+ * and bga-lab use; below it the report says "cannot decide".
+ */
+#define CPU_SHARE_MIN 0.80
 
 /* Files a writer keeps, complete files an appender keeps, and files a
  * script owns (scale_workloads.c). */
@@ -220,5 +229,9 @@ int run_rep(enum wl_id w, enum variant v, int nthreads, int rep, struct result *
 /* Write every cell's figures, the configuration and the machine as one JSON
  * document to path ("-": stdout).  0, or -1 after saying why on stderr. */
 int write_json(const char *path, struct cellres *cells, int ncells, double started, double wall);
+/* One line per cell to f: median ops/s, median CPU share and, beside a
+ * variant's ratio to its workload's baseline at the same thread count,
+ * "cannot decide" where 2+ threads did not get the CPUs (CPU_SHARE_MIN). */
+void write_text(FILE *f, const struct cellres *cells, int ncells);
 
 #endif

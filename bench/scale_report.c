@@ -41,6 +41,70 @@ static double median_of(const double *v, int n)
 	return m;
 }
 
+/* The median of a cell's throughput (share false) or CPU share (true). */
+static double cell_median(const struct cellres *cr, bool share)
+{
+	double v[MAX_REPS];
+
+	for (int k = 0; k < cr->nreps; k++)
+		v[k] = share ? cr->r[k].cpu_share : cr->r[k].ops_per_s;
+	return median_of(v, cr->nreps);
+}
+
+/* A cell's ratio to its workload's baseline at the same thread count. */
+struct ratio {
+	bool have;    /* false: the cell is the baseline, or its baseline did not run */
+	double ratio; /* median ops/s over the baseline's */
+	double share; /* the lower of the two cells' median CPU shares */
+	bool decided; /* 1 thread, or share >= CPU_SHARE_MIN */
+};
+
+static struct ratio ratio_of(const struct cellres *cells, int ncells, const struct cellres *cr)
+{
+	struct ratio q = {0};
+	enum variant base = workloads[cr->w].baseline;
+
+	if (cr->v == base)
+		return q;
+	for (int i = 0; i < ncells; i++) {
+		const struct cellres *b = &cells[i];
+		double mb, sa, sb;
+
+		if (b->w != cr->w || b->v != base || b->nthreads != cr->nthreads || !b->nreps || !cr->nreps)
+			continue;
+		mb = cell_median(b, false);
+		sa = cell_median(cr, true);
+		sb = cell_median(b, true);
+		q.have = mb > 0;
+		q.ratio = q.have ? cell_median(cr, false) / mb : 0;
+		q.share = sa < sb ? sa : sb;
+		q.decided = cr->nthreads < 2 || q.share >= CPU_SHARE_MIN;
+		break;
+	}
+	return q;
+}
+
+void write_text(FILE *f, const struct cellres *cells, int ncells)
+{
+	fprintf(f, "bga-scale: medians per cell; a ratio is the variant over its workload's baseline at the same "
+		   "threads, called at 2+ threads only with CPU share >= %.2f\n", CPU_SHARE_MIN);
+	for (int i = 0; i < ncells; i++) {
+		const struct cellres *cr = &cells[i];
+		struct ratio q = ratio_of(cells, ncells, cr);
+
+		if (!cr->nreps)
+			continue;
+		fprintf(f, "%-16s %3d threads  %-13s %10.4g ops/s  cpu share %.2f", workloads[cr->w].name,
+			cr->nthreads, variant_name[cr->v], cell_median(cr, false), cell_median(cr, true));
+		if (q.have && q.decided)
+			fprintf(f, "  %.2fx %s", q.ratio, variant_name[workloads[cr->w].baseline]);
+		else if (q.have)
+			fprintf(f, "  %.2fx %s: cannot decide (cpu share %.2f < %.2f: the threads did not get the CPUs)",
+				q.ratio, variant_name[workloads[cr->w].baseline], q.share, CPU_SHARE_MIN);
+		fputc('\n', f);
+	}
+}
+
 static void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -148,14 +212,15 @@ int write_json(const char *path, struct cellres *cells, int ncells, double start
 		   "\"script_files\": %d, \"commit_every\": %u, "
 		   "\"batch\": %d, \"counter_batch\": %d, \"seed\": %llu, \"peer_image_blocks\": %llu, "
 		   "\"peer_append_image_blocks\": %llu, \"scale.peer_rebuilds\": %d, \"interleaved_reps\": true, "
-		   "\"timer_policy\": \"%s\", \"pinning\": \"%s\", \"cpus_allowed\": %d},\n",
+		   "\"timer_policy\": \"%s\", \"pinning\": \"%s\", \"cpus_allowed\": %d, \"cpu_share_min\": %.2f, "
+		   "\"cpu_share_of\": \"cpu / (wall x min(threads, CPUs))\"},\n",
 		(unsigned long long)scale.opt.nblocks, scale.opt.working_set, scale.opt.file_blocks, WRITER_FILES, APPEND_FILES,
 		(unsigned long long)scale.opt.app_blocks, SCRIPT_FILES,
 		scale.opt.commit_every, BATCH, COUNTER_BATCH, (unsigned long long)scale.opt.seed,
 		(unsigned long long)(scale.peers[0] ? peer_ext2_nblocks(scale.peers[0]) : 0),
 		(unsigned long long)(scale.peers[1] ? peer_ext2_nblocks(scale.peers[1]) : 0), scale.peer_rebuilds,
 		scale.timer_policy_fifo ? "SCHED_FIFO" : "SCHED_OTHER",
-		scale.opt.no_pin || !scale.ncpus_allowed ? "none" : "round-robin", scale.ncpus_allowed);
+		scale.opt.no_pin || !scale.ncpus_allowed ? "none" : "round-robin", scale.ncpus_allowed, CPU_SHARE_MIN);
 	fprintf(f, "  \"variants\": {");
 	for (int v = 0; v < V_COUNT; v++) {
 		fprintf(f, "%s\"%s\": ", v ? ", " : "", variant_name[v]);
@@ -199,6 +264,15 @@ int write_json(const char *path, struct cellres *cells, int ncells, double start
 			}
 			fprintf(f, "%s\n      {\"threads\": %d, \"variant\": \"%s\", \"median_ops_per_s\": %.6g, ",
 				firstc ? "" : ",", cr->nthreads, variant_name[cr->v], median_of(v, cr->nreps));
+			fprintf(f, "\"median_cpu_share\": %.4g, ", cell_median(cr, true));
+			{
+				struct ratio q = ratio_of(cells, ncells, cr);
+
+				if (q.have)
+					fprintf(f, "\"ratio_to_baseline\": %.4g, \"ratio_cpu_share\": %.4g, "
+						   "\"ratio_verdict\": \"%s\", ",
+						q.ratio, q.share, q.decided ? "decided" : "cannot decide");
+			}
 			fprintf(f, "\"ops_per_s\": ");
 			json_doubles(f, cr, 0);
 			fprintf(f, ", \"elapsed_s\": ");
