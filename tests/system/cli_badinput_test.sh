@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The command-line programs (bench/, examples/, tools/, scripts/) on bad input: each
+# The command-line programs (bench/, tools/, scripts/) on bad input: each
 # row must end within a few seconds, with an exit status in 1..125 (not 0,
 # not a signal, not the timeout) and a message on stderr, before anything
 # is measured.  A `help` row must exit 0 with its usage on stdout.
@@ -94,13 +94,13 @@ bad bench/ratios.sh /nonexistent
 bad bench/compare.sh --bogus
 bad bench/demo.sh --bogus
 
-# examples/
-bad examples/lock_bench 2 10 -1
-bad examples/lock_bench 0
-bad examples/lock_bench 2x
-bad examples/counter_bench 0
-bad examples/counter_bench 1 10 65
-bad examples/counter_bench -1
+# bench/user/
+bad bench/user/lock_bench 2 10 -1
+bad bench/user/lock_bench 0
+bad bench/user/lock_bench 2x
+bad bench/user/counter_bench 0
+bad bench/user/counter_bench 1 10 65
+bad bench/user/counter_bench -1
 # tools/
 bad tools/lab/bga-lab counter --threads 1,,2
 bad tools/lab/bga-lab counter --threads 0

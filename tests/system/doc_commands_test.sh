@@ -57,14 +57,14 @@ for doc in "${docs[@]}"; do
 		fi
 		# bga-lab in the build's tools/lab/ (where the man page's
 		# ./bga-lab-ck.so is; a path into build/release/tools/lab/ is this
-		# build's), the user benchmarks in its examples/, scripts and make
+		# build's), the user benchmarks in its bench/user/, scripts and make
 		# in the source tree
 		case ${w[0]} in
 		bga-lab | bga-lab-inline)
 			w=("${w[@]//build\/release\/tools\/lab\//$build/tools/lab/}")
 			run "$doc" "$line" "$build/tools/lab" "$build/tools/lab/${w[0]}" "${w[@]:1}" --ops 300 --reps 5 --no-files --quiet ;;
 		*counter_bench | *lock_bench)
-			run "$doc" "$line" "$build/examples" "$build/examples/${w[0]#./}" "${w[@]:1}" ;;
+			run "$doc" "$line" "$build/bench/user" "$build/bench/user/${w[0]#./}" "${w[@]:1}" ;;
 		scripts/fuzz.sh)
 			run "$doc" "$line" "$src" env FUZZ_CHECK_ONLY=1 "$src/scripts/fuzz.sh" "${w[@]:1}" ;;
 		make)
