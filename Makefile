@@ -105,15 +105,15 @@ soak:
 	echo "soak: $$n programs, $$share s each"; \
 	BGA_STRESS_SECONDS=$$share ctest --output-on-failure -j 1 -R '^(stress_|fuzz_replay_|torture$$)'
 	@# bgafs under SIGKILL: BGAFS_CRASH_ITERS rounds, every fsynced file verified (77: no FUSE here).
-	BGAFS_CRASH_ITERS=$${BGAFS_CRASH_ITERS:-25} examples/bgafs/tests/bgafs_test.sh \
-		build/soak/examples/bgafs/bgafs crashloop || [ $$? = 77 ]
+	BGAFS_CRASH_ITERS=$${BGAFS_CRASH_ITERS:-25} tools/bgafs/tests/bgafs_test.sh \
+		build/soak/tools/bgafs/bgafs crashloop || [ $$? = 77 ]
 	@# the data-integrity exerciser, long: BGAFS_EXER_OPS operations a process on a BGAFS_EXER_SIZE image, the crash after 30 s.
 	BGAFS_EXER_OPS=$${BGAFS_EXER_OPS:-40000} BGAFS_EXER_SIZE=$${BGAFS_EXER_SIZE:-64M} BGAFS_EXER_CRASH_AFTER=30 \
-		BGAFS_EXERCISER=build/soak/examples/bgafs/tests/bgafs_exerciser examples/bgafs/tests/bgafs_test.sh \
-		build/soak/examples/bgafs/bgafs exerciser || [ $$? = 77 ]
+		BGAFS_EXERCISER=build/soak/tools/bgafs/tests/bgafs_exerciser tools/bgafs/tests/bgafs_test.sh \
+		build/soak/tools/bgafs/bgafs exerciser || [ $$? = 77 ]
 	@# bgafs under stress-ng's filesystem class with --verify, BGAFS_STRESSNG_SECONDS a stressor (46 of them).
-	BGAFS_STRESSNG_SECONDS=$${BGAFS_STRESSNG_SECONDS:-10} examples/bgafs/tests/bgafs_test.sh \
-		build/soak/examples/bgafs/bgafs stressng || [ $$? = 77 ]
+	BGAFS_STRESSNG_SECONDS=$${BGAFS_STRESSNG_SECONDS:-10} tools/bgafs/tests/bgafs_test.sh \
+		build/soak/tools/bgafs/bgafs stressng || [ $$? = 77 ]
 
 # Every "what it must show" ratio (primitives, volume, aging) in one go.
 bench:

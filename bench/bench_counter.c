@@ -4,7 +4,7 @@
  * of the batch, the fold-free fast path, the cost of read and sum, and the
  * cost of reading the CPU id.  Comparisons between modes (atomic, per-CPU
  * on rseq or CAS, limited adds) are bga-lab's (`bga-lab counter`,
- * examples/lab), which checks each run's CPU share and the machine's
+ * tools/lab), which checks each run's CPU share and the machine's
  * ceiling and gives a verdict: one tool for that question, not two that
  * can disagree.  Each run's label names the counter's path and the CPU-id
  * source, and the report's context header says what this process got

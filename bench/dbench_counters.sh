@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
 done
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "dbench_counters: --runs takes a positive number" >&2; exit 2; }
 [[ $clients =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || { echo "dbench_counters: --clients takes a list like 1,4" >&2; exit 2; }
-BGAFS=$(realpath "$build/examples/bgafs/bgafs" 2>/dev/null || true)
+BGAFS=$(realpath "$build/tools/bgafs/bgafs" 2>/dev/null || true)
 [ -x "$BGAFS" ] || { echo "dbench_counters: no bgafs in $build (cmake --build $build --target bgafs)" >&2; exit 2; }
 for c in dbench fusermount3; do
 	command -v $c >/dev/null || { echo "dbench_counters: $c missing (scripts/deps.sh fscompare)" >&2; exit 2; }
@@ -59,7 +59,7 @@ mount_fs() { # mount_fs atomic|percpu
 
 # The image's stored flags say which counter mode the mount ran.
 image_flags() {
-	local inspect=$build/examples/bga-inspect
+	local inspect=$build/tools/inspect/bga-inspect
 	[ -x "$inspect" ] || { echo "?"; return; }
 	"$inspect" dump "$work/img" --offset 8192 2>/dev/null | sed -n 's/.*flags \(0x[0-9a-f]*\|0\),.*/\1/p' | head -1
 }

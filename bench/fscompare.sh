@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
-BGAFS=$(realpath "$build/examples/bgafs/bgafs" 2>/dev/null || true)
+BGAFS=$(realpath "$build/tools/bgafs/bgafs" 2>/dev/null || true)
 [ -x "$BGAFS" ] || { echo "fscompare: no bgafs in $build (cmake --build $build --target bgafs)" >&2; exit 2; }
 for c in dbench fio fuse2fs mke2fs fusermount3; do
 	command -v $c >/dev/null || { echo "fscompare: $c missing (scripts/deps.sh fscompare)" >&2; exit 2; }

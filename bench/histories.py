@@ -44,7 +44,7 @@ def main():
     ap.add_argument("traces", nargs="*", help="default: every trace of tests/data/traces")
     a = ap.parse_args()
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    tool = os.path.join(a.build, "examples/replay/bga-replay")
+    tool = os.path.join(a.build, "tools/replay/bga-replay")
     if not os.access(tool, os.X_OK):
         sys.exit("histories: no %s (cmake --build %s --target bga-replay)" % (tool, a.build))
     rows = []

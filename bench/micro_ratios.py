@@ -12,7 +12,7 @@ Every figure is a ratio of two medians from the same file.  Throughput is
 items_per_second (all threads, wall clock); the bitmap scans are compared
 on time per scan.  The script reports PASS/FAIL beside each target; it is
 not a test and exits 0 unless the file cannot be read.  Counter modes and
-lock kinds are compared by bga-lab (examples/lab), with verdicts.
+lock kinds are compared by bga-lab (tools/lab), with verdicts.
 """
 
 import json

@@ -17,7 +17,7 @@ gb=(--benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
 	--benchmark_report_aggregates_only=true --benchmark_out_format=json)
 
 echo "== primitives: counter modes and lock kinds (bga-lab, verdicts), bitmap scan vs libext2fs"
-lab=$build/examples/bga-lab
+lab=$build/tools/lab/bga-lab
 "$lab" counter --modes atomic,percpu,percpu-cas --threads 1,2,64 --reps 9 --out "$out" | tee "$out/lab-counter.txt"
 "$lab" counter --modes atomic,percpu --limited --threads 1,2 --reps 9 --out "$out" | tee "$out/lab-limited.txt"
 "$lab" lock --kinds fas,mutex,default,ticket,mcs --threads 1,2,64 --hold 0 --reps 5 --out "$out" | tee "$out/lab-lock.txt"

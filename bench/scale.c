@@ -200,7 +200,7 @@ static int parse_args(int argc, char **argv)
 	scale.opt.reps = 5;
 	memcpy(scale.opt.threads, all_threads, sizeof(all_threads));
 	scale.opt.nthreads = 8;
-	/* The counter comparison is bga-lab's (examples/lab): it measures
+	/* The counter comparison is bga-lab's (tools/lab): it measures
 	 * each cell's CPU share and the ceiling before it calls a difference,
 	 * so that two tools cannot give opposite significant answers. */
 	for (int i = 0; i < W_COUNT; i++)

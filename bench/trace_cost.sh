@@ -14,8 +14,8 @@ cd "$(dirname "$0")/.."
 runs=5 clients=4 secs=10 size=1G build=build/release
 dbench_opts 10 "$@"
 [ ${#rest[@]} = 0 ] || { echo "trace_cost: unknown argument '${rest[0]}' (--help)" >&2; exit 2; }
-BGAFS=$(realpath "$build/examples/bgafs/bgafs" 2>/dev/null || true)
-R=$(realpath "$build/examples/replay/bga-replay" 2>/dev/null || true)
+BGAFS=$(realpath "$build/tools/bgafs/bgafs" 2>/dev/null || true)
+R=$(realpath "$build/tools/replay/bga-replay" 2>/dev/null || true)
 [ -x "$BGAFS" ] && [ -x "$R" ] || { echo "trace_cost: no bgafs or bga-replay in $build" >&2; exit 2; }
 command -v dbench >/dev/null || { echo "trace_cost: dbench missing (scripts/deps.sh fscompare)" >&2; exit 2; }
 # shellcheck source=bench/support/fuse_mount.sh

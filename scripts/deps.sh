@@ -70,7 +70,7 @@ for target in "${@:-build}"; do
 		want cmd addr2line binutils
 		want cmd gnuplot gnuplot-nox
 		;;
-	record) # examples/replay/record_traces.sh: the histories of tests/data/traces
+	record) # tools/replay/record_traces.sh: the histories of tests/data/traces
 		want pc fuse3 libfuse3-dev
 		want cmd fusermount3 fuse3
 		want cmd dbench dbench

@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The house outside lib/ as callcycles.py checks lib/: no circle of files,
-and no include or call up a layer, counting bench/, tests/ and examples/.
+and no include or call up a layer, counting bench/, tests/, examples/ and tools/.
 
     scripts/treecycles.py [--known FILE] [ROOT]   # ROOT: the source tree (default: this one)
 
 Reads the C sources and headers under ROOT's include/, lib/, bench/,
-tests/ and examples/ (not the 0.1.0 headers of tests/abi, nor the
+tests/, examples/ and tools/ (not the 0.1.0 headers of tests/abi, nor the
 deliberate cycles of tests/cycles).  The layers, from the bottom up:
 
   0 include/                      the public headers
   1 lib/                          the library (callcycles.py checks inside it)
   2 tests/support/, bench/support/  what the programs share
-  3 the rest of tests/, bench/, examples/: the programs
+  3 the rest of tests/, bench/, examples/, tools/: the programs
 
 A file may include or call its own layer and those below it; an include
 or a call into a higher layer is reported ("up: ...").
@@ -45,7 +45,7 @@ import libgraph  # noqa: E402
 import callcycles  # noqa: E402
 from callcycles import sccs  # noqa: E402
 
-TOPS = ("include", "lib", "bench", "tests", "examples")
+TOPS = ("include", "lib", "bench", "tests", "examples", "tools")
 SKIP = ("tests/abi/include-0.1.0", "tests/cycles", "tests/fuzz/corpus", "tests/fuzz/regress",
         "tests/fuzz/crashes", "tests/data")
 SUPPORT = ("tests/support", "bench/support")

@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 # Sourced by what puts a load on a mounted file system: the benches
 # (fscompare.sh, bgafs_ab.sh, trace_cost.sh, dbench_counters.sh), the bgafs
-# tests (examples/bgafs/tests/cases_io.sh) and examples/replay/record_traces.sh.
+# tests (tools/bgafs/tests/cases_io.sh) and tools/replay/record_traces.sh.
 # Loads only: mounting is bench/support/fuse_mount.sh's (the tests have
 # their own, in bgafs_test.sh).
 #   dbench_run DIR SECONDS CLIENTS   dbench's output (stdout and stderr); its exit status

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Sourced by the benches that mount a FUSE file system (fscompare.sh,
 # dbench_counters.sh, bgafs_ab.sh, trace_cost.sh) and by
-# examples/replay/record_traces.sh: their work directory and mount point,
+# tools/replay/record_traces.sh: their work directory and mount point,
 # the EXIT trap that unmounts and reaps whatever is left, the wait for a
 # daemon started in the background to mount, a fresh bgafs mounted, and
 # the unmount.  (The loads they run are bench/support/fsload.sh's.)

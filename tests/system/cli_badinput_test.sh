@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The command-line programs (bench/, examples/, scripts/) on bad input: each
+# The command-line programs (bench/, tools/, scripts/) on bad input: each
 # row must end within a few seconds, with an exit status in 1..125 (not 0,
 # not a signal, not the timeout) and a message on stderr, before anything
 # is measured.  A `help` row must exit 0 with its usage on stdout.
@@ -94,27 +94,28 @@ bad bench/ratios.sh /nonexistent
 bad bench/compare.sh --bogus
 bad bench/demo.sh --bogus
 
-# examples/
-bad examples/lock_bench 2 10 -1
-bad examples/lock_bench 0
-bad examples/lock_bench 2x
-bad examples/counter_bench 0
-bad examples/counter_bench 1 10 65
-bad examples/counter_bench -1
-bad examples/bga-lab counter --threads 1,,2
-bad examples/bga-lab counter --threads 0
-bad examples/bga-lab counter --ops 18446744073709551615
-bad examples/bga-lab counter --out $nodir
-bad examples/bga-lab counter --reps 0
-bad examples/bga-lab counter --seconds -1
-bad examples/bga-lab counter --modes bogus
-bad examples/bga-lab lock --kinds bogus
-bad examples/bga-lab lock --slots 3
-bad examples/bga-lab bogus
-bad examples/bga-lab
-help examples/bga-lab --help
-bad examples/bga-inspect --bogus
-bad examples/bga-inspect check /nonexistent.img
+# bench/user/
+bad bench/user/lock_bench 2 10 -1
+bad bench/user/lock_bench 0
+bad bench/user/lock_bench 2x
+bad bench/user/counter_bench 0
+bad bench/user/counter_bench 1 10 65
+bad bench/user/counter_bench -1
+# tools/
+bad tools/lab/bga-lab counter --threads 1,,2
+bad tools/lab/bga-lab counter --threads 0
+bad tools/lab/bga-lab counter --ops 18446744073709551615
+bad tools/lab/bga-lab counter --out $nodir
+bad tools/lab/bga-lab counter --reps 0
+bad tools/lab/bga-lab counter --seconds -1
+bad tools/lab/bga-lab counter --modes bogus
+bad tools/lab/bga-lab lock --kinds bogus
+bad tools/lab/bga-lab lock --slots 3
+bad tools/lab/bga-lab bogus
+bad tools/lab/bga-lab
+help tools/lab/bga-lab --help
+bad tools/inspect/bga-inspect --bogus
+bad tools/inspect/bga-inspect check /nonexistent.img
 
 # scripts/ (argument checks come before any build)
 bad scripts/fuzz.sh libfuzzer 0

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The command lines the documents show for the tools of those who fuzz and
 # who compare (README.md, docs/*.md, CONTRIBUTING.md, the man pages of
-# examples/), run as written, with small sizes:
+# examples/ and tools/), run as written, with small sizes:
 #   bga-lab ...                 + --ops 300 --reps 5 --no-files --quiet (the last
 #                               --ops/--reps win; the threads and variants stay)
 #   counter_bench, lock_bench   as written (their defaults are small)
@@ -38,7 +38,7 @@ run() { # run DOC LINE DIR CMD...: CMD in DIR
 }
 
 docs=("$src/README.md" "$src/CONTRIBUTING.md")
-for d in "$src"/docs/*.md "$src"/examples/*.1 "$src"/examples/*/*.1; do [ -f "$d" ] && docs+=("$d"); done
+for d in "$src"/docs/*.md "$src"/examples/*.1 "$src"/tools/*/*.1; do [ -f "$d" ] && docs+=("$d"); done
 for doc in "${docs[@]}"; do
 	[ -f "$doc" ] || continue
 	while IFS= read -r line; do
@@ -55,15 +55,16 @@ for doc in "${docs[@]}"; do
 			placeholders=$((placeholders + 1))
 			continue
 		fi
-		# bga-lab and the examples in the build's examples/ (where the man
-		# page's ./bga-lab-ck.so is; a path into build/release/examples/
-		# is this build's), scripts and make in the source tree
+		# bga-lab in the build's tools/lab/ (where the man page's
+		# ./bga-lab-ck.so is; a path into build/release/tools/lab/ is this
+		# build's), the user benchmarks in its bench/user/, scripts and make
+		# in the source tree
 		case ${w[0]} in
 		bga-lab | bga-lab-inline)
-			w=("${w[@]//build\/release\/examples\//$build/examples/}")
-			run "$doc" "$line" "$build/examples" "$build/examples/${w[0]}" "${w[@]:1}" --ops 300 --reps 5 --no-files --quiet ;;
+			w=("${w[@]//build\/release\/tools\/lab\//$build/tools/lab/}")
+			run "$doc" "$line" "$build/tools/lab" "$build/tools/lab/${w[0]}" "${w[@]:1}" --ops 300 --reps 5 --no-files --quiet ;;
 		*counter_bench | *lock_bench)
-			run "$doc" "$line" "$build/examples" "$build/examples/${w[0]#./}" "${w[@]:1}" ;;
+			run "$doc" "$line" "$build/bench/user" "$build/bench/user/${w[0]#./}" "${w[@]:1}" ;;
 		scripts/fuzz.sh)
 			run "$doc" "$line" "$src" env FUZZ_CHECK_ONLY=1 "$src/scripts/fuzz.sh" "${w[@]:1}" ;;
 		make)

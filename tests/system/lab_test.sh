@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bga-lab and the two user-style benchmarks, as a user gets them: install
-# the build into a scratch prefix, build examples/counter_bench.c and
-# examples/lock_bench.c there with pkg-config only, run each briefly, and
+# the build into a scratch prefix, build bench/user/counter_bench.c and
+# bench/user/lock_bench.c there with pkg-config only, run each briefly, and
 # run the installed bga-lab: --help on stdout with status 0, its man page,
 # one verdict line per thread count in the documented form, the JSON with
 # every sample, bad input refused with status 2.  Checks forms, not speed.
@@ -22,7 +22,7 @@ fail() { echo "lab_test: $*" >&2; exit 1; }
 grep -q "public API" "$prefix/help" || fail "--help does not say what it measures through"
 
 for ex in counter_bench lock_bench; do
-	cc -O2 -o "$prefix/$ex" "$src/examples/$ex.c" $(pkg-config --cflags --libs bgalloc) -pthread ||
+	cc -O2 -o "$prefix/$ex" "$src/bench/user/$ex.c" $(pkg-config --cflags --libs bgalloc) -pthread ||
 		fail "$ex does not build against the installed library"
 done
 out=$(LD_LIBRARY_PATH=$libdir "$prefix/counter_bench" 2 20 2) && grep -qE "^median percpu/atomic at 2 threads: ([0-9.]+x|cannot decide)" <<<"$out" ||

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bga-lab's tools for users who compare: --format json|csv on stdout,
 # `bga-lab compare A.json B.json`, and --plugin
-# (examples/lab/bga_lab_plugin.h): the example plug-in's
+# (tools/lab/bga_lab_plugin.h): the example plug-in's
 # ck locks and counter run beside the built-in ones with both verdict lines;
 # a plug-in whose counter loses adds fails the check (exit 1, verdicts
 # inconclusive); a missing file or one without bga_lab_plugin_init is

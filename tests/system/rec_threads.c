@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rec_threads TRACE [THREADS [OPS [NBLOCKS]]]: threads allocate and free on one
- * recorded volume at once (examples/replay/bga_rec.h), so that blocks one
+ * recorded volume at once (tools/replay/bga_rec.h), so that blocks one
  * thread frees are handed to another while both are recording.  The trace
  * must still apply as recorded (bga-replay run --verify) to the free map
  * it ended with: the recorder's seq order puts every free before the

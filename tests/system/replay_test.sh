@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# bga-replay (examples/replay): a Ceph-format free-dump imported exactly
+# bga-replay (tools/replay): a Ceph-format free-dump imported exactly
 # and its bad forms refused; try against bga_alloc_vec called directly;
 # the traces of tests/data/traces replayed to their recorded end hashes,
 # twice alike; --verify of the bgafs traces; the text form round trip;

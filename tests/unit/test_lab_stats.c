@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bga-lab's statistics and verdict rules (examples/lab/lab_stats.c) on
+ * bga-lab's statistics and verdict rules (tools/lab/lab_stats.c) on
  * made-up samples: the Mann-Whitney p against scipy's values, the
  * bootstrap CI, and each verdict outcome, including every way a run must
  * come out inconclusive rather than significant.

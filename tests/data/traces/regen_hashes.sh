@@ -7,8 +7,8 @@
 #   tests/data/traces/regen_hashes.sh [BUILD]      (default build/test)
 set -euo pipefail
 cd "$(dirname "$0")"
-R=../../../${1:-build/test}/examples/replay/bga-replay
-case ${1:-} in /*) R=$1/examples/replay/bga-replay ;; esac
+R=../../../${1:-build/test}/tools/replay/bga-replay
+case ${1:-} in /*) R=$1/tools/replay/bga-replay ;; esac
 [ -x "$R" ] || { echo "regen_hashes: no $R" >&2; exit 2; }
 {
 	echo "# trace allocator hash: written by regen_hashes.sh, checked by tests/system/replay_test.sh"

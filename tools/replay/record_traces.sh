@@ -32,18 +32,18 @@
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
 # bgafs trace uncompressed in DIR too.
-#   examples/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|objects]...]
+#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|objects]...]
 # (default build/test, all of them)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
 which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild objects}
-R=$build/examples/replay/bga-replay
-BGAFS=$build/examples/bgafs/bgafs
+R=$build/tools/replay/bga-replay
+BGAFS=$build/tools/bgafs/bgafs
 out=tests/data/traces
-ex=$build/examples/bgafs/tests/bgafs_exerciser
-for x in "$R" "$BGAFS" "$build/examples/replay/bga-rec-objects" "$ex"; do
+ex=$build/tools/bgafs/tests/bgafs_exerciser
+for x in "$R" "$BGAFS" "$build/tools/replay/bga-rec-objects" "$ex"; do
 	[ -x "$x" ] || { echo "record_traces: no $x (build it first)" >&2; exit 2; }
 done
 for c in dbench postmark git fio xz; do
@@ -227,7 +227,7 @@ for t in $which; do
 	gitaged) record bgafs-gitaged 64M gitaged ;;
 	kbuild) record bgafs-kbuild 512M kbuild ;;
 	fio) record bgafs-fio 256M fio_random ;;
-	objects) "$build/examples/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
+	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
 	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, objects)" >&2; exit 2 ;;
 	esac
 done

@@ -46,7 +46,7 @@
 #include <stddef.h>
 #include <time.h>
 #include <bgalloc.h>
-/* Every allocator call goes through the recorder (examples/replay/bga_rec.h),
+/* Every allocator call goes through the recorder (tools/replay/bga_rec.h),
  * which passes it straight on unless -o trace=FILE attached one. */
 #define BGA_REC_WRAP
 #include "bga_rec.h"
