@@ -81,6 +81,17 @@ static inline struct bga_volume *make_volume(uint64_t nblocks, uint32_t bpg, uin
 	return make_volume_with(nblocks, bpg, fdb, 0, 0);
 }
 
+/* Groups 0 .. n-1 (bpg blocks each) wholly allocated. */
+static inline void fill_groups(struct bga_volume *vol, uint64_t n, uint32_t bpg)
+{
+	struct bga_request req = {.min_len = bpg, .max_len = bpg, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	for (uint64_t g = 0; g < n; g++) {
+		req.goal = g * bpg;
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0, "group %llu", (unsigned long long)g);
+	}
+}
+
 /* Assert that bga_check() finds the volume clean, naming what it found. */
 static inline void assert_clean(struct bga_volume *vol)
 {
