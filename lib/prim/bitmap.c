@@ -532,9 +532,9 @@ bool bga_bitmap_range_is_set(const uint64_t *map, uint64_t start, uint64_t len)
 /*
  * The range writes without their count: the allocator knows the range's
  * state already (it found the run free, or checked the blocks used), and
- * counting the flipped bits was a popcount of every whole word, a tenth
- * of a 4 MiB request's instructions
- * (docs/HISTORY.md#engine-unit-rests-on).
+ * counting the flipped bits was a popcount of every whole word, a large
+ * share of a long request's instructions (docs/HISTORY.md#engine-unit-rests-on
+ * has the figure).
  */
 void bga__bitmap_write_range(uint64_t *map, uint64_t start, uint64_t len, bool set)
 {
