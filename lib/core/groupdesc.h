@@ -98,5 +98,7 @@ struct bga_group {
 	 * a permuted slot order: the lookup stays a mask and a shift.
 	 */
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct bga_group) == 64 && _Alignof(struct bga_group) == 64,
+	       "a group's descriptor is one 64-byte line of its own");
 
 #endif
