@@ -81,5 +81,6 @@
 #include <bgalloc/stats.h>
 #include <bgalloc/check.h>
 #include <bgalloc/persist.h>
+#include <bgalloc/scan.h>
 
 #endif
