@@ -8,7 +8,7 @@
 # one free run.  Medians of the times, B's over A's as ratios, and the
 # extents each file ended with (bgafs map, from B: A may not have it; the
 # on-disk format is the same).
-#   bench/bgafs_ab.sh BGAFS_A BGAFS_B [REPS]
+#   bench/fs/bgafs_ab.sh BGAFS_A BGAFS_B [REPS]
 # Environment: AB_SIZE (image, 3G), WRITE_MB (1024), FALLOC_MB (1024),
 # AGED_HOLES (2000), AB_DIR (a temporary directory under /tmp).
 set -euo pipefail
@@ -19,10 +19,10 @@ SIZE=${AB_SIZE:-3G}
 WMB=${WRITE_MB:-1024}
 FMB=${FALLOC_MB:-1024}
 AGED=${AGED_HOLES:-2000}
-# shellcheck source-path=SCRIPTDIR source=support/fuse_mount.sh
-. "$(dirname "$0")/support/fuse_mount.sh"
-# shellcheck source-path=SCRIPTDIR source=support/fsload.sh
-. "$(dirname "$0")/support/fsload.sh"
+# shellcheck source-path=SCRIPTDIR source=../support/fuse_mount.sh
+. "$(dirname "$0")/../support/fuse_mount.sh"
+# shellcheck source-path=SCRIPTDIR source=../support/fsload.sh
+. "$(dirname "$0")/../support/fsload.sh"
 fuse_setup "${AB_DIR:-$(mktemp -d /tmp/bgafs-ab.XXXXXX)}"
 
 mount_fs() { # mount_fs BGAFS SIZE: a fresh image, mounted

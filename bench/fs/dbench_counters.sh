@@ -13,12 +13,12 @@
 # (the last field as bga-lab's: percpu faster, atomic faster, no
 # significant difference, or inconclusive (REASON)).
 #
-#   bench/dbench_counters.sh [--runs N] [--clients LIST] [--seconds S] [--size SIZE]
+#   bench/fs/dbench_counters.sh [--runs N] [--clients LIST] [--seconds S] [--size SIZE]
 #                            [--build DIR] [--no-perf] [--json FILE]
 # Defaults: 3 runs, 4 clients, 10 s per dbench run, 2G images, build/release.
 # Packages: scripts/deps.sh fscompare (dbench, fuse3) and perf (linux-perf).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 # shellcheck source=bench/support/fsload.sh
 . bench/support/fsload.sh
 runs=3 clients=4 secs=10 size=2G build=build/release perf=1 json=
@@ -123,7 +123,7 @@ for c, i, mode, mbs, share, flags in rows:
     d["flags"].setdefault(mode, set()).add(flags)
 print("dbench_counters: dbench %s s per run, images of %s, bgafs, runs alternating; load average %s before, %s after; commit %s"
       % (secs, size, load0, load1, rev))
-report = {"tool": "bench/dbench_counters.sh", "commit": rev, "seconds": float(secs), "size": size,
+report = {"tool": "bench/fs/dbench_counters.sh", "commit": rev, "seconds": float(secs), "size": size,
           "loadavg": [load0, load1], "clients": []}
 for c in sorted(by):
     d = by[c]

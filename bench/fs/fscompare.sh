@@ -5,12 +5,12 @@
 # tests (4 jobs of 4 KiB random writes and one sequential writer, 256 MiB,
 # crc32c verify, fio's default fallocate).  Prints one table.
 #
-#   bench/fscompare.sh [BUILD_DIR]     (default build/release; needs bgafs built)
+#   bench/fs/fscompare.sh [BUILD_DIR]     (default build/release; needs bgafs built)
 #
 # Environment: FSCOMPARE_SIZE (2G), DBENCH_SECONDS (20), FSCOMPARE_DIR
 # (a temporary directory under /tmp).  Packages: scripts/deps.sh fscompare.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 build=${1:-build/release}
 BGAFS=$(realpath "$build/tools/bgafs/bgafs" 2>/dev/null || true)
 [ -x "$BGAFS" ] || { echo "fscompare: no bgafs in $build (cmake --build $build --target bgafs)" >&2; exit 2; }

@@ -5,10 +5,10 @@
 # first alternates too), each run on a fresh image.  Prints MB/s of every
 # run, the medians, traced/plain as a ratio with the range of the per-pair
 # ratios, and the traces' sizes and records per second.
-#   bench/trace_cost.sh [--runs N] [--clients C] [--seconds S] [--size SIZE] [--build DIR]
+#   bench/fs/trace_cost.sh [--runs N] [--clients C] [--seconds S] [--size SIZE] [--build DIR]
 # Defaults: 5 runs, 4 clients, 10 s, 1G images, build/release.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 # shellcheck source=bench/support/fsload.sh
 . bench/support/fsload.sh
 runs=5 clients=4 secs=10 size=1G build=build/release

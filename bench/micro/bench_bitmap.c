@@ -18,6 +18,9 @@
 
 #include <bgalloc/bitmap.h>
 
+/* Inside the library (tests/cycles/reach.txt): each scan implementation is
+ * timed in turn, and only bga__bitmap_use_impl (bitmap_impl.h) picks one;
+ * the public bga_bitmap_next_zero always runs the one chosen at load. */
 #include "bitmap_impl.h"
 #include "peer_ext2.h"
 #include "shim.h"

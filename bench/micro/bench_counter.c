@@ -24,6 +24,11 @@
 
 #include <bgalloc/counter.h>
 
+/* Inside the library (tests/cycles/reach.txt): the counter is measured on
+ * each of its paths (bga__counter_create_on forces a mode and the rseq or
+ * CAS path, which bga_counter_create chooses alone), beside the CPU id it
+ * reads (bga__cpu_current, bga__cpu_source: cpu.h), which no public call
+ * exposes. */
 #include "counter_impl.h"
 #include "cpu.h"
 #include "shim.h"

@@ -45,7 +45,7 @@
  *   bga-bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
  *             --benchmark_enable_random_interleaving=true \
  *             --benchmark_out=vol.json --benchmark_out_format=json
- *   bench/volume_ratios.py vol.json
+ *   bench/report/volume_ratios.py vol.json
  * Interleaving spreads a shared machine's changing load over every variant
  * instead of letting it land on whichever ran at the wrong moment.
  */

@@ -2,15 +2,15 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Compare two bga-scale results (build/demo/runs/*.json): per-cell change
 # and its significance (Mann-Whitney U on the raw repetitions).
-#   bench/compare.sh OLD.json NEW.json [--alpha 0.05] [--fail-on-regression PCT]
+#   bench/report/compare.sh OLD.json NEW.json [--alpha 0.05] [--fail-on-regression PCT]
 # Exit status: 0, or 1 with --fail-on-regression when some cell got
 # significantly slower by more than PCT percent, so it can drive
 #   git bisect run sh -c 'cmake --build build/release --target bga-scale &&
-#     bench/demo.sh build/release -w churn -t 2,64 -r 7 &&
-#     bench/compare.sh good.json build/demo/scale.json --fail-on-regression 10'
+#     bench/scale/demo.sh build/release -w churn -t 2,64 -r 7 &&
+#     bench/report/compare.sh good.json build/demo/scale.json --fail-on-regression 10'
 # 2 for bad usage.
 if [ $# -lt 2 ]; then
-	echo "usage: bench/compare.sh OLD.json NEW.json [--alpha A] [--fail-on-regression PCT]" >&2
+	echo "usage: bench/report/compare.sh OLD.json NEW.json [--alpha A] [--fail-on-regression PCT]" >&2
 	exit 2
 fi
 here=$(dirname "$0")

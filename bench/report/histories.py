@@ -4,7 +4,7 @@
 tests/data/traces/ played by bga-replay against bgalloc's defaults,
 bgalloc with windows off and the libext2fs peer, side by side.
 
-  bench/histories.py [--build DIR] [--out DIR] [--reps N] [--docs DIR] [--bars] [TRACE...]
+  bench/report/histories.py [--build DIR] [--out DIR] [--reps N] [--docs DIR] [--bars] [TRACE...]
       (defaults build/release, build/replay, 5, no copies; every trace of
       tests/data/traces, .trace and .trace.xz)
 
@@ -43,7 +43,7 @@ def main():
                     help="also print bgalloc's defaults against the peer on the bars of the allocation-quality issue")
     ap.add_argument("traces", nargs="*", help="default: every trace of tests/data/traces")
     a = ap.parse_args()
-    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     tool = os.path.join(a.build, "tools/replay/bga-replay")
     if not os.access(tool, os.X_OK):
         sys.exit("histories: no %s (cmake --build %s --target bga-replay)" % (tool, a.build))
@@ -143,7 +143,7 @@ def plot(out, rows):
             f.write("\n")
     cols = len(ALLOCS)
     with open(gp, "w") as f:
-        f.write("# made by bench/histories.py; run gnuplot on it to redo the PNG\n"
+        f.write("# made by bench/report/histories.py; run gnuplot on it to redo the PNG\n"
                 "set terminal pngcairo size 1500,500 font 'DejaVu Sans,10' noenhanced\n"
                 "set output '%s'\nset multiplot layout 1,3\n"
                 "set style data histograms\nset style histogram clustered gap 1\n"

@@ -6,7 +6,7 @@ Usage:
     bga-micro --benchmark_filter='^bm_bitmap_next_zero_(auto|ext2)' \\
               --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \\
               --benchmark_out=micro.json --benchmark_out_format=json
-    bench/micro_ratios.py micro.json
+    bench/report/micro_ratios.py micro.json
 
 Every figure is a ratio of two medians from the same file.  Throughput is
 items_per_second (all threads, wall clock); the bitmap scans are compared

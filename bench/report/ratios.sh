@@ -3,11 +3,11 @@
 # Every "what it must show" ratio of the primitives, the volume and the
 # aging workload, each measured in one run (ratios of medians, so machine
 # load that changes between runs cannot enter them).  The scalability
-# report is `make demo` (bench/demo.sh).
-#   bench/ratios.sh BUILD_DIR [OUT_DIR]     BUILD_DIR from cmake -DBGA_BENCH=ON
+# report is `make demo` (bench/scale/demo.sh).
+#   bench/report/ratios.sh BUILD_DIR [OUT_DIR]     BUILD_DIR from cmake -DBGA_BENCH=ON
 set -euo pipefail
-build=${1:?usage: bench/ratios.sh BUILD_DIR [OUT_DIR]}
-[ -d "$build/bench" ] || { echo "bench/ratios.sh: no $build/bench (BUILD_DIR: a cmake -DBGA_BENCH=ON build); usage: bench/ratios.sh BUILD_DIR [OUT_DIR]" >&2; exit 2; }
+build=${1:?usage: bench/report/ratios.sh BUILD_DIR [OUT_DIR]}
+[ -d "$build/bench" ] || { echo "bench/report/ratios.sh: no $build/bench (BUILD_DIR: a cmake -DBGA_BENCH=ON build); usage: bench/report/ratios.sh BUILD_DIR [OUT_DIR]" >&2; exit 2; }
 out=${2:-$build/ratios}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Tables, statistics and plots for bga-scale results (bench/scale.c).
+"""Tables, statistics and plots for bga-scale results (bench/scale/scale.c).
 
   report.py RESULT.json [--out DIR] [--no-plot] [--alpha A]
       Print one table per workload in the layout of the classic kernel
@@ -9,7 +9,7 @@
       and a Mann-Whitney U test against the baseline), the counter table,
       every 2-thread/1-thread ratio also as a fraction of the machine's
       ceiling C (two independent single-thread processes over one alone,
-      measured in the same run by bench/demo.sh: the JSON's "ceiling"; or
+      measured in the same run by bench/scale/demo.sh: the JSON's "ceiling"; or
       --ceiling C), the scaling under oversubscription and the project's
       targets.  The plots draw the ceiling: C times each variant's
       1-thread figure.
@@ -124,7 +124,7 @@ def cells_by_key(d):
 
 def ceiling_of(d, override=None):
     """The machine's ceiling C for d: --ceiling, the JSON's "ceiling" (from
-    bench/demo.sh), or a --meta ceiling=C given to bga-scale; None if none."""
+    bench/scale/demo.sh), or a --meta ceiling=C given to bga-scale; None if none."""
     if override:
         return override
     c = (d.get("ceiling") or {}).get("value")
@@ -182,7 +182,7 @@ class Report:
                       if runs else ""))
             self.p("         the most any 2-thread figure can reach on this machine now; '0.94 C' = 94% of it")
         else:
-            self.p("ceiling: not measured (bench/demo.sh measures it; report.py --ceiling C to give one)")
+            self.p("ceiling: not measured (bench/scale/demo.sh measures it; report.py --ceiling C to give one)")
         meta = d.get("meta") or {}
         if meta:
             self.p("build: " + ", ".join("%s=%s" % kv for kv in sorted(meta.items())))
@@ -577,7 +577,7 @@ def plot(d, out, ceiling=None):
         lines.append("plot " + ", \\\n     ".join(plots))
         return lines
 
-    script = ["# made by bench/report.py; run with gnuplot to redo the PNGs", "set encoding utf8"]
+    script = ["# made by bench/report/report.py; run with gnuplot to redo the PNGs", "set encoding utf8"]
     files = []
     for w, dat, threads in panels:
         png = os.path.join(out, "scale-%s.png" % w["name"])

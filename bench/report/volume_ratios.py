@@ -5,7 +5,7 @@
 Usage:
     bga-bench --benchmark_repetitions=5 --benchmark_out=vol.json \
               --benchmark_out_format=json
-    bench/volume_ratios.py vol.json
+    bench/report/volume_ratios.py vol.json
 
 Every figure is a ratio of two medians (items_per_second over the
 repetitions) taken from the same JSON file, so machine load that changes

@@ -3,23 +3,23 @@
 # The main job of `make demo`: measure the machine's ceiling (bench/ceiling.sh,
 # before and after), run bga-scale and print the scalability report, every
 # 2-thread figure also as a fraction of that ceiling.
-#   bench/demo.sh BUILD_DIR [bga-scale options...]
-# e.g. bench/demo.sh build/release --quick
-#      bench/demo.sh build/release -w churn -t 1,2,64 -r 9
+#   bench/scale/demo.sh BUILD_DIR [bga-scale options...]
+# e.g. bench/scale/demo.sh build/release --quick
+#      bench/scale/demo.sh build/release -w churn -t 1,2,64 -r 9
 # Writes build/demo/scale.json (and a copy under build/demo/runs/, named by
-# time and commit, for bench/compare.sh), report.txt, summary.json, scale.png
+# time and commit, for bench/report/compare.sh), report.txt, summary.json, scale.png
 # and scale-<workload>.png, and build/demo/replay/ (the recorded
 # histories).  Set BGA_DEMO_OUT to write elsewhere, and BGA_DEMO_CEILING=0
 # to skip the ceiling.
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ ! -d "$1" ]; then
-	echo "usage: bench/demo.sh BUILD_DIR [bga-scale options]  (BUILD_DIR from cmake -DBGA_BENCH=ON)" >&2
+	echo "usage: bench/scale/demo.sh BUILD_DIR [bga-scale options]  (BUILD_DIR from cmake -DBGA_BENCH=ON)" >&2
 	exit 2
 fi
 build=$1
 shift
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${BGA_DEMO_OUT:-$root/build/demo}
 scale=$build/bench/bga-scale
 if [ ! -x "$scale" ]; then
@@ -84,7 +84,7 @@ if runs:
         f.write("\n")
 PY
 cp "$json" "$out/runs/scale-$stamp-$rev.json"
-"$py" "$root/bench/report.py" "$json" --out "$out"
+"$py" "$root/bench/report/report.py" "$json" --out "$out"
 # The recorded histories side by side (bga-replay(1), tests/data/traces):
 # real programs through bgafs (a kernel tree, an aged volume, git
 # checkouts, fio at random offsets, a kernel build, dbench, the exerciser)
@@ -96,4 +96,4 @@ echo
 "$build/tools/replay/bga-replay" run "$root"/tests/data/traces/*.trace "$root"/tests/data/traces/*.trace.xz \
 	-a bgalloc -a bgalloc,windows=off -a ext2 -o "$out/replay" || echo "demo: the replay failed" >&2
 echo "demo: measured and reported in ${SECONDS} s; this run is also saved as $out/runs/scale-$stamp-$rev.json"
-echo "demo: compare two runs with: bench/compare.sh OLD.json NEW.json"
+echo "demo: compare two runs with: bench/report/compare.sh OLD.json NEW.json"

@@ -31,7 +31,7 @@
  * whose threads did not get the CPUs says "cannot decide" (CPU_SHARE_MIN,
  * as bga-lab and counter_bench do), so that no tool prints a bare figure
  * the others would contradict.  Tables, tests and plots are
- * bench/report.py's job.
+ * bench/report/report.py's job.
  *
  * Workloads and variants are described in scale_workloads.c, the peer's
  * image in scale_run.c; scale_ctx.h says which file holds what.
@@ -45,7 +45,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cpu.h" /* bga__cpu_source: the counter's CPU-id source, for the report */
 #include "scale_ctx.h"
 #include "xfer.h"
 
@@ -352,7 +351,7 @@ int main(int argc, char **argv)
 		scale.xfer_ns[0] = xfer_line_ns(scale.cpus[0], scale.cpus[1], XFER_PINGS);
 	if (scale.opt.wl_on[W_COUNTER])
 		fprintf(stderr, "bga-scale: counter: per-CPU adds on %s, CPU-id source %s\n", counter_path(),
-			bga__cpu_source());
+			cpu_source());
 
 	for (int w = 0; w < W_COUNT; w++) {
 		const struct workload *wl = &workloads[w];

@@ -189,6 +189,9 @@ void wl_teardown(struct worker *wk);
 /* How this process's per-CPU counters add: "percpu-rseq" or "percpu-cas"
  * (bga_counter_mode_name), "unknown" if none could be made.  For the report. */
 const char *counter_path(void);
+/* Which CPU-id source the library's per-CPU paths use in this thread:
+ * "rseq", "getcpu" or "hash".  For the report. */
+const char *cpu_source(void);
 
 /* ---- the runner (scale_run.c) --------------------------------------------- */
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * bga-scale's report: medians and the JSON document (its keys are what
- * bench/report.py, compare.sh and the plots read).  Tables, tests and plots
- * are bench/report.py's job.
+ * bench/report/report.py, compare.sh and the plots read).  Tables, tests and plots
+ * are bench/report/report.py's job.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cpu.h" /* bga__cpu_source: the counter's CPU-id source, for the report */
 #include "scale_ctx.h"
 
 /* ---- results -------------------------------------------------------------------- */
@@ -192,7 +191,7 @@ int write_json(const char *path, struct cellres *cells, int ncells, double start
 	fprintf(f, ", \"counter_path\": ");
 	json_str(f, counter_path());
 	fprintf(f, ", \"cpu_source\": ");
-	json_str(f, bga__cpu_source());
+	json_str(f, cpu_source());
 	fprintf(f, "},\n  \"meta\": {");
 	for (int i = 0; i < scale.opt.nmeta; i++) {
 		const char *eq = strchr(scale.opt.meta[i], '=');

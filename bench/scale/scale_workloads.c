@@ -47,7 +47,7 @@
  *  baseline       BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS: one lock and one
  *                 shared counter, ext3 before the 2.5 patches.
  *  ext2           libext2fs on an mke2fs image behind one mutex, as fuse2fs
- *                 (bench/support/peer_ext2.c).  Mapping: one block is
+ *                 (support/peer_ext2.c).  Mapping: one block is
  *                 ext2fs_new_block2 + alloc_stats; an extent is
  *                 ext2fs_new_range(MIN_LENGTH) for exactly that length; a
  *                 free is alloc_stats_range(-1).  Writers run without
@@ -61,6 +61,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "cpu.h" /* bga__cpu_source: see cpu_source() */
 #include "scale_ctx.h"
 
 /* ---- the tables ---------------------------------------------------------- */
@@ -509,6 +510,16 @@ const char *counter_path(void)
 		bga_counter_destroy(c);
 	}
 	return name;
+}
+
+/* The library's own answer (bga__cpu_source, cpu.h: the one place of
+ * bga-scale inside the library, tests/cycles/reach.txt): a report of
+ * per-CPU scaling must say which CPU id the library read, and no public
+ * call says it; guessing from glibc's rseq registration would report what
+ * the machine offers, not what the library chose. */
+const char *cpu_source(void)
+{
+	return bga__cpu_source();
 }
 
 static void counter_loop(struct worker *wk)

@@ -7,14 +7,14 @@
 # scenario's fill, the first touch of a group, the thread's first calls)
 # drops out.  The count includes the driver's own work (random numbers,
 # the object table), as the comparison with Ceph's allocators did.
-#   bench/engine_instructions.sh BUILD_DIR [SCENARIO WANT]...
+#   bench/volume/engine_instructions.sh BUILD_DIR [SCENARIO WANT]...
 # Without SCENARIO WANT: empty 16, empty 64, empty 1024, fragmented 16.
 # ENGINE_CALL=alloc|whole: requests made by bga_alloc calls (without or
 # with BGA_WHOLE) instead of one bga_alloc_vec (units_engine.c, CALL).
 # Under valgrind rseq is not registered: the CPU id's fallback is counted
-# (see bench/instructions.sh).
+# (see bench/volume/instructions.sh).
 set -euo pipefail
-build=${1:?usage: bench/engine_instructions.sh BUILD_DIR [SCENARIO WANT]...}
+build=${1:?usage: bench/volume/engine_instructions.sh BUILD_DIR [SCENARIO WANT]...}
 shift
 [ $# -gt 0 ] || set -- empty 16 empty 64 empty 1024 fragmented 16
 n1=${ENGINE_STEPS1:-20000}

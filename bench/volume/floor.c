@@ -42,7 +42,7 @@
  *   bga-floor [reps] [ops]        the timing: median ns per operation of
  *                                 each variant, and bgalloc's over each
  *   bga-floor --count VARIANT OPS one run of one variant, nothing else: for
- *                                 callgrind (bench/floor.sh counts them)
+ *                                 callgrind (bench/volume/floor.sh counts them)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -58,6 +58,10 @@
 
 #include <bgalloc.h>
 
+/* Inside the library (tests/cycles/reach.txt): the `counter` variant
+ * charges the library's own counter as bga_alloc and bga_free do, inline
+ * on the CPU hint (counter_impl.h); the public bga_counter_add is a call,
+ * and the floor would then measure a call the library does not make. */
 #include "counter_impl.h"
 #include "args.h"
 #include "rng.h"

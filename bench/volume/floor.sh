@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Instructions per single-thread churn operation for each of bga-floor's
-# variants (bench/floor.c), counted by callgrind as bench/instructions.sh
+# variants (bench/volume/floor.c), counted by callgrind as bench/volume/instructions.sh
 # counts bgalloc's: the whole loop (harness included), and the part outside
 # the loop's own code (the two calls with all they run).
-#   bench/floor.sh BUILD_DIR [OPS]
+#   bench/volume/floor.sh BUILD_DIR [OPS]
 # Under valgrind no thread has rseq, so the `counter` and `bgalloc` variants
 # run the counter's CAS path and the CPU id's getcpu fallback (cpu.h).
 set -euo pipefail
-build=${1:?usage: bench/floor.sh BUILD_DIR [OPS]}
-[ -d "$build/bench" ] || { echo "bench/floor.sh: no $build/bench (BUILD_DIR: a cmake -DBGA_BENCH=ON build); usage: bench/floor.sh BUILD_DIR [OPS]" >&2; exit 2; }
+build=${1:?usage: bench/volume/floor.sh BUILD_DIR [OPS]}
+[ -d "$build/bench" ] || { echo "bench/volume/floor.sh: no $build/bench (BUILD_DIR: a cmake -DBGA_BENCH=ON build); usage: bench/volume/floor.sh BUILD_DIR [OPS]" >&2; exit 2; }
 ops=${2:-100000}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

@@ -4,7 +4,7 @@
 # one at a random goal, 2^20 blocks), counted by callgrind: unlike time,
 # the count repeats exactly whatever else the machine does, so it tells
 # whether a change to the hot path made it shorter.
-#   bench/instructions.sh BUILD_DIR [OPS]
+#   bench/volume/instructions.sh BUILD_DIR [OPS]
 # The count has three parts, printed apart:
 #  - the harness: churn_loop's own instructions (the loop, two random
 #    numbers, the calls), which any caller pays in some form;
@@ -22,8 +22,8 @@
 # line) goes to one group by its file and text, so a line that does two
 # things counts for the first that matches below.
 set -euo pipefail
-build=${1:?usage: bench/instructions.sh BUILD_DIR [OPS] [--groups]}
-[ -d "$build/bench" ] || { echo "bench/instructions.sh: no $build/bench (BUILD_DIR: a cmake -DBGA_BENCH=ON build); usage: bench/instructions.sh BUILD_DIR [OPS] [--groups]" >&2; exit 2; }
+build=${1:?usage: bench/volume/instructions.sh BUILD_DIR [OPS] [--groups]}
+[ -d "$build/bench" ] || { echo "bench/volume/instructions.sh: no $build/bench (BUILD_DIR: a cmake -DBGA_BENCH=ON build); usage: bench/volume/instructions.sh BUILD_DIR [OPS] [--groups]" >&2; exit 2; }
 ops=${2:-100000}
 groups=${3:-}
 out=$(mktemp)

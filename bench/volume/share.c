@@ -25,7 +25,7 @@
  *
  *   bga-share [reps] [ops-per-thread]
  *   bga-share --count OPS     one single-thread churn only (for callgrind:
- *                             bench/instructions.sh)
+ *                             bench/volume/instructions.sh)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -68,7 +68,7 @@ struct worker {
 };
 
 /* The timed loop, apart so that callgrind can count it alone
- * (bench/instructions.sh). */
+ * (bench/volume/instructions.sh). */
 static __attribute__((noinline)) int churn_loop(struct worker *w, struct rng *r, uint64_t per, uint64_t lo,
 						uint64_t span)
 {

@@ -13,7 +13,7 @@
  *   vec       N extents of 8 blocks from a volume whose free space is
  *             runs of 8 (every other 8 used): one bga_alloc_vec call
  *             against N bga_alloc calls, ns per extent, and the ratio.
- *   ins       for bench/vec_instructions.sh (callgrind): one
+ *   ins       for bench/volume/vec_instructions.sh (callgrind): one
  *             bga_alloc_vec of N extents (vec_call) and N bga_alloc
  *             calls (alloc_calls), each on a fresh volume of the same
  *             free space, for each shape: runs of 8 (N extents of 8), an

@@ -25,7 +25,7 @@
  * merged across group boundaries, as one free list would hold them),
  * bga_stats' frag_score, Ceph's fragmentation score (below), and pairs
  * (one free and one allocation) per second, the median over repetitions.
- * engine-ins runs the steps once for callgrind (bench/engine_instructions.sh
+ * engine-ins runs the steps once for callgrind (bench/volume/engine_instructions.sh
  * takes the difference of two step counts).  CALL (engine's third
  * argument, engine-ins' fourth) is how a request is made: vec (the
  * default), one bga_alloc_vec; alloc, bga_alloc called until want is met,

@@ -5,14 +5,14 @@
 # volume, from the same goal, each bga_alloc from the end of the last),
 # counted by callgrind: the count repeats exactly, where the time ratio
 # (bga-units vec) moves by 20% from run to run on this machine.
-#   bench/vec_instructions.sh BUILD_DIR [N]
-# Shapes (bench/units.c): runs of 8 in used space, 8-block pieces of one
+#   bench/volume/vec_instructions.sh BUILD_DIR [N]
+# Shapes (bench/volume/units.c): runs of 8 in used space, 8-block pieces of one
 # empty run, and whole 256-block groups.  Each count is the inclusive
 # cost of vec_call or alloc_calls, per extent.  Under valgrind rseq is not
 # registered, so both sides pay the CPU id's fallback alike (see
-# bench/instructions.sh).
+# bench/volume/instructions.sh).
 set -euo pipefail
-build=${1:?usage: bench/vec_instructions.sh BUILD_DIR [N]}
+build=${1:?usage: bench/volume/vec_instructions.sh BUILD_DIR [N]}
 n=${2:-256}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
