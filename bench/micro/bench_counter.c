@@ -24,31 +24,23 @@
 
 #include <bgalloc/counter.h>
 
-/* Inside the library (tests/cycles/reach.txt): the counter is measured on
- * each of its paths (bga__counter_create_on forces a mode and the rseq or
- * CAS path, which bga_counter_create chooses alone), beside the CPU id it
- * reads (bga__cpu_current, bga__cpu_source: cpu.h), which no public call
- * exposes. */
-#include "counter_impl.h"
+/* Inside the library (tests/cycles/reach.txt): the CPU id the counter
+ * reads is measured beside it (bga__cpu_current) and each result names
+ * its source (bga__cpu_source); no public call exposes either. */
 #include "cpu.h"
 #include "shim.h"
 
 #define CTR_BATCH 64
 
-static void ctr_setup(struct bench_state *st, enum bga_counter_mode mode, bool rseq)
+static void ctr_setup_percpu(struct bench_state *st)
 {
 	struct bga_counter *c;
 
-	if (bga__counter_create_on(&c, 0, 0, mode, rseq)) {
+	if (bga_counter_create(&c, 0, 0, BGA_COUNTER_PERCPU)) {
 		bench_skip(st, "bga_counter_create failed");
 		return;
 	}
 	bench_set_ctx(st, c);
-}
-
-static void ctr_setup_percpu(struct bench_state *st)
-{
-	ctr_setup(st, BGA_COUNTER_PERCPU, true);
 }
 
 /* "percpu-rseq cpu=rseq": the counter's path and this thread's CPU-id
