@@ -25,8 +25,9 @@ hold between files, each file by its path:
           support/ included; what two of them share lives in support/.
           tests/ alone may reach the others' files: it tests them.
   inside  bench/, examples/ and tools/ reach the library through its
-          public headers (include/): an include of a header of lib/, or
-          a call of a bga__ name, is reported.  tests/ may (white-box).
+          public headers (include/): an include of a header of lib/
+          (quoted, or angled through an include path), or a call of a
+          bga__ name, is reported.  tests/ may (white-box).
 
 --reach FILE lists the exceptions, one a line, "FILE -> FILE" with the
 reason after '#' ('#' at a line's start: a comment): an include of the
@@ -71,6 +72,7 @@ SKIP = ("tests/abi/include-0.1.0", "tests/cycles", "tests/fuzz/corpus", "tests/f
         "tests/fuzz/crashes", "tests/data")
 SUPPORT = ("tests/support", "bench/support")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+ANGLED = re.compile(r'^\s*#\s*include\s+<([^>]+)>', re.M)
 NOT_TIES = {"main", "LLVMFuzzerTestOneInput", "LLVMFuzzerInitialize"}
 
 
@@ -171,6 +173,13 @@ def check(root):
             g = resolve(m.group(1), f, files, bybase)
             if g:
                 tie(f, g, f"includes {os.path.basename(g)}")
+        # <counter_impl.h> through an include path is still lib/'s header
+        if f.split("/")[0] in PUBLIC_ONLY:
+            for m in ANGLED.finditer(text):
+                libs = [g for g in bybase.get(os.path.basename(m.group(1)), [])
+                        if g.startswith("lib/") and g.endswith("/" + m.group(1))]
+                if len(libs) == 1:
+                    tie(f, libs[0], f"includes <{m.group(1)}>")
     # calls: a name only one file defines (outside lib/ and include/: the
     # library's own calls are callcycles.py's)
     defs, bodies = {}, {}
