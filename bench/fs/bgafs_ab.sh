@@ -12,6 +12,7 @@
 # Environment: AB_SIZE (image, 3G), WRITE_MB (1024), FALLOC_MB (1024),
 # AGED_HOLES (2000), AB_DIR (a temporary directory under /tmp).
 set -euo pipefail
+[ $# -ge 2 ] || { echo "usage: bench/fs/bgafs_ab.sh BGAFS_A BGAFS_B [REPS]" >&2; exit 2; }
 A=$(realpath "$1")
 B=$(realpath "$2")
 reps=${3:-5}

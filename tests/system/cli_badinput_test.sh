@@ -93,6 +93,9 @@ bad bench/volume/floor.sh --bogus
 bad bench/report/ratios.sh /nonexistent
 bad bench/report/compare.sh --bogus
 bad bench/scale/demo.sh --bogus
+bad bench/fs/bgafs_ab.sh
+bad bench/fs/trace_cost.sh --bogus
+bad bench/fs/dbench_counters.sh --bogus
 
 # bench/user/
 bad bench/user/lock_bench 2 10 -1
