@@ -138,7 +138,8 @@ done
 # every configuration knob runs, and a wrong one is refused
 expect 0 '^hash bgalloc,group=4096,counters=atomic,lock=global,windows=off [0-9a-f]{16}$' -- \
 	"$R" run "$TRACES/bgafs-dbench.trace" -a bgalloc,group=4096,counters=atomic,lock=global,windows=off
-expect 1 "'windows=maybe' is not one of" -- "$R" run "$TRACES/objects.trace" -a bgalloc,windows=maybe
+expect 2 "'windows=maybe' is not one of" -- "$R" run "$TRACES/objects.trace" -a bgalloc,windows=maybe
+expect 2 "unknown allocator 'worstfit'" -- "$R" run "$TRACES/objects.trace" -a worstfit
 # a goal past a file whose last block the replay put at the volume's end
 # is no goal past the end: every allocator places it (recorded block 5 is
 # the replay's 63, the last; the next write aims at 6)
@@ -217,7 +218,7 @@ for bad in "--full 0" "--full 101" "--full x"; do
 	# shellcheck disable=SC2086
 	expect 2 'a percent from 1 to 100' -- "$R" run "$O" $bad -o "$dir/none"
 done
-expect 1 "'windows=maybe' is not one of" -- "$R" run "$O" "$D" -a bgalloc -a bgalloc,windows=maybe -o "$dir/none"
+expect 2 "'windows=maybe' is not one of" -- "$R" run "$O" "$D" -a bgalloc -a bgalloc,windows=maybe -o "$dir/none"
 expect 1 "$dir/missing.trace: No such file" -- "$R" run "$O" "$dir/missing.trace" -o "$dir/none"
 # --verify of several traces: one whose recorded end was changed fails,
 # and the next is checked still
