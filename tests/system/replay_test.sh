@@ -146,7 +146,8 @@ expect 2 "unknown allocator 'worstfit'" -- "$R" run "$TRACES/objects.trace" -a w
 printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source edge" "0 1 0 init_free 0 : 63+1" \
 	"1 1 0 rsv_open 0 1" "2 1 0 alloc 0 1 18446744073709551615 1 1 0 0 : 5+1" "3 1 0 free 0 10 1" \
 	"4 1 0 alloc 0 1 6 1 1 0 0 : 6+1" "5 1 0 rsv_close 0 1" >"$dir/edge.txt"
-out=$("$R" run "$dir/edge.txt" -a bgalloc -a bgalloc,windows=off -a ext2) || fail "the edge trace: $out"
+out=$("$R" run "$dir/edge.txt" -a bgalloc -a bgalloc,windows=off -a ext2 -a firstfit -a bestfit -a mballoc) ||
+	fail "the edge trace: $out"
 ! grep -q ' failed, ' <<<"$out" || fail "a goal after the volume's last block failed: $out"
 # blocks the replay got past what the recording got go back and are not
 # the file's: the file's next request, which takes them again, keeps it
@@ -154,8 +155,23 @@ out=$("$R" run "$dir/edge.txt" -a bgalloc -a bgalloc,windows=off -a ext2) || fai
 printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source extra" "0 1 0 init_free 0 : 0+64" \
 	"1 1 0 rsv_open 0 1" "2 1 0 alloc 0 1 18446744073709551615 1 8 0 0 : 10+4" \
 	"3 1 0 alloc 0 1 14 1 4 0 0 : 14+4" "4 1 0 rsv_close 0 1" >"$dir/extra.txt"
-for a in bgalloc ext2; do
+for a in bgalloc ext2 firstfit bestfit mballoc; do
 	expect 0 "^$a +5 +[0-9]+ +1 +1\.00 " -- "$R" run "$dir/extra.txt" -a $a
+done
+# the reference allocators place as they say (refalloc.h): a hole of 4 at
+# 0 and one of 2 at 12, then a request of 2: first fit takes the first
+# hole (3 free extents left), best fit the one it fills (2)
+N=18446744073709551615
+printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source fits" "0 1 0 init_free 0 : 0+64" \
+	"1 1 0 alloc 0 0 $N 4 4 0 0 : 0+4" "2 1 0 alloc 0 0 $N 8 8 0 0 : 4+8" "3 1 0 alloc 0 0 $N 2 2 0 0 : 12+2" \
+	"4 1 0 alloc 0 0 $N 4 4 0 0 : 14+4" "5 1 0 free 0 0 4" "6 1 0 free 0 12 2" \
+	"7 1 0 alloc 0 0 $N 2 2 0 0 : 0+2" >"$dir/fits.txt"
+expect 0 '^firstfit +3 +46 +46$' -- "$R" run "$dir/fits.txt" -a firstfit
+expect 0 '^bestfit +2 +46 +46$' -- "$R" run "$dir/fits.txt" -a bestfit
+# and pass the replay's checks on the small histories: every free and
+# commit accepted, every extent as promised, twice the same end
+for t in "$TRACES"/*.trace; do
+	out=$("$R" run "$t" -a firstfit -a bestfit -a mballoc --reps 2) || fail "$(basename "$t") on the references: $out"
 done
 # several traces: each reported, then side by side (one row an allocator
 # of each); --out makes a directory a trace

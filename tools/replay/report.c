@@ -142,6 +142,18 @@ int report_trace(const struct history *h, int verify)
 				printf(" %s x%" PRIu64, bga_strerror(r->errs[i].err), r->errs[i].n);
 			putchar('\n');
 		}
+		/* the replay's own checks: a free, commit or claim the allocator
+		 * refused, or an extent it got wrong (a reference allocator's
+		 * -EIO), fails the run */
+		uint64_t eio = 0;
+		for (int i = 0; i < 8 && r->errs[i].n; i++)
+			eio += r->errs[i].err == -EIO ? r->errs[i].n : 0;
+		if (r->free_errors || eio) {
+			printf("%s: %" PRIu64 " frees or commits refused, %" PRIu64
+			       " allocations that broke their promise: the replay and the allocator disagree\n",
+			       r->label, r->free_errors, eio);
+			rc = 1;
+		}
 		if (r->verify_end >= 0 || verify) {
 			printf("verify: %" PRIu64 " records applied, %" PRIu64 " did not apply; end %s\n", r->replayed,
 			       r->mismatches,
