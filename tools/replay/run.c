@@ -650,6 +650,10 @@ int run_main(const struct run_opts *o)
 	if (!rc && (o->ntraces > 1 || o->markdown)) {
 		putchar('\n');
 		report_histories(stdout, h, (size_t)o->ntraces, o->markdown);
+		if (o->nallocs > 1) {
+			printf("\nthe best any allocator reached:\n");
+			report_best(stdout, h, (size_t)o->ntraces, o->markdown);
+		}
 	}
 	for (int i = 0; i < done; i++) {
 		for (int a = 0; a < h[i].n; a++)
