@@ -176,3 +176,33 @@ Test(descriptor, each_group_on_a_line_of_its_own)
 	cr_assert_eq(bga_check(vol, NULL), 0);
 	bga_destroy(vol);
 }
+
+/*
+ * The other half of the home's rule (lib/alloc/steer.h,
+ * bga__note_result): found held, the home moves to the start of the group
+ * the walk went to, so CPUs that meet drift apart; a goal-less request
+ * after the home's lock is free again starts there, not back in the old
+ * home.  Requests of more than 16 blocks, which no locality window
+ * serves, show the walk alone.
+ */
+Test(home, moves_to_where_the_walk_went_when_found_held)
+{
+	cpu_set_t old;
+	pin_one(&old);
+	const uint32_t bpg = 4096;
+	struct bga_volume *vol = make(64 * bpg, bpg, 64);
+	uint64_t home = alloc_nogoal(vol, 32);
+	cr_assert_eq(home % bpg, 0);
+	uint64_t g = home / bpg;
+	bga_locktab_lock(vol->locks, g);
+	uint64_t away = alloc_nogoal(vol, 32);
+	bga_locktab_unlock(vol->locks, g);
+	cr_assert(away / bpg != g, "a busy home group is passed over");
+	cr_assert_eq(away % bpg, 0, "the walk takes the next group from its low end");
+	uint64_t next = alloc_nogoal(vol, 32);
+	cr_assert_eq(next, away + 32, "the home moved with the walk: %llu, not %llu", (unsigned long long)next,
+		     (unsigned long long)(away + 32));
+	cr_assert_eq(bga_check(vol, NULL), 0);
+	bga_destroy(vol);
+	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+}
