@@ -206,3 +206,43 @@ Test(home, moves_to_where_the_walk_went_when_found_held)
 	bga_destroy(vol);
 	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
 }
+
+/*
+ * Where a request looks, 1 (<bgalloc/alloc.h>): no call but a small
+ * goal-less bga_alloc takes from a CPU's locality window.  The window is
+ * booked first (the home found held, then a small goal-less request);
+ * a goal-less bga_alloc_vec of small pieces then leaves it as it was, as
+ * bga_stats counts its blocks, and takes none of them.
+ * vec::goalless_never_takes_the_locality_window sees it only when its
+ * home happens to be contended.
+ */
+Test(locality, alloc_vec_never_takes_the_window)
+{
+	cpu_set_t old;
+	pin_one(&old);
+	const uint32_t bpg = 4096;
+	struct bga_volume *vol = make(64 * bpg, bpg, 64);
+	struct bga_stats st;
+	uint64_t g = alloc_nogoal(vol, 1) / bpg;
+	bga_locktab_lock(vol->locks, g);
+	alloc_nogoal(vol, 1);
+	bga_locktab_unlock(vol->locks, g);
+	uint64_t in_window = alloc_nogoal(vol, 1);
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	uint64_t held = st.rsv_window_blocks;
+	cr_assert_gt(held, 0, "no locality window to test against");
+	struct bga_request r = {.goal = BGA_NO_GOAL, .min_len = 4, .max_len = 16};
+	struct bga_extent out[16];
+	size_t n = 0;
+	cr_assert_eq(bga_alloc_vec(vol, &r, 12, out, 16, &n), 0);
+	cr_assert_eq(bga_stats(vol, &st), 0);
+	cr_assert_eq(st.rsv_window_blocks, held, "bga_alloc_vec changed the locality window: %llu blocks, then %llu",
+		     (unsigned long long)held, (unsigned long long)st.rsv_window_blocks);
+	for (size_t i = 0; i < n; i++)
+		cr_assert(out[i].start + out[i].len <= in_window + 1 || out[i].start > in_window + held,
+			  "[%llu,+%llu) lies in the window after block %llu", (unsigned long long)out[i].start,
+			  (unsigned long long)out[i].len, (unsigned long long)in_window);
+	cr_assert_eq(bga_check(vol, NULL), 0);
+	bga_destroy(vol);
+	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+}
