@@ -168,6 +168,23 @@ printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source fits" "0 1
 	"7 1 0 alloc 0 0 $N 2 2 0 0 : 0+2" >"$dir/fits.txt"
 expect 0 '^firstfit +3 +46 +46$' -- "$R" run "$dir/fits.txt" -a firstfit
 expect 0 '^bestfit +2 +46 +46$' -- "$R" run "$dir/fits.txt" -a bestfit
+# mballoc packs small goal-less requests into the locality group's
+# preallocation: the hole a free leaves before its front waits (2 free
+# extents, where first fit fills it: 1)
+printf '%s\n' "bgatrace 1" "nblocks 1024" "blocks_per_group 1024" "source lg" "0 1 0 init_free 0 : 0+1024" \
+	"1 1 0 alloc 0 0 $N 4 4 0 0 : 0+4" "2 1 0 alloc 0 0 $N 4 4 0 0 : 4+4" "3 1 0 free 0 0 4" \
+	"4 1 0 alloc 0 0 $N 4 4 0 0 : 0+4" >"$dir/lg.txt"
+expect 0 '^mballoc +2 +1012 +1012$' -- "$R" run "$dir/lg.txt" -a mballoc
+expect 0 '^firstfit +1 +1016 +1016$' -- "$R" run "$dir/lg.txt" -a firstfit
+# and normalises a file's first block to a preallocation of 16 that its
+# next block goes on in, past an object placed meanwhile (one extent, where
+# first fit splits the file: 2); the close gives the rest back
+printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source pa" "0 1 0 init_free 0 : 0+64" \
+	"1 1 0 rsv_open 0 1" "2 1 0 alloc 0 1 $N 1 1 0 0 : 0+1" "3 1 0 alloc 0 0 $N 20 20 0 0 : 1+20" \
+	"4 1 0 alloc 0 1 1 1 1 0 0 : 21+1" "5 1 0 rsv_close 0 1" >"$dir/pa.txt"
+expect 0 '^mballoc +5 +[0-9]+ +1 +1\.00 ' -- "$R" run "$dir/pa.txt" -a mballoc
+expect 0 '^firstfit +5 +[0-9]+ +1 +2\.00 ' -- "$R" run "$dir/pa.txt" -a firstfit
+expect 0 '^mballoc +2 +28 +28$' -- "$R" run "$dir/pa.txt" -a mballoc
 # and pass the replay's checks on the small histories: every free and
 # commit accepted, every extent as promised, twice the same end
 for t in "$TRACES"/*.trace; do
