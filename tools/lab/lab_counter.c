@@ -15,7 +15,6 @@
 
 #include "lab.h"
 
-#define LAB_CACHELINE 128
 #define CHUNK 1024u
 /* add_limited's limit: far above anything a run reaches, so every add is
  * the "far from the limit" case the fast path serves. */
@@ -133,9 +132,7 @@ static int striped_finish(void *obj, uint64_t total, char *desc, size_t desclen)
 	for (unsigned i = 0; i < st->nstripes; i++)
 		sum += st->s[i].v;
 	snprintf(desc, desclen, "lab code, %u stripes", st->nstripes);
-	int rc = sum == (int64_t)total ? 0 : -1;
-	if (rc)
-		fprintf(stderr, "bga-lab: striped: sum %lld after %llu adds\n", (long long)sum, (unsigned long long)total);
+	int rc = lab_check_sum("striped", sum, total);
 	free(st);
 	return rc;
 }
@@ -155,11 +152,9 @@ struct tls_fold {
 static void *tls_setup(const struct lab_variant *v, unsigned nthreads)
 {
 	(void)v;
-	size_t size = sizeof(struct tls_fold) + nthreads * (size_t)LAB_CACHELINE;
-	struct tls_fold *f = aligned_alloc(LAB_CACHELINE, (size + LAB_CACHELINE - 1) & ~(size_t)(LAB_CACHELINE - 1));
+	struct tls_fold *f = lab_alloc_lines(sizeof(struct tls_fold) + nthreads * (size_t)LAB_CACHELINE);
 	if (!f)
 		return NULL;
-	memset(f, 0, size);
 	f->batch = lab_cur->batch > 0 ? lab_cur->batch : 32;
 	f->nthreads = nthreads;
 	return f;
@@ -196,9 +191,7 @@ static int tls_finish(void *obj, uint64_t total, char *desc, size_t desclen)
 	for (unsigned i = 0; i < f->nthreads; i++)
 		sum += f->t[i].local;
 	snprintf(desc, desclen, "lab code, batch %lld", (long long)f->batch);
-	int rc = sum == (int64_t)total ? 0 : -1;
-	if (rc)
-		fprintf(stderr, "bga-lab: tls-fold: sum %lld after %llu adds\n", (long long)sum, (unsigned long long)total);
+	int rc = lab_check_sum("tls-fold", sum, total);
 	free(f);
 	return rc;
 }

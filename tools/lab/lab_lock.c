@@ -15,7 +15,6 @@
 
 #include "lab.h"
 
-#define LAB_CACHELINE 128
 #define CHUNK 64u
 
 struct lockobj {
@@ -37,13 +36,11 @@ static void *lock_setup(const struct lab_variant *v, unsigned nthreads)
 		return NULL;
 	}
 	uint32_t n = bga_locktab_nslots(t);
-	size_t size = sizeof(struct lockobj) + (size_t)n * LAB_CACHELINE;
-	struct lockobj *o = aligned_alloc(LAB_CACHELINE, (size + LAB_CACHELINE - 1) & ~(size_t)(LAB_CACHELINE - 1));
+	struct lockobj *o = lab_alloc_lines(sizeof(struct lockobj) + (size_t)n * LAB_CACHELINE);
 	if (!o) {
 		bga_locktab_destroy(t);
 		return NULL;
 	}
-	memset(o, 0, size);
 	o->t = t;
 	o->nslots = n;
 	o->spread = lab_cur->spread ? lab_cur->spread : 1;
@@ -61,9 +58,7 @@ static uint64_t lock_work(void *obj, unsigned tid, uint64_t ops, const volatile 
 		if (!k)
 			break;
 		for (unsigned i = 0; i < k; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			lab_xorshift(&x);
 			uint64_t key = o->spread > 1 ? x % o->spread : 0;
 			bga_locktab_lock(o->t, key);
 			/* A plain increment: only the lock makes it exact. */

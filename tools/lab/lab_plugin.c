@@ -14,7 +14,6 @@
 #include "bga_lab_plugin.h"
 #include "lab.h"
 
-#define LAB_CACHELINE 128
 #define MAX_PLUGGED 16
 #define COUNTER_CHUNK 1024u
 #define LOCK_CHUNK 64u
@@ -140,10 +139,7 @@ static int pc_finish(void *obj, uint64_t total, char *desc, size_t desclen)
 	struct pcounter *p = obj;
 	int64_t sum = p->o->sum(p->c);
 	snprintf(desc, desclen, "plug-in %s", p->o->name);
-	int rc = sum == (int64_t)total ? 0 : -1;
-	if (rc)
-		fprintf(stderr, "bga-lab: %s: sum %lld after %llu adds\n", p->o->name, (long long)sum,
-			(unsigned long long)total);
+	int rc = lab_check_sum(p->o->name, sum, total);
 	p->o->destroy(p->c);
 	free(p);
 	return rc;
@@ -163,11 +159,9 @@ struct plock {
 static void *pl_setup(const struct lab_variant *v, unsigned nthreads)
 {
 	uint32_t n = lab_cur->slots ? lab_cur->slots : 64;
-	size_t size = sizeof(struct plock) + (size_t)n * LAB_CACHELINE;
-	struct plock *p = aligned_alloc(LAB_CACHELINE, (size + LAB_CACHELINE - 1) & ~(size_t)(LAB_CACHELINE - 1));
+	struct plock *p = lab_alloc_lines(sizeof(struct plock) + (size_t)n * LAB_CACHELINE);
 	if (!p)
 		return NULL;
-	memset(p, 0, size);
 	p->o = locks[v->arg];
 	p->nslots = n;
 	p->spread = lab_cur->spread ? lab_cur->spread : 1;
@@ -189,9 +183,7 @@ static uint64_t pl_work(void *obj, unsigned tid, uint64_t ops, const volatile in
 	unsigned k;
 	while ((k = lab_next_chunk(n, ops, stop, LOCK_CHUNK)) != 0) {
 		for (unsigned i = 0; i < k; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			lab_xorshift(&x);
 			uint32_t slot = (uint32_t)((p->spread > 1 ? x % p->spread : 0) % p->nslots);
 			p->o->lock(p->l, tid, slot);
 			p->data[slot].n++; /* plain: only the lock makes it exact */
