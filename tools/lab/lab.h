@@ -147,6 +147,23 @@ static inline unsigned lab_next_chunk(uint64_t done, uint64_t ops, const volatil
 	return __atomic_load_n(stop, __ATOMIC_RELAXED) ? 0 : chunk;
 }
 
+/* A worker's loop, written once: the statements after `chunk` run in place
+ * (no call through a pointer, so that the loop measures them alone) until
+ * ops operations are done, or, with ops 0, until *stop is set, the flag
+ * read once a chunk (lab_next_chunk).  Its value: the operations done. */
+#define LAB_WORK(ops, stop, chunk, ...)                                                   \
+	__extension__({                                                                   \
+		uint64_t lab_done_ = 0;                                                   \
+		unsigned lab_k_;                                                          \
+		while ((lab_k_ = lab_next_chunk(lab_done_, ops, stop, chunk)) != 0) {     \
+			for (unsigned lab_i_ = 0; lab_i_ < lab_k_; lab_i_++) {            \
+				__VA_ARGS__;                                              \
+			}                                                         \
+			lab_done_ += lab_k_;                                              \
+		}                                                                 \
+		lab_done_;                                                        \
+	})
+
 /* The cache line the variants pad their per-thread and per-slot data to. */
 #define LAB_CACHELINE 128
 

@@ -48,21 +48,11 @@ static void *pub_setup(const struct lab_variant *v, unsigned nthreads)
 static uint64_t pub_work(void *obj, unsigned tid, uint64_t ops, const volatile int *stop)
 {
 	struct pub *p = obj;
-	uint64_t n = 0;
-	unsigned k;
 	(void)tid;
-	while ((k = lab_next_chunk(n, ops, stop, CHUNK)) != 0) {
-		if (p->limited) {
-			for (unsigned i = 0; i < k; i++)
-				if (bga_counter_add_limited(p->c, 1, FAR_LIMIT) != 0)
-					abort(); /* cannot happen below FAR_LIMIT: a library bug */
-		} else {
-			for (unsigned i = 0; i < k; i++)
-				bga_counter_add(p->c, 1);
-		}
-		n += k;
-	}
-	return n;
+	/* add_limited cannot refuse below FAR_LIMIT: a refusal is a library bug */
+	if (p->limited)
+		return LAB_WORK(ops, stop, CHUNK, if (bga_counter_add_limited(p->c, 1, FAR_LIMIT) != 0) abort());
+	return LAB_WORK(ops, stop, CHUNK, bga_counter_add(p->c, 1));
 }
 
 static int pub_finish(void *obj, uint64_t total, char *desc, size_t desclen)
@@ -115,14 +105,8 @@ __attribute__((noipa)) static void striped_add(struct striped *st, unsigned stri
 static uint64_t striped_work(void *obj, unsigned tid, uint64_t ops, const volatile int *stop)
 {
 	struct striped *st = obj;
-	unsigned stripe = tid & (st->nstripes - 1), k;
-	uint64_t n = 0;
-	while ((k = lab_next_chunk(n, ops, stop, CHUNK)) != 0) {
-		for (unsigned i = 0; i < k; i++)
-			striped_add(st, stripe, 1);
-		n += k;
-	}
-	return n;
+	unsigned stripe = tid & (st->nstripes - 1);
+	return LAB_WORK(ops, stop, CHUNK, striped_add(st, stripe, 1));
 }
 
 static int striped_finish(void *obj, uint64_t total, char *desc, size_t desclen)
@@ -174,14 +158,7 @@ static uint64_t tls_work(void *obj, unsigned tid, uint64_t ops, const volatile i
 {
 	struct tls_fold *f = obj;
 	int64_t *local = &f->t[tid].local;
-	uint64_t n = 0;
-	unsigned k;
-	while ((k = lab_next_chunk(n, ops, stop, CHUNK)) != 0) {
-		for (unsigned i = 0; i < k; i++)
-			tls_add(f, local, 1);
-		n += k;
-	}
-	return n;
+	return LAB_WORK(ops, stop, CHUNK, tls_add(f, local, 1));
 }
 
 static int tls_finish(void *obj, uint64_t total, char *desc, size_t desclen)

@@ -52,24 +52,17 @@ static void *lock_setup(const struct lab_variant *v, unsigned nthreads)
 static uint64_t lock_work(void *obj, unsigned tid, uint64_t ops, const volatile int *stop)
 {
 	struct lockobj *o = obj;
-	uint64_t x = 0x9e3779b97f4a7c15ull * (tid + 1), n = 0;
-	for (;;) {
-		unsigned k = lab_next_chunk(n, ops, stop, CHUNK);
-		if (!k)
-			break;
-		for (unsigned i = 0; i < k; i++) {
-			lab_xorshift(&x);
-			uint64_t key = o->spread > 1 ? x % o->spread : 0;
-			bga_locktab_lock(o->t, key);
-			/* A plain increment: only the lock makes it exact. */
-			o->data[bga_locktab_slot(o->t, key)].n++;
-			lab_spin_ns(o->hold);
-			bga_locktab_unlock(o->t, key);
-			lab_spin_ns(o->think);
-		}
-		n += k;
-	}
-	return n;
+	uint64_t x = 0x9e3779b97f4a7c15ull * (tid + 1);
+	return LAB_WORK(ops, stop, CHUNK, {
+		lab_xorshift(&x);
+		uint64_t key = o->spread > 1 ? x % o->spread : 0;
+		bga_locktab_lock(o->t, key);
+		/* A plain increment: only the lock makes it exact. */
+		o->data[bga_locktab_slot(o->t, key)].n++;
+		lab_spin_ns(o->hold);
+		bga_locktab_unlock(o->t, key);
+		lab_spin_ns(o->think);
+	});
 }
 
 static int lock_finish(void *obj, uint64_t total, char *desc, size_t desclen)

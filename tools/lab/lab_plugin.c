@@ -124,14 +124,7 @@ static uint64_t pc_work(void *obj, unsigned tid, uint64_t ops, const volatile in
 	struct pcounter *p = obj;
 	void (*add)(void *, unsigned, int64_t) = p->o->add;
 	void *c = p->c;
-	uint64_t n = 0;
-	unsigned k;
-	while ((k = lab_next_chunk(n, ops, stop, COUNTER_CHUNK)) != 0) {
-		for (unsigned i = 0; i < k; i++)
-			add(c, tid, 1);
-		n += k;
-	}
-	return n;
+	return LAB_WORK(ops, stop, COUNTER_CHUNK, add(c, tid, 1));
 }
 
 static int pc_finish(void *obj, uint64_t total, char *desc, size_t desclen)
@@ -179,21 +172,16 @@ static void *pl_setup(const struct lab_variant *v, unsigned nthreads)
 static uint64_t pl_work(void *obj, unsigned tid, uint64_t ops, const volatile int *stop)
 {
 	struct plock *p = obj;
-	uint64_t x = 0x9e3779b97f4a7c15ull * (tid + 1), n = 0;
-	unsigned k;
-	while ((k = lab_next_chunk(n, ops, stop, LOCK_CHUNK)) != 0) {
-		for (unsigned i = 0; i < k; i++) {
-			lab_xorshift(&x);
-			uint32_t slot = (uint32_t)((p->spread > 1 ? x % p->spread : 0) % p->nslots);
-			p->o->lock(p->l, tid, slot);
-			p->data[slot].n++; /* plain: only the lock makes it exact */
-			lab_spin_ns(p->hold);
-			p->o->unlock(p->l, tid, slot);
-			lab_spin_ns(p->think);
-		}
-		n += k;
-	}
-	return n;
+	uint64_t x = 0x9e3779b97f4a7c15ull * (tid + 1);
+	return LAB_WORK(ops, stop, LOCK_CHUNK, {
+		lab_xorshift(&x);
+		uint32_t slot = (uint32_t)((p->spread > 1 ? x % p->spread : 0) % p->nslots);
+		p->o->lock(p->l, tid, slot);
+		p->data[slot].n++; /* plain: only the lock makes it exact */
+		lab_spin_ns(p->hold);
+		p->o->unlock(p->l, tid, slot);
+		lab_spin_ns(p->think);
+	});
 }
 
 static int pl_finish(void *obj, uint64_t total, char *desc, size_t desclen)
