@@ -117,6 +117,13 @@ bad tools/lab/bga-lab lock --slots 3
 bad tools/lab/bga-lab bogus
 bad tools/lab/bga-lab
 help tools/lab/bga-lab --help
+bad tools/replay/bga-replay run "$src/tests/data/traces/objects.trace" -a bgalloc,windows=maybe
+bad tools/replay/bga-replay run "$src/tests/data/traces/objects.trace" -a bgalloc,group=x
+bad tools/replay/bga-replay run "$src/tests/data/traces/objects.trace" -a worstfit
+bad tools/replay/bga-replay run "$src/tests/data/traces/objects.trace" --full 0
+bad tools/replay/bga-replay run /nonexistent.trace
+bad tools/replay/bga-replay bogus
+help tools/replay/bga-replay --help
 bad tools/inspect/bga-inspect --bogus
 bad tools/inspect/bga-inspect check /nonexistent.img
 

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the files of the fuzz_ops harness share (fuzz_ops.c: the config,
- * the loop and the compares; fuzz_ops_args.c: the calls' arguments;
- * fuzz_ops_calls.c: the calls; fuzz_ops_walk.c: what a walk and a trim
- * must report; fuzz_ops_embed.c: the calls of 0.3.0): the harness's
- * state and the helpers they use.
+ * The fuzz_ops harness's state (struct fz) and the checks every call
+ * makes against the model (fuzz_ops_state.c): what every part of the
+ * harness includes, and the only thing they all include.  The parts stand
+ * in one order, each calling only those before it, so that no two call
+ * each other:
+ *   fuzz_ops_state  the state, fail(), expect_rc(), touch(), compare()
+ *   fuzz_ops_args   the calls' arguments from the input
+ *   fuzz_ops_walk   what a walk and a trim must report
+ *   fuzz_ops_embed  the calls of 0.3.0, and the store's tag
+ *   fuzz_ops_calls  the second format's calls
+ *   fuzz_ops        the config, the loop over calls and the compares after
+ *                   each (LLVMFuzzerTestOneInput)
  */
-#ifndef BGA_FUZZ_OPS_H
-#define BGA_FUZZ_OPS_H
+#ifndef BGA_FUZZ_OPS_STATE_H
+#define BGA_FUZZ_OPS_STATE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -63,9 +70,9 @@ struct fz {
 };
 
 /* Before a call that the model says may fail: what the API shows now,
- * for the compare after it (fuzz_ops.c); `deep`, the statistics too
- * (groups_initialised, the free map's figures), for a call whose
- * failure could be found after it prepared a group. */
+ * for the compare after it (fuzz_ops.c, shown_same); `deep`, the
+ * statistics too (groups_initialised, the free map's figures), for a call
+ * whose failure could be found after it prepared a group. */
 void before_call(struct fz *f, bool may_fail, bool deep);
 
 /* The current call failed with rc; what it may have changed. */
@@ -84,45 +91,5 @@ void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void expect_rc(struct fz *f, const char *what, int rc, int want);
 /* Note blocks the current call changed, for the compare after it. */
 void touch(struct fz *f, uint64_t start, uint64_t len);
-/* A block number, and a length, biased towards interesting places. */
-uint64_t pick_block(struct fz *f);
-uint64_t pick_len(struct fz *f);
-
-/* A range to free (as bga_free takes one), and a txn for a deferred one. */
-void pick_range(struct fz *f, uint64_t *start, uint64_t *len);
-uint64_t pick_txn(struct fz *f);
-
-/* A request (fuzz_ops_args.c): goal, lengths, handle, flags (flags_ok
- * the known ones; now and then an unknown bit) and, in the second
- * format, an allocation unit; g is the call's first byte. */
-void decode_request(struct fz *f, struct bga_request *req, uint8_t g, uint32_t flags_ok);
-
-/* The calls (fuzz_ops_calls.c), each against the model. */
-void op_alloc(struct fz *f);
-void op_alloc_vec(struct fz *f);
-void op_claim(struct fz *f);
-void op_free(struct fz *f, bool deferred);
-void op_free_vec(struct fz *f);
-void op_commit(struct fz *f);
-void op_reserve(struct fz *f, bool un);
-void op_window(struct fz *f);
-void op_grow(struct fz *f);
-/* bga_store and bga_load, the loaded volume running on or not. */
-void op_store(struct fz *f);
-
-/* bga_foreach_free (trim false) or bga_trim on a range the input picks,
- * every callback checked against the model (fuzz_ops_walk.c). */
-void op_walk(struct fz *f, bool trim);
-/* A walk's range from the walk's first byte c: the whole volume (c & 1),
- * or blocks the input picks (bad ranges too). */
-void pick_walk_range(struct fz *f, uint8_t c, uint64_t *from, uint64_t *to);
-
-/* The calls of 0.3.0 (fuzz_ops_embed.c), each against the model. */
-void op_free_deferred_vec(struct fz *f);
-void op_used(struct fz *f);
-void op_group(struct fz *f);
-void op_names(struct fz *f);
-/* fail() unless vol's tag (bga_volume_tag) is f->tag. */
-void check_tag(struct fz *f, const struct bga_volume *vol, const char *which);
 
 #endif
