@@ -473,7 +473,16 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 		if (rc == -ENOSPC && !ac->stop && ac->room != 0) {
 			ac->room = 0;
 			ac->fit = 0;
-			rc = search(vol, ac, out);
+			uint32_t min = ac->min;
+			if (min < ac->max) {
+				ac->min = ac->max;
+				rc = search(vol, ac, out);
+				ac->min = min;
+				if (ac->stop)
+					ac->stop = 0;
+			}
+			if (rc == -ENOSPC)
+				rc = search(vol, ac, out);
 			ac->goal_busy = goal_busy; /* what the goal's group was at the first walk */
 		}
 		ac->note = first && want != BGA_NO_GOAL;
