@@ -23,6 +23,10 @@ struct bga_rsv {
 	struct bga_window win;
 	uint32_t size; /* goal size of the next window; 0 = windows off */
 	bool booked;   /* a window was ever booked: the next starts after it */
+	uint8_t first; /* the length of the file's first request (1 .. BGA_SHOWN_LENS,
+			* percpu.h), counted in the CPU's struct bga_shown; 0: none
+			* yet, or longer */
+	bool grew;     /* the file asked again after its first request (counted) */
 	/* allocations the fast path served since the last fold into the
 	 * CPU's statistics (bga__rsv_count): plain, the handle is one
 	 * thread's at a time */

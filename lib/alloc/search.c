@@ -173,8 +173,11 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	struct bga_window *book = ac->book;
 	uint32_t off, len, wsize = ac->wsize, want = BGA_MAX(ac->max, wsize);
 	bool none = false;
-	if (book ? !place_window_locked(vol, ac, grp, g, from, at_goal, &off, &len, &none)
-		 : !bga__group_find_unit_locked(vol, grp, g, from, ac->min, want, ac->align, &off, &len)) {
+	if (!book && at_goal && ac->fit != 0 && best_fit_locked(vol, grp, g, ac->fit, 0, &off, &len)) {
+		/* a packed file's first request (alloc_packed): the smallest
+		 * run of the goal's group that holds it */
+	} else if (book ? !place_window_locked(vol, ac, grp, g, from, at_goal, &off, &len, &none)
+			: !bga__group_find_unit_locked(vol, grp, g, from, ac->min, want, ac->align, &off, &len)) {
 		/* A failed whole-group search means max_run overstated the
 		 * longest run: fix it so the index stops pointing here
 		 * (allocations never lower it; without this, every booking
@@ -378,9 +381,74 @@ static bool handle_take_locked(struct bga_volume *vol, struct bga_actx *ac, stru
 	return false;
 }
 
+/*
+ * What files showed (percpu.h, struct bga_shown), after ext4's
+ * mb_stream_req: a file whose first request is shorter than
+ * BGA_LOCAL_MAX_REQ gets no window of its own while files whose first
+ * request was as long have seldom asked again (fewer than one in
+ * BGA_SHOWN_GREW of the last BGA_SHOWN_DECAY or so on this CPU, once
+ * BGA_SHOWN_LEARN of them were seen): such a file is likely whole
+ * already, and its request is packed into the smallest hole that holds
+ * it (alloc_packed), as ext4 packs small files into a locality group,
+ * instead of a window that asks for a run half again as long as a
+ * window and leaves holes shorter than that to nobody.  Where files of
+ * that first length go on growing (a tar writing a block a call,
+ * interleaved writers), they keep their windows, so they stay whole
+ * (BENCHMARKS.md#placement-on-recorded-histories).
+ */
+#include <stdlib.h>
+static unsigned envk(const char *n, unsigned d) { const char *e = getenv(n); return e ? (unsigned)atoi(e) : d; }
+#define BGA_SHOWN_LEARN envk("P42L", 32)
+#define BGA_SHOWN_GREW envk("P42G", 8)
+#define BGA_SHOWN_DECAY 4096
+/* rsv->first when the first request was longer than BGA_SHOWN_LENS */
+#define BGA_SHOWN_LONG UINT8_MAX
+
+/* The handle's first request, max_len `len` long: counted. */
+static void shown_first(struct bga_percpu *pc, struct bga_rsv *rsv, uint32_t len)
+{
+	if (len > BGA_SHOWN_LENS) {
+		rsv->first = BGA_SHOWN_LONG;
+		return;
+	}
+	rsv->first = (uint8_t)len;
+	uint16_t *f = &pc->shown.files[len - 1], *gr = &pc->shown.grew[len - 1];
+	uint16_t n = __atomic_load_n(f, __ATOMIC_RELAXED);
+	if (n >= BGA_SHOWN_DECAY) {
+		/* halve both: the ratio follows what files do now */
+		__atomic_store_n(gr, (uint16_t)(__atomic_load_n(gr, __ATOMIC_RELAXED) / 2), __ATOMIC_RELAXED);
+		n /= 2;
+	}
+	__atomic_store_n(f, (uint16_t)(n + 1), __ATOMIC_RELAXED);
+}
+
+/* The handle asked again after its first request: its file grew (once). */
+static void shown_grew(struct bga_volume *vol, struct bga_rsv *rsv)
+{
+	if (rsv->grew || rsv->first == 0 || rsv->first > BGA_SHOWN_LENS)
+		return;
+	rsv->grew = true;
+	uint16_t *gr = &bga__percpu(vol)->shown.grew[rsv->first - 1];
+	uint16_t n = __atomic_load_n(gr, __ATOMIC_RELAXED);
+	if (n < UINT16_MAX)
+		__atomic_store_n(gr, (uint16_t)(n + 1), __ATOMIC_RELAXED);
+}
+
+/* Does a first request of max_len `len` pack (no window)? */
+static bool shown_packs(const struct bga_percpu *pc, uint32_t len)
+{
+	if (len == 0 || len > BGA_SHOWN_LENS)
+		return false;
+	uint32_t files = __atomic_load_n(&pc->shown.files[len - 1], __ATOMIC_RELAXED);
+	uint32_t grew = __atomic_load_n(&pc->shown.grew[len - 1], __ATOMIC_RELAXED);
+	return files >= BGA_SHOWN_LEARN && grew * BGA_SHOWN_GREW < files;
+}
+
 void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses)
 {
 	uint64_t hits = rsv->hits;
+	if (hits != 0)
+		shown_grew(vol, rsv); /* its window served a later request */
 	if (hits + misses == 0)
 		return;
 	struct bga_percpu *pc = bga__percpu(vol);
@@ -413,6 +481,35 @@ static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 }
 
 /*
+ * A packed file's first request (shown_packs), no window booked: with a
+ * goal, as a plain request (the goal's run, then the walk); without one,
+ * in the smallest run of the home's group that holds all of it (best
+ * fit, try_group_locked), else the first run elsewhere that does (first
+ * fit, as the walk goes), and only then a shorter run.  Where it went
+ * moves the CPU's home as a plain goal-less request's does.
+ */
+static int alloc_packed(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
+{
+	uint32_t min = ac->min;
+	ac->book = NULL;
+	ac->room = 0;
+	ac->fit = ac->req->goal == BGA_NO_GOAL ? ac->max : 0;
+	ac->min = ac->max;
+	int rc = search(vol, ac, out);
+	ac->min = min;
+	ac->fit = 0;
+	if (ac->stop)
+		ac->stop = 0; /* the count ruled out max_len: the walk for min_len decides */
+	else if (rc != -ENOSPC)
+		goto out;
+	if (min < ac->max)
+		rc = search(vol, ac, out);
+out:
+	ac->note = true;
+	return ac->stop ? ac->stop : rc;
+}
+
+/*
  * The window phase: the handle's own window first; when it is used up,
  * the next window booked right after it under the same lock hold if it
  * lies in the same group (a file written in order), else by the walk,
@@ -428,6 +525,15 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	struct bga_rsv *rsv = ac->req->rsv;
 	uint64_t want = ac->req->goal, steered = ac->goal;
 	int rc = -ENOSPC;
+	if (rsv->first != 0) {
+		shown_grew(vol, rsv); /* a later request */
+	} else if (!ac->whole && !ac->keep_windows) {
+		shown_first(ac->pc, rsv, ac->max);
+		if (ac->align == 1 && !rsv->booked && shown_packs(ac->pc, ac->max)) {
+			bga__rsv_count(vol, rsv, 1);
+			return alloc_packed(vol, ac, out);
+		}
+	}
 	ac->room = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) / ac->align * ac->align;
 	ac->fit = 0;
 	ac->book = NULL;
