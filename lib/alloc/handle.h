@@ -11,6 +11,10 @@
 #include "types.h"
 #include "window.h"
 
+/* bga_rsv.first of a file whose first request was longer than
+ * BGA_SHOWN_LENS (percpu.h): never packed, not counted. */
+#define BGA_SHOWN_LONG UINT8_MAX
+
 /*
  * A handle (bga_rsv_open): a file's window and how the next one is sized.
  * `win` is linked into a group's window list while win.linked; its fields
@@ -24,9 +28,9 @@ struct bga_rsv {
 	uint32_t size; /* goal size of the next window; 0 = windows off */
 	bool booked;   /* a window was ever booked: the next starts after it */
 	uint8_t first; /* the length of the file's first request (1 .. BGA_SHOWN_LENS,
-			* percpu.h), counted in the CPU's struct bga_shown; 0: none
-			* yet, or longer */
-	bool grew;     /* the file asked again after its first request (counted) */
+			* counted in the CPU's struct bga_pack, percpu.h); 0: none
+			* yet; BGA_SHOWN_LONG: longer, not counted */
+	bool grew;     /* the file asked again after its first request (counted once) */
 	/* allocations the fast path served since the last fold into the
 	 * CPU's statistics (bga__rsv_count): plain, the handle is one
 	 * thread's at a time */

@@ -158,6 +158,33 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 }
 
 /*
+ * Where a packed file's request goes in the group it starts in (lock
+ * held; *off, *len: the run; false when none here, with *none set):
+ * the smallest hole that holds all of it (ac->fit, its max_len) when
+ * that hole is shorter than a stream request (BGA_LOCAL_MAX_REQ, ext4's
+ * mb_stream_req), the holes a first window passes over; else the first
+ * run that holds it from `from` on (the CPU's packing cursor: on from
+ * the last packed file, as ext4's locality group takes a CPU's small
+ * files one after another), round to `from`.  So holes too short for
+ * any window are filled, and the files made together lie together,
+ * their deletes freeing runs together
+ * (BENCHMARKS.md#placement-on-recorded-histories).
+ */
+static bool place_packed_locked(struct bga_volume *vol, const struct bga_actx *ac, struct bga_group *grp, uint64_t g,
+				uint32_t from, uint32_t *off, uint32_t *len, bool *none)
+{
+	uint32_t cap = vol->cfg.blocks_per_group, need = ac->fit;
+	*none = false;
+	if (best_fit_locked(vol, grp, g, need, 0, off, len) && *len < BGA_LOCAL_MAX_REQ)
+		return true;
+	if (bga__group_find_locked(vol, grp, g, from, need, cap, off, len) ||
+	    (from != 0 && bga__group_find_locked(vol, grp, g, 0, need, cap, off, len)))
+		return true;
+	*none = true;
+	return false;
+}
+
+/*
  * Try one group under its lock.  `from` is the first offset to look at
  * (at_goal: the goal's offset in the goal's group).  With ac->book, a run
  * of up to ac->wsize blocks is looked for (place_window_locked), and
@@ -173,11 +200,14 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	struct bga_window *book = ac->book;
 	uint32_t off, len, wsize = ac->wsize, want = BGA_MAX(ac->max, wsize);
 	bool none = false;
-	if (!book && at_goal && ac->fit != 0 && best_fit_locked(vol, grp, g, ac->fit, 0, &off, &len)) {
-		/* a packed file's first request (alloc_packed): the smallest
-		 * run of the goal's group that holds it */
-	} else if (book ? !place_window_locked(vol, ac, grp, g, from, at_goal, &off, &len, &none)
-			: !bga__group_find_unit_locked(vol, grp, g, from, ac->min, want, ac->align, &off, &len)) {
+	bool found;
+	if (book)
+		found = place_window_locked(vol, ac, grp, g, from, at_goal, &off, &len, &none);
+	else if (at_goal && ac->fit != 0)
+		found = place_packed_locked(vol, ac, grp, g, from, &off, &len, &none);
+	else
+		found = bga__group_find_unit_locked(vol, grp, g, from, ac->min, want, ac->align, &off, &len);
+	if (!found) {
 		/* A failed whole-group search means max_run overstated the
 		 * longest run: fix it so the index stops pointing here
 		 * (allocations never lower it; without this, every booking
@@ -382,27 +412,24 @@ static bool handle_take_locked(struct bga_volume *vol, struct bga_actx *ac, stru
 }
 
 /*
- * What files showed (percpu.h, struct bga_shown), after ext4's
+ * What files showed (percpu.h, struct bga_pack), after ext4's
  * mb_stream_req: a file whose first request is shorter than
  * BGA_LOCAL_MAX_REQ gets no window of its own while files whose first
  * request was as long have seldom asked again (fewer than one in
  * BGA_SHOWN_GREW of the last BGA_SHOWN_DECAY or so on this CPU, once
  * BGA_SHOWN_LEARN of them were seen): such a file is likely whole
- * already, and its request is packed into the smallest hole that holds
- * it (alloc_packed), as ext4 packs small files into a locality group,
- * instead of a window that asks for a run half again as long as a
- * window and leaves holes shorter than that to nobody.  Where files of
+ * already, and its request is packed (alloc_packed: into the smallest
+ * hole that holds it, or on from the CPU's last packed file), as ext4
+ * packs small files into a CPU's locality group, instead of a window
+ * that asks for a run half again as long as a window and leaves holes
+ * shorter than that to nobody.  Where files of
  * that first length go on growing (a tar writing a block a call,
  * interleaved writers), they keep their windows, so they stay whole
  * (BENCHMARKS.md#placement-on-recorded-histories).
  */
-#include <stdlib.h>
-static unsigned envk(const char *n, unsigned d) { const char *e = getenv(n); return e ? (unsigned)atoi(e) : d; }
-#define BGA_SHOWN_LEARN envk("P42L", 32)
-#define BGA_SHOWN_GREW envk("P42G", 8)
+#define BGA_SHOWN_LEARN 16
+#define BGA_SHOWN_GREW 4
 #define BGA_SHOWN_DECAY 4096
-/* rsv->first when the first request was longer than BGA_SHOWN_LENS */
-#define BGA_SHOWN_LONG UINT8_MAX
 
 /* The handle's first request, max_len `len` long: counted. */
 static void shown_first(struct bga_percpu *pc, struct bga_rsv *rsv, uint32_t len)
@@ -412,7 +439,7 @@ static void shown_first(struct bga_percpu *pc, struct bga_rsv *rsv, uint32_t len
 		return;
 	}
 	rsv->first = (uint8_t)len;
-	uint16_t *f = &pc->shown.files[len - 1], *gr = &pc->shown.grew[len - 1];
+	uint16_t *f = &pc->pack.files[len - 1], *gr = &pc->pack.grew[len - 1];
 	uint16_t n = __atomic_load_n(f, __ATOMIC_RELAXED);
 	if (n >= BGA_SHOWN_DECAY) {
 		/* halve both: the ratio follows what files do now */
@@ -428,7 +455,7 @@ static void shown_grew(struct bga_volume *vol, struct bga_rsv *rsv)
 	if (rsv->grew || rsv->first == 0 || rsv->first > BGA_SHOWN_LENS)
 		return;
 	rsv->grew = true;
-	uint16_t *gr = &bga__percpu(vol)->shown.grew[rsv->first - 1];
+	uint16_t *gr = &bga__percpu(vol)->pack.grew[rsv->first - 1];
 	uint16_t n = __atomic_load_n(gr, __ATOMIC_RELAXED);
 	if (n < UINT16_MAX)
 		__atomic_store_n(gr, (uint16_t)(n + 1), __ATOMIC_RELAXED);
@@ -439,8 +466,8 @@ static bool shown_packs(const struct bga_percpu *pc, uint32_t len)
 {
 	if (len == 0 || len > BGA_SHOWN_LENS)
 		return false;
-	uint32_t files = __atomic_load_n(&pc->shown.files[len - 1], __ATOMIC_RELAXED);
-	uint32_t grew = __atomic_load_n(&pc->shown.grew[len - 1], __ATOMIC_RELAXED);
+	uint32_t files = __atomic_load_n(&pc->pack.files[len - 1], __ATOMIC_RELAXED);
+	uint32_t grew = __atomic_load_n(&pc->pack.grew[len - 1], __ATOMIC_RELAXED);
 	return files >= BGA_SHOWN_LEARN && grew * BGA_SHOWN_GREW < files;
 }
 
@@ -481,19 +508,24 @@ static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 }
 
 /*
- * A packed file's first request (shown_packs), no window booked: with a
- * goal, as a plain request (the goal's run, then the walk); without one,
- * in the smallest run of the home's group that holds all of it (best
- * fit, try_group_locked), else the first run elsewhere that does (first
- * fit, as the walk goes), and only then a shorter run.  Where it went
- * moves the CPU's home as a plain goal-less request's does.
+ * A packed file's request (shown_packs), no window booked.  With a goal,
+ * as a plain request: the run at the goal, then the walk.  Without one,
+ * from the CPU's packing cursor (struct bga_pack.next; its home before
+ * the first): in its group by place_packed_locked, then the walk's
+ * other groups, first fit; all of max_len first, a shorter run only
+ * when none holds it.  Where it went moves the CPU's home as a plain
+ * goal-less request's does, and the cursor to its end.
  */
 static int alloc_packed(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
 	uint32_t min = ac->min;
+	bool goalless = ac->req->goal == BGA_NO_GOAL;
+	uint64_t next = __atomic_load_n(&ac->pc->pack.next, __ATOMIC_RELAXED);
+	if (goalless && next != 0 && next < ac->geo->nblocks)
+		ac->goal = next;
 	ac->book = NULL;
 	ac->room = 0;
-	ac->fit = ac->req->goal == BGA_NO_GOAL ? ac->max : 0;
+	ac->fit = goalless ? ac->max : 0;
 	ac->min = ac->max;
 	int rc = search(vol, ac, out);
 	ac->min = min;
@@ -506,6 +538,8 @@ static int alloc_packed(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 		rc = search(vol, ac, out);
 out:
 	ac->note = true;
+	if (rc == 0 && goalless)
+		__atomic_store_n(&ac->pc->pack.next, out->start + out->len, __ATOMIC_RELAXED);
 	return ac->stop ? ac->stop : rc;
 }
 
