@@ -559,14 +559,17 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	struct bga_rsv *rsv = ac->req->rsv;
 	uint64_t want = ac->req->goal, steered = ac->goal;
 	int rc = -ENOSPC;
+	/* the file's first request (counted once it is served), or a later
+	 * one: the file grew (bga_alloc_vec's pieces are not counted) */
+	bool first_req = rsv->first == 0 && !ac->whole && !ac->keep_windows;
 	if (rsv->first != 0) {
-		shown_grew(vol, rsv); /* a later request */
-	} else if (!ac->whole && !ac->keep_windows) {
-		shown_first(ac->pc, rsv, ac->max);
-		if (ac->align == 1 && !rsv->booked && shown_packs(ac->pc, ac->max)) {
-			bga__rsv_count(vol, rsv, 1);
-			return alloc_packed(vol, ac, out);
-		}
+		shown_grew(vol, rsv);
+	} else if (first_req && ac->align == 1 && !rsv->booked && shown_packs(ac->pc, ac->max)) {
+		bga__rsv_count(vol, rsv, 1);
+		rc = alloc_packed(vol, ac, out);
+		if (rc == 0)
+			shown_first(ac->pc, rsv, ac->max);
+		return rc;
 	}
 	ac->room = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) / ac->align * ac->align;
 	ac->fit = 0;
@@ -629,6 +632,8 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	}
 	if (rc == 0)
 		rsv->booked = true;
+	if (rc == 0 && first_req)
+		shown_first(ac->pc, rsv, ac->max);
 	/* A window that the request booking it used up whole was more than
 	 * half used: the next is twice as large (bgalloc.h, bga_rsv_open),
 	 * so a writer's windows grow past its requests; one with a
