@@ -429,7 +429,7 @@ static bool handle_take_locked(struct bga_volume *vol, struct bga_actx *ac, stru
  */
 #define BGA_SHOWN_LEARN 16
 #define BGA_SHOWN_GREW 4
-#define BGA_SHOWN_DECAY 4096
+#define BGA_SHOWN_DECAY 1024
 
 /* The handle's first request, max_len `len` long: counted. */
 static void shown_first(struct bga_percpu *pc, struct bga_rsv *rsv, uint32_t len)
