@@ -118,10 +118,11 @@ static struct bga_extent packed_file(struct bga_volume *vol, struct refmodel *m,
 /*
  * Files whose first request was 3 blocks never asked again on this CPU:
  * the next such file goes into the smallest hole that holds it while that
- * hole is shorter than a stream request (3, then 5 blocks, passing the 2
- * before them), then on from the end of the last packed file (into the
- * 40-block run, file after file), never into a run of a stream's length
- * or more below that end that first fit would take.
+ * hole is shorter than a stream request (3 blocks, past the 5 before it
+ * that first fit would take; then the 5), then on from the end of the
+ * last packed file (into the 40-block run, file after file), never into
+ * a run of a stream's length or more below that end that first fit would
+ * take.
  */
 Test(packing, small_files_fill_the_smallest_hole_then_go_on_from_the_last)
 {
@@ -131,11 +132,11 @@ Test(packing, small_files_fill_the_smallest_hole_then_go_on_from_the_last)
 	const uint32_t bpg = 4096;
 	struct bga_volume *vol = make(2 * bpg, bpg, &m);
 	show_files(vol, &m, 3, LEARN, false);
-	const uint32_t at[] = {100, 300, 500, 1000}, len[] = {2, 3, 5, 40};
+	const uint32_t at[] = {100, 200, 300, 1000}, len[] = {5, 2, 3, 40};
 	holes(vol, &m, bpg, at, len, 4);
-	cr_assert_eq(packed_file(vol, &m, 3).start, 300, "the hole of exactly 3");
-	cr_assert_eq(packed_file(vol, &m, 3).start, 500, "the smallest hole left that holds 3");
-	cr_assert_eq(packed_file(vol, &m, 3).start, 1000, "no short hole holds it: on from the last, first fit");
+	cr_assert_eq(packed_file(vol, &m, 3).start, 300, "the hole of exactly 3, not the 5 before it");
+	cr_assert_eq(packed_file(vol, &m, 3).start, 100, "the smallest hole left that holds 3");
+	cr_assert_eq(packed_file(vol, &m, 3).start, 1000, "no short hole holds it: on from the last packed file");
 	/* a run of a stream's length opens below the last packed file */
 	give_back(vol, &m, 20, STREAM + 4);
 	cr_assert_eq(packed_file(vol, &m, 3).start, 1003, "on from the last packed file, not the lower run");
