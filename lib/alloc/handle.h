@@ -37,4 +37,21 @@ struct bga_rsv {
 	uint64_t hits;
 };
 
+/*
+ * Does `goal` name a block that rsv's window has already handed out (in
+ * [start, cur) of its group)?  Then the file goes on from a block it gave
+ * back, not from where its window goes on: the window does not serve
+ * the request, and the route books the next one from the goal (search.c,
+ * alloc_window).  The handle's own thread: its window's fields hold
+ * still but for a thief's cut of end.
+ */
+static inline bool bga__goal_behind_window(const struct bga_volume *vol, const struct bga_rsv *rsv, uint64_t goal)
+{
+	if (goal == BGA_NO_GOAL || !rsv->win.linked)
+		return false;
+	uint64_t first = bga__group_first(vol, rsv->win.group);
+	uint32_t cur = bga__wspan_cur(__atomic_load_n(&rsv->win.span, __ATOMIC_RELAXED));
+	return goal >= first + rsv->win.start && goal < first + cur;
+}
+
 #endif

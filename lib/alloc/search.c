@@ -578,12 +578,22 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	if (rsv->win.linked) {
 		uint64_t g = rsv->win.group;
 		bool busy = bga__group_lock_busy(vol, g);
-		if (handle_take_locked(vol, ac, rsv, out)) {
+		/* a free goal among the blocks the window handed out: the
+		 * file goes on from blocks it gave back, and the window's
+		 * remainder goes back too, so the next booking can start at
+		 * the goal and hold them both (handle.h); a used one (a file
+		 * written at random offsets) is the window's as before */
+		struct bga_group *grp = bga__group_lookup(vol, g); /* it holds the window */
+		bool back = bga__goal_behind_window(vol, rsv, want) &&
+			    !bga__group_test_locked(vol, grp, g, (uint32_t)(want - bga__group_first(vol, g)));
+		if (back)
+			bga__window_drop_locked(vol, grp, &rsv->win);
+		if (!back && handle_take_locked(vol, ac, rsv, out)) {
 			rc = 0;
 		} else if (!ac->stop) {
 			/* on from where the window stopped, whatever block the
 			 * request names: the file's blocks stay together */
-			window_next(vol, ac, rsv, BGA_NO_GOAL);
+			window_next(vol, ac, rsv, back ? want : BGA_NO_GOAL);
 			struct bga_gpos at = bga__gpos(vol, ac->goal);
 			if (at.g == g)
 				rc = try_group_locked(vol, ac, g, at.off, true, out);
