@@ -54,7 +54,10 @@ struct bga_rsv;
  * requests book windows as a file's first window is booked.
  * A window serves an allocation only whole (max_len, as capped): a
  * shorter remainder is given back and the next window booked from where
- * it started.  A later window goes on right after the
+ * it started.  Nor does it serve a request whose goal is a free block
+ * that the window already handed out (the file gave back the tail of
+ * what it got, and goes on from there): its remainder is given back and
+ * the next window booked from the goal, so the file stays contiguous.  A later window goes on right after the
  * last one, waiting for its group's lock if need be, so that the file
  * stays contiguous; when that lock was held by another thread, the
  * calling CPU's next new files start at its home group (or the group

@@ -211,3 +211,40 @@ Test(packing, a_window_takes_a_whole_run_before_a_shorter_one)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/*
+ * A file that gave back the tail of what its window handed it, then asks
+ * again from the first block it gave back (the block after what it kept):
+ * it goes on there, its window's remainder given back so that the next
+ * booking holds both (bga_rsv_open), not from where the window stood.
+ * A used goal in that range (a file written at random offsets) is served
+ * by the window as before.
+ */
+Test(packing, a_file_goes_on_from_the_tail_it_gave_back)
+{
+	struct refmodel m;
+	struct bga_volume *vol = make(2 * 4096, 4096, &m);
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_extent a = ask(vol, &m, rsv, 100, 1, 4), w;
+	cr_assert_eq(a.start, 100);
+	cr_assert_eq(a.len, 4);
+	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+	cr_assert_eq(w.start, 104, "the window goes on after the request");
+	give_back(vol, &m, 102, 2);
+	struct bga_extent b = ask(vol, &m, rsv, 102, 1, 4);
+	cr_assert_eq(b.start, 102, "on from the tail given back, not %llu", (unsigned long long)b.start);
+	cr_assert_eq(b.len, 4);
+	/* a used block the window handed out, as a goal: the window serves */
+	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+	cr_assert_gt(w.len, 0);
+	uint64_t next = w.start;
+	struct bga_extent c = ask(vol, &m, rsv, 100, 1, 1);
+	cr_assert_eq(c.start, next, "a used goal: the window's next block %llu, not %llu", (unsigned long long)next,
+		     (unsigned long long)c.start);
+	bga_rsv_close(rsv);
+	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
+	refmodel_fini(&m);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
