@@ -16,7 +16,9 @@
  *
  *  1. The request's own window: req->rsv's (windows on, see
  *     bga_rsv_open(); a file's first request that files like it showed
- *     to stay small has none, and is packed: step 2); for a goal-less
+ *     to stay small has none, and is packed: step 2; a request whose
+ *     goal is a free block its window handed out books the next window
+ *     from that goal); for a goal-less
  *     bga_alloc of at most 16 blocks without a handle, flags or unit, the
  *     calling CPU's locality window (ext4's locality groups), which such
  *     requests share.  No other call takes from a locality window.
