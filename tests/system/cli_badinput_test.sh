@@ -88,11 +88,14 @@ bad bench/bga-scale -r 0
 bad bench/bga-ab --bogus
 
 bad bench/ceiling.sh --bogus
-bad bench/instructions.sh /nonexistent
-bad bench/floor.sh --bogus
-bad bench/ratios.sh /nonexistent
-bad bench/compare.sh --bogus
-bad bench/demo.sh --bogus
+bad bench/volume/instructions.sh /nonexistent
+bad bench/volume/floor.sh --bogus
+bad bench/report/ratios.sh /nonexistent
+bad bench/report/compare.sh --bogus
+bad bench/scale/demo.sh --bogus
+bad bench/fs/bgafs_ab.sh
+bad bench/fs/trace_cost.sh --bogus
+bad bench/fs/dbench_counters.sh --bogus
 
 # bench/user/
 bad bench/user/lock_bench 2 10 -1

@@ -103,7 +103,7 @@ int fs_mkfs(const char *path, uint64_t bytes, int force)
 	struct bga_config cfg;
 	int rc = geometry(nblocks, &cfg, &meta_bytes);
 	/* BGAFS_ATOMIC_COUNTERS=1: the baseline counter mode, stored in the
-	 * image and so used by every mount (bench/dbench_counters.sh). */
+	 * image and so used by every mount (bench/fs/dbench_counters.sh). */
 	const char *atomic = getenv("BGAFS_ATOMIC_COUNTERS");
 	if (atomic && strcmp(atomic, "0"))
 		cfg.flags |= BGA_ATOMIC_COUNTERS;

@@ -448,7 +448,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
  * Otherwise alloc_scattered takes them, in one call unless the free space
  * is in more than FALLOC_EXTENTS pieces, and gives them all back if it
  * runs out: an all-or-nothing call would take and give back 256 pieces
- * before the piecewise path started (bench/bgafs_ab.sh).  The map then
+ * before the piecewise path started (bench/fs/bgafs_ab.sh).  The map then
  * takes the extents in order, hole by hole, its room made first so that
  * no step of that can fail.
  */

@@ -9,7 +9,7 @@
  * the medians differ in that direction by more than the margin of "no
  * significant difference" (10%): two runs minutes apart are not paired,
  * and the machine drifts between them by a few percent
- * (BENCHMARKS.md#two-runs-of-one-build-compared);
+ * (docs/TOOLS.md#two-runs-of-one-build-compared);
  * otherwise "no difference shown" (the test found none; it does not rule
  * one out).  Each cell is compared
  * on wall-clock ops/s (judged where both runs' threads got the CPUs) and

@@ -4,7 +4,7 @@
 
 /*
  * An allocator a trace is played against: bgalloc with a configuration, or
- * the libext2fs peer (bench/support/peer_ext2.c).  Every call has
+ * the libext2fs peer (support/peer_ext2.c).  Every call has
  * bgalloc's contract; the peer emulates the calls it lacks (see
  * backend.c).
  */
