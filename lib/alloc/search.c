@@ -22,6 +22,7 @@
 #include "charge.h"
 #include "deferred.h"
 #include "steer.h"
+#include "pack.h"
 
 /* Busy groups skipped with trylock before an allocation blocks on a lock. */
 #define BGA_BUSY_SKIPS 3
@@ -411,71 +412,11 @@ static bool handle_take_locked(struct bga_volume *vol, struct bga_actx *ac, stru
 	return false;
 }
 
-/*
- * What files showed (percpu.h, struct bga_pack), after ext4's
- * mb_stream_req: a file whose first request is shorter than
- * BGA_LOCAL_MAX_REQ gets no window of its own while files whose first
- * request was as long have seldom asked again (fewer than one in
- * BGA_SHOWN_GREW of the last BGA_SHOWN_DECAY or so on this CPU, once
- * BGA_SHOWN_LEARN of them were seen): such a file is likely whole
- * already, and its request is packed (alloc_packed: into the smallest
- * hole that holds it, or on from the CPU's last packed file), as ext4
- * packs small files into a CPU's locality group, instead of a window
- * that asks for a run half again as long as a window and leaves holes
- * shorter than that to nobody.  Where files of
- * that first length go on growing (a tar writing a block a call,
- * interleaved writers), they keep their windows, so they stay whole
- * (BENCHMARKS.md#placement-on-recorded-histories).
- */
-#define BGA_SHOWN_LEARN 16
-#define BGA_SHOWN_GREW 4
-#define BGA_SHOWN_DECAY 1024
-
-/* The handle's first request, max_len `len` long: counted. */
-static void shown_first(struct bga_percpu *pc, struct bga_rsv *rsv, uint32_t len)
-{
-	if (len > BGA_SHOWN_LENS) {
-		rsv->first = BGA_SHOWN_LONG;
-		return;
-	}
-	rsv->first = (uint8_t)len;
-	uint16_t *f = &pc->pack.files[len - 1], *gr = &pc->pack.grew[len - 1];
-	uint16_t n = __atomic_load_n(f, __ATOMIC_RELAXED);
-	if (n >= BGA_SHOWN_DECAY) {
-		/* halve both: the ratio follows what files do now */
-		__atomic_store_n(gr, (uint16_t)(__atomic_load_n(gr, __ATOMIC_RELAXED) / 2), __ATOMIC_RELAXED);
-		n /= 2;
-	}
-	__atomic_store_n(f, (uint16_t)(n + 1), __ATOMIC_RELAXED);
-}
-
-/* The handle asked again after its first request: its file grew (once). */
-static void shown_grew(struct bga_volume *vol, struct bga_rsv *rsv)
-{
-	if (rsv->grew || rsv->first == 0 || rsv->first > BGA_SHOWN_LENS)
-		return;
-	rsv->grew = true;
-	uint16_t *gr = &bga__percpu(vol)->pack.grew[rsv->first - 1];
-	uint16_t n = __atomic_load_n(gr, __ATOMIC_RELAXED);
-	if (n < UINT16_MAX)
-		__atomic_store_n(gr, (uint16_t)(n + 1), __ATOMIC_RELAXED);
-}
-
-/* Does a first request of max_len `len` pack (no window)? */
-static bool shown_packs(const struct bga_percpu *pc, uint32_t len)
-{
-	if (len == 0 || len > BGA_SHOWN_LENS)
-		return false;
-	uint32_t files = __atomic_load_n(&pc->pack.files[len - 1], __ATOMIC_RELAXED);
-	uint32_t grew = __atomic_load_n(&pc->pack.grew[len - 1], __ATOMIC_RELAXED);
-	return files >= BGA_SHOWN_LEARN && grew * BGA_SHOWN_GREW < files;
-}
-
 void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses)
 {
 	uint64_t hits = rsv->hits;
 	if (hits != 0)
-		shown_grew(vol, rsv); /* its window served a later request */
+		bga__pack_grew(vol, rsv); /* its window served a later request */
 	if (hits + misses == 0)
 		return;
 	struct bga_percpu *pc = bga__percpu(vol);
@@ -508,7 +449,7 @@ static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 }
 
 /*
- * A packed file's request (shown_packs), no window booked.  With a goal,
+ * A packed file's request (pack.h), no window booked.  With a goal,
  * as a plain request: the run at the goal, then the walk.  Without one,
  * from the CPU's packing cursor (struct bga_pack.next; its home before
  * the first): in its group by place_packed_locked, then the walk's
@@ -563,12 +504,12 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	 * one: the file grew (bga_alloc_vec's pieces are not counted) */
 	bool first_req = rsv->first == 0 && !ac->whole && !ac->keep_windows;
 	if (rsv->first != 0) {
-		shown_grew(vol, rsv);
-	} else if (first_req && ac->align == 1 && !rsv->booked && shown_packs(ac->pc, ac->max)) {
+		bga__pack_grew(vol, rsv);
+	} else if (first_req && ac->align == 1 && !rsv->booked && bga__pack_decides(ac->pc, ac->max)) {
 		bga__rsv_count(vol, rsv, 1);
 		rc = alloc_packed(vol, ac, out);
 		if (rc == 0)
-			shown_first(ac->pc, rsv, ac->max);
+			bga__pack_first(ac->pc, rsv, ac->max);
 		return rc;
 	}
 	ac->room = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) / ac->align * ac->align;
@@ -643,7 +584,7 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	if (rc == 0)
 		rsv->booked = true;
 	if (rc == 0 && first_req)
-		shown_first(ac->pc, rsv, ac->max);
+		bga__pack_first(ac->pc, rsv, ac->max);
 	/* A window that the request booking it used up whole was more than
 	 * half used: the next is twice as large (bgalloc.h, bga_rsv_open),
 	 * so a writer's windows grow past its requests; one with a
