@@ -104,7 +104,7 @@ static bool best_fit_locked(struct bga_volume *vol, struct bga_group *grp, uint6
  * The group is looked through once: from `from` to its end, then from 0
  * to `from`.  A pass for ac->room that finds nothing marks it
  * BGA_GROUP_NO_ROOM, and later such passes skip it until something makes
- * room (group.h; docs/HISTORY.md#many-writers-changes).  *none is
+ * room (groupdesc.h; docs/HISTORY.md#many-writers-changes).  *none is
  * set when no free run of the size asked for was found anywhere in it
  * (then its max_run overstates, and the caller lowers it, as a plain
  * search does).  Runs are looked for up to the larger of ac->max and the
