@@ -32,18 +32,21 @@
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
 # bgafs trace uncompressed in DIR too.
-#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|objects]...]
+#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|objects]...]
 # (default build/test, all of them)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
-which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild objects}
+which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq objects}
 R=$build/tools/replay/bga-replay
 BGAFS=$build/tools/bgafs/bgafs
 out=tests/data/traces
 ex=$build/tools/bgafs/tests/bgafs_exerciser
-for x in "$R" "$BGAFS" "$build/tools/replay/bga-rec-objects" "$ex"; do
+# the exerciser is a test program (BGA_TESTS): only its history needs it
+needs=("$R" "$BGAFS" "$build/tools/replay/bga-rec-objects")
+case " $which " in *" exerciser "*) needs+=("$ex") ;; esac
+for x in "${needs[@]}"; do
 	[ -x "$x" ] || { echo "record_traces: no $x (build it first)" >&2; exit 2; }
 done
 for c in dbench postmark git fio xz; do
@@ -210,6 +213,88 @@ kbuild() {
 	make -s -C "$full" O="$mnt/out" clean >/dev/null
 }
 
+# The held-out histories (docs/TRACE.md "The histories kept"): recorded
+# after the placement policy was tuned, from workloads it never saw.
+# pylib: Debian's python3.11 standard library (/usr/lib/python3.11, with
+# its __pycache__) as a tarball, extracted into rounds r1-r3; every other
+# file of r1 and r2 deleted; r1 extracted again over what is left; r4
+# extracted; r2 deleted, so that the trace ends with free space to judge
+pylib() {
+	tar -C /usr/lib -cf "$work/pylib.tar" python3.11
+	local r
+	for r in 1 2 3; do mkdir "$mnt/r$r" && tar -C "$mnt/r$r" -xf "$work/pylib.tar"; done
+	sync -f "$mnt" # the deferred frees committed, so that statfs counts them free
+	echo "record_traces: pylib: $(used_pct)% full after three rounds"
+	delete_half "$mnt/r1"
+	delete_half "$mnt/r2"
+	tar -C "$mnt/r1" -xf "$work/pylib.tar"
+	mkdir "$mnt/r4" && tar -C "$mnt/r4" -xf "$work/pylib.tar"
+	sync -f "$mnt"
+	echo "record_traces: pylib: $(used_pct)% full after the fourth"
+	rm -rf "$mnt/r2"
+}
+# pmbig: postmark with larger files than the kernel history's (4 KiB to
+# 1 MiB, written and read 64 KiB at a time), two instances at once
+# (250 files and 2,500 transactions each, seeds 7 and 8) beside a copy
+# of the python3.11 standard library extracted first; postmark deletes
+# its files at its end, then every other file of the library is deleted
+pmbig_in() {
+	mkdir -p "$1"
+	printf '%s\n' "set location $1" "set number 250" "set transactions 2500" "set size 4096 1048576" \
+		"set read 65536" "set write 65536" "set seed $2" "set report terse" run quit | postmark >/dev/null
+}
+pmbig() {
+	tar -C /usr/lib -cf "$work/pylib.tar" python3.11
+	tar -C "$mnt" -xf "$work/pylib.tar"
+	pmbig_in "$mnt/pm7" 7 &
+	local p7=$!
+	pmbig_in "$mnt/pm8" 8
+	wait $p7
+	delete_half "$mnt/python3.11"
+}
+# fioseq: fio, sequential writers of several sizes at once, nothing
+# preallocated, each writing its files one after another: 64 files of
+# 16-256 KiB in 4 KiB writes, 8 of 2-6 MiB in 64 KiB writes, one of 48 MiB
+# in 128 KiB writes; then every other small file, half the middle ones and
+# the large one deleted; then the same jobs again in new files (seed 52)
+fioseq_job() { # fioseq_job PREFIX SEED
+	cat >"$work/fioseq" <<EOF2
+[global]
+directory=$mnt
+ioengine=psync
+fallocate=none
+rw=write
+file_service_type=sequential
+randseed=$2
+create_on_open=1
+[${1}small]
+bs=4k
+nrfiles=64
+filesize=16k-256k
+size=16m
+[${1}mid]
+bs=64k
+nrfiles=8
+filesize=2m-6m
+size=48m
+[${1}big]
+bs=128k
+size=48m
+EOF2
+	fio --output=/dev/null "$work/fioseq"
+}
+fioseq() {
+	fioseq_job a 51
+	find "$mnt" -maxdepth 1 -name 'asmall*' | LC_ALL=C sort | awk 'NR % 2' | xargs -d '\n' rm -f
+	find "$mnt" -maxdepth 1 -name 'amid*' | LC_ALL=C sort | awk 'NR % 2' | xargs -d '\n' rm -f
+	rm -f "$mnt"/abig*
+	sync -f "$mnt"
+	echo "record_traces: fioseq: $(used_pct)% full after the deletes"
+	fioseq_job b 52
+	sync -f "$mnt"
+	echo "record_traces: fioseq: $(used_pct)% full at the end"
+}
+
 dbench2() { dbench_run "$mnt" 3 2 | grep -E '^Throughput|ERROR'; }
 dbench8() { dbench_run "$mnt" 10 8 | grep -E '^Throughput|ERROR'; }
 exerciser() {
@@ -227,8 +312,11 @@ for t in $which; do
 	gitaged) record bgafs-gitaged 64M gitaged ;;
 	kbuild) record bgafs-kbuild 512M kbuild ;;
 	fio) record bgafs-fio 256M fio_random ;;
+	pylib) record bgafs-pylib 224M pylib ;;
+	pmbig) record bgafs-pmbig 512M pmbig ;;
+	fioseq) record bgafs-fioseq 120M fioseq ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
-	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, objects)" >&2; exit 2 ;;
+	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, objects)" >&2; exit 2 ;;
 	esac
 done
 tests/data/traces/regen_hashes.sh "$build"
