@@ -32,13 +32,13 @@
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
 # bgafs trace uncompressed in DIR too.
-#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|objects]...]
+#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|objects]...]
 # (default build/test, all of them)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
-which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq objects}
+which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc objects}
 R=$build/tools/replay/bga-replay
 BGAFS=$build/tools/bgafs/bgafs
 out=tests/data/traces
@@ -295,6 +295,34 @@ fioseq() {
 	echo "record_traces: fioseq: $(used_pct)% full at the end"
 }
 
+# usrinc: /usr/include copied in with tar, one top-level entry after
+# another in sorted order (one that would take the volume past 90% full
+# passed over), until the volume is past 88% full; every third
+# directory two levels down deleted; then rsync -a of the entries copied
+# writes the deleted ones again (rsync's temporary file and rename)
+usrinc() {
+	local e n=0 room
+	mkdir "$mnt/inc"
+	: >"$work/usrinc"
+	for e in $(LC_ALL=C ls /usr/include); do
+		# an entry that would take the volume past 90% full is passed over
+		room=$(stat -f -c '%b %f %S' "$mnt" | awk '{print int(($2 - 0.10 * $1) * $3 / 1024)}')
+		[ "$(du -sk "/usr/include/$e" | cut -f1)" -lt "$room" ] || continue
+		tar -C /usr/include -cf - "$e" | tar -C "$mnt/inc" -xf -
+		echo "$e" >>"$work/usrinc"
+		n=$((n + 1))
+		sync -f "$mnt"
+		[ "$(used_pct)" -gt 88 ] && break
+	done
+	echo "record_traces: usrinc: $n entries of /usr/include copied, $(used_pct)% full"
+	find "$mnt/inc" -mindepth 2 -maxdepth 2 -type d | LC_ALL=C sort | awk 'NR % 3 == 1' | xargs -d '\n' rm -rf
+	sync -f "$mnt"
+	echo "record_traces: usrinc: $(used_pct)% full after the deletes"
+	while read -r e; do rsync -a "/usr/include/$e" "$mnt/inc/"; done <"$work/usrinc"
+	sync -f "$mnt"
+	echo "record_traces: usrinc: $(used_pct)% full after rsync"
+}
+
 dbench2() { dbench_run "$mnt" 3 2 | grep -E '^Throughput|ERROR'; }
 dbench8() { dbench_run "$mnt" 10 8 | grep -E '^Throughput|ERROR'; }
 exerciser() {
@@ -315,8 +343,9 @@ for t in $which; do
 	pylib) record bgafs-pylib 224M pylib ;;
 	pmbig) record bgafs-pmbig 512M pmbig ;;
 	fioseq) record bgafs-fioseq 120M fioseq ;;
+	usrinc) record bgafs-usrinc 256M usrinc ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
-	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, objects)" >&2; exit 2 ;;
+	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, objects)" >&2; exit 2 ;;
 	esac
 done
 tests/data/traces/regen_hashes.sh "$build"
