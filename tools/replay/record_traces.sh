@@ -25,6 +25,14 @@
 #                          sequential one, nothing preallocated (see fio_random() below)
 #   bgafs-kbuild.trace.xz  bgafs, 512M image: a tinyconfig kernel built with its output
 #                          on bgafs, then make clean (see kbuild() below)
+#   bgafs-pylib.trace.xz   held out (see pylib() below), 224M image: python3.11's
+#                          standard library extracted in rounds, half deleted, again
+#   bgafs-pmbig.trace.xz   held out, 512M image: two postmarks of 4 KiB-1 MiB files at
+#                          once beside the standard library (see pmbig() below)
+#   bgafs-fioseq.trace     held out, 120M image: fio, sequential writers of three sizes
+#                          at once, deletes, the same again (see fioseq() below)
+#   bgafs-usrinc.trace.xz  held out, 256M image: /usr/include by tar to 89% full, every
+#                          third directory deleted, rsync again (see usrinc() below)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
 # (each took 1-2 minutes to record on this project's 2-core machine, and
 # the kernel build 6).  Each bgafs trace is checked: applied with its recorded results
