@@ -223,8 +223,8 @@ kbuild() {
 
 # The held-out histories (docs/TRACE.md "The histories kept"): recorded
 # after the placement policy was tuned, from workloads it never saw.
-# pylib: Debian's python3.11 standard library (/usr/lib/python3.11, with
-# its __pycache__) as a tarball, extracted into rounds r1-r3; every other
+# pylib: /usr/lib/python3.11 as installed (Debian's python3.11 standard
+# library and its dist-packages) as a tarball, extracted into rounds r1-r3; every other
 # file of r1 and r2 deleted; r1 extracted again over what is left; r4
 # extracted; r2 deleted, so that the trace ends with free space to judge
 pylib() {
