@@ -47,14 +47,16 @@
 
 static long model_ncpus = 64;
 
-extern long __sysconf(int);
+long __real_sysconf(int);
 
-/* The library's CPU count (bga__cpu_count) and auto-sizing read this. */
-long sysconf(int name)
+/* The library's CPU count (bga__cpu_count) and auto-sizing: the link
+ * sends lib/'s calls of sysconf here (-Wl,--wrap=sysconf,
+ * bench/model/CMakeLists.txt), and nothing else's. */
+long __wrap_sysconf(int name)
 {
 	if (name == _SC_NPROCESSORS_CONF || name == _SC_NPROCESSORS_ONLN)
 		return model_ncpus;
-	return __sysconf(name);
+	return __real_sysconf(name);
 }
 
 /* The library reads the CPU id inline at the thread pointer plus
