@@ -38,6 +38,7 @@
 #include <bgalloc.h>
 #include <bgalloc/counter.h>
 
+#include "model.h"
 #include "percpu.h"
 #include "rng.h"
 #include "rt.h"
@@ -46,6 +47,7 @@
 /* ---- the modelled CPU ------------------------------------------------------ */
 
 static long model_ncpus = 64;
+static int real_cpus; /* --measure: this machine's CPUs, not modelled ones */
 
 long __real_sysconf(int);
 
@@ -54,7 +56,7 @@ long __real_sysconf(int);
  * bench/model/CMakeLists.txt), and nothing else's. */
 long __wrap_sysconf(int name)
 {
-	if (name == _SC_NPROCESSORS_CONF || name == _SC_NPROCESSORS_ONLN)
+	if (!real_cpus && (name == _SC_NPROCESSORS_CONF || name == _SC_NPROCESSORS_ONLN))
 		return model_ncpus;
 	return __real_sysconf(name);
 }
@@ -71,53 +73,8 @@ static void be_core(int core)
 
 /* ---- workloads --------------------------------------------------------------- */
 
-/* lock: one lock of a lock table taken and released (bga-lab's lock
- * kinds; bga_locktab_lock on slot 0), for bga-lab's count verdict */
-enum wl { W_CHURN, W_WRITERS, W_APP_OWN, W_COUNTER, W_LOCK, W_N };
-static const char *const wl_name[W_N] = {"churn", "writers", "appenders-own", "counter", "lock"};
-enum var { V_BGA, V_BASE, V_PERCPU, V_ATOMIC, V_FAS, V_TICKET, V_MCS, V_MUTEX, V_N };
-static const char *const var_name[V_N] = {"bgalloc", "baseline", "percpu", "atomic", "fas", "ticket", "mcs", "mutex"};
-
-#define NBLOCKS (UINT64_C(1) << 20)
-#define APP_BLOCKS (UINT64_C(1) << 22)
-#define WORKING_SET 4096u
-#define FILE_BLOCKS 256u
-#define WRITER_FILES 4u
-#define APPEND_FILES 17u /* 16 complete, one written */
-#define NO_BLOCK UINT64_MAX
-
-struct wfile {
-	uint32_t next, blocks;
-	struct bga_extent ext[FILE_BLOCKS];
-};
-
-struct core {
-	int idx;
-	struct rng rng;
-	sem_t turn;
-	/* churn */
-	uint64_t *blk;
-	uint32_t n;
-	/* writers, appenders */
-	uint32_t nfiles, cur;
-	uint64_t dir;
-	struct bga_rsv *rsv;
-	struct wfile *f;
-	uint64_t errors;
-	pthread_t th;
-} __attribute__((aligned(128)));
-
-struct run {
-	enum wl w;
-	enum var v;
-	int ncores;
-	long warm, rounds;
-	uint64_t nblocks;
-	struct bga_volume *vol;
-	struct bga_counter *ctr;
-	struct bga_locktab *locks;
-	struct core *cores;
-};
+const char *const wl_name[W_N] = {"churn", "writers", "appenders-own", "counter", "lock"};
+const char *const var_name[V_N] = {"bgalloc", "baseline", "percpu", "atomic", "fas", "ticket", "mcs", "mutex"};
 
 static int alloc1(struct run *r, uint64_t goal, struct bga_rsv *rsv, struct bga_extent *e)
 {
@@ -225,7 +182,7 @@ static void writers_teardown(struct run *r, struct core *c)
 	free(c->f);
 }
 
-static void setup(struct run *r, struct core *c)
+void model_setup(struct run *r, struct core *c)
 {
 	if (r->w == W_CHURN)
 		churn_setup(r, c);
@@ -233,7 +190,7 @@ static void setup(struct run *r, struct core *c)
 		writers_setup(r, c);
 }
 
-static void op(struct run *r, struct core *c)
+void model_op(struct run *r, struct core *c)
 {
 	switch (r->w) {
 	case W_CHURN:
@@ -257,11 +214,11 @@ static void op(struct run *r, struct core *c)
  * measured rounds, nothing of the baton. */
 __attribute__((noinline)) void model_op_measured(struct run *r, struct core *c)
 {
-	op(r, c);
+	model_op(r, c);
 	__asm__ __volatile__("" ::: "memory");
 }
 
-static void teardown(struct run *r, struct core *c)
+void model_teardown(struct run *r, struct core *c)
 {
 	if (r->w == W_CHURN)
 		churn_teardown(r, c);
@@ -292,14 +249,14 @@ static void *core_main(void *arg)
 
 	be_core(c->idx);
 	take(c);
-	setup(r, c);
+	model_setup(r, c);
 	pass(r, c);
 	for (long k = 0; k < r->warm + r->rounds; k++) {
 		take(c);
 		if (c->idx == 0 && k == r->warm)
 			rt_measure(1);
 		if (k < r->warm) {
-			op(r, c);
+			model_op(r, c);
 		} else {
 			model_op_measured(r, c);
 			rt_op_done();
@@ -309,7 +266,7 @@ static void *core_main(void *arg)
 		pass(r, c);
 	}
 	take(c);
-	teardown(r, c);
+	model_teardown(r, c);
 	pass(r, c);
 	return NULL;
 }
@@ -335,34 +292,55 @@ static void register_objects(struct run *r)
 	rt_lock_range(&ctr->lock, 1, sizeof(ctr->lock), "struct bga_counter");
 }
 
+int model_target_create(struct run *r)
+{
+	struct bga_config cfg;
+	enum var v = r->v;
+
+	r->nblocks = r->w == W_APP_OWN ? APP_BLOCKS : NBLOCKS;
+	if (r->w == W_LOCK)
+		return v >= V_FAS ? bga_locktab_create(&r->locks, 1, (enum bga_lock_kind)(BGA_LOCK_FAS + (v - V_FAS)))
+				  : -EINVAL;
+	if (r->w == W_COUNTER)
+		return v == V_ATOMIC || v == V_PERCPU
+			       ? bga_counter_create(&r->ctr, 0, 0, v == V_ATOMIC ? BGA_COUNTER_ATOMIC : BGA_COUNTER_PERCPU)
+			       : -EINVAL;
+	if (v != V_BGA && v != V_BASE)
+		return -EINVAL;
+	bga_config_init(&cfg, r->nblocks);
+	if (v == V_BASE)
+		cfg.flags = BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS;
+	else
+		cfg.lock_kind = BGA_LOCK_FAS; /* the release default, which TSan builds replace */
+	return bga_create(&cfg, &r->vol);
+}
+
+void model_target_destroy(struct run *r)
+{
+	if (r->vol)
+		bga_destroy(r->vol);
+	bga_counter_destroy(r->ctr);
+	bga_locktab_destroy(r->locks);
+	r->vol = NULL;
+	r->ctr = NULL;
+	r->locks = NULL;
+}
+
+long model_warm_ops(enum wl w)
+{
+	/* writers and appenders fill their files before they delete */
+	return w == W_CHURN ? 256 : w == W_COUNTER || w == W_LOCK ? 4096 : (long)(w == W_WRITERS ? WRITER_FILES : APPEND_FILES) * FILE_BLOCKS + 64;
+}
+
 static int run_one(enum wl w, enum var v, int ncores, long rounds, FILE *out)
 {
 	struct run r = {.w = w, .v = v, .ncores = ncores, .rounds = rounds};
-	struct bga_config cfg;
 	int rc;
 
-	/* warm-up: past setup into the steady state (writers and appenders
-	 * fill their files before they delete) */
-	r.warm = w == W_CHURN ? 256 : w == W_COUNTER || w == W_LOCK ? 4096 : (long)(r.w == W_WRITERS ? WRITER_FILES : APPEND_FILES) * FILE_BLOCKS + 64;
-	r.nblocks = w == W_APP_OWN ? APP_BLOCKS : NBLOCKS;
+	r.warm = model_warm_ops(w);
 	rt_reset();
 	be_core(0);
-	if (w == W_LOCK) {
-		rc = v >= V_FAS ? bga_locktab_create(&r.locks, 1, (enum bga_lock_kind)(BGA_LOCK_FAS + (v - V_FAS))) : -EINVAL;
-	} else if (w == W_COUNTER) {
-		rc = v == V_ATOMIC || v == V_PERCPU
-			     ? bga_counter_create(&r.ctr, 0, 0, v == V_ATOMIC ? BGA_COUNTER_ATOMIC : BGA_COUNTER_PERCPU)
-			     : -EINVAL;
-	} else if (v != V_BGA && v != V_BASE) {
-		rc = -EINVAL;
-	} else {
-		bga_config_init(&cfg, r.nblocks);
-		if (v == V_BASE)
-			cfg.flags = BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS;
-		else
-			cfg.lock_kind = BGA_LOCK_FAS; /* the release default, which TSan builds replace */
-		rc = bga_create(&cfg, &r.vol);
-	}
+	rc = model_target_create(&r);
 	if (rc) {
 		fprintf(stderr, "bga-model: %s/%s: %s\n", wl_name[w], var_name[v], bga_strerror(rc));
 		return 1;
@@ -400,10 +378,7 @@ static int run_one(enum wl w, enum var v, int ncores, long rounds, FILE *out)
 		fprintf(out, "\"ops\": %ld", rounds * ncores);
 	fprintf(out, "}\n");
 	fflush(out);
-	if (r.vol)
-		bga_destroy(r.vol);
-	bga_counter_destroy(r.ctr);
-	bga_locktab_destroy(r.locks);
+	model_target_destroy(&r);
 	free(r.cores);
 	return 0;
 }
@@ -414,46 +389,31 @@ static double time_one(enum wl w, enum var v, long ops)
 {
 	struct run r = {.w = w, .v = v, .ncores = 1};
 	struct core c = {0};
-	struct bga_config cfg;
 	double best = 0;
 
-	r.nblocks = w == W_APP_OWN ? APP_BLOCKS : NBLOCKS;
 	be_core(0);
-	if (w == W_COUNTER) {
-		if (bga_counter_create(&r.ctr, 0, 0, v == V_ATOMIC ? BGA_COUNTER_ATOMIC : BGA_COUNTER_PERCPU))
-			return -1;
-	} else {
-		bga_config_init(&cfg, r.nblocks);
-		if (v == V_BASE)
-			cfg.flags = BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS;
-		else
-			cfg.lock_kind = BGA_LOCK_FAS;
-		if (bga_create(&cfg, &r.vol))
-			return -1;
-	}
+	if (model_target_create(&r))
+		return -1;
 	rng_seed(&c.rng, 1 + (uint64_t)w, 0);
-	setup(&r, &c);
+	model_setup(&r, &c);
 	for (long k = 0; k < (long)APPEND_FILES * FILE_BLOCKS + 64; k++)
-		op(&r, &c);
+		model_op(&r, &c);
 	for (int rep = 0; rep < 5; rep++) {
 		struct timespec a, b;
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
 		for (long k = 0; k < ops; k++)
-			op(&r, &c);
+			model_op(&r, &c);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
 		double ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)ops;
 		if (rep == 0 || ns < best)
 			best = ns;
 	}
-	teardown(&r, &c);
-	if (r.vol)
-		bga_destroy(r.vol);
-	else
-		bga_counter_destroy(r.ctr);
+	model_teardown(&r, &c);
+	model_target_destroy(&r);
 	return best;
 }
 
-static int find(const char *const *names, int n, const char *s)
+int model_find(const char *const *names, int n, const char *s)
 {
 	for (int i = 0; i < n; i++)
 		if (!strcmp(names[i], s))
@@ -463,8 +423,9 @@ static int find(const char *const *names, int n, const char *s)
 
 int main(int argc, char **argv)
 {
-	int w = W_CHURN, v = V_BGA, cores[16] = {1, 2}, ncores = 2, timing = 0;
+	int w = W_CHURN, v = V_BGA, cores[16] = {1, 2}, ncores = 2, timing = 0, cpu_a = -1, cpu_b = -1, slices = 8;
 	long rounds = 0;
+	double slice_s = 0.1;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -480,9 +441,16 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "--ncpus")) {
 			model_ncpus = atol(val);
 		} else if (!strcmp(a, "-w")) {
-			w = find(wl_name, W_N, val);
+			w = model_find(wl_name, W_N, val);
 		} else if (!strcmp(a, "-v")) {
-			v = find(var_name, V_N, val);
+			v = model_find(var_name, V_N, val);
+		} else if (!strcmp(a, "--measure")) {
+			if (sscanf(val, "%d,%d", &cpu_a, &cpu_b) != 2 || cpu_a < 0 || cpu_b < 0 || cpu_a == cpu_b)
+				cpu_a = cpu_b = -2;
+		} else if (!strcmp(a, "--slices")) {
+			slices = atoi(val);
+		} else if (!strcmp(a, "--slice-s")) {
+			slice_s = atof(val);
 		} else if (!strcmp(a, "--rounds")) {
 			rounds = atol(val);
 		} else if (!strcmp(a, "-t")) {
@@ -494,10 +462,26 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (w < 0 || v < 0 || model_ncpus < 1 || model_ncpus > RT_MAX_CORES || (timing && w == W_LOCK)) {
+	if (w < 0 || v < 0 || model_ncpus < 1 || model_ncpus > RT_MAX_CORES || (timing && w == W_LOCK) ||
+	    cpu_a == -2 || (cpu_a >= 0 && (rt_counting() || w > W_APP_OWN || slices < 1 || !(slice_s > 0)))) {
 		fprintf(stderr, "usage: bga-model [--ncpus 1..64] [-w churn|writers|appenders-own|counter|lock] "
-				"[-v bgalloc|baseline|percpu|atomic|fas|ticket|mcs|mutex] [-t N,...] [--rounds R] [--time]\n");
+				"[-v bgalloc|baseline|percpu|atomic|fas|ticket|mcs|mutex] [-t N,...] [--rounds R] [--time]\n"
+				"       bga-model-plain --measure CPU,CPU [-w churn|writers|appenders-own] [--slices K] "
+				"[--slice-s S]\n");
 		return 2;
+	}
+	if (cpu_a >= 0) {
+		/* the release library as a program runs it: the kernel's CPU
+		 * ids (rseq registered), this machine's CPU count */
+		real_cpus = 1;
+		const char *t = getenv("GLIBC_TUNABLES");
+		if (__rseq_size == 0 && t && strstr(t, "glibc.pthread.rseq=0")) {
+			unsetenv("GLIBC_TUNABLES");
+			execv("/proc/self/exe", argv);
+			perror("bga-model: exec");
+			return 1;
+		}
+		return model_measure((enum wl)w, cpu_a, cpu_b, slices, slice_s, stdout);
 	}
 	for (int i = 0; i < ncores; i++)
 		if (cores[i] < 1 || cores[i] > model_ncpus) {

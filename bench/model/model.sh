@@ -60,8 +60,24 @@ echo "}" >>"$raw/instr.json.tmp"
 echo "}" >>"$raw/time.json.tmp"
 mv "$raw/instr.json.tmp" "$raw/instr.json"
 mv "$raw/time.json.tmp" "$raw/time.json"
-# The check: the demo's measure at 1 and 2 threads, and the ceiling, now.
+# The check: the model's workloads in slices on the first two CPUs this
+# process may use, the transfer time measured beside each (measure.c)
 unset GLIBC_TUNABLES
+cpus=$(taskset -pc $$ | sed 's/.*: //' | python3 -c 'import sys
+out = []
+for part in sys.stdin.read().strip().split(","):
+    lo, _, hi = part.partition("-")
+    out += range(int(lo), int(hi or lo) + 1)
+print(",".join(map(str, out[:2])))')
+: >"$raw/measure.jsonl"
+if [ "${cpus#*,}" != "$cpus" ]; then
+	for w in churn writers appenders-own; do
+		"$plain" --measure "$cpus" -w "$w" --slices "${BGA_MODEL_SLICES:-16}" --slice-s 0.1 >>"$raw/measure.jsonl"
+	done
+else
+	echo "model: fewer than 2 CPUs allowed: no check" >&2
+fi
+# and the demo's measure at 1 and 2 threads, and the ceiling, for reference
 if [ -x "$rb/bench/bga-scale" ]; then
 	"$root/bench/ceiling.sh" "$rb" 5 "$raw/ceiling.json" >/dev/null ||
 		echo "model: no ceiling measured; no check" >&2
