@@ -120,6 +120,36 @@ def per_op(d, i1, a1, c, x):
     return z, locks, lines, inst, moves
 
 
+def is_group_lock(lk):
+    return lk.get("where", "").startswith("obj:struct locktab_slot")
+
+
+def bare_booking(rec2, rec64, every, word_moves=2):
+    """A count record for the best a shared group's bookings can do: one
+    booking every `every` ops under one lock that every core takes, each
+    hold costing what a hold costs at 2 cores (no other file's window to
+    look through), nothing shared outside the holds, and the hold's lines
+    (its lock word `word_moves` a hold: 2 for the lock table's test and
+    exchange, 1 for the least any lock moves it; the rest once) each
+    capping the throughput.  The instructions per op are rec64's."""
+    shared = [lk for lk in rec2["locks"] if lk["cores"] >= 2 and is_group_lock(lk)]
+    holds2 = sum(lk["holds"] for lk in shared)
+    if not holds2:
+        return None
+    acc_h = sum(lk["cs_acc"] for lk in shared) / holds2
+    mv_h = sum(lk["cs_moves"] for lk in shared) / holds2
+    ops = rec64["ops"]
+    holds = ops / every
+    lines = [{"rmoves": holds * (word_moves - 1), "wmoves": holds}]  # the lock word
+    left = max(mv_h - 2, 0)
+    while left > 0:
+        lines.append({"rmoves": holds * min(left, 1), "wmoves": 0})
+        left -= 1
+    return {"ops": ops, "accesses": rec64["accesses"], "rmoves": holds * mv_h, "wmoves": 0, "amoves": 0,
+            "locks": [{"holds": holds, "cs_acc": acc_h * holds, "cs_moves": mv_h * holds, "cores": rec64["cores"]}],
+            "lines": lines, "hold_acc": acc_h, "hold_moves": mv_h}
+
+
 def throughput(n, z, locks, lines):
     """Ops per ns at n cores: MVA over the locks, capped by the busiest line."""
     x = mva(n, z, locks)
@@ -332,6 +362,35 @@ def main():
         lines_txt.append("   shared lines at %d cores (moves/op, where the last move was):" % max(recs))
         for l in row["shared_lines"]:
             lines_txt.append("     %.4f  %s  [%s]" % (l["moves_per_op"], l["line"], l["last_move_at"]))
+    # writers' bound: the best a booking in the shared directory's group
+    # can do, at the booking rates the policy has and those it could have
+    bound_txt = []
+    if ("writers", "bgalloc") in counts and 2 in counts[("writers", "bgalloc")]:
+        recs = counts[("writers", "bgalloc")]
+        i1 = instr["writers/bgalloc"]
+        c = times["writers/bgalloc"] / i1
+        a1 = recs[1]["accesses"] / recs[1]["ops"]
+        n = max(recs)
+        rate = sum(lk["holds"] for lk in recs[n]["locks"] if lk["cores"] >= 2 and is_group_lock(lk)) / recs[n]["ops"]
+        now = round(1 / rate) if rate else 0
+        row = []
+        for every in sorted({now, 256, 512, 1024} - {0}):
+            ss = []
+            for wm in (2, 1):
+                b = bare_booking(recs[2], recs[n], every, wm)
+                if b is not None:
+                    ss.append(throughput(n, *per_op(b, i1, a1, c, x_server(n))[:3]) * i1 * c)
+            if len(ss) == 2:
+                row.append((every, ss[0], ss[1]))
+        if row:
+            out["writers_bound"] = {"cores": n, "hold_instr": b["hold_acc"] * i1 / a1, "hold_moves": b["hold_moves"],
+                                    "blocks_per_booking_now": now, "speedup_word2_word1": row}
+            bound_txt.append("writers' bound at %d cores: a booking of the shared group as bare as at 2 cores "
+                             "(%.0f instr, %.1f moves a hold), nothing shared outside it; S with the lock word "
+                             "moving 2/1 times a hold, at a booking every B blocks: %s (B = %d: the policy's rate "
+                             "here)" % (n, b["hold_acc"] * i1 / a1, b["hold_moves"],
+                                        ", ".join("B=%d: %.1f/%.1f" % r for r in row), now))
+    lines_txt += bound_txt
     # the demo's figure: bga-scale at 1 and 2 threads over the ceiling, with
     # bga-scale's own transfer time (the two sides of its run), for reference
     demo = {}
