@@ -42,9 +42,6 @@ struct bga_group_ext {
 				     * made with the first record, so a free checks
 				     * for pending blocks in O(words), not O(records) */
 	uint32_t dfree_blocks;      /* blocks in dfree */
-	/* window.c: the ends of the linked windows, sorted (one per window) */
-	uint32_t *wends;
-	uint32_t nwends, capwends;
 };
 
 enum {

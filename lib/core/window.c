@@ -8,8 +8,6 @@
  */
 #include <errno.h>
 #include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "groupset.h"
 #include "group.h"
@@ -29,60 +27,6 @@ static void join(struct bga_volume *vol, uint64_t g)
 	bga__gset_add(vol, offsetof(struct bga_chunk, wins), BGA_DIR_WINS, g);
 }
 
-/*
- * Where the group's linked windows end, sorted, one entry a window
- * (ext->wends): so that asking whether a free run starts at another
- * window's end (placement's room for that window's file, asked of every
- * run a booking looks at) is a binary search in a few dense lines, not a
- * read of every window's line, which its owner rewrites at each of its
- * bookings: a booking reads what the others changed since its last one,
- * and 16 ends share a line where each window had one of its own.
- */
-static uint32_t end_pos(const struct bga_group_ext *ext, uint32_t end)
-{
-	uint32_t lo = 0, hi = ext->nwends;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (ext->wends[mid] < end)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Room for one more end; false without memory. */
-static bool end_reserve(struct bga_group_ext *ext)
-{
-	if (ext->nwends < ext->capwends)
-		return true;
-	uint32_t cap = ext->capwends ? 2 * ext->capwends : 8;
-	uint32_t *e = realloc(ext->wends, cap * sizeof(*e));
-	if (e == NULL)
-		return false;
-	ext->wends = e;
-	ext->capwends = cap;
-	return true;
-}
-
-/* Add an end (room reserved). */
-static void end_add(struct bga_group_ext *ext, uint32_t end)
-{
-	uint32_t i = end_pos(ext, end);
-	memmove(&ext->wends[i + 1], &ext->wends[i], (ext->nwends - i) * sizeof(ext->wends[0]));
-	ext->wends[i] = end;
-	ext->nwends++;
-}
-
-/* Take one entry of `end` off (a linked window's). */
-static void end_remove(struct bga_group_ext *ext, uint32_t end)
-{
-	uint32_t i = end_pos(ext, end);
-	BGA_ASSERT(i < ext->nwends && ext->wends[i] == end);
-	ext->nwends--;
-	memmove(&ext->wends[i], &ext->wends[i + 1], (ext->nwends - i) * sizeof(ext->wends[0]));
-}
-
 void bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, struct bga_window *w,
 			     uint32_t off, uint32_t taken, uint32_t wlen)
 {
@@ -90,7 +34,7 @@ void bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint
 	BGA_ASSERT(!w->linked);
 	uint64_t old = __atomic_load_n(&w->span, __ATOMIC_RELAXED);
 	struct bga_group_ext *ext = taken < wlen ? bga__group_ext_locked(grp) : NULL;
-	if (ext == NULL || !end_reserve(ext)) {
+	if (ext == NULL) {
 		/* nothing left: where it ended is all the owner needs */
 		__atomic_store_n(&w->group, g, __ATOMIC_RELEASE);
 		w->start = off;
@@ -116,7 +60,6 @@ void bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint
 	ext->windows = w;
 	w->pprev = &ext->windows;
 	w->linked = true;
-	end_add(ext, w->end);
 }
 
 /*
@@ -140,10 +83,7 @@ static uint32_t cut_locked(struct bga_volume *vol, struct bga_group *grp, struct
 	} while (!__atomic_compare_exchange_n(&w->span, &s, (s & ~(BGA_WSPAN_MASK << BGA_WSPAN_BITS)) |
 							       ((uint64_t)from << BGA_WSPAN_BITS),
 					      false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
-	/* linked (every cut's window is): its entry moves down */
-	end_remove(grp->ext, w->end);
 	w->end = from;
-	end_add(grp->ext, from);
 	/* booked with a bitmap, and bitmaps are never dropped: cannot fail */
 	bga__group_release_locked(vol, grp, w->group, from, end - from);
 	return end - from;
@@ -153,7 +93,6 @@ uint32_t bga__window_drop_locked(struct bga_volume *vol, struct bga_group *grp, 
 {
 	BGA_ASSERT(w->linked);
 	uint32_t n = cut_locked(vol, grp, w, 0);
-	end_remove(grp->ext, w->end);
 	BGA_ASSERT(*w->pprev == w);
 	*w->pprev = w->next;
 	if (w->next)
@@ -257,11 +196,10 @@ int bga__window_take_exact_locked(struct bga_volume *vol, struct bga_actx *ac, s
 
 bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off)
 {
-	const struct bga_group_ext *ext = grp->ext;
-	if (ext == NULL || ext->nwends == 0)
-		return false;
-	uint32_t i = end_pos(ext, off);
-	return i < ext->nwends && ext->wends[i] == off;
+	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next)
+		if (w->end == off)
+			return true;
+	return false;
 }
 
 /*
@@ -442,9 +380,6 @@ bool bga__window_moved_locked(const struct bga_group *grp)
 
 void bga__window_destroy_group(struct bga_group *grp)
 {
-	free(grp->ext->wends);
-	grp->ext->wends = NULL;
-	grp->ext->nwends = grp->ext->capwends = 0;
 	while (grp->ext->windows) {
 		struct bga_window *w = grp->ext->windows;
 		grp->ext->windows = w->next;

@@ -227,8 +227,7 @@ uint32_t bga__window_cut_range_locked(struct bga_volume *vol, struct bga_group *
  * back. */
 uint32_t bga__window_cut_out_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t at,
 				    uint32_t len);
-/* Does one of the group's windows end at `off`?  A binary search of the
- * ends kept sorted beside the list (group.h, bga_group_ext.wends). */
+/* Does one of the group's windows end at `off`? */
 bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off);
 /* Does [off, off + len) overlap a window's remainder in this group? */
 bool bga__window_overlaps_locked(const struct bga_group *grp, uint32_t off, uint32_t len);

@@ -24,7 +24,6 @@
 #include "memio.h"
 #include "snapshot.h"
 #include "testutil.h"
-#include "window.h"
 
 static int alloc_at(struct bga_volume *vol, uint64_t goal, uint32_t min, uint32_t max, struct bga_rsv *rsv,
 		    uint32_t flags, struct bga_extent *e)
@@ -766,71 +765,5 @@ Test(windows, set_size_up_to_rsv_max)
 	cr_assert_eq(e.len + w.len, 100, "a window of rsv_max books rsv_max");
 	bga_rsv_close(h);
 	assert_clean(vol);
-	bga_destroy(vol);
-}
-
-/* The ends kept beside group g's window list (placement's "does a window
- * end here") are exactly the linked windows' ends, sorted. */
-static void assert_ends_match(struct bga_volume *vol, uint64_t g)
-{
-	struct bga_group *grp = bga__group_lookup(vol, g);
-	uint32_t ends[64], n = 0;
-	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next) {
-		cr_assert_lt(n, 64u);
-		uint32_t i = n++;
-		for (; i > 0 && ends[i - 1] > w->end; i--)
-			ends[i] = ends[i - 1];
-		ends[i] = w->end;
-	}
-	cr_assert_eq(grp->ext ? grp->ext->nwends : 0, n, "one end a linked window");
-	for (uint32_t i = 0; i < n; i++) {
-		cr_assert_eq(grp->ext->wends[i], ends[i], "end %u", i);
-		cr_assert(bga__window_ends_at_locked(grp, ends[i]));
-		cr_assert_not(bga__window_ends_at_locked(grp, ends[i] + 1) && (i + 1 == n || ends[i + 1] != ends[i] + 1));
-	}
-}
-
-static int no_discard(void *ctx, uint64_t start, uint64_t len)
-{
-	(void)ctx, (void)start, (void)len;
-	return 0;
-}
-
-Test(windows, the_ends_kept_follow_bookings_cuts_and_drops)
-{
-	struct bga_config cfg;
-	struct bga_volume *vol;
-	bga_config_init(&cfg, 4096);
-	cfg.blocks_per_group = 1024;
-	cr_assert_eq(bga_create(&cfg, &vol), 0);
-	struct bga_rsv *h[8];
-	struct bga_extent e, w;
-	for (int i = 0; i < 8; i++) {
-		cr_assert_eq(bga_rsv_open(vol, &h[i]), 0);
-		cr_assert_eq(bga_rsv_set_size(h[i], 16), 0);
-		cr_assert_eq(alloc_at(vol, 1024 + 64 * (uint64_t)i, 1, 1, h[i], 0, &e), 0);
-		assert_ends_match(vol, 1);
-	}
-	/* an exact goal inside a remainder cuts that window's end down */
-	cr_assert_eq(bga_rsv_window(h[3], &w), 0);
-	cr_assert_gt(w.len, 4u);
-	cr_assert_eq(alloc_at(vol, w.start + 2, 1, 1, NULL, BGA_EXACT_GOAL, &e), 0);
-	assert_ends_match(vol, 1);
-	/* a claim across another's remainder */
-	cr_assert_eq(bga_rsv_window(h[5], &w), 0);
-	cr_assert_eq(bga_claim(vol, w.start + 1, 2), 0);
-	assert_ends_match(vol, 1);
-	/* owners take theirs, some close (drop), the rest are reclaimed */
-	for (int i = 0; i < 8; i += 2) {
-		cr_assert_eq(alloc_at(vol, 0, 1, 1, h[i], 0, &e), 0);
-		bga_rsv_close(h[i]);
-		assert_ends_match(vol, 1);
-	}
-	uint64_t trimmed;
-	cr_assert_eq(bga_trim(vol, 0, 4096, 1, no_discard, NULL, &trimmed), 0);
-	assert_ends_match(vol, 1);
-	for (int i = 1; i < 8; i += 2)
-		bga_rsv_close(h[i]);
-	assert_ends_match(vol, 1);
 	bga_destroy(vol);
 }
