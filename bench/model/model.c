@@ -74,7 +74,7 @@ static void be_core(int core)
 /* ---- workloads --------------------------------------------------------------- */
 
 const char *const wl_name[W_N] = {"churn", "writers", "appenders-own", "counter", "lock"};
-const char *const var_name[V_N] = {"bgalloc", "baseline", "percpu", "atomic", "fas", "ticket", "mcs", "mutex"};
+const char *const var_name[V_N] = {"bgalloc", "baseline", "percpu", "atomic", "fas", "ticket", "mcs", "mutex", "whole"};
 
 static int alloc1(struct run *r, uint64_t goal, struct bga_rsv *rsv, struct bga_extent *e)
 {
@@ -153,7 +153,8 @@ static void writers_op(struct run *r, struct core *c)
 	struct bga_extent e;
 	uint64_t goal;
 
-	if (f->blocks == 0 && !c->rsv && bga_rsv_open(r->vol, &c->rsv))
+	if (f->blocks == 0 && !c->rsv &&
+	    (bga_rsv_open(r->vol, &c->rsv) || (r->v == V_WHOLE && bga_rsv_set_size(c->rsv, FILE_BLOCKS))))
 		c->errors++;
 	goal = f->next ? f->ext[f->next - 1].start + f->ext[f->next - 1].len : c->dir;
 	if (goal >= r->nblocks)
@@ -305,7 +306,7 @@ int model_target_create(struct run *r)
 		return v == V_ATOMIC || v == V_PERCPU
 			       ? bga_counter_create(&r->ctr, 0, 0, v == V_ATOMIC ? BGA_COUNTER_ATOMIC : BGA_COUNTER_PERCPU)
 			       : -EINVAL;
-	if (v != V_BGA && v != V_BASE)
+	if (v != V_BGA && v != V_BASE && !(v == V_WHOLE && (r->w == W_WRITERS || r->w == W_APP_OWN)))
 		return -EINVAL;
 	bga_config_init(&cfg, r->nblocks);
 	if (v == V_BASE)
@@ -465,7 +466,7 @@ int main(int argc, char **argv)
 	if (w < 0 || v < 0 || model_ncpus < 1 || model_ncpus > RT_MAX_CORES || (timing && w == W_LOCK) ||
 	    cpu_a == -2 || (cpu_a >= 0 && (rt_counting() || w > W_APP_OWN || slices < 1 || !(slice_s > 0)))) {
 		fprintf(stderr, "usage: bga-model [--ncpus 1..64] [-w churn|writers|appenders-own|counter|lock] "
-				"[-v bgalloc|baseline|percpu|atomic|fas|ticket|mcs|mutex] [-t N,...] [--rounds R] [--time]\n"
+				"[-v bgalloc|baseline|percpu|atomic|fas|ticket|mcs|mutex|whole] [-t N,...] [--rounds R] [--time]\n"
 				"       bga-model-plain --measure CPU,CPU [-w churn|writers|appenders-own] [--slices K] "
 				"[--slice-s S]\n");
 		return 2;

@@ -21,7 +21,7 @@ model=$mb/bench/model/bga-model
 plain=$mb/bench/model/bga-model-plain
 # the modelled CPU id lives in glibc's rseq area, which must stay unregistered
 export GLIBC_TUNABLES=glibc.pthread.rseq=0
-configs="churn:bgalloc churn:baseline writers:bgalloc writers:baseline appenders-own:bgalloc appenders-own:baseline counter:percpu counter:atomic"
+configs="churn:bgalloc churn:baseline writers:bgalloc writers:whole writers:baseline appenders-own:bgalloc appenders-own:baseline counter:percpu counter:atomic"
 # the same addresses every run where setarch can turn ASLR off (which
 # objects share a line depends on heap offsets, which it keeps anyway)
 norand=
