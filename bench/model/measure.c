@@ -16,7 +16,8 @@
  * One JSON object a line per slice: ops/s of each phase, the least CPU
  * share of a thread in each (one, pair, two: below 1 when another
  * program took the CPU), the three transfer times, and the group locks
- * the two cores took and the trylocks of theirs that found one held.  report.py predicts each slice at its own x and its own
+ * the two cores took, their trylocks that found one held, and the most
+ * any one lock slot was taken.  report.py predicts each slice at its own x and its own
  * one-core time, and compares with two/pair (2T/1T over the ceiling).
  * The host moves this VM's two vCPUs between placements that transfer a
  * line in ~50 or ~200 ns, within a second; a slice whose three x differ
@@ -130,10 +131,10 @@ static double phase(struct run **runs, const int *cpus, int n, double secs, doub
 /* Group locks taken and trylocks that found one held, in all: whether
  * the two cores met on a lock, which the model's turns never let them
  * (a trylock that fails steers a request away: alloc.h). */
-static void lock_counts(struct bga_volume *vol, uint64_t *taken, uint64_t *failed)
+static void lock_counts(struct bga_volume *vol, uint64_t *taken, uint64_t *failed, uint64_t *top)
 {
 	struct bga_stats st;
-	*taken = *failed = 0;
+	*taken = *failed = *top = 0;
 	if (bga_stats(vol, &st))
 		return;
 	for (uint32_t k = 0; k < st.lock_slots; k++) {
@@ -141,6 +142,8 @@ static void lock_counts(struct bga_volume *vol, uint64_t *taken, uint64_t *faile
 		if (bga_lock_stats(vol, k, &ls) == 0) {
 			*taken += ls.acquisitions;
 			*failed += ls.try_failed;
+			if (ls.acquisitions > *top)
+				*top = ls.acquisitions;
 		}
 	}
 }
@@ -166,8 +169,8 @@ int model_measure(enum wl w, int cpu_a, int cpu_b, int slices, double slice_s, F
 		if (target(&rs, w, 2))
 			return 1;
 		double s2 = phase(two, both, 2, slice_s, &c2);
-		uint64_t taken, failed;
-		lock_counts(rs.vol, &taken, &failed);
+		uint64_t taken, failed, top;
+		lock_counts(rs.vol, &taken, &failed, &top);
 		model_target_destroy(&rs);
 		double x1 = xfer_line_ns(cpu_a, cpu_b, XFER_PINGS);
 		if (target(&r1, w, 1) || target(&r2, w, 1))
@@ -184,8 +187,8 @@ int model_measure(enum wl w, int cpu_a, int cpu_b, int slices, double slice_s, F
 			"{\"workload\": \"%s\", \"slice\": %d, \"cpus\": [%d, %d], \"x_ns\": [%.1f, %.1f, %.1f], "
 			"\"one_ops_per_s\": %.0f, \"pair_ops_per_s\": %.0f, \"two_ops_per_s\": %.0f, "
 			"\"cpu_share\": [%.3f, %.3f, %.3f], \"two_locks\": %" PRIu64 ", \"two_try_failed\": %" PRIu64
-			", \"slice_s\": %.3f}\n",
-			wl_name[w], k, cpu_a, cpu_b, x0, x1, x2, s1, sp, s2, c1, cp, c2, taken, failed, slice_s);
+			", \"two_top_slot\": %" PRIu64 ", \"slice_s\": %.3f}\n",
+			wl_name[w], k, cpu_a, cpu_b, x0, x1, x2, s1, sp, s2, c1, cp, c2, taken, failed, top, slice_s);
 		fflush(out);
 	}
 	return 0;
