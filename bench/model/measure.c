@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The check's measure (bga-model-plain --measure A,B): the model's own
- * workload (model.c) on the release library, on two real CPUs, in short
+ * workload (workloads.c) on the release library, on two real CPUs, in short
  * slices, each with the line transfer time measured between the same two
  * CPUs right before and right after it:
  *
@@ -35,7 +35,7 @@
 
 #include <bgalloc/locktab.h>
 
-#include "model.h"
+#include "measure.h"
 #include "xfer.h"
 
 #define XFER_PINGS 20000u

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#ifndef BGA_MODEL_MODEL_H
-#define BGA_MODEL_MODEL_H
+#ifndef BGA_MODEL_WORKLOADS_H
+#define BGA_MODEL_WORKLOADS_H
 
 /*
- * The model's workloads (model.c), for the two programs that run them:
- * the counts on modelled cores (model.c's baton) and the check's
- * measure on this machine's CPUs (measure.c).
+ * The model's workloads (workloads.c), for the counts on modelled cores
+ * (model.c's baton) and the check's measure on this machine's CPUs
+ * (measure.c).
  */
 #include <pthread.h>
 #include <semaphore.h>
@@ -77,10 +77,5 @@ void model_op(struct run *r, struct core *c);
 void model_teardown(struct run *r, struct core *c);
 /* Ops a core runs before measuring: past setup into the steady state. */
 long model_warm_ops(enum wl w);
-/* The index of s in names[0..n), or -1. */
-int model_find(const char *const *names, int n, const char *s);
-
-/* measure.c: the check's measure on two CPUs (bga-model-plain --measure). */
-int model_measure(enum wl w, int cpu_a, int cpu_b, int slices, double slice_s, FILE *out);
 
 #endif
