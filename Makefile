@@ -19,7 +19,7 @@ demo:
 	@scripts/deps.sh demo
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DBGA_BENCH=ON
 	$(CMAKE) --build build/release -j $(JOBS)
-	bench/demo.sh build/release $(DEMO_ARGS)
+	bench/scale/demo.sh build/release $(DEMO_ARGS)
 
 # The benchmarks are built too (BGA_BENCH): cli_badinput runs their bad
 # inputs, so every program a user can call is checked by make test.
@@ -122,7 +122,7 @@ bench:
 	@scripts/deps.sh bench
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DBGA_BENCH=ON
 	$(CMAKE) --build build/release -j $(JOBS)
-	bench/ratios.sh build/release
+	bench/report/ratios.sh build/release
 
 micro:
 	@scripts/deps.sh bench

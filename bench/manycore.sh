@@ -7,7 +7,7 @@
 # model's (build/demo/model.json, `make model`) where there is one.
 #   bench/manycore.sh BUILD_DIR      (BUILD_DIR from cmake -DBGA_BENCH=ON)
 # Writes $BGA_MANYCORE_OUT (default build/manycore): scale.json, the
-# demo's report.txt and plots (bench/report.py), manycore.json and
+# demo's report.txt and plots (bench/report/report.py), manycore.json and
 # manycore.txt (measured and predicted speedup per thread count).  About
 # 5 minutes on 16 CPUs: 5 thread counts, 14 cells each, 5 repetitions of
 # 0.3 s, and a ceiling on each side; on 2 CPUs (threads 1 and 2) about
@@ -44,7 +44,7 @@ for side in ("before", "after"):
         pass
 if ceil:
     d["ceiling"] = {"value": statistics.mean(r["ceiling"] for r in ceil), "runs": ceil,
-                    "how": "bench/ceiling.sh before and after the run, as bench/demo.sh"}
+                    "how": "bench/ceiling.sh before and after the run, as bench/scale/demo.sh"}
     json.dump(d, open(os.path.join(out, "scale.json"), "w"), indent=1)
 model = {}
 try:
@@ -72,5 +72,5 @@ json.dump({"rows": rows, "ceiling": d.get("ceiling")}, open(os.path.join(out, "m
 open(os.path.join(out, "manycore.txt"), "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY
-/usr/bin/python3 "$root/bench/report.py" "$out/scale.json" --out "$out" >/dev/null || echo "manycore: the demo's report failed" >&2
+/usr/bin/python3 "$root/bench/report/report.py" "$out/scale.json" --out "$out" >/dev/null || echo "manycore: the demo's report failed" >&2
 echo "manycore: $threads threads measured in ${SECONDS} s; $out/manycore.txt, manycore.json, report.txt, scale.png"

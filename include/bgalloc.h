@@ -58,6 +58,8 @@
  *    caller's I/O, crash-atomically; bgalloc(7) and its source,
  *    docs/PERSISTENCE.md, give the order of a commit and what a crash at
  *    each point leaves.
+ *  - The scan (bga_scan): a stored area's superblock, descriptors and
+ *    checksums read without a load, for tools (bga-inspect(1)).
  *
  * Each function's comment in <bgalloc.h> ends with its contract in three
  * parts, the sections of its man page: "Returns:", "Errors:" (one line
@@ -81,5 +83,6 @@
 #include <bgalloc/stats.h>
 #include <bgalloc/check.h>
 #include <bgalloc/persist.h>
+#include <bgalloc/scan.h>
 
 #endif

@@ -48,7 +48,7 @@ for target in "${@:-build}"; do
 		want cmd groff groff-base
 		want cmd man man-db
 		;;
-	fscompare) # bench/fscompare.sh: bgafs against fuse2fs
+	fscompare) # bench/fs/fscompare.sh: bgafs against fuse2fs
 		want pc fuse3 libfuse3-dev
 		want cmd fusermount3 fuse3
 		want cmd dbench dbench

@@ -10,9 +10,9 @@
 #   scripts/fuzz.sh repro HARNESS FILE [NAME]       minimise a crash into tests/fuzz/regress/HARNESS/
 #   scripts/fuzz.sh merge [HARNESS...]              minimise the working corpora (make fuzz-merge)
 #   scripts/fuzz.sh cov [HARNESS...]                HTML coverage of lib/ by the corpora (make fuzz-cov)
-#   scripts/fuzz.sh floor                           the library's own cost per input shape (bench/fuzz_floor.c)
+#   scripts/fuzz.sh floor                           the library's own cost per input shape (bench/fuzz/fuzz_floor.c)
 #   scripts/fuzz.sh share HARNESS SECONDS           the harness's share of a run from the seeds, and the
-#                                                   ceiling libFuzzer's own work leaves (bench/fuzz_share.c)
+#                                                   ceiling libFuzzer's own work leaves (bench/fuzz/fuzz_share.c)
 #   scripts/fuzz.sh --help                          this text
 #
 # HARNESS: fuzz_ops fuzz_mt fuzz_load (default: those three), any other
@@ -156,9 +156,9 @@ build_libfuzzer() {
 		# shellcheck disable=SC2086
 		link clang "$h" "$dir/$h" $LF_SAN -fsanitize=fuzzer
 	done
-	# The floor of an input: the library alone in this build (bench/fuzz_floor.c).
+	# The floor of an input: the library alone in this build (bench/fuzz/fuzz_floor.c).
 	# shellcheck disable=SC2046,SC2086
-	try clang -std=gnu11 -Wall -Wextra $LF_SAN -fsanitize=fuzzer-no-link -Iinclude -Itests/support bench/fuzz_floor.c \
+	try clang -std=gnu11 -Wall -Wextra $LF_SAN -fsanitize=fuzzer-no-link -Iinclude -Itests/support bench/fuzz/fuzz_floor.c \
 		"$dir/lib/libbgalloc.a" $(libs) -o "$dir/fuzz_floor"
 }
 
@@ -467,7 +467,7 @@ main() {
 		;;
 	share)
 		# The harness's share of a run from the seeds, and the ceiling
-		# libFuzzer's own work per input leaves (bench/fuzz_share.c).
+		# libFuzzer's own work per input leaves (bench/fuzz/fuzz_share.c).
 		[ $# -eq 2 ] || die "share HARNESS SECONDS"
 		resolve "$1"; h=$NAME
 		secs=$(seconds "$2") || exit 2
@@ -475,7 +475,7 @@ main() {
 		checked
 		[ -f "$LF_DIR/refmodel.o" ] || build_libfuzzer
 		# shellcheck disable=SC2086
-		try clang -std=gnu11 -Wall -Wextra $LF_SAN -c bench/fuzz_share.c -o "$LF_DIR/share.o"
+		try clang -std=gnu11 -Wall -Wextra $LF_SAN -c bench/fuzz/fuzz_share.c -o "$LF_DIR/share.o"
 		# shellcheck disable=SC2086
 		link clang "$h" "$LF_DIR/$h-share" $LF_SAN -fsanitize=fuzzer -DLLVMFuzzerTestOneInput=fz_share_harness "$LF_DIR/share.o"
 		local d=$LF_DIR/share-corpus/$h

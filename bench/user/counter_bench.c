@@ -23,6 +23,8 @@
 
 #include <bgalloc/counter.h>
 
+#include "num_arg.h"
+
 struct arg {
 	struct bga_counter *c;
 	volatile int *stop;
@@ -93,20 +95,6 @@ static int cmp(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
 	return a < b ? -1 : a > b;
-}
-
-/* argv[i] as a whole number in [lo, hi], dflt when absent, -1 when it is
- * not one (a sign, letters, out of range): atoi would take "-1" as a key
- * count of 4294967295. */
-static long num_arg(int argc, char **argv, int i, long dflt, long lo, long hi)
-{
-	char *end;
-	if (i >= argc)
-		return dflt;
-	if (argv[i][0] < '0' || argv[i][0] > '9')
-		return -1;
-	long v = strtol(argv[i], &end, 10);
-	return *end == '\0' && v >= lo && v <= hi ? v : -1;
 }
 
 int main(int argc, char **argv)

@@ -17,6 +17,8 @@
 
 #include <bgalloc/locktab.h>
 
+#include "num_arg.h"
+
 struct shared {
 	struct bga_locktab *t;
 	unsigned long long count[64][16]; /* one line per slot; only [i][0] used */
@@ -46,20 +48,6 @@ static void *locker(void *p)
 		a->ops += 256;
 	}
 	return NULL;
-}
-
-/* argv[i] as a whole number in [lo, hi], dflt when absent, -1 when it is
- * not one (a sign, letters, out of range): atoi would take "-1" as a key
- * count of 4294967295. */
-static long num_arg(int argc, char **argv, int i, long dflt, long lo, long hi)
-{
-	char *end;
-	if (i >= argc)
-		return dflt;
-	if (argv[i][0] < '0' || argv[i][0] > '9')
-		return -1;
-	long v = strtol(argv[i], &end, 10);
-	return *end == '\0' && v >= lo && v <= hi ? v : -1;
 }
 
 int main(int argc, char **argv)

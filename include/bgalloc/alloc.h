@@ -15,16 +15,24 @@
  * goes on to the next place only when the one before cannot serve it:
  *
  *  1. The request's own window: req->rsv's (windows on, see
- *     bga_rsv_open()); for a goal-less bga_alloc of at most 16 blocks
- *     without a handle, flags or unit, the calling CPU's locality window
- *     (ext4's locality groups), which such requests share.  No other call
- *     takes from a locality window.
+ *     bga_rsv_open(); a file's first request that files like it showed
+ *     to stay small has none, and is packed: step 2; a request whose
+ *     goal is a free block its window handed out books the next window
+ *     from that goal); for a goal-less
+ *     bga_alloc of at most 16 blocks without a handle, flags or unit, the
+ *     calling CPU's locality window (ext4's locality groups), which such
+ *     requests share.  No other call takes from a locality window.
  *  2. Free runs outside every window, in the goal's order: the goal's
  *     group from the goal on, then the groups after it that can hold the
  *     request, round to the goal's group (each call's contract below says
  *     what it passes over: BGA_WHOLE's short runs, bga_alloc_vec's split
  *     runs).  A goal-less request starts in the calling CPU's home
- *     region, from its low end.
+ *     region, from its low end.  A packed file's goal-less request starts
+ *     where the calling CPU's last packed file ended (its home before the
+ *     first), and in that group takes the smallest free run that holds
+ *     all of it when that run is shorter than 16 blocks, else the first
+ *     from there on; a run that holds all of max_len anywhere comes
+ *     before a shorter one.
  *  3. Blocks other windows hold: other handles' windows and the CPUs'
  *     locality windows are taken back, every one at once, only when the
  *     request would otherwise get -ENOSPC (or, for bga_alloc_vec without

@@ -40,11 +40,24 @@ struct bga_rsv;
  * A file's first window is looked for where a plain request's extent is,
  * with the same steering (bga_alloc; without a goal, from the low end of
  * the calling CPU's home group), in the first free run that holds
- * max_len or one and a half times the window's size, the larger, or any
- * run when none does.
+ * max_len or one and a half times the window's size, the larger, or
+ * else in the first run that holds max_len, and only when none does in
+ * a shorter one.
+ * A file gets no window at its first request when it is shorter than 16
+ * blocks (ext4's stream request) and, of the files whose first request
+ * was as long on the calling CPU lately, at least 16 were seen and fewer
+ * than one in four asked again through their handle: such a file has
+ * likely been written whole, and its request is packed as
+ * <bgalloc/alloc.h> says ("Where a request looks"), into short holes
+ * that a window would pass over.  Files that grow (interleaved writers,
+ * a file written a block a call) so keep their windows.  Its later
+ * requests book windows as a file's first window is booked.
  * A window serves an allocation only whole (max_len, as capped): a
  * shorter remainder is given back and the next window booked from where
- * it started.  A later window goes on right after the
+ * it started.  Nor does it serve a request whose goal is a free block
+ * that the window already handed out (the file gave back the tail of
+ * what it got, and goes on from there): its remainder is given back and
+ * the next window booked from the goal, so the file stays contiguous.  A later window goes on right after the
  * last one, waiting for its group's lock if need be, so that the file
  * stays contiguous; when that lock was held by another thread, the
  * calling CPU's next new files start at its home group (or the group

@@ -107,7 +107,8 @@ static inline __attribute__((always_inline)) enum fast_end alloc_fast(struct bga
 /*
  * The lock-free take from the handle's window (window.h), charged against
  * `cap`; false with nothing changed when it cannot serve (no window, used
- * up, frozen, another volume's handle).  Out of line
+ * up, frozen, another volume's handle, a goal among the blocks it handed
+ * out: handle.h).  Out of line
  * (BENCHMARKS.md#what-the-fast-paths-call); gcc's noclone keeps the name that
  * scripts/fastpath.py allows bga_alloc to call (clang has no such
  * attribute, and its builds are not checked).
@@ -117,10 +118,12 @@ static inline __attribute__((always_inline)) enum fast_end alloc_fast(struct bga
 #else
 #define HANDLE_TAKE_ATTRS __attribute__((noinline, noclone))
 #endif
-static HANDLE_TAKE_ATTRS bool handle_take_fast(struct bga_volume *vol, struct bga_rsv *rsv, uint32_t min, uint32_t max,
+static HANDLE_TAKE_ATTRS bool handle_take_fast(struct bga_volume *vol, const struct bga_request *req, uint32_t max,
 					       int64_t cap, struct bga_extent *out)
 {
-	if (rsv->vol != vol || rsv->size == 0 || !rsv->win.linked || !bga__window_take(vol, &rsv->win, min, max, cap, out))
+	struct bga_rsv *rsv = req->rsv;
+	if (rsv->vol != vol || rsv->size == 0 || !rsv->win.linked || bga__goal_behind_window(vol, rsv, req->goal) ||
+	    !bga__window_take(vol, &rsv->win, max, max, cap, out))
 		return false;
 	rsv->hits++;
 	return true;
@@ -140,7 +143,7 @@ static inline bool alloc_window_fast(struct bga_volume *vol, const struct bga_re
 	if (req->goal != BGA_NO_GOAL && req->goal >= floor)
 		return false; /* the slow path decides on the geometry (-EINVAL past the end) */
 	uint32_t max = (uint32_t)BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group);
-	return handle_take_fast(vol, req->rsv, max, max, (int64_t)(floor - vol->cfg.first_data_block), out);
+	return handle_take_fast(vol, req, max, (int64_t)(floor - vol->cfg.first_data_block), out);
 }
 
 /*

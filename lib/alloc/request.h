@@ -23,7 +23,7 @@ enum bga_req_kind {
 
 /*
  * No flags, no handle, no unit (align 0 or 1): the common request's
- * first test, paid on every allocation (bench/instructions.sh): the
+ * first test, paid on every allocation (bench/volume/instructions.sh): the
  * flags and the handle by one OR and one branch.
  */
 static inline bool bga__req_is_plain(const struct bga_request *req)

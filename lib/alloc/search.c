@@ -22,6 +22,7 @@
 #include "charge.h"
 #include "deferred.h"
 #include "steer.h"
+#include "pack.h"
 
 /* Busy groups skipped with trylock before an allocation blocks on a lock. */
 #define BGA_BUSY_SKIPS 3
@@ -103,7 +104,7 @@ static bool best_fit_locked(struct bga_volume *vol, struct bga_group *grp, uint6
  * The group is looked through once: from `from` to its end, then from 0
  * to `from`.  A pass for ac->room that finds nothing marks it
  * BGA_GROUP_NO_ROOM, and later such passes skip it until something makes
- * room (group.h; docs/HISTORY.md#many-writers-changes).  *none is
+ * room (groupdesc.h; docs/HISTORY.md#many-writers-changes).  *none is
  * set when no free run of the size asked for was found anywhere in it
  * (then its max_run overstates, and the caller lowers it, as a plain
  * search does).  Runs are looked for up to the larger of ac->max and the
@@ -158,6 +159,33 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 }
 
 /*
+ * Where a packed file's request goes in the group it starts in (lock
+ * held; *off, *len: the run; false when none here, with *none set):
+ * the smallest hole that holds all of it (ac->fit, its max_len) when
+ * that hole is shorter than a stream request (BGA_LOCAL_MAX_REQ, ext4's
+ * mb_stream_req), the holes a first window passes over; else the first
+ * run that holds it from `from` on (the CPU's packing cursor: on from
+ * the last packed file, as ext4's locality group takes a CPU's small
+ * files one after another), round to `from`.  So holes too short for
+ * any window are filled, and the files made together lie together,
+ * their deletes freeing runs together
+ * (BENCHMARKS.md#placement-on-recorded-histories).
+ */
+static bool place_packed_locked(struct bga_volume *vol, const struct bga_actx *ac, struct bga_group *grp, uint64_t g,
+				uint32_t from, uint32_t *off, uint32_t *len, bool *none)
+{
+	uint32_t cap = vol->cfg.blocks_per_group, need = ac->fit;
+	*none = false;
+	if (best_fit_locked(vol, grp, g, need, 0, off, len) && *len < BGA_LOCAL_MAX_REQ)
+		return true;
+	if (bga__group_find_locked(vol, grp, g, from, need, cap, off, len) ||
+	    (from != 0 && bga__group_find_locked(vol, grp, g, 0, need, cap, off, len)))
+		return true;
+	*none = true;
+	return false;
+}
+
+/*
  * Try one group under its lock.  `from` is the first offset to look at
  * (at_goal: the goal's offset in the goal's group).  With ac->book, a run
  * of up to ac->wsize blocks is looked for (place_window_locked), and
@@ -173,8 +201,14 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	struct bga_window *book = ac->book;
 	uint32_t off, len, wsize = ac->wsize, want = BGA_MAX(ac->max, wsize);
 	bool none = false;
-	if (book ? !place_window_locked(vol, ac, grp, g, from, at_goal, &off, &len, &none)
-		 : !bga__group_find_unit_locked(vol, grp, g, from, ac->min, want, ac->align, &off, &len)) {
+	bool found;
+	if (book)
+		found = place_window_locked(vol, ac, grp, g, from, at_goal, &off, &len, &none);
+	else if (at_goal && ac->fit != 0)
+		found = place_packed_locked(vol, ac, grp, g, from, &off, &len, &none);
+	else
+		found = bga__group_find_unit_locked(vol, grp, g, from, ac->min, want, ac->align, &off, &len);
+	if (!found) {
 		/* A failed whole-group search means max_run overstated the
 		 * longest run: fix it so the index stops pointing here
 		 * (allocations never lower it; without this, every booking
@@ -381,6 +415,8 @@ static bool handle_take_locked(struct bga_volume *vol, struct bga_actx *ac, stru
 void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses)
 {
 	uint64_t hits = rsv->hits;
+	if (hits != 0)
+		bga__pack_grew(vol, rsv); /* its window served a later request */
 	if (hits + misses == 0)
 		return;
 	struct bga_percpu *pc = bga__percpu(vol);
@@ -413,6 +449,42 @@ static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 }
 
 /*
+ * A packed file's request (pack.h), no window booked.  With a goal,
+ * as a plain request: the run at the goal, then the walk.  Without one,
+ * from the CPU's packing cursor (struct bga_pack.next; its home before
+ * the first): in its group by place_packed_locked, then the walk's
+ * other groups, first fit; all of max_len first, a shorter run only
+ * when none holds it.  Where it went moves the CPU's home as a plain
+ * goal-less request's does, and the cursor to its end.
+ */
+static int alloc_packed(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
+{
+	uint32_t min = ac->min;
+	bool goalless = ac->req->goal == BGA_NO_GOAL;
+	uint64_t next = __atomic_load_n(&ac->pc->pack.next, __ATOMIC_RELAXED);
+	if (goalless && next != 0 && next < ac->geo->nblocks)
+		ac->goal = next;
+	ac->book = NULL;
+	ac->room = 0;
+	ac->fit = goalless ? ac->max : 0;
+	ac->min = ac->max;
+	int rc = search(vol, ac, out);
+	ac->min = min;
+	ac->fit = 0;
+	if (ac->stop)
+		ac->stop = 0; /* the count ruled out max_len: the walk for min_len decides */
+	else if (rc != -ENOSPC)
+		goto out;
+	if (min < ac->max)
+		rc = search(vol, ac, out);
+out:
+	ac->note = true;
+	if (rc == 0 && goalless)
+		__atomic_store_n(&ac->pc->pack.next, out->start + out->len, __ATOMIC_RELAXED);
+	return ac->stop ? ac->stop : rc;
+}
+
+/*
  * The window phase: the handle's own window first; when it is used up,
  * the next window booked right after it under the same lock hold if it
  * lies in the same group (a file written in order), else by the walk,
@@ -428,6 +500,18 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	struct bga_rsv *rsv = ac->req->rsv;
 	uint64_t want = ac->req->goal, steered = ac->goal;
 	int rc = -ENOSPC;
+	/* the file's first request (counted once it is served), or a later
+	 * one: the file grew (bga_alloc_vec's pieces are not counted) */
+	bool first_req = rsv->first == 0 && !ac->whole && !ac->keep_windows;
+	if (rsv->first != 0) {
+		bga__pack_grew(vol, rsv);
+	} else if (first_req && ac->align == 1 && !rsv->booked && bga__pack_decides(ac->pc, ac->max)) {
+		bga__rsv_count(vol, rsv, 1);
+		rc = alloc_packed(vol, ac, out);
+		if (rc == 0)
+			bga__pack_first(ac->pc, rsv, ac->max);
+		return rc;
+	}
 	ac->room = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) / ac->align * ac->align;
 	ac->fit = 0;
 	ac->book = NULL;
@@ -435,12 +519,22 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	if (rsv->win.linked) {
 		uint64_t g = rsv->win.group;
 		bool busy = bga__group_lock_busy(vol, g);
-		if (handle_take_locked(vol, ac, rsv, out)) {
+		/* a free goal among the blocks the window handed out: the
+		 * file goes on from blocks it gave back, and the window's
+		 * remainder goes back too, so the next booking can start at
+		 * the goal and hold them both (handle.h); a used one (a file
+		 * written at random offsets) is the window's as before */
+		struct bga_group *grp = bga__group_lookup(vol, g); /* it holds the window */
+		bool back = bga__goal_behind_window(vol, rsv, want) &&
+			    !bga__group_test_locked(vol, grp, g, (uint32_t)(want - bga__group_first(vol, g)));
+		if (back)
+			bga__window_drop_locked(vol, grp, &rsv->win);
+		if (!back && handle_take_locked(vol, ac, rsv, out)) {
 			rc = 0;
 		} else if (!ac->stop) {
 			/* on from where the window stopped, whatever block the
 			 * request names: the file's blocks stay together */
-			window_next(vol, ac, rsv, BGA_NO_GOAL);
+			window_next(vol, ac, rsv, back ? want : BGA_NO_GOAL);
 			struct bga_gpos at = bga__gpos(vol, ac->goal);
 			if (at.g == g)
 				rc = try_group_locked(vol, ac, g, at.off, true, out);
@@ -473,13 +567,24 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 		if (rc == -ENOSPC && !ac->stop && ac->room != 0) {
 			ac->room = 0;
 			ac->fit = 0;
-			rc = search(vol, ac, out);
+			uint32_t min = ac->min;
+			if (min < ac->max) {
+				ac->min = ac->max;
+				rc = search(vol, ac, out);
+				ac->min = min;
+				if (ac->stop)
+					ac->stop = 0;
+			}
+			if (rc == -ENOSPC)
+				rc = search(vol, ac, out);
 			ac->goal_busy = goal_busy; /* what the goal's group was at the first walk */
 		}
 		ac->note = first && want != BGA_NO_GOAL;
 	}
 	if (rc == 0)
 		rsv->booked = true;
+	if (rc == 0 && first_req)
+		bga__pack_first(ac->pc, rsv, ac->max);
 	/* A window that the request booking it used up whole was more than
 	 * half used: the next is twice as large (bgalloc.h, bga_rsv_open),
 	 * so a writer's windows grow past its requests; one with a

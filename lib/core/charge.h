@@ -46,7 +46,8 @@ struct bga_actx {
 	bool whole;                    /* a bga_alloc_vec piece: one run for all of max first, and a
 					* goal inside a free run moved to its start (search.c) */
 	uint32_t fit;                  /* a file's first window's first pass: runs of at least
-					* this many (0: ac->room's; search.c) */
+					* this many (0: ac->room's); with no window booked, a
+					* packed file's request (search.c) */
 	bool keep_windows;             /* a bga_alloc_vec piece that may not take other windows'
 					* blocks back, even at its exact goal (search.c) */
 };

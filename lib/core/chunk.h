@@ -3,13 +3,50 @@
 #define BGA_CHUNK_H
 
 /*
- * Where a block is: its group, a group's first block and span, the chunk
+ * The chunk (2048 groups' descriptors and their index bits), where a
+ * block is: its group, a group's first block and span, the chunk
  * directory (chunkdir.c) and a group's chunk (NULL while untouched), and
  * the lock-free bit walk the index and the group sets share.  No locks;
- * the volume is in types.h, a chunk's struct in group.h.
+ * the volume is in types.h, a group's descriptor in groupdesc.h.
  */
 
 #include "types.h"
+#include "groupdesc.h"
+
+/*
+ * A chunk: descriptors for BGA_CHUNK_GROUPS consecutive groups and, per
+ * order k, one bit per group that is set iff the group's max_run >= 2^k.
+ * Bits are flipped with atomic or/and so readers never lock.
+ */
+struct bga_chunk {
+	uint64_t bits[BGA_ORDERS][BGA_CHUNK_WORDS];
+	/*
+	 * Summary rechecks in flight (groupidx.c summary_recheck): while it is
+	 * non-zero, a summary bit of this chunk may read clear for a moment
+	 * although one of its groups has the order's bit.  bga_check waits
+	 * for it to drain before it calls that a violation.
+	 */
+	uint32_t clearing;
+	/*
+	 * Words of the maps above (bits, dfree, wins) that can hold a bit:
+	 * those of the groups the volume's geometry has in this chunk, so a
+	 * chunk of a small volume is looked over in a word or two, not 64
+	 * (bga__chunk_words).  Set at the chunk's making and raised by a grow
+	 * (SEQ_CST) before it publishes the geometry that opens groups past
+	 * it; only ever raised, and a bit is only ever set for an open
+	 * group, so every set bit lies below it.
+	 */
+	uint32_t nwords;
+	uint64_t dfree[BGA_CHUNK_WORDS]; /* groups holding pending deferred frees (atomic) */
+	uint64_t wins[BGA_CHUNK_WORDS];  /* groups that may hold windows (atomic; window.c) */
+	struct bga_group groups[BGA_CHUNK_GROUPS];
+};
+
+/* The words of chunk ch's group maps that can hold a bit (nwords). */
+static inline uint32_t bga__chunk_words(const struct bga_chunk *ch)
+{
+	return __atomic_load_n(&ch->nwords, __ATOMIC_SEQ_CST);
+}
 
 static inline uint64_t bga__group_of(const struct bga_volume *vol, uint64_t block)
 {
@@ -49,7 +86,7 @@ static inline void bga__group_span(const struct bga_volume *vol, const struct bg
 		*lo = *hi;
 }
 
-/* Words of chunk c's group maps (group.h, struct bga_chunk's nwords)
+/* Words of chunk c's group maps (struct bga_chunk's nwords)
  * that its groups in geometry geo need. */
 static inline uint32_t bga__chunk_words_for(const struct bga_geom *geo, uint64_t c)
 {

@@ -54,7 +54,7 @@ struct bga_chunk *bga__chunk_create_under_grow_lock(struct bga_volume *vol, cons
 	struct bga_chunk *ch = bga__chunk_get(vol, c);
 	if (ch != NULL)
 		return ch;
-	/* line-aligned, as its descriptors are (group.h, struct bga_group) */
+	/* line-aligned, as its descriptors are (groupdesc.h, struct bga_group) */
 	ch = aligned_alloc(_Alignof(struct bga_chunk), sizeof(*ch));
 	if (ch == NULL)
 		return NULL;

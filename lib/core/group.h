@@ -3,139 +3,18 @@
 #define BGA_GROUP_H
 
 /*
- * One group: its descriptor and rare state, with their invariants, the
- * chunk that holds 2048 of them, and the group under its lock (group.c):
- * the words of its bitmap, finding, taking and releasing runs, its
- * chunk's install.  Where a block is: chunk.h; the locks: grouplock.h;
- * the index: groupidx.h; the volume: types.h.
+ * One group under its lock (group.c): the words of its bitmap, finding,
+ * taking and releasing runs, its chunk's install, the group by number.
+ * Its descriptor and rare state, with their invariants: groupdesc.h; the
+ * chunk that holds 2048 of them, and where a block is: chunk.h; the
+ * locks: grouplock.h; the index: groupidx.h; the volume: types.h.
  */
 
 #include "types.h"
+#include "groupdesc.h"
 #include "chunk.h"
 #include "grouplock.h"
 #include "groupidx.h"
-
-/* A run of blocks in one group: offset and length. */
-struct bga_run {
-	uint32_t off, len;
-};
-
-/*
- * The runs one trim has claimed in a group for its discard (walk.c):
- * marked used and charged like an allocation, but owned by no caller, so
- * a store writes them as free (persist.c), as it does window remainders.
- * Linked into its group's list, under the group lock, from the claim to
- * the give-back; the record and its runs live on the trim's side.
- */
-struct bga_trim_claim {
-	struct bga_trim_claim *next;
-	const struct bga_run *runs;
-	size_t n;
-};
-
-/* Rarely used per-group state, allocated on first use. */
-struct bga_group_ext {
-	struct bga_window *windows; /* linked windows, unsorted; under the group lock */
-	struct bga_trim_claim *claims;   /* trims' claims while they discard; under the group lock */
-	struct bga_dfree *dfree;    /* pending deferred frees in this group */
-	uint64_t *pending;          /* blocks_per_group bits: set iff a block is in dfree;
-				     * made with the first record, so a free checks
-				     * for pending blocks in O(words), not O(records) */
-	uint32_t dfree_blocks;      /* blocks in dfree */
-};
-
-enum {
-	BGA_GROUP_TRIMMED = 1u << 0, /* trimmed and not freed into since */
-	/* persist.c: failed its checksum at load; wholly used, no bitmap,
-	 * never allocated from or freed into (-EUCLEAN) */
-	BGA_GROUP_QUARANTINED = 1u << 1,
-	/* persist.c: changed since the last store copied it; set with every
-	 * change of `free` (the flags share its line, which the change writes
-	 * anyway) */
-	BGA_GROUP_DIRTY = 1u << 2,
-	/* search.c: a window booking's first pass (a run with room for the
-	 * largest window) found none here, and nothing was freed into the
-	 * group or unlinked from it since: the next first pass skips it
-	 * (its second pass, any run, does not).  Cleared with every change
-	 * that can make room: a release (bga__group_freed_locked and the
-	 * whole-group release), a window's unlink, a grow. */
-	BGA_GROUP_NO_ROOM = 1u << 3,
-};
-
-/*
- * One block group.  Every field is written under the group's lock.
- * `free` and `max_run` are also read without it (relaxed atomics) by the
- * group index search and the statistics, which treat them as hints.
- *
- * Invariants (checked by bga_check and BGA_ASSERT):
- *  - the usable span is [lo, hi): lo from first_data_block, hi kept here
- *    so that a grow changes it under the lock, and every reader of the
- *    group, whatever geometry it holds, sees the span the bitmap has;
- *  - bitmap == NULL  =>  free == 0 or free == span (hi - lo): the group is
- *    wholly used or wholly free;
- *  - bitmap != NULL  =>  popcount(bitmap) == blocks_per_group - free, and
- *    every bit outside [lo, hi) is set;
- *  - max_run >= the longest free run: an upper bound, exact after a
- *    recompute, and 0 when free is 0.  It may exceed free: allocations
- *    leave it alone (keeping it tight cost a store and often an index
- *    update per allocation), so a free that lands in a long run finds it
- *    large enough already and skips its merge scan.  A search it misleads
- *    recomputes it (bga__group_refresh_locked);
- *  - the group index holds bit k for this group iff max_run >= 2^k.
- */
-struct bga_group {
-	uint64_t *bitmap;
-	uint32_t free;
-	uint32_t max_run;
-	uint32_t flags;
-	uint32_t hi; /* end of the usable span (offset); see bga__grp_span */
-	struct bga_group_ext *ext;
-	/*
-	 * A 64-byte line of its own (32 bytes of it padding; the chunk is
-	 * allocated aligned): every booking and window drop writes its
-	 * group's descriptor, and neighbouring groups are what different
-	 * CPUs' files use side by side (a directory, or a home, each).  Two
-	 * to a line, that shared-nothing work moved the line between their
-	 * CPUs (BENCHMARKS.md#the-model-of-n-cores).  Padding rather than
-	 * a permuted slot order: the lookup stays a mask and a shift.
-	 */
-} __attribute__((aligned(64)));
-
-/*
- * A chunk: descriptors for BGA_CHUNK_GROUPS consecutive groups and, per
- * order k, one bit per group that is set iff the group's max_run >= 2^k.
- * Bits are flipped with atomic or/and so readers never lock.
- */
-struct bga_chunk {
-	uint64_t bits[BGA_ORDERS][BGA_CHUNK_WORDS];
-	/*
-	 * Summary rechecks in flight (groupidx.c summary_recheck): while it is
-	 * non-zero, a summary bit of this chunk may read clear for a moment
-	 * although one of its groups has the order's bit.  bga_check waits
-	 * for it to drain before it calls that a violation.
-	 */
-	uint32_t clearing;
-	/*
-	 * Words of the maps above (bits, dfree, wins) that can hold a bit:
-	 * those of the groups the volume's geometry has in this chunk, so a
-	 * chunk of a small volume is looked over in a word or two, not 64
-	 * (bga__chunk_words).  Set at the chunk's making and raised by a grow
-	 * (SEQ_CST) before it publishes the geometry that opens groups past
-	 * it; only ever raised, and a bit is only ever set for an open
-	 * group, so every set bit lies below it.
-	 */
-	uint32_t nwords;
-	uint64_t dfree[BGA_CHUNK_WORDS]; /* groups holding pending deferred frees (atomic) */
-	uint64_t wins[BGA_CHUNK_WORDS];  /* groups that may hold windows (atomic; window.c) */
-	struct bga_group groups[BGA_CHUNK_GROUPS];
-};
-
-
-/* The words of chunk ch's group maps that can hold a bit (nwords). */
-static inline uint32_t bga__chunk_words(const struct bga_chunk *ch)
-{
-	return __atomic_load_n(&ch->nwords, __ATOMIC_SEQ_CST);
-}
 
 /*
  * The usable span of a group as the group itself records it (grp may be

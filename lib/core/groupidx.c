@@ -53,7 +53,7 @@ static inline void bit_andnot(uint64_t *w, uint64_t m)
 
 static bool chunk_order_empty(const struct bga_chunk *ch, unsigned k)
 {
-	/* the words that can hold a bit (group.h, nwords; SEQ_CST as the
+	/* the words that can hold a bit (chunk.h, nwords; SEQ_CST as the
 	 * recheck's other loads) */
 	for (uint32_t i = 0, n = __atomic_load_n(&ch->nwords, __ATOMIC_SEQ_CST); i < n; i++)
 		if (__atomic_load_n(&ch->bits[k][i], __ATOMIC_SEQ_CST))

@@ -168,7 +168,7 @@ int bga_grow(struct bga_volume *vol, uint64_t new_nblocks)
 	if (new_last_chunk)
 		bga__idx_chunk_installed(vol, last >> BGA_CHUNK_SHIFT);
 	/* The old last chunk's maps reach its new groups before any reader
-	 * can see them (group.h, nwords). */
+	 * can see them (chunk.h, nwords). */
 	if (ch)
 		__atomic_store_n(&ch->nwords, bga__chunk_words_for(ngeo, old->nchunks - 1), __ATOMIC_SEQ_CST);
 	/* Publish, then open: until a group is opened under its lock its old

@@ -35,6 +35,21 @@ struct bga_rsv_counts {
 	uint64_t opened, closed; /* handles; their difference, summed, is rsv_windows_open */
 };
 
+/*
+ * Packing on this CPU (alloc/search.c writes, reads and decays it; a
+ * hint: a lost update only moves a ratio a little or a cursor a file):
+ * per length L of a handle's first request, 1 .. BGA_SHOWN_LENS, the
+ * files whose first request was L long (`files`) and those of them that
+ * asked again through the same handle (`grew`); and where the CPU's next
+ * packed file goes on from (`next`, a block; 0: the home).
+ */
+#define BGA_SHOWN_LENS (BGA_LOCAL_MAX_REQ - 1)
+struct bga_pack {
+	uint16_t files[BGA_SHOWN_LENS];
+	uint16_t grew[BGA_SHOWN_LENS];
+	uint64_t next;
+};
+
 /* Deferred frees (deferred.c): blocks and extents that deferred frees on
  * this CPU added, minus those commits on it released; their sums over the
  * CPUs are the pending totals (bga__dfree_pending), which no shared line
@@ -46,6 +61,7 @@ struct bga_dfree_totals {
 struct bga_percpu {
 	struct bga_steer_hints steer;
 	struct bga_rsv_counts rsv;
+	struct bga_pack pack;
 	struct bga_dfree_totals dfree;
 	struct bga_local_window local; /* window.h */
 } __attribute__((aligned(BGA_CACHELINE)));

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The invariant checker: every invariant types.h, group.h and window.h write down. */
+/* The invariant checker: every invariant types.h, groupdesc.h, chunk.h and window.h write down. */
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>

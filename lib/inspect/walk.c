@@ -231,7 +231,7 @@ static int trim_collect(void *arg, uint32_t off, uint32_t len)
  * flag is set when the runs are taken; any free by another thread clears
  * it, and our own give-back keeps it, so the flag means "no block was
  * freed here since every free run was discarded".  From the claim to the
- * give-back the runs are linked into the group as a claim (group.h,
+ * give-back the runs are linked into the group as a claim (groupdesc.h,
  * bga_trim_claim), so a store meanwhile writes them as free: no caller owns
  * them, and a crash after that store must not leave them allocated.
  */

@@ -193,7 +193,7 @@ static bool want_group(const struct bga_persist *p, const struct bga_group *grp,
  * memcpy only: the I/O runs from the copies).  Windows are frozen
  * meanwhile (window.h), and the blocks they hold are written as free, as
  * nobody owns them, and so are the runs a trim holds claimed for its
- * discard (group.h, bga_trim_claim); blocks waiting on a deferred free are
+ * discard (groupdesc.h, bga_trim_claim); blocks waiting on a deferred free are
  * set, so they are stored as allocated (the journal rule).
  */
 static int snapshot(struct bga_volume *vol, struct bga_persist *p, bool full, struct snap *s)

@@ -26,7 +26,7 @@
 
 /*
  * The default kind, chosen on a measurement of every kind contended
- * (bench/bench_locktab.c; BENCHMARKS.md#locks).  fas is the only
+ * (bga-lab, tools/lab/lab_lock.c; BENCHMARKS.md#locks).  fas is the only
  * kind that stays in the tens of millions at 64 threads on 2 vCPUs (a
  * preempted holder costs the others one bounded spin and a yield, not a
  * time slice, and unlock stays a plain store), so it is the default.

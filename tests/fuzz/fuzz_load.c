@@ -12,7 +12,10 @@
  * bga_load_ex(cfg NULL, no flags); then bga_stats, bga_check,
  * bga_prefetch, bga_volume_config, four bga_alloc calls (goal and
  * max_len from the input's last 16 bytes) and their bga_free, bga_store
- * into memory, bga_load of that image, bga_foreach_free on both.
+ * into memory, bga_load of that image, bga_foreach_free on both.  First,
+ * bga_scan of the same bytes, which must agree with the load: no valid
+ * superblock for one is none for the other, and every group the scan
+ * calls bad the load quarantines.
  *
  * Seeds: corpus/fuzz_load/, real stored images written by
  * fuzz_load_corpus (tests/fuzz/make_load_corpus.c).
@@ -62,20 +65,41 @@ static uint64_t *used_map(struct bga_volume *vol, uint64_t nblocks)
 	return u.bits;
 }
 
+/* The groups a scan calls bad: what a load must quarantine. */
+static int count_bad(void *ctx, const struct bga_scan_item *it)
+{
+	uint64_t *bad = ctx;
+	if (it->kind == BGA_SCAN_GROUP_BAD || it->kind == BGA_SCAN_BITMAP_BAD ||
+	    (it->kind == BGA_SCAN_GROUP && it->state == BGA_SCAN_QUARANTINED))
+		++*bad;
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct constio c = {data, size};
 	struct bga_io io = {&c, constio_read, constio_write, constio_flush};
 	struct bga_volume *vol;
+	struct bga_scan_sb ssb = {0};
+	uint64_t bad = 0;
+	int src = bga_scan(&io, 0, &ssb, count_bad, &bad);
+	if (src < 0 && src != -ENODATA && src != -ENOMEM)
+		FAIL("bga_scan returned %d (%s)", src, bga_strerror(src));
 	int rc = bga_load_ex(&io, NULL, 0, &vol);
 	if (rc) {
 		if (rc != -EUCLEAN && rc != -ENODATA && rc != -EINVAL && rc != -ENOMEM)
 			FAIL("bga_load returned %d (%s)", rc, bga_strerror(rc));
 		return 0;
 	}
+	if (src == -ENODATA)
+		FAIL("bga_load found a superblock where bga_scan found none");
 	struct bga_stats st;
 	if (bga_stats(vol, &st))
 		FAIL("bga_stats failed");
+	if (src >= 0 && (st.nblocks != ssb.nblocks || st.groups_quarantined < bad))
+		FAIL("bga_scan disagrees with the load: %llu blocks, %llu bad groups; the load %llu blocks, %llu quarantined",
+		     (unsigned long long)ssb.nblocks, (unsigned long long)bad, (unsigned long long)st.nblocks,
+		     (unsigned long long)st.groups_quarantined);
 	struct bga_check_report r;
 	rc = bga_check(vol, &r);
 	if (rc && st.groups_quarantined == 0)

@@ -20,7 +20,9 @@
  * The calls and their expectations are in fuzz_ops_calls.c, the decoding
  * of their arguments in fuzz_ops_args.c, the checks of bga_foreach_free
  * and bga_trim in fuzz_ops_walk.c, the calls of 0.3.0 in
- * fuzz_ops_embed.c; what the files share, in fuzz_ops.h.
+ * fuzz_ops_embed.c; the state they share, and the checks every call makes,
+ * in fuzz_ops_state.[ch], which orders the parts so that none calls one
+ * above it.
  *
  * The alphabet: one byte picks the call (% 32), more bytes its arguments.
  *  - config: nblocks 1 .. 4096, blocks_per_group 64 .. 1024,
@@ -69,7 +71,6 @@
  * changes: a saved input must mean what it meant when it was found.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,44 +78,10 @@
 
 #include <bgalloc.h>
 
-#include "fuzz_ops.h"
-
-void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("fuzz_ops: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
-
-void expect_rc(struct fz *f, const char *what, int rc, int want)
-{
-	if (rc != want)
-		fail("op %u: %s returned %d (%s), model expects %d (%s)", f->op, what, rc, bga_strerror(rc), want,
-		     bga_strerror(want));
-}
-
-/* Everything (refmodel_compare). */
-void compare(struct fz *f)
-{
-	if (refmodel_compare(&f->m, f->vol))
-		fail("op %u: %s", f->op, f->m.err);
-}
-
-/* The blocks a call changed, for the compare after it. */
-void touch(struct fz *f, uint64_t start, uint64_t len)
-{
-	if (len == 0)
-		return;
-	if (f->touch_lo >= f->touch_hi || start < f->touch_lo)
-		f->touch_lo = start;
-	if (start + len > f->touch_hi)
-		f->touch_hi = start + len;
-}
+#include "fuzz_ops_calls.h"
+#include "fuzz_ops_embed.h"
+#include "fuzz_ops_state.h"
+#include "fuzz_ops_walk.h"
 
 /* After a call: the counts and the touched groups; everything every
  * FULL_EVERY calls. */
@@ -132,13 +99,6 @@ static void compare_after(struct fz *f)
 		f->lazy = false;
 	if (!f->lazy)
 		f->touch_lo = f->touch_hi = 0;
-}
-
-void before_call(struct fz *f, bool may_fail, bool deep)
-{
-	f->have_before = may_fail;
-	if (may_fail)
-		expect_rc(f, "shown_take", shown_take(f->vol, f->rsv, MAX_RSV, deep && !f->lazy, &f->before), 0);
 }
 
 /* After a failed call: what the API shows, against before it. */

@@ -12,7 +12,8 @@
 
 #include <bgalloc.h>
 
-#include "fuzz_ops.h"
+#include "fuzz_ops_args.h"
+#include "fuzz_ops_state.h"
 
 /* A block number biased towards interesting places. */
 uint64_t pick_block(struct fz *f)

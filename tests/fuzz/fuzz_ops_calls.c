@@ -14,7 +14,10 @@
 
 #include <bgalloc.h>
 
-#include "fuzz_ops.h"
+#include "fuzz_ops_args.h"
+#include "fuzz_ops_calls.h"
+#include "fuzz_ops_embed.h"
+#include "fuzz_ops_state.h"
 
 /* Freeing into a group makes it eligible for trimming again. */
 static void touched_free(struct fz *f, uint64_t start, uint64_t len)

@@ -13,7 +13,10 @@
 
 #include <bgalloc.h>
 
-#include "fuzz_ops.h"
+#include "fuzz_ops_args.h"
+#include "fuzz_ops_embed.h"
+#include "fuzz_ops_state.h"
+#include "fuzz_ops_walk.h"
 
 /* 0 .. 8 extents as op_free_vec picks them (the same extent twice now and
  * then), a txn as op_free picks one: all pending, or nothing changed. */

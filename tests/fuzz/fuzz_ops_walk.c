@@ -12,7 +12,9 @@
 
 #include <bgalloc.h>
 
-#include "fuzz_ops.h"
+#include "fuzz_ops_args.h"
+#include "fuzz_ops_state.h"
+#include "fuzz_ops_walk.h"
 
 /*
  * The model's free extents in [from, to), split at groups, >= min_len, are

@@ -34,9 +34,7 @@ static struct bga_volume *make(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
 {
 	struct bga_config cfg;
 	struct bga_volume *vol;
-	bga_config_init(&cfg, nblocks);
-	cfg.blocks_per_group = bpg;
-	cfg.first_data_block = fdb;
+	test_config_init(&cfg, nblocks, bpg, fdb);
 	if (bga_create(&cfg, &vol)) {
 		fprintf(stderr, "bga_create failed\n");
 		exit(1);

@@ -32,6 +32,7 @@
 #include <bgalloc.h>
 #include <bgalloc/locktab.h>
 
+#include "check.h"
 #include "cpu.h"
 #include "fuzz_input.h"
 #include "lockdep.h"
@@ -39,15 +40,7 @@
 #include "rcu.h"
 #include "thread.h"
 
-#define CHECK(cond, ...)                                                                  \
-	do {                                                                              \
-		if (!(cond)) {                                                            \
-			fprintf(stderr, "thread_idle_test: line %d: ", __LINE__);          \
-			fprintf(stderr, __VA_ARGS__);                                     \
-			fputc('\n', stderr);                                              \
-			exit(1);                                                          \
-		}                                                                         \
-	} while (0)
+#define CHECK(cond, ...) do { if (CHECK_FAILED("thread_idle_test", cond, __VA_ARGS__)) exit(1); } while (0)
 
 /* What fuzz_mt's check_idle asks. */
 static bool idle(char *why, size_t n)

@@ -45,6 +45,7 @@
 
 #include <bgalloc/counter.h>
 
+#include "check.h"
 #include "counter_impl.h"
 #include "counter_track.h"
 #include "cpu.h"
@@ -84,15 +85,7 @@ static struct bga_counter *mk(struct kind k, int64_t initial, int32_t batch)
 	return c;
 }
 
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fprintf(stderr, "stress_counter: %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                           \
-			fputc('\n', stderr);                                    \
-			failures++;                                             \
-		}                                                               \
-	} while (0)
+#define CHECK(cond, ...) do { if (CHECK_FAILED("stress_counter", cond, __VA_ARGS__)) failures++; } while (0)
 
 /*
  * The last adder of a mix or race run unregisters its rseq area first, as a

@@ -40,8 +40,7 @@
 
 struct shared {
 	struct bga_volume *vol;
-	uint8_t *owner;
-	uint64_t cap;  /* the final size */
+	struct owners own; /* cap: the final size */
 	uint64_t size; /* atomic: as of the last completed grow */
 	int stop;      /* atomic */
 	int failures;  /* atomic */
@@ -49,36 +48,18 @@ struct shared {
 	uint64_t round; /* this round, for the workers' seeds */
 };
 
-static void fail(struct shared *sh, const char *what, uint64_t a)
+static void fail(void *ctx, const char *what, uint64_t a)
 {
+	struct shared *sh = ctx;
 	stress_fail(&sh->failures, 10, "stress_grow", what, a);
-}
-
-static void own(struct shared *sh, struct bga_extent e, int id)
-{
-	bool past = e.start + e.len > sh->cap;
-	uint64_t b = past ? e.start : owners_take(sh->owner, e, id);
-	if (b != OWNERS_NONE)
-		fail(sh, past ? "extent past the end" : "block handed out twice", b);
 }
 
 static void release(struct shared *sh, struct bga_extent e, int id)
 {
-	uint64_t b = owners_give(sh->owner, e, id);
-	if (b != OWNERS_NONE)
-		fail(sh, "freed a block the map gives to another", b);
+	owners_disown(&sh->own, e, id);
 	int rc = bga_free(sh->vol, e.start, e.len);
 	if (rc != 0)
 		fail(sh, "free failed", (uint64_t)-rc);
-}
-
-static int discard(void *ctx, uint64_t start, uint64_t len)
-{
-	struct shared *sh = ctx;
-	uint64_t b = owners_first_held(sh->owner, start, len);
-	if (b != OWNERS_NONE)
-		fail(sh, "trim claimed an owned block", b);
-	return 0;
 }
 
 static void work(void *ctx, int id)
@@ -104,7 +85,7 @@ static void work(void *ctx, int id)
 			struct bga_extent e;
 			int rc = bga_alloc(sh->vol, &req, &e);
 			if (rc == 0) {
-				own(sh, e, id);
+				owners_own(&sh->own, e, id);
 				held[n++] = e;
 			} else if (rc != -ENOSPC) {
 				fail(sh, "alloc", (uint64_t)-rc);
@@ -117,7 +98,7 @@ static void work(void *ctx, int id)
 		}
 		if ((x >> 8) % 128 == 0) {
 			uint64_t from = size - 1 - below(&r, 64 * BPG < size ? 64 * BPG : size);
-			int rc = bga_trim(sh->vol, from, size, 1, discard, sh, NULL);
+			int rc = bga_trim(sh->vol, from, size, 1, owners_discard, &sh->own, NULL);
 			if (rc != 0)
 				fail(sh, "trim", (uint64_t)-rc);
 		}
@@ -163,10 +144,12 @@ static void round_once(uint64_t round, int *failures, uint64_t *ops, uint64_t *g
 	cfg.blocks_per_group = BPG;
 	cfg.flags = modes[round % 3].flags;
 	cfg.lock_slots = modes[round % 3].slots;
-	struct shared sh = {.cap = to, .size = start, .round = round};
-	if (bga_create(&cfg, &sh.vol) != 0 || !(sh.owner = calloc(to, 1))) {
+	struct shared sh = {.size = start, .round = round};
+	sh.own = (struct owners){.map = calloc(to, 1), .cap = to, .fail = fail, .ctx = &sh};
+	if (bga_create(&cfg, &sh.vol) != 0 || !sh.own.map) {
 		fprintf(stderr, "stress_grow: setup failed\n");
 		++*failures;
+		free(sh.own.map);
 		return;
 	}
 	alarm(WATCHDOG_SECONDS);
@@ -177,23 +160,12 @@ static void round_once(uint64_t round, int *failures, uint64_t *ops, uint64_t *g
 	 * BGA_GEOM_RETIRE_BATCH: 32) in one-block steps, so that a batch is
 	 * freed after its grace period while the workers read; then to just
 	 * short of each boundary, and across it in small steps. */
-	struct rng r = {round + 7};
 	uint64_t size = start;
 	for (int k = 0; k < 64 && size < to; k++)
 		grow_to(&sh, ++size, grows);
-	while (size < to) {
-		uint64_t boundary = (size / CHUNK + 1) * CHUNK, target = boundary + 3 * BPG;
-		if (boundary - 2 * BPG - 3 > size)
-			target = boundary - 2 * BPG - 3; /* one jump */
-		if (target > to)
-			target = to;
-		bool jump = target < boundary;
-		while (size < target) {
-			uint64_t x = rnd(&r), step = (x & 3) == 0 ? 1 : (x & 3) == 1 ? BPG : 1 + below(&r, 3 * BPG);
-			size = size + step < target && !jump ? size + step : target;
-			grow_to(&sh, size, grows);
-		}
-	}
+	struct grow_steps g = {.r = {round + 7}, .size = size, .target = size, .to = to, .chunk = CHUNK, .bpg = BPG};
+	while (grow_steps_next(&g))
+		grow_to(&sh, g.size, grows);
 	__atomic_store_n(&sh.stop, 1, __ATOMIC_RELEASE);
 	test_threads_join(&workers);
 	alarm(0);
@@ -202,7 +174,7 @@ static void round_once(uint64_t round, int *failures, uint64_t *ops, uint64_t *g
 		fail(&sh, rep.message, 0);
 	if (bga_free_exact(sh.vol) != to)
 		fail(&sh, "blocks lost", bga_free_exact(sh.vol));
-	free(sh.owner);
+	free(sh.own.map);
 	bga_destroy(sh.vol);
 	*failures += sh.failures;
 	*ops += sh.ops;

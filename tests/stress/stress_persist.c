@@ -22,6 +22,7 @@
 
 #include <bgalloc.h>
 
+#include "check.h"
 #include "memio.h"
 #include "stress_time.h"
 #include "testutil.h"
@@ -57,14 +58,7 @@ struct image {
 static struct image images[MAX_IMAGES];
 static int nimages;
 
-#define CHECK(c, ...)                                                                                              \
-	do {                                                                                                       \
-		if (!(c)) {                                                                                        \
-			fprintf(stderr, "stress_persist: " __VA_ARGS__);                                           \
-			fputc('\n', stderr);                                                                       \
-			exit(1);                                                                                   \
-		}                                                                                                  \
-	} while (0)
+#define CHECK(cond, ...) do { if (CHECK_FAILED("stress_persist", cond, __VA_ARGS__)) exit(1); } while (0)
 
 static void *work(void *arg)
 {

@@ -30,7 +30,7 @@
 
 struct shared {
 	struct bga_volume *vol;
-	uint8_t *owner;
+	struct owners own; /* cap: nblocks */
 	uint64_t nblocks;
 	uint64_t txn;
 	int stop;
@@ -39,8 +39,9 @@ struct shared {
 	uint64_t round; /* this round, for the workers' seeds */
 };
 
-static void fail(struct shared *sh, const char *what, uint64_t a)
+static void fail(void *ctx, const char *what, uint64_t a)
 {
+	struct shared *sh = ctx;
 	stress_fail(&sh->failures, 10, "stress_policies", what, a);
 }
 
@@ -48,7 +49,7 @@ static void own(struct shared *sh, struct bga_extent e, int id)
 {
 	for (uint64_t b = e.start; b < e.start + e.len; b++) {
 		uint8_t zero = 0;
-		if (!__atomic_compare_exchange_n(&sh->owner[b], &zero, (uint8_t)id, false, __ATOMIC_ACQ_REL,
+		if (!__atomic_compare_exchange_n(&sh->own.map[b], &zero, (uint8_t)id, false, __ATOMIC_ACQ_REL,
 						 __ATOMIC_RELAXED))
 			fail(sh, "block handed out twice", b);
 	}
@@ -57,7 +58,7 @@ static void own(struct shared *sh, struct bga_extent e, int id)
 static void disown(struct shared *sh, struct bga_extent e)
 {
 	for (uint64_t b = e.start; b < e.start + e.len; b++)
-		__atomic_store_n(&sh->owner[b], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&sh->own.map[b], 0, __ATOMIC_RELAXED);
 }
 
 static void work(void *ctx, int id)
@@ -125,16 +126,6 @@ static void work(void *ctx, int id)
 	bga_rsv_close(rsv);
 }
 
-static int discard(void *ctx, uint64_t start, uint64_t len)
-{
-	struct shared *sh = ctx;
-	/* The extent is in use while discarded: nobody else may own it. */
-	uint64_t b = owners_first_held(sh->owner, start, len);
-	if (b != OWNERS_NONE)
-		fail(sh, "trim handed out an owned block", b);
-	return 0;
-}
-
 static void *janitor(void *arg)
 {
 	struct shared *sh = arg;
@@ -145,7 +136,7 @@ static void *janitor(void *arg)
 		uint64_t t = __atomic_add_fetch(&sh->txn, 1, __ATOMIC_ACQ_REL);
 		if (bga_commit(sh->vol, t) != 0)
 			fail(sh, "commit", t);
-		if (bga_trim(sh->vol, 0, sh->nblocks, 4, discard, sh, NULL) != 0)
+		if (bga_trim(sh->vol, 0, sh->nblocks, 4, owners_discard, &sh->own, NULL) != 0)
 			fail(sh, "trim", 0);
 		sh->samples++;
 	}
@@ -164,7 +155,7 @@ static void round_once(uint64_t round, int *failures, uint64_t *samples)
 		++*failures;
 		return;
 	}
-	sh.owner = calloc(cfg.nblocks, 1);
+	sh.own = (struct owners){.map = calloc(cfg.nblocks, 1), .cap = cfg.nblocks, .fail = fail, .ctx = &sh};
 	pthread_t j;
 	pthread_create(&j, NULL, janitor, &sh);
 	if (test_threads_run(THREADS, work, &sh) != 0)
@@ -178,7 +169,7 @@ static void round_once(uint64_t round, int *failures, uint64_t *samples)
 		fail(&sh, rep.message, 0);
 	if (bga_free_exact(sh.vol) != cfg.nblocks || bga_reserved(sh.vol) != 0)
 		fail(&sh, "blocks lost or reservations leaked", bga_free_exact(sh.vol));
-	free(sh.owner);
+	free(sh.own.map);
 	bga_destroy(sh.vol);
 	*failures += sh.failures;
 	*samples += sh.samples;

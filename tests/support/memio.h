@@ -84,15 +84,22 @@ static inline int memio_log(struct memio *m, uint64_t off, const void *data, siz
 	return 0;
 }
 
+/* len bytes at off of an image of size bytes, zeros past its end: how
+ * both ios read. */
+static inline int memio_read_image(const unsigned char *img, size_t size, void *buf, size_t len, uint64_t off)
+{
+	size_t have = off < size ? size - (size_t)off : 0;
+	size_t n = len < have ? len : have;
+	if (n)
+		memcpy(buf, img + off, n);
+	memset((unsigned char *)buf + n, 0, len - n);
+	return 0;
+}
+
 static inline int memio_read(void *ctx, void *buf, size_t len, uint64_t off)
 {
 	struct memio *m = ctx;
-	size_t have = off < m->size ? m->size - (size_t)off : 0;
-	size_t n = len < have ? len : have;
-	if (n)
-		memcpy(buf, m->buf + off, n);
-	memset((unsigned char *)buf + n, 0, len - n);
-	return 0;
+	return memio_read_image(m->buf, m->size, buf, len, off);
 }
 
 static inline int memio_write(void *ctx, const void *buf, size_t len, uint64_t off)
@@ -156,12 +163,7 @@ struct constio {
 static inline int constio_read(void *ctx, void *buf, size_t len, uint64_t off)
 {
 	const struct constio *c = ctx;
-	size_t have = off < c->size ? c->size - (size_t)off : 0;
-	size_t n = len < have ? len : have;
-	if (n)
-		memcpy(buf, c->data + off, n);
-	memset((unsigned char *)buf + n, 0, len - n);
-	return 0;
+	return memio_read_image(c->data, c->size, buf, len, off);
 }
 
 static inline int constio_write(void *ctx, const void *buf, size_t len, uint64_t off)

@@ -9,6 +9,7 @@
  * it, shows at once.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <bgalloc.h>
@@ -48,6 +49,46 @@ static inline uint64_t owners_first_held(const uint8_t *owner, uint64_t start, u
 		if (__atomic_load_n(&owner[b], __ATOMIC_ACQUIRE) != 0)
 			return b;
 	return OWNERS_NONE;
+}
+
+/*
+ * The map as the concurrent tests check it: who holds each of cap blocks,
+ * and where a wrong block goes, fail(ctx, what, block), as the test counts
+ * its failures.  owners_discard is bga_trim's discard callback, its ctx
+ * the struct owners.
+ */
+struct owners {
+	uint8_t *map;
+	uint64_t cap; /* blocks the map covers */
+	void (*fail)(void *ctx, const char *what, uint64_t block);
+	void *ctx;
+};
+
+/* e handed to thread id: inside the map, and held by no other thread. */
+static inline void owners_own(struct owners *o, struct bga_extent e, int id)
+{
+	bool past = e.start + e.len > o->cap;
+	uint64_t b = past ? e.start : owners_take(o->map, e, id);
+	if (b != OWNERS_NONE)
+		o->fail(o->ctx, past ? "extent past the end" : "block handed out twice", b);
+}
+
+/* e freed by thread id: every block of it held by id. */
+static inline void owners_disown(struct owners *o, struct bga_extent e, int id)
+{
+	uint64_t b = owners_give(o->map, e, id);
+	if (b != OWNERS_NONE)
+		o->fail(o->ctx, "freed a block the map gives to another", b);
+}
+
+/* A trimmed extent is in use while discarded: nobody may hold a block of it. */
+static inline int owners_discard(void *ctx, uint64_t start, uint64_t len)
+{
+	struct owners *o = ctx;
+	uint64_t b = owners_first_held(o->map, start, len);
+	if (b != OWNERS_NONE)
+		o->fail(o->ctx, "trim claimed an owned block", b);
+	return 0;
 }
 
 #endif

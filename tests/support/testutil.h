@@ -4,6 +4,7 @@
 
 /* Small helpers shared by the volume tests and stress programs. */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Groups a chunk holds (lib/core/types.h, BGA_CHUNK_GROUPS), for tests
@@ -14,6 +15,15 @@
 #include "rng.h" /* the one generator */
 
 #include <bgalloc.h>
+
+/* A config of nblocks blocks, groups of bpg blocks and first_data_block
+ * fdb, every other field at its default. */
+static inline void test_config_init(struct bga_config *cfg, uint64_t nblocks, uint32_t bpg, uint64_t fdb)
+{
+	bga_config_init(cfg, nblocks);
+	cfg->blocks_per_group = bpg;
+	cfg->first_data_block = fdb;
+}
 
 /* An extent callback (bga_trim's discard, bga_foreach_free's visit) that
  * accepts every extent and does nothing. */
@@ -35,6 +45,45 @@ static inline uint64_t drain_volume(struct bga_volume *vol, uint64_t goal, uint6
 	while (bga_alloc(vol, &req, &e) == 0)
 		n += e.len;
 	return n;
+}
+
+/*
+ * The sizes of a volume grown from size to `to` across chunk boundaries
+ * (chunks of `chunk` blocks, groups of bpg): a jump to just short of each
+ * boundary, then across it in small steps (a block, a group, an odd size),
+ * so that the grows that open a new last chunk come one by one.
+ *
+ *	struct grow_steps g = {.r = {seed}, .size = start, .target = start,
+ *			       .to = to, .chunk = CHUNK, .bpg = BPG};
+ *	while (grow_steps_next(&g))
+ *		bga_grow(vol, g.size) ...
+ */
+struct grow_steps {
+	struct rng r;
+	uint64_t size;   /* the size reached */
+	uint64_t target; /* where this boundary's steps end; start at size */
+	uint64_t to, chunk;
+	uint32_t bpg;
+	bool jump;       /* the step to target is one jump */
+};
+
+/* The next size into g->size: false once g->size is g->to. */
+static inline bool grow_steps_next(struct grow_steps *g)
+{
+	if (g->size >= g->target) {
+		if (g->size >= g->to)
+			return false;
+		uint64_t boundary = (g->size / g->chunk + 1) * g->chunk;
+		g->target = boundary + 3 * g->bpg;
+		if (boundary - 2 * g->bpg - 3 > g->size)
+			g->target = boundary - 2 * g->bpg - 3; /* one jump */
+		if (g->target > g->to)
+			g->target = g->to;
+		g->jump = g->target < boundary;
+	}
+	uint64_t x = rnd(&g->r), step = (x & 3) == 0 ? 1 : (x & 3) == 1 ? g->bpg : 1 + below(&g->r, 3 * g->bpg);
+	g->size = g->size + step < g->target && !g->jump ? g->size + step : g->target;
+	return true;
 }
 
 /* What bga_stats keeps of the free space (count, extents, histogram by
@@ -65,9 +114,7 @@ static inline struct bga_volume *make_volume_with(uint64_t nblocks, uint32_t bpg
 {
 	struct bga_config cfg;
 	struct bga_volume *vol;
-	bga_config_init(&cfg, nblocks);
-	cfg.blocks_per_group = bpg;
-	cfg.first_data_block = fdb;
+	test_config_init(&cfg, nblocks, bpg, fdb);
 	cfg.flags = flags;
 	if (rsv)
 		cfg.rsv_default = cfg.rsv_max = rsv;

@@ -88,11 +88,14 @@ bad bench/bga-scale -r 0
 bad bench/bga-ab --bogus
 
 bad bench/ceiling.sh --bogus
-bad bench/instructions.sh /nonexistent
-bad bench/floor.sh --bogus
-bad bench/ratios.sh /nonexistent
-bad bench/compare.sh --bogus
-bad bench/demo.sh --bogus
+bad bench/volume/instructions.sh /nonexistent
+bad bench/volume/floor.sh --bogus
+bad bench/report/ratios.sh /nonexistent
+bad bench/report/compare.sh --bogus
+bad bench/scale/demo.sh --bogus
+bad bench/fs/bgafs_ab.sh
+bad bench/fs/trace_cost.sh --bogus
+bad bench/fs/dbench_counters.sh --bogus
 
 # bench/user/
 bad bench/user/lock_bench 2 10 -1
@@ -114,6 +117,13 @@ bad tools/lab/bga-lab lock --slots 3
 bad tools/lab/bga-lab bogus
 bad tools/lab/bga-lab
 help tools/lab/bga-lab --help
+bad tools/replay/bga-replay run "$src/tests/data/traces/objects.trace" -a bgalloc,windows=maybe
+bad tools/replay/bga-replay run "$src/tests/data/traces/objects.trace" -a bgalloc,group=x
+bad tools/replay/bga-replay run "$src/tests/data/traces/objects.trace" -a worstfit
+bad tools/replay/bga-replay run "$src/tests/data/traces/objects.trace" --full 0
+bad tools/replay/bga-replay run /nonexistent.trace
+bad tools/replay/bga-replay bogus
+help tools/replay/bga-replay --help
 bad tools/inspect/bga-inspect --bogus
 bad tools/inspect/bga-inspect check /nonexistent.img
 

@@ -20,6 +20,7 @@
 #define KEEP 64
 
 static struct bga_volume *vol;
+static struct bga_rec *rec;
 static unsigned ops;
 static _Atomic uint64_t txn = 1;
 /* A deferred free never overlaps the commit of its txn, as in a journal
@@ -39,13 +40,13 @@ static void *worker(void *arg)
 		if (held[k].len) {
 			/* give it back: at once, or when a later txn commits */
 			if (rng & 768)
-				bga_rec_free(vol, held[k].start, held[k].len);
+				bga_rec_free(rec, vol, held[k].start, held[k].len);
 			else {
 				pthread_rwlock_rdlock(&txn_lock);
 				if (rng & 1024)
-					bga_rec_free_deferred(vol, held[k].start, held[k].len, txn + 1);
+					bga_rec_free_deferred(rec, vol, held[k].start, held[k].len, txn + 1);
 				else
-					bga_rec_free_deferred_vec(vol, &held[k], 1, txn + 1);
+					bga_rec_free_deferred_vec(rec, vol, &held[k], 1, txn + 1);
 				pthread_rwlock_unlock(&txn_lock);
 			}
 			held[k].len = 0;
@@ -53,24 +54,24 @@ static void *worker(void *arg)
 		}
 		if (rng % 97 == 0) {
 			pthread_rwlock_wrlock(&txn_lock);
-			bga_rec_commit(vol, txn++);
+			bga_rec_commit(rec, vol, txn++);
 			pthread_rwlock_unlock(&txn_lock);
 		}
 		if (!rsv && rng % 5 == 0)
-			(rng & 2048 ? bga_rec_rsv_open : bga_rec_window_open)(vol, &rsv);
+			bga_rec_rsv_open(rec, vol, &rsv);
 		struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = 1 + (rng >> 20) % 4,
 		                          .rsv = (rng & 512) ? rsv : NULL};
-		if (bga_rec_alloc(vol, &req, &held[k]))
+		if (bga_rec_alloc(rec, vol, &req, &held[k]))
 			held[k].len = 0;
 		if (rsv && rng % 41 == 0) {
-			bga_rec_rsv_close(rsv);
+			bga_rec_rsv_close(rec, rsv);
 			rsv = NULL;
 		}
 	}
 	for (unsigned k = 0; k < KEEP; k++)
 		if (held[k].len)
-			bga_rec_free(vol, held[k].start, held[k].len);
-	bga_rec_rsv_close(rsv);
+			bga_rec_free(rec, vol, held[k].start, held[k].len);
+	bga_rec_rsv_close(rec, rsv);
 	return NULL;
 }
 
@@ -83,7 +84,6 @@ int main(int argc, char **argv)
 	/* small, so that a freed block is soon someone else's */
 	uint64_t nblocks = argc > 4 ? strtoull(argv[4], NULL, 0) : 2048;
 	struct bga_config cfg;
-	struct bga_rec *rec;
 	bga_config_init(&cfg, nblocks);
 	cfg.blocks_per_group = 1024;
 	if (n < 1 || n > 64 || bga_create(&cfg, &vol) || bga_rec_open(vol, argv[1], "rec_threads", 4096, &rec))
@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 		pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1));
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
-	int rc = bga_rec_commit(vol, txn);
+	int rc = bga_rec_commit(rec, vol, txn);
 	if (!rc)
 		rc = bga_rec_close(rec);
 	bga_destroy(vol);

@@ -90,6 +90,22 @@ static int64_t allocate(struct ceph *c, uint64_t want, uint64_t unit, uint64_t m
 	}
 }
 
+/* The last allocate handed out n extents of len blocks each. */
+static void expect_extents(const struct ceph *c, size_t n, uint64_t len)
+{
+	cr_assert_eq(c->n, n);
+	for (size_t i = 0; i < c->n; i++)
+		cr_assert_eq(c->ext[i].len, len);
+}
+
+/* The last allocate handed out one extent, [start, start + len). */
+static void expect_one(const struct ceph *c, uint64_t start, uint64_t len)
+{
+	cr_assert_eq(c->n, 1);
+	cr_assert_eq(c->ext[0].start, start);
+	cr_assert_eq(c->ext[0].len, len);
+}
+
 static void release_all(struct ceph *c)
 {
 	if (c->n)
@@ -179,36 +195,28 @@ Test(ceph_allocator, test_alloc_min_max_alloc)
 	ceph_init(&c, 1024, 1024);
 	add_free(&c, 0, 4);
 	cr_assert_eq(allocate(&c, 4, 1, 1, 0), 4);
-	cr_assert_eq(c.n, 4);
-	for (size_t i = 0; i < c.n; i++)
-		cr_assert_eq(c.ext[i].len, 1);
+	expect_extents(&c, 4, 1);
 	ceph_shutdown(&c);
 
 	/* extents of max_alloc_size when it exceeds min_alloc_size */
 	ceph_init(&c, 1024, 1024);
 	add_free(&c, 0, 4);
 	cr_assert_eq(allocate(&c, 4, 1, 2, 0), 4);
-	cr_assert_eq(c.n, 2);
-	for (size_t i = 0; i < c.n; i++)
-		cr_assert_eq(c.ext[i].len, 2);
+	expect_extents(&c, 2, 2);
 	ceph_shutdown(&c);
 
 	/* a unit of 4 blocks: 256 extents of 4 */
 	ceph_init(&c, 1024, 1024);
 	add_free(&c, 0, 1024);
 	cr_assert_eq(allocate(&c, 1024, 4, 4, 0), 1024);
-	cr_assert_eq(c.n, 256);
-	for (size_t i = 0; i < c.n; i++)
-		cr_assert_eq(c.ext[i].len, 4);
+	expect_extents(&c, 256, 4);
 	ceph_shutdown(&c);
 
 	/* allocate and free */
 	ceph_init(&c, 1024, 1024);
 	add_free(&c, 0, 16);
 	cr_assert_eq(allocate(&c, 16, 1, 2, 0), 16);
-	cr_assert_eq(c.n, 8);
-	for (size_t i = 0; i < c.n; i++)
-		cr_assert_eq(c.ext[i].len, 2);
+	expect_extents(&c, 8, 2);
 	release_all(&c);
 	cr_assert_eq(bga_free_exact(c.vol), 16);
 	ceph_shutdown(&c);
@@ -370,9 +378,7 @@ Test(ceph_allocator, test_alloc_bug_24598)
 	add_free(&c, 4672, 64);
 	add_free(&c, 4800, 128);
 	cr_assert_eq(allocate(&c, 128, 64, 0, 0), 128);
-	cr_assert_eq(c.n, 1);
-	cr_assert_eq(c.ext[0].start, 4032);
-	cr_assert_eq(c.ext[0].len, 128);
+	expect_one(&c, 4032, 128);
 	ceph_shutdown(&c);
 }
 
@@ -404,14 +410,10 @@ Test(ceph_allocator, test_alloc_contiguous)
 	ceph_init(&c, 1024 * 1024, 32768);
 	add_free(&c, 0, 1024 * 1024);
 	cr_assert_eq(allocate(&c, 4, 4, 0, 0), 4);
-	cr_assert_eq(c.n, 1);
-	cr_assert_eq(c.ext[0].start, 0);
-	cr_assert_eq(c.ext[0].len, 4);
+	expect_one(&c, 0, 4);
 	c.n = 0;
 	cr_assert_eq(allocate(&c, 4, 4, 0, 0), 4);
-	cr_assert_eq(c.n, 1);
-	cr_assert_eq(c.ext[0].start, 4);
-	cr_assert_eq(c.ext[0].len, 4);
+	expect_one(&c, 4, 4);
 	ceph_shutdown(&c);
 }
 
@@ -546,9 +548,7 @@ Test(ceph_fastbmap, test_l2)
 	 * that holds both blocks exists (4..), and bga_alloc_vec keeps a
 	 * request whole when one does (bgalloc.h), as Ceph's AVL does. */
 	cr_assert_eq(l2_alloc(&c, 2, 1), 2);
-	cr_assert_eq(c.n, 1);
-	cr_assert_eq(c.ext[0].start, 4);
-	cr_assert_eq(c.ext[0].len, 2);
+	expect_one(&c, 4, 2);
 	cr_assert_eq(bga_free(c.vol, 0, 1), 0);
 	cr_assert_eq(bga_free(c.vol, 2, 4), 0);
 
@@ -557,9 +557,7 @@ Test(ceph_fastbmap, test_l2)
 	cr_assert_eq(c.ext[0].start, 0);
 	release_all(&c);
 	cr_assert_eq(l2_alloc(&c, 1024, 256), 1024);
-	cr_assert_eq(c.n, 1);
-	cr_assert_eq(c.ext[0].start, 0);
-	cr_assert_eq(c.ext[0].len, 1024);
+	expect_one(&c, 0, 1024);
 	release_all(&c);
 
 	/* the whole volume in 512-block pieces, then -ENOSPC */

@@ -177,10 +177,7 @@ static void fx_pending(struct fx *f)
 /* Every block allocated, some waiting on a commit (so -EAGAIN). */
 static void fx_full_pending(struct fx *f)
 {
-	struct bga_config cfg;
-	bga_config_init(&cfg, 8 * BPG);
-	cfg.blocks_per_group = BPG;
-	cr_assert_eq(bga_create(&cfg, &f->vol), 0);
+	f->vol = make_volume_with(8 * BPG, BPG, 0, 0, 0);
 	for (uint64_t g = 0; g < 8; g++)
 		alloc_exact(f->vol, g * BPG, BPG);
 	cr_assert_eq(bga_free_deferred(f->vol, 3 * BPG + 10, 6, 1), 0);
@@ -190,10 +187,7 @@ static void fx_full_pending(struct fx *f)
  * operations that allocate per group, where k runs into hundreds. */
 static void fx_small(struct fx *f)
 {
-	struct bga_config cfg;
-	bga_config_init(&cfg, 200 * BPG);
-	cfg.blocks_per_group = BPG;
-	cr_assert_eq(bga_create(&cfg, &f->vol), 0);
+	f->vol = make_volume_with(200 * BPG, BPG, 0, 0, 0);
 	for (uint64_t g = 10; g < 200; g += 7)
 		alloc_exact(f->vol, g * BPG + g % 50, 5);
 	alloc_exact(f->vol, 3 * BPG, BPG);
@@ -273,11 +267,7 @@ static int run_check(struct fx *f) { return bga_check(f->vol, NULL); }
  * (vec_fit.c) takes the runs of 15. */
 static void fx_runs(struct fx *f)
 {
-	struct bga_config cfg;
-	bga_config_init(&cfg, 8 * BPG);
-	cfg.blocks_per_group = BPG;
-	cfg.flags = BGA_START_FULL;
-	cr_assert_eq(bga_create(&cfg, &f->vol), 0);
+	f->vol = make_volume_with(8 * BPG, BPG, 0, BGA_START_FULL, 0);
 	cr_assert_eq(bga_free(f->vol, 0, 10), 0);
 	cr_assert_eq(bga_free(f->vol, 20, 10), 0);
 	cr_assert_eq(bga_free(f->vol, BPG, 15), 0);

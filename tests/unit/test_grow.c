@@ -129,6 +129,24 @@ Test(grow_chunks, first_data_block_past_a_chunk)
 	bga_destroy(vol);
 }
 
+/* Grow vol from size to n blocks, used of them held: clean, the free
+ * count right, then the first new block and the new last one taken by
+ * exact goal, and a block past the end refused.  The blocks it took. */
+static uint64_t grow_take_ends(struct bga_volume *vol, uint64_t size, uint64_t n, uint64_t used)
+{
+	uint64_t took = 1;
+	cr_assert_eq(bga_grow(vol, n), 0, "grow to %llu", (unsigned long long)n);
+	assert_clean(vol);
+	cr_assert_eq(bga_free_exact(vol), n - used, "grow to %llu", (unsigned long long)n);
+	cr_assert_eq(exact(vol, size, 1), 0, "first new block, size %llu", (unsigned long long)n);
+	if (n - 1 > size) {
+		cr_assert_eq(exact(vol, n - 1, 1), 0, "last block, size %llu", (unsigned long long)n);
+		took++;
+	}
+	cr_assert_eq(exact(vol, n, 1), -EINVAL, "past the end");
+	return took;
+}
+
 Test(grow_chunks, one_thread_across_chunk_boundaries)
 {
 	static const uint64_t sizes[] = {
@@ -141,17 +159,7 @@ Test(grow_chunks, one_thread_across_chunk_boundaries)
 	used += 10;
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		uint64_t n = sizes[i];
-		cr_assert_eq(bga_grow(vol, n), 0, "grow to %llu", (unsigned long long)n);
-		assert_clean(vol);
-		cr_assert_eq(bga_free_exact(vol), n - used, "grow to %llu", (unsigned long long)n);
-		/* the first new block and the new last one, by exact goal */
-		cr_assert_eq(exact(vol, size, 1), 0, "first new block, size %llu", (unsigned long long)n);
-		used++;
-		if (n - 1 > size) {
-			cr_assert_eq(exact(vol, n - 1, 1), 0, "last block, size %llu", (unsigned long long)n);
-			used++;
-		}
-		cr_assert_eq(exact(vol, n, 1), -EINVAL, "past the end");
+		used += grow_take_ends(vol, size, n, used);
 		assert_clean(vol);
 		size = n;
 	}
@@ -187,16 +195,7 @@ Test(grow_chunks, one_thread_across_directory_segments)
 	uint64_t used = 0, size = 1000, txn = 0;
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		uint64_t n = sizes[i];
-		cr_assert_eq(bga_grow(vol, n), 0, "grow to %llu", (unsigned long long)n);
-		assert_clean(vol);
-		cr_assert_eq(bga_free_exact(vol), n - used, "grow to %llu", (unsigned long long)n);
-		cr_assert_eq(exact(vol, size, 1), 0, "first new block, size %llu", (unsigned long long)n);
-		used++;
-		if (n - 1 > size) {
-			cr_assert_eq(exact(vol, n - 1, 1), 0, "last block, size %llu", (unsigned long long)n);
-			used++;
-		}
-		cr_assert_eq(exact(vol, n, 1), -EINVAL, "past the end");
+		used += grow_take_ends(vol, size, n, used);
 		/* A window (a fresh handle's first) and a deferred free in the
 		 * new last chunk. */
 		struct bga_rsv *rsv;
@@ -342,8 +341,7 @@ Test(grow_chunks, destroy_with_a_linked_window)
 
 struct shared {
 	struct bga_volume *vol;
-	uint8_t *owner; /* per block: 0 free, else worker id + 1 */
-	uint64_t cap;   /* blocks the map covers: the final size */
+	struct owners own; /* cap: the final size */
 	uint64_t size;  /* atomic: the size as of the last completed grow */
 	uint64_t txn;   /* atomic: the last txn committed */
 	int stop;       /* atomic */
@@ -353,34 +351,11 @@ struct shared {
 	uint64_t create, start; /* 0: the defaults (grow_under_threads) */
 };
 
-static void failf(struct shared *sh, const char *what, uint64_t a)
-{
-	if (__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED) == 0)
-		snprintf(sh->first, sizeof(sh->first), "%s (%llu)", what, (unsigned long long)a);
-}
-
-static void own(struct shared *sh, struct bga_extent e, int id)
-{
-	bool past = e.start + e.len > sh->cap;
-	uint64_t b = past ? e.start : owners_take(sh->owner, e, id);
-	if (b != OWNERS_NONE)
-		failf(sh, past ? "extent past the end" : "block handed out twice", b);
-}
-
-static void disown(struct shared *sh, struct bga_extent e, int id)
-{
-	uint64_t b = owners_give(sh->owner, e, id);
-	if (b != OWNERS_NONE)
-		failf(sh, "freed a block the map gives to another", b);
-}
-
-static int discard(void *ctx, uint64_t start, uint64_t len)
+static void failf(void *ctx, const char *what, uint64_t a)
 {
 	struct shared *sh = ctx;
-	uint64_t b = owners_first_held(sh->owner, start, len);
-	if (b != OWNERS_NONE)
-		failf(sh, "trim claimed an owned block", b);
-	return 0;
+	if (__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED) == 0)
+		snprintf(sh->first, sizeof(sh->first), "%s (%llu)", what, (unsigned long long)a);
 }
 
 #define seen ignore_extent
@@ -389,7 +364,7 @@ static int discard(void *ctx, uint64_t start, uint64_t len)
 
 static void give_back(struct shared *sh, int id, struct bga_extent e, bool deferred)
 {
-	disown(sh, e, id);
+	owners_disown(&sh->own, e, id);
 	int rc;
 	if (deferred) {
 		rc = -EINVAL;
@@ -438,7 +413,7 @@ static void churn(void *ctx, int id)
 			if (reserved && (rc != 0 || e.len < req.max_len))
 				bga_unreserve(sh->vol, rc ? req.max_len : req.max_len - e.len);
 			if (rc == 0) {
-				own(sh, e, id);
+				owners_own(&sh->own, e, id);
 				held[n++] = e;
 			} else if (reserved) {
 				failf(sh, "an allocation from a reservation failed", (uint64_t)-rc);
@@ -455,7 +430,7 @@ static void churn(void *ctx, int id)
 			uint64_t from = below(&r, size), to = from + 1 + below(&r, 40 * BPG);
 			if (to > size)
 				to = size;
-			int rc = (x >> 14) & 1 ? bga_trim(sh->vol, from, to, 1, discard, sh, NULL)
+			int rc = (x >> 14) & 1 ? bga_trim(sh->vol, from, to, 1, owners_discard, &sh->own, NULL)
 					       : bga_foreach_free(sh->vol, from, to, 1, seen, NULL);
 			if (rc != 0)
 				failf(sh, "trim/foreach", (uint64_t)-rc);
@@ -490,10 +465,9 @@ static void grow_under_threads(uint32_t flags, uint32_t slots, uint64_t to, int 
 	uint64_t start = sh->start ? sh->start : CHUNK - 3 * BPG - 5;
 	sh->vol = make(sh->create ? sh->create : start, flags, slots);
 	cr_assert_eq(bga_grow(sh->vol, start), 0);
-	sh->cap = to;
 	sh->size = start;
-	sh->owner = calloc(to, 1);
-	cr_assert_not_null(sh->owner);
+	sh->own = (struct owners){.map = calloc(to, 1), .cap = to, .fail = failf, .ctx = sh};
+	cr_assert_not_null(sh->own.map);
 	pthread_t ct;
 	struct test_threads workers;
 	cr_assert_eq(test_threads_start(&workers, nthreads, churn, sh), 0);
@@ -502,24 +476,13 @@ static void grow_under_threads(uint32_t flags, uint32_t slots, uint64_t to, int 
 	/* Jump to just short of each chunk boundary, then cross it in small
 	 * steps (a block, a group, an odd size), so the grows that open a new
 	 * last chunk run while the workers aim at it. */
-	struct rng r = {12345};
-	uint64_t size = start;
-	while (size < to) {
-		uint64_t boundary = (size / CHUNK + 1) * CHUNK, target = boundary + 3 * BPG;
-		if (boundary - 2 * BPG - 3 > size)
-			target = boundary - 2 * BPG - 3; /* one jump */
-		if (target > to)
-			target = to;
-		bool jump = target < boundary;
-		while (size < target) {
-			uint64_t x = rnd(&r), step = (x & 3) == 0 ? 1 : (x & 3) == 1 ? BPG : 1 + below(&r, 3 * BPG);
-			size = size + step < target && !jump ? size + step : target;
-			int rc = bga_grow(sh->vol, size);
-			if (rc != 0)
-				failf(sh, "grow", size);
-			__atomic_store_n(&sh->size, size, __ATOMIC_RELEASE);
-			sched_yield();
-		}
+	struct grow_steps g = {.r = {12345}, .size = start, .target = start, .to = to, .chunk = CHUNK, .bpg = BPG};
+	while (grow_steps_next(&g)) {
+		int rc = bga_grow(sh->vol, g.size);
+		if (rc != 0)
+			failf(sh, "grow", g.size);
+		__atomic_store_n(&sh->size, g.size, __ATOMIC_RELEASE);
+		sched_yield();
 	}
 	for (int i = 0; i < 200; i++)
 		sched_yield(); /* the workers meet the final size too */
@@ -531,7 +494,7 @@ static void grow_under_threads(uint32_t flags, uint32_t slots, uint64_t to, int 
 	}
 	cr_assert_eq(sh->failures, 0, "%d failures, the first: %s", sh->failures, sh->first);
 	for (uint64_t b = 0; b < to; b++)
-		cr_assert_eq(sh->owner[b], 0, "block %llu still owned", (unsigned long long)b);
+		cr_assert_eq(sh->own.map[b], 0, "block %llu still owned", (unsigned long long)b);
 	struct bga_config cfg;
 	cr_assert_eq(bga_volume_config(sh->vol, &cfg), 0);
 	cr_assert_eq(cfg.nblocks, to);
@@ -539,64 +502,53 @@ static void grow_under_threads(uint32_t flags, uint32_t slots, uint64_t to, int 
 	cr_assert_eq(bga_reserved(sh->vol), 0);
 	assert_clean(sh->vol);
 	bga_destroy(sh->vol);
-	free(sh->owner);
+	free(sh->own.map);
+}
+
+/* ROUNDS rounds of grow_under_threads to 2 * CHUNK + 100 with two
+ * workers, each on a fresh struct shared with proto's switches. */
+static void rounds(uint32_t flags, uint32_t slots, struct shared proto)
+{
+	for (int i = 0; i < ROUNDS; i++) {
+		struct shared sh = proto;
+		grow_under_threads(flags, slots, 2 * CHUNK + 100, 2, &sh);
+	}
 }
 
 Test(grow_threads, across_chunks_default, .timeout = 120)
 {
-	for (int i = 0; i < ROUNDS; i++) {
-		struct shared sh = {0};
-		grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
-	}
+	rounds(0, 0, (struct shared){0});
 }
 
 /* One slot: every group shares the lock of the group being extended. */
 Test(grow_threads, across_chunks_one_slot, .timeout = 120)
 {
-	for (int i = 0; i < ROUNDS; i++) {
-		struct shared sh = {0};
-		grow_under_threads(0, 1, 2 * CHUNK + 100, 2, &sh);
-	}
+	rounds(0, 1, (struct shared){0});
 }
 
 Test(grow_threads, across_chunks_global_lock, .timeout = 120)
 {
-	for (int i = 0; i < ROUNDS; i++) {
-		struct shared sh = {0};
-		grow_under_threads(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS, 0, 2 * CHUNK + 100, 2, &sh);
-	}
+	rounds(BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS, 0, (struct shared){0});
 }
 
 Test(grow_threads, trim_and_foreach_race_grow, .timeout = 120)
 {
-	for (int i = 0; i < ROUNDS; i++) {
-		struct shared sh = {.trims = true};
-		grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
-	}
+	rounds(0, 0, (struct shared){.trims = true});
 }
 
 Test(grow_threads, windows_race_grow, .timeout = 120)
 {
-	for (int i = 0; i < ROUNDS; i++) {
-		struct shared sh = {.windows = true};
-		grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
-	}
+	rounds(0, 0, (struct shared){.windows = true});
 }
 
 Test(grow_threads, deferred_frees_and_commits_race_grow, .timeout = 120)
 {
-	for (int i = 0; i < ROUNDS; i++) {
-		struct shared sh = {.deferred = true};
-		grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
-	}
+	rounds(0, 0, (struct shared){.deferred = true});
 }
 
 Test(grow_threads, reservations_race_grow, .timeout = 120)
 {
-	for (int i = 0; i < ROUNDS; i++) {
-		struct shared sh = {.reserve = true};
-		grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
-	}
+	rounds(0, 0, (struct shared){.reserve = true});
 }
 
 /*
@@ -620,8 +572,5 @@ Test(grow_threads, across_the_second_directory_segment, .timeout = 120)
 
 Test(grow_threads, everything_races_grow, .timeout = 120)
 {
-	for (int i = 0; i < ROUNDS; i++) {
-		struct shared sh = {.trims = true, .windows = true, .deferred = true, .reserve = true};
-		grow_under_threads(0, 0, 2 * CHUNK + 100, 2, &sh);
-	}
+	rounds(0, 0, (struct shared){.trims = true, .windows = true, .deferred = true, .reserve = true});
 }

@@ -688,6 +688,15 @@ static uint64_t tag_of(const struct bga_volume *vol)
 	return t;
 }
 
+/* The tag of the volume io holds, loaded. */
+static uint64_t loaded_tag(struct bga_io *io)
+{
+	struct bga_volume *v = load(io);
+	uint64_t t = tag_of(v);
+	bga_destroy(v);
+	return t;
+}
+
 Test(tag, stored_loaded_and_kept)
 {
 	struct memio m;
@@ -696,14 +705,12 @@ Test(tag, stored_loaded_and_kept)
 	struct bga_volume *vol = make_volume(2048, 256, 0);
 	cr_expect_eq(tag_of(vol), 0, "a created volume's tag");
 	cr_assert_eq(bga_store(vol, &io), 0);
-	struct bga_volume *v2 = load(&io);
-	cr_expect_eq(tag_of(v2), 0, "an image stored without a tag");
-	bga_destroy(v2);
+	cr_expect_eq(loaded_tag(&io), 0, "an image stored without a tag");
 
 	cr_assert_eq(bga_claim(vol, 5, 5), 0);
 	cr_assert_eq(bga_store_tagged(vol, &io, UINT64_C(0xfeedface00000042)), 0);
 	cr_expect_eq(tag_of(vol), UINT64_C(0xfeedface00000042));
-	v2 = load(&io);
+	struct bga_volume *v2 = load(&io);
 	cr_expect_eq(tag_of(v2), UINT64_C(0xfeedface00000042));
 	cr_expect_eq(bga_claim(v2, 5, 1), -EBUSY, "the tagged store holds the state too");
 	/* a plain store keeps the tag, on the volume and on the loaded one */
@@ -714,9 +721,7 @@ Test(tag, stored_loaded_and_kept)
 	cr_expect_eq(tag_of(v2), UINT64_C(0xfeedface00000042));
 	cr_assert_eq(bga_store_tagged(v2, &io, 43), 0);
 	bga_destroy(v2);
-	v2 = load(&io);
-	cr_expect_eq(tag_of(v2), 43);
-	bga_destroy(v2);
+	cr_expect_eq(loaded_tag(&io), 43);
 	bga_destroy(vol);
 	memio_free(&m);
 }
@@ -740,9 +745,7 @@ Test(tag, failed_store_keeps_the_previous_tag)
 	cr_expect_eq(bga_claim(v2, 300, 3), 0, "the failed store's state was loaded");
 	bga_destroy(v2);
 	cr_assert_eq(bga_store_tagged(vol, &io, 9), 0);
-	v2 = load(&io);
-	cr_expect_eq(tag_of(v2), 9);
-	bga_destroy(v2);
+	cr_expect_eq(loaded_tag(&io), 9);
 	bga_destroy(vol);
 	memio_free(&m);
 }

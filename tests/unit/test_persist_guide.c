@@ -388,11 +388,7 @@ Test(persist_guide, crash_at_each_point, .timeout = 120)
 static void history(struct memio *m, struct bga_io *io, struct usedmap *stored)
 {
 	struct rng r = {77};
-	struct bga_config cfg;
-	bga_config_init(&cfg, NBLOCKS);
-	cfg.blocks_per_group = BPG;
-	struct bga_volume *vol;
-	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	struct bga_volume *vol = make_volume(NBLOCKS, BPG, 0);
 	struct bga_extent ext[200];
 	size_t n = 0;
 	memio_init(m, io);

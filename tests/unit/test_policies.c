@@ -348,6 +348,48 @@ Test(windows, never_cause_false_enospc)
  * fit, lowest on a tie), not in the first: judged on the model's map of
  * a group cut into holes of 1 to 40 blocks, file after file.
  */
+/*
+ * Pin the calling thread to one CPU it may run on (what files showed,
+ * steering and the homes are per CPU); *old gets the set to restore.
+ */
+static void pin_one_cpu(cpu_set_t *old)
+{
+	cpu_set_t one;
+	int cpu = 0;
+	cr_assert_eq(sched_getaffinity(0, sizeof(*old), old), 0);
+	while (!CPU_ISSET(cpu, old))
+		cpu++;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+}
+
+/*
+ * `n` files on the calling CPU that each ask twice through their handle
+ * (goal `goal`; their blocks freed again): files whose first request is
+ * `len` long grow there, and keep their windows (alloc.h, "Where a
+ * request looks").
+ */
+static void show_growing_files(struct bga_volume *vol, struct refmodel *m, uint64_t goal, uint64_t len, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct bga_rsv *rsv;
+		struct bga_extent e[2];
+		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+		for (int k = 0; k < 2; k++) {
+			struct bga_request req = {.goal = k ? e[0].start + e[0].len : goal, .min_len = 1, .max_len = len,
+						  .rsv = rsv};
+			int rc = bga_alloc(vol, &req, &e[k]);
+			cr_assert_eq(refmodel_alloc_check(m, &req, rc, &e[k]), 0, "%s", m->err);
+		}
+		bga_rsv_close(rsv);
+		for (int k = 0; k < 2; k++) {
+			cr_assert_eq(bga_free(vol, e[k].start, e[k].len), 0);
+			cr_assert_eq(refmodel_free(m, e[k].start, e[k].len), 0);
+		}
+	}
+}
+
 Test(windows, first_window_best_fit_in_goal_group)
 {
 	struct bga_config cfg;
@@ -357,6 +399,11 @@ Test(windows, first_window_best_fit_in_goal_group)
 	cr_assert_eq(bga_create(&cfg, &vol), 0);
 	struct refmodel m;
 	cr_assert_eq(refmodel_init(&m, &cfg), 0);
+	/* files of one block grow on this CPU: the files below keep windows
+	 * (each asks once: without this they would pack after 16) */
+	cpu_set_t old;
+	pin_one_cpu(&old);
+	show_growing_files(vol, &m, 4096, 1, 16);
 	uint32_t g0 = (uint32_t)cfg.first_data_block, need = cfg.rsv_default + cfg.rsv_default / 2;
 	struct bga_request fill = {.goal = g0, .min_len = 4096 - g0, .max_len = 4096 - g0, .flags = BGA_EXACT_GOAL};
 	struct bga_extent e;
@@ -399,6 +446,7 @@ Test(windows, first_window_best_fit_in_goal_group)
 			  "file %d: the window stays in its run", file);
 		bga_rsv_close(rsv); /* its tail goes back */
 	}
+	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
 	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
 	refmodel_fini(&m);
 	assert_clean(vol);

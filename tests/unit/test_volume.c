@@ -24,9 +24,7 @@ static struct bga_volume *make(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
 {
 	struct bga_config cfg;
 	struct bga_volume *vol;
-	bga_config_init(&cfg, nblocks);
-	cfg.blocks_per_group = bpg;
-	cfg.first_data_block = fdb;
+	test_config_init(&cfg, nblocks, bpg, fdb);
 	cfg.rsv_max = bpg < 1027 ? bpg : 1027;
 	cfg.rsv_default = cfg.rsv_max < 8 ? cfg.rsv_max : 8;
 	cr_assert_eq(bga_create(&cfg, &vol), 0);
@@ -38,9 +36,7 @@ static struct bga_volume *make(uint64_t nblocks, uint32_t bpg, uint64_t fdb)
 static void model_run(uint64_t nblocks, uint32_t bpg, uint64_t fdb, uint64_t seed, int steps)
 {
 	struct bga_config cfg;
-	bga_config_init(&cfg, nblocks);
-	cfg.blocks_per_group = bpg;
-	cfg.first_data_block = fdb;
+	test_config_init(&cfg, nblocks, bpg, fdb);
 	struct refmodel m;
 	cr_assert_eq(refmodel_init(&m, &cfg), 0);
 	struct bga_volume *vol;

@@ -455,11 +455,7 @@ Test(lazy_load, walks_and_figures_as_stored)
  * 0 with no group. */
 Test(group_stats, flags_initialised_and_trimmed)
 {
-	struct bga_config cfg;
-	bga_config_init(&cfg, 4 * 64);
-	cfg.blocks_per_group = 64;
-	struct bga_volume *vol;
-	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	struct bga_volume *vol = make_volume(4 * 64, 64, 0);
 	struct bga_group_stats st = {.size = sizeof(st)};
 	cr_assert_eq(bga_group_stats(vol, 2, &st), 0);
 	cr_assert_eq(st.flags & (BGA_GSTAT_INITIALISED | BGA_GSTAT_TRIMMED), 0);

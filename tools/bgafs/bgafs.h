@@ -46,9 +46,11 @@
 #include <stddef.h>
 #include <time.h>
 #include <bgalloc.h>
-/* Every allocator call goes through the recorder (tools/replay/bga_rec.h),
- * which passes it straight on unless -o trace=FILE attached one. */
-#define BGA_REC_WRAP
+/* The allocator calls that -o trace=FILE records are the recorder's
+ * (tools/replay/bga_rec.h): bga_rec_alloc(fs->rec, fs->vol, ...), which
+ * is the plain call while fs->rec is NULL (no trace, mkfs).  A plain
+ * bga_free() is never recorded: the mount's reconcile, which runs before
+ * the trace starts, calls it. */
 #include "bga_rec.h"
 
 #define BGAFS_BLOCK 4096u
@@ -237,7 +239,8 @@ struct itab {
 };
 
 int itab_init(struct itab *t);
-void itab_destroy(struct itab *t); /* frees every inode still in it */
+/* Frees every inode still in it, closing their windows through rec (fs->rec). */
+void itab_destroy(struct itab *t, struct bga_rec *rec);
 struct inode *itab_get(struct itab *t, uint64_t ino);
 /* Insert ip under ip->ino (load) or, with ip->ino == 0, a fresh ino. */
 int itab_insert(struct itab *t, struct inode *ip);
@@ -254,7 +257,8 @@ struct inode *inode_new(uint32_t mode, uint32_t uid, uint32_t gid);
  * way). */
 struct fs;
 int inode_atime_due(const struct fs *fs, const struct inode *ip, const struct timespec *now);
-void inode_free(struct inode *ip);
+/* Free ip, closing its window through rec (fs->rec, NULL: no trace). */
+void inode_free(struct bga_rec *rec, struct inode *ip);
 /* Free ip's list of directory changes (the next delta's), if any. */
 void dchange_free(struct inode *ip);
 

@@ -168,7 +168,7 @@ static uint64_t check_blocks(struct check *c, int fix)
 			continue;
 		uint64_t start = b - run;
 		leaked += run;
-		if (fix) {
+		if (fix) { /* the mount's reconcile, before any trace starts: not recorded */
 			int rc = bga_free(fs->vol, start, run);
 			if (rc)
 				problem(c, "giving back leaked blocks %llu+%llu: %s", (unsigned long long)start,

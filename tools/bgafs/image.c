@@ -77,7 +77,7 @@ void fs_close(struct fs *fs)
 {
 	if (!fs)
 		return;
-	itab_destroy(&fs->itab); /* closes the inodes' windows before the volume goes */
+	itab_destroy(&fs->itab, fs->rec); /* closes the inodes' windows before the volume goes */
 	int rrc = bga_rec_close(fs->rec); /* the trace ends with the free map the image holds */
 	if (rrc)
 		fprintf(stderr, "bgafs: the allocation trace is incomplete: %s\n", bga_strerror(rrc));
@@ -103,7 +103,7 @@ int fs_mkfs(const char *path, uint64_t bytes, int force)
 	struct bga_config cfg;
 	int rc = geometry(nblocks, &cfg, &meta_bytes);
 	/* BGAFS_ATOMIC_COUNTERS=1: the baseline counter mode, stored in the
-	 * image and so used by every mount (bench/dbench_counters.sh). */
+	 * image and so used by every mount (bench/fs/dbench_counters.sh). */
 	const char *atomic = getenv("BGAFS_ATOMIC_COUNTERS");
 	if (atomic && strcmp(atomic, "0"))
 		cfg.flags |= BGA_ATOMIC_COUNTERS;
@@ -232,7 +232,7 @@ int fs_open(const char *path, int rw, struct fs **out)
 		const struct bgafs_sb *sb = &slot[order[k]];
 		if (!sb->magic)
 			continue;
-		itab_destroy(&fs->itab);
+		itab_destroy(&fs->itab, fs->rec);
 		itab_init(&fs->itab);
 		rc = log_replay(fs, sb);
 		if (rc)

@@ -13,11 +13,11 @@ int itab_init(struct itab *t)
 	return -pthread_rwlock_init(&t->lock, NULL);
 }
 
-void itab_destroy(struct itab *t)
+void itab_destroy(struct itab *t, struct bga_rec *rec)
 {
 	for (uint64_t i = 0; i < t->cap; i++)
 		if (t->v[i])
-			inode_free(t->v[i]);
+			inode_free(rec, t->v[i]);
 	free(t->v);
 	free(t->freeino);
 	pthread_rwlock_destroy(&t->lock);
@@ -151,12 +151,12 @@ void dchange_free(struct inode *ip)
 	ip->dchg = NULL;
 }
 
-void inode_free(struct inode *ip)
+void inode_free(struct bga_rec *rec, struct inode *ip)
 {
 	if (!ip)
 		return;
 	if (ip->rsv)
-		bga_rsv_close(ip->rsv);
+		bga_rec_rsv_close(rec, ip->rsv);
 	extmap_destroy(&ip->map);
 	dir_destroy(&ip->dir);
 	free(ip->link);

@@ -168,13 +168,13 @@ static int area_alloc(struct fs *fs, uint64_t blocks, struct bgafs_ext *ext, uin
 		struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = left, .max_len = left};
 		struct bga_extent got;
 		int rc;
-		while ((rc = bga_alloc(fs->vol, &req, &got)) && req.min_len > floor)
+		while ((rc = bga_rec_alloc(fs->rec, fs->vol, &req, &got)) && req.min_len > floor)
 			req.min_len = (req.min_len + 1) / 2 > floor ? (req.min_len + 1) / 2 : floor;
 		if (rc || *n == BGAFS_LOG_EXTENTS) {
 			if (!rc)
-				bga_free(fs->vol, got.start, got.len);
+				bga_rec_free(fs->rec, fs->vol, got.start, got.len);
 			for (uint32_t i = 0; i < *n; i++) /* never named anywhere: straight back */
-				bga_free(fs->vol, ext[i].start, ext[i].len);
+				bga_rec_free(fs->rec, fs->vol, ext[i].start, ext[i].len);
 			*n = 0;
 			return rc ? rc : -ENOSPC;
 		}
@@ -206,7 +206,7 @@ int log_create(struct fs *fs, uint64_t blocks)
 	int rc = area_alloc(fs, blocks, ext, &n);
 	if (!rc && (rc = set_area(fs, ext, n)))
 		for (uint32_t i = 0; i < n; i++)
-			bga_free(fs->vol, ext[i].start, ext[i].len);
+			bga_rec_free(fs->rec, fs->vol, ext[i].start, ext[i].len);
 	fs->log_seq = 1;
 	return rc;
 }
@@ -227,7 +227,7 @@ int log_grow(struct fs *fs, uint64_t blocks)
 	if ((rc = set_area(fs, ext, n))) {
 		fs->old_next = 0;
 		for (uint32_t i = 0; i < n; i++)
-			bga_free(fs->vol, ext[i].start, ext[i].len);
+			bga_rec_free(fs->rec, fs->vol, ext[i].start, ext[i].len);
 	}
 	return rc;
 }
@@ -241,7 +241,7 @@ void log_switch_done(struct fs *fs, int named, void (*free_old)(struct fs *fs, u
 			free_old(fs, fs->old_log[i].start, fs->old_log[i].len);
 	} else { /* the checkpoint never reached the new area: back to the old */
 		for (uint32_t i = 0; i < fs->log_next; i++)
-			bga_free(fs->vol, fs->log[i].start, fs->log[i].len);
+			bga_rec_free(fs->rec, fs->vol, fs->log[i].start, fs->log[i].len);
 		set_area(fs, fs->old_log, fs->old_next); /* cannot fail: fs->log is there */
 		fs->log_head = fs->old_head;
 		fs->log_used = fs->old_used;
@@ -311,7 +311,7 @@ int log_replay(struct fs *fs, const struct bgafs_sb *sb)
 		if (h.kind == LOG_CKPT) {
 			/* The namespace as it was then, whole (also a checkpoint
 			 * whose superblock write did not complete). */
-			itab_destroy(&fs->itab);
+			itab_destroy(&fs->itab, fs->rec);
 			itab_init(&fs->itab);
 			rc = table_parse(fs, p + LOG_HDR, h.bytes);
 			fs->ns_bytes = h.bytes;

@@ -198,13 +198,13 @@ static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const cha
 	struct inode *ip = inode_new(mode, ctx->uid, ctx->gid);
 	if (!ip)
 		return -ENOMEM;
-	if (S_ISREG(mode) && (rc = bga_rsv_open(fs->vol, &ip->rsv))) {
-		inode_free(ip);
+	if (S_ISREG(mode) && (rc = bga_rec_rsv_open(fs->rec, fs->vol, &ip->rsv))) {
+		inode_free(fs->rec, ip);
 		return rc;
 	}
 	if (link) {
 		if (!(ip->link = strdup(link))) {
-			inode_free(ip);
+			inode_free(fs->rec, ip);
 			return -ENOMEM;
 		}
 		ip->size = strlen(link);
@@ -217,7 +217,7 @@ static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const cha
 	/* Room in the metadata log first, or fail here (not at the commit);
 	 * what the inode may inherit included. */
 	if ((rc = meta_reserve(fs, table_bytes_new(len, link ? strlen(link) : 0) + perm_inherit_bytes(fs, dir)))) {
-		inode_free(ip);
+		inode_free(fs->rec, ip);
 		return rc;
 	}
 	fs_begin(fs);
@@ -242,7 +242,7 @@ static int make_node(struct fs *fs, fuse_req_t req, fuse_ino_t parent, const cha
 	pthread_rwlock_unlock(&dir->lock);
 	fs_end(fs, !rc);
 	if (rc) {
-		inode_free(ip);
+		inode_free(fs->rec, ip);
 		return rc;
 	}
 	*out = ip;

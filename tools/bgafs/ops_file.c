@@ -50,7 +50,7 @@ void inode_drop_locked(struct fs *fs, struct inode *ip)
 	extmap_truncate(&ip->map, 0, free_cb, fs);
 	itab_remove(&fs->itab, ip->ino);
 	pthread_rwlock_unlock(&ip->lock);
-	inode_free(ip);
+	inode_free(fs->rec, ip);
 }
 
 int inode_put_locked(struct fs *fs, struct inode *ip)
@@ -123,8 +123,8 @@ static int alloc_hole(struct fs *fs, struct inode *ip, uint64_t goal, uint64_t w
 	struct bga_request req = {.goal = goal, .min_len = 1, .max_len = want < MAX_EXTENT ? want : MAX_EXTENT,
 				  .rsv = ip->rsv, .flags = flags};
 	if ((want >= VEC_MIN && max_out > 1) || (flags & BGA_ALL_OR_NOTHING))
-		return bga_alloc_vec(fs->vol, &req, want, out, max_out, n);
-	int rc = bga_alloc(fs->vol, &req, out);
+		return bga_rec_alloc_vec(fs->rec, fs->vol, &req, want, out, max_out, n);
+	int rc = bga_rec_alloc(fs->rec, fs->vol, &req, out);
 	*n = rc ? 0 : 1;
 	return rc;
 }
@@ -290,7 +290,7 @@ static int alloc_scattered(struct fs *fs, struct inode *ip, uint64_t goal, uint6
 	if (rc == -ENOSPC && *n && some_ok)
 		rc = 0;
 	if (rc && *n) {
-		int frc = bga_free_vec(fs->vol, *got, *n);
+		int frc = bga_rec_free_vec(fs->rec, fs->vol, *got, *n);
 		(void)frc; /* ours, unnamed: cannot fail */
 		*n = 0;
 	}
@@ -370,7 +370,7 @@ static int file_write(struct fs *fs, struct inode *ip, const char *buf, size_t s
 			ip->size = pos;
 	}
 	if (next < ngot) {
-		int frc = bga_free_vec(fs->vol, got + next, ngot - next);
+		int frc = bga_rec_free_vec(fs->rec, fs->vol, got + next, ngot - next);
 		(void)frc; /* ours, unnamed: cannot fail */
 	}
 out:
@@ -448,7 +448,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
  * Otherwise alloc_scattered takes them, in one call unless the free space
  * is in more than FALLOC_EXTENTS pieces, and gives them all back if it
  * runs out: an all-or-nothing call would take and give back 256 pieces
- * before the piecewise path started (bench/bgafs_ab.sh).  The map then
+ * before the piecewise path started (bench/fs/bgafs_ab.sh).  The map then
  * takes the extents in order, hole by hole, its room made first so that
  * no step of that can fail.
  */
@@ -470,7 +470,7 @@ static int file_fallocate(struct fs *fs, struct inode *ip, uint64_t off, uint64_
 				 ? alloc_hole(fs, ip, goal, want, BGA_ALL_OR_NOTHING, got, cap, &ngot)
 				 : alloc_scattered(fs, ip, goal, want, &got, &cap, &ngot, 0);
 		if (!rc && (rc = extmap_reserve(&ip->map, (uint32_t)(ngot + holes + 3)))) {
-			int frc = bga_free_vec(fs->vol, got, ngot);
+			int frc = bga_rec_free_vec(fs->rec, fs->vol, got, ngot);
 			(void)frc; /* ours, unnamed: cannot fail */
 		}
 		if (rc) {
@@ -654,7 +654,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (S_ISDIR(ip->mode))
 		rc = -EISDIR;
 	else if (!ip->rsv)
-		rc = bga_rsv_open(fs->vol, &ip->rsv);
+		rc = bga_rec_rsv_open(fs->rec, fs->vol, &ip->rsv);
 	if (!rc && trunc)
 		rc = inode_truncate_locked(fs, ip, 0);
 	if (!rc)
@@ -684,7 +684,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fs_begin(fs);
 	pthread_rwlock_wrlock(&ip->lock);
 	if (ip->nopen && !--ip->nopen && ip->rsv) {
-		bga_rsv_close(ip->rsv);
+		bga_rec_rsv_close(fs->rec, ip->rsv);
 		ip->rsv = NULL;
 	}
 	int dropped = inode_put_locked(fs, ip);

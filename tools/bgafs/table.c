@@ -334,11 +334,11 @@ static int parse_inode(struct rd *r, struct inode **out)
 	r->off += xattr_bytes;
 	*out = ip;
 	return 0;
-bad:
-	inode_free(ip);
+bad: /* a parsed inode has no window yet: no recorder to close one through */
+	inode_free(NULL, ip);
 	return -EUCLEAN;
 nomem:
-	inode_free(ip);
+	inode_free(NULL, ip);
 	return -ENOMEM;
 }
 
@@ -358,7 +358,7 @@ int table_parse(struct fs *fs, const unsigned char *p, size_t len)
 		if (rc)
 			return rc;
 		if (itab_insert(&fs->itab, ip)) {
-			inode_free(ip);
+			inode_free(fs->rec, ip);
 			goto bad;
 		}
 	}
@@ -372,7 +372,7 @@ bad:
 static void drop(struct fs *fs, struct inode *ip)
 {
 	itab_remove(&fs->itab, ip->ino);
-	inode_free(ip);
+	inode_free(fs->rec, ip);
 }
 
 int table_apply_delta(struct fs *fs, const unsigned char *p, size_t len)
@@ -398,7 +398,7 @@ int table_apply_delta(struct fs *fs, const unsigned char *p, size_t len)
 				/* The same inode changed: a directory keeps its
 				 * entries (they change through DENT records). */
 				if ((old->mode & S_IFMT) != (ip->mode & S_IFMT)) {
-					inode_free(ip);
+					inode_free(fs->rec, ip);
 					goto bad;
 				}
 				struct dirtab d = old->dir;
@@ -408,7 +408,7 @@ int table_apply_delta(struct fs *fs, const unsigned char *p, size_t len)
 			if (old)
 				drop(fs, old);
 			if (itab_insert(&fs->itab, ip)) {
-				inode_free(ip);
+				inode_free(fs->rec, ip);
 				goto bad;
 			}
 		} else if (type == R_GONE) {

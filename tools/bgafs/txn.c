@@ -58,7 +58,7 @@ int sb_write(struct fs *fs, struct bgafs_sb *sb)
 void txn_free_blocks(struct fs *fs, uint64_t pblk, uint64_t len)
 {
 	uint64_t txn = atomic_load(&fs->txn);
-	int rc = bga_free_deferred(fs->vol, pblk, len, txn);
+	int rc = bga_rec_free_deferred(fs->rec, fs->vol, pblk, len, txn);
 	if (rc)
 		fprintf(stderr, "bgafs: freeing blocks %llu+%llu in txn %llu: %s (left allocated)\n",
 			(unsigned long long)pblk, (unsigned long long)len, (unsigned long long)txn,
@@ -175,7 +175,7 @@ static int commit_kind(struct fs *fs, int force_ckpt)
 		log_switch_done(fs, 1, txn_free_blocks);
 	}
 	set_limit(fs, ckpt);
-	rc = bga_commit(fs->vol, txn);
+	rc = bga_rec_commit(fs->rec, fs->vol, txn);
 	if (rc)
 		fprintf(stderr, "bgafs: bga_commit(%llu): %s\n", (unsigned long long)txn, bga_strerror(rc));
 	free(tb.p);
@@ -334,7 +334,7 @@ int txn_unmount(struct fs *fs)
 	 * waits on the running transaction (an old log area, orphans) and
 	 * store the allocator once more, so the image is exact without a
 	 * reconcile; then mark it clean. */
-	if ((rc = bga_commit(fs->vol, atomic_load(&fs->txn))))
+	if ((rc = bga_rec_commit(fs->rec, fs->vol, atomic_load(&fs->txn))))
 		return rc;
 	if ((rc = bga_store(fs->vol, &fs->io)))
 		return rc;

@@ -14,12 +14,14 @@
  * Errors name the file and the byte offset that was wrong.  "generation"
  * is the stored superblock's generation, which each completed bga_store
  * raises by one (bgafs fsck calls its own counter "superblock sequence").
- * The format itself is read through lib/persist/persist_format.h, so this
- * program links the static library.  bga-inspect(1) is the manual.
+ * The area is read through the public API alone: bga_scan
+ * (<bgalloc/scan.h>) for the superblock, the descriptors and the
+ * checksums, bga_load for the rest.  bga-inspect(1) is the manual.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +29,6 @@
 #include <jansson.h>
 
 #include <bgalloc.h>
-
-#include "persist.h"
-#include "persist_format.h"
 
 struct opts {
 	const char *cmd, *path;
@@ -61,119 +60,91 @@ static int usage(void)
 	return 2;
 }
 
-static const char *kind_name(uint32_t flags)
+static const char *state_name(uint32_t state)
 {
-	switch (flags) {
-	case BGA_DF_UNINIT: return "uninit";
-	case BGA_DF_FULL: return "full";
-	case BGA_DF_BITMAP: return "bitmap";
-	case BGA_DF_QUARANTINED: return "quarantined";
+	switch (state) {
+	case BGA_SCAN_UNINIT: return "uninit";
+	case BGA_SCAN_FULL: return "full";
+	case BGA_SCAN_BITMAP: return "bitmap";
+	case BGA_SCAN_QUARANTINED: return "quarantined";
 	default: return "?";
 	}
 }
 
-/*
- * Walk the image's own bytes: the superblocks, then every descriptor
- * sector, naming each problem with its offset (level 1), and each group
- * too (level 2); level 0 prints nothing.  Returns the problems
- * found (0 clean), or -1 with *sb unset when no superblock is valid; 2 is
- * returned through *ioerr on a read error.
- */
-static long scan(const struct opts *o, const struct bga_io *io, struct bga_pf_sb *sb, int level, int *ioerr)
+/* What scan prints of bga_scan's report: problems (level 1), each group
+ * too (level 2); read errors always, on stderr. */
+struct scan_out {
+	const struct opts *o;
+	int level;
+	int ioerr;
+};
+
+static int scan_item(void *ctx, const struct bga_scan_item *it)
 {
-	unsigned char buf[1024];
-	long problems = 0;
-	FILE *out = level ? stdout : fopen("/dev/null", "w");
-	if (out == NULL)
-		out = stdout;
-	int rc = io->read(io->ctx, buf, sizeof(buf), 0);
-	if (rc) {
-		fprintf(stderr, "%s: byte %" PRIu64 ": read: %s\n", o->path, o->base, strerror(-rc));
+	struct scan_out *so = ctx;
+	const char *path = so->o->path;
+	uint64_t at = so->o->base + it->offset;
+	FILE *out = so->level ? stdout : NULL;
+	switch (it->kind) {
+	case BGA_SCAN_SUPER_BAD:
+		if (out)
+			fprintf(out, "%s: byte %" PRIu64 ": superblock slot %u: %s\n", path, at, it->slot, it->why);
+		break;
+	case BGA_SCAN_GROUP_BAD:
+		if (out)
+			fprintf(out, "%s: byte %" PRIu64 ": group %" PRIu64 ": no valid descriptor (quarantined)\n", path,
+				at, it->group);
+		break;
+	case BGA_SCAN_GROUP:
+		if (so->level >= 2)
+			fprintf(out, "group %8" PRIu64 "  %-11s gen %-6" PRIu64 " slot %u  free %u\n", it->group,
+				state_name(it->state), it->gen, it->slot, it->free);
+		if (out && it->state == BGA_SCAN_QUARANTINED)
+			fprintf(out, "%s: byte %" PRIu64 ": group %" PRIu64 ": stored as quarantined\n", path, at,
+				it->group);
+		break;
+	case BGA_SCAN_BITMAP_BAD:
+		if (out)
+			fprintf(out, "%s: byte %" PRIu64 ": group %" PRIu64 ": bitmap fails its checksum (quarantined)\n",
+				path, at, it->group);
+		break;
+	case BGA_SCAN_READ:
+		if (it->group != UINT64_MAX)
+			fprintf(stderr, "%s: byte %" PRIu64 ": cannot read group %" PRIu64 "'s bitmap\n", path, at,
+				it->group);
+		else
+			fprintf(stderr, "%s: byte %" PRIu64 ": read: %s\n", path, at, strerror(-it->err));
+		so->ioerr = 1;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Walk the image's own bytes (bga_scan): the superblocks, then every
+ * descriptor, naming each problem with its offset (level 1), and each
+ * group too (level 2); level 0 prints nothing but read errors.  Returns
+ * the problems found (0 clean), or -1 with *sb unset when no superblock
+ * is valid; 1 is set in *ioerr on a read error.
+ */
+static long scan(const struct opts *o, const struct bga_io *io, struct bga_scan_sb *sb, int level, int *ioerr)
+{
+	struct scan_out so = {o, level, 0};
+	int rc = bga_scan(io, 0, sb, scan_item, &so);
+	if (so.ioerr)
 		*ioerr = 1;
-		if (out != stdout)
-			fclose(out);
+	if (rc == -ENODATA) {
+		if (level)
+			printf("%s: byte %" PRIu64 ": no valid superblock\n", o->path, o->base);
 		return -1;
 	}
-	int found = 0;
-	for (int s = 0; s < 2; s++) {
-		struct bga_pf_sb cur;
-		const char *why = NULL;
-		bool zero = true;
-		for (int i = 0; i < 512; i++)
-			zero &= buf[512 * s + i] == 0;
-		if (zero)
-			continue;
-		if (bga__pf_sb_decode(buf + 512 * s, &cur, &why)) {
-			fprintf(out, "%s: byte %" PRIu64 ": superblock slot %d: %s\n", o->path, o->base + 512 * (uint64_t)s, s,
-			       why);
-			problems++;
-			continue;
-		}
-		if (!found || cur.gen > sb->gen)
-			*sb = cur;
-		found = 1;
-	}
-	if (!found) {
-		fprintf(out, "%s: byte %" PRIu64 ": no valid superblock\n", o->path, o->base);
-		if (out != stdout)
-			fclose(out);
+	if (rc < 0) {
+		if (!so.ioerr) /* not a read: memory */
+			fprintf(stderr, "%s: %s\n", o->path, bga_strerror(rc));
+		*ioerr = 1;
 		return -1;
 	}
-	uint32_t bpg = sb->blocks_per_group;
-	unsigned char sec[BGA_PF_SECTOR];
-	for (uint64_t g0 = 0; g0 < sb->ngroups; g0 += BGA_PF_UNIT_GROUPS) {
-		uint64_t off = bga_pf_desc_off(bpg, g0);
-		if ((rc = io->read(io->ctx, sec, sizeof(sec), off))) {
-			fprintf(stderr, "%s: byte %" PRIu64 ": read: %s\n", o->path, o->base + off, strerror(-rc));
-			*ioerr = 1;
-			break;
-		}
-		for (uint64_t g = g0; g < g0 + BGA_PF_UNIT_GROUPS && g < sb->ngroups; g++) {
-			struct bga_pgroup r[2];
-			int ok[2], best = -1;
-			for (unsigned s = 0; s < 2; s++) {
-				ok[s] = bga__pf_desc_decode(sec + (g - g0) * 64 + 32 * s, sb->uuid, g, bpg, &r[s]) &&
-					r[s].gen <= sb->gen;
-				if (ok[s] && (best < 0 || r[s].gen > r[best].gen))
-					best = (int)s;
-			}
-			uint64_t doff = o->base + off + (g - g0) * 64;
-			if (best < 0) {
-				fprintf(out, "%s: byte %" PRIu64 ": group %" PRIu64 ": no valid descriptor (quarantined)\n",
-				       o->path, doff, g);
-				problems++;
-				continue;
-			}
-			if (level >= 2)
-				fprintf(out, "group %8" PRIu64 "  %-11s gen %-6" PRIu64 " slot %d  free %u\n", g,
-				       kind_name(r[best].flags), r[best].gen, best, r[best].free);
-			if (r[best].flags == BGA_DF_QUARANTINED) {
-				fprintf(out, "%s: byte %" PRIu64 ": group %" PRIu64 ": stored as quarantined\n", o->path,
-				       doff + 32 * (uint64_t)best, g);
-				problems++;
-			} else if (r[best].flags == BGA_DF_BITMAP) {
-				uint32_t bb = bga_pf_bitmap_bytes(bpg);
-				unsigned char *bm = malloc(bb);
-				uint64_t boff = bga_pf_bitmap_off(bpg, g, (unsigned)best);
-				if (bm == NULL || io->read(io->ctx, bm, bb, boff)) {
-					fprintf(stderr, "%s: byte %" PRIu64 ": cannot read group %" PRIu64 "'s bitmap\n",
-						o->path, o->base + boff, g);
-					free(bm);
-					*ioerr = 1;
-					break;
-				}
-				if (bga_pf_crc(bm, bb) != r[best].bmcrc) {
-					fprintf(out, "%s: byte %" PRIu64 ": group %" PRIu64 ": bitmap fails its checksum (quarantined)\n",
-					       o->path, o->base + boff, g);
-					problems++;
-				}
-				free(bm);
-			}
-		}
-	}
-	if (out != stdout)
-		fclose(out);
-	return problems;
+	return rc;
 }
 
 /*
@@ -186,12 +157,12 @@ static void hint_offset(const struct opts *o)
 	static const uint64_t offsets[] = {4096, 8192, 16384, 65536, 1u << 20};
 	for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
 		struct bga_io io;
-		struct bga_pf_sb sb;
+		struct bga_scan_sb sb;
 		if (offsets[i] == o->base || bga_io_file_open(o->path, offsets[i], 0, &io))
 			continue;
-		int rc = bga__pf_sb_read_best(&io, &sb, NULL, NULL);
+		int rc = bga_scan(&io, BGA_SCAN_SUPER_ONLY, &sb, NULL, NULL);
 		bga_io_file_close(&io);
-		if (rc == 0) {
+		if (rc >= 0) {
 			printf("%s: a bgalloc metadata area starts at byte %" PRIu64 "%s: try --offset %" PRIu64 "\n",
 			       o->path, offsets[i], offsets[i] == 8192 ? " (a bgafs image keeps it there)" : "",
 			       offsets[i]);
@@ -210,7 +181,7 @@ static int open_load(const struct opts *o, struct bga_io *io, struct bga_volume 
 	rc = bga_load(io, NULL, vol);
 	if (rc) {
 		int ioerr = 0;
-		struct bga_pf_sb sb;
+		struct bga_scan_sb sb;
 		long n = scan(o, io, &sb, 1, &ioerr);
 		printf("%s: does not load: %s%s\n", o->path, bga_strerror(rc),
 		       n == 0 ? " (damage past the descriptors, or a truncated area)" : "");
@@ -229,7 +200,7 @@ static int cmd_check(const struct opts *o)
 	if (rc)
 		goto out;
 	int ioerr = 0;
-	struct bga_pf_sb sb;
+	struct bga_scan_sb sb;
 	long problems = scan(o, &io, &sb, 1, &ioerr);
 	struct bga_check_report r;
 	int crc = bga_check(vol, &r);
@@ -316,7 +287,7 @@ static int cmd_dump(const struct opts *o)
 		fprintf(stderr, "%s: %s\n", o->path, strerror(-rc));
 		return 2;
 	}
-	struct bga_pf_sb sb;
+	struct bga_scan_sb sb;
 	int ioerr = 0;
 	bool groups = !o->have_group;
 	long problems = scan(o, &io, &sb, 0, &ioerr);
@@ -329,7 +300,7 @@ static int cmd_dump(const struct opts *o)
 		return ioerr ? 2 : 1;
 	}
 	printf("superblock: generation %" PRIu64 ", uuid %016" PRIx64 ", version %u\n", sb.gen, sb.uuid,
-	       BGA_PF_VERSION);
+	       sb.version);
 	printf("  nblocks %" PRIu64 ", groups %" PRIu64 ", blocks_per_group %u, first_data_block %" PRIu64 "\n",
 	       sb.nblocks, sb.ngroups, sb.blocks_per_group, sb.first_data_block);
 	printf("  free %" PRIu64 ", groups initialised %" PRIu64 ", last txn %" PRIu64 ", digest %016" PRIx64 "\n",

@@ -29,6 +29,9 @@
 #define LAB_MAX_VARIANTS 8
 #define LAB_MAX_THREADS_LIST 16
 #define LAB_MAX_REPS 1000
+/* Comparisons a run's verdicts or a compare make at most: two measures a
+ * cell (wall clock, CPU time). */
+#define LAB_MAX_COMPARISONS (2 * LAB_MAX_THREADS_LIST * LAB_MAX_VARIANTS)
 
 /* One thing being measured: a counter mode or a lock kind. */
 struct lab_variant {
@@ -144,7 +147,44 @@ static inline unsigned lab_next_chunk(uint64_t done, uint64_t ops, const volatil
 	return __atomic_load_n(stop, __ATOMIC_RELAXED) ? 0 : chunk;
 }
 
+/* A worker's loop, written once: the statements after `chunk` run in place
+ * (no call through a pointer, so that the loop measures them alone) until
+ * ops operations are done, or, with ops 0, until *stop is set, the flag
+ * read once a chunk (lab_next_chunk).  Its value: the operations done. */
+#define LAB_WORK(ops, stop, chunk, ...)                                                   \
+	__extension__({                                                                   \
+		uint64_t lab_done_ = 0;                                                   \
+		unsigned lab_k_;                                                          \
+		while ((lab_k_ = lab_next_chunk(lab_done_, ops, stop, chunk)) != 0) {     \
+			for (unsigned lab_i_ = 0; lab_i_ < lab_k_; lab_i_++) {            \
+				__VA_ARGS__;                                              \
+			}                                                         \
+			lab_done_ += lab_k_;                                              \
+		}                                                                 \
+		lab_done_;                                                        \
+	})
+
+/* The cache line the variants pad their per-thread and per-slot data to. */
+#define LAB_CACHELINE 128
+
+/* The lab's one generator (the workers' keys, the bootstrap's draws):
+ * xorshift64 (Marsaglia); the state must not be 0. */
+static inline uint64_t lab_xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
 /* lab_run.c */
+/* size bytes, zeroed, aligned on a cache line (the allocation rounded up
+ * to whole lines, as aligned_alloc wants); NULL when out of memory. */
+void *lab_alloc_lines(size_t size);
+/* A counter variant's finish: 0 when its sum is the total of the adds of
+ * 1 the workers made, else -1, said on stderr as
+ * "bga-lab: NAME: sum S after T adds". */
+int lab_check_sum(const char *name, int64_t sum, uint64_t total);
 unsigned lab_cpus_allowed(int *cpus, unsigned max);
 int lab_run(const struct lab_params *p, struct lab_result *r);
 void lab_result_free(struct lab_result *r);
@@ -158,6 +198,9 @@ double lab_median(const double *x, unsigned n);
 double lab_quantile(const double *x, unsigned n, double q);
 double lab_mwu_p(const double *a, unsigned na, const double *b, unsigned nb);
 void lab_ratio_ci(const double *a, const double *b, unsigned n, double *lo, double *hi);
+/* Holm's step-down correction of m p values (m <= LAB_MAX_COMPARISONS):
+ * p_holm[k] for p[k]. */
+void lab_holm(const double *p, double *p_holm, unsigned m);
 void lab_verdicts(const struct lab_params *p, struct lab_result *r);
 
 /* The verdict's thresholds, stated in --help and the man page. */

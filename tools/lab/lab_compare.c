@@ -9,7 +9,7 @@
  * the medians differ in that direction by more than the margin of "no
  * significant difference" (10%): two runs minutes apart are not paired,
  * and the machine drifts between them by a few percent
- * (BENCHMARKS.md#two-runs-of-one-build-compared);
+ * (docs/TOOLS.md#two-runs-of-one-build-compared);
  * otherwise "no difference shown" (the test found none; it does not rule
  * one out).  Each cell is compared
  * on wall-clock ops/s (judged where both runs' threads got the CPUs) and
@@ -115,7 +115,7 @@ int lab_compare_main(int argc, char **argv)
 
 	json_t *ca = json_object_get(a.root, "cells"), *cb = json_object_get(b.root, "cells"), *x, *y;
 	size_t i, j;
-	struct row rows[2 * LAB_MAX_THREADS_LIST * LAB_MAX_VARIANTS];
+	struct row rows[LAB_MAX_COMPARISONS];
 	unsigned nrows = 0;
 	json_array_foreach(cb, j, y)
 	{
@@ -141,23 +141,17 @@ int lab_compare_main(int argc, char **argv)
 		return 2;
 	}
 	/* Holm over the judged comparisons */
-	struct row *order[sizeof(rows) / sizeof(rows[0])];
+	struct row *judged[LAB_MAX_COMPARISONS];
+	double p_of[LAB_MAX_COMPARISONS] = {0}, p_holm[LAB_MAX_COMPARISONS];
 	unsigned m = 0;
 	for (unsigned k = 0; k < nrows; k++)
-		if (rows[k].judged)
-			order[m++] = &rows[k];
-	for (unsigned k = 1; k < m; k++)
-		for (unsigned l = k; l > 0 && order[l]->p < order[l - 1]->p; l--) {
-			struct row *t = order[l];
-			order[l] = order[l - 1];
-			order[l - 1] = t;
+		if (rows[k].judged) {
+			p_of[m] = rows[k].p;
+			judged[m++] = &rows[k];
 		}
-	double run = 0;
-	for (unsigned k = 0; k < m; k++) {
-		double adj = order[k]->p * (m - k);
-		run = adj > run ? adj : run;
-		order[k]->p_holm = run < 1 ? run : 1;
-	}
+	lab_holm(p_of, p_holm, m);
+	for (unsigned k = 0; k < m; k++)
+		judged[k]->p_holm = p_holm[k];
 	printf("A: %s\nB: %s\n", argv[0], argv[1]);
 	for (unsigned k = 0; k < nrows; k++) {
 		const struct row *r = &rows[k];

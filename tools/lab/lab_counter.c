@@ -15,7 +15,6 @@
 
 #include "lab.h"
 
-#define LAB_CACHELINE 128
 #define CHUNK 1024u
 /* add_limited's limit: far above anything a run reaches, so every add is
  * the "far from the limit" case the fast path serves. */
@@ -49,21 +48,11 @@ static void *pub_setup(const struct lab_variant *v, unsigned nthreads)
 static uint64_t pub_work(void *obj, unsigned tid, uint64_t ops, const volatile int *stop)
 {
 	struct pub *p = obj;
-	uint64_t n = 0;
-	unsigned k;
 	(void)tid;
-	while ((k = lab_next_chunk(n, ops, stop, CHUNK)) != 0) {
-		if (p->limited) {
-			for (unsigned i = 0; i < k; i++)
-				if (bga_counter_add_limited(p->c, 1, FAR_LIMIT) != 0)
-					abort(); /* cannot happen below FAR_LIMIT: a library bug */
-		} else {
-			for (unsigned i = 0; i < k; i++)
-				bga_counter_add(p->c, 1);
-		}
-		n += k;
-	}
-	return n;
+	/* add_limited cannot refuse below FAR_LIMIT: a refusal is a library bug */
+	if (p->limited)
+		return LAB_WORK(ops, stop, CHUNK, if (bga_counter_add_limited(p->c, 1, FAR_LIMIT) != 0) abort());
+	return LAB_WORK(ops, stop, CHUNK, bga_counter_add(p->c, 1));
 }
 
 static int pub_finish(void *obj, uint64_t total, char *desc, size_t desclen)
@@ -116,14 +105,8 @@ __attribute__((noipa)) static void striped_add(struct striped *st, unsigned stri
 static uint64_t striped_work(void *obj, unsigned tid, uint64_t ops, const volatile int *stop)
 {
 	struct striped *st = obj;
-	unsigned stripe = tid & (st->nstripes - 1), k;
-	uint64_t n = 0;
-	while ((k = lab_next_chunk(n, ops, stop, CHUNK)) != 0) {
-		for (unsigned i = 0; i < k; i++)
-			striped_add(st, stripe, 1);
-		n += k;
-	}
-	return n;
+	unsigned stripe = tid & (st->nstripes - 1);
+	return LAB_WORK(ops, stop, CHUNK, striped_add(st, stripe, 1));
 }
 
 static int striped_finish(void *obj, uint64_t total, char *desc, size_t desclen)
@@ -133,9 +116,7 @@ static int striped_finish(void *obj, uint64_t total, char *desc, size_t desclen)
 	for (unsigned i = 0; i < st->nstripes; i++)
 		sum += st->s[i].v;
 	snprintf(desc, desclen, "lab code, %u stripes", st->nstripes);
-	int rc = sum == (int64_t)total ? 0 : -1;
-	if (rc)
-		fprintf(stderr, "bga-lab: striped: sum %lld after %llu adds\n", (long long)sum, (unsigned long long)total);
+	int rc = lab_check_sum("striped", sum, total);
 	free(st);
 	return rc;
 }
@@ -155,11 +136,9 @@ struct tls_fold {
 static void *tls_setup(const struct lab_variant *v, unsigned nthreads)
 {
 	(void)v;
-	size_t size = sizeof(struct tls_fold) + nthreads * (size_t)LAB_CACHELINE;
-	struct tls_fold *f = aligned_alloc(LAB_CACHELINE, (size + LAB_CACHELINE - 1) & ~(size_t)(LAB_CACHELINE - 1));
+	struct tls_fold *f = lab_alloc_lines(sizeof(struct tls_fold) + nthreads * (size_t)LAB_CACHELINE);
 	if (!f)
 		return NULL;
-	memset(f, 0, size);
 	f->batch = lab_cur->batch > 0 ? lab_cur->batch : 32;
 	f->nthreads = nthreads;
 	return f;
@@ -179,14 +158,7 @@ static uint64_t tls_work(void *obj, unsigned tid, uint64_t ops, const volatile i
 {
 	struct tls_fold *f = obj;
 	int64_t *local = &f->t[tid].local;
-	uint64_t n = 0;
-	unsigned k;
-	while ((k = lab_next_chunk(n, ops, stop, CHUNK)) != 0) {
-		for (unsigned i = 0; i < k; i++)
-			tls_add(f, local, 1);
-		n += k;
-	}
-	return n;
+	return LAB_WORK(ops, stop, CHUNK, tls_add(f, local, 1));
 }
 
 static int tls_finish(void *obj, uint64_t total, char *desc, size_t desclen)
@@ -196,9 +168,7 @@ static int tls_finish(void *obj, uint64_t total, char *desc, size_t desclen)
 	for (unsigned i = 0; i < f->nthreads; i++)
 		sum += f->t[i].local;
 	snprintf(desc, desclen, "lab code, batch %lld", (long long)f->batch);
-	int rc = sum == (int64_t)total ? 0 : -1;
-	if (rc)
-		fprintf(stderr, "bga-lab: tls-fold: sum %lld after %llu adds\n", (long long)sum, (unsigned long long)total);
+	int rc = lab_check_sum("tls-fold", sum, total);
 	free(f);
 	return rc;
 }

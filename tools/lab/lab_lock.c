@@ -15,7 +15,6 @@
 
 #include "lab.h"
 
-#define LAB_CACHELINE 128
 #define CHUNK 64u
 
 struct lockobj {
@@ -37,13 +36,11 @@ static void *lock_setup(const struct lab_variant *v, unsigned nthreads)
 		return NULL;
 	}
 	uint32_t n = bga_locktab_nslots(t);
-	size_t size = sizeof(struct lockobj) + (size_t)n * LAB_CACHELINE;
-	struct lockobj *o = aligned_alloc(LAB_CACHELINE, (size + LAB_CACHELINE - 1) & ~(size_t)(LAB_CACHELINE - 1));
+	struct lockobj *o = lab_alloc_lines(sizeof(struct lockobj) + (size_t)n * LAB_CACHELINE);
 	if (!o) {
 		bga_locktab_destroy(t);
 		return NULL;
 	}
-	memset(o, 0, size);
 	o->t = t;
 	o->nslots = n;
 	o->spread = lab_cur->spread ? lab_cur->spread : 1;
@@ -55,26 +52,17 @@ static void *lock_setup(const struct lab_variant *v, unsigned nthreads)
 static uint64_t lock_work(void *obj, unsigned tid, uint64_t ops, const volatile int *stop)
 {
 	struct lockobj *o = obj;
-	uint64_t x = 0x9e3779b97f4a7c15ull * (tid + 1), n = 0;
-	for (;;) {
-		unsigned k = lab_next_chunk(n, ops, stop, CHUNK);
-		if (!k)
-			break;
-		for (unsigned i = 0; i < k; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			uint64_t key = o->spread > 1 ? x % o->spread : 0;
-			bga_locktab_lock(o->t, key);
-			/* A plain increment: only the lock makes it exact. */
-			o->data[bga_locktab_slot(o->t, key)].n++;
-			lab_spin_ns(o->hold);
-			bga_locktab_unlock(o->t, key);
-			lab_spin_ns(o->think);
-		}
-		n += k;
-	}
-	return n;
+	uint64_t x = 0x9e3779b97f4a7c15ull * (tid + 1);
+	return LAB_WORK(ops, stop, CHUNK, {
+		lab_xorshift(&x);
+		uint64_t key = o->spread > 1 ? x % o->spread : 0;
+		bga_locktab_lock(o->t, key);
+		/* A plain increment: only the lock makes it exact. */
+		o->data[bga_locktab_slot(o->t, key)].n++;
+		lab_spin_ns(o->hold);
+		bga_locktab_unlock(o->t, key);
+		lab_spin_ns(o->think);
+	});
 }
 
 static int lock_finish(void *obj, uint64_t total, char *desc, size_t desclen)

@@ -14,7 +14,6 @@
 #include "bga_lab_plugin.h"
 #include "lab.h"
 
-#define LAB_CACHELINE 128
 #define MAX_PLUGGED 16
 #define COUNTER_CHUNK 1024u
 #define LOCK_CHUNK 64u
@@ -125,14 +124,7 @@ static uint64_t pc_work(void *obj, unsigned tid, uint64_t ops, const volatile in
 	struct pcounter *p = obj;
 	void (*add)(void *, unsigned, int64_t) = p->o->add;
 	void *c = p->c;
-	uint64_t n = 0;
-	unsigned k;
-	while ((k = lab_next_chunk(n, ops, stop, COUNTER_CHUNK)) != 0) {
-		for (unsigned i = 0; i < k; i++)
-			add(c, tid, 1);
-		n += k;
-	}
-	return n;
+	return LAB_WORK(ops, stop, COUNTER_CHUNK, add(c, tid, 1));
 }
 
 static int pc_finish(void *obj, uint64_t total, char *desc, size_t desclen)
@@ -140,10 +132,7 @@ static int pc_finish(void *obj, uint64_t total, char *desc, size_t desclen)
 	struct pcounter *p = obj;
 	int64_t sum = p->o->sum(p->c);
 	snprintf(desc, desclen, "plug-in %s", p->o->name);
-	int rc = sum == (int64_t)total ? 0 : -1;
-	if (rc)
-		fprintf(stderr, "bga-lab: %s: sum %lld after %llu adds\n", p->o->name, (long long)sum,
-			(unsigned long long)total);
+	int rc = lab_check_sum(p->o->name, sum, total);
 	p->o->destroy(p->c);
 	free(p);
 	return rc;
@@ -163,11 +152,9 @@ struct plock {
 static void *pl_setup(const struct lab_variant *v, unsigned nthreads)
 {
 	uint32_t n = lab_cur->slots ? lab_cur->slots : 64;
-	size_t size = sizeof(struct plock) + (size_t)n * LAB_CACHELINE;
-	struct plock *p = aligned_alloc(LAB_CACHELINE, (size + LAB_CACHELINE - 1) & ~(size_t)(LAB_CACHELINE - 1));
+	struct plock *p = lab_alloc_lines(sizeof(struct plock) + (size_t)n * LAB_CACHELINE);
 	if (!p)
 		return NULL;
-	memset(p, 0, size);
 	p->o = locks[v->arg];
 	p->nslots = n;
 	p->spread = lab_cur->spread ? lab_cur->spread : 1;
@@ -185,23 +172,16 @@ static void *pl_setup(const struct lab_variant *v, unsigned nthreads)
 static uint64_t pl_work(void *obj, unsigned tid, uint64_t ops, const volatile int *stop)
 {
 	struct plock *p = obj;
-	uint64_t x = 0x9e3779b97f4a7c15ull * (tid + 1), n = 0;
-	unsigned k;
-	while ((k = lab_next_chunk(n, ops, stop, LOCK_CHUNK)) != 0) {
-		for (unsigned i = 0; i < k; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			uint32_t slot = (uint32_t)((p->spread > 1 ? x % p->spread : 0) % p->nslots);
-			p->o->lock(p->l, tid, slot);
-			p->data[slot].n++; /* plain: only the lock makes it exact */
-			lab_spin_ns(p->hold);
-			p->o->unlock(p->l, tid, slot);
-			lab_spin_ns(p->think);
-		}
-		n += k;
-	}
-	return n;
+	uint64_t x = 0x9e3779b97f4a7c15ull * (tid + 1);
+	return LAB_WORK(ops, stop, LOCK_CHUNK, {
+		lab_xorshift(&x);
+		uint32_t slot = (uint32_t)((p->spread > 1 ? x % p->spread : 0) % p->nslots);
+		p->o->lock(p->l, tid, slot);
+		p->data[slot].n++; /* plain: only the lock makes it exact */
+		lab_spin_ns(p->hold);
+		p->o->unlock(p->l, tid, slot);
+		lab_spin_ns(p->think);
+	});
 }
 
 static int pl_finish(void *obj, uint64_t total, char *desc, size_t desclen)

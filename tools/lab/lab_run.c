@@ -61,6 +61,22 @@ double lab_spin_ns_per_iter(void)
 	return spin_ns_per_iter;
 }
 
+void *lab_alloc_lines(size_t size)
+{
+	void *p = aligned_alloc(LAB_CACHELINE, (size + LAB_CACHELINE - 1) & ~(size_t)(LAB_CACHELINE - 1));
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+int lab_check_sum(const char *name, int64_t sum, uint64_t total)
+{
+	if (sum == (int64_t)total)
+		return 0;
+	fprintf(stderr, "bga-lab: %s: sum %lld after %llu adds\n", name, (long long)sum, (unsigned long long)total);
+	return -1;
+}
+
 void lab_spin_ns(uint64_t ns)
 {
 	if (ns)

@@ -145,9 +145,7 @@ void lab_ratio_ci(const double *a, const double *b, unsigned n, double *lo, doub
 
 	for (unsigned k = 0; k < B; k++) {
 		for (unsigned i = 0; i < n; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			lab_xorshift(&x);
 			unsigned j = (unsigned)(x % n);
 			ra[i] = a[j];
 			rb[i] = b[j];
@@ -198,26 +196,30 @@ static void measure(const double *a, const double *b, unsigned reps, bool paired
 }
 
 /*
- * Holm's step-down correction over every comparison of the run (each
- * valid measure of each verdict): the k-th smallest p (from 0) is
- * multiplied by (m - k), and the adjusted values made non-decreasing, so
- * that "p_holm < alpha" holds the chance of any false "faster" in the
- * whole run at alpha.
+ * Holm's step-down correction: the k-th smallest p (from 0) is multiplied
+ * by (m - k), and the adjusted values made non-decreasing, so that
+ * "p_holm < alpha" holds the chance of any false "faster" among the m
+ * comparisons at alpha.
  */
-static void holm(struct lab_measure **ms, unsigned m)
+void lab_holm(const double *p, double *p_holm, unsigned m)
 {
+	unsigned order[LAB_MAX_COMPARISONS];
+	if (m > LAB_MAX_COMPARISONS)
+		abort();
 	/* insertion sort by p: m is a few dozen at most */
-	for (unsigned i = 1; i < m; i++)
-		for (unsigned j = i; j > 0 && ms[j]->p < ms[j - 1]->p; j--) {
-			struct lab_measure *t = ms[j];
-			ms[j] = ms[j - 1];
-			ms[j - 1] = t;
+	for (unsigned i = 0; i < m; i++) {
+		order[i] = i;
+		for (unsigned j = i; j > 0 && p[order[j]] < p[order[j - 1]]; j--) {
+			unsigned t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
 		}
+	}
 	double run = 0;
 	for (unsigned k = 0; k < m; k++) {
-		double adj = ms[k]->p * (m - k);
+		double adj = p[order[k]] * (m - k);
 		run = adj > run ? adj : run;
-		ms[k]->p_holm = run < 1 ? run : 1;
+		p_holm[order[k]] = run < 1 ? run : 1;
 	}
 }
 
@@ -287,7 +289,7 @@ void lab_verdicts(const struct lab_params *p, struct lab_result *r)
 	r->verdicts = calloc(p->nthreads * (nv ? nv : 1), sizeof(*r->verdicts));
 	if (!r->verdicts)
 		return;
-	struct lab_measure *ms[2 * LAB_MAX_THREADS_LIST * LAB_MAX_VARIANTS];
+	struct lab_measure *ms[LAB_MAX_COMPARISONS];
 	unsigned nms = 0;
 	for (unsigned ti = 0; ti < p->nthreads; ti++)
 		for (unsigned vi = 1; vi < nv; vi++) {
@@ -339,7 +341,13 @@ void lab_verdicts(const struct lab_params *p, struct lab_result *r)
 			if (!why[k][1][0] && v->cpu.ci)
 				ms[nms++] = &v->cpu;
 		}
-	holm(ms, nms);
+	/* Holm over every comparison of the run (each valid measure of each verdict) */
+	double p_of[LAB_MAX_COMPARISONS] = {0}, p_holm[LAB_MAX_COMPARISONS];
+	for (unsigned k = 0; k < nms; k++)
+		p_of[k] = ms[k]->p;
+	lab_holm(p_of, p_holm, nms);
+	for (unsigned k = 0; k < nms; k++)
+		ms[k]->p_holm = p_holm[k];
 	for (unsigned k = 0; k < r->nverdicts; k++) {
 		struct lab_verdict *v = &r->verdicts[k];
 		const char *na = p->variants[v->a].name, *nb = p->variants[v->b].name;

@@ -11,6 +11,7 @@
 #ifdef BGA_REPLAY_EXT2
 #include "peer_ext2.h"
 #endif
+#include "refalloc.h"
 
 struct pending {
 	uint64_t start, len, txn;
@@ -22,12 +23,27 @@ struct backend {
 	int windows;
 	uint64_t nblocks;
 	uint32_t group;
+	struct refalloc *ref; /* a reference allocator (refalloc.h) */
 #ifdef BGA_REPLAY_EXT2
 	struct peer_ext2 *peer;
-	struct pending *pend; /* the peer's deferred frees */
-	size_t npend, cpend;
 #endif
+	struct pending *pend; /* the peer's and the references' deferred frees */
+	size_t npend, cpend;
 };
+
+/* The reference allocators by name (refalloc.h). */
+static const struct {
+	const char *name;
+	enum ref_policy policy;
+} refs[] = {{"firstfit", REF_FIRSTFIT}, {"bestfit", REF_BESTFIT}, {"mballoc", REF_MBALLOC}};
+
+static int ref_policy_of(const char *spec)
+{
+	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++)
+		if (!strcmp(spec, refs[i].name))
+			return (int)refs[i].policy;
+	return -1;
+}
 
 static int parse_opt(const char *spec, const char *kv, struct bga_config *cfg, int *windows)
 {
@@ -231,6 +247,8 @@ int backend_check(const char *spec, uint64_t nblocks, uint32_t group, uint64_t f
 	if (!strcmp(spec, "ext2"))
 		return 0;
 #endif
+	if (ref_policy_of(spec) >= 0)
+		return 0;
 	/* bgalloc's volume, started full, is made in a moment: made and
 	 * destroyed, it checks the options against the volume */
 	if (backend_open(spec, nblocks, group, fdb, NULL, 0, &b))
@@ -258,8 +276,14 @@ int backend_open(const char *spec, uint64_t nblocks, uint32_t group, uint64_t fd
 		fprintf(stderr, "bga-replay: built without libext2fs (Debian: libext2fs-dev): no ext2 peer\n");
 		rc = -1;
 #endif
+	} else if (ref_policy_of(spec) >= 0) {
+		rc = ref_create((enum ref_policy)ref_policy_of(spec), nblocks, fdb, fr, n, &b->ref);
+		if (rc)
+			fprintf(stderr, "bga-replay: allocator '%s': %s\n", spec, bga_strerror(rc));
 	} else {
-		fprintf(stderr, "bga-replay: unknown allocator '%s' (bgalloc[,OPTIONS] or ext2)\n", spec);
+		fprintf(stderr,
+		        "bga-replay: unknown allocator '%s' (bgalloc[,OPTIONS], ext2, firstfit, bestfit or mballoc)\n",
+		        spec);
 		rc = -1;
 	}
 	if (rc) {
@@ -275,11 +299,12 @@ void backend_close(struct backend *b)
 	if (!b)
 		return;
 	bga_destroy(b->vol);
+	ref_destroy(b->ref);
 #ifdef BGA_REPLAY_EXT2
 	if (b->peer)
 		peer_ext2_destroy(b->peer);
-	free(b->pend);
 #endif
+	free(b->pend);
 	free(b);
 }
 
@@ -306,6 +331,8 @@ int backend_alloc(struct backend *b, struct bga_rsv *rsv, const struct bga_reque
 		}
 		return bga_alloc_vec(b->vol, &r, want, out, max_out, n);
 	}
+	if (b->ref)
+		return ref_alloc(b->ref, (struct ref_file *)rsv, req, want, out, max_out, n);
 #ifdef BGA_REPLAY_EXT2
 	return ext2_alloc(b, &r, want, out, max_out, n);
 #else
@@ -317,6 +344,13 @@ int backend_free(struct backend *b, const struct bga_extent *e, size_t n)
 {
 	if (b->vol)
 		return n == 1 ? bga_free(b->vol, e[0].start, e[0].len) : bga_free_vec(b->vol, e, n);
+	for (size_t i = 0; i < n && b->ref; i++) {
+		int rc = ref_free(b->ref, e[i].start, e[i].len);
+		if (rc)
+			return rc;
+	}
+	if (b->ref)
+		return 0;
 #ifdef BGA_REPLAY_EXT2
 	for (size_t i = 0; i < n; i++) {
 		int rc = peer_ext2_free(b->peer, e[i].start, e[i].len);
@@ -334,7 +368,7 @@ int backend_free_deferred(struct backend *b, const struct bga_extent *e, size_t 
 	if (b->vol)
 		return n == 1 ? bga_free_deferred(b->vol, e[0].start, e[0].len, txn)
 		              : bga_free_deferred_vec(b->vol, e, n, txn);
-#ifdef BGA_REPLAY_EXT2
+	/* the others keep no deferred frees: held here until the commit */
 	for (size_t i = 0; i < n; i++) {
 		if (b->npend == b->cpend) {
 			struct pending *np = realloc(b->pend, (b->cpend = b->cpend ? 2 * b->cpend : 64) * sizeof(*np));
@@ -345,21 +379,18 @@ int backend_free_deferred(struct backend *b, const struct bga_extent *e, size_t 
 		b->pend[b->npend++] = (struct pending){e[i].start, e[i].len, txn};
 	}
 	return 0;
-#else
-	return -ENOSYS;
-#endif
 }
 
 int backend_commit(struct backend *b, uint64_t txn)
 {
 	if (b->vol)
 		return bga_commit(b->vol, txn);
-#ifdef BGA_REPLAY_EXT2
 	size_t k = 0;
 	int rc = 0;
 	for (size_t i = 0; i < b->npend; i++) {
 		if (b->pend[i].txn <= txn) {
-			int r = peer_ext2_free(b->peer, b->pend[i].start, b->pend[i].len);
+			struct bga_extent e = {b->pend[i].start, b->pend[i].len};
+			int r = backend_free(b, &e, 1);
 			rc = rc ? rc : r;
 		} else {
 			b->pend[k++] = b->pend[i];
@@ -367,15 +398,14 @@ int backend_commit(struct backend *b, uint64_t txn)
 	}
 	b->npend = k;
 	return rc;
-#else
-	return -ENOSYS;
-#endif
 }
 
 int backend_claim(struct backend *b, uint64_t start, uint64_t len)
 {
 	if (b->vol)
 		return bga_claim(b->vol, start, len);
+	if (b->ref)
+		return ref_claim(b->ref, start, len);
 #ifdef BGA_REPLAY_EXT2
 	ext2_filsys fs = peer_ext2_fs(b->peer);
 	if (!len || start >= peer_ext2_nblocks(b->peer) || len > peer_ext2_nblocks(b->peer) - start)
@@ -400,6 +430,8 @@ int backend_reserve(struct backend *b, uint64_t n, int give_back)
 int backend_rsv_open(struct backend *b, struct bga_rsv **out)
 {
 	*out = NULL;
+	if (b->ref)
+		return ref_file_open(b->ref, (struct ref_file **)out);
 	return b->vol ? bga_rsv_open(b->vol, out) : 0;
 }
 
@@ -407,6 +439,8 @@ void backend_rsv_close(struct backend *b, struct bga_rsv *rsv)
 {
 	if (b->vol)
 		bga_rsv_close(rsv);
+	else if (b->ref)
+		ref_file_close(b->ref, (struct ref_file *)rsv);
 }
 
 int backend_rsv_set_size(struct backend *b, struct bga_rsv *rsv, uint32_t blocks)
@@ -420,6 +454,8 @@ int backend_freemap(struct backend *b, uint64_t unit, struct freemap *m)
 {
 	if (b->vol)
 		return freemap_of_volume(b->vol, unit, b->group, m);
+	if (b->ref)
+		return ref_freemap(b->ref, b->group, unit, m);
 #ifdef BGA_REPLAY_EXT2
 	ext2_filsys fs = peer_ext2_fs(b->peer);
 	uint64_t size = peer_ext2_nblocks(b->peer), s, e;

@@ -3,8 +3,9 @@
 #define BGA_REPLAY_BACKEND_H
 
 /*
- * An allocator a trace is played against: bgalloc with a configuration, or
- * the libext2fs peer (bench/support/peer_ext2.c).  Every call has
+ * An allocator a trace is played against: bgalloc with a configuration,
+ * the libext2fs peer (support/peer_ext2.c), or a reference
+ * allocator (refalloc.h: firstfit, bestfit, mballoc).  Every call has
  * bgalloc's contract; the peer emulates the calls it lacks (see
  * backend.c).
  */
@@ -20,7 +21,7 @@ struct backend;
 
 /*
  * Parse spec ("bgalloc[,group=N][,windows=off][,counters=atomic|percpu]
- * [,lock=global]" or "ext2") and make the allocator for a volume of
+ * [,lock=global]", "ext2", "firstfit", "bestfit" or "mballoc") and make the allocator for a volume of
  * nblocks (group: the trace's blocks_per_group) whose free blocks are
  * free[0..n).  0, or -1 with the reason printed.
  */

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The recorder (bga_rec.h): wrappers that call the library and append a
- * record of each call to a trace (bga_trace.h).
+ * The recorder (bga_rec.h): recorded calls that call the library and
+ * append a record of each call to a trace (bga_trace.h).
  */
 #define _GNU_SOURCE
-#define BGA_REC_IMPL
 #include "bga_rec.h"
 
 #include <endian.h>
@@ -19,7 +18,6 @@
 
 #include "bga_trace.h"
 
-#define REC_MAX 16
 #define REC_BUF (1u << 20)
 #define REC_INIT_BATCH 512 /* extents per init_free record */
 
@@ -40,28 +38,10 @@ struct bga_rec {
 	} *handles;
 	size_t hcap, hcount;
 	uint64_t next_id;
+	/* BGA_REC_YIELD set at bga_rec_open: yield between each call and its
+	 * record, so that a test sees records reach the buffer out of order */
+	int yield;
 };
-
-/* Attached recorders: a slot is set once its recorder is complete and
- * cleared before it is freed; readers find theirs by volume. */
-static _Atomic(struct bga_rec *) recs[REC_MAX];
-static _Atomic unsigned nrecs; /* slots in use: 0 makes every wrapper a pass-through */
-static pthread_mutex_t recs_lock = PTHREAD_MUTEX_INITIALIZER;
-/* BGA_REC_YIELD set at bga_rec_open: yield between each call and its
- * record, so that a test sees records reach the buffer out of order */
-static int yield_between;
-
-static struct bga_rec *rec_of(const struct bga_volume *vol)
-{
-	if (!atomic_load_explicit(&nrecs, memory_order_acquire) || !vol)
-		return NULL;
-	for (int i = 0; i < REC_MAX; i++) {
-		struct bga_rec *r = atomic_load_explicit(&recs[i], memory_order_acquire);
-		if (r && r->vol == vol)
-			return r;
-	}
-	return NULL;
-}
 
 static uint64_t now_ns(void)
 {
@@ -305,8 +285,6 @@ int bga_rec_open(struct bga_volume *vol, const char *path, const char *source, u
 	struct bga_config cfg;
 	if (!vol || !path || !out || bga_volume_config(vol, &cfg))
 		return -EINVAL;
-	if (rec_of(vol))
-		return -EINVAL;
 	struct bga_rec *r = calloc(1, sizeof(*r));
 	struct walk *w = calloc(1, sizeof(*w));
 	int rc = -ENOMEM;
@@ -315,7 +293,7 @@ int bga_rec_open(struct bga_volume *vol, const char *path, const char *source, u
 	pthread_mutex_init(&r->lock, NULL);
 	r->vol = vol;
 	r->next_id = 1;
-	yield_between = getenv("BGA_REC_YIELD") != NULL;
+	r->yield = getenv("BGA_REC_YIELD") != NULL;
 	r->t0 = now_ns();
 	if (!(r->f = fopen(path, "wb"))) {
 		rc = -errno;
@@ -344,18 +322,6 @@ int bga_rec_open(struct bga_volume *vol, const char *path, const char *source, u
 	pthread_mutex_unlock(&r->lock);
 	if (rc)
 		goto fail;
-	pthread_mutex_lock(&recs_lock);
-	rc = -EBUSY;
-	for (int i = 0; i < REC_MAX; i++)
-		if (!atomic_load(&recs[i])) {
-			atomic_store_explicit(&recs[i], r, memory_order_release);
-			atomic_fetch_add(&nrecs, 1);
-			rc = 0;
-			break;
-		}
-	pthread_mutex_unlock(&recs_lock);
-	if (rc)
-		goto fail;
 	free(w);
 	*out = r;
 	return 0;
@@ -373,13 +339,6 @@ int bga_rec_close(struct bga_rec *r)
 {
 	if (!r)
 		return 0;
-	pthread_mutex_lock(&recs_lock);
-	for (int i = 0; i < REC_MAX; i++)
-		if (atomic_load(&recs[i]) == r) {
-			atomic_store(&recs[i], NULL);
-			atomic_fetch_sub(&nrecs, 1);
-		}
-	pthread_mutex_unlock(&recs_lock);
 	uint64_t args[2];
 	int rc = bga_rec_hash(r->vol, &args[0], &args[1]);
 	pthread_mutex_lock(&r->lock);
@@ -398,7 +357,21 @@ int bga_rec_close(struct bga_rec *r)
 	return rc;
 }
 
-/* ---- the wrappers ---- */
+/* ---- the recorded calls ---- */
+
+/*
+ * Each recorded call takes its record's seq where the order of records
+ * must follow: a free (and anything that gives blocks back) before its
+ * call, so that no allocation of its blocks by another thread can come
+ * first in the trace; an allocation after its call, so that it comes
+ * after every free it reused.
+ */
+
+static void yield_maybe(const struct bga_rec *r)
+{
+	if (r->yield)
+		sched_yield();
+}
 
 static void req_args(uint64_t *a, uint64_t handle, const struct bga_request *req)
 {
@@ -410,191 +383,190 @@ static void req_args(uint64_t *a, uint64_t handle, const struct bga_request *req
 	a[5] = req ? req->align : 0;
 }
 
-int bga_rec_alloc(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+int bga_rec_alloc(struct bga_rec *r, struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
 {
-	struct bga_rec *r = rec_of(vol);
+	if (!r)
+		return bga_alloc(vol, req, out);
+	if (r->vol != vol) /* a call on another volume: refused, not recorded */
+		return -EINVAL;
 	int rc = bga_alloc(vol, req, out);
-	if (yield_between)
-		sched_yield();
-	if (r) {
-		uint64_t a[6];
-		req_args(a, req ? handle_id(r, req->rsv) : 0, req);
-		put(r, BGT_ALLOC, rc, take_seq(r), a, out, rc ? 0 : 1);
-	}
+	yield_maybe(r);
+	uint64_t a[6];
+	req_args(a, req ? handle_id(r, req->rsv) : 0, req);
+	put(r, BGT_ALLOC, rc, take_seq(r), a, out, rc ? 0 : 1);
 	return rc;
 }
 
-int bga_rec_alloc_vec(struct bga_volume *vol, const struct bga_request *req, uint64_t want,
+int bga_rec_alloc_vec(struct bga_rec *r, struct bga_volume *vol, const struct bga_request *req, uint64_t want,
                       struct bga_extent *out, size_t max_out, size_t *n_out)
 {
-	struct bga_rec *r = rec_of(vol);
+	if (!r)
+		return bga_alloc_vec(vol, req, want, out, max_out, n_out);
+	if (r->vol != vol)
+		return -EINVAL;
 	int rc = bga_alloc_vec(vol, req, want, out, max_out, n_out);
-	if (yield_between)
-		sched_yield();
-	if (r) {
-		uint64_t a[8];
-		req_args(a, req ? handle_id(r, req->rsv) : 0, req);
-		a[6] = want;
-		a[7] = max_out;
-		put(r, BGT_ALLOC_VEC, rc, take_seq(r), a, out, rc || !n_out ? 0 : *n_out);
-	}
+	yield_maybe(r);
+	uint64_t a[8];
+	req_args(a, req ? handle_id(r, req->rsv) : 0, req);
+	a[6] = want;
+	a[7] = max_out;
+	put(r, BGT_ALLOC_VEC, rc, take_seq(r), a, out, rc || !n_out ? 0 : *n_out);
 	return rc;
 }
 
-int bga_rec_free(struct bga_volume *vol, uint64_t start, uint64_t len)
+int bga_rec_free(struct bga_rec *r, struct bga_volume *vol, uint64_t start, uint64_t len)
 {
-	struct bga_rec *r = rec_of(vol);
-	uint64_t seq = r ? take_seq(r) : 0;
+	if (!r)
+		return bga_free(vol, start, len);
+	if (r->vol != vol)
+		return -EINVAL;
+	uint64_t seq = take_seq(r);
 	int rc = bga_free(vol, start, len);
-	if (yield_between)
-		sched_yield();
-	if (r)
-		put(r, BGT_FREE, rc, seq, (uint64_t[]){start, len}, NULL, 0);
+	yield_maybe(r);
+	put(r, BGT_FREE, rc, seq, (uint64_t[]){start, len}, NULL, 0);
 	return rc;
 }
 
-int bga_rec_free_vec(struct bga_volume *vol, const struct bga_extent *ext, size_t n)
+int bga_rec_free_vec(struct bga_rec *r, struct bga_volume *vol, const struct bga_extent *ext, size_t n)
 {
-	struct bga_rec *r = rec_of(vol);
-	uint64_t seq = r ? take_seq(r) : 0;
+	if (!r)
+		return bga_free_vec(vol, ext, n);
+	if (r->vol != vol)
+		return -EINVAL;
+	uint64_t seq = take_seq(r);
 	int rc = bga_free_vec(vol, ext, n);
-	if (yield_between)
-		sched_yield();
-	if (r)
-		put(r, BGT_FREE_VEC, rc, seq, NULL, ext, ext ? n : 0);
+	yield_maybe(r);
+	put(r, BGT_FREE_VEC, rc, seq, NULL, ext, ext ? n : 0);
 	return rc;
 }
 
-int bga_rec_free_deferred(struct bga_volume *vol, uint64_t start, uint64_t len, uint64_t txn)
+int bga_rec_free_deferred(struct bga_rec *r, struct bga_volume *vol, uint64_t start, uint64_t len, uint64_t txn)
 {
-	struct bga_rec *r = rec_of(vol);
-	uint64_t seq = r ? take_seq(r) : 0;
+	if (!r)
+		return bga_free_deferred(vol, start, len, txn);
+	if (r->vol != vol)
+		return -EINVAL;
+	uint64_t seq = take_seq(r);
 	int rc = bga_free_deferred(vol, start, len, txn);
-	if (yield_between)
-		sched_yield();
-	if (r)
-		put(r, BGT_FREE_DEFERRED, rc, seq, (uint64_t[]){start, len, txn}, NULL, 0);
+	yield_maybe(r);
+	put(r, BGT_FREE_DEFERRED, rc, seq, (uint64_t[]){start, len, txn}, NULL, 0);
 	return rc;
 }
 
-int bga_rec_free_deferred_vec(struct bga_volume *vol, const struct bga_extent *ext, size_t n, uint64_t txn)
+int bga_rec_free_deferred_vec(struct bga_rec *r, struct bga_volume *vol, const struct bga_extent *ext, size_t n,
+                              uint64_t txn)
 {
-	struct bga_rec *r = rec_of(vol);
-	uint64_t seq = r ? take_seq(r) : 0;
+	if (!r)
+		return bga_free_deferred_vec(vol, ext, n, txn);
+	if (r->vol != vol)
+		return -EINVAL;
+	uint64_t seq = take_seq(r);
 	int rc = bga_free_deferred_vec(vol, ext, n, txn);
-	if (yield_between)
-		sched_yield();
-	if (r)
-		put(r, BGT_FREE_DEFERRED_VEC, rc, seq, (uint64_t[]){txn}, ext, ext ? n : 0);
+	yield_maybe(r);
+	put(r, BGT_FREE_DEFERRED_VEC, rc, seq, (uint64_t[]){txn}, ext, ext ? n : 0);
 	return rc;
 }
 
-int bga_rec_commit(struct bga_volume *vol, uint64_t txn)
+int bga_rec_commit(struct bga_rec *r, struct bga_volume *vol, uint64_t txn)
 {
-	struct bga_rec *r = rec_of(vol);
-	uint64_t seq = r ? take_seq(r) : 0;
+	if (!r)
+		return bga_commit(vol, txn);
+	if (r->vol != vol)
+		return -EINVAL;
+	uint64_t seq = take_seq(r);
 	int rc = bga_commit(vol, txn);
-	if (yield_between)
-		sched_yield();
-	if (r)
-		put(r, BGT_COMMIT, rc, seq, (uint64_t[]){txn}, NULL, 0);
+	yield_maybe(r);
+	put(r, BGT_COMMIT, rc, seq, (uint64_t[]){txn}, NULL, 0);
 	return rc;
 }
 
-int bga_rec_claim(struct bga_volume *vol, uint64_t start, uint64_t len)
+int bga_rec_claim(struct bga_rec *r, struct bga_volume *vol, uint64_t start, uint64_t len)
 {
-	struct bga_rec *r = rec_of(vol);
+	if (!r)
+		return bga_claim(vol, start, len);
+	if (r->vol != vol)
+		return -EINVAL;
 	int rc = bga_claim(vol, start, len);
-	if (yield_between)
-		sched_yield();
-	if (r)
-		put(r, BGT_CLAIM, rc, take_seq(r), (uint64_t[]){start, len}, NULL, 0);
+	yield_maybe(r);
+	put(r, BGT_CLAIM, rc, take_seq(r), (uint64_t[]){start, len}, NULL, 0);
 	return rc;
 }
 
-int bga_rec_reserve(struct bga_volume *vol, uint64_t n)
+int bga_rec_reserve(struct bga_rec *r, struct bga_volume *vol, uint64_t n)
 {
-	struct bga_rec *r = rec_of(vol);
+	if (!r)
+		return bga_reserve(vol, n);
+	if (r->vol != vol)
+		return -EINVAL;
 	int rc = bga_reserve(vol, n);
-	if (yield_between)
-		sched_yield();
-	if (r)
-		put(r, BGT_RESERVE, rc, take_seq(r), (uint64_t[]){n}, NULL, 0);
+	yield_maybe(r);
+	put(r, BGT_RESERVE, rc, take_seq(r), (uint64_t[]){n}, NULL, 0);
 	return rc;
 }
 
-int bga_rec_unreserve(struct bga_volume *vol, uint64_t n)
+int bga_rec_unreserve(struct bga_rec *r, struct bga_volume *vol, uint64_t n)
 {
-	struct bga_rec *r = rec_of(vol);
-	uint64_t seq = r ? take_seq(r) : 0;
+	if (!r)
+		return bga_unreserve(vol, n);
+	if (r->vol != vol)
+		return -EINVAL;
+	uint64_t seq = take_seq(r);
 	int rc = bga_unreserve(vol, n);
-	if (yield_between)
-		sched_yield();
-	if (r)
-		put(r, BGT_UNRESERVE, rc, seq, (uint64_t[]){n}, NULL, 0);
+	yield_maybe(r);
+	put(r, BGT_UNRESERVE, rc, seq, (uint64_t[]){n}, NULL, 0);
 	return rc;
 }
 
-int bga_rec_rsv_open(struct bga_volume *vol, struct bga_rsv **out)
+int bga_rec_rsv_open(struct bga_rec *r, struct bga_volume *vol, struct bga_rsv **out)
 {
-	struct bga_rec *r = rec_of(vol);
+	if (!r)
+		return bga_rsv_open(vol, out);
+	if (r->vol != vol)
+		return -EINVAL;
 	int rc = bga_rsv_open(vol, out);
-	if (yield_between)
-		sched_yield();
-	if (r) {
-		pthread_mutex_lock(&r->lock);
-		uint64_t id = 0;
-		if (!rc) {
-			id = r->next_id++;
-			if (handle_add_locked(r, *out, id) && !r->err)
-				r->err = -ENOMEM;
-		}
-		put_locked(r, BGT_RSV_OPEN, rc, take_seq(r), (uint64_t[]){id}, NULL, 0);
-		pthread_mutex_unlock(&r->lock);
+	yield_maybe(r);
+	pthread_mutex_lock(&r->lock);
+	uint64_t id = 0;
+	if (!rc) {
+		id = r->next_id++;
+		if (handle_add_locked(r, *out, id) && !r->err)
+			r->err = -ENOMEM;
 	}
+	put_locked(r, BGT_RSV_OPEN, rc, take_seq(r), (uint64_t[]){id}, NULL, 0);
+	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
 
-/* The recorder that saw rsv opened, and its id there (rsv has no volume
- * the caller can ask for). */
-static struct bga_rec *rec_of_handle(const struct bga_rsv *rsv, uint64_t *id, int remove)
+/* rsv's id in r (0: not opened through r), removed when remove is set. */
+static uint64_t handle_take(struct bga_rec *r, const struct bga_rsv *rsv, int remove)
 {
-	if (!rsv || !atomic_load_explicit(&nrecs, memory_order_acquire))
-		return NULL;
-	for (int i = 0; i < REC_MAX; i++) {
-		struct bga_rec *r = atomic_load_explicit(&recs[i], memory_order_acquire);
-		if (!r)
-			continue;
-		pthread_mutex_lock(&r->lock);
-		*id = remove ? handle_del_locked(r, rsv) : handle_find_locked(r, rsv);
-		pthread_mutex_unlock(&r->lock);
-		if (*id)
-			return r;
-	}
-	return NULL;
+	if (!r || !rsv)
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	uint64_t id = remove ? handle_del_locked(r, rsv) : handle_find_locked(r, rsv);
+	pthread_mutex_unlock(&r->lock);
+	return id;
 }
 
-void bga_rec_rsv_close(struct bga_rsv *rsv)
+void bga_rec_rsv_close(struct bga_rec *r, struct bga_rsv *rsv)
 {
-	uint64_t id = 0;
-	struct bga_rec *r = rec_of_handle(rsv, &id, 1);
-	uint64_t seq = r ? take_seq(r) : 0;
+	uint64_t id = handle_take(r, rsv, 1);
+	uint64_t seq = id ? take_seq(r) : 0;
 	bga_rsv_close(rsv);
-	if (yield_between)
-		sched_yield();
-	if (r)
-		put(r, BGT_RSV_CLOSE, 0, seq, (uint64_t[]){id}, NULL, 0);
+	if (!id)
+		return;
+	yield_maybe(r);
+	put(r, BGT_RSV_CLOSE, 0, seq, (uint64_t[]){id}, NULL, 0);
 }
 
-int bga_rec_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks)
+int bga_rec_rsv_set_size(struct bga_rec *r, struct bga_rsv *rsv, uint32_t blocks)
 {
-	uint64_t id = 0;
-	struct bga_rec *r = rec_of_handle(rsv, &id, 0);
-	uint64_t seq = r ? take_seq(r) : 0;
+	uint64_t id = handle_take(r, rsv, 0);
+	uint64_t seq = id ? take_seq(r) : 0;
 	int rc = bga_rsv_set_size(rsv, blocks);
-	if (yield_between)
-		sched_yield();
-	if (r)
-		put(r, BGT_RSV_SET_SIZE, rc, seq, (uint64_t[]){id, blocks}, NULL, 0);
+	if (!id)
+		return rc;
+	yield_maybe(r);
+	put(r, BGT_RSV_SET_SIZE, rc, seq, (uint64_t[]){id, blocks}, NULL, 0);
 	return rc;
 }

@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 	}
 	/* BlueStore's init_add_free: the whole device, less a superblock unit */
 	struct bga_extent all = {1, units - 1};
-	if ((rc = bga_rec_free_vec(vol, &all, 1)))
+	if ((rc = bga_rec_free_vec(rec, vol, &all, 1)))
 		goto fail;
 
 	size_t cap = 1024, n = 0;
@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 		if (n && next_rand() % 4 == 0) {
 			size_t i = next_rand() % n;
 			for (size_t k = 0; k < obj[i].n; k++) {
-				if ((rc = bga_rec_free_deferred(vol, obj[i].ext[k].start, obj[i].ext[k].len, txn)))
+				if ((rc = bga_rec_free_deferred(rec, vol, obj[i].ext[k].start, obj[i].ext[k].len, txn)))
 					goto fail;
 				used -= obj[i].ext[k].len;
 			}
@@ -106,10 +106,10 @@ int main(int argc, char **argv)
 					goto fail;
 				obj = no;
 			}
-			rc = bga_rec_alloc_vec(vol, &req, want, obj[n].ext, MAX_PIECES, &obj[n].n);
+			rc = bga_rec_alloc_vec(rec, vol, &req, want, obj[n].ext, MAX_PIECES, &obj[n].n);
 			if (rc == -EAGAIN || rc == -ENOSPC) {
 				enospc++;
-				if ((rc = bga_rec_commit(vol, txn++)))
+				if ((rc = bga_rec_commit(rec, vol, txn++)))
 					goto fail;
 				continue;
 			}
@@ -120,10 +120,10 @@ int main(int argc, char **argv)
 			n++;
 			writes++;
 		}
-		if (++step % 8 == 0 && (rc = bga_rec_commit(vol, txn++)))
+		if (++step % 8 == 0 && (rc = bga_rec_commit(rec, vol, txn++)))
 			goto fail;
 	}
-	if ((rc = bga_rec_commit(vol, txn)))
+	if ((rc = bga_rec_commit(rec, vol, txn)))
 		goto fail;
 	printf("bga-rec-objects: %" PRIu64 " writes, %" PRIu64 " deletes, %zu objects, %" PRIu64 " of %" PRIu64
 	       " units used, %" PRIu64 " requests refused\n",

@@ -142,6 +142,18 @@ int report_trace(const struct history *h, int verify)
 				printf(" %s x%" PRIu64, bga_strerror(r->errs[i].err), r->errs[i].n);
 			putchar('\n');
 		}
+		/* the replay's own checks: a free, commit or claim the allocator
+		 * refused, or an extent it got wrong (a reference allocator's
+		 * -EIO), fails the run */
+		uint64_t eio = 0;
+		for (int i = 0; i < 8 && r->errs[i].n; i++)
+			eio += r->errs[i].err == -EIO ? r->errs[i].n : 0;
+		if (r->free_errors || eio) {
+			printf("%s: %" PRIu64 " frees or commits refused, %" PRIu64
+			       " allocations that broke their promise: the replay and the allocator disagree\n",
+			       r->label, r->free_errors, eio);
+			rc = 1;
+		}
 		if (r->verify_end >= 0 || verify) {
 			printf("verify: %" PRIu64 " records applied, %" PRIu64 " did not apply; end %s\n", r->replayed,
 			       r->mismatches,
@@ -285,4 +297,61 @@ int report_files(const char *dir, const struct history *h, int cpu)
 	}
 	json_decref(j);
 	return rc;
+}
+
+/* One figure of the best-reached table, as the side-by-side table rounds
+ * it; every figure but `whole` is better lower. */
+static double figure(const struct result *r, int k)
+{
+	char b[40];
+	switch (k) {
+	case 0:
+		snprintf(b, sizeof(b), "%.2f",
+		         r->files ? per(r->file_extents, r->files) : per(r->object_extents, r->objects));
+		break;
+	case 1: snprintf(b, sizeof(b), "%.4f", r->end.score_bga); break;
+	case 2: snprintf(b, sizeof(b), "%.4f", mean_score(r)); break;
+	case 3: return (double)(r->failures + r->partial);
+	default: return -(double)r->end_whole;
+	}
+	return strtod(b, NULL);
+}
+
+void report_best(FILE *f, const struct history *h, size_t n, int md)
+{
+	static const char *const head[] = {"history", "ext/file", "end score", "mean score", "short", "whole"};
+	static const char *const fmt[] = {"%.2f", "%.4f", "%.4f", "%.0f", "%.0f"};
+	const char *row = md ? "| %s | %s | %s | %s | %s | %s |\n" : "%-24.24s %-22s %-22s %-22s %-22s %s\n";
+	fprintf(f, row, head[0], head[1], head[2], head[3], head[4], head[5]);
+	if (md)
+		fputs("|---|---|---|---|---|---|\n", f);
+	for (size_t i = 0; i < n; i++) {
+		if (!h[i].n)
+			continue;
+		char c[5][160];
+		for (int k = 0; k < 5; k++) {
+			double best = figure(&h[i].res[0], k);
+			for (int a = 1; a < h[i].n; a++)
+				if (figure(&h[i].res[a], k) < best)
+					best = figure(&h[i].res[a], k);
+			int len = snprintf(c[k], sizeof(c[k]), fmt[k], k == 4 ? -best : best);
+			const char *sep = " (";
+			int all = 1;
+			for (int a = 0; a < h[i].n; a++)
+				all &= figure(&h[i].res[a], k) == best;
+			if (all && h[i].n > 1 && len > 0 && (size_t)len < sizeof(c[k]))
+				len += snprintf(c[k] + len, sizeof(c[k]) - (size_t)len, " (all");
+			for (int a = 0; a < h[i].n && !(all && h[i].n > 1) && len > 0 && (size_t)len < sizeof(c[k]); a++)
+				if (figure(&h[i].res[a], k) == best) {
+					len += snprintf(c[k] + len, sizeof(c[k]) - (size_t)len, "%s%s", sep, h[i].res[a].label);
+					sep = ", ";
+				}
+			if (len > 0 && (size_t)len < sizeof(c[k]) - 1)
+				snprintf(c[k] + len, sizeof(c[k]) - (size_t)len, ")");
+		}
+		fprintf(f, row, h[i].name, c[0], c[1], c[2], c[3], c[4]);
+	}
+	if (!md)
+		fprintf(f, "(the best figure any allocator reached, and which: ext/file, end score, mean score and\n"
+		           " short (requests placed short or failed) lower, whole (blocks) higher)\n");
 }

@@ -75,6 +75,12 @@ int report_trace(const struct history *h, int verify);
 /* Every history side by side: one row an allocator of each; Markdown
  * with md. */
 void report_histories(FILE *f, const struct history *h, size_t n, int md);
+/* Per history, the best figure any allocator reached and which did:
+ * extents per file, the end and mean scores, requests placed short, the
+ * largest whole request at the end (what the history lets a placement
+ * carry).  Printed after the side-by-side table when several allocators
+ * ran. */
+void report_best(FILE *f, const struct history *h, size_t n, int md);
 /* DIR/replay.json and, with gnuplot, DIR/score.png; 0 or 2 (an I/O error). */
 int report_files(const char *dir, const struct history *h, int cpu);
 

@@ -626,7 +626,8 @@ int run_main(const struct run_opts *o)
 	}
 	/* every trace is read, and every allocator checked against it, before
 	 * any is played: bad input stops the run before it prints or writes
-	 * anything */
+	 * anything.  A bad trace is bad input (1); an allocator the run
+	 * cannot make (a wrong -a) is a usage error (2). */
 	const char *def = "bgalloc";
 	for (int i = 0; i < o->ntraces && !rc; i++) {
 		if (trace_read(o->traces[i], &t[i]))
@@ -634,7 +635,7 @@ int run_main(const struct run_opts *o)
 		for (int a = 0; a < (o->nallocs ? o->nallocs : 1) && !rc; a++)
 			if (backend_check(o->nallocs ? o->allocs[a] : def, t[i].h.nblocks,
 			                  t[i].h.blocks_per_group ? t[i].h.blocks_per_group : 32768, t[i].h.first_data_block))
-				rc = 1;
+				rc = 2;
 	}
 	int cpu = rc ? -1 : pin();
 	/* a trace that fails its check (--verify) does not stop the others */
@@ -649,6 +650,10 @@ int run_main(const struct run_opts *o)
 	if (!rc && (o->ntraces > 1 || o->markdown)) {
 		putchar('\n');
 		report_histories(stdout, h, (size_t)o->ntraces, o->markdown);
+		if (o->nallocs > 1) {
+			printf("\nthe best any allocator reached:\n");
+			report_best(stdout, h, (size_t)o->ntraces, o->markdown);
+		}
 	}
 	for (int i = 0; i < done; i++) {
 		for (int a = 0; a < h[i].n; a++)

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What files showed on a CPU (percpu.h, struct bga_pack): the counts that
+ * decide whether a handle's first request is packed (search.c's
+ * alloc_packed) or books a window.
+ */
+#include "pack.h"
+
+/*
+ * After ext4's mb_stream_req: a file whose first request is shorter than
+ * BGA_LOCAL_MAX_REQ gets no window of its own while files whose first
+ * request was as long have seldom asked again (fewer than one in
+ * BGA_SHOWN_GREW of the last BGA_SHOWN_DECAY or so on this CPU, once
+ * BGA_SHOWN_LEARN of them were seen): such a file is likely whole
+ * already, and its request is packed (search.c, alloc_packed: into the
+ * smallest hole that holds it, or on from the CPU's last packed file),
+ * as ext4 packs small files into a CPU's locality group, instead of a
+ * window that asks for a run half again as long as a window and leaves
+ * holes shorter than that to nobody.  Where files of that first length
+ * go on growing (a tar writing a block a call, interleaved writers),
+ * they keep their windows, so they stay whole.  The counts halve at
+ * BGA_SHOWN_DECAY files of a length, so that they follow the work of
+ * the moment (BENCHMARKS.md#placement-on-recorded-histories).
+ */
+#define BGA_SHOWN_LEARN 16
+#define BGA_SHOWN_GREW 4
+#define BGA_SHOWN_DECAY 1024
+
+void bga__pack_first(struct bga_percpu *pc, struct bga_rsv *rsv, uint32_t len)
+{
+	if (len > BGA_SHOWN_LENS) {
+		rsv->first = BGA_SHOWN_LONG;
+		return;
+	}
+	rsv->first = (uint8_t)len;
+	uint16_t *f = &pc->pack.files[len - 1], *gr = &pc->pack.grew[len - 1];
+	uint16_t n = __atomic_load_n(f, __ATOMIC_RELAXED);
+	if (n >= BGA_SHOWN_DECAY) {
+		/* halve both: the ratio follows what files do now */
+		__atomic_store_n(gr, (uint16_t)(__atomic_load_n(gr, __ATOMIC_RELAXED) / 2), __ATOMIC_RELAXED);
+		n /= 2;
+	}
+	__atomic_store_n(f, (uint16_t)(n + 1), __ATOMIC_RELAXED);
+}
+
+void bga__pack_grew(struct bga_volume *vol, struct bga_rsv *rsv)
+{
+	if (rsv->grew || rsv->first == 0 || rsv->first > BGA_SHOWN_LENS)
+		return;
+	rsv->grew = true;
+	uint16_t *gr = &bga__percpu(vol)->pack.grew[rsv->first - 1];
+	uint16_t n = __atomic_load_n(gr, __ATOMIC_RELAXED);
+	if (n < UINT16_MAX)
+		__atomic_store_n(gr, (uint16_t)(n + 1), __ATOMIC_RELAXED);
+}
+
+bool bga__pack_decides(const struct bga_percpu *pc, uint32_t len)
+{
+	if (len == 0 || len > BGA_SHOWN_LENS)
+		return false;
+	uint32_t files = __atomic_load_n(&pc->pack.files[len - 1], __ATOMIC_RELAXED);
+	uint32_t grew = __atomic_load_n(&pc->pack.grew[len - 1], __ATOMIC_RELAXED);
+	return files >= BGA_SHOWN_LEARN && grew * BGA_SHOWN_GREW < files;
+}
+

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef BGA_PACK_H
+#define BGA_PACK_H
+
+/*
+ * What files showed on a CPU (pack.c; the counts in percpu.h's struct
+ * bga_pack): which of a handle's first requests are packed, with no
+ * window of their own (search.c, alloc_packed; <bgalloc/window.h>,
+ * bga_rsv_open).  Hints, read and written with relaxed atomics.
+ */
+
+#include "types.h"
+#include "percpu.h"
+#include "handle.h"
+
+/* The handle's first request, of max_len `len`, was served: counted on
+ * pc's CPU (rsv->first set; a length past BGA_SHOWN_LENS is not
+ * counted). */
+void bga__pack_first(struct bga_percpu *pc, struct bga_rsv *rsv, uint32_t len);
+/* The handle asked again after its first request: its file grew (counted
+ * once, on the calling CPU). */
+void bga__pack_grew(struct bga_volume *vol, struct bga_rsv *rsv);
+/* Is a first request of max_len `len` packed on pc's CPU: of the files
+ * whose first request was as long, enough were seen, and few grew? */
+bool bga__pack_decides(const struct bga_percpu *pc, uint32_t len);
+
+#endif

@@ -1,0 +1,2 @@
+/* treecycles fixture: what the benchmarks alone share. */
+int peer(void);

@@ -1,0 +1,4 @@
+/* treecycles fixture: an example calling an internal name through its own
+ * prototype: inside. */
+int bga__x(void);
+int main(void) { return bga__x(); }

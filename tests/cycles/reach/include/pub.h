@@ -1,0 +1,2 @@
+/* treecycles fixture: a public header. */
+int pub(void);

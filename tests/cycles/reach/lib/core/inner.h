@@ -1,0 +1,2 @@
+/* treecycles fixture: a header of lib/, not public. */
+int bga__inner(void);

@@ -1,0 +1,2 @@
+/* treecycles fixture: what every folder of programs shares. */
+int shared(void);

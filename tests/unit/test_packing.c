@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Packing (<bgalloc/alloc.h>, "Where a request looks"; <bgalloc/window.h>,
+ * bga_rsv_open): a handle's first request gets no window of its own when
+ * files whose first request was as long seldom asked again on the calling
+ * CPU; it goes into the smallest hole shorter than a stream request that
+ * holds it, else on from the CPU's last packed file.  Files that grow keep
+ * their windows, and a window's booking takes a run that holds the whole
+ * request before a shorter one.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#include <criterion/criterion.h>
+
+#include <bgalloc.h>
+
+#include "refmodel.h"
+#include "testutil.h"
+
+/* What a CPU must see before it decides (search.c's BGA_SHOWN_LEARN),
+ * and the length of a stream request (window.h's BGA_LOCAL_MAX_REQ). */
+#define LEARN 16
+#define STREAM 16
+
+/* Pin the calling thread to one CPU it may run on (what files showed is
+ * per CPU); *old gets the set to restore. */
+static void pin_one_cpu(cpu_set_t *old)
+{
+	cpu_set_t one;
+	int cpu = 0;
+	cr_assert_eq(sched_getaffinity(0, sizeof(*old), old), 0);
+	while (!CPU_ISSET(cpu, old))
+		cpu++;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+}
+
+static struct bga_volume *make(uint64_t nblocks, uint32_t bpg, struct refmodel *m)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, nblocks);
+	cfg.blocks_per_group = bpg;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	cr_assert_eq(refmodel_init(m, &cfg), 0);
+	return vol;
+}
+
+/* One request through `rsv`, judged by the model. */
+static struct bga_extent ask(struct bga_volume *vol, struct refmodel *m, struct bga_rsv *rsv, uint64_t goal,
+			     uint64_t min, uint64_t max)
+{
+	struct bga_request req = {.goal = goal, .min_len = min, .max_len = max, .rsv = rsv};
+	struct bga_extent e = {0, 0};
+	int rc = bga_alloc(vol, &req, &e);
+	cr_assert_eq(rc, 0, "alloc: %s", bga_strerror(rc));
+	cr_assert_eq(refmodel_alloc_check(m, &req, rc, &e), 0, "%s", m->err);
+	return e;
+}
+
+static void give_back(struct bga_volume *vol, struct refmodel *m, uint64_t start, uint64_t len)
+{
+	cr_assert_eq(bga_free(vol, start, len), 0);
+	cr_assert_eq(refmodel_free(m, start, len), 0);
+}
+
+/*
+ * `n` files of one goal-less request of `len` blocks each (asks twice:
+ * each asks again right after), their blocks given back: what the calling
+ * CPU sees files of that first length do.
+ */
+static void show_files(struct bga_volume *vol, struct refmodel *m, uint64_t len, int n, bool twice)
+{
+	for (int i = 0; i < n; i++) {
+		struct bga_rsv *rsv;
+		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+		struct bga_extent a = ask(vol, m, rsv, BGA_NO_GOAL, 1, len), b = {0, 0};
+		if (twice)
+			b = ask(vol, m, rsv, a.start + a.len, 1, len);
+		bga_rsv_close(rsv);
+		give_back(vol, m, a.start, a.len);
+		if (twice)
+			give_back(vol, m, b.start, b.len);
+	}
+}
+
+/* Group 0 of the volume wholly used, then the holes [at[i], at[i] + len[i]) freed. */
+static void holes(struct bga_volume *vol, struct refmodel *m, uint32_t bpg, const uint32_t *at, const uint32_t *len,
+		  int n)
+{
+	uint64_t g0 = m->cfg.first_data_block;
+	struct bga_request fill = {.goal = g0, .min_len = bpg - g0, .max_len = bpg - g0, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	int rc = bga_alloc(vol, &fill, &e);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(refmodel_alloc_check(m, &fill, rc, &e), 0, "%s", m->err);
+	for (int i = 0; i < n; i++)
+		give_back(vol, m, at[i], len[i]);
+}
+
+/* A packed file: its one request, and no window left behind. */
+static struct bga_extent packed_file(struct bga_volume *vol, struct refmodel *m, uint64_t len)
+{
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_extent e = ask(vol, m, rsv, BGA_NO_GOAL, 1, len), w;
+	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+	cr_assert_eq(w.len, 0, "a file that files like it showed to stay small books no window (%llu held)",
+		     (unsigned long long)w.len);
+	bga_rsv_close(rsv);
+	return e;
+}
+
+/*
+ * Files whose first request was 3 blocks never asked again on this CPU:
+ * the next such file goes into the smallest hole that holds it while that
+ * hole is shorter than a stream request (3 blocks, past the 5 before it
+ * that first fit would take; then the 5), then on from the end of the
+ * last packed file (into the 40-block run, file after file), never into
+ * a run of a stream's length or more below that end that first fit would
+ * take.
+ */
+Test(packing, small_files_fill_the_smallest_hole_then_go_on_from_the_last)
+{
+	cpu_set_t old;
+	pin_one_cpu(&old);
+	struct refmodel m;
+	const uint32_t bpg = 4096;
+	struct bga_volume *vol = make(2 * bpg, bpg, &m);
+	show_files(vol, &m, 3, LEARN, false);
+	const uint32_t at[] = {100, 200, 300, 1000}, len[] = {5, 2, 3, 40};
+	holes(vol, &m, bpg, at, len, 4);
+	cr_assert_eq(packed_file(vol, &m, 3).start, 300, "the hole of exactly 3, not the 5 before it");
+	cr_assert_eq(packed_file(vol, &m, 3).start, 100, "the smallest hole left that holds 3");
+	cr_assert_eq(packed_file(vol, &m, 3).start, 1000, "no short hole holds it: on from the last packed file");
+	/* a run of a stream's length opens below the last packed file */
+	give_back(vol, &m, 20, STREAM + 4);
+	cr_assert_eq(packed_file(vol, &m, 3).start, 1003, "on from the last packed file, not the lower run");
+	cr_assert_eq(packed_file(vol, &m, 3).start, 1006);
+	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
+	refmodel_fini(&m);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/*
+ * Files whose first request was 3 blocks went on asking on this CPU (as
+ * interleaved writers do): a file with such a first request books a
+ * window, however many files since asked only once, until fewer than one
+ * in four of those seen grew.
+ */
+Test(packing, files_that_grow_keep_their_windows)
+{
+	cpu_set_t old;
+	pin_one_cpu(&old);
+	struct refmodel m;
+	struct bga_volume *vol = make(2 * 4096, 4096, &m);
+	show_files(vol, &m, 3, LEARN, true);
+	for (int i = 0; i < 3 * LEARN; i++) {
+		struct bga_rsv *rsv;
+		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+		struct bga_extent e = ask(vol, &m, rsv, BGA_NO_GOAL, 1, 3), w;
+		cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+		cr_assert_gt(w.len, 0, "file %d: files of its first length grew here: it books a window", i);
+		bga_rsv_close(rsv);
+		give_back(vol, &m, e.start, e.len);
+	}
+	/* LEARN grew of 4 * LEARN seen: no longer fewer than one in four */
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_extent e = ask(vol, &m, rsv, BGA_NO_GOAL, 1, 3), w;
+	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+	cr_assert_gt(w.len, 0, "one in four grew: still a window");
+	bga_rsv_close(rsv);
+	give_back(vol, &m, e.start, e.len);
+	/* and the next one packs */
+	e = packed_file(vol, &m, 3);
+	give_back(vol, &m, e.start, e.len);
+	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
+	refmodel_fini(&m);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/*
+ * A file's first window where no run has room for it (holes of 1 and 4
+ * blocks only, the 1 nearer its goal): its request of 1..4 blocks is
+ * served whole from the 4, not cut to the 1 (bga_rsv_open).
+ */
+Test(packing, a_window_takes_a_whole_run_before_a_shorter_one)
+{
+	struct refmodel m;
+	const uint32_t bpg = 4096;
+	struct bga_volume *vol = make(bpg, bpg, &m);
+	const uint32_t at[] = {100, 200}, len[] = {1, 4};
+	holes(vol, &m, bpg, at, len, 2);
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_extent e = ask(vol, &m, rsv, 50, 1, 4);
+	cr_assert_eq(e.start, 200, "the run that holds all of it, at 200, not %llu", (unsigned long long)e.start);
+	cr_assert_eq(e.len, 4);
+	bga_rsv_close(rsv);
+	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
+	refmodel_fini(&m);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/*
+ * A file that gave back the tail of what its window handed it, then asks
+ * again from the first block it gave back (the block after what it kept):
+ * it goes on there, its window's remainder given back so that the next
+ * booking holds both (bga_rsv_open), not from where the window stood.
+ * A used goal in that range (a file written at random offsets) is served
+ * by the window as before.
+ */
+Test(packing, a_file_goes_on_from_the_tail_it_gave_back)
+{
+	struct refmodel m;
+	struct bga_volume *vol = make(2 * 4096, 4096, &m);
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_extent a = ask(vol, &m, rsv, 100, 1, 4), w;
+	cr_assert_eq(a.start, 100);
+	cr_assert_eq(a.len, 4);
+	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+	cr_assert_eq(w.start, 104, "the window goes on after the request");
+	give_back(vol, &m, 102, 2);
+	struct bga_extent b = ask(vol, &m, rsv, 102, 1, 4);
+	cr_assert_eq(b.start, 102, "on from the tail given back, not %llu", (unsigned long long)b.start);
+	cr_assert_eq(b.len, 4);
+	/* a used block the window handed out, as a goal: the window serves */
+	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+	cr_assert_gt(w.len, 0);
+	uint64_t next = w.start;
+	struct bga_extent c = ask(vol, &m, rsv, 100, 1, 1);
+	cr_assert_eq(c.start, next, "a used goal: the window's next block %llu, not %llu", (unsigned long long)next,
+		     (unsigned long long)c.start);
+	bga_rsv_close(rsv);
+	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
+	refmodel_fini(&m);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
