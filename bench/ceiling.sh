@@ -11,7 +11,7 @@
 # processes lost CPU time to another program (a CPU share below 0.8) or
 # whose ratio exceeds 2 (a lone run measured slow).  Exits 1 when no round is left.
 # With JSON, also writes {"ceiling", "alone_ops_per_s", "both_ops_per_s",
-# ...} there (bench/demo.sh measures the ceiling this way in every run).
+# ...} there (bench/scale/demo.sh measures the ceiling this way in every run).
 # BGA_CEILING_WORKLOAD=appenders-own (any bga-scale workload) measures the
 # ceiling of that workload instead of churn's: what two copies of exactly
 # that work, sharing nothing, reach here.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * bga-model: the demo's workloads (bench/scale_workloads.c) on N modelled
+ * bga-model: the demo's workloads (bench/scale/scale_workloads.c) on N modelled
  * cores that take turns, one operation each in a fixed round (core 0, 1,
  * ..., N-1, 0, ...), so that what they share depends on the code alone and
  * never on the host's scheduler or load.

@@ -247,7 +247,7 @@ class Names:
 
 
 def plot(dest, configs):
-    """model.png with gnuplot, as the demo's plots (bench/report.py)."""
+    """model.png with gnuplot, as the demo's plots (bench/report/report.py)."""
     dat = os.path.join(dest, "model.dat")
     with open(dat, "w") as f:
         for r in configs:
