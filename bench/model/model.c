@@ -73,14 +73,6 @@ static void be_core(int core)
 }
 
 
-/* What callgrind counts (--toggle-collect): one operation of the
- * measured rounds, nothing of the baton. */
-__attribute__((noinline)) void model_op_measured(struct run *r, struct core *c)
-{
-	model_op(r, c);
-	__asm__ __volatile__("" ::: "memory");
-}
-
 /* ---- the baton ------------------------------------------------------------------- */
 
 static struct run *the_run;

@@ -75,6 +75,9 @@ void model_target_destroy(struct run *r);
 void model_setup(struct run *r, struct core *c);
 void model_op(struct run *r, struct core *c);
 void model_teardown(struct run *r, struct core *c);
+/* model_op, which callgrind counts (--toggle-collect): one operation of
+ * the measured rounds, nothing of the baton. */
+void model_op_measured(struct run *r, struct core *c);
 /* Ops a core runs before measuring: past setup into the steady state. */
 long model_warm_ops(enum wl w);
 
