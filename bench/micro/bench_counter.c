@@ -6,7 +6,8 @@
  * on rseq or CAS, limited adds) are bga-lab's (`bga-lab counter`,
  * tools/lab), which checks each run's CPU share and the machine's
  * ceiling and gives a verdict: one tool for that question, not two that
- * can disagree.  Each run's label names the counter's path and the CPU-id
+ * can disagree (what each mode costs called into the static library or
+ * inlined is bench_counter_modes.c's, beside it).  Each run's label names the counter's path and the CPU-id
  * source, and the report's context header says what this process got
  * (counter_path, counter_cpu_source).  Threads are bound round-robin to the
  * allowed CPUs (bench_pin), as bga-scale does.

@@ -45,7 +45,7 @@ for doc in "${docs[@]}"; do
 		read -r -a w <<<"$line"
 		[ ${#w[@]} -gt 0 ] || continue
 		case ${w[0]} in
-		bga-lab | bga-lab-inline | counter_bench | ./counter_bench | lock_bench | ./lock_bench | scripts/fuzz.sh | make) ;;
+		bga-lab | counter_bench | ./counter_bench | lock_bench | ./lock_bench | scripts/fuzz.sh | make) ;;
 		*) continue ;;
 		esac
 		if [ "${w[0]}" = make ] && ! [[ ${w[1]:-} =~ ^(fuzz|fuzz-afl|fuzz-cov|fuzz-merge|micro)$ ]]; then
@@ -60,7 +60,7 @@ for doc in "${docs[@]}"; do
 		# build's), the user benchmarks in its bench/user/, scripts and make
 		# in the source tree
 		case ${w[0]} in
-		bga-lab | bga-lab-inline)
+		bga-lab)
 			w=("${w[@]//build\/release\/tools\/lab\//$build/tools/lab/}")
 			run "$doc" "$line" "$build/tools/lab" "$build/tools/lab/${w[0]}" "${w[@]:1}" --ops 300 --reps 5 --no-files --quiet ;;
 		*counter_bench | *lock_bench)

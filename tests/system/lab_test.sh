@@ -5,7 +5,8 @@
 # bench/user/lock_bench.c there with pkg-config only, run each briefly, and
 # run the installed bga-lab: --help on stdout with status 0, its man page,
 # one verdict line per thread count in the documented form, the JSON with
-# every sample, bad input refused with status 2.  Checks forms, not speed.
+# every sample, bad input refused with status 2; and bga-micro's counter
+# modes, inlined (not installed).  Checks forms, not speed.
 #   tests/system/lab_test.sh <build dir> <source dir>
 set -euo pipefail
 build=$1 src=$2
@@ -59,4 +60,28 @@ rc=0; "$lab" lock --kinds fas,nosuch --no-files >/dev/null 2>&1 || rc=$?
 [ $rc = 2 ] || fail "unknown kind: status $rc, not 2"
 rc=0; "$lab" lock --slots 3 --no-files >/dev/null 2>&1 || rc=$?
 [ $rc = 2 ] || fail "--slots 3: status $rc, not 2"
+
+# The counter's modes called into the static library and inlined, as the
+# library's own code adds, are bga-micro's (bench/micro/bench_counter_modes.c,
+# not installed: it reaches inside): each of the 12 benchmarks at 1 and 2
+# threads, the per-CPU ones at their 3 batches, the path in the label; a
+# run whose sum misses its adds aborts.
+micro=$build/bench/bga-micro
+if [ -x "$micro" ]; then
+	"$micro" --benchmark_filter=counter_mode_ --benchmark_min_time=0.001 --benchmark_format=json \
+		>"$prefix/modes.json" 2>"$prefix/modes.err" || fail "bga-micro counter_mode_: exit $?: $(tail -3 "$prefix/modes.err")"
+	python3 - "$prefix/modes.json" <<'PY' || fail "bga-micro counter_mode_: not the 56 runs"
+import json, sys
+runs = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+assert len(runs) == 56, len(runs)
+assert all(not b.get("error_occurred") and b["items_per_second"] > 0 for b in runs)
+for b in runs:
+    path = "inlined" if "_inline_" in b["name"] else "call"
+    assert b["label"].endswith(", " + path), (b["name"], b["label"])
+    assert ("percpu" in b["name"]) == ("batch" in b["label"]), (b["name"], b["label"])
+assert sum("_inline_" in b["name"] for b in runs) == 28
+PY
+else
+	echo "lab_test: no $micro (BGA_BENCH off): the counter's inlined modes not run"
+fi
 echo "lab_test: bga-lab, counter_bench and lock_bench built and ran against the installed library"

@@ -19,25 +19,12 @@
 
 #include "refmodel.h"
 #include "testutil.h"
+#include "pin.h"
 
 /* What a CPU must see before it decides (search.c's BGA_SHOWN_LEARN),
  * and the length of a stream request (window.h's BGA_LOCAL_MAX_REQ). */
 #define LEARN 16
 #define STREAM 16
-
-/* Pin the calling thread to one CPU it may run on (what files showed is
- * per CPU); *old gets the set to restore. */
-static void pin_one_cpu(cpu_set_t *old)
-{
-	cpu_set_t one;
-	int cpu = 0;
-	cr_assert_eq(sched_getaffinity(0, sizeof(*old), old), 0);
-	while (!CPU_ISSET(cpu, old))
-		cpu++;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
-}
 
 static struct bga_volume *make(uint64_t nblocks, uint32_t bpg, struct refmodel *m)
 {
@@ -127,7 +114,7 @@ static struct bga_extent packed_file(struct bga_volume *vol, struct refmodel *m,
 Test(packing, small_files_fill_the_smallest_hole_then_go_on_from_the_last)
 {
 	cpu_set_t old;
-	pin_one_cpu(&old);
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
 	struct refmodel m;
 	const uint32_t bpg = 4096;
 	struct bga_volume *vol = make(2 * bpg, bpg, &m);
@@ -141,7 +128,7 @@ Test(packing, small_files_fill_the_smallest_hole_then_go_on_from_the_last)
 	give_back(vol, &m, 20, STREAM + 4);
 	cr_assert_eq(packed_file(vol, &m, 3).start, 1003, "on from the last packed file, not the lower run");
 	cr_assert_eq(packed_file(vol, &m, 3).start, 1006);
-	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	cr_assert_eq(test_unpin(&old), 0);
 	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
 	refmodel_fini(&m);
 	assert_clean(vol);
@@ -157,7 +144,7 @@ Test(packing, small_files_fill_the_smallest_hole_then_go_on_from_the_last)
 Test(packing, files_that_grow_keep_their_windows)
 {
 	cpu_set_t old;
-	pin_one_cpu(&old);
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
 	struct refmodel m;
 	struct bga_volume *vol = make(2 * 4096, 4096, &m);
 	show_files(vol, &m, 3, LEARN, true);
@@ -181,7 +168,7 @@ Test(packing, files_that_grow_keep_their_windows)
 	/* and the next one packs */
 	e = packed_file(vol, &m, 3);
 	give_back(vol, &m, e.start, e.len);
-	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	cr_assert_eq(test_unpin(&old), 0);
 	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
 	refmodel_fini(&m);
 	assert_clean(vol);

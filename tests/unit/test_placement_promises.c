@@ -17,19 +17,7 @@
 #include "group.h"
 #include "testutil.h"
 #include "types.h"
-
-/* Pin the test to one CPU (a goal-less request's home is per CPU). */
-static void pin_one(cpu_set_t *old)
-{
-	cpu_set_t set;
-	int cpu = 0;
-	cr_assert_eq(sched_getaffinity(0, sizeof(*old), old), 0);
-	while (!CPU_ISSET(cpu, old))
-		cpu++;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
-}
+#include "pin.h"
 
 static struct bga_volume *make(uint64_t nblocks, uint32_t bpg, uint32_t lock_slots)
 {
@@ -61,7 +49,7 @@ static uint64_t alloc_nogoal(struct bga_volume *vol, uint32_t len)
 Test(home, goalless_requests_refill_the_low_end_first)
 {
 	cpu_set_t old;
-	pin_one(&old);
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
 	const uint32_t bpg = 1024;
 	struct bga_volume *vol = make(8 * bpg, bpg, 0);
 	uint64_t first = alloc_nogoal(vol, 4);
@@ -76,7 +64,7 @@ Test(home, goalless_requests_refill_the_low_end_first)
 	cr_assert_eq(alloc_nogoal(vol, 4), first + 12, "then after the last extent");
 	cr_assert_eq(bga_check(vol, NULL), 0);
 	bga_destroy(vol);
-	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	cr_assert_eq(test_unpin(&old), 0);
 }
 
 /*
@@ -88,7 +76,7 @@ Test(home, goalless_requests_refill_the_low_end_first)
 Test(home, stays_in_a_full_group_without_contention)
 {
 	cpu_set_t old;
-	pin_one(&old);
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
 	const uint32_t bpg = 512;
 	struct bga_volume *vol = make(8 * bpg, bpg, 0);
 	uint64_t home = alloc_nogoal(vol, 8);
@@ -105,7 +93,7 @@ Test(home, stays_in_a_full_group_without_contention)
 	cr_assert_eq(st.rsv_window_blocks, 0, "no contention, no locality window");
 	cr_assert_eq(bga_check(vol, NULL), 0);
 	bga_destroy(vol);
-	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	cr_assert_eq(test_unpin(&old), 0);
 }
 
 /*
@@ -119,7 +107,7 @@ Test(home, stays_in_a_full_group_without_contention)
 Test(locality, window_booked_only_after_contention)
 {
 	cpu_set_t old;
-	pin_one(&old);
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
 	const uint32_t bpg = 4096;
 	struct bga_volume *vol = make(64 * bpg, bpg, 64); /* each group alone in its lock slot */
 	struct bga_stats st;
@@ -142,7 +130,7 @@ Test(locality, window_booked_only_after_contention)
 	cr_assert_gt(st.rsv_window_blocks, 0, "the home was found busy, yet no locality window was booked");
 	cr_assert_eq(bga_check(vol, NULL), 0);
 	bga_destroy(vol);
-	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	cr_assert_eq(test_unpin(&old), 0);
 }
 
 /*
@@ -188,7 +176,7 @@ Test(descriptor, each_group_on_a_line_of_its_own)
 Test(home, moves_to_where_the_walk_went_when_found_held)
 {
 	cpu_set_t old;
-	pin_one(&old);
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
 	const uint32_t bpg = 4096;
 	struct bga_volume *vol = make(64 * bpg, bpg, 64);
 	uint64_t home = alloc_nogoal(vol, 32);
@@ -204,7 +192,7 @@ Test(home, moves_to_where_the_walk_went_when_found_held)
 		     (unsigned long long)(away + 32));
 	cr_assert_eq(bga_check(vol, NULL), 0);
 	bga_destroy(vol);
-	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	cr_assert_eq(test_unpin(&old), 0);
 }
 
 /*
@@ -219,7 +207,7 @@ Test(home, moves_to_where_the_walk_went_when_found_held)
 Test(locality, alloc_vec_never_takes_the_window)
 {
 	cpu_set_t old;
-	pin_one(&old);
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
 	const uint32_t bpg = 4096;
 	struct bga_volume *vol = make(64 * bpg, bpg, 64);
 	struct bga_stats st;
@@ -244,5 +232,5 @@ Test(locality, alloc_vec_never_takes_the_window)
 			  (unsigned long long)out[i].len, (unsigned long long)in_window);
 	cr_assert_eq(bga_check(vol, NULL), 0);
 	bga_destroy(vol);
-	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	cr_assert_eq(test_unpin(&old), 0);
 }

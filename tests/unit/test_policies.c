@@ -17,6 +17,7 @@
 
 #include "refmodel.h"
 #include "types.h"
+#include "pin.h"
 
 static struct bga_volume *make(uint64_t nblocks, uint32_t bpg)
 {
@@ -52,11 +53,8 @@ static int alloc1(struct bga_volume *vol, uint64_t goal, struct bga_rsv *rsv, ui
  */
 Test(home, goalless_requests_pack_first_fit_from_the_home)
 {
-	cpu_set_t set, old;
-	cr_assert_eq(sched_getaffinity(0, sizeof(old), &old), 0);
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	cpu_set_t old;
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
 	struct bga_config cfg;
 	bga_config_init(&cfg, 4 * 2048);
 	cfg.blocks_per_group = 2048;
@@ -102,7 +100,7 @@ Test(home, goalless_requests_pack_first_fit_from_the_home)
 	cr_assert_eq(st.rsv_window_blocks, 0, "no contention, yet a locality window");
 	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
 	refmodel_fini(&m);
-	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	cr_assert_eq(test_unpin(&old), 0);
 	assert_clean(vol);
 	bga_destroy(vol);
 }
@@ -349,22 +347,6 @@ Test(windows, never_cause_false_enospc)
  * a group cut into holes of 1 to 40 blocks, file after file.
  */
 /*
- * Pin the calling thread to one CPU it may run on (what files showed,
- * steering and the homes are per CPU); *old gets the set to restore.
- */
-static void pin_one_cpu(cpu_set_t *old)
-{
-	cpu_set_t one;
-	int cpu = 0;
-	cr_assert_eq(sched_getaffinity(0, sizeof(*old), old), 0);
-	while (!CPU_ISSET(cpu, old))
-		cpu++;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
-}
-
-/*
  * `n` files on the calling CPU that each ask twice through their handle
  * (goal `goal`; their blocks freed again): files whose first request is
  * `len` long grow there, and keep their windows (alloc.h, "Where a
@@ -402,7 +384,7 @@ Test(windows, first_window_best_fit_in_goal_group)
 	/* files of one block grow on this CPU: the files below keep windows
 	 * (each asks once: without this they would pack after 16) */
 	cpu_set_t old;
-	pin_one_cpu(&old);
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
 	show_growing_files(vol, &m, 4096, 1, 16);
 	uint32_t g0 = (uint32_t)cfg.first_data_block, need = cfg.rsv_default + cfg.rsv_default / 2;
 	struct bga_request fill = {.goal = g0, .min_len = 4096 - g0, .max_len = 4096 - g0, .flags = BGA_EXACT_GOAL};
@@ -446,7 +428,7 @@ Test(windows, first_window_best_fit_in_goal_group)
 			  "file %d: the window stays in its run", file);
 		bga_rsv_close(rsv); /* its tail goes back */
 	}
-	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	cr_assert_eq(test_unpin(&old), 0);
 	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
 	refmodel_fini(&m);
 	assert_clean(vol);

@@ -173,17 +173,9 @@ static int tls_finish(void *obj, uint64_t total, char *desc, size_t desclen)
 	return rc;
 }
 
-#ifdef BGA_LAB_INLINE
-int lab_inline_variant(const char *name, struct lab_variant *v); /* lab_inline.c */
-#endif
-
 const char *lab_counter_modes(void)
 {
-#ifdef BGA_LAB_INLINE
-	return "atomic, percpu, percpu-cas, striped, tls-fold, atomic-inline, percpu-inline";
-#else
 	return "atomic, percpu, percpu-cas, striped, tls-fold";
-#endif
 }
 
 int lab_counter_variant(const char *name, struct lab_variant *v)
@@ -217,9 +209,5 @@ int lab_counter_variant(const char *name, struct lab_variant *v)
 		v->finish = tls_finish;
 		return lab_cur && lab_cur->limited ? -ENOTSUP : 0;
 	}
-#ifdef BGA_LAB_INLINE
-	return lab_inline_variant(name, v);
-#else
 	return -EINVAL;
-#endif
 }

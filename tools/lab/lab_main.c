@@ -17,13 +17,8 @@
 
 void lab_model_verdict(const struct lab_params *p); /* lab_model.c */
 
-#ifdef BGA_LAB_INLINE
-#define LAB_API "libbgalloc, static, with the counter's fast path inlined from internal headers for the *-inline modes"
-#define LAB_NAME "bga-lab-inline"
-#else
 #define LAB_API "public API of the shared library: <bgalloc/counter.h>, <bgalloc/locktab.h>, one call per operation"
 #define LAB_NAME "bga-lab"
-#endif
 
 static void usage(FILE *f)
 {

@@ -22,7 +22,7 @@
 void lab_model_verdict(const struct lab_params *p);
 
 /* The model's name for a lab variant: counter modes by their family
- * (percpu-cas, percpu-inline, ... all add to a per-CPU slot), lock kinds
+ * (percpu, percpu-cas: both add to a per-CPU slot), lock kinds
  * as they are; NULL when the model has no such variant. */
 static const char *model_variant(const char *name, bool counter)
 {
