@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The slow path of bga_alloc, around one allocation context (struct
- * bga_actx, charge.h), as ext4's ext4_allocation_context: the request, its
+ * bga_actx, actx.h), as ext4's ext4_allocation_context: the request, its
  * kind (decided once, alloc/request.h), its geometry, the resolved goal, the
  * window being booked and its size, the CPU's steering state, and a
  * status.  route() and route_once() list the phases top to bottom, as
@@ -16,6 +16,7 @@
 
 #include "route.h"
 #include "request.h"
+#include "actx.h"
 #include "group.h"
 #include "window.h"
 #include "percpu.h"
