@@ -4,9 +4,10 @@
  * bga_actx, actx.h), as ext4's ext4_allocation_context: the request, its
  * kind (decided once, alloc/request.h), its geometry, the resolved goal, the
  * window being booked and its size, the CPU's steering state, and a
- * status.  route() and route_once() list the phases top to bottom, as
- * ext4_mb_new_blocks does; the window decisions and the handle's state
- * (struct bga_rsv, handle.h) are both here.  Blocks are charged as they are
+ * status.  route() and route_once() run the phases top to bottom (enum
+ * bga_route_phase, route.h), as ext4_mb_new_blocks does; the window
+ * decisions and the handle's state (struct bga_rsv, handle.h) are both
+ * here.  Blocks are charged as they are
  * taken, in charge.c; nothing is charged before a run is found.
  */
 #include <errno.h>
@@ -605,15 +606,15 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 static int route_once(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
 	const struct bga_request *req = ac->req;
-	/* 1. the exact goal */
+	/* BGA_ROUTE_EXACT: the exact goal */
 	if (ac->kind == BGA_REQ_EXACT)
 		return alloc_exact(vol, ac, out);
-	/* 2. steering: where this CPU's request looks first */
+	/* BGA_ROUTE_STEER: where this CPU's request looks first */
 	uint64_t goal = bga__resolve_goal(vol, ac->pc, req->goal, ac->take.geo->nblocks, &ac->steered);
 	ac->goal = goal;
 	ac->goal_busy = false;
 	int rc = -EBUSY;
-	/* 3. the handle's window: take, book in place, book by the walk */
+	/* BGA_ROUTE_WINDOW: take, book in place, book by the walk */
 	if (ac->kind == BGA_REQ_WINDOW) {
 		rc = alloc_window(vol, ac, out);
 		if (rc == 0 || ac->take.stop)
@@ -627,10 +628,11 @@ static int route_once(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 	ac->fit = 0;
 	ac->book = NULL;
 	ac->wsize = 0;
-	/* 4. the CPU's locality window, while contention gives it bookings */
+	/* BGA_ROUTE_LOCAL: the CPU's locality window, while contention gives
+	 * it bookings */
 	if (ac->kind == BGA_REQ_LOCAL)
 		rc = alloc_local(vol, ac, out);
-	/* 5. the group walk */
+	/* BGA_ROUTE_WALK: the group walk */
 	if (rc == -EBUSY) {
 		ac->book = NULL;
 		rc = search(vol, ac, out);
@@ -690,7 +692,7 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 {
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);
-	/* 0. the request against the geometry, and its kind */
+	/* BGA_ROUTE_CHECK: the request against the geometry, and its kind */
 	int rc = -EINVAL;
 	if (req->goal != BGA_NO_GOAL && req->goal >= geo->nblocks)
 		goto out;
@@ -745,16 +747,17 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 		if (rc != -ENOSPC)
 			goto out;
 		/* the count ruled it out for any placement: no plain walk,
-		 * but -ENOSPC against -EAGAIN is still step 7's to decide */
+		 * but -ENOSPC against -EAGAIN is still BGA_ROUTE_DEFERRED's
+		 * to decide */
 		if (ac.take.stop)
 			goto decide;
 	}
 	for (int tries = 0;; tries++) {
 		rc = route_whole(vol, &ac, out);
 		/*
-		 * 6. A walk visits groups one at a time, so blocks freed
-		 * behind it while others are taken ahead of it can make it
-		 * miss free space that existed throughout.  The exact counter
+		 * BGA_ROUTE_RETRY: a walk visits groups one at a time, so
+		 * blocks freed behind it while others are taken ahead of it
+		 * can make it miss free space that existed throughout.  The exact counter
 		 * tells whether there is space for min_len at all, and the
 		 * group index whether any group now has a run that long
 		 * (bga__idx_may_fit): walk again only while both say so, or
@@ -789,8 +792,9 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 		}
 	}
 decide:
-	/* 7. -EAGAIN only if the commit would make space (deferred.c
-	 * decides, on its one definition of what is free after it). */
+	/* BGA_ROUTE_DEFERRED: -EAGAIN only if the commit would make space
+	 * (deferred.c decides, on its one definition of what is free after
+	 * it). */
 	if (rc == -ENOSPC && bga__dfree_would_fit(vol, &ac.take, ac.kind == BGA_REQ_EXACT ? req->goal : BGA_NO_GOAL))
 		rc = -EAGAIN;
 	*count_short = rc != 0 && !reserved && (ac.take.stop == -ENOSPC || bga__unpromised(vol, geo) < (int64_t)ac.take.min);
@@ -803,9 +807,9 @@ static int alloc_slow(struct bga_volume *vol, const struct bga_request *req, str
 {
 	bool count_short = false;
 	int rc = route(vol, req, out, how, &count_short);
-	/* 8. The count promises only verified space (types.h): when it
-	 * ruled the request out while a lazy load left chunks unread, read
-	 * them and decide again.  (A walk that found no run has read every
+	/* BGA_ROUTE_SETTLE: the count promises only verified space
+	 * (types.h): when it ruled the request out while a lazy load left
+	 * chunks unread, read them and decide again.  (A walk that found no run has read every
 	 * chunk it could have found one in.) */
 	if (count_short) {
 		int settled = bga__unverified_settle(vol);
