@@ -179,7 +179,9 @@ fuzz-merge:
 # The model of N cores (bench/model/model.c): lib/'s real code on 1..64
 # modelled cores that take turns, every access counted by cache line;
 # throughput by the model of bench/model/report.py, and its check against
-# bga-scale at 1 and 2 threads here, in the same run.  Writes model.txt,
+# the same workloads measured here in 0.1 s slices, each beside its own
+# line-transfer time and ceiling (bga-model-plain --measure; bga-scale's
+# 1- and 2-thread figures printed beside it).  Writes model.txt,
 # model.json and model.png beside the demo's report (build/demo).
 .PHONY: model
 model:

@@ -11,7 +11,8 @@
 # manycore.txt (measured and predicted speedup per thread count).  About
 # 5 minutes on 16 CPUs: 5 thread counts, 14 cells each, 5 repetitions of
 # 0.3 s, and a ceiling on each side; on 2 CPUs (threads 1 and 2) about
-# one minute.
+# one minute.  A shorter check that it runs: BGA_MANYCORE_REPS (default 5)
+# repetitions of BGA_MANYCORE_SECONDS (default 0.3) each.
 set -euo pipefail
 build=${1:?usage: bench/manycore.sh BUILD_DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,10 +28,10 @@ threads=1
 for ((t = 2; t < n; t *= 2)); do threads=$threads,$t; done
 [ "$n" -gt 1 ] && threads=$threads,$n
 SECONDS=0
-"$root/bench/ceiling.sh" "$build" 5 "$out/ceiling-before.json" >/dev/null || echo "manycore: no ceiling before" >&2
+"$root/bench/ceiling.sh" "$build" "${BGA_MANYCORE_REPS:-5}" "$out/ceiling-before.json" >/dev/null || echo "manycore: no ceiling before" >&2
 "$scale" -q -w churn,writers,appenders-own,script,counter -V bgalloc,baseline,percpu,atomic \
-	-t "$threads" -r 5 -d 0.3 -j "$out/scale.json" --meta "git=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
-"$root/bench/ceiling.sh" "$build" 5 "$out/ceiling-after.json" >/dev/null || echo "manycore: no ceiling after" >&2
+	-t "$threads" -r "${BGA_MANYCORE_REPS:-5}" -d "${BGA_MANYCORE_SECONDS:-0.3}" -j "$out/scale.json" --meta "git=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+"$root/bench/ceiling.sh" "$build" "${BGA_MANYCORE_REPS:-5}" "$out/ceiling-after.json" >/dev/null || echo "manycore: no ceiling after" >&2
 /usr/bin/python3 - "$out" "$root/build/demo/model.json" <<'PY'
 import json, os, statistics, sys
 out, model_path = sys.argv[1], sys.argv[2]

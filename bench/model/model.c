@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * bga-model: the demo's workloads (bench/scale_workloads.c) on N modelled
+ * bga-model: the demo's workloads (bench/scale/scale_workloads.c) on N modelled
  * cores that take turns, one operation each in a fixed round (core 0, 1,
  * ..., N-1, 0, ...), so that what they share depends on the code alone and
  * never on the host's scheduler or load.
@@ -38,6 +38,8 @@
 #include <bgalloc.h>
 #include <bgalloc/counter.h>
 
+#include "measure.h"
+#include "workloads.h"
 #include "percpu.h"
 #include "rng.h"
 #include "rt.h"
@@ -46,15 +48,18 @@
 /* ---- the modelled CPU ------------------------------------------------------ */
 
 static long model_ncpus = 64;
+static int real_cpus; /* --measure: this machine's CPUs, not modelled ones */
 
-extern long __sysconf(int);
+long __real_sysconf(int);
 
-/* The library's CPU count (bga__cpu_count) and auto-sizing read this. */
-long sysconf(int name)
+/* The library's CPU count (bga__cpu_count) and auto-sizing: the link
+ * sends lib/'s calls of sysconf here (-Wl,--wrap=sysconf,
+ * bench/model/CMakeLists.txt), and nothing else's. */
+long __wrap_sysconf(int name)
 {
-	if (name == _SC_NPROCESSORS_CONF || name == _SC_NPROCESSORS_ONLN)
+	if (!real_cpus && (name == _SC_NPROCESSORS_CONF || name == _SC_NPROCESSORS_ONLN))
 		return model_ncpus;
-	return __sysconf(name);
+	return __real_sysconf(name);
 }
 
 /* The library reads the CPU id inline at the thread pointer plus
@@ -67,205 +72,6 @@ static void be_core(int core)
 	rt_set_core(core);
 }
 
-/* ---- workloads --------------------------------------------------------------- */
-
-/* lock: one lock of a lock table taken and released (bga-lab's lock
- * kinds; bga_locktab_lock on slot 0), for bga-lab's count verdict */
-enum wl { W_CHURN, W_WRITERS, W_APP_OWN, W_COUNTER, W_LOCK, W_N };
-static const char *const wl_name[W_N] = {"churn", "writers", "appenders-own", "counter", "lock"};
-enum var { V_BGA, V_BASE, V_PERCPU, V_ATOMIC, V_FAS, V_TICKET, V_MCS, V_MUTEX, V_N };
-static const char *const var_name[V_N] = {"bgalloc", "baseline", "percpu", "atomic", "fas", "ticket", "mcs", "mutex"};
-
-#define NBLOCKS (UINT64_C(1) << 20)
-#define APP_BLOCKS (UINT64_C(1) << 22)
-#define WORKING_SET 4096u
-#define FILE_BLOCKS 256u
-#define WRITER_FILES 4u
-#define APPEND_FILES 17u /* 16 complete, one written */
-#define NO_BLOCK UINT64_MAX
-
-struct wfile {
-	uint32_t next, blocks;
-	struct bga_extent ext[FILE_BLOCKS];
-};
-
-struct core {
-	int idx;
-	struct rng rng;
-	sem_t turn;
-	/* churn */
-	uint64_t *blk;
-	uint32_t n;
-	/* writers, appenders */
-	uint32_t nfiles, cur;
-	uint64_t dir;
-	struct bga_rsv *rsv;
-	struct wfile *f;
-	uint64_t errors;
-	pthread_t th;
-} __attribute__((aligned(128)));
-
-struct run {
-	enum wl w;
-	enum var v;
-	int ncores;
-	long warm, rounds;
-	uint64_t nblocks;
-	struct bga_volume *vol;
-	struct bga_counter *ctr;
-	struct bga_locktab *locks;
-	struct core *cores;
-};
-
-static int alloc1(struct run *r, uint64_t goal, struct bga_rsv *rsv, struct bga_extent *e)
-{
-	struct bga_request req = {.goal = goal, .min_len = 1, .max_len = 1, .rsv = rsv, .flags = 0};
-	return bga_alloc(r->vol, &req, e);
-}
-
-static void churn_setup(struct run *r, struct core *c)
-{
-	struct bga_extent e;
-
-	c->n = WORKING_SET / (uint32_t)r->ncores;
-	if (!c->n)
-		c->n = 1;
-	c->blk = malloc(c->n * sizeof(*c->blk));
-	for (uint32_t i = 0; i < c->n; i++)
-		c->blk[i] = alloc1(r, rng_below(&c->rng, r->nblocks), NULL, &e) ? NO_BLOCK : e.start;
-}
-
-static void churn_op(struct run *r, struct core *c)
-{
-	uint64_t *b = &c->blk[rng_below(&c->rng, c->n)];
-	uint64_t goal = rng_below(&c->rng, r->nblocks);
-	struct bga_extent e;
-
-	if (*b != NO_BLOCK && bga_free(r->vol, *b, 1))
-		c->errors++;
-	if (alloc1(r, goal, NULL, &e)) {
-		*b = NO_BLOCK;
-		c->errors++;
-	} else {
-		*b = e.start;
-	}
-}
-
-static void churn_teardown(struct run *r, struct core *c)
-{
-	for (uint32_t i = 0; i < c->n; i++)
-		if (c->blk[i] != NO_BLOCK)
-			bga_free(r->vol, c->blk[i], 1);
-	free(c->blk);
-}
-
-/* writers' directory: group 1 for every core; appenders-own: a group of
- * each core's own, as far apart as the groups allow (scale_workloads.c) */
-static uint64_t dir_of(struct run *r, struct core *c)
-{
-	uint64_t groups = r->nblocks / 32768, spread;
-
-	if (r->w == W_WRITERS)
-		return r->nblocks > 65536 ? 32768 : 0;
-	spread = (groups - 1) / (uint64_t)r->ncores;
-	if (!spread)
-		spread = 1;
-	return (1 + (uint64_t)c->idx * spread % (groups - 1)) * 32768;
-}
-
-static void writers_setup(struct run *r, struct core *c)
-{
-	c->nfiles = r->w == W_WRITERS ? WRITER_FILES : APPEND_FILES;
-	c->f = calloc(c->nfiles, sizeof(*c->f));
-	c->dir = dir_of(r, c);
-}
-
-static void wfile_delete(struct run *r, struct core *c, struct wfile *f)
-{
-	for (uint32_t i = 0; i < f->next; i++)
-		if (bga_free(r->vol, f->ext[i].start, f->ext[i].len))
-			c->errors++;
-	f->next = f->blocks = 0;
-}
-
-static void writers_op(struct run *r, struct core *c)
-{
-	struct wfile *f = &c->f[c->cur];
-	struct bga_extent e;
-	uint64_t goal;
-
-	if (f->blocks == 0 && !c->rsv && bga_rsv_open(r->vol, &c->rsv))
-		c->errors++;
-	goal = f->next ? f->ext[f->next - 1].start + f->ext[f->next - 1].len : c->dir;
-	if (goal >= r->nblocks)
-		goal = c->dir;
-	if (alloc1(r, goal, c->rsv, &e)) {
-		c->errors++;
-		return;
-	}
-	if (f->next && f->ext[f->next - 1].start + f->ext[f->next - 1].len == e.start)
-		f->ext[f->next - 1].len++;
-	else
-		f->ext[f->next++] = e;
-	if (++f->blocks < FILE_BLOCKS)
-		return;
-	bga_rsv_close(c->rsv);
-	c->rsv = NULL;
-	c->cur = c->cur + 1 == c->nfiles ? 0 : c->cur + 1;
-	wfile_delete(r, c, &c->f[c->cur]);
-}
-
-static void writers_teardown(struct run *r, struct core *c)
-{
-	bga_rsv_close(c->rsv);
-	for (uint32_t i = 0; i < c->nfiles; i++)
-		wfile_delete(r, c, &c->f[i]);
-	free(c->f);
-}
-
-static void setup(struct run *r, struct core *c)
-{
-	if (r->w == W_CHURN)
-		churn_setup(r, c);
-	else if (r->w == W_WRITERS || r->w == W_APP_OWN)
-		writers_setup(r, c);
-}
-
-static void op(struct run *r, struct core *c)
-{
-	switch (r->w) {
-	case W_CHURN:
-		churn_op(r, c);
-		break;
-	case W_WRITERS:
-	case W_APP_OWN:
-		writers_op(r, c);
-		break;
-	case W_LOCK:
-		bga_locktab_lock(r->locks, 0);
-		bga_locktab_unlock(r->locks, 0);
-		break;
-	default:
-		bga_counter_add(r->ctr, 1);
-		break;
-	}
-}
-
-/* What callgrind counts (--toggle-collect): one operation of the
- * measured rounds, nothing of the baton. */
-__attribute__((noinline)) void model_op_measured(struct run *r, struct core *c)
-{
-	op(r, c);
-	__asm__ __volatile__("" ::: "memory");
-}
-
-static void teardown(struct run *r, struct core *c)
-{
-	if (r->w == W_CHURN)
-		churn_teardown(r, c);
-	else if (r->w == W_WRITERS || r->w == W_APP_OWN)
-		writers_teardown(r, c);
-}
 
 /* ---- the baton ------------------------------------------------------------------- */
 
@@ -290,14 +96,14 @@ static void *core_main(void *arg)
 
 	be_core(c->idx);
 	take(c);
-	setup(r, c);
+	model_setup(r, c);
 	pass(r, c);
 	for (long k = 0; k < r->warm + r->rounds; k++) {
 		take(c);
 		if (c->idx == 0 && k == r->warm)
 			rt_measure(1);
 		if (k < r->warm) {
-			op(r, c);
+			model_op(r, c);
 		} else {
 			model_op_measured(r, c);
 			rt_op_done();
@@ -307,7 +113,7 @@ static void *core_main(void *arg)
 		pass(r, c);
 	}
 	take(c);
-	teardown(r, c);
+	model_teardown(r, c);
 	pass(r, c);
 	return NULL;
 }
@@ -333,34 +139,16 @@ static void register_objects(struct run *r)
 	rt_lock_range(&ctr->lock, 1, sizeof(ctr->lock), "struct bga_counter");
 }
 
+
 static int run_one(enum wl w, enum var v, int ncores, long rounds, FILE *out)
 {
 	struct run r = {.w = w, .v = v, .ncores = ncores, .rounds = rounds};
-	struct bga_config cfg;
 	int rc;
 
-	/* warm-up: past setup into the steady state (writers and appenders
-	 * fill their files before they delete) */
-	r.warm = w == W_CHURN ? 256 : w == W_COUNTER || w == W_LOCK ? 4096 : (long)(r.w == W_WRITERS ? WRITER_FILES : APPEND_FILES) * FILE_BLOCKS + 64;
-	r.nblocks = w == W_APP_OWN ? APP_BLOCKS : NBLOCKS;
+	r.warm = model_warm_ops(w);
 	rt_reset();
 	be_core(0);
-	if (w == W_LOCK) {
-		rc = v >= V_FAS ? bga_locktab_create(&r.locks, 1, (enum bga_lock_kind)(BGA_LOCK_FAS + (v - V_FAS))) : -EINVAL;
-	} else if (w == W_COUNTER) {
-		rc = v == V_ATOMIC || v == V_PERCPU
-			     ? bga_counter_create(&r.ctr, 0, 0, v == V_ATOMIC ? BGA_COUNTER_ATOMIC : BGA_COUNTER_PERCPU)
-			     : -EINVAL;
-	} else if (v != V_BGA && v != V_BASE) {
-		rc = -EINVAL;
-	} else {
-		bga_config_init(&cfg, r.nblocks);
-		if (v == V_BASE)
-			cfg.flags = BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS;
-		else
-			cfg.lock_kind = BGA_LOCK_FAS; /* the release default, which TSan builds replace */
-		rc = bga_create(&cfg, &r.vol);
-	}
+	rc = model_target_create(&r);
 	if (rc) {
 		fprintf(stderr, "bga-model: %s/%s: %s\n", wl_name[w], var_name[v], bga_strerror(rc));
 		return 1;
@@ -398,10 +186,7 @@ static int run_one(enum wl w, enum var v, int ncores, long rounds, FILE *out)
 		fprintf(out, "\"ops\": %ld", rounds * ncores);
 	fprintf(out, "}\n");
 	fflush(out);
-	if (r.vol)
-		bga_destroy(r.vol);
-	bga_counter_destroy(r.ctr);
-	bga_locktab_destroy(r.locks);
+	model_target_destroy(&r);
 	free(r.cores);
 	return 0;
 }
@@ -412,42 +197,27 @@ static double time_one(enum wl w, enum var v, long ops)
 {
 	struct run r = {.w = w, .v = v, .ncores = 1};
 	struct core c = {0};
-	struct bga_config cfg;
 	double best = 0;
 
-	r.nblocks = w == W_APP_OWN ? APP_BLOCKS : NBLOCKS;
 	be_core(0);
-	if (w == W_COUNTER) {
-		if (bga_counter_create(&r.ctr, 0, 0, v == V_ATOMIC ? BGA_COUNTER_ATOMIC : BGA_COUNTER_PERCPU))
-			return -1;
-	} else {
-		bga_config_init(&cfg, r.nblocks);
-		if (v == V_BASE)
-			cfg.flags = BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS;
-		else
-			cfg.lock_kind = BGA_LOCK_FAS;
-		if (bga_create(&cfg, &r.vol))
-			return -1;
-	}
+	if (model_target_create(&r))
+		return -1;
 	rng_seed(&c.rng, 1 + (uint64_t)w, 0);
-	setup(&r, &c);
+	model_setup(&r, &c);
 	for (long k = 0; k < (long)APPEND_FILES * FILE_BLOCKS + 64; k++)
-		op(&r, &c);
+		model_op(&r, &c);
 	for (int rep = 0; rep < 5; rep++) {
 		struct timespec a, b;
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
 		for (long k = 0; k < ops; k++)
-			op(&r, &c);
+			model_op(&r, &c);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
 		double ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)ops;
 		if (rep == 0 || ns < best)
 			best = ns;
 	}
-	teardown(&r, &c);
-	if (r.vol)
-		bga_destroy(r.vol);
-	else
-		bga_counter_destroy(r.ctr);
+	model_teardown(&r, &c);
+	model_target_destroy(&r);
 	return best;
 }
 
@@ -461,8 +231,9 @@ static int find(const char *const *names, int n, const char *s)
 
 int main(int argc, char **argv)
 {
-	int w = W_CHURN, v = V_BGA, cores[16] = {1, 2}, ncores = 2, timing = 0;
+	int w = W_CHURN, v = V_BGA, cores[16] = {1, 2}, ncores = 2, timing = 0, cpu_a = -1, cpu_b = -1, slices = 8;
 	long rounds = 0;
+	double slice_s = 0.1;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -481,6 +252,13 @@ int main(int argc, char **argv)
 			w = find(wl_name, W_N, val);
 		} else if (!strcmp(a, "-v")) {
 			v = find(var_name, V_N, val);
+		} else if (!strcmp(a, "--measure")) {
+			if (sscanf(val, "%d,%d", &cpu_a, &cpu_b) != 2 || cpu_a < 0 || cpu_b < 0 || cpu_a == cpu_b)
+				cpu_a = cpu_b = -2;
+		} else if (!strcmp(a, "--slices")) {
+			slices = atoi(val);
+		} else if (!strcmp(a, "--slice-s")) {
+			slice_s = atof(val);
 		} else if (!strcmp(a, "--rounds")) {
 			rounds = atol(val);
 		} else if (!strcmp(a, "-t")) {
@@ -492,10 +270,26 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (w < 0 || v < 0 || model_ncpus < 1 || model_ncpus > RT_MAX_CORES || (timing && w == W_LOCK)) {
+	if (w < 0 || v < 0 || model_ncpus < 1 || model_ncpus > RT_MAX_CORES || (timing && w == W_LOCK) ||
+	    cpu_a == -2 || (cpu_a >= 0 && (rt_counting() || w > W_APP_OWN || slices < 1 || !(slice_s > 0)))) {
 		fprintf(stderr, "usage: bga-model [--ncpus 1..64] [-w churn|writers|appenders-own|counter|lock] "
-				"[-v bgalloc|baseline|percpu|atomic|fas|ticket|mcs|mutex] [-t N,...] [--rounds R] [--time]\n");
+				"[-v bgalloc|baseline|percpu|atomic|fas|ticket|mcs|mutex|whole] [-t N,...] [--rounds R] [--time]\n"
+				"       bga-model-plain --measure CPU,CPU [-w churn|writers|appenders-own] [--slices K] "
+				"[--slice-s S]\n");
 		return 2;
+	}
+	if (cpu_a >= 0) {
+		/* the release library as a program runs it: the kernel's CPU
+		 * ids (rseq registered), this machine's CPU count */
+		real_cpus = 1;
+		const char *t = getenv("GLIBC_TUNABLES");
+		if (__rseq_size == 0 && t && strstr(t, "glibc.pthread.rseq=0")) {
+			unsetenv("GLIBC_TUNABLES");
+			execv("/proc/self/exe", argv);
+			perror("bga-model: exec");
+			return 1;
+		}
+		return model_measure((enum wl)w, cpu_a, cpu_b, slices, slice_s, stdout);
 	}
 	for (int i = 0; i < ncores; i++)
 		if (cores[i] < 1 || cores[i] > model_ncpus) {

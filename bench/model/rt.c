@@ -119,6 +119,26 @@ static struct line *line_of(uint64_t l)
 	}
 }
 
+/* Moves made while holding a lock, by the access that made them: where a
+ * critical section's moves come from (the report's "cs_pcs"). */
+struct cs_pc {
+	uintptr_t pc; /* 0 = empty */
+	uint64_t moves;
+};
+#define CS_PC_SLOTS 4096u
+static struct cs_pc cs_pcs[CS_PC_SLOTS];
+
+static void cs_pc_count(uintptr_t pc)
+{
+	for (uint32_t i = (uint32_t)mix(pc) & (CS_PC_SLOTS - 1), k = 0; k < CS_PC_SLOTS; i = (i + 1) & (CS_PC_SLOTS - 1), k++) {
+		if (cs_pcs[i].pc == pc || cs_pcs[i].pc == 0) {
+			cs_pcs[i].pc = pc;
+			cs_pcs[i].moves++;
+			return;
+		}
+	}
+}
+
 static void touch_line(uint64_t l, int kind, uintptr_t addr, uintptr_t pc)
 {
 	int write = kind != RD;
@@ -151,6 +171,8 @@ static void touch_line(uint64_t l, int kind, uintptr_t addr, uintptr_t pc)
 	e->pc = pc;
 	for (int i = 0; i < nheld[c]; i++)
 		held[c][i]->cs_moves++;
+	if (nheld[c])
+		cs_pc_count(pc);
 }
 
 static int in_lock_range(uintptr_t a);
@@ -272,6 +294,7 @@ void rt_reset(void)
 		memset(lines, 0, LINE_SLOTS * sizeof(*lines));
 	lines_used = 0;
 	memset(locks, 0, sizeof(locks));
+	memset(cs_pcs, 0, sizeof(cs_pcs));
 	memset(nheld, 0, sizeof(nheld));
 	nlock_ranges = nobjects = 0;
 	n_ops = n_acc = n_rmoves = n_wmoves = n_amoves = 0;
@@ -362,7 +385,15 @@ void rt_report(FILE *f, int top)
 		fprintf(f, ", \"rmoves\": %u, \"wmoves\": %u, \"cores\": %d, \"pc\": \"0x%" PRIxPTR "\"}", e->rmoves,
 			e->wmoves, __builtin_popcountll(e->users), e->pc - (uintptr_t)__executable_start);
 	}
-	fprintf(f, "], \"lines_moving\": %u", n);
+	fprintf(f, "], \"lines_moving\": %u, \"cs_pcs\": [", n);
+	first = 1;
+	for (uint32_t i = 0; i < CS_PC_SLOTS; i++)
+		if (cs_pcs[i].pc) {
+			fprintf(f, "%s[\"0x%" PRIxPTR "\", %" PRIu64 "]", first ? "" : ", ",
+				cs_pcs[i].pc - (uintptr_t)__executable_start, cs_pcs[i].moves);
+			first = 0;
+		}
+	fprintf(f, "]");
 	__libc_free(moved);
 }
 

@@ -13,6 +13,28 @@
 
 /* ---- search.c ---- */
 
+/*
+ * The route's phases, in the order a request meets them, as mballoc
+ * names its criteria (enum criteria): search.c marks each where it
+ * begins (route, route_once, alloc_slow), lib/README.md ("The route of
+ * bga_alloc") says what each does; `make test`'s route_phases
+ * (scripts/routephases.py) holds the three to this order.  One pass of
+ * route_once runs EXACT..WALK for the request's kind; RETRY and SETTLE
+ * run the route again.
+ */
+enum bga_route_phase {
+	BGA_ROUTE_CHECK,    /* the request against the geometry, and its kind, once */
+	BGA_ROUTE_EXACT,    /* BGA_EXACT_GOAL: there or nowhere */
+	BGA_ROUTE_STEER,    /* where this CPU's request looks first (steer.h) */
+	BGA_ROUTE_WINDOW,   /* the handle's window: take, book in place, book by the walk */
+	BGA_ROUTE_LOCAL,    /* the CPU's locality window, while contention gives it bookings */
+	BGA_ROUTE_WALK,     /* the group walk: the goal's group, the index round the volume */
+	BGA_ROUTE_RETRY,    /* another pass while the exact count says space exists */
+	BGA_ROUTE_DEFERRED, /* -EAGAIN when only pending deferred frees stand in the way */
+	BGA_ROUTE_SETTLE,   /* a lazy load's unread chunks read, and the route again */
+};
+
+
 /* bga_alloc after its fast paths missed (a request alloc.c validated). */
 int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out);
 /* One piece of bga_alloc_vec (a request vec.c validated as bga_alloc

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The slow path of bga_alloc, around one allocation context (struct
- * bga_actx, charge.h), as ext4's ext4_allocation_context: the request, its
+ * bga_actx, actx.h), as ext4's ext4_allocation_context: the request, its
  * kind (decided once, alloc/request.h), its geometry, the resolved goal, the
  * window being booked and its size, the CPU's steering state, and a
- * status.  route() and route_once() list the phases top to bottom, as
- * ext4_mb_new_blocks does; the window decisions and the handle's state
- * (struct bga_rsv, handle.h) are both here.  Blocks are charged as they are
+ * status.  route() and route_once() run the phases top to bottom (enum
+ * bga_route_phase, route.h), as ext4_mb_new_blocks does; the window
+ * decisions and the handle's state (struct bga_rsv, handle.h) are both
+ * here.  Blocks are charged as they are
  * taken, in charge.c; nothing is charged before a run is found.
  */
 #include <errno.h>
@@ -16,6 +17,7 @@
 
 #include "route.h"
 #include "request.h"
+#include "actx.h"
 #include "group.h"
 #include "window.h"
 #include "percpu.h"
@@ -35,9 +37,9 @@
  */
 static int64_t blocks_unpromised(struct bga_volume *vol, const struct bga_actx *ac)
 {
-	if (ac->reserved)
+	if (ac->take.reserved)
 		return (int64_t)__atomic_load_n(&vol->reserved, __ATOMIC_RELAXED);
-	return bga__unpromised(vol, ac->geo);
+	return bga__unpromised(vol, ac->take.geo);
 }
 
 /*
@@ -90,34 +92,34 @@ static bool best_fit_locked(struct bga_volume *vol, struct bga_group *grp, uint6
  *    for a file's first window (its request, or its window and half as
  *    much again: what the file has asked for, so a new file packs into
  *    the first run that holds it, as first fit would, and never waits on
- *    room it has not shown it needs), else ac->room, as mballoc looks for its normalized
+ *    room it has not shown it needs), else ac->take.room, as mballoc looks for its normalized
  *    size (a file that outgrew a window has shown that it grows; a
  *    window booked in a small hole would be cut short by the blocks
  *    after it, and its file would need a new extent at every window).
  *    The second pass of a booking asks for any run.  Either way the
- *    first ac->room blocks of free space right after another window are
+ *    first ac->take.room blocks of free space right after another window are
  *    left to that window's file to grow into (a run too short to hold
  *    room for both is passed over): files written side by side, each a
  *    little at a time, then grow apart instead of taking turns.
  * A window so starts where a free run starts (or room past another
  * window), and never cuts a run it does not fill into two free pieces.
  * The group is looked through once: from `from` to its end, then from 0
- * to `from`.  A pass for ac->room that finds nothing marks it
+ * to `from`.  A pass for ac->take.room that finds nothing marks it
  * BGA_GROUP_NO_ROOM, and later such passes skip it until something makes
  * room (groupdesc.h; docs/HISTORY.md#many-writers-changes).  *none is
  * set when no free run of the size asked for was found anywhere in it
  * (then its max_run overstates, and the caller lowers it, as a plain
- * search does).  Runs are looked for up to the larger of ac->max and the
+ * search does).  Runs are looked for up to the larger of ac->take.max and the
  * window's size ac->wsize; the caller cuts them.
  */
 static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *ac, struct bga_group *grp, uint64_t g,
 				uint32_t from, bool at_goal, uint32_t *off, uint32_t *len, bool *none)
 {
-	uint32_t want = BGA_MAX(ac->max, ac->wsize), room = ac->room;
-	uint32_t need = BGA_MAX(ac->min, ac->fit ? ac->fit : room);
-	uint32_t big = BGA_MAX(want, room + need), a = ac->align;
+	uint32_t want = BGA_MAX(ac->take.max, ac->wsize), room = ac->take.room;
+	uint32_t need = BGA_MAX(ac->take.min, ac->fit ? ac->fit : room);
+	uint32_t big = BGA_MAX(want, room + need), a = ac->take.align;
 	/* a first pass goes on in place only with the whole request */
-	uint32_t here = (room != 0 || ac->fit != 0) ? ac->max : ac->min;
+	uint32_t here = (room != 0 || ac->fit != 0) ? ac->take.max : ac->take.min;
 	*none = false;
 	if (at_goal && bga__group_find_unit_locked(vol, grp, g, from, here, want, a, off, len) && *off == from)
 		return true;
@@ -189,8 +191,8 @@ static bool place_packed_locked(struct bga_volume *vol, const struct bga_actx *a
  * Try one group under its lock.  `from` is the first offset to look at
  * (at_goal: the goal's offset in the goal's group).  With ac->book, a run
  * of up to ac->wsize blocks is looked for (place_window_locked), and
- * becomes that window (window.h) once up to ac->max of it is taken.
- * -ENOSPC: no run here (or ac->stop says the count ruled the whole
+ * becomes that window (window.h) once up to ac->take.max of it is taken.
+ * -ENOSPC: no run here (or ac->take.stop says the count ruled the whole
  * request out).
  */
 static inline __attribute__((always_inline)) int
@@ -199,7 +201,7 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 {
 	struct bga_group *grp = bga__group_lookup(vol, g);
 	struct bga_window *book = ac->book;
-	uint32_t off, len, wsize = ac->wsize, want = BGA_MAX(ac->max, wsize);
+	uint32_t off, len, wsize = ac->wsize, want = BGA_MAX(ac->take.max, wsize);
 	bool none = false;
 	bool found;
 	if (book)
@@ -207,7 +209,7 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	else if (at_goal && ac->fit != 0)
 		found = place_packed_locked(vol, ac, grp, g, from, &off, &len, &none);
 	else
-		found = bga__group_find_unit_locked(vol, grp, g, from, ac->min, want, ac->align, &off, &len);
+		found = bga__group_find_unit_locked(vol, grp, g, from, ac->take.min, want, ac->take.align, &off, &len);
 	if (!found) {
 		/* A failed whole-group search means max_run overstated the
 		 * longest run: fix it so the index stops pointing here
@@ -231,15 +233,15 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 		uint32_t s = bga__group_run_start_locked(vol, grp, g, off);
 		if (s < off) {
 			uint64_t first = bga__group_first(vol, g);
-			s = (uint32_t)((first + s + ac->align - 1) / ac->align * ac->align - first);
+			s = (uint32_t)((first + s + ac->take.align - 1) / ac->take.align * ac->take.align - first);
 			off = BGA_MIN(s, off);
 		}
 	}
 	/* The window is at most its size (never above rsv_max); an extent
 	 * longer than the window goes on past it. */
 	uint32_t wlen = BGA_MIN(len, wsize);
-	len = BGA_MIN(len, ac->max);
-	int rc = bga__take_locked(vol, ac, grp, g, off, &len);
+	len = BGA_MIN(len, ac->take.max);
+	int rc = bga__take_locked(vol, &ac->take, grp, g, off, &len);
 	if (rc)
 		return rc;
 	if (book)
@@ -261,25 +263,25 @@ static int try_group(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, ui
 }
 
 /*
- * The group walk: find and take a run of ac->min..ac->max blocks (and
+ * The group walk: find and take a run of ac->take.min..ac->take.max blocks (and
  * book ac->book over it), the goal's group from ac->goal onwards, then
  * the index from the next group round to the goal's group again.  Busy
  * groups are skipped (trylock) a few times before the walk blocks;
  * skipped groups are visited again at the end, so contention never
  * causes a false -ENOSPC.  ac->goal_busy: the goal's group was skipped.
- * Stops at once when ac->stop is set.  0, -ENOSPC, -ENOMEM or ac->stop.
+ * Stops at once when ac->take.stop is set.  0, -ENOSPC, -ENOMEM or ac->take.stop.
  */
 static int search(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
-	const struct bga_geom *geo = ac->geo;
+	const struct bga_geom *geo = ac->take.geo;
 	struct bga_gpos at = bga__gpos(vol, ac->goal);
 	uint64_t g0 = at.g, skipped[BGA_BUSY_SKIPS];
 	unsigned nskipped = 0;
 	int rc = try_group(vol, ac, g0, at.off, true, false, out);
 	if (rc != -EBUSY && rc != -ENOSPC)
 		return rc;
-	if (ac->stop)
-		return ac->stop;
+	if (ac->take.stop)
+		return ac->take.stop;
 	if (rc == -EBUSY)
 		skipped[nskipped++] = g0;
 	ac->goal_busy = rc == -EBUSY;
@@ -288,22 +290,22 @@ static int search(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent
 	/* Two segments: (g0, n) then [0, g0]; g0 again from its start. */
 	for (int seg = 0; seg < 2; seg++) {
 		uint64_t g = seg == 0 ? g0 + 1 : 0, end = seg == 0 ? n : g0 + 1;
-		while ((g = bga__idx_next(vol, g, end, BGA_MAX(ac->min, ac->fit ? ac->fit : ac->room))) < end) {
+		while ((g = bga__idx_next(vol, g, end, BGA_MAX(ac->take.min, ac->fit ? ac->fit : ac->take.room))) < end) {
 			bool wait = nskipped >= BGA_BUSY_SKIPS;
 			rc = try_group(vol, ac, g, 0, false, wait, out);
 			if (rc == -EBUSY)
 				skipped[nskipped++] = g;
 			else if (rc != -ENOSPC)
 				return rc;
-			else if (ac->stop)
-				return ac->stop;
+			else if (ac->take.stop)
+				return ac->take.stop;
 			g++;
 		}
 	}
 	for (unsigned i = 0; i < nskipped; i++) {
 		rc = try_group(vol, ac, skipped[i], 0, false, true, out);
-		if (rc != -ENOSPC || ac->stop)
-			return ac->stop ? ac->stop : rc;
+		if (rc != -ENOSPC || ac->take.stop)
+			return ac->take.stop ? ac->take.stop : rc;
 	}
 	return -ENOSPC;
 }
@@ -323,12 +325,12 @@ static int alloc_exact(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
 		return rc;
 	if (ac->keep_windows) {
 		/* a remainder is marked used: the run at the goal ends at it */
-		rc = bga__group_run_at_locked(vol, grp, at.g, at.off, ac->min, ac->max, &len) ? 0 : -ENOSPC;
-		len -= len % ac->align;
+		rc = bga__group_run_at_locked(vol, grp, at.g, at.off, ac->take.min, ac->take.max, &len) ? 0 : -ENOSPC;
+		len -= len % ac->take.align;
 		if (rc == 0)
-			rc = bga__take_locked(vol, ac, grp, at.g, at.off, &len);
+			rc = bga__take_locked(vol, &ac->take, grp, at.g, at.off, &len);
 	} else {
-		rc = bga__window_take_exact_locked(vol, ac, grp, at.g, at.off, &len);
+		rc = bga__window_take_exact_locked(vol, &ac->take, grp, at.g, at.off, &len);
 	}
 	if (rc == 0) {
 		out->start = ac->req->goal;
@@ -357,19 +359,19 @@ static int alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
 	if (__atomic_exchange_n(&pc->local.booking, 1, __ATOMIC_ACQUIRE))
 		return -EBUSY;
 	struct bga_window *w = &pc->local.win;
-	uint32_t min = ac->min;
-	ac->min = ac->max;
-	int rc = bga__window_take_or_drop(vol, ac, w, out) ? 0 : -ENOSPC;
-	ac->min = min;
-	ac->stop = 0; /* whatever it ruled out was max_len: the walk decides */
+	uint32_t min = ac->take.min;
+	ac->take.min = ac->take.max;
+	int rc = bga__window_take_or_drop(vol, &ac->take, w, out) ? 0 : -ENOSPC;
+	ac->take.min = min;
+	ac->take.stop = 0; /* whatever it ruled out was max_len: the walk decides */
 	if (rc != 0 && __atomic_load_n(&pc->local.left, __ATOMIC_RELAXED) == 0) {
 		rc = -EBUSY; /* no contention: the walk, as first fit */
 	} else if (rc != 0) {
 		ac->book = w;
 		ac->wsize = BGA_MIN(BGA_LOCAL_WINDOW, vol->cfg.blocks_per_group);
-		ac->fit = ac->max;
+		ac->fit = ac->take.max;
 		rc = search(vol, ac, out);
-		if (rc == -ENOSPC && !ac->stop) {
+		if (rc == -ENOSPC && !ac->take.stop) {
 			ac->fit = 0;
 			rc = search(vol, ac, out);
 		}
@@ -379,18 +381,18 @@ static int alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_e
 		__atomic_store_n(&pc->local.left, left ? left - 1 : 0, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&pc->local.booking, 0, __ATOMIC_RELEASE);
-	return ac->stop ? ac->stop : rc;
+	return ac->take.stop ? ac->take.stop : rc;
 }
 
 /*
- * Take the whole request, ac->max blocks, from the handle's window,
+ * Take the whole request, ac->take.max blocks, from the handle's window,
  * charged (charge.c), with the window's group lock held.  False when the
  * window cannot serve: then it is given back (a remainder shorter than
  * the request too: the next window is booked from where it started, so a
  * file written in order goes on in place, and its request is never cut
  * at a window's end while the free space could hold it whole), and the
  * handle's next one doubles when this one served its file well (more
- * than half used, as ext3 does).  A failed take leaves ac->stop clear:
+ * than half used, as ext3 does).  A failed take leaves ac->take.stop clear:
  * a count that ruled out max_len says nothing of min_len, and the walk
  * that follows decides.
  */
@@ -398,15 +400,15 @@ static bool handle_take_locked(struct bga_volume *vol, struct bga_actx *ac, stru
 			       struct bga_extent *out)
 {
 	bool used_half;
-	uint32_t min = ac->min;
-	ac->min = ac->max;
-	bool taken = bga__window_take_or_drop_locked(vol, ac, &rsv->win, out, &used_half);
-	ac->min = min;
+	uint32_t min = ac->take.min;
+	ac->take.min = ac->take.max;
+	bool taken = bga__window_take_or_drop_locked(vol, &ac->take, &rsv->win, out, &used_half);
+	ac->take.min = min;
 	if (taken) {
 		rsv->hits++;
 		return true;
 	}
-	ac->stop = 0; /* whatever it ruled out was max_len: the walk decides */
+	ac->take.stop = 0; /* whatever it ruled out was max_len: the walk decides */
 	if (used_half)
 		rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
 	return false;
@@ -433,17 +435,17 @@ void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses
  */
 static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_rsv *rsv, uint64_t goal)
 {
-	const struct bga_geom *geo = ac->geo;
+	const struct bga_geom *geo = ac->take.geo;
 	uint64_t next = rsv->booked ? bga__window_end_block(vol, &rsv->win) : BGA_NO_GOAL;
 	if (goal == BGA_NO_GOAL)
 		goal = next < geo->nblocks ? next : bga__home(ac->pc, geo->nblocks);
 	ac->goal = goal;
 	ac->book = &rsv->win;
 	ac->wsize = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
-	if (ac->align > 1) {
+	if (ac->take.align > 1) {
 		/* An aligned window: whole units, at least one, and never past
 		 * rsv_max (route checked that rsv_max holds a unit). */
-		uint32_t a = ac->align, cap = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) / a * a;
+		uint32_t a = ac->take.align, cap = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) / a * a;
 		ac->wsize = BGA_MIN((ac->wsize + a - 1) / a * a, cap);
 	}
 }
@@ -459,29 +461,29 @@ static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_
  */
 static int alloc_packed(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
-	uint32_t min = ac->min;
+	uint32_t min = ac->take.min;
 	bool goalless = ac->req->goal == BGA_NO_GOAL;
 	uint64_t next = __atomic_load_n(&ac->pc->pack.next, __ATOMIC_RELAXED);
-	if (goalless && next != 0 && next < ac->geo->nblocks)
+	if (goalless && next != 0 && next < ac->take.geo->nblocks)
 		ac->goal = next;
 	ac->book = NULL;
-	ac->room = 0;
-	ac->fit = goalless ? ac->max : 0;
-	ac->min = ac->max;
+	ac->take.room = 0;
+	ac->fit = goalless ? ac->take.max : 0;
+	ac->take.min = ac->take.max;
 	int rc = search(vol, ac, out);
-	ac->min = min;
+	ac->take.min = min;
 	ac->fit = 0;
-	if (ac->stop)
-		ac->stop = 0; /* the count ruled out max_len: the walk for min_len decides */
+	if (ac->take.stop)
+		ac->take.stop = 0; /* the count ruled out max_len: the walk for min_len decides */
 	else if (rc != -ENOSPC)
 		goto out;
-	if (min < ac->max)
+	if (min < ac->take.max)
 		rc = search(vol, ac, out);
 out:
 	ac->note = true;
 	if (rc == 0 && goalless)
 		__atomic_store_n(&ac->pc->pack.next, out->start + out->len, __ATOMIC_RELAXED);
-	return ac->stop ? ac->stop : rc;
+	return ac->take.stop ? ac->take.stop : rc;
 }
 
 /*
@@ -491,7 +493,7 @@ out:
  * first with room to grow, then anywhere (place_window_locked).  A file's
  * first window starts from the steered goal (ac->goal, as a plain
  * request's walk would: steer.h); later ones follow their file.  0;
- * ac->stop; or another error, and the route goes on as a plain request.
+ * ac->take.stop; or another error, and the route goes on as a plain request.
  * Sets ac->note when the CPU's hints learn from where the extent went (a
  * first window booked by the walk for a goal).
  */
@@ -505,14 +507,14 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	bool first_req = rsv->first == 0 && !ac->whole && !ac->keep_windows;
 	if (rsv->first != 0) {
 		bga__pack_grew(vol, rsv);
-	} else if (first_req && ac->align == 1 && !rsv->booked && bga__pack_decides(ac->pc, ac->max)) {
+	} else if (first_req && ac->take.align == 1 && !rsv->booked && bga__pack_decides(ac->pc, ac->take.max)) {
 		bga__rsv_count(vol, rsv, 1);
 		rc = alloc_packed(vol, ac, out);
 		if (rc == 0)
-			bga__pack_first(ac->pc, rsv, ac->max);
+			bga__pack_first(ac->pc, rsv, ac->take.max);
 		return rc;
 	}
-	ac->room = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) / ac->align * ac->align;
+	ac->take.room = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) / ac->take.align * ac->take.align;
 	ac->fit = 0;
 	ac->book = NULL;
 	ac->note = false;
@@ -531,7 +533,7 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 			bga__window_drop_locked(vol, grp, &rsv->win);
 		if (!back && handle_take_locked(vol, ac, rsv, out)) {
 			rc = 0;
-		} else if (!ac->stop) {
+		} else if (!ac->take.stop) {
 			/* on from where the window stopped, whatever block the
 			 * request names: the file's blocks stay together */
 			window_next(vol, ac, rsv, back ? want : BGA_NO_GOAL);
@@ -541,13 +543,13 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 		}
 		bga__group_unlock(vol, g);
 		if (busy)
-			bga__steer_window_busy(vol, ac->pc, g, ac->geo->nblocks);
+			bga__steer_window_busy(vol, ac->pc, g, ac->take.geo->nblocks);
 		if (rc == 0 && ac->book == NULL)
 			return 0; /* served by the window (counted in the handle) */
 	}
 	bga__rsv_count(vol, rsv, 1);
-	if (ac->stop)
-		return ac->stop;
+	if (ac->take.stop)
+		return ac->take.stop;
 	if (rc != 0) {
 		bool first = ac->book == NULL && !rsv->booked;
 		if (ac->book == NULL)
@@ -559,21 +561,21 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 		 * window, while holes shorter than that are left to smaller
 		 * files (BENCHMARKS.md#placement-on-recorded-histories). */
 		if (!rsv->booked) {
-			uint32_t a = ac->align, fit = BGA_MAX(ac->max, ac->wsize + ac->wsize / 2);
+			uint32_t a = ac->take.align, fit = BGA_MAX(ac->take.max, ac->wsize + ac->wsize / 2);
 			ac->fit = BGA_MIN((fit + a - 1) / a * a, vol->cfg.blocks_per_group / a * a);
 		}
 		rc = search(vol, ac, out);
 		bool goal_busy = ac->goal_busy;
-		if (rc == -ENOSPC && !ac->stop && ac->room != 0) {
-			ac->room = 0;
+		if (rc == -ENOSPC && !ac->take.stop && ac->take.room != 0) {
+			ac->take.room = 0;
 			ac->fit = 0;
-			uint32_t min = ac->min;
-			if (min < ac->max) {
-				ac->min = ac->max;
+			uint32_t min = ac->take.min;
+			if (min < ac->take.max) {
+				ac->take.min = ac->take.max;
 				rc = search(vol, ac, out);
-				ac->min = min;
-				if (ac->stop)
-					ac->stop = 0;
+				ac->take.min = min;
+				if (ac->take.stop)
+					ac->take.stop = 0;
 			}
 			if (rc == -ENOSPC)
 				rc = search(vol, ac, out);
@@ -584,14 +586,14 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	if (rc == 0)
 		rsv->booked = true;
 	if (rc == 0 && first_req)
-		bga__pack_first(ac->pc, rsv, ac->max);
+		bga__pack_first(ac->pc, rsv, ac->take.max);
 	/* A window that the request booking it used up whole was more than
 	 * half used: the next is twice as large (bgalloc.h, bga_rsv_open),
 	 * so a writer's windows grow past its requests; one with a
 	 * remainder doubles when it is given back (handle_take_locked). */
 	if (rc == 0 && ac->book && !rsv->win.linked)
 		rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
-	return ac->stop ? ac->stop : rc;
+	return ac->take.stop ? ac->take.stop : rc;
 }
 
 /*
@@ -604,32 +606,33 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 static int route_once(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
 	const struct bga_request *req = ac->req;
-	/* 1. the exact goal */
+	/* BGA_ROUTE_EXACT: the exact goal */
 	if (ac->kind == BGA_REQ_EXACT)
 		return alloc_exact(vol, ac, out);
-	/* 2. steering: where this CPU's request looks first */
-	uint64_t goal = bga__resolve_goal(vol, ac->pc, req->goal, ac->geo->nblocks, &ac->steered);
+	/* BGA_ROUTE_STEER: where this CPU's request looks first */
+	uint64_t goal = bga__resolve_goal(vol, ac->pc, req->goal, ac->take.geo->nblocks, &ac->steered);
 	ac->goal = goal;
 	ac->goal_busy = false;
 	int rc = -EBUSY;
-	/* 3. the handle's window: take, book in place, book by the walk */
+	/* BGA_ROUTE_WINDOW: take, book in place, book by the walk */
 	if (ac->kind == BGA_REQ_WINDOW) {
 		rc = alloc_window(vol, ac, out);
-		if (rc == 0 || ac->stop)
+		if (rc == 0 || ac->take.stop)
 			goto done;
 		ac->goal = goal;
 		ac->goal_busy = false;
 		rc = -EBUSY;
 	}
 	ac->note = true;
-	ac->room = 0;
+	ac->take.room = 0;
 	ac->fit = 0;
 	ac->book = NULL;
 	ac->wsize = 0;
-	/* 4. the CPU's locality window, while contention gives it bookings */
+	/* BGA_ROUTE_LOCAL: the CPU's locality window, while contention gives
+	 * it bookings */
 	if (ac->kind == BGA_REQ_LOCAL)
 		rc = alloc_local(vol, ac, out);
-	/* 5. the group walk */
+	/* BGA_ROUTE_WALK: the group walk */
 	if (rc == -EBUSY) {
 		ac->book = NULL;
 		rc = search(vol, ac, out);
@@ -662,15 +665,15 @@ done:
  */
 static int route_whole(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
-	uint32_t min = ac->min;
+	uint32_t min = ac->take.min;
 	/* (the request's own align: a stripe's pass is not an aligned request) */
-	if (min < ac->max && (ac->kind == BGA_REQ_PLAIN || ac->kind == BGA_REQ_LOCAL) &&
+	if (min < ac->take.max && (ac->kind == BGA_REQ_PLAIN || ac->kind == BGA_REQ_LOCAL) &&
 	    (ac->whole || (ac->req->flags & BGA_WHOLE) || ac->req->align > 1 || ac->req->goal == BGA_NO_GOAL)) {
-		ac->min = ac->max;
+		ac->take.min = ac->take.max;
 		int rc = route_once(vol, ac, out);
-		ac->min = min;
-		if (ac->stop)
-			ac->stop = 0; /* the count ruled out max_len, not min_len: the walk below decides */
+		ac->take.min = min;
+		if (ac->take.stop)
+			ac->take.stop = 0; /* the count ruled out max_len, not min_len: the walk below decides */
 		else if (rc != -ENOSPC)
 			return rc;
 	}
@@ -689,7 +692,7 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 {
 	urcu_bp_read_lock();
 	const struct bga_geom *geo = bga_rcu_load(vol->geom);
-	/* 0. the request against the geometry, and its kind */
+	/* BGA_ROUTE_CHECK: the request against the geometry, and its kind */
 	int rc = -EINVAL;
 	if (req->goal != BGA_NO_GOAL && req->goal >= geo->nblocks)
 		goto out;
@@ -704,11 +707,13 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 		goto out;
 	uint32_t align = req->align > 1 ? (uint32_t)req->align : 1;
 	struct bga_actx ac = {
-		.geo = geo,
-		.min = (uint32_t)req->min_len,
-		.max = (uint32_t)(BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group) / align * align),
-		.align = align,
-		.reserved = reserved,
+		.take = {
+			.geo = geo,
+			.min = (uint32_t)req->min_len,
+			.max = (uint32_t)(BGA_MIN(req->max_len, (uint64_t)vol->cfg.blocks_per_group) / align * align),
+			.align = align,
+			.reserved = reserved,
+		},
 		.req = req,
 		.kind = bga__req_kind(req),
 		.pc = bga__percpu(vol),
@@ -732,26 +737,27 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 	 */
 	uint32_t stripe = vol->cfg.stripe;
 	if (stripe > 1 && align == 1 && (ac.kind == BGA_REQ_PLAIN || ac.kind == BGA_REQ_LOCAL) &&
-	    ac.min % stripe == 0 && ac.max % stripe == 0) {
+	    ac.take.min % stripe == 0 && ac.take.max % stripe == 0) {
 		enum bga_req_kind kind = ac.kind;
-		ac.align = stripe;
+		ac.take.align = stripe;
 		ac.kind = BGA_REQ_PLAIN;
 		rc = route_whole(vol, &ac, out);
-		ac.align = 1;
+		ac.take.align = 1;
 		ac.kind = kind;
 		if (rc != -ENOSPC)
 			goto out;
 		/* the count ruled it out for any placement: no plain walk,
-		 * but -ENOSPC against -EAGAIN is still step 7's to decide */
-		if (ac.stop)
+		 * but -ENOSPC against -EAGAIN is still BGA_ROUTE_DEFERRED's
+		 * to decide */
+		if (ac.take.stop)
 			goto decide;
 	}
 	for (int tries = 0;; tries++) {
 		rc = route_whole(vol, &ac, out);
 		/*
-		 * 6. A walk visits groups one at a time, so blocks freed
-		 * behind it while others are taken ahead of it can make it
-		 * miss free space that existed throughout.  The exact counter
+		 * BGA_ROUTE_RETRY: a walk visits groups one at a time, so
+		 * blocks freed behind it while others are taken ahead of it
+		 * can make it miss free space that existed throughout.  The exact counter
 		 * tells whether there is space for min_len at all, and the
 		 * group index whether any group now has a run that long
 		 * (bga__idx_may_fit): walk again only while both say so, or
@@ -759,7 +765,7 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 		 * no run can meet fails after one walk, in time bounded by the
 		 * index, however many blocks are free.
 		 */
-		if (rc != -ENOSPC || ac.stop || tries == BGA_SEARCH_RETRIES || ac.kind == BGA_REQ_EXACT ||
+		if (rc != -ENOSPC || ac.take.stop || tries == BGA_SEARCH_RETRIES || ac.kind == BGA_REQ_EXACT ||
 		    blocks_unpromised(vol, &ac) < (int64_t)req->min_len)
 			break;
 		/* A later piece of bga_alloc_vec: its call has a result
@@ -780,17 +786,18 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 			 * instant like the walk: it may miss runs that others
 			 * are freeing or a trim holds for its discard.  Only
 			 * an unreserved request fails fast on it. */
-			if (!reserved && !bga__idx_may_fit(vol, geo, (uint64_t)ac.min + ac.align - 1))
+			if (!reserved && !bga__idx_may_fit(vol, geo, (uint64_t)ac.take.min + ac.take.align - 1))
 				break;
 			sched_yield();
 		}
 	}
 decide:
-	/* 7. -EAGAIN only if the commit would make space (deferred.c
-	 * decides, on its one definition of what is free after it). */
-	if (rc == -ENOSPC && bga__dfree_would_fit(vol, &ac, ac.kind == BGA_REQ_EXACT ? req->goal : BGA_NO_GOAL))
+	/* BGA_ROUTE_DEFERRED: -EAGAIN only if the commit would make space
+	 * (deferred.c decides, on its one definition of what is free after
+	 * it). */
+	if (rc == -ENOSPC && bga__dfree_would_fit(vol, &ac.take, ac.kind == BGA_REQ_EXACT ? req->goal : BGA_NO_GOAL))
 		rc = -EAGAIN;
-	*count_short = rc != 0 && !reserved && (ac.stop == -ENOSPC || bga__unpromised(vol, geo) < (int64_t)ac.min);
+	*count_short = rc != 0 && !reserved && (ac.take.stop == -ENOSPC || bga__unpromised(vol, geo) < (int64_t)ac.take.min);
 out:
 	urcu_bp_read_unlock();
 	return rc;
@@ -800,9 +807,9 @@ static int alloc_slow(struct bga_volume *vol, const struct bga_request *req, str
 {
 	bool count_short = false;
 	int rc = route(vol, req, out, how, &count_short);
-	/* 8. The count promises only verified space (types.h): when it
-	 * ruled the request out while a lazy load left chunks unread, read
-	 * them and decide again.  (A walk that found no run has read every
+	/* BGA_ROUTE_SETTLE: the count promises only verified space
+	 * (types.h): when it ruled the request out while a lazy load left
+	 * chunks unread, read them and decide again.  (A walk that found no run has read every
 	 * chunk it could have found one in.) */
 	if (count_short) {
 		int settled = bga__unverified_settle(vol);

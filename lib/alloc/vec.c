@@ -142,18 +142,15 @@ static __attribute__((noinline)) bool window_take_locked(struct bga_volume *vol,
 {
 	struct bga_rsv *rsv = req->rsv;
 	urcu_bp_read_lock();
-	struct bga_actx ac = {
+	struct bga_take take = {
 		.geo = bga_rcu_load(vol->geom),
 		.min = (uint32_t)req->min_len,
 		.max = max,
 		.align = 1,
-		.req = req,
-		.kind = BGA_REQ_WINDOW,
-		.pc = bga__percpu(vol),
 	};
 	uint64_t g = __atomic_load_n(&rsv->win.group, __ATOMIC_ACQUIRE);
 	bga__group_lock(vol, g); /* the window is linked there: the group exists */
-	bool taken = rsv->win.linked && rsv->win.group == g && bga__window_take_locked(vol, &ac, &rsv->win, e);
+	bool taken = rsv->win.linked && rsv->win.group == g && bga__window_take_locked(vol, &take, &rsv->win, e);
 	bga__group_unlock(vol, g);
 	urcu_bp_read_unlock();
 	return taken;

@@ -21,7 +21,7 @@
  * owns or was promised number fewer than min_len, which is exactly when
  * -ENOSPC is due.
  */
-int bga__charge_locked(struct bga_volume *vol, struct bga_actx *ac, uint32_t *len)
+int bga__charge_locked(struct bga_volume *vol, struct bga_take *ac, uint32_t *len)
 {
 	if (ac->reserved) {
 		uint64_t r = __atomic_load_n(&vol->reserved, __ATOMIC_RELAXED), want;
@@ -55,7 +55,7 @@ int bga__charge_locked(struct bga_volume *vol, struct bga_actx *ac, uint32_t *le
 	}
 }
 
-void bga__uncharge(struct bga_volume *vol, const struct bga_actx *ac, uint32_t len)
+void bga__uncharge(struct bga_volume *vol, const struct bga_take *ac, uint32_t len)
 {
 	if (ac->reserved)
 		__atomic_fetch_add(&vol->reserved, len, __ATOMIC_RELAXED);
@@ -63,7 +63,7 @@ void bga__uncharge(struct bga_volume *vol, const struct bga_actx *ac, uint32_t l
 		bga_counter_add(vol->used, -(int64_t)len);
 }
 
-int bga__take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp, uint64_t g, uint32_t off,
+int bga__take_locked(struct bga_volume *vol, struct bga_take *ac, struct bga_group *grp, uint64_t g, uint32_t off,
 		     uint32_t *len)
 {
 	bga__group_assert_locked(vol, g);

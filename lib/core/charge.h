@@ -3,7 +3,7 @@
 #define BGA_CHARGE_H
 
 /*
- * Charging (charge.c): the allocation context it charges for, the one
+ * Charging (charge.c): the narrow request it charges for, the one
  * place blocks are taken for an allocation (so that the route, the
  * windows and the walks take blocks through one function), and the
  * count's exact answers.
@@ -14,12 +14,15 @@
 #include "hooks.h"
 
 /*
- * One allocation's state through the slow path.  Blocks are charged where
- * they are taken, under the group lock, for what was found
- * (bga__take_locked); nothing is charged before a run is found.
+ * What an allocation asks the core to take (the narrow request): the
+ * geometry, how much, at what unit, from which promise, and the status.
+ * The core reads this and nothing of the route's policy; the route's
+ * context (struct bga_actx, alloc/actx.h) holds it first, as `take`.
+ * Blocks are charged where they are taken, under the group lock, for
+ * what was found (bga__take_locked); nothing is charged before a run is
+ * found.
  */
-struct bga_actx {
-	/* What the core reads (charge.c, window.c, deferred.c). */
+struct bga_take {
 	const struct bga_geom *geo; /* the call's geometry (RCU) */
 	uint32_t min, max;          /* min_len, and max_len capped at blocks_per_group
 				     * (rounded down to a multiple of align) */
@@ -33,25 +36,7 @@ struct bga_actx {
 	int stop;                   /* the status: set when the count, not the search,
 				     * ruled the request out: -ENOSPC, or -EINVAL when
 				     * fewer than min are reserved; every search stops */
-	/* The route's own (lib/alloc; the core never reads these). */
-	const struct bga_request *req; /* the request as the caller gave it */
-	unsigned kind;                 /* enum bga_req_kind (alloc/request.h), decided once */
-	uint64_t goal;                 /* the resolved goal: where the walk looks first */
-	bool steered;                  /* the goal is where this CPU's steering sent it */
-	bool goal_busy;                /* the goal's group was skipped: its lock was held */
-	bool note;                     /* where the extent went moves the CPU's hints (steer.h) */
-	struct bga_percpu *pc;         /* the calling CPU's hints (steering, its locality window) */
-	struct bga_window *book;       /* the window being booked, or NULL */
-	uint32_t wsize;                /* its size */
-	bool whole;                    /* a bga_alloc_vec piece: one run for all of max first, and a
-					* goal inside a free run moved to its start (search.c) */
-	uint32_t fit;                  /* a file's first window's first pass: runs of at least
-					* this many (0: ac->room's); with no window booked, a
-					* packed file's request (search.c) */
-	bool keep_windows;             /* a bga_alloc_vec piece that may not take other windows'
-					* blocks back, even at its exact goal (search.c) */
 };
-
 
 /*
  * Charge *len blocks (cut down to no fewer than ac->min) for a run about to
@@ -59,16 +44,16 @@ struct bga_actx {
  * vol->reserved.  The caller holds the run's group lock.  0, or ac->stop
  * set and returned.
  */
-int bga__charge_locked(struct bga_volume *vol, struct bga_actx *ac, uint32_t *len);
+int bga__charge_locked(struct bga_volume *vol, struct bga_take *ac, uint32_t *len);
 /* Give back a charge whose blocks were not taken. */
-void bga__uncharge(struct bga_volume *vol, const struct bga_actx *ac, uint32_t len);
+void bga__uncharge(struct bga_volume *vol, const struct bga_take *ac, uint32_t len);
 /*
  * The one place blocks are taken from a group for an allocation (the
  * search, exact goals, windows, trim): charge, then mark
  * [off, off + *len) used.  *len may come back shorter (no shorter than
  * ac->min).  0; ac->stop's code; -ENOMEM with nothing charged or taken.
  */
-int bga__take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp, uint64_t g, uint32_t off,
+int bga__take_locked(struct bga_volume *vol, struct bga_take *ac, struct bga_group *grp, uint64_t g, uint32_t off,
 		     uint32_t *len);
 /* The inline first step of bga__charge_locked, for the fast path: charge
  * len to the used counter against cap through the counter's lock-free

@@ -341,7 +341,7 @@ static bool group_would_fit(struct bga_volume *vol, uint64_t g, uint64_t min_len
  * one of free blocks only in a group the index offers for min_len.  Those
  * three sets are looked at, in that order, and nothing else.
  */
-bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_actx *ac, uint64_t exact)
+bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_take *ac, uint64_t exact)
 {
 	uint64_t pending = bga__dfree_pending(vol, NULL), min_len = ac->min; /* reads every CPU's line */
 	/* The count: the commit must leave min_len blocks unpromised to

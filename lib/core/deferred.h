@@ -11,7 +11,7 @@
 #include "types.h"
 #include "group.h"
 
-struct bga_actx;
+struct bga_take;
 
 /* Blocks (and, optional, extents) waiting on deferred frees: exact when
  * no free or commit runs meanwhile. */
@@ -26,7 +26,7 @@ uint64_t bga__dfree_pending(const struct bga_volume *vol, uint64_t *extents);
  * it once).  The slow path of an -ENOSPC: it takes group locks one at a
  * time (none may be held) and may allocate.
  */
-bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_actx *ac, uint64_t exact);
+bool bga__dfree_would_fit(struct bga_volume *vol, const struct bga_take *ac, uint64_t exact);
 /*
  * Group g's map of blocks a request cannot have (blocks_per_group bits,
  * set = used, every bit outside the span set), taken under g's lock:

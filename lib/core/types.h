@@ -51,12 +51,12 @@
 #define BGA_MAX_GROUPS (UINT64_C(1) << 32)
 
 struct bga_dfree;
-struct bga_actx;
 struct bga_chunk;
 struct bga_group;
 struct bga_percpu;
 struct bga_persist;
 struct bga_store_hooks;
+struct bga_take;
 struct bga_volume;
 struct bga_window;
 

@@ -107,7 +107,7 @@ uint32_t bga__window_drop_locked(struct bga_volume *vol, struct bga_group *grp, 
 	return n;
 }
 
-bool bga__window_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_window *w, struct bga_extent *out)
+bool bga__window_take_locked(struct bga_volume *vol, struct bga_take *ac, struct bga_window *w, struct bga_extent *out)
 {
 	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
 	for (;;) {
@@ -132,7 +132,7 @@ bool bga__window_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct
 	}
 }
 
-bool bga__window_take_or_drop_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_window *w,
+bool bga__window_take_or_drop_locked(struct bga_volume *vol, struct bga_take *ac, struct bga_window *w,
 				     struct bga_extent *out, bool *used_half)
 {
 	if (bga__window_take_locked(vol, ac, w, out))
@@ -145,7 +145,7 @@ bool bga__window_take_or_drop_locked(struct bga_volume *vol, struct bga_actx *ac
 	return false;
 }
 
-bool bga__window_take_or_drop(struct bga_volume *vol, struct bga_actx *ac, struct bga_window *w,
+bool bga__window_take_or_drop(struct bga_volume *vol, struct bga_take *ac, struct bga_window *w,
 			      struct bga_extent *out)
 {
 	if (!w->linked)
@@ -170,7 +170,7 @@ bool bga__window_take_or_drop(struct bga_volume *vol, struct bga_actx *ac, struc
  * count of the run to the cut: an owner's lock-free take meanwhile would
  * take blocks of the run counted.
  */
-int bga__window_take_exact_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp, uint64_t g,
+int bga__window_take_exact_locked(struct bga_volume *vol, struct bga_take *ac, struct bga_group *grp, uint64_t g,
 				  uint32_t from, uint32_t *len)
 {
 	if (!grp->ext || !grp->ext->windows) {

@@ -192,18 +192,18 @@ void bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint
  * the request (charge.c: reservations, the exact count near full).  False
  * when the remainder is shorter than ac->min or the charge fails
  * (ac->stop may be set). */
-bool bga__window_take_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_window *w,
+bool bga__window_take_locked(struct bga_volume *vol, struct bga_take *ac, struct bga_window *w,
 			     struct bga_extent *out);
 /* bga__window_take_locked, and when it cannot serve, w's remainder given
  * back and w unlinked (w linked, its group's lock held).  *used_half
  * (unless NULL), when false is returned: more than half of w went to its
  * owner (ext3's rule for doubling the next window). */
-bool bga__window_take_or_drop_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_window *w,
+bool bga__window_take_or_drop_locked(struct bga_volume *vol, struct bga_take *ac, struct bga_window *w,
 				     struct bga_extent *out, bool *used_half);
 /* The same taking w's group lock (no group lock held); false at once when
  * w is not linked.  The locality window's: its users are serialised by
  * bga_local_window.booking, and other takers never unlink it. */
-bool bga__window_take_or_drop(struct bga_volume *vol, struct bga_actx *ac, struct bga_window *w,
+bool bga__window_take_or_drop(struct bga_volume *vol, struct bga_take *ac, struct bga_window *w,
 			      struct bga_extent *out);
 /* An exact goal at `from` in group g, locked: take the run that starts
  * there, ac->min..ac->max of it (a multiple of ac->align), charged
@@ -211,7 +211,7 @@ bool bga__window_take_or_drop(struct bga_volume *vol, struct bga_actx *ac, struc
  * run of free and remainder blocks, cutting the windows it crosses.  0,
  * -ENOSPC (no run: nothing cut), -ENOMEM or the charge's error
  * (ac->stop). */
-int bga__window_take_exact_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp, uint64_t g,
+int bga__window_take_exact_locked(struct bga_volume *vol, struct bga_take *ac, struct bga_group *grp, uint64_t g,
 				  uint32_t from, uint32_t *len);
 /* Give w's remainder back to its group and unlink it; the group's lock is
  * held, w linked.  Returns the blocks given back. */

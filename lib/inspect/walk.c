@@ -273,9 +273,9 @@ static int trim_group(struct bga_volume *vol, const struct bga_geom *geo, uint64
 		struct bga_run *r = &l.runs[taken];
 		/* Charged like an allocation of exactly the run: a failed
 		 * charge means the rest is promised to reservations. */
-		struct bga_actx ac = {.geo = geo, .min = (uint32_t)r->len, .max = (uint32_t)r->len, .align = 1};
+		struct bga_take take = {.geo = geo, .min = (uint32_t)r->len, .max = (uint32_t)r->len, .align = 1};
 		uint32_t len = (uint32_t)r->len;
-		if (bga__take_locked(vol, &ac, grp, g, r->off, &len) != 0)
+		if (bga__take_locked(vol, &take, grp, g, r->off, &len) != 0)
 			break;
 	}
 	bool whole = taken == l.n && rc == 0 && a <= lo && b >= hi;
