@@ -66,6 +66,7 @@ int bga_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks)
 	if (rsv == NULL || blocks > rsv->vol->cfg.rsv_max)
 		return -EINVAL;
 	rsv->size = blocks;
+	rsv->sized = blocks != 0;
 	if (blocks == 0)
 		window_drop(rsv);
 	return 0;
