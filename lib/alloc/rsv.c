@@ -8,7 +8,8 @@
  * the window is used up, the handle closed, or any caller would otherwise
  * get -ENOSPC.  When a window is used up, the handle books the next one
  * from its end onwards, twice as large if more than half of the last one
- * was used (up to rsv_max).
+ * was used (up to rsv_max); a handle the caller sized books every window
+ * at its size (bga_rsv_set_size).
  */
 #include <errno.h>
 #include <stdlib.h>
