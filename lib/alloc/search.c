@@ -133,6 +133,13 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 			return true;
 		}
 	}
+	/* A sized window not in place goes on from where the last sized one
+	 * booked here ended (ext4's stream allocation goes on from its last
+	 * start): the runs before it were looked at then, so the look does
+	 * not go through the other files' windows again (round to it, as
+	 * any look). */
+	if (ac->sized && grp->ext && grp->ext->sized_next > from && grp->ext->sized_next < vol->cfg.blocks_per_group)
+		from = grp->ext->sized_next;
 	bool first = room != 0 && need == room;
 	if (first && (grp->flags & BGA_GROUP_NO_ROOM))
 		return false; /* found none last time, and nothing made room since */
@@ -247,6 +254,8 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 		return rc;
 	if (book)
 		bga__window_book_locked(vol, grp, g, book, off, len, wlen);
+	if (book && ac->sized)
+		grp->ext->sized_next = off + wlen; /* it holds the window */
 	out->start = bga__group_first(vol, g) + off;
 	out->len = len;
 	return 0;
