@@ -17,9 +17,10 @@
  * The route's phases, in the order a request meets them, as mballoc
  * names its criteria (enum criteria): search.c marks each where it
  * begins (route, route_once, alloc_slow), lib/README.md ("The route of
- * bga_alloc") says what each does.  One pass of route_once runs
- * EXACT..WALK for the request's kind; RETRY and SETTLE run the route
- * again.
+ * bga_alloc") says what each does; `make test`'s route_phases
+ * (scripts/routephases.py) holds the three to this order.  One pass of
+ * route_once runs EXACT..WALK for the request's kind; RETRY and SETTLE
+ * run the route again.
  */
 enum bga_route_phase {
 	BGA_ROUTE_CHECK,    /* the request against the geometry, and its kind, once */
