@@ -120,8 +120,10 @@ BGA_EXTERN void bga_rsv_close(struct bga_rsv *rsv);
  * never sized, which keep them).  A sized handle's booking (its request
  * longer than the size: all of the request) goes on at the goal when
  * the free run there holds all of it, else takes the first free run
- * from the goal on that does, round the goal's group and then by the
- * group walk, with no room kept or looked for after other windows; only
+ * that does from the goal on (or from where the group's last sized
+ * window ended, when that is past the goal: ext4's stream allocation),
+ * round the goal's group and then by the group walk, with no room kept
+ * or looked for after other windows; only
  * when no run anywhere holds it does it take a shorter one, as any
  * booking's last pass.  A sized handle is never packed.  A file
  * written through it, in any pieces, so books once a size.  A window
