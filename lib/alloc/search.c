@@ -254,8 +254,8 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 		return rc;
 	if (book)
 		bga__window_book_locked(vol, grp, g, book, off, len, wlen);
-	if (book && ac->sized)
-		grp->ext->sized_next = off + wlen; /* it holds the window */
+	if (book && ac->sized && grp->ext)
+		grp->ext->sized_next = off + wlen; /* no ext: taken whole, no window linked */
 	out->start = bga__group_first(vol, g) + off;
 	out->len = len;
 	return 0;
