@@ -813,3 +813,27 @@ Test(windows, sized_handle_books_whole_windows)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/* A sized handle's request of its whole size (or more) takes all of the
+ * run it books, so no window is left linked: the next request books
+ * again, at the size, right after. */
+Test(windows, sized_handle_request_of_its_size_leaves_no_window)
+{
+	struct bga_volume *vol = make_volume(1 << 16, 4096, 0);
+	struct bga_rsv *h;
+	struct bga_extent e, w;
+	cr_assert_eq(bga_rsv_open(vol, &h), 0);
+	cr_assert_eq(bga_rsv_set_size(h, 32), 0);
+	cr_assert_eq(alloc_at(vol, 100, 1, 40, h, 0, &e), 0);
+	cr_assert_eq(e.len, 40, "all of a request longer than the size");
+	cr_assert_eq(bga_rsv_window(h, &w), 0);
+	cr_assert_eq(w.len, 0);
+	uint64_t end = e.start + e.len;
+	cr_assert_eq(alloc_at(vol, end, 1, 1, h, 0, &e), 0);
+	cr_assert_eq(e.start, end, "the next window goes on in place");
+	cr_assert_eq(bga_rsv_window(h, &w), 0);
+	cr_assert_eq(e.len + w.len, 32, "booked at the size, not doubled");
+	bga_rsv_close(h);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
