@@ -29,7 +29,8 @@ struct bga_rsv;
  * window then belongs to the handle: its
  * blocks are marked in use in the group, so no other caller gets them,
  * and allocations through the handle (req.rsv) take from it with no group
- * lock and no bitmap write.  The window's size starts at cfg.rsv_default
+ * lock and no bitmap write.  Unless the caller sets it
+ * (bga_rsv_set_size), the window's size starts at cfg.rsv_default
  * and doubles, up to cfg.rsv_max, whenever more than half of the last
  * window was used (one that the allocation booking it used up whole
  * included); a window is at most that size (and at most
@@ -43,7 +44,8 @@ struct bga_rsv;
  * max_len or one and a half times the window's size, the larger, or
  * else in the first run that holds max_len, and only when none does in
  * a shorter one.
- * A file gets no window at its first request when it is shorter than 16
+ * A file (its handle never sized) gets no window at its first request
+ * when it is shorter than 16
  * blocks (ext4's stream request) and, of the files whose first request
  * was as long on the calling CPU lately, at least 16 were seen and fewer
  * than one in four asked again through their handle: such a file has
@@ -110,9 +112,22 @@ BGA_EXTERN int bga_rsv_open(struct bga_volume *vol, struct bga_rsv **out);
 BGA_EXTERN void bga_rsv_close(struct bga_rsv *rsv);
 
 /*
- * Set a handle's window size, in blocks.  The size is the goal of the
- * handle's next window; 0 turns the window off and gives back the
- * current one.
+ * Set a handle's window size, in blocks, as XFS's extent size hint: a
+ * file whose size or growth the caller knows.  0 turns the window off
+ * and gives back the current one.  Any other size is then the size of
+ * every window the handle books, its first included, and never doubles
+ * (bga_rsv_open's doubling and its first window's look are for handles
+ * never sized, which keep them).  A sized handle's booking (its request
+ * longer than the size: all of the request) goes on at the goal when
+ * the free run there holds all of it, else takes the first free run
+ * that does from the goal on (or from where the group's last sized
+ * window ended, when that is past the goal: ext4's stream allocation),
+ * round the goal's group and then by the group walk, with no room kept
+ * or looked for after other windows; only
+ * when no run anywhere holds it does it take a shorter one, as any
+ * booking's last pass.  A sized handle is never packed.  A file
+ * written through it, in any pieces, so books once a size.  A window
+ * already booked keeps its length.
  *
  * Returns: 0.
  * Errors:

@@ -29,6 +29,8 @@ struct bga_actx {
 	uint32_t fit;                  /* a file's first window's first pass: runs of at least
 					* this many (0: take.room's); with no window booked, a
 					* packed file's request (search.c) */
+	bool sized;                    /* the window's size is the caller's (bga_rsv_set_size):
+					* its first pass wants a run of all of it (search.c) */
 	bool keep_windows;             /* a bga_alloc_vec piece that may not take other windows'
 					* blocks back, even at its exact goal (search.c) */
 };

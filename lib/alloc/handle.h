@@ -26,6 +26,8 @@ struct bga_rsv {
 	struct bga_volume *vol;
 	struct bga_window win;
 	uint32_t size; /* goal size of the next window; 0 = windows off */
+	bool sized;    /* the caller set size (bga_rsv_set_size): every window
+			* is booked at it, and it never doubles */
 	bool booked;   /* a window was ever booked: the next starts after it */
 	uint8_t first; /* the length of the file's first request (1 .. BGA_SHOWN_LENS,
 			* counted in the CPU's struct bga_pack, percpu.h); 0: none

@@ -8,7 +8,8 @@
  * the window is used up, the handle closed, or any caller would otherwise
  * get -ENOSPC.  When a window is used up, the handle books the next one
  * from its end onwards, twice as large if more than half of the last one
- * was used (up to rsv_max).
+ * was used (up to rsv_max); a handle the caller sized books every window
+ * at its size (bga_rsv_set_size).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -66,6 +67,7 @@ int bga_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks)
 	if (rsv == NULL || blocks > rsv->vol->cfg.rsv_max)
 		return -EINVAL;
 	rsv->size = blocks;
+	rsv->sized = blocks != 0;
 	if (blocks == 0)
 		window_drop(rsv);
 	return 0;

@@ -118,20 +118,28 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 	uint32_t want = BGA_MAX(ac->take.max, ac->wsize), room = ac->take.room;
 	uint32_t need = BGA_MAX(ac->take.min, ac->fit ? ac->fit : room);
 	uint32_t big = BGA_MAX(want, room + need), a = ac->take.align;
-	/* a first pass goes on in place only with the whole request */
-	uint32_t here = (room != 0 || ac->fit != 0) ? ac->take.max : ac->take.min;
+	/* a first pass goes on in place only with the whole request (a
+	 * sized window's: all of the window) */
+	uint32_t here = ac->sized ? need : (room != 0 || ac->fit != 0) ? ac->take.max : ac->take.min;
 	*none = false;
 	if (at_goal && bga__group_find_unit_locked(vol, grp, g, from, here, want, a, off, len) && *off == from)
 		return true;
 	if (!at_goal)
 		from = 0;
-	else if (ac->fit != 0 && a == 1 && ac->book != &ac->pc->local.win) {
+	else if (ac->fit != 0 && !ac->sized && a == 1 && ac->book != &ac->pc->local.win) {
 		/* a file's first window, in its goal's group: best fit */
 		if (best_fit_locked(vol, grp, g, need, room, off, len)) {
 			*len = BGA_MIN(*len, big);
 			return true;
 		}
 	}
+	/* A sized window not in place goes on from where the last sized one
+	 * booked here ended (ext4's stream allocation goes on from its last
+	 * start): the runs before it were looked at then, so the look does
+	 * not go through the other files' windows again (round to it, as
+	 * any look). */
+	if (ac->sized && grp->ext && grp->ext->sized_next > from && grp->ext->sized_next < vol->cfg.blocks_per_group)
+		from = grp->ext->sized_next;
 	bool first = room != 0 && need == room;
 	if (first && (grp->flags & BGA_GROUP_NO_ROOM))
 		return false; /* found none last time, and nothing made room since */
@@ -246,6 +254,8 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 		return rc;
 	if (book)
 		bga__window_book_locked(vol, grp, g, book, off, len, wlen);
+	if (book && ac->sized && grp->ext)
+		grp->ext->sized_next = off + wlen; /* no ext: taken whole, no window linked */
 	out->start = bga__group_first(vol, g) + off;
 	out->len = len;
 	return 0;
@@ -409,7 +419,7 @@ static bool handle_take_locked(struct bga_volume *vol, struct bga_actx *ac, stru
 		return true;
 	}
 	ac->take.stop = 0; /* whatever it ruled out was max_len: the walk decides */
-	if (used_half)
+	if (used_half && !rsv->sized)
 		rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
 	return false;
 }
@@ -442,11 +452,24 @@ static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	ac->goal = goal;
 	ac->book = &rsv->win;
 	ac->wsize = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
-	if (ac->take.align > 1) {
+	uint32_t a = ac->take.align;
+	if (a > 1) {
 		/* An aligned window: whole units, at least one, and never past
 		 * rsv_max (route checked that rsv_max holds a unit). */
-		uint32_t a = ac->take.align, cap = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) / a * a;
+		uint32_t cap = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) / a * a;
 		ac->wsize = BGA_MIN((ac->wsize + a - 1) / a * a, cap);
+	}
+	/* A size the caller set is the size of every window, the first
+	 * included (XFS's extent size hint): the first pass wants a run of
+	 * all of it (and of the request), taken at the goal or in the first
+	 * run on from it that holds it, with no room kept after other
+	 * windows and none looked for; so the file books once a size.  Only
+	 * when no run anywhere holds it does the second pass take less. */
+	ac->sized = rsv->sized;
+	if (rsv->sized) {
+		uint32_t fit = BGA_MAX(ac->take.max, ac->wsize);
+		ac->fit = BGA_MIN((fit + a - 1) / a * a, vol->cfg.blocks_per_group / a * a);
+		ac->take.room = 0;
 	}
 }
 
@@ -507,7 +530,8 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	bool first_req = rsv->first == 0 && !ac->whole && !ac->keep_windows;
 	if (rsv->first != 0) {
 		bga__pack_grew(vol, rsv);
-	} else if (first_req && ac->take.align == 1 && !rsv->booked && bga__pack_decides(ac->pc, ac->take.max)) {
+	} else if (first_req && ac->take.align == 1 && !rsv->booked && !rsv->sized &&
+		   bga__pack_decides(ac->pc, ac->take.max)) {
 		bga__rsv_count(vol, rsv, 1);
 		rc = alloc_packed(vol, ac, out);
 		if (rc == 0)
@@ -516,6 +540,7 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	}
 	ac->take.room = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) / ac->take.align * ac->take.align;
 	ac->fit = 0;
+	ac->sized = false;
 	ac->book = NULL;
 	ac->note = false;
 	if (rsv->win.linked) {
@@ -560,15 +585,16 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 		 * fills its first window still goes on in place for half a
 		 * window, while holes shorter than that are left to smaller
 		 * files (BENCHMARKS.md#placement-on-recorded-histories). */
-		if (!rsv->booked) {
+		if (!rsv->booked && !rsv->sized) {
 			uint32_t a = ac->take.align, fit = BGA_MAX(ac->take.max, ac->wsize + ac->wsize / 2);
 			ac->fit = BGA_MIN((fit + a - 1) / a * a, vol->cfg.blocks_per_group / a * a);
 		}
 		rc = search(vol, ac, out);
 		bool goal_busy = ac->goal_busy;
-		if (rc == -ENOSPC && !ac->take.stop && ac->take.room != 0) {
+		if (rc == -ENOSPC && !ac->take.stop && (ac->take.room != 0 || ac->sized)) {
 			ac->take.room = 0;
 			ac->fit = 0;
+			ac->sized = false;
 			uint32_t min = ac->take.min;
 			if (min < ac->take.max) {
 				ac->take.min = ac->take.max;
@@ -591,7 +617,7 @@ static int alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	 * half used: the next is twice as large (bgalloc.h, bga_rsv_open),
 	 * so a writer's windows grow past its requests; one with a
 	 * remainder doubles when it is given back (handle_take_locked). */
-	if (rc == 0 && ac->book && !rsv->win.linked)
+	if (rc == 0 && ac->book && !rsv->win.linked && !rsv->sized)
 		rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
 	return ac->take.stop ? ac->take.stop : rc;
 }
@@ -626,6 +652,7 @@ static int route_once(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 	ac->note = true;
 	ac->take.room = 0;
 	ac->fit = 0;
+	ac->sized = false;
 	ac->book = NULL;
 	ac->wsize = 0;
 	/* BGA_ROUTE_LOCAL: the CPU's locality window, while contention gives

@@ -40,6 +40,8 @@ struct bga_group_ext {
 				     * made with the first record, so a free checks
 				     * for pending blocks in O(words), not O(records) */
 	uint32_t dfree_blocks;      /* blocks in dfree */
+	uint32_t sized_next;        /* where the last sized window booked here ended: the
+				     * next one's first fit starts there (search.c) */
 };
 
 enum {
