@@ -48,8 +48,10 @@ def main():
     if not os.access(tool, os.X_OK):
         sys.exit("histories: no %s (cmake --build %s --target bga-replay)" % (tool, a.build))
     rows = []
+    # a trace kept in parts (NAME.trace.xz.00, .01, ...) goes by its name
     traces = a.traces or sorted(glob.glob(os.path.join(top, "tests/data/traces/*.trace")) +
-                                glob.glob(os.path.join(top, "tests/data/traces/*.trace.xz")))
+                                glob.glob(os.path.join(top, "tests/data/traces/*.trace.xz")) +
+                                [p[:-3] for p in glob.glob(os.path.join(top, "tests/data/traces/*.trace.xz.00"))])
     for trace in traces:
         name = os.path.basename(trace).split(".")[0]
         cmd = [tool, "run", trace, "--reps", str(a.reps), "-o", os.path.join(a.out, name)]

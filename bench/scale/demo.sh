@@ -93,7 +93,9 @@ cp "$json" "$out/runs/scale-$stamp-$rev.json"
 # end and its 90%-full moment, then every history side by side;
 # $out/replay/NAME/replay.json and score.png a trace.
 echo
-"$build/tools/replay/bga-replay" run "$root"/tests/data/traces/*.trace "$root"/tests/data/traces/*.trace.xz \
+# (a trace kept in parts, NAME.trace.xz.00, .01, ..., goes by its name)
+parted=("$root"/tests/data/traces/*.trace.xz.00)
+"$build/tools/replay/bga-replay" run "$root"/tests/data/traces/*.trace "$root"/tests/data/traces/*.trace.xz "${parted[@]%.00}" \
 	-a bgalloc -a bgalloc,windows=off -a ext2 -o "$out/replay" || echo "demo: the replay failed" >&2
 echo "demo: measured and reported in ${SECONDS} s; this run is also saved as $out/runs/scale-$stamp-$rev.json"
 echo "demo: compare two runs with: bench/report/compare.sh OLD.json NEW.json"

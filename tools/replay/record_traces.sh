@@ -76,12 +76,19 @@ record() { # record NAME SIZE COMMAND...: the command runs with $mnt mounted, tr
 	want=$("$R" hash "$work/img" --offset 8192 | sed -n 's/^hash //p')
 	got=$("$R" run "$work/$name.trace" --verify | sed -n 's/^hash [^ ]* --verify //p')
 	[ "$want" = "$got" ] || { echo "record_traces: $name: --verify ends in $got, the image in $want" >&2; exit 1; }
-	# a trace past 1 MiB is kept xz-compressed (bga-replay reads either)
+	# a trace past 1 MiB is kept xz-compressed, and an xz past 1 MiB in
+	# parts of 900 KiB, NAME.trace.xz.00, .01, ... (bga-replay reads all
+	# three by the trace's name; trace.h, read_whole)
 	local f=$out/$name.trace
-	rm -f "$f" "$f.xz"
+	rm -f "$f" "$f.xz" "$f.xz".??
 	if [ "$(stat -c %s "$work/$name.trace")" -gt 1048576 ]; then
 		f=$f.xz
 		xz -9 -T1 -c "$work/$name.trace" >"$f"
+		if [ "$(stat -c %s "$f")" -gt 1048576 ]; then
+			split -b 900K -d -a 2 "$f" "$f."
+			rm "$f"
+			f=$f.00
+		fi
 	else
 		cp "$work/$name.trace" "$f"
 	fi

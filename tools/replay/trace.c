@@ -264,32 +264,64 @@ static int read_text(const char *path, char *d, struct trace *t)
 	return finish(t, path);
 }
 
-char *read_whole(const char *path, size_t *len)
+/* Append the whole of file f to d[0..*n) (capacity *cap); 0, or -1 with
+ * the reason printed under name. */
+static int append_file(FILE *f, const char *name, char **d, size_t *n, size_t *cap)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "%s: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	char *d = NULL;
-	size_t n = 0, cap = 0;
 	for (;;) {
-		if (grow((void **)&d, &cap, n + 65536 + 1, 1)) {
-			fclose(f);
-			free(d);
-			fprintf(stderr, "%s: out of memory\n", path);
-			return NULL;
+		if (grow((void **)d, cap, *n + 65536 + 1, 1)) {
+			fprintf(stderr, "%s: out of memory\n", name);
+			return -1;
 		}
-		size_t got = fread(d + n, 1, 65536, f);
-		n += got;
+		size_t got = fread(*d + *n, 1, 65536, f);
+		*n += got;
 		if (got < 65536)
 			break;
 	}
-	int err = ferror(f);
-	fclose(f);
-	if (err) {
-		free(d);
-		fprintf(stderr, "%s: read error\n", path);
+	if (ferror(f)) {
+		fprintf(stderr, "%s: read error\n", name);
+		return -1;
+	}
+	return 0;
+}
+
+char *read_whole(const char *path, size_t *len)
+{
+	char *d = NULL;
+	size_t n = 0, cap = 0;
+	FILE *f = fopen(path, "rb");
+	if (f) {
+		int rc = append_file(f, path, &d, &n, &cap);
+		fclose(f);
+		if (rc) {
+			free(d);
+			return NULL;
+		}
+	} else {
+		/* PATH.00, PATH.01, ...: the file kept in parts (a byte split,
+		 * trace.h), read back as one */
+		int err = errno;
+		unsigned k = 0;
+		for (; k < 100; k++) {
+			char part[4096];
+			snprintf(part, sizeof(part), "%s.%02u", path, k);
+			FILE *p = fopen(part, "rb");
+			if (!p)
+				break;
+			int rc = append_file(p, part, &d, &n, &cap);
+			fclose(p);
+			if (rc) {
+				free(d);
+				return NULL;
+			}
+		}
+		if (k == 0) {
+			fprintf(stderr, "%s: %s\n", path, strerror(err));
+			return NULL;
+		}
+	}
+	if (!d && grow((void **)&d, &cap, 1, 1)) {
+		fprintf(stderr, "%s: out of memory\n", path);
 		return NULL;
 	}
 	d[n] = 0;

@@ -65,7 +65,10 @@ struct trace_fill {
 int trace_fill(const struct trace *t, unsigned pct, struct trace_fill *out);
 
 /* A whole file, NUL-terminated (*len bytes before the NUL), or NULL with
- * the reason printed. */
+ * the reason printed.  When PATH does not exist but PATH.00 does, the
+ * file is read from its parts PATH.00, PATH.01, ... in order, a byte
+ * split (`split -b 900K -d -a 2 PATH PATH.`): how tests/data/traces keeps
+ * a trace whose xz is over 1 MiB, each part under it. */
 char *read_whole(const char *path, size_t *len);
 
 /* Write t in the text form, or in the binary form.  0 or -1 (errno set). */
