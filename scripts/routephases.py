@@ -3,7 +3,7 @@
 """The route's phases are named once, in `enum bga_route_phase`
 (lib/alloc/route.h), and the code and the map follow that enum:
 
-  - lib/alloc/search.c marks where each phase begins with one comment
+  - lib/alloc/route.c marks where each phase begins with one comment
     `BGA_ROUTE_X:`, exactly once a phase;
   - inside each function that runs phases (route_once, route), the marks
     come in the enum's order;
@@ -45,22 +45,22 @@ def check(root):
     if not members:
         return ["lib/alloc/route.h: no enum bga_route_phase"]
     rank = {m: i for i, m in enumerate(members)}
-    search = read("lib/alloc/search.c")
-    marks = re.findall(r"\b(BGA_ROUTE_[A-Z]+):", search)
+    route = read("lib/alloc/route.c")
+    marks = re.findall(r"\b(BGA_ROUTE_[A-Z]+):", route)
     for m in members:
         n = marks.count(m)
         if n != 1:
-            errs.append("lib/alloc/search.c: %s marked %d times (once, where the phase begins)" % (m, n))
+            errs.append("lib/alloc/route.c: %s marked %d times (once, where the phase begins)" % (m, n))
     for m in set(marks) - set(members):
-        errs.append("lib/alloc/search.c: %s: marked, but not in enum bga_route_phase" % m)
+        errs.append("lib/alloc/route.c: %s: marked, but not in enum bga_route_phase" % m)
     for fn in ("route_once", "route"):
-        body = function_body(search, fn)
+        body = function_body(route, fn)
         if body is None:
-            errs.append("lib/alloc/search.c: no function %s" % fn)
+            errs.append("lib/alloc/route.c: no function %s" % fn)
             continue
         seq = [m for m in re.findall(r"\b(BGA_ROUTE_[A-Z]+):", body) if m in rank]
         if seq != sorted(seq, key=rank.get):
-            errs.append("lib/alloc/search.c: %s marks %s, not in the enum's order" % (fn, " ".join(seq)))
+            errs.append("lib/alloc/route.c: %s marks %s, not in the enum's order" % (fn, " ".join(seq)))
     readme = read("lib/README.md")
     at = readme.find("enum bga_route_phase")
     if at < 0:
@@ -79,17 +79,17 @@ def check(root):
 
 
 def self_test():
-    """A copy of the tree whose search.c marks two phases out of order must
+    """A copy of the tree whose route.c marks two phases out of order must
     fail, and so must one missing a phase; the tree itself must pass."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if check(root):
         print("routephases --self-test: the tree itself fails")
         return 1
     with tempfile.TemporaryDirectory() as tmp:
-        for p in ("lib/alloc/route.h", "lib/alloc/search.c", "lib/README.md"):
+        for p in ("lib/alloc/route.h", "lib/alloc/route.c", "lib/README.md"):
             os.makedirs(os.path.join(tmp, os.path.dirname(p)), exist_ok=True)
             shutil.copy(os.path.join(root, p), os.path.join(tmp, p))
-        sp = os.path.join(tmp, "lib/alloc/search.c")
+        sp = os.path.join(tmp, "lib/alloc/route.c")
         src = open(sp).read()
         swapped = src.replace("BGA_ROUTE_STEER:", "@@").replace("BGA_ROUTE_WALK:", "BGA_ROUTE_STEER:").replace("@@", "BGA_ROUTE_WALK:")
         open(sp, "w").write(swapped)
@@ -114,7 +114,7 @@ def main():
     for e in errs:
         print("routephases: " + e)
     if not errs:
-        print("routephases: the route's phases follow enum bga_route_phase in search.c and lib/README.md")
+        print("routephases: the route's phases follow enum bga_route_phase in route.c and lib/README.md")
     return 1 if errs else 0
 
 

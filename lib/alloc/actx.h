@@ -4,7 +4,7 @@
 
 /*
  * The allocation context: one request's state through the slow path
- * (search.c), as ext4's ext4_allocation_context.  The route owns it; the
+ * (route.c), as ext4's ext4_allocation_context.  The route owns it; the
  * core sees only its first member, the narrow request it takes for
  * (struct bga_take, charge.h), passed as &ac->take.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * bga_alloc: validation and the fast path alone.  Anything the fast path
- * cannot decide goes, once, to the slow path (search.c), as mimalloc's
+ * cannot decide goes, once, to the slow path (route.c), as mimalloc's
  * alloc.c hands a miss to page.c.
  */
 #include <errno.h>
@@ -162,7 +162,7 @@ static inline bool alloc_local_fast(struct bga_volume *vol, const struct bga_req
  * Every request but the common one (and the common one when the leaf form
  * could not try it): the header's checks in its order, then the window,
  * locality and plain fast paths, then the slow path.  A goal-less request
- * is kept whole (search.c, route_whole): the fast path takes it only
+ * is kept whole (route.c, route_whole): the fast path takes it only
  * where the home's word holds all of max_len.
  */
 static __attribute__((noinline)) int alloc_other(struct bga_volume *vol, const struct bga_request *req,

@@ -5,7 +5,7 @@
 /*
  * The request as the route sees it (lib/README.md, "The route of
  * bga_alloc"): the predicates that classify it, shared by the fast paths
- * (alloc.c) and the slow path (search.c), which classifies once into
+ * (alloc.c) and the slow path (route.c), which classifies once into
  * struct bga_actx's kind (actx.h), and the allocation unit's checks.
  */
 

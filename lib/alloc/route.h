@@ -11,12 +11,12 @@
 #include "types.h"
 #include "handle.h"
 
-/* ---- search.c ---- */
+/* ---- route.c ---- */
 
 /*
  * The route's phases, in the order a request meets them, as mballoc
- * names its criteria (enum criteria): search.c marks each where it
- * begins (route, route_once, alloc_slow), lib/README.md ("The route of
+ * names its criteria (enum criteria): route.c marks each where it
+ * begins (route, route_once), lib/README.md ("The route of
  * bga_alloc") says what each does; `make test`'s route_phases
  * (scripts/routephases.py) holds the three to this order.  One pass of
  * route_once runs EXACT..WALK for the request's kind; RETRY and SETTLE
@@ -41,18 +41,12 @@ int bga__alloc_slow(struct bga_volume *vol, const struct bga_request *req, struc
  * would), by the slow path, never from the CPU's locality window
  * (BGA_PIECE_VEC; alloc.h, where a request looks).  `how` also:
  * BGA_PIECE_WHOLE (no handle), a run that holds all of max_len first,
- * and a goal inside a free run moved to that run's start (search.c,
+ * and a goal inside a free run moved to that run's start (route.c and search.c,
  * route_whole and try_group_locked); BGA_PIECE_KEEP_WINDOWS, other
  * windows are not taken back: -ENOSPC instead (a later piece, or all or
  * nothing's carve). */
 enum { BGA_PIECE_WHOLE = 1u << 0, BGA_PIECE_KEEP_WINDOWS = 1u << 1, BGA_PIECE_VEC = 1u << 2 };
 int bga__alloc_piece(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out, unsigned how);
-/* Fold the handle's window hits, and `misses` allocations through it that
- * its window did not serve, into the calling CPU's statistics (the route
- * counts them; rsv.c at close).  Hits are counted in the handle (no
- * shared write on the fast path) until then: bga_stats sees them when
- * the handle next misses or closes. */
-void bga__rsv_count(struct bga_volume *vol, struct bga_rsv *rsv, uint64_t misses);
 
 /* ---- vec_fit.c ---- */
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "route.h"
+#include "search.h"
 #include "group.h"
 #include "window.h"
 #include "percpu.h"

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The order every allocating call looks in (<bgalloc/alloc.h>, "where a
+ * request looks"): its own window, then free runs outside every window,
+ * then other windows only before -ENOSPC; bga_alloc_vec's pieces and all
+ * or nothing's fit keep it too.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <bgalloc.h>
+
+#include "requests.h"
+#include "testutil.h"
+
+static struct bga_volume *full_volume8(uint64_t nblocks, uint32_t bpg)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, nblocks);
+	cfg.blocks_per_group = bpg;
+	cfg.flags = BGA_START_FULL;
+	cfg.rsv_default = cfg.rsv_max = 8;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	return vol;
+}
+
+/* Another handle's window: `min` blocks taken at goal through a new
+ * handle (windows of 8), the rest of its window expected at `win`. */
+static struct bga_rsv *other_window(struct bga_volume *vol, uint64_t goal, uint32_t min, struct bga_extent win)
+{
+	struct bga_rsv *h;
+	struct bga_extent e, w;
+	cr_assert_eq(bga_rsv_open(vol, &h), 0);
+	cr_assert_eq(alloc_at(vol, goal, min, min, h, 0, &e), 0);
+	cr_assert_eq(bga_rsv_window(h, &w), 0);
+	cr_assert_eq(w.start, win.start, "window at %lu", (unsigned long)w.start);
+	cr_assert_eq(w.len, win.len);
+	return h;
+}
+
+static void assert_window(struct bga_rsv *h, uint64_t start, uint64_t len)
+{
+	struct bga_extent w;
+	cr_assert_eq(bga_rsv_window(h, &w), 0);
+	cr_assert_eq(w.start, start, "the other window moved to [%lu,+%lu)", (unsigned long)w.start,
+		     (unsigned long)w.len);
+	cr_assert_eq(w.len, len, "the other window shrank to [%lu,+%lu)", (unsigned long)w.start,
+		     (unsigned long)w.len);
+}
+
+/* A partial bga_alloc_vec is a success: it stops at the runs outside
+ * windows and leaves another handle's window alone. */
+Test(window_order, partial_vec_leaves_other_windows)
+{
+	struct bga_volume *vol = full_volume8(256, 256);
+	cr_assert_eq(bga_free(vol, 20, 4), 0);
+	cr_assert_eq(bga_free(vol, 100, 8), 0);
+	struct bga_rsv *h = other_window(vol, 100, 1, (struct bga_extent){101, 7});
+	struct bga_request r = {.goal = 0, .min_len = 2, .max_len = 4};
+	struct bga_extent out[4];
+	size_t n = 0;
+	cr_assert_eq(bga_alloc_vec(vol, &r, 12, out, 4, &n), 0);
+	cr_assert_eq(n, 1, "%zu extents: the second [%lu,+%lu)", n, (unsigned long)out[1].start,
+		     (unsigned long)out[1].len);
+	cr_assert_eq(out[0].start, 20);
+	cr_assert_eq(out[0].len, 4);
+	assert_window(h, 101, 7);
+	/* with nothing outside windows, the call would fail: then the
+	 * window is taken back and serves it */
+	cr_assert_eq(bga_alloc_vec(vol, &r, 4, out, 4, &n), 0);
+	cr_assert_geq(out[0].start, 100);
+	bga_rsv_close(h);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* A run that ends at another window is not extended into it: the pieces
+ * after the first do not take windows back.  bga_alloc agrees. */
+Test(window_order, vec_does_not_extend_into_a_window)
+{
+	for (int call = 0; call < 3; call++) {
+		struct bga_volume *vol = full_volume8(256, 256);
+		cr_assert_eq(bga_free(vol, 81, 8), 0);
+		struct bga_rsv *h = other_window(vol, 81, 4, (struct bga_extent){85, 4});
+		cr_assert_eq(bga_free(vol, 73, 12), 0); /* [73, 85): its blocks [81, 85) too */
+		struct bga_request r = {.goal = 73, .min_len = 1, .max_len = 16};
+		struct bga_extent out[4];
+		size_t n = 0;
+		if (call == 2) {
+			cr_assert_eq(bga_alloc(vol, &r, &out[0]), 0);
+			n = 1;
+		} else {
+			r.flags = call ? BGA_ALL_OR_NOTHING : 0;
+			cr_assert_eq(bga_alloc_vec(vol, &r, call ? 12 : 16, out, call ? 4 : 1, &n), 0);
+		}
+		cr_assert_eq(n, 1);
+		cr_assert_eq(out[0].start, 73, "call %d", call);
+		cr_assert_eq(out[0].len, 12, "call %d: [73,+%lu)", call, (unsigned long)out[0].len);
+		assert_window(h, 85, 4);
+		bga_rsv_close(h);
+		assert_clean(vol);
+		bga_destroy(vol);
+	}
+}
+
+/* All or nothing whose greedy carve falls short (out[] fills with a
+ * small first piece) takes its fit from the runs outside windows when
+ * one exists: [20,+4) [40,+2), not another handle's window. */
+Test(window_order, all_or_nothing_fit_outside_windows_first)
+{
+	struct bga_volume *vol = full_volume8(256, 256);
+	cr_assert_eq(bga_free(vol, 10, 1), 0);
+	cr_assert_eq(bga_free(vol, 20, 4), 0);
+	cr_assert_eq(bga_free(vol, 40, 2), 0);
+	cr_assert_eq(bga_free(vol, 100, 8), 0);
+	struct bga_rsv *h = other_window(vol, 100, 1, (struct bga_extent){101, 7});
+	struct bga_request r = {.goal = 0, .min_len = 1, .max_len = 4, .flags = BGA_ALL_OR_NOTHING};
+	struct bga_extent out[2];
+	size_t n = 0;
+	cr_assert_eq(bga_alloc_vec(vol, &r, 6, out, 2, &n), 0);
+	cr_assert_eq(n, 2);
+	for (size_t i = 0; i < n; i++)
+		cr_assert(out[i].start + out[i].len <= 100 || out[i].start >= 108, "[%lu,+%lu) is the window's",
+			  (unsigned long)out[i].start, (unsigned long)out[i].len);
+	cr_assert_eq(out[0].len + out[1].len, 6);
+	assert_window(h, 101, 7);
+	/* only with the window's blocks do 8 fit in 2: taken back then */
+	cr_assert_eq(bga_free_vec(vol, out, n), 0);
+	cr_assert_eq(bga_alloc_vec(vol, &r, 8, out, 2, &n), 0);
+	cr_assert_eq(out[0].len + out[1].len, 8);
+	bga_rsv_close(h);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
