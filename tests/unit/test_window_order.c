@@ -5,10 +5,7 @@
  * then other windows only before -ENOSPC; bga_alloc_vec's pieces and all
  * or nothing's fit keep it too.
  */
-#define _GNU_SOURCE
 #include <errno.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <criterion/criterion.h>
 
@@ -17,16 +14,10 @@
 #include "requests.h"
 #include "testutil.h"
 
+/* Every block in use, windows of 8 blocks (a handle books 8 at most). */
 static struct bga_volume *full_volume8(uint64_t nblocks, uint32_t bpg)
 {
-	struct bga_config cfg;
-	struct bga_volume *vol;
-	bga_config_init(&cfg, nblocks);
-	cfg.blocks_per_group = bpg;
-	cfg.flags = BGA_START_FULL;
-	cfg.rsv_default = cfg.rsv_max = 8;
-	cr_assert_eq(bga_create(&cfg, &vol), 0);
-	return vol;
+	return make_volume_with(nblocks, bpg, 0, BGA_START_FULL, 8);
 }
 
 /* Another handle's window: `min` blocks taken at goal through a new
