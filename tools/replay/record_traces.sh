@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Record the traces of tests/data/traces/ again (docs/TRACE.md), as root
-# with /dev/fuse, dbench, postmark, git, fio, xz, linux-source-6.1 and what a
-# kernel build needs (gcc, make, flex, bison, bc) (scripts/deps.sh record):
+# with /dev/fuse, dbench, postmark, git, fio, xz, linux-source-6.1, what a
+# kernel build needs (gcc, make, flex, bison, bc), dpkg, gzip and sqlite3
+# (scripts/deps.sh record):
 #   bgafs-dbench.trace     bgafs (mount -o trace=) under dbench, 2 clients, 3 s, 256M image
 #   bgafs-dbench8.trace.xz bgafs under dbench, 8 clients, 10 s, 1G image
 #   bgafs-exerciser.trace  bgafs under the data-integrity exerciser (bgafs_exerciser,
@@ -33,6 +34,15 @@
 #                          at once, deletes, the same again (see fioseq() below)
 #   bgafs-usrinc.trace.xz  held out, 256M image: /usr/include by tar to 89% full, every
 #                          third directory deleted, rsync again (see usrinc() below)
+#   bgafs-debs.trace.xz    held out, 256M image: .debs of the apt cache unpacked (dpkg -x)
+#                          to 88% full, every third deleted and refilled, three times
+#                          (see debs() below)
+#   bgafs-gzip.trace.xz    held out, 176M image: kernel text trees copied in, gzip -r and
+#                          gunzip -r in place near full, one archived by tar -czf
+#                          (see gzip_trees() below)
+#   bgafs-sqlite.trace.xz  held out, 160M image: three sqlite3 databases (rollback
+#                          journal, WAL, auto_vacuum) grown at once to 88% full with
+#                          deletes, then one deleted, one vacuumed (see sqlite_dbs() below)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
 # (each took 1-2 minutes to record on this project's 2-core machine, and
 # the kernel build 6).  Each bgafs trace is checked: applied with its recorded results
@@ -40,13 +50,13 @@
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
 # bgafs trace uncompressed in DIR too.
-#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|objects]...]
+#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|debs|gzip|sqlite|objects]...]
 # (default build/test, all of them)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
-which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc objects}
+which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc debs gzip sqlite objects}
 R=$build/tools/replay/bga-replay
 BGAFS=$build/tools/bgafs/bgafs
 out=tests/data/traces
@@ -57,8 +67,11 @@ case " $which " in *" exerciser "*) needs+=("$ex") ;; esac
 for x in "${needs[@]}"; do
 	[ -x "$x" ] || { echo "record_traces: no $x (build it first)" >&2; exit 2; }
 done
-for c in dbench postmark git fio xz; do
-	command -v $c >/dev/null || { echo "record_traces: $c missing (scripts/deps.sh record)" >&2; exit 2; }
+cmds=(dbench postmark git fio xz)
+# sqlite3 only the sqlite history needs
+case " $which " in *" sqlite "*) cmds+=(sqlite3) ;; esac
+for c in "${cmds[@]}"; do
+	command -v "$c" >/dev/null || { echo "record_traces: $c missing (scripts/deps.sh record)" >&2; exit 2; }
 done
 # shellcheck source=bench/support/fuse_mount.sh
 . bench/support/fuse_mount.sh
@@ -338,6 +351,135 @@ usrinc() {
 	echo "record_traces: usrinc: $(used_pct)% full after rsync"
 }
 
+# debs: Debian packages from the apt cache (/var/cache/apt/archives: what
+# this machine installed, so the list differs between machines) unpacked
+# with dpkg -x, each into its own directory, in sorted order (one whose
+# files would take the volume past 90% full passed over) until past 88%
+# full; then three times every third package still there deleted and
+# unpacking going on from where it stopped until past 88% again; then
+# every other package deleted.  Shared objects and executables of MiBs
+# beside small documents, in trees that come and go whole.
+debs_fill() { # the next packages of $work/debs, from line $debs_at, until past 88% full
+	local deb need room
+	while [ "$debs_at" -le "$(wc -l <"$work/debs")" ]; do
+		deb=$(sed -n "${debs_at}p" "$work/debs")
+		debs_at=$((debs_at + 1))
+		# the KiB its files take in 4 KiB blocks, and what is left under 90%
+		need=$(dpkg-deb -c "$deb" | awk '$1 ~ /^-/ {k += 4 * int(($3 + 4095) / 4096)} END {print k + 0}')
+		room=$(stat -f -c '%b %f %S' "$mnt" | awk '{print int(($2 - 0.10 * $1) * $3 / 1024)}')
+		[ "$need" -lt "$room" ] || continue
+		dpkg -x "$deb" "$mnt/p$(printf %04d $debs_at)"
+		sync -f "$mnt" # the deferred frees committed, so that statfs counts them free
+		[ "$(used_pct)" -gt 88 ] && return 0
+	done
+	echo "record_traces: debs: the apt cache ran out at $(used_pct)% full" >&2
+}
+debs() {
+	ls /var/cache/apt/archives/*.deb | LC_ALL=C sort >"$work/debs"
+	debs_at=1
+	debs_fill
+	echo "record_traces: debs: $((debs_at - 1)) packages looked at, $(used_pct)% full"
+	local k
+	for k in 1 2 3; do
+		find "$mnt" -mindepth 1 -maxdepth 1 -name 'p*' | LC_ALL=C sort | awk 'NR % 3 == 1' | xargs -d '\n' rm -rf
+		sync -f "$mnt"
+		echo "record_traces: debs: $(used_pct)% full after deleting every third"
+		debs_fill
+		echo "record_traces: debs: $((debs_at - 1)) packages looked at, $(used_pct)% full"
+	done
+	find "$mnt" -mindepth 1 -maxdepth 1 -name 'p*' | LC_ALL=C sort | awk 'NR % 2' | xargs -d '\n' rm -rf
+}
+
+# gzip: text trees compressed and uncompressed in place, as log rotation
+# and archiving do: each file replaced by a new one of another size.
+# Documentation/, include/ and sound/ of linux-source-6.1 copied in (cp -a;
+# one that would take the volume past 90% full passed over); gzip -r of
+# Documentation/ and include/ (every file written again as FILE.gz, then
+# the original deleted); tools/, arch/arm64/, kernel/, lib/ and mm/ copied
+# in while they fit, to past 88% full; sound/ deleted and gunzip -r of
+# include/; Documentation/ archived with tar -czf, then deleted
+gzip_src=$work/lsrc/linux-source-6.1
+gzip_copy() { # DIR...: each copied from $gzip_src while it fits under 90% full
+	local d need room
+	for d in "$@"; do
+		need=$(du -sk "$gzip_src/$d" | cut -f1)
+		room=$(stat -f -c '%b %f %S' "$mnt" | awk '{print int(($2 - 0.10 * $1) * $3 / 1024)}')
+		[ "$need" -lt "$room" ] || { echo "record_traces: gzip: $d passed over"; continue; }
+		mkdir -p "$mnt/$(dirname "$d")"
+		cp -a "$gzip_src/$d" "$mnt/$d"
+		sync -f "$mnt"
+		echo "record_traces: gzip: $d copied, $(used_pct)% full"
+	done
+}
+gzip_trees() {
+	if [ ! -d "$gzip_src" ]; then
+		mkdir -p "$work/lsrc"
+		tar -xf /usr/src/linux-source-6.1.tar.xz -C "$work/lsrc" linux-source-6.1/Documentation \
+			linux-source-6.1/include linux-source-6.1/sound linux-source-6.1/tools linux-source-6.1/arch/arm64 \
+			linux-source-6.1/kernel linux-source-6.1/lib linux-source-6.1/mm
+	fi
+	gzip_copy Documentation include sound
+	gzip -r -6 "$mnt/Documentation" "$mnt/include"
+	sync -f "$mnt"
+	echo "record_traces: gzip: $(used_pct)% full after gzip -r"
+	gzip_copy tools arch/arm64 kernel lib mm
+	rm -rf "$mnt/sound"
+	gunzip -r "$mnt/include"
+	sync -f "$mnt"
+	echo "record_traces: gzip: $(used_pct)% full after gunzip -r"
+	tar -C "$mnt" -czf "$mnt/Documentation.tar.gz" Documentation
+	rm -rf "$mnt/Documentation"
+}
+
+# sqlite: three sqlite3 databases written at once, each by its own sqlite3
+# process, in rounds of up to 20 transactions of 20 rows of random blobs
+# of 100 B-16 KiB (the round smaller as the volume nears 90% full):
+# a.db with a rollback journal (a file made and deleted each transaction),
+# b.db in WAL mode (journal_size_limit 1 MiB: the WAL cut back after
+# each checkpoint), c.db with auto_vacuum=full (truncated at each commit
+# that frees pages); every other round, a third of each database's rows
+# deleted; until past 88% full; then b.db deleted, a.db vacuumed into a
+# new file that replaces it (VACUUM INTO), and half of c.db's rows deleted
+sqlite_round() { # DB PRAGMAS TXNS: TXNS transactions of 20 rows into DB
+	{
+		echo "$2"
+		echo "CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, b BLOB);"
+		local i
+		for i in $(seq "$3"); do
+			echo "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i + 1 FROM c WHERE i < 20)" \
+				"INSERT INTO t(b) SELECT randomblob(100 + abs(random()) % 16284) FROM c;"
+		done
+	} | sqlite3 "$1" >/dev/null
+}
+sqlite_dbs() {
+	local r=0 n pa pb
+	local A="PRAGMA journal_mode=delete;" B="PRAGMA journal_mode=wal; PRAGMA journal_size_limit=1048576;"
+	local C="PRAGMA auto_vacuum=full;"
+	while [ "$(used_pct)" -le 88 ]; do
+		r=$((r + 1))
+		# 3 databases x 20 rows x 8.3 KiB a transaction, under what is left to 90%
+		n=$(stat -f -c '%b %f %S' "$mnt" | awk '{n = int(($2 - 0.10 * $1) * $3 / (3 * 20 * 8500)); print (n > 20 ? 20 : (n < 1 ? 1 : n))}')
+		sqlite_round "$mnt/a.db" "$A" "$n" & pa=$!
+		sqlite_round "$mnt/b.db" "$B" "$n" & pb=$!
+		sqlite_round "$mnt/c.db" "$C" "$n"
+		wait $pa
+		wait $pb
+		if [ $((r % 2)) = 0 ]; then
+			sqlite3 "$mnt/a.db" "DELETE FROM t WHERE id % 3 = $((r / 2 % 3));"
+			sqlite3 "$mnt/b.db" "$B DELETE FROM t WHERE id % 3 = $((r / 2 % 3));" >/dev/null
+			sqlite3 "$mnt/c.db" "DELETE FROM t WHERE id % 3 = $((r / 2 % 3));"
+		fi
+		sync -f "$mnt"
+		echo "record_traces: sqlite: round $r ($n transactions a database) leaves the volume $(used_pct)% full"
+	done
+	rm -f "$mnt"/b.db*
+	sqlite3 "$mnt/a.db" "VACUUM INTO '$mnt/a2.db';"
+	mv "$mnt/a2.db" "$mnt/a.db"
+	sqlite3 "$mnt/c.db" "DELETE FROM t WHERE id % 2 = 0;"
+	sync -f "$mnt"
+	echo "record_traces: sqlite: $(used_pct)% full at the end"
+}
+
 dbench2() { dbench_run "$mnt" 3 2 | grep -E '^Throughput|ERROR'; }
 dbench8() { dbench_run "$mnt" 10 8 | grep -E '^Throughput|ERROR'; }
 exerciser() {
@@ -359,8 +501,11 @@ for t in $which; do
 	pmbig) record bgafs-pmbig 512M pmbig ;;
 	fioseq) record bgafs-fioseq 120M fioseq ;;
 	usrinc) record bgafs-usrinc 256M usrinc ;;
+	debs) record bgafs-debs 256M debs ;;
+	gzip) record bgafs-gzip 176M gzip_trees ;;
+	sqlite) record bgafs-sqlite 160M sqlite_dbs ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
-	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, objects)" >&2; exit 2 ;;
+	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, objects)" >&2; exit 2 ;;
 	esac
 done
 tests/data/traces/regen_hashes.sh "$build"
