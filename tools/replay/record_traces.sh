@@ -375,12 +375,12 @@ debs_fill() { # the next packages of $work/debs, from line $debs_at, until past 
 	echo "record_traces: debs: the apt cache ran out at $(used_pct)% full" >&2
 }
 debs() {
-	ls /var/cache/apt/archives/*.deb | LC_ALL=C sort >"$work/debs"
+	find /var/cache/apt/archives -maxdepth 1 -name "*.deb" | LC_ALL=C sort >"$work/debs"
 	debs_at=1
 	debs_fill
 	echo "record_traces: debs: $((debs_at - 1)) packages looked at, $(used_pct)% full"
-	local k
-	for k in 1 2 3; do
+	local _
+	for _ in 1 2 3; do
 		find "$mnt" -mindepth 1 -maxdepth 1 -name 'p*' | LC_ALL=C sort | awk 'NR % 3 == 1' | xargs -d '\n' rm -rf
 		sync -f "$mnt"
 		echo "record_traces: debs: $(used_pct)% full after deleting every third"
@@ -437,8 +437,8 @@ gzip_trees() {
 # a.db with a rollback journal (a file made and deleted each transaction),
 # b.db in WAL mode (journal_size_limit 1 MiB: the WAL cut back after
 # each checkpoint), c.db with auto_vacuum=full (truncated at each commit
-# that frees pages); every other round, a third of each database's rows
-# deleted; until past 88% full; then b.db deleted, a.db vacuumed into a
+# that frees pages); every other round, a third of the rows of each
+# database's last two rounds deleted; until past 88% full; then b.db deleted, a.db vacuumed into a
 # new file that replaces it (VACUUM INTO), and half of c.db's rows deleted
 sqlite_round() { # DB PRAGMAS TXNS: TXNS transactions of 20 rows into DB
 	{
@@ -453,6 +453,7 @@ sqlite_round() { # DB PRAGMAS TXNS: TXNS transactions of 20 rows into DB
 }
 sqlite_dbs() {
 	local r=0 n pa pb
+	local -A mark=([a]=0 [b]=0 [c]=0)
 	local A="PRAGMA journal_mode=delete;" B="PRAGMA journal_mode=wal; PRAGMA journal_size_limit=1048576;"
 	local C="PRAGMA auto_vacuum=full;"
 	while [ "$(used_pct)" -le 88 ]; do
@@ -465,9 +466,14 @@ sqlite_dbs() {
 		wait $pa
 		wait $pb
 		if [ $((r % 2)) = 0 ]; then
-			sqlite3 "$mnt/a.db" "DELETE FROM t WHERE id % 3 = $((r / 2 % 3));"
-			sqlite3 "$mnt/b.db" "$B DELETE FROM t WHERE id % 3 = $((r / 2 % 3));" >/dev/null
-			sqlite3 "$mnt/c.db" "DELETE FROM t WHERE id % 3 = $((r / 2 % 3));"
+			local db del
+			for db in a b c; do
+				# mark[DB]: the last id before these two rounds
+				del="DELETE FROM t WHERE id > ${mark[$db]} AND id % 3 = $((r / 2 % 3));"
+				[ $db = b ] && del="$B $del"
+				sqlite3 "$mnt/$db.db" "$del" >/dev/null
+				mark[$db]=$(sqlite3 "$mnt/$db.db" "SELECT coalesce(max(id), 0) FROM t;")
+			done
 		fi
 		sync -f "$mnt"
 		echo "record_traces: sqlite: round $r ($n transactions a database) leaves the volume $(used_pct)% full"
