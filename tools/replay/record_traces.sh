@@ -37,8 +37,8 @@
 #   bgafs-debs.trace.xz    held out, 256M image: .debs of the apt cache unpacked (dpkg -x)
 #                          to 88% full, every third deleted and refilled, three times
 #                          (see debs() below)
-#   bgafs-gzip.trace.xz    held out, 176M image: kernel text trees copied in, gzip -r and
-#                          gunzip -r in place near full, one archived by tar -czf
+#   bgafs-gzip.trace.xz    held out, 208M image: kernel text trees copied in, gzip and
+#                          gunzip in place near full, one archived by tar -czf
 #                          (see gzip_trees() below)
 #   bgafs-sqlite.trace.xz  held out, 160M image: three sqlite3 databases (rollback
 #                          journal, WAL, auto_vacuum) grown at once to 88% full with
@@ -395,15 +395,17 @@ debs() {
 # gzip: text trees compressed and uncompressed in place, as log rotation
 # and archiving do: each file replaced by a new one of another size.
 # Documentation/, include/ and sound/ of linux-source-6.1 copied in (cp -a;
-# one that would take the volume past 90% full passed over); gzip -r of
-# Documentation/ and include/ (every file written again as FILE.gz, then
-# the original deleted); tools/, arch/arm64/, kernel/, lib/ and mm/ copied
-# in while they fit, to past 88% full; sound/ deleted and gunzip -r of
-# include/; Documentation/ archived with tar -czf, then deleted
+# one that would take the volume past 90% full passed over); gzip of
+# every file of Documentation/ and include/ (each written again as FILE.gz, then
+# the original deleted); tools/, arch/arm64/, kernel/, lib/, mm/, arch/x86/,
+# arch/powerpc/, block/, crypto/, security/ copied in, each that fits
+# under 90% full, until past 88% full; sound/ deleted and gunzip of
+# include/'s files; Documentation/ archived with tar -czf, then deleted
 gzip_src=$work/lsrc/linux-source-6.1
-gzip_copy() { # DIR...: each copied from $gzip_src while it fits under 90% full
+gzip_copy() { # DIR...: each copied from $gzip_src that fits under 90% full, until past 88%
 	local d need room
 	for d in "$@"; do
+		avail_settled "$mnt" "$mnt" 1 # what gzip deleted counted free (debs() says why)
 		need=$(du -sk "$gzip_src/$d" | cut -f1)
 		room=$(stat -f -c '%b %f %S' "$mnt" | awk '{print int(($2 - 0.10 * $1) * $3 / 1024)}')
 		[ "$need" -lt "$room" ] || { echo "record_traces: gzip: $d passed over"; continue; }
@@ -411,6 +413,7 @@ gzip_copy() { # DIR...: each copied from $gzip_src while it fits under 90% full
 		cp -a "$gzip_src/$d" "$mnt/$d"
 		sync -f "$mnt"
 		echo "record_traces: gzip: $d copied, $(used_pct)% full"
+		if [ "$(used_pct)" -gt 88 ]; then return 0; fi
 	done
 }
 gzip_trees() {
@@ -418,17 +421,20 @@ gzip_trees() {
 		mkdir -p "$work/lsrc"
 		tar -xf /usr/src/linux-source-6.1.tar.xz -C "$work/lsrc" linux-source-6.1/Documentation \
 			linux-source-6.1/include linux-source-6.1/sound linux-source-6.1/tools linux-source-6.1/arch/arm64 \
-			linux-source-6.1/kernel linux-source-6.1/lib linux-source-6.1/mm
+			linux-source-6.1/kernel linux-source-6.1/lib linux-source-6.1/mm linux-source-6.1/arch/x86 \
+			linux-source-6.1/arch/powerpc linux-source-6.1/block linux-source-6.1/crypto linux-source-6.1/security
 	fi
 	gzip_copy Documentation include sound
-	gzip -r -6 "$mnt/Documentation" "$mnt/include"
-	sync -f "$mnt"
-	echo "record_traces: gzip: $(used_pct)% full after gzip -r"
-	gzip_copy tools arch/arm64 kernel lib mm
+	# (the files only: gzip -r warns of the symbolic links, and exits 2)
+	find "$mnt/Documentation" "$mnt/include" -type f -print0 | LC_ALL=C sort -z | xargs -0 gzip -6
+	avail_settled "$mnt" "$mnt" 1
+	echo "record_traces: gzip: $(used_pct)% full after gzip"
+	gzip_copy tools arch/arm64 kernel lib mm arch/x86 arch/powerpc block crypto security
 	rm -rf "$mnt/sound"
-	gunzip -r "$mnt/include"
-	sync -f "$mnt"
-	echo "record_traces: gzip: $(used_pct)% full after gunzip -r"
+	avail_settled "$mnt" "$mnt" 1
+	find "$mnt/include" -type f -name '*.gz' -print0 | LC_ALL=C sort -z | xargs -0 gunzip
+	avail_settled "$mnt" "$mnt" 1
+	echo "record_traces: gzip: $(used_pct)% full after gunzip"
 	tar -C "$mnt" -czf "$mnt/Documentation.tar.gz" Documentation
 	rm -rf "$mnt/Documentation"
 }
@@ -510,7 +516,7 @@ for t in $which; do
 	fioseq) record bgafs-fioseq 120M fioseq ;;
 	usrinc) record bgafs-usrinc 256M usrinc ;;
 	debs) record bgafs-debs 256M debs ;;
-	gzip) record bgafs-gzip 176M gzip_trees ;;
+	gzip) record bgafs-gzip 208M gzip_trees ;;
 	sqlite) record bgafs-sqlite 160M sqlite_dbs ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
 	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, objects)" >&2; exit 2 ;;
