@@ -43,6 +43,9 @@
 #   bgafs-sqlite.trace.xz  held out, 160M image: three sqlite3 databases (rollback
 #                          journal, WAL, auto_vacuum) grown at once to 88% full with
 #                          deletes, then one deleted, one vacuumed (see sqlite_dbs() below)
+#   bgafs-sort.trace.xz    held out, 180M image: GNU sort's external merge of 40 MiB of
+#                          kernel sources, its runs on bgafs, three times, outputs kept
+#                          to 88% full (see sort_runs() below)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
 # (each took 1-2 minutes to record on this project's 2-core machine, and
 # the kernel build 6).  Each bgafs trace is checked: applied with its recorded results
@@ -50,13 +53,13 @@
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
 # bgafs trace uncompressed in DIR too.
-#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|debs|gzip|sqlite|objects]...]
+#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|debs|gzip|sqlite|sort|objects]...]
 # (default build/test, all of them)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
-which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc debs gzip sqlite objects}
+which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc debs gzip sqlite sort objects}
 R=$build/tools/replay/bga-replay
 BGAFS=$build/tools/bgafs/bgafs
 out=tests/data/traces
@@ -494,6 +497,31 @@ sqlite_dbs() {
 	echo "record_traces: sqlite: $(used_pct)% full at the end"
 }
 
+# sort: GNU sort's external merge sort, its temporary files on bgafs (-T):
+# the C sources of linux-source-6.1's fs/ (40 MiB) concatenated into one
+# file; sorted with a buffer of 8 MiB (LC_ALL=C -S 8M: a dozen runs of a
+# few MiB written one after another, merged at once into the output, then
+# deleted) by the whole line, then by the second field, each output kept;
+# the first output deleted; the second sorted in reverse (the second and
+# third sorts take the volume to 88% full); then the input and the
+# second output deleted
+sort_in() { # sort_in OUT ARGS...: INPUT sorted by ARGS into OUT, its runs in $mnt/tmp
+	local o=$1
+	shift
+	LC_ALL=C sort -S 8M --batch-size=32 -T "$mnt/tmp" "$@" -o "$o"
+	avail_settled "$mnt" "$mnt" 1 # the runs deleted counted free (debs() says why)
+	echo "record_traces: sort: $(basename "$o") written, $(used_pct)% full"
+}
+sort_runs() {
+	mkdir "$mnt/tmp"
+	(cd "$src" && find fs -name '*.[ch]' -type f | LC_ALL=C sort | xargs cat) >"$mnt/in"
+	sort_in "$mnt/o1" "$mnt/in"
+	sort_in "$mnt/o2" -k2 "$mnt/in"
+	rm "$mnt/o1"
+	sort_in "$mnt/o3" -r "$mnt/o2"
+	rm "$mnt/in" "$mnt/o2"
+}
+
 dbench2() { dbench_run "$mnt" 3 2 | grep -E '^Throughput|ERROR'; }
 dbench8() { dbench_run "$mnt" 10 8 | grep -E '^Throughput|ERROR'; }
 exerciser() {
@@ -518,8 +546,9 @@ for t in $which; do
 	debs) record bgafs-debs 256M debs ;;
 	gzip) record bgafs-gzip 208M gzip_trees ;;
 	sqlite) record bgafs-sqlite 160M sqlite_dbs ;;
+	sort) kernel_src && record bgafs-sort 180M sort_runs ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
-	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, objects)" >&2; exit 2 ;;
+	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, objects)" >&2; exit 2 ;;
 	esac
 done
 tests/data/traces/regen_hashes.sh "$build"
