@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The allocation-quality bars, a verdict per history and bar, read from bga-replay's output.
 
-  bga-replay run TRACE... -a bgalloc -a ext2 [-a ...] [--markdown] | bench/report/bars.py [--alloc A] [--peer P]
-  bench/report/bars.py [--alloc A] [--peer P] OUTPUT...
+  bga-replay run TRACE... -a bgalloc -a ext2 [-a ...] [--markdown] | bench/report/bars.py [--alloc A] [--peer P] [--markdown]
+  bench/report/bars.py [--alloc A] [--peer P] [--markdown] OUTPUT...
 
 Reads what `bga-replay run` printed for one or more histories (from the
 files named, or standard input): each history's table (the lines after
@@ -24,7 +24,8 @@ against the peer P (default ext2, libext2fs) on each bar:
 
 and prints a line a history and bar, met or missed with the two figures
 (A's, then the peer's or the limit), then how many were met, bar by bar
-and in all.  Figures are compared as bga-replay printed them.  Exit 0
+and in all; --markdown prints the same as a table instead, a row a
+history and a column a bar ("-" where a bar does not apply).  Figures are compared as bga-replay printed them.  Exit 0
 when every bar is met, 1 when one is missed, 2 when the output holds no
 history or a history lacks A or P.
 """
@@ -117,6 +118,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--alloc", default="bgalloc", help="the allocator judged (default bgalloc)")
     ap.add_argument("--peer", default="ext2", help="the peer it is judged against (default ext2)")
+    ap.add_argument("--markdown", action="store_true", help="a table, a row a history and a column a bar")
     ap.add_argument("outputs", nargs="*", help="bga-replay's output (default: standard input)")
     a = ap.parse_args()
     lines = []
@@ -139,15 +141,24 @@ def main():
                 return 2
     width = max(len(name) for name, _ in hist)
     per_bar = {}
+    rows = []
     met = total = 0
     for name, allocs in hist:
+        rows.append((name, {}))
         for title, ok, figures in verdicts(name, allocs, a.alloc, a.peer):
-            print("%-*s  %-23s  %-6s  %s" % (width, name, title, "met" if ok else "missed", figures))
+            if not a.markdown:
+                print("%-*s  %-23s  %-6s  %s" % (width, name, title, "met" if ok else "missed", figures))
+            rows[-1][1][title] = "%s %s" % ("met" if ok else "**missed**", figures.replace(" vs ", " / "))
             n = per_bar.setdefault(title, [0, 0])
             n[0] += ok
             n[1] += 1
             met += ok
             total += 1
+    if a.markdown:
+        print("| history | %s |" % " | ".join(per_bar))
+        print("|---|%s" % ("---|" * len(per_bar)))
+        for name, cells in rows:
+            print("| %s | %s |" % (name, " | ".join(cells.get(t, "-") for t in per_bar)))
     print("\n%s against %s on %d histories:" % (a.alloc, a.peer, len(hist)))
     for title, (ok, n) in per_bar.items():
         print("  %-23s  %d of %d met" % (title, ok, n))

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bench/report/bars.py: the fixture (tests/data/bars/replay.txt, a stored
 # bga-replay output, so that a change of placement changes nothing here)
-# judged bar by bar, a miss and a met each with their figures, and the
-# same verdicts from its Markdown table alone; every bar met exits 0, bad
-# input exits 2; and bga-replay's output of today still parses, a line a
-# bar (no verdict asserted: that is the policy's, not the script's).
+# judged bar by bar, a miss and a met each with their figures; the same
+# verdicts from its Markdown table alone, and as a table (--markdown);
+# every bar met exits 0, bad input exits 2; and bga-replay's output of
+# today still parses, a line a bar (no verdict asserted: that is the
+# policy's, not the script's).
 #   tests/system/bars_test.sh PYTHON BARS_PY FIXTURE BGA_REPLAY TRACEDIR
 set -u
 PY=$1 BARS=$2 FIX=$3 R=$4 TRACES=$5
@@ -66,6 +67,15 @@ for low in 0.0100:met 0.0090:missed; do
 	expect "$([ "${low#*:}" = met ] && echo 0 || echo 1)" \
 		"^objects\.trace +objects end <= 3x peer +${low#*:} +0\.0278 vs " -- "$PY" "$BARS" "$dir/low.txt"
 done
+
+# --markdown: the same verdicts, a row a history, "-" where a bar does not apply
+tab=$("$PY" "$BARS" --markdown "$FIX")
+[ "$(grep -cE '^[|] (bgafs-|objects)' <<<"$tab")" = 3 ] || fail "--markdown has not 3 rows: $tab"
+grep -qF '| objects.trace | - | - | - | - | met 0.0089 / 0.0500 (0.05) | met 0 / 0 | met 0.0278 / 0.0834 (3x 0.0278) |' <<<"$tab" ||
+	fail "--markdown's objects row differs from its lines: $tab"
+grep -qE '^[|] bgafs-fioseq\.trace [|] [*][*]missed[*][*] 1\.56 / 1\.05;.* [|] [*][*]missed[*][*] 2 / 0 [|] - [|]$' <<<"$tab" ||
+	fail "--markdown's fioseq row differs from its lines: $tab"
+grep -q '^bars met: 10 of 15, missed: 5$' <<<"$tab" || fail "--markdown without the count: $tab"
 
 # bad input: no history, an allocator not in the output, a missing file
 : >"$dir/empty.txt"
