@@ -246,6 +246,9 @@ kbuild() {
 
 # The held-out histories (docs/TRACE.md "The histories kept"): recorded
 # after the placement policy was tuned, from workloads it never saw.
+# pylib, pmbig, fioseq and usrinc were held out at 454cbac, and tuned on
+# after; debs, gzip, sqlite and sort (after usrinc below) were recorded
+# at f7a008f and held out from the policy work that followed.
 # pylib: /usr/lib/python3.11 as installed (Debian's python3.11 standard
 # library and its dist-packages) as a tarball, extracted into rounds r1-r3; every other
 # file of r1 and r2 deleted; r1 extracted again over what is left; r4
