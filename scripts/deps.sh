@@ -84,6 +84,7 @@ for target in "${@:-build}"; do
 		want cmd flex flex
 		want cmd bison bison
 		want cmd bc bc
+		want cmd sqlite3 sqlite3 # the sqlite history
 		;;
 	coverage) # make coverage: with test, gcovr for the report
 		want cmd gcovr gcovr
