@@ -46,6 +46,9 @@
 #   bgafs-sort.trace.xz    held out, 180M image: GNU sort's external merge of 40 MiB of
 #                          kernel sources, its runs on bgafs, three times, outputs kept
 #                          to 88% full (see sort_runs() below)
+#   bgafs-fiomix.trace.xz  held out, 128M image: fio, two writers at random offsets across
+#                          files of 64 KiB-3 MiB in 4-64 KiB blocks, half deleted,
+#                          refilled to 89% full (see fiomix() below)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
 # (each took 1-2 minutes to record on this project's 2-core machine, and
 # the kernel build 6).  Each bgafs trace is checked: applied with its recorded results
@@ -53,13 +56,13 @@
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
 # bgafs trace uncompressed in DIR too.
-#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|debs|gzip|sqlite|sort|objects]...]
+#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|debs|gzip|sqlite|sort|fiomix|objects]...]
 # (default build/test, all of them)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
-which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc debs gzip sqlite sort objects}
+which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc debs gzip sqlite sort fiomix objects}
 R=$build/tools/replay/bga-replay
 BGAFS=$build/tools/bgafs/bgafs
 out=tests/data/traces
@@ -247,8 +250,9 @@ kbuild() {
 # The held-out histories (docs/TRACE.md "The histories kept"): recorded
 # after the placement policy was tuned, from workloads it never saw.
 # pylib, pmbig, fioseq and usrinc were held out at 454cbac, and tuned on
-# after; debs, gzip, sqlite and sort (after usrinc below) were recorded
-# at f7a008f and held out from the policy work that followed.
+# after; debs, gzip, sqlite, sort and fiomix (after usrinc below) were
+# recorded with the library of bfeda60 and held out from the policy work
+# that followed.
 # pylib: /usr/lib/python3.11 as installed (Debian's python3.11 standard
 # library and its dist-packages) as a tarball, extracted into rounds r1-r3; every other
 # file of r1 and r2 deleted; r1 extracted again over what is left; r4
@@ -525,6 +529,33 @@ sort_runs() {
 	rm "$mnt/in" "$mnt/o2"
 }
 
+# fiomix: fio, two writers at once, each writing 4 KiB-64 KiB blocks
+# (bssplit) at random offsets across its own files of 64 KiB-3 MiB, a
+# file chosen at random for each write (file_service_type=random),
+# nothing preallocated; every other file deleted; then two writers again
+# on new files, as many as fill the room to 90% full; then every third
+# file of the first round deleted
+fiomix_job() { # fiomix_job PREFIX SEED FILES: two writers of FILES files each
+	fio --output=/dev/null --directory="$mnt" --ioengine=psync --fallocate=none --randseed="$2" \
+		--rw=randwrite --bssplit=4k/50:16k/30:64k/20 --file_service_type=random \
+		--filesize=64k-3m --nrfiles="$3" --numjobs=2 --name="$1"
+}
+fiomix() {
+	fiomix_job a 61 28
+	sync -f "$mnt"
+	echo "record_traces: fiomix: $(used_pct)% full after the first writers"
+	find "$mnt" -maxdepth 1 -name 'a.*' | LC_ALL=C sort | awk 'NR % 2' | xargs -d '\n' rm -f
+	avail_settled "$mnt" "$mnt" 1 # the deleted files counted free (debs() says why)
+	echo "record_traces: fiomix: $(used_pct)% full after the deletes"
+	# files of 1.56 MiB on average, two writers, to about 89% full
+	local n
+	n=$(stat -f -c '%b %f %S' "$mnt" | awk '{print int(($2 - 0.11 * $1) * $3 / (2 * 1.56 * 1048576))}')
+	fiomix_job b 62 "$n"
+	sync -f "$mnt"
+	echo "record_traces: fiomix: $(used_pct)% full after $n files a writer"
+	find "$mnt" -maxdepth 1 -name 'a.*' | LC_ALL=C sort | awk 'NR % 3 == 1' | xargs -d '\n' rm -f
+}
+
 dbench2() { dbench_run "$mnt" 3 2 | grep -E '^Throughput|ERROR'; }
 dbench8() { dbench_run "$mnt" 10 8 | grep -E '^Throughput|ERROR'; }
 exerciser() {
@@ -550,8 +581,9 @@ for t in $which; do
 	gzip) record bgafs-gzip 208M gzip_trees ;;
 	sqlite) record bgafs-sqlite 160M sqlite_dbs ;;
 	sort) kernel_src && record bgafs-sort 180M sort_runs ;;
+	fiomix) record bgafs-fiomix 128M fiomix ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
-	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, objects)" >&2; exit 2 ;;
+	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, objects)" >&2; exit 2 ;;
 	esac
 done
 tests/data/traces/regen_hashes.sh "$build"
