@@ -708,3 +708,59 @@ Test(windows, sized_handle_request_of_its_size_leaves_no_window)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/*
+ * The held map (window.h): a free of a block in another window's
+ * remainder is refused even when that window was booked over blocks the
+ * first window had handed out, its owner freed, and the first window's
+ * close then cleared its own range of the map.
+ */
+Test(windows, a_remainder_booked_where_another_window_handed_out_stays_unfreeable)
+{
+	struct bga_volume *vol = make_volume(1 << 16, 4096, 0);
+	struct bga_extent wa, wb, e;
+	struct bga_rsv *a = window_at(vol, 1000, 64, &wa);
+	for (uint64_t b = wa.start; b < wa.start + 31; b++)
+		cr_assert_eq(alloc_at(vol, b, 1, 1, a, 0, &e), 0);
+	/* a's owner frees what its window handed it, the window still open */
+	cr_assert_eq(bga_free(vol, wa.start, 31), 0);
+	struct bga_rsv *b = window_at(vol, wa.start, 16, &wb);
+	cr_assert_eq(wb.start, wa.start + 1, "b is booked inside a's first range");
+	bga_rsv_close(a);
+	for (uint64_t blk = wb.start; blk < wb.start + wb.len; blk++)
+		cr_assert_eq(bga_free(vol, blk, 1), -EINVAL, "block %llu is b's remainder", (unsigned long long)blk);
+	cr_assert_eq(bga_check(vol, NULL), 0);
+	bga_rsv_close(b);
+	cr_assert_eq(bga_free(vol, 1000, 1), 0);
+	cr_assert_eq(bga_free(vol, wa.start, 1), 0);
+	cr_assert_eq(bga_free_exact(vol), (1 << 16));
+	cr_assert_eq(bga_check(vol, NULL), 0);
+	bga_destroy(vol);
+}
+
+/* The same after the front of a remainder went to an exact goal (a
+ * raise, window.c): those blocks, freed, lie inside the first window's
+ * range when another window books them. */
+Test(windows, a_remainder_booked_where_an_exact_goal_raised_another_stays_unfreeable)
+{
+	struct bga_volume *vol = make_volume(1 << 16, 4096, 0);
+	struct bga_extent wa, wb, e;
+	struct bga_rsv *a = window_at(vol, 1000, 64, &wa);
+	cr_assert_eq(alloc_at(vol, wa.start, 8, 8, NULL, BGA_EXACT_GOAL, &e), 0);
+	cr_assert_eq(e.start, wa.start);
+	struct bga_extent left;
+	cr_assert_eq(bga_rsv_window(a, &left), 0);
+	cr_assert_eq(left.start, wa.start + 8, "the exact goal took the remainder's front");
+	cr_assert_eq(bga_free(vol, e.start, 8), 0);
+	struct bga_rsv *b = window_at(vol, wa.start, 8, &wb);
+	cr_assert_eq(wb.start, wa.start + 1);
+	bga_rsv_close(a);
+	for (uint64_t blk = wb.start; blk < wb.start + wb.len; blk++)
+		cr_assert_eq(bga_free(vol, blk, 1), -EINVAL, "block %llu is b's remainder", (unsigned long long)blk);
+	cr_assert_eq(bga_check(vol, NULL), 0);
+	bga_rsv_close(b);
+	cr_assert_eq(bga_free(vol, 1000, 1), 0);
+	cr_assert_eq(bga_free(vol, wa.start, 1), 0);
+	cr_assert_eq(bga_free_exact(vol), (1 << 16));
+	bga_destroy(vol);
+}
