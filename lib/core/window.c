@@ -336,7 +336,8 @@ uint32_t bga__window_unheld_locked(const struct bga_group *grp)
 {
 	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next) {
 		uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
-		for (uint32_t b = bga__wspan_cur(s); b < bga__wspan_end(s); b++)
+		/* (a remainder past the span is bga_check's other report) */
+		for (uint32_t b = bga__wspan_cur(s); b < BGA_MIN(bga__wspan_end(s), grp->hi); b++)
 			if (!((grp->ext->held[b / 64] >> (b % 64)) & 1))
 				return b;
 	}

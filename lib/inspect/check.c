@@ -112,10 +112,6 @@ static void check_group_locked(struct bga_volume *vol, const struct bga_geom *ge
 	if (!bga__dfree_check_locked(vol, grp, g, &bad))
 		report(r, g, first + bad, "group %llu: block %llu waits on a deferred free but is free, or the pending map disagrees",
 		       (unsigned long long)g, (unsigned long long)(first + bad));
-	uint32_t unheld = bga__window_unheld_locked(grp);
-	if (unheld != UINT32_MAX)
-		report(r, g, first + unheld, "group %llu: block %u of a window's remainder is not in the held map",
-		       (unsigned long long)g, unheld);
 	/* Windows: linked to this group, remainders inside the span, marked
 	 * used, and pairwise disjoint (a remainder's owner may raise cur
 	 * meanwhile: spans only shrink, so what is read stays inside). */
@@ -139,6 +135,11 @@ static void check_group_locked(struct bga_volume *vol, const struct bga_geom *ge
 				       (unsigned long long)g, cur, end, oc, oe);
 		}
 	}
+	/* and in the held map (window.h), which frees read instead of them */
+	uint32_t unheld = bga__window_unheld_locked(grp);
+	if (unheld != UINT32_MAX)
+		report(r, g, first + unheld, "group %llu: block %u of a window's remainder is not in the held map",
+		       (unsigned long long)g, unheld);
 }
 
 int bga_check(struct bga_volume *vol, struct bga_check_report *out)
