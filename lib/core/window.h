@@ -169,8 +169,9 @@ static inline uint64_t bga__wspan_next(uint64_t old, uint32_t cur, uint32_t end)
  * bga__goal_behind_window; only the owner passes a goal, and it reads
  * start, which only its own bookings write).
  */
-static inline bool bga__window_take(struct bga_volume *vol, struct bga_window *w, uint64_t goal, uint32_t min,
-				    uint32_t max, int64_t cap, struct bga_extent *out)
+static inline __attribute__((always_inline)) bool bga__window_take(struct bga_volume *vol, struct bga_window *w,
+								    uint64_t goal, uint32_t min, uint32_t max,
+								    int64_t cap, struct bga_extent *out)
 {
 	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
 	for (;;) {
@@ -180,15 +181,19 @@ static inline bool bga__window_take(struct bga_volume *vol, struct bga_window *w
 		/* acquire: pairs with the booker's release, so a group read
 		 * here that is newer than `s` makes the CAS below fail */
 		uint64_t g = __atomic_load_n(&w->group, __ATOMIC_ACQUIRE);
-		/* the span read above, for the goal as for the take: one load;
-		 * unsigned, so a goal before start wraps above cur - start */
-		if (goal != BGA_NO_GOAL && goal - (bga__group_first(vol, g) + w->start) < cur - w->start)
+		/* The first block it would hand out, once: the CAS's barrier
+		 * would make the compiler reload what it is made of.  It serves
+		 * the goal's check too: an in-order append's goal is this block
+		 * and BGA_NO_GOAL lies past it, so start is looked at only for
+		 * a goal before it. */
+		uint64_t at = bga__group_first(vol, g) + cur;
+		if (goal < at && goal >= at - cur + w->start)
 			return false;
 		uint32_t len = BGA_MIN(max, end - cur);
 		if (!bga__counter_add_limited_fast(vol->used, len, cap))
 			return false;
 		if (__atomic_compare_exchange_n(&w->span, &s, s + len, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			out->start = bga__group_first(vol, g) + cur;
+			out->start = at;
 			out->len = len;
 			return true;
 		}
