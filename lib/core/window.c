@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "groupset.h"
 #include "group.h"
@@ -28,6 +29,20 @@ static void join(struct bga_volume *vol, uint64_t g)
 	bga__gset_add(vol, offsetof(struct bga_chunk, wins), BGA_DIR_WINS, g);
 }
 
+/*
+ * The group's held map (window.h), made with its first window: lines of
+ * its own, as the bitmap's are, so that writers of two groups' maps (two
+ * CPUs' directories) never share a line through the heap's neighbours.
+ */
+static uint64_t *held_map_new(const struct bga_volume *vol)
+{
+	size_t bytes = ((size_t)vol->cfg.blocks_per_group / 8 + BGA_CACHELINE - 1) / BGA_CACHELINE * BGA_CACHELINE;
+	uint64_t *map = aligned_alloc(BGA_CACHELINE, bytes);
+	if (map != NULL)
+		memset(map, 0, bytes);
+	return map;
+}
+
 void bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, struct bga_window *w,
 			     uint32_t off, uint32_t taken, uint32_t wlen)
 {
@@ -35,8 +50,8 @@ void bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint
 	BGA_ASSERT(!w->linked);
 	uint64_t old = __atomic_load_n(&w->span, __ATOMIC_RELAXED);
 	struct bga_group_ext *ext = taken < wlen ? bga__group_ext_locked(grp) : NULL;
-	if (ext != NULL && ext->held == NULL) /* the group's first window (window.h: the held map) */
-		ext->held = calloc(vol->cfg.blocks_per_group / 64, sizeof(*ext->held));
+	if (ext != NULL && ext->held == NULL)
+		ext->held = held_map_new(vol);
 	w->held_from = off + taken;
 	if (ext == NULL || ext->held == NULL) {
 		/* nothing left: where it ended is all the owner needs */
