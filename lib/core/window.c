@@ -30,9 +30,9 @@ static void join(struct bga_volume *vol, uint64_t g)
 }
 
 /*
- * The group's held map (window.h), made with its first window: lines of
- * its own, as the bitmap's are, so that writers of two groups' maps (two
- * CPUs' directories) never share a line through the heap's neighbours.
+ * A held map (window.h): lines of its own, as a bitmap's are, so that
+ * writers of two groups' maps (two CPUs' directories) never share a line
+ * through the heap's neighbours.
  */
 static uint64_t *held_map_new(const struct bga_volume *vol)
 {
@@ -50,10 +50,8 @@ void bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint
 	BGA_ASSERT(!w->linked);
 	uint64_t old = __atomic_load_n(&w->span, __ATOMIC_RELAXED);
 	struct bga_group_ext *ext = taken < wlen ? bga__group_ext_locked(grp) : NULL;
-	if (ext != NULL && ext->held == NULL)
-		ext->held = held_map_new(vol);
 	w->held_from = off + taken;
-	if (ext == NULL || ext->held == NULL) {
+	if (ext == NULL) {
 		/* nothing left: where it ended is all the owner needs */
 		__atomic_store_n(&w->group, g, __ATOMIC_RELEASE);
 		w->start = off;
@@ -72,7 +70,8 @@ void bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint
 	w->end = off + wlen;
 	__atomic_store_n(&w->span, bga__wspan_next(old, off + taken, off + wlen), __ATOMIC_RELEASE);
 	w->stored = UINT32_MAX; /* never stored: the group is dirty anyway */
-	bga_bitmap_set_range(ext->held, off + taken, wlen - taken);
+	if (ext->held)
+		bga_bitmap_set_range(ext->held, off + taken, wlen - taken);
 	join(vol, g);
 	w->next = ext->windows;
 	if (w->next)
@@ -104,7 +103,8 @@ static uint32_t cut_locked(struct bga_volume *vol, struct bga_group *grp, struct
 							       ((uint64_t)from << BGA_WSPAN_BITS),
 					      false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 	w->end = from;
-	bga_bitmap_clear_range(grp->ext->held, from, end - from); /* [held_from, end) keeps the rest */
+	if (grp->ext->held)
+		bga_bitmap_clear_range(grp->ext->held, from, end - from); /* [held_from, end) keeps the rest */
 	/* booked with a bitmap, and bitmaps are never dropped: cannot fail */
 	bga__group_release_locked(vol, grp, w->group, from, end - from);
 	return end - from;
@@ -121,15 +121,19 @@ static bool held_any(const struct bga_group_ext *ext, uint32_t off, uint32_t len
  * (its remainder is given back already).  That range holds only w's bits
  * unless a block in it was freed and booked again (held_lost): then the
  * other windows' remainders are put back.  An empty list leaves an empty
- * map, and held_lost starts over.
+ * map, which goes.
  */
 static void unhold_locked(struct bga_group *grp, const struct bga_window *w)
 {
 	struct bga_group_ext *ext = grp->ext;
+	if (ext->held == NULL)
+		return;
 	if (w->end > w->held_from)
 		bga_bitmap_clear_range(ext->held, w->held_from, w->end - w->held_from);
 	if (ext->windows == NULL) {
 		BGA_ASSERT(!held_any(ext, 0, grp->hi));
+		free(ext->held);
+		ext->held = NULL;
 		ext->held_lost = false;
 		return;
 	}
@@ -301,9 +305,11 @@ static uint32_t raise_locked(struct bga_volume *vol, struct bga_group *grp, stru
 			return cut_locked(vol, grp, w, cur);
 	} while (!__atomic_compare_exchange_n(&w->span, &s, (s & ~BGA_WSPAN_MASK) | to, false, __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
-	/* free now inside w's [held_from, end): another window may book it */
-	bga_bitmap_clear_range(grp->ext->held, cur, to - cur);
-	grp->ext->held_lost = true;
+	if (grp->ext->held) {
+		/* free now inside w's [held_from, end): another window may book it */
+		bga_bitmap_clear_range(grp->ext->held, cur, to - cur);
+		grp->ext->held_lost = true;
+	}
 	bga__group_release_locked(vol, grp, w->group, cur, to - cur);
 	return to - cur;
 }
@@ -324,22 +330,55 @@ uint32_t bga__window_cut_out_locked(struct bga_volume *vol, struct bga_group *gr
 	return n;
 }
 
-static bool any_overlaps(const struct bga_group *grp, uint32_t off, uint32_t len)
+/* Does a window's remainder overlap [off, off + len)?  *n: the windows
+ * looked through. */
+static bool any_overlaps(const struct bga_group *grp, uint32_t off, uint32_t len, uint32_t *n)
 {
-	for (const struct bga_window *w = grp->ext->windows; w; w = w->next)
+	*n = 0;
+	for (const struct bga_window *w = grp->ext->windows; w; w = w->next, ++*n)
 		if (overlaps(w, off, len))
 			return true;
 	return false;
 }
 
-bool bga__window_overlaps_locked(struct bga_group *grp, uint32_t off, uint32_t len)
+/*
+ * Make the group's held map from its windows' remainders (window.h): each
+ * window's range starts at its cur now, so what it handed out before is
+ * not its to clear at its unlink.  Without memory the frees go on looking
+ * through the windows.
+ */
+static void held_build_locked(const struct bga_volume *vol, struct bga_group_ext *ext)
+{
+	uint64_t *map = held_map_new(vol);
+	if (map == NULL)
+		return;
+	for (struct bga_window *w = ext->windows; w; w = w->next) {
+		uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+		uint32_t cur = bga__wspan_cur(s), end = bga__wspan_end(s);
+		w->held_from = cur;
+		if (end > cur)
+			bga_bitmap_set_range(map, cur, end - cur);
+	}
+	ext->held = map;
+	ext->held_lost = false;
+}
+
+bool bga__window_overlaps_locked(const struct bga_volume *vol, struct bga_group *grp, uint32_t off, uint32_t len)
 {
 	struct bga_group_ext *ext = grp->ext;
-	if (!held_any(ext, off, len)) {
-		BGA_ASSERT(!any_overlaps(grp, off, len));
+	uint32_t n;
+	if (ext->held == NULL) {
+		if (any_overlaps(grp, off, len, &n))
+			return true;
+		if (n > BGA_HELD_MIN_WINDOWS)
+			held_build_locked(vol, ext);
 		return false;
 	}
-	if (any_overlaps(grp, off, len))
+	if (!held_any(ext, off, len)) {
+		BGA_ASSERT(!any_overlaps(grp, off, len, &n));
+		return false;
+	}
+	if (any_overlaps(grp, off, len, &n))
 		return true;
 	/* blocks a window handed out, freed (or checked for a free) while it
 	 * is linked: once free they may be booked inside its range */
@@ -349,7 +388,7 @@ bool bga__window_overlaps_locked(struct bga_group *grp, uint32_t off, uint32_t l
 
 uint32_t bga__window_unheld_locked(const struct bga_group *grp)
 {
-	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next) {
+	for (const struct bga_window *w = grp->ext && grp->ext->held ? grp->ext->windows : NULL; w; w = w->next) {
 		uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
 		/* (a remainder past the span is bga_check's other report) */
 		for (uint32_t b = bga__wspan_cur(s); b < BGA_MIN(bga__wspan_end(s), grp->hi); b++)

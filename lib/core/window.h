@@ -39,6 +39,11 @@
  * The held map (struct bga_group_ext.held, a bit a block, under the group
  * lock): what a free reads to learn that its range is in no remainder
  * without reading every window of the group (each another file's line).
+ * A free that looked through more than BGA_HELD_MIN_WINDOWS windows makes
+ * it (each window's held_from its cur then), and it goes with the group's
+ * last window: a few windows cost a free less to read than the map's
+ * lines, which neighbouring windows share, cost bookings and unlinks to
+ * write.  While it exists:
  *  - Every block of a linked window's remainder has its bit set (a
  *    booking sets [held_from, end), held_from its cur then).
  *  - A set bit of a window's [held_from, end) is that window's until its
@@ -55,6 +60,7 @@
  *    held_lost false again.
  * A clear bit says "no remainder"; a set one only "look".
  */
+#define BGA_HELD_MIN_WINDOWS 8
 
 #include "types.h"
 #include "chunk.h"
@@ -264,10 +270,12 @@ uint32_t bga__window_cut_out_locked(struct bga_volume *vol, struct bga_group *gr
 bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off);
 /* Does [off, off + len) overlap a window's remainder in this group?  The
  * held map answers no for a range with no bit set; a set bit that no
- * remainder holds sets held_lost (above). */
-bool bga__window_overlaps_locked(struct bga_group *grp, uint32_t off, uint32_t len);
+ * remainder holds sets held_lost; without a map, the windows are looked
+ * through, and the map made when there were more than
+ * BGA_HELD_MIN_WINDOWS (above). */
+bool bga__window_overlaps_locked(const struct bga_volume *vol, struct bga_group *grp, uint32_t off, uint32_t len);
 /* The first block of a linked window's remainder whose bit in the held
- * map is clear (bga_check), or UINT32_MAX. */
+ * map is clear (bga_check), or UINT32_MAX (also without a map). */
 uint32_t bga__window_unheld_locked(const struct bga_group *grp);
 /* The length of the run at `from` of blocks free or in a window's
  * remainder, up to max (0 when `from` is neither).  The remainders move
