@@ -60,7 +60,9 @@
  *    held_lost false again.
  * A clear bit says "no remainder"; a set one only "look".
  */
-#define BGA_HELD_MIN_WINDOWS 8
+/* Up to this many windows in a group, frees look through them
+ * (BENCHMARKS.md#the-model-of-n-cores). */
+#define BGA_HELD_MIN_WINDOWS 16
 
 #include "types.h"
 #include "chunk.h"

@@ -415,9 +415,9 @@ Test(check, window_remainder_missing_from_the_held_map)
 	struct bga_rsv *many[BGA_HELD_MIN_WINDOWS];
 	struct bga_extent e;
 	for (uint32_t i = 0; i < BGA_HELD_MIN_WINDOWS; i++) {
-		struct bga_request req = {.goal = g * 512 + 300 + 20 * i, .min_len = 1, .max_len = 1, .rsv = many[i]};
+		struct bga_request req = {.goal = g * 512 + 280 + 8 * i, .min_len = 1, .max_len = 1};
 		cr_assert_eq(bga_rsv_open(vol, &many[i]), 0);
-		cr_assert_eq(bga_rsv_set_size(many[i], 16), 0);
+		cr_assert_eq(bga_rsv_set_size(many[i], 8), 0);
 		req.rsv = many[i];
 		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
 		cr_assert_eq(e.start / 512, g);
