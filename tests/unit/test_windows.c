@@ -735,6 +735,28 @@ static void uncrowd(struct bga_rsv **h, uint32_t n)
 }
 
 /*
+ * a's window booked by window_at(vol, 1000, ...), b's (wb) since booked
+ * inside a's first range, `many` crowding the group: a's close leaves
+ * every block of b's remainder unfreeable; then everything goes back
+ * but the block each of `many` took.
+ */
+static void close_first_then_second(struct bga_volume *vol, struct bga_rsv *a, struct bga_rsv *b,
+				    const struct bga_extent *wb, struct bga_rsv **many)
+{
+	bga_rsv_close(a);
+	for (uint64_t blk = wb->start; blk < wb->start + wb->len; blk++)
+		cr_assert_eq(bga_free(vol, blk, 1), -EINVAL, "block %llu is b's remainder", (unsigned long long)blk);
+	cr_assert_eq(bga_check(vol, NULL), 0);
+	bga_rsv_close(b);
+	uncrowd(many, BGA_HELD_MIN_WINDOWS);
+	cr_assert_eq(bga_free(vol, 1000, 1), 0);
+	cr_assert_eq(bga_free(vol, wb->start - 1, 1), 0);
+	cr_assert_eq(bga_free_exact(vol), (1 << 16) - BGA_HELD_MIN_WINDOWS);
+	cr_assert_eq(bga_check(vol, NULL), 0);
+	bga_destroy(vol);
+}
+
+/*
  * The held map (window.h): a free of a block in another window's
  * remainder is refused even when that window was booked over blocks the
  * first window had handed out, its owner freed, and the first window's
@@ -752,17 +774,7 @@ Test(windows, a_remainder_booked_where_another_window_handed_out_stays_unfreeabl
 	cr_assert_eq(bga_free(vol, wa.start, 31), 0);
 	struct bga_rsv *b = window_at(vol, wa.start, 16, &wb);
 	cr_assert_eq(wb.start, wa.start + 1, "b is booked inside a's first range");
-	bga_rsv_close(a);
-	for (uint64_t blk = wb.start; blk < wb.start + wb.len; blk++)
-		cr_assert_eq(bga_free(vol, blk, 1), -EINVAL, "block %llu is b's remainder", (unsigned long long)blk);
-	cr_assert_eq(bga_check(vol, NULL), 0);
-	bga_rsv_close(b);
-	uncrowd(many, BGA_HELD_MIN_WINDOWS);
-	cr_assert_eq(bga_free(vol, 1000, 1), 0);
-	cr_assert_eq(bga_free(vol, wa.start, 1), 0);
-	cr_assert_eq(bga_free_exact(vol), (1 << 16) - BGA_HELD_MIN_WINDOWS);
-	cr_assert_eq(bga_check(vol, NULL), 0);
-	bga_destroy(vol);
+	close_first_then_second(vol, a, b, &wb, many);
 }
 
 /* The same after the front of a remainder went to an exact goal (a
@@ -782,16 +794,7 @@ Test(windows, a_remainder_booked_where_an_exact_goal_raised_another_stays_unfree
 	cr_assert_eq(bga_free(vol, e.start, 8), 0);
 	struct bga_rsv *b = window_at(vol, wa.start, 8, &wb);
 	cr_assert_eq(wb.start, wa.start + 1);
-	bga_rsv_close(a);
-	for (uint64_t blk = wb.start; blk < wb.start + wb.len; blk++)
-		cr_assert_eq(bga_free(vol, blk, 1), -EINVAL, "block %llu is b's remainder", (unsigned long long)blk);
-	cr_assert_eq(bga_check(vol, NULL), 0);
-	bga_rsv_close(b);
-	uncrowd(many, BGA_HELD_MIN_WINDOWS);
-	cr_assert_eq(bga_free(vol, 1000, 1), 0);
-	cr_assert_eq(bga_free(vol, wa.start, 1), 0);
-	cr_assert_eq(bga_free_exact(vol), (1 << 16) - BGA_HELD_MIN_WINDOWS);
-	bga_destroy(vol);
+	close_first_then_second(vol, a, b, &wb, many);
 }
 
 /* The held map is made by a free that looks through more than
