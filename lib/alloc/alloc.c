@@ -122,8 +122,8 @@ static HANDLE_TAKE_ATTRS bool handle_take_fast(struct bga_volume *vol, const str
 					       int64_t cap, struct bga_extent *out)
 {
 	struct bga_rsv *rsv = req->rsv;
-	if (rsv->vol != vol || rsv->size == 0 || !rsv->win.linked || bga__goal_behind_window(vol, rsv, req->goal) ||
-	    !bga__window_take(vol, &rsv->win, max, max, cap, out))
+	if (rsv->vol != vol || rsv->size == 0 || !rsv->win.linked ||
+	    !bga__window_take(vol, &rsv->win, req->goal, max, max, cap, out))
 		return false;
 	rsv->hits++;
 	return true;
@@ -154,7 +154,8 @@ static inline bool alloc_window_fast(struct bga_volume *vol, const struct bga_re
 static inline bool alloc_local_fast(struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
 {
 	uint64_t floor = __atomic_load_n(&vol->nblocks_floor, __ATOMIC_ACQUIRE);
-	return bga__window_take(vol, &bga__percpu(vol)->local.win, (uint32_t)req->max_len, (uint32_t)req->max_len,
+	return bga__window_take(vol, &bga__percpu(vol)->local.win, BGA_NO_GOAL, (uint32_t)req->max_len,
+				(uint32_t)req->max_len,
 				(int64_t)(floor - vol->cfg.first_data_block), out);
 }
 

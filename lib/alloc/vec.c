@@ -173,7 +173,7 @@ static void window_piece(struct bga_volume *vol, const struct bga_request *req, 
 	if ((req->flags & BGA_USE_RESERVED) || req->align > 1 || rsv->vol != vol || rsv->size == 0 ||
 	    !rsv->win.linked || max < req->min_len)
 		return;
-	if (!bga__window_take(vol, &rsv->win, (uint32_t)req->min_len, max, (int64_t)(floor - vol->cfg.first_data_block),
+	if (!bga__window_take(vol, &rsv->win, BGA_NO_GOAL, (uint32_t)req->min_len, max, (int64_t)(floor - vol->cfg.first_data_block),
 			      &e) &&
 	    !window_take_locked(vol, req, max, &e))
 		return;

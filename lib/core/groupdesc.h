@@ -42,6 +42,9 @@ struct bga_group_ext {
 	uint32_t dfree_blocks;      /* blocks in dfree */
 	uint32_t sized_next;        /* where the last sized window booked here ended: the
 				     * next one's first fit starts there (search.c) */
+	uint64_t *held;             /* blocks_per_group bits: window.h's held map, while
+				     * the group holds many windows; under the group lock */
+	bool held_lost;             /* window.h: a free met a held block no remainder holds */
 };
 
 enum {

@@ -99,14 +99,15 @@ int bga__range_check(struct bga_volume *vol, const struct bga_geom *geo, uint64_
 /* Blocks of [off, off+n) pending a deferred free, or a window's: not
  * allocated.  Out of line: most groups have no ext, and the calls it may
  * make cost the inline path its registers. */
-static __attribute__((noinline)) bool range_ext_conflict_locked(const struct bga_group *grp, uint32_t off, uint32_t n)
+static __attribute__((noinline)) bool range_ext_conflict_locked(const struct bga_volume *vol, struct bga_group *grp,
+								 uint32_t off, uint32_t n)
 {
 	return (grp->ext->dfree && bga__dfree_overlaps_locked(grp, off, n)) ||
-	       (grp->ext->windows && bga__window_overlaps_locked(grp, off, n));
+	       (grp->ext->windows && bga__window_overlaps_locked(vol, grp, off, n));
 }
 
 /* The checks of bga__range_apply for one group, with its lock held. */
-static inline __attribute__((always_inline)) int range_usable_locked(const struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n)
+static inline __attribute__((always_inline)) int range_usable_locked(const struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t n)
 {
 	/* A quarantined group (persist_load.c) has no bitmap: the test costs
 	 * the fast path nothing it does not load already. */
@@ -114,7 +115,7 @@ static inline __attribute__((always_inline)) int range_usable_locked(const struc
 		return -EUCLEAN;
 	if (!bga__group_is_used_locked(vol, grp, g, off, n))
 		return -EINVAL;
-	if (grp->ext && range_ext_conflict_locked(grp, off, n))
+	if (grp->ext && range_ext_conflict_locked(vol, grp, off, n))
 		return -EINVAL;
 	return 0;
 }

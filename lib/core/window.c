@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "groupset.h"
 #include "group.h"
@@ -27,6 +29,20 @@ static void join(struct bga_volume *vol, uint64_t g)
 	bga__gset_add(vol, offsetof(struct bga_chunk, wins), BGA_DIR_WINS, g);
 }
 
+/*
+ * A held map (window.h): lines of its own, as a bitmap's are, so that
+ * writers of two groups' maps (two CPUs' directories) never share a line
+ * through the heap's neighbours.
+ */
+static uint64_t *held_map_new(const struct bga_volume *vol)
+{
+	size_t bytes = ((size_t)vol->cfg.blocks_per_group / 8 + BGA_CACHELINE - 1) / BGA_CACHELINE * BGA_CACHELINE;
+	uint64_t *map = aligned_alloc(BGA_CACHELINE, bytes);
+	if (map != NULL)
+		memset(map, 0, bytes);
+	return map;
+}
+
 void bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, struct bga_window *w,
 			     uint32_t off, uint32_t taken, uint32_t wlen)
 {
@@ -34,6 +50,7 @@ void bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint
 	BGA_ASSERT(!w->linked);
 	uint64_t old = __atomic_load_n(&w->span, __ATOMIC_RELAXED);
 	struct bga_group_ext *ext = taken < wlen ? bga__group_ext_locked(grp) : NULL;
+	w->held_from = off + taken;
 	if (ext == NULL) {
 		/* nothing left: where it ended is all the owner needs */
 		__atomic_store_n(&w->group, g, __ATOMIC_RELEASE);
@@ -53,6 +70,8 @@ void bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint
 	w->end = off + wlen;
 	__atomic_store_n(&w->span, bga__wspan_next(old, off + taken, off + wlen), __ATOMIC_RELEASE);
 	w->stored = UINT32_MAX; /* never stored: the group is dirty anyway */
+	if (ext->held)
+		bga_bitmap_set_range(ext->held, off + taken, wlen - taken);
 	join(vol, g);
 	w->next = ext->windows;
 	if (w->next)
@@ -84,9 +103,48 @@ static uint32_t cut_locked(struct bga_volume *vol, struct bga_group *grp, struct
 							       ((uint64_t)from << BGA_WSPAN_BITS),
 					      false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 	w->end = from;
+	if (grp->ext->held)
+		bga_bitmap_clear_range(grp->ext->held, from, end - from); /* [held_from, end) keeps the rest */
 	/* booked with a bitmap, and bitmaps are never dropped: cannot fail */
 	bga__group_release_locked(vol, grp, w->group, from, end - from);
 	return end - from;
+}
+
+/* Does the held map have a bit set in [off, off + len)? */
+static bool held_any(const struct bga_group_ext *ext, uint32_t off, uint32_t len)
+{
+	return bga_bitmap_next_set(ext->held, off + len, off) < off + len;
+}
+
+/*
+ * The held map after w's unlink (window.h): w's bits go, [held_from, end)
+ * (its remainder is given back already).  That range holds only w's bits
+ * unless a block in it was freed and booked again (held_lost): then the
+ * other windows' remainders are put back.  An empty list leaves an empty
+ * map, which goes.
+ */
+static void unhold_locked(struct bga_group *grp, const struct bga_window *w)
+{
+	struct bga_group_ext *ext = grp->ext;
+	if (ext->held == NULL)
+		return;
+	if (w->end > w->held_from)
+		bga_bitmap_clear_range(ext->held, w->held_from, w->end - w->held_from);
+	if (ext->windows == NULL) {
+		BGA_ASSERT(!held_any(ext, 0, grp->hi));
+		free(ext->held);
+		ext->held = NULL;
+		ext->held_lost = false;
+		return;
+	}
+	if (!ext->held_lost)
+		return;
+	for (const struct bga_window *o = ext->windows; o; o = o->next) {
+		uint64_t s = __atomic_load_n(&o->span, __ATOMIC_ACQUIRE);
+		uint32_t cur = bga__wspan_cur(s), end = bga__wspan_end(s);
+		if (end > cur)
+			bga_bitmap_set_range(ext->held, cur, end - cur);
+	}
 }
 
 uint32_t bga__window_drop_locked(struct bga_volume *vol, struct bga_group *grp, struct bga_window *w)
@@ -100,6 +158,7 @@ uint32_t bga__window_drop_locked(struct bga_volume *vol, struct bga_group *grp, 
 	w->next = NULL;
 	w->pprev = NULL;
 	w->linked = false;
+	unhold_locked(grp, w);
 	/* The store wrote the remainder as free while it was linked; what the
 	 * owner took since is allocated, so the group must be stored again.
 	 * The run after it is no longer another window's room. */
@@ -246,6 +305,11 @@ static uint32_t raise_locked(struct bga_volume *vol, struct bga_group *grp, stru
 			return cut_locked(vol, grp, w, cur);
 	} while (!__atomic_compare_exchange_n(&w->span, &s, (s & ~BGA_WSPAN_MASK) | to, false, __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
+	if (grp->ext->held) {
+		/* free now inside w's [held_from, end): another window may book it */
+		bga_bitmap_clear_range(grp->ext->held, cur, to - cur);
+		grp->ext->held_lost = true;
+	}
 	bga__group_release_locked(vol, grp, w->group, cur, to - cur);
 	return to - cur;
 }
@@ -266,12 +330,72 @@ uint32_t bga__window_cut_out_locked(struct bga_volume *vol, struct bga_group *gr
 	return n;
 }
 
-bool bga__window_overlaps_locked(const struct bga_group *grp, uint32_t off, uint32_t len)
+/* Does a window's remainder overlap [off, off + len)?  *n: the windows
+ * looked through. */
+static bool any_overlaps(const struct bga_group *grp, uint32_t off, uint32_t len, uint32_t *n)
 {
-	for (const struct bga_window *w = grp->ext->windows; w; w = w->next)
+	*n = 0;
+	for (const struct bga_window *w = grp->ext->windows; w; w = w->next, ++*n)
 		if (overlaps(w, off, len))
 			return true;
 	return false;
+}
+
+/*
+ * Make the group's held map from its windows' remainders (window.h): each
+ * window's range starts at its cur now, so what it handed out before is
+ * not its to clear at its unlink.  Without memory the frees go on looking
+ * through the windows.
+ */
+static void held_build_locked(const struct bga_volume *vol, struct bga_group_ext *ext)
+{
+	uint64_t *map = held_map_new(vol);
+	if (map == NULL)
+		return;
+	for (struct bga_window *w = ext->windows; w; w = w->next) {
+		uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+		uint32_t cur = bga__wspan_cur(s), end = bga__wspan_end(s);
+		w->held_from = cur;
+		if (end > cur)
+			bga_bitmap_set_range(map, cur, end - cur);
+	}
+	ext->held = map;
+	ext->held_lost = false;
+}
+
+bool bga__window_overlaps_locked(const struct bga_volume *vol, struct bga_group *grp, uint32_t off, uint32_t len)
+{
+	struct bga_group_ext *ext = grp->ext;
+	uint32_t n;
+	if (ext->held == NULL) {
+		if (any_overlaps(grp, off, len, &n))
+			return true;
+		if (n > BGA_HELD_MIN_WINDOWS)
+			held_build_locked(vol, ext);
+		return false;
+	}
+	if (!held_any(ext, off, len)) {
+		BGA_ASSERT(!any_overlaps(grp, off, len, &n));
+		return false;
+	}
+	if (any_overlaps(grp, off, len, &n))
+		return true;
+	/* blocks a window handed out, freed (or checked for a free) while it
+	 * is linked: once free they may be booked inside its range */
+	ext->held_lost = true;
+	return false;
+}
+
+uint32_t bga__window_unheld_locked(const struct bga_group *grp)
+{
+	for (const struct bga_window *w = grp->ext && grp->ext->held ? grp->ext->windows : NULL; w; w = w->next) {
+		uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
+		/* (a remainder past the span is bga_check's other report) */
+		for (uint32_t b = bga__wspan_cur(s); b < BGA_MIN(bga__wspan_end(s), grp->hi); b++)
+			if (!((grp->ext->held[b / 64] >> (b % 64)) & 1))
+				return b;
+	}
+	return UINT32_MAX;
 }
 
 uint32_t bga__window_run_locked(const struct bga_group *grp, uint32_t from, uint32_t max)
@@ -389,4 +513,6 @@ void bga__window_destroy_group(struct bga_group *grp)
 		w->pprev = NULL;
 		w->linked = false;
 	}
+	free(grp->ext->held);
+	grp->ext->held = NULL;
 }

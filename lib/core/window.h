@@ -35,7 +35,34 @@
  * away from the span): readers holding the group lock (frees, placement,
  * unlinks) read that copy and [start, end), and the span itself only
  * when they need cur, so they leave the owner's line alone.
+ *
+ * The held map (struct bga_group_ext.held, a bit a block, under the group
+ * lock): what a free reads to learn that its range is in no remainder
+ * without reading every window of the group (each another file's line).
+ * A free that looked through more than BGA_HELD_MIN_WINDOWS windows makes
+ * it (each window's held_from its cur then), and it goes with the group's
+ * last window: a few windows cost a free less to read than the map's
+ * lines, which neighbouring windows share, cost bookings and unlinks to
+ * write.  While it exists:
+ *  - Every block of a linked window's remainder has its bit set (a
+ *    booking sets [held_from, end), held_from its cur then).
+ *  - A set bit of a window's [held_from, end) is that window's until its
+ *    unlink, which clears that range; a cut clears the blocks it gives
+ *    back, so [held_from, end) holds all of a window's bits.
+ *  - The owner's lock-free takes leave their blocks' bits set: a free
+ *    that meets a set bit looks through the windows, and when none holds
+ *    the block (the owner freeing what its window handed it) it sets
+ *    held_lost: such a block may be booked again, by another window,
+ *    inside the first one's [held_from, end).  An unlink then puts back
+ *    the other windows' remainders after clearing its range, and so does
+ *    one after a raise (the front of a remainder given back, free inside
+ *    [held_from, end)).  With no window left linked the map is clear and
+ *    held_lost false again.
+ * A clear bit says "no remainder"; a set one only "look".
  */
+/* Up to this many windows in a group, frees look through them
+ * (BENCHMARKS.md#the-model-of-n-cores). */
+#define BGA_HELD_MIN_WINDOWS 16
 
 #include "types.h"
 #include "chunk.h"
@@ -77,6 +104,7 @@ struct bga_window {
 			   * group lock): what a locked reader looks at instead of span */
 	uint32_t stored;  /* cur when the last store copied the group (persist.c), under
 			   * every group lock */
+	uint32_t held_from; /* cur at booking: the held map's bits are [held_from, end) */
 	bool linked;
 	uint64_t span __attribute__((aligned(BGA_CACHELINE))); /* atomic: the span word above */
 };
@@ -142,11 +170,16 @@ static inline uint64_t bga__wspan_next(uint64_t old, uint32_t cur, uint32_t end)
  * used counter against `cap` (a capacity never above the real one)
  * through the counter's lock-free path.  No lock: any thread may call it
  * on any window at any time.  False, with nothing taken or charged, when
- * the remainder is shorter than min, the window is frozen, or the
- * counter's lock-free path cannot decide.
+ * the remainder is shorter than min, the window is frozen, the counter's
+ * lock-free path cannot decide, or `goal` (BGA_NO_GOAL: none) names a
+ * block the window has handed out, [start, cur) of its group: then the
+ * file goes on from a block it gave back (handle.h,
+ * bga__goal_behind_window; only the owner passes a goal, and it reads
+ * start, which only its own bookings write).
  */
-static inline bool bga__window_take(struct bga_volume *vol, struct bga_window *w, uint32_t min, uint32_t max,
-				    int64_t cap, struct bga_extent *out)
+static inline __attribute__((always_inline)) bool bga__window_take(struct bga_volume *vol, struct bga_window *w,
+								    uint64_t goal, uint32_t min, uint32_t max,
+								    int64_t cap, struct bga_extent *out)
 {
 	uint64_t s = __atomic_load_n(&w->span, __ATOMIC_ACQUIRE);
 	for (;;) {
@@ -156,11 +189,19 @@ static inline bool bga__window_take(struct bga_volume *vol, struct bga_window *w
 		/* acquire: pairs with the booker's release, so a group read
 		 * here that is newer than `s` makes the CAS below fail */
 		uint64_t g = __atomic_load_n(&w->group, __ATOMIC_ACQUIRE);
+		/* The first block it would hand out, once: the CAS's barrier
+		 * would make the compiler reload what it is made of.  It serves
+		 * the goal's check too: an in-order append's goal is this block
+		 * and BGA_NO_GOAL lies past it, so start is looked at only for
+		 * a goal before it. */
+		uint64_t at = bga__group_first(vol, g) + cur;
+		if (goal < at && goal >= at - cur + w->start)
+			return false;
 		uint32_t len = BGA_MIN(max, end - cur);
 		if (!bga__counter_add_limited_fast(vol->used, len, cap))
 			return false;
 		if (__atomic_compare_exchange_n(&w->span, &s, s + len, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			out->start = bga__group_first(vol, g) + cur;
+			out->start = at;
 			out->len = len;
 			return true;
 		}
@@ -229,8 +270,15 @@ uint32_t bga__window_cut_out_locked(struct bga_volume *vol, struct bga_group *gr
 				    uint32_t len);
 /* Does one of the group's windows end at `off`? */
 bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off);
-/* Does [off, off + len) overlap a window's remainder in this group? */
-bool bga__window_overlaps_locked(const struct bga_group *grp, uint32_t off, uint32_t len);
+/* Does [off, off + len) overlap a window's remainder in this group?  The
+ * held map answers no for a range with no bit set; a set bit that no
+ * remainder holds sets held_lost; without a map, the windows are looked
+ * through, and the map made when there were more than
+ * BGA_HELD_MIN_WINDOWS (above). */
+bool bga__window_overlaps_locked(const struct bga_volume *vol, struct bga_group *grp, uint32_t off, uint32_t len);
+/* The first block of a linked window's remainder whose bit in the held
+ * map is clear (bga_check), or UINT32_MAX (also without a map). */
+uint32_t bga__window_unheld_locked(const struct bga_group *grp);
 /* The length of the run at `from` of blocks free or in a window's
  * remainder, up to max (0 when `from` is neither).  The remainders move
  * under it unless the group's windows are held (bga__window_hold_locked). */

@@ -135,6 +135,11 @@ static void check_group_locked(struct bga_volume *vol, const struct bga_geom *ge
 				       (unsigned long long)g, cur, end, oc, oe);
 		}
 	}
+	/* and in the held map (window.h), which frees read instead of them */
+	uint32_t unheld = bga__window_unheld_locked(grp);
+	if (unheld != UINT32_MAX)
+		report(r, g, first + unheld, "group %llu: block %u of a window's remainder is not in the held map",
+		       (unsigned long long)g, unheld);
 }
 
 int bga_check(struct bga_volume *vol, struct bga_check_report *out)

@@ -402,3 +402,39 @@ Test(check, first_violation_wins_and_all_are_counted)
 	bga_counter_add(vol->used, -1);
 	done(vol);
 }
+
+/* A remainder block whose bit in the held map (window.h) is clear: a free
+ * of it would read no window and be taken. */
+Test(check, window_remainder_missing_from_the_held_map)
+{
+	struct bga_volume *vol = make_volume(16 * 512, 512, 0);
+	struct bga_rsv *a, *b;
+	uint64_t g;
+	struct bga_window *w = two_windows(vol, &a, &b, &g);
+	/* more windows, and a free that looks through them all makes the map */
+	struct bga_rsv *many[BGA_HELD_MIN_WINDOWS];
+	struct bga_extent e;
+	for (uint32_t i = 0; i < BGA_HELD_MIN_WINDOWS; i++) {
+		struct bga_request req = {.goal = g * 512 + 280 + 8 * i, .min_len = 1, .max_len = 1};
+		cr_assert_eq(bga_rsv_open(vol, &many[i]), 0);
+		cr_assert_eq(bga_rsv_set_size(many[i], 8), 0);
+		req.rsv = many[i];
+		cr_assert_eq(bga_alloc(vol, &req, &e), 0);
+		cr_assert_eq(e.start / 512, g);
+	}
+	alloc_exact(vol, g * 512 + 480, 1);
+	cr_assert_eq(bga_free(vol, g * 512 + 480, 1), 0);
+	uint32_t cur = bga__wspan_cur(w->span), end = bga__wspan_end(w->span);
+	cr_assert_gt(end, cur, "the window holds blocks");
+	uint64_t *held = grp_of(vol, g)->ext->held, bit = UINT64_C(1) << ((end - 1) % 64);
+	cr_assert_not_null(held, "the free made the held map");
+	cr_assert(held[(end - 1) / 64] & bit, "a booking holds its remainder");
+	held[(end - 1) / 64] &= ~bit;
+	expect_violation(vol, "held map", g, g * 512 + end - 1);
+	held[(end - 1) / 64] |= bit;
+	bga_rsv_close(a);
+	bga_rsv_close(b);
+	for (uint32_t i = 0; i < BGA_HELD_MIN_WINDOWS; i++)
+		bga_rsv_close(many[i]);
+	done(vol);
+}
