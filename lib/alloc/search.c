@@ -6,8 +6,8 @@
  * request packed instead), the CPU's locality window, and the group walk
  * with the placement it does under each group's lock (first fit from the
  * group's start for a file's first window and for a packed file, room
- * kept after other windows).  The handle's state (struct bga_rsv, handle.h) is
- * decided here.  Blocks are charged as they are taken, in charge.c;
+ * kept after other windows).  The handle's state (struct bga_rsv,
+ * handle.h) is decided here.  Blocks are charged as they are taken, in charge.c;
  * nothing is charged before a run is found.
  */
 #include <errno.h>
@@ -36,9 +36,10 @@
  *    first pass, holds the whole request (at_goal: the goal's own group):
  *    its file stays contiguous;
  *  - else the first run, from the goal on in the goal's group (from its
- *    start for a file's first window: first fit, as ext2's free space
- *    ages best on the recorded histories, the holes low in the group
- *    filled before the runs above them are cut;
+ *    start for a file's first window: first fit, which aged the free
+ *    space best on the recorded histories, the holes low in the group
+ *    filled before the runs above them are cut, where best fit cut the
+ *    large runs that later deletes would have joined;
  *    BENCHMARKS.md#placement-on-recorded-histories) and from the start
  *    in any other, of at least the first pass's size: ac->fit for a
  *    file's first window (its request, or its window and half as much
@@ -523,8 +524,9 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 				 * where a request looks, 3) and the whole request
 				 * looked for again before a shorter run is cut, so
 				 * an open file's tail never shortens another file
-				 * that one run could hold (as ext2 discards its
-				 * reservations before it settles for less). */
+				 * that one run could hold (mballoc discards its
+				 * preallocations and tries again only before a
+				 * failure). */
 				if (rc == -ENOSPC && bga__window_reclaim(vol, ac->take.geo) != 0) {
 					rc = bga__search(vol, ac, out);
 					ac->take.stop = 0;
