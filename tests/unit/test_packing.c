@@ -90,6 +90,24 @@ static void holes(struct bga_volume *vol, struct refmodel *m, uint32_t bpg, cons
 		give_back(vol, m, at[i], len[i]);
 }
 
+/* A volume of `groups` groups of 4096 with group 0 holed as holes() does. */
+static struct bga_volume *make_holed(uint64_t groups, struct refmodel *m, const uint32_t *at, const uint32_t *len,
+				     int n)
+{
+	struct bga_volume *vol = make(groups * 4096, 4096, m);
+	holes(vol, m, 4096, at, len, n);
+	return vol;
+}
+
+/* The volume against the model, then both gone. */
+static void finish(struct bga_volume *vol, struct refmodel *m)
+{
+	cr_assert_eq(refmodel_compare(m, vol), 0, "%s", m->err);
+	refmodel_fini(m);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
 /* A packed file: its one request, and no window left behind. */
 static struct bga_extent packed_file(struct bga_volume *vol, struct refmodel *m, uint64_t len)
 {
@@ -117,11 +135,10 @@ Test(packing, small_files_take_the_first_hole_that_holds_them)
 	cpu_set_t old;
 	cr_assert_eq(test_pin_one_cpu(&old), 0);
 	struct refmodel m;
-	const uint32_t bpg = 4096;
-	struct bga_volume *vol = make(2 * bpg, bpg, &m);
+	struct bga_volume *vol = make(2 * 4096, 4096, &m);
 	show_files(vol, &m, 3, LEARN, false);
 	const uint32_t at[] = {100, 200, 300, 1000}, len[] = {5, 2, 3, 40};
-	holes(vol, &m, bpg, at, len, 4);
+	holes(vol, &m, 4096, at, len, 4);
 	cr_assert_eq(packed_file(vol, &m, 3).start, 100, "the first hole that holds 3, not the 3 that fits exactly");
 	cr_assert_eq(packed_file(vol, &m, 3).start, 300, "past the 2 left at 103 and the 2 at 200");
 	cr_assert_eq(packed_file(vol, &m, 3).start, 1000, "no shorter hole holds it: the 40-block run");
@@ -130,10 +147,7 @@ Test(packing, small_files_take_the_first_hole_that_holds_them)
 	cr_assert_eq(packed_file(vol, &m, 3).start, 20, "the lower run, not on from the last packed file");
 	cr_assert_eq(packed_file(vol, &m, 3).start, 23);
 	cr_assert_eq(test_unpin(&old), 0);
-	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
-	refmodel_fini(&m);
-	assert_clean(vol);
-	bga_destroy(vol);
+	finish(vol, &m);
 }
 
 /*
@@ -170,10 +184,7 @@ Test(packing, files_that_grow_keep_their_windows)
 	e = packed_file(vol, &m, 3);
 	give_back(vol, &m, e.start, e.len);
 	cr_assert_eq(test_unpin(&old), 0);
-	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
-	refmodel_fini(&m);
-	assert_clean(vol);
-	bga_destroy(vol);
+	finish(vol, &m);
 }
 
 /*
@@ -184,20 +195,15 @@ Test(packing, files_that_grow_keep_their_windows)
 Test(packing, a_window_takes_a_whole_run_before_a_shorter_one)
 {
 	struct refmodel m;
-	const uint32_t bpg = 4096;
-	struct bga_volume *vol = make(bpg, bpg, &m);
 	const uint32_t at[] = {100, 200}, len[] = {1, 4};
-	holes(vol, &m, bpg, at, len, 2);
+	struct bga_volume *vol = make_holed(1, &m, at, len, 2);
 	struct bga_rsv *rsv;
 	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
 	struct bga_extent e = ask(vol, &m, rsv, 50, 1, 4);
 	cr_assert_eq(e.start, 200, "the run that holds all of it, at 200, not %llu", (unsigned long long)e.start);
 	cr_assert_eq(e.len, 4);
 	bga_rsv_close(rsv);
-	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
-	refmodel_fini(&m);
-	assert_clean(vol);
-	bga_destroy(vol);
+	finish(vol, &m);
 }
 
 /*
@@ -231,10 +237,7 @@ Test(packing, a_file_goes_on_from_the_tail_it_gave_back)
 	cr_assert_eq(c.start, next, "a used goal: the window's next block %llu, not %llu", (unsigned long long)next,
 		     (unsigned long long)c.start);
 	bga_rsv_close(rsv);
-	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
-	refmodel_fini(&m);
-	assert_clean(vol);
-	bga_destroy(vol);
+	finish(vol, &m);
 }
 
 /*
@@ -248,10 +251,8 @@ Test(packing, a_file_goes_on_from_the_tail_it_gave_back)
 Test(packing, a_booking_takes_windows_back_before_a_short_run)
 {
 	struct refmodel m;
-	const uint32_t bpg = 4096;
-	struct bga_volume *vol = make(bpg, bpg, &m);
 	const uint32_t at[] = {100, 1000}, len[] = {2, 24};
-	holes(vol, &m, bpg, at, len, 2);
+	struct bga_volume *vol = make_holed(1, &m, at, len, 2);
 	struct bga_rsv *other, *rsv;
 	struct bga_extent w;
 	cr_assert_eq(bga_rsv_open(vol, &other), 0);
@@ -268,10 +269,7 @@ Test(packing, a_booking_takes_windows_back_before_a_short_run)
 	cr_assert_eq(w.len, 0, "the other window was taken back");
 	bga_rsv_close(rsv);
 	bga_rsv_close(other);
-	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
-	refmodel_fini(&m);
-	assert_clean(vol);
-	bga_destroy(vol);
+	finish(vol, &m);
 }
 
 /*
@@ -285,10 +283,8 @@ Test(packing, a_booking_takes_windows_back_before_a_short_run)
 Test(packing, a_first_window_takes_the_first_run_of_its_group)
 {
 	struct refmodel m;
-	const uint32_t bpg = 4096;
-	struct bga_volume *vol = make(2 * bpg, bpg, &m);
 	const uint32_t at[] = {100, 3000}, len[] = {20, 20};
-	holes(vol, &m, bpg, at, len, 2);
+	struct bga_volume *vol = make_holed(2, &m, at, len, 2);
 	struct bga_rsv *rsv;
 	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
 	struct bga_extent e = ask(vol, &m, rsv, 2000, 1, 1);
@@ -298,8 +294,5 @@ Test(packing, a_first_window_takes_the_first_run_of_its_group)
 	e = ask(vol, &m, rsv, 3000, 1, 1);
 	cr_assert_eq(e.start, 3000, "a goal where a run starts: there");
 	bga_rsv_close(rsv);
-	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
-	refmodel_fini(&m);
-	assert_clean(vol);
-	bga_destroy(vol);
+	finish(vol, &m);
 }
