@@ -27,16 +27,17 @@
  *     request, round to the goal's group (each call's contract below says
  *     what it passes over: BGA_WHOLE's short runs, bga_alloc_vec's split
  *     runs).  A goal-less request starts in the calling CPU's home
- *     region, from its low end.  A packed file's goal-less request starts
- *     where the calling CPU's last packed file ended (its home before the
- *     first), and in that group takes the smallest free run that holds
- *     all of it when that run is shorter than 16 blocks, else the first
- *     from there on; a run that holds all of max_len anywhere comes
+ *     region, from its low end.  A packed file's goal-less request takes
+ *     the first free run of the calling CPU's home group, from the
+ *     group's start, that holds all of it (first fit), then the first in
+ *     the groups after; a run that holds all of max_len anywhere comes
  *     before a shorter one.
  *  3. Blocks other windows hold: other handles' windows and the CPUs'
  *     locality windows are taken back, every one at once, only when the
  *     request would otherwise get -ENOSPC (or, for bga_alloc_vec without
- *     BGA_ALL_OR_NOTHING, not even one extent), and the search runs again.
+ *     BGA_ALL_OR_NOTHING, not even one extent; for a window's booking
+ *     through a handle, a run shorter than its request), and the search
+ *     runs again.
  *     Windows never cause a false -ENOSPC, and a request that steps 1 and
  *     2 serve never takes, shortens or extends into another's window.
  *

@@ -39,11 +39,14 @@ struct bga_rsv;
  * at a time; handles of different files are independent.
  *
  * A file's first window is looked for where a plain request's extent is,
- * with the same steering (bga_alloc; without a goal, from the low end of
- * the calling CPU's home group), in the first free run that holds
- * max_len or one and a half times the window's size, the larger, or
- * else in the first run that holds max_len, and only when none does in
- * a shorter one.
+ * with the same steering (bga_alloc; without a goal, in the calling
+ * CPU's home group): at the goal when the free run there starts at it
+ * and holds max_len, else in the first free run of the goal's group,
+ * from the group's start, then of the groups after, that holds max_len
+ * or one and a half times the window's size, the larger (first fit), or
+ * else in the first run that holds max_len, and only when none does
+ * (the other windows taken back first, <bgalloc/alloc.h> step 3) in a
+ * shorter one.
  * A file (its handle never sized) gets no window at its first request
  * when it is shorter than 16
  * blocks (ext4's stream request) and, of the files whose first request

@@ -13,8 +13,8 @@
  * BGA_SHOWN_GREW of the last BGA_SHOWN_DECAY or so on this CPU, once
  * BGA_SHOWN_LEARN of them were seen): such a file is likely whole
  * already, and its request is packed (search.c, alloc_packed: into the
- * smallest hole that holds it, or on from the CPU's last packed file),
- * as ext4 packs small files into a CPU's locality group, instead of a
+ * first hole of the CPU's home group that holds it, first fit), as ext4
+ * packs small files into a CPU's locality group, instead of a
  * window that asks for a run half again as long as a window and leaves
  * holes shorter than that to nobody.  Where files of that first length
  * go on growing (a tar writing a block a call, interleaved writers),

@@ -4,10 +4,10 @@
  * which a request meets them, is route.c's): the exact goal, a handle's
  * window (take, book in place, book by the walk; a small file's first
  * request packed instead), the CPU's locality window, and the group walk
- * with the placement it does under each group's lock (best fit for a
- * file's first window, room kept after other windows, packed files into
- * short holes).  The handle's state (struct bga_rsv, handle.h) is
- * decided here.  Blocks are charged as they are taken, in charge.c;
+ * with the placement it does under each group's lock (first fit from the
+ * group's start for a file's first window and for a packed file, room
+ * kept after other windows).  The handle's state (struct bga_rsv,
+ * handle.h) is decided here.  Blocks are charged as they are taken, in charge.c;
  * nothing is charged before a run is found.
  */
 #include <errno.h>
@@ -30,56 +30,22 @@
 #define BGA_BUSY_SKIPS 3
 
 /*
- * A file's first window in its goal's group (lock held): the smallest
- * free run there of at least `need` blocks (*off, *len; false when none),
- * as ZFS's metaslabs and Ceph's AVL allocator turn to best fit once free
- * space is cut up.  First fit put each new file in the first run that
- * held it and passed over the holes before it, which waited, and a file
- * that outgrew a run that just held it went on elsewhere; the smallest
- * run that holds the file leaves the large runs whole for files that
- * need them (BENCHMARKS.md#placement-on-recorded-histories).  Ties go to
- * the lower run; a run of exactly `need` ends the look.  The first `room`
- * blocks after another window stay that window's file's (as
- * place_window_locked).
- */
-static bool best_fit_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t need,
-			    uint32_t room, uint32_t *off, uint32_t *len)
-{
-	uint32_t cap = vol->cfg.blocks_per_group, bo = 0, bl = UINT32_MAX, o, l;
-	for (uint32_t at = 0; at < cap && bga__group_find_locked(vol, grp, g, at, need, cap, &o, &l);) {
-		at = o + l;
-		if (room != 0 && bga__window_ends_at_locked(grp, o)) {
-			if (l < room + need)
-				continue; /* too short to share */
-			o += room;
-			l -= room;
-		}
-		if (l < bl) {
-			bo = o;
-			bl = l;
-			if (l == need)
-				break;
-		}
-	}
-	*off = bo;
-	*len = bl;
-	return bl != UINT32_MAX;
-}
-
-/*
  * Where a window goes in group g, with its lock held (*off, *len: the run
  * it starts; false when none here):
  *  - on from the goal, when the run at the goal starts there and, on a
  *    first pass, holds the whole request (at_goal: the goal's own group):
  *    its file stays contiguous;
- *  - else, for a file's first window in the goal's group, the smallest
- *    run there that holds ac->fit (best_fit_locked);
- *  - else the first run, from the goal on in the goal's group and from
- *    the start in any other, of at least the first pass's size: ac->fit
- *    for a file's first window (its request, or its window and half as
- *    much again: what the file has asked for, so a new file packs into
- *    the first run that holds it, as first fit would, and never waits on
- *    room it has not shown it needs), else ac->take.room, as mballoc looks for its normalized
+ *  - else the first run, from the goal on in the goal's group (from its
+ *    start for a file's first window: first fit, which aged the free
+ *    space best on the recorded histories, the holes low in the group
+ *    filled before the runs above them are cut, where best fit cut the
+ *    large runs that later deletes would have joined;
+ *    BENCHMARKS.md#placement-on-recorded-histories) and from the start
+ *    in any other, of at least the first pass's size: ac->fit for a
+ *    file's first window (its request, or its window and half as much
+ *    again: what the file has asked for, so a new file packs into the
+ *    first run that holds it and never waits on room it has not shown
+ *    it needs), else ac->take.room, as mballoc looks for its normalized
  *    size (a file that outgrew a window has shown that it grows; a
  *    window booked in a small hole would be cut short by the blocks
  *    after it, and its file would need a new extent at every window).
@@ -111,15 +77,8 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 	*none = false;
 	if (at_goal && bga__group_find_unit_locked(vol, grp, g, from, here, want, a, off, len) && *off == from)
 		return true;
-	if (!at_goal)
-		from = 0;
-	else if (ac->fit != 0 && !ac->sized && a == 1 && ac->book != &ac->pc->local.win) {
-		/* a file's first window, in its goal's group: best fit */
-		if (best_fit_locked(vol, grp, g, need, room, off, len)) {
-			*len = BGA_MIN(*len, big);
-			return true;
-		}
-	}
+	if (!at_goal || (ac->fit != 0 && !ac->sized && a == 1 && ac->book != &ac->pc->local.win))
+		from = 0; /* another group, or a file's first window: first fit */
 	/* A sized window not in place goes on from where the last sized one
 	 * booked here ended (ext4's stream allocation goes on from its last
 	 * start): the runs before it were looked at then, so the look does
@@ -156,33 +115,6 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 }
 
 /*
- * Where a packed file's request goes in the group it starts in (lock
- * held; *off, *len: the run; false when none here, with *none set):
- * the smallest hole that holds all of it (ac->fit, its max_len) when
- * that hole is shorter than a stream request (BGA_LOCAL_MAX_REQ, ext4's
- * mb_stream_req), the holes a first window passes over; else the first
- * run that holds it from `from` on (the CPU's packing cursor: on from
- * the last packed file, as ext4's locality group takes a CPU's small
- * files one after another), round to `from`.  So holes too short for
- * any window are filled, and the files made together lie together,
- * their deletes freeing runs together
- * (BENCHMARKS.md#placement-on-recorded-histories).
- */
-static bool place_packed_locked(struct bga_volume *vol, const struct bga_actx *ac, struct bga_group *grp, uint64_t g,
-				uint32_t from, uint32_t *off, uint32_t *len, bool *none)
-{
-	uint32_t cap = vol->cfg.blocks_per_group, need = ac->fit;
-	*none = false;
-	if (best_fit_locked(vol, grp, g, need, 0, off, len) && *len < BGA_LOCAL_MAX_REQ)
-		return true;
-	if (bga__group_find_locked(vol, grp, g, from, need, cap, off, len) ||
-	    (from != 0 && bga__group_find_locked(vol, grp, g, 0, need, cap, off, len)))
-		return true;
-	*none = true;
-	return false;
-}
-
-/*
  * Try one group under its lock.  `from` is the first offset to look at
  * (at_goal: the goal's offset in the goal's group).  With ac->book, a run
  * of up to ac->wsize blocks is looked for (place_window_locked), and
@@ -201,10 +133,14 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	bool found;
 	if (book)
 		found = place_window_locked(vol, ac, grp, g, from, at_goal, &off, &len, &none);
-	else if (at_goal && ac->fit != 0)
-		found = place_packed_locked(vol, ac, grp, g, from, &off, &len, &none);
-	else
+	else if (at_goal && ac->fit != 0) {
+		/* a packed file, in the group it starts in: first fit from
+		 * the group's start (alloc_packed) */
+		found = bga__group_find_locked(vol, grp, g, 0, ac->fit, vol->cfg.blocks_per_group, &off, &len);
+		none = !found;
+	} else {
 		found = bga__group_find_unit_locked(vol, grp, g, from, ac->take.min, want, ac->take.align, &off, &len);
+	}
 	if (!found) {
 		/* A failed whole-group search means max_run overstated the
 		 * longest run: fix it so the index stops pointing here
@@ -463,22 +399,20 @@ static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 /*
  * A packed file's request (pack.h), no window booked.  With a goal,
  * as a plain request: the run at the goal, then the walk.  Without one,
- * from the CPU's packing cursor (struct bga_pack.next; its home before
- * the first): in its group by place_packed_locked, then the walk's
- * other groups, first fit; all of max_len first, a shorter run only
- * when none holds it.  Where it went moves the CPU's home as a plain
- * goal-less request's does, and the cursor to its end.
+ * from the CPU's home (ac->goal, steered as a plain goal-less request
+ * is): the first run in its group, from the group's start, that holds
+ * all of max_len, then the walk's other groups, first fit, as ext2 and
+ * first fit place a small file (they aged best on the recorded
+ * histories: BENCHMARKS.md#placement-on-recorded-histories); a shorter
+ * run only when none holds it.  Where it went moves the CPU's home as a
+ * plain goal-less request's does.
  */
 static int alloc_packed(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
 	uint32_t min = ac->take.min;
-	bool goalless = ac->req->goal == BGA_NO_GOAL;
-	uint64_t next = __atomic_load_n(&ac->pc->pack.next, __ATOMIC_RELAXED);
-	if (goalless && next != 0 && next < ac->take.geo->nblocks)
-		ac->goal = next;
 	ac->book = NULL;
 	ac->take.room = 0;
-	ac->fit = goalless ? ac->take.max : 0;
+	ac->fit = ac->req->goal == BGA_NO_GOAL ? ac->take.max : 0;
 	ac->take.min = ac->take.max;
 	int rc = bga__search(vol, ac, out);
 	ac->take.min = min;
@@ -491,8 +425,6 @@ static int alloc_packed(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 		rc = bga__search(vol, ac, out);
 out:
 	ac->note = true;
-	if (rc == 0 && goalless)
-		__atomic_store_n(&ac->pc->pack.next, out->start + out->len, __ATOMIC_RELAXED);
 	return ac->take.stop ? ac->take.stop : rc;
 }
 
@@ -586,9 +518,20 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 			if (min < ac->take.max) {
 				ac->take.min = ac->take.max;
 				rc = bga__search(vol, ac, out);
-				ac->take.min = min;
-				if (ac->take.stop)
+				ac->take.stop = 0;
+				/* No free run holds all of it: the other windows'
+				 * remainders are taken back (<bgalloc/alloc.h>,
+				 * where a request looks, 3) and the whole request
+				 * looked for again before a shorter run is cut, so
+				 * an open file's tail never shortens another file
+				 * that one run could hold (mballoc discards its
+				 * preallocations and tries again only before a
+				 * failure). */
+				if (rc == -ENOSPC && bga__window_reclaim(vol, ac->take.geo) != 0) {
+					rc = bga__search(vol, ac, out);
 					ac->take.stop = 0;
+				}
+				ac->take.min = min;
 			}
 			if (rc == -ENOSPC)
 				rc = bga__search(vol, ac, out);

@@ -37,17 +37,15 @@ struct bga_rsv_counts {
 
 /*
  * Packing on this CPU (alloc/search.c writes, reads and decays it; a
- * hint: a lost update only moves a ratio a little or a cursor a file):
+ * hint: a lost update only moves a ratio a little):
  * per length L of a handle's first request, 1 .. BGA_SHOWN_LENS, the
  * files whose first request was L long (`files`) and those of them that
- * asked again through the same handle (`grew`); and where the CPU's next
- * packed file goes on from (`next`, a block; 0: the home).
+ * asked again through the same handle (`grew`).
  */
 #define BGA_SHOWN_LENS (BGA_LOCAL_MAX_REQ - 1)
 struct bga_pack {
 	uint16_t files[BGA_SHOWN_LENS];
 	uint16_t grew[BGA_SHOWN_LENS];
-	uint64_t next;
 };
 
 /* Deferred frees (deferred.c): blocks and extents that deferred frees on

@@ -3,10 +3,11 @@
  * Packing (<bgalloc/alloc.h>, "Where a request looks"; <bgalloc/window.h>,
  * bga_rsv_open): a handle's first request gets no window of its own when
  * files whose first request was as long seldom asked again on the calling
- * CPU; it goes into the smallest hole shorter than a stream request that
- * holds it, else on from the CPU's last packed file.  Files that grow keep
- * their windows, and a window's booking takes a run that holds the whole
- * request before a shorter one.
+ * CPU; it goes into the first hole of its group, from the group's start,
+ * that holds it (first fit).  Files that grow keep their windows, and a
+ * window's booking takes a run that holds the whole request before a
+ * shorter one, taking the other windows back first when only they hold
+ * one.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -89,6 +90,24 @@ static void holes(struct bga_volume *vol, struct refmodel *m, uint32_t bpg, cons
 		give_back(vol, m, at[i], len[i]);
 }
 
+/* A volume of `groups` groups of 4096 with group 0 holed as holes() does. */
+static struct bga_volume *make_holed(uint64_t groups, struct refmodel *m, const uint32_t *at, const uint32_t *len,
+				     int n)
+{
+	struct bga_volume *vol = make(groups * 4096, 4096, m);
+	holes(vol, m, 4096, at, len, n);
+	return vol;
+}
+
+/* The volume against the model, then both gone. */
+static void finish(struct bga_volume *vol, struct refmodel *m)
+{
+	cr_assert_eq(refmodel_compare(m, vol), 0, "%s", m->err);
+	refmodel_fini(m);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
 /* A packed file: its one request, and no window left behind. */
 static struct bga_extent packed_file(struct bga_volume *vol, struct refmodel *m, uint64_t len)
 {
@@ -104,35 +123,31 @@ static struct bga_extent packed_file(struct bga_volume *vol, struct refmodel *m,
 
 /*
  * Files whose first request was 3 blocks never asked again on this CPU:
- * the next such file goes into the smallest hole that holds it while that
- * hole is shorter than a stream request (3 blocks, past the 5 before it
- * that first fit would take; then the 5), then on from the end of the
- * last packed file (into the 40-block run, file after file), never into
- * a run of a stream's length or more below that end that first fit would
- * take.
+ * the next such file goes into the first hole of its group, from the
+ * group's start, that holds all of it (first fit, as ext2 places a small
+ * file): the 5 before the 3 that fits it exactly, past the 2 that is too
+ * short, then the 40-block run; and a run that opens below the last
+ * packed file is the next one's, not a run past that file's end (no
+ * packing cursor: files made later fill what the deletes left low).
  */
-Test(packing, small_files_fill_the_smallest_hole_then_go_on_from_the_last)
+Test(packing, small_files_take_the_first_hole_that_holds_them)
 {
 	cpu_set_t old;
 	cr_assert_eq(test_pin_one_cpu(&old), 0);
 	struct refmodel m;
-	const uint32_t bpg = 4096;
-	struct bga_volume *vol = make(2 * bpg, bpg, &m);
+	struct bga_volume *vol = make(2 * 4096, 4096, &m);
 	show_files(vol, &m, 3, LEARN, false);
 	const uint32_t at[] = {100, 200, 300, 1000}, len[] = {5, 2, 3, 40};
-	holes(vol, &m, bpg, at, len, 4);
-	cr_assert_eq(packed_file(vol, &m, 3).start, 300, "the hole of exactly 3, not the 5 before it");
-	cr_assert_eq(packed_file(vol, &m, 3).start, 100, "the smallest hole left that holds 3");
-	cr_assert_eq(packed_file(vol, &m, 3).start, 1000, "no short hole holds it: on from the last packed file");
+	holes(vol, &m, 4096, at, len, 4);
+	cr_assert_eq(packed_file(vol, &m, 3).start, 100, "the first hole that holds 3, not the 3 that fits exactly");
+	cr_assert_eq(packed_file(vol, &m, 3).start, 300, "past the 2 left at 103 and the 2 at 200");
+	cr_assert_eq(packed_file(vol, &m, 3).start, 1000, "no shorter hole holds it: the 40-block run");
 	/* a run of a stream's length opens below the last packed file */
 	give_back(vol, &m, 20, STREAM + 4);
-	cr_assert_eq(packed_file(vol, &m, 3).start, 1003, "on from the last packed file, not the lower run");
-	cr_assert_eq(packed_file(vol, &m, 3).start, 1006);
+	cr_assert_eq(packed_file(vol, &m, 3).start, 20, "the lower run, not on from the last packed file");
+	cr_assert_eq(packed_file(vol, &m, 3).start, 23);
 	cr_assert_eq(test_unpin(&old), 0);
-	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
-	refmodel_fini(&m);
-	assert_clean(vol);
-	bga_destroy(vol);
+	finish(vol, &m);
 }
 
 /*
@@ -169,10 +184,7 @@ Test(packing, files_that_grow_keep_their_windows)
 	e = packed_file(vol, &m, 3);
 	give_back(vol, &m, e.start, e.len);
 	cr_assert_eq(test_unpin(&old), 0);
-	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
-	refmodel_fini(&m);
-	assert_clean(vol);
-	bga_destroy(vol);
+	finish(vol, &m);
 }
 
 /*
@@ -183,20 +195,15 @@ Test(packing, files_that_grow_keep_their_windows)
 Test(packing, a_window_takes_a_whole_run_before_a_shorter_one)
 {
 	struct refmodel m;
-	const uint32_t bpg = 4096;
-	struct bga_volume *vol = make(bpg, bpg, &m);
 	const uint32_t at[] = {100, 200}, len[] = {1, 4};
-	holes(vol, &m, bpg, at, len, 2);
+	struct bga_volume *vol = make_holed(1, &m, at, len, 2);
 	struct bga_rsv *rsv;
 	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
 	struct bga_extent e = ask(vol, &m, rsv, 50, 1, 4);
 	cr_assert_eq(e.start, 200, "the run that holds all of it, at 200, not %llu", (unsigned long long)e.start);
 	cr_assert_eq(e.len, 4);
 	bga_rsv_close(rsv);
-	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
-	refmodel_fini(&m);
-	assert_clean(vol);
-	bga_destroy(vol);
+	finish(vol, &m);
 }
 
 /*
@@ -230,8 +237,62 @@ Test(packing, a_file_goes_on_from_the_tail_it_gave_back)
 	cr_assert_eq(c.start, next, "a used goal: the window's next block %llu, not %llu", (unsigned long long)next,
 		     (unsigned long long)c.start);
 	bga_rsv_close(rsv);
-	cr_assert_eq(refmodel_compare(&m, vol), 0, "%s", m.err);
-	refmodel_fini(&m);
-	assert_clean(vol);
-	bga_destroy(vol);
+	finish(vol, &m);
+}
+
+/*
+ * A booking that no free run can hold whole, while another file's window
+ * holds blocks that would (group 0 used but for a 2-block hole and a
+ * 24-block one, the other window's 7-block remainder at the start of the
+ * 24): the other windows are taken back and the whole request placed
+ * there, not cut to the 16 outside that window nor to the 2 nearer the
+ * goal (<bgalloc/alloc.h>, where a request looks, 3; bga_rsv_open).
+ */
+Test(packing, a_booking_takes_windows_back_before_a_short_run)
+{
+	struct refmodel m;
+	const uint32_t at[] = {100, 1000}, len[] = {2, 24};
+	struct bga_volume *vol = make_holed(1, &m, at, len, 2);
+	struct bga_rsv *other, *rsv;
+	struct bga_extent w;
+	cr_assert_eq(bga_rsv_open(vol, &other), 0);
+	struct bga_extent a = ask(vol, &m, other, BGA_NO_GOAL, 1, 1);
+	cr_assert_eq(a.start, 1000, "the other file's first window in the first run of 12 or more");
+	cr_assert_eq(bga_rsv_window(other, &w), 0);
+	cr_assert(w.start == 1001 && w.len > 0, "the other file holds a window after its block");
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_extent e = ask(vol, &m, rsv, BGA_NO_GOAL, 1, 20);
+	cr_assert_eq(e.len, 20, "all of the request, not a run of %llu at %llu", (unsigned long long)e.len,
+		     (unsigned long long)e.start);
+	cr_assert_eq(e.start, 1001, "where the other window stood");
+	cr_assert_eq(bga_rsv_window(other, &w), 0);
+	cr_assert_eq(w.len, 0, "the other window was taken back");
+	bga_rsv_close(rsv);
+	bga_rsv_close(other);
+	finish(vol, &m);
+}
+
+/*
+ * A file's first window with a goal inside a used stretch of its group
+ * (holes of 20 blocks at 100 and at 3000, the goal at 2000): the first
+ * run from the group's start that holds one and a half windows, at 100,
+ * not the run on from the goal (first fit in the goal's group, as
+ * bga_rsv_open says); the goal's own run comes first only when it
+ * starts there.
+ */
+Test(packing, a_first_window_takes_the_first_run_of_its_group)
+{
+	struct refmodel m;
+	const uint32_t at[] = {100, 3000}, len[] = {20, 20};
+	struct bga_volume *vol = make_holed(2, &m, at, len, 2);
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_extent e = ask(vol, &m, rsv, 2000, 1, 1);
+	cr_assert_eq(e.start, 100, "the group's first run of 12 or more, not %llu", (unsigned long long)e.start);
+	bga_rsv_close(rsv);
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	e = ask(vol, &m, rsv, 3000, 1, 1);
+	cr_assert_eq(e.start, 3000, "a goal where a run starts: there");
+	bga_rsv_close(rsv);
+	finish(vol, &m);
 }
