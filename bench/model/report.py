@@ -3,24 +3,29 @@
 """The model's report (bench/model/model.sh gathers its inputs).
 
 Counts -> throughput at N cores, the stated model:
-  op time      t(N) = I(N) * c + M(N) * x(N)
+  op time      t(N) = (I(N) + W(N)) * c
     I(N)  instructions per op: callgrind's count of one core (I1), times
           the instrumented accesses per op at N cores over those at 1
           (the code paths' share of extra work at N: a fold, a retry);
     c     ns per instruction: one core's CPU time per op here over I1
           (CPI = c * GHz);
-    M(N)  lines moved per op (read from another core's write + written
-          while other cores hold them), counted by the runtime;
+    W(N)  the stall per op, in instruction times, of the modelled cores'
+          clocks (bench/model/clock.h: x86-TSO's store buffer, a
+          reorder buffer of misses in flight, locked instructions that
+          drain, each rule with its reason), counted with one move
+          costing x(N) / c instruction times (model.sh's --xfer);
     x(N)  ns per line moved: on the many-core server 100 ns within a
           socket and 300 ns across, two sockets of 32 cores, so a move
-          crosses with probability (N/2)/(N-1) past 32 cores; here, the
-          transfer measured between the same two CPUs right beside each
-          slice of the check (bench/model/measure.c, xfer.h).  A core
-          waits for the lines it reads and those it writes atomically;
-          a plain store's miss waits in the store buffer (x86-TSO);
-          `overlap` of those waits proceed at once (OVERLAP below).
+          crosses with probability (N/2)/(N-1) past 32 cores (a published
+          cache-to-cache figure: one move); here, half of xfer.h's round
+          trip measured between the same two CPUs right beside each
+          slice of the check (bench/model/measure.c), over XFER_MOVES:
+          that ping-pong, counted by the runtime's own rule, is a read of
+          the line the other CPU wrote and then a write of a line the
+          other CPU holds, two moves one after the other.
   each lock    that two cores or more take, a queueing server: demand per op D = holds/op * (its
-          critical section's instructions * c + every move in it * x);
+          holds' time on the modelled clock, the acquisition's stall (the
+          hand-off of its word) included, * c);
           the rest of t is think time Z; mean value analysis of the
           closed network with N customers gives the throughput X(N);
   each line    of the 40 most moved caps it: a line moves once per x, so
@@ -36,13 +41,8 @@ import sys
 
 CORES = [1, 2, 4, 8, 16, 32, 64]
 SOCKET = 32
-# How many of a core's waits on moved lines overlap (out-of-order cores
-# keep several misses in flight): the one fitted constant.  From the
-# table of BENCHMARKS.md#why-random-goal-churn-does-not-scale-here
-# (bga-share, 2 threads of random-goal churn over 1): 0.92x at a 49.6 ns
-# transfer and 0.18x at 418 ns need 2.7 and 3.3 of this model's counted
-# waits to overlap; BGA_MODEL_OVERLAP=1 is the model with none.
-OVERLAP = float(os.environ.get("BGA_MODEL_OVERLAP", "3"))
+# xfer.h's half round trip, in the runtime's moves (above)
+XFER_MOVES = 2
 
 
 # The check (measure.c's slices): a slice counts when each of its threads
@@ -95,28 +95,26 @@ def mva(n, z, demands):
     return x
 
 
-def per_op(d, i1, a1, c, x):
-    """(Z, lock demands, line demands, I, M) of one count record: op time
-    is the instructions plus the moves a core waits for (reads, and
-    atomics, which drain the store buffer), OVERLAP of them at once; a
-    plain store to a line held elsewhere waits in the store buffer.  A
-    lock that two cores or more take is a server for its critical
-    section (every move in it counts: the release waits for the stores
-    before it); the most moved lines bound the throughput, each by one
-    transfer at a time."""
+def per_op(d, i1, a1, c):
+    """(Z, lock demands, line demands, I, M) of one count record, counted
+    with a move of d["xfer"] instruction times (x = that times c): op time
+    is the instructions plus the clocks' stall (clock.h).  A lock that two
+    cores or more take is a server for its holds' clock time and the
+    stall of each acquisition; the most moved lines bound the throughput,
+    each by one transfer at a time."""
     ops = d["ops"]
     acc = d["accesses"] / ops
-    ipa = i1 / a1  # instructions per instrumented access
     inst = i1 * acc / a1
     moves = (d["rmoves"] + d["wmoves"]) / ops
-    t = inst * c + (d["rmoves"] + d.get("amoves", d["wmoves"])) / ops * x / OVERLAP
+    x = d["xfer"] * c
+    t = inst * c + d["stall"] / ops * c
     locks = []
     for lk in d["locks"]:
         # a lock only one core takes never makes another wait: its
         # critical sections stay in the op's own time
         if lk["cores"] < 2:
             continue
-        s = (lk["cs_acc"] * ipa * c + lk["cs_moves"] * x / OVERLAP) / lk["holds"]
+        s = (lk["cs_clk"] + lk["acq_stall"]) * c / lk["holds"]
         locks.append((lk["holds"] / ops * s, lk["cores"]))
     lines = [(ln["rmoves"] + ln["wmoves"]) / ops * x for ln in d["lines"]]
     z = max(t - sum(dd for dd, _ in locks), 0.0)
@@ -127,7 +125,7 @@ def is_group_lock(lk):
     return lk.get("where", "").startswith("obj:struct locktab_slot")
 
 
-def bare_booking(rec2, rec64, every, word_moves=2):
+def bare_booking(rec2, rec64, every, word_moves, ipa):
     """A count record for the best a shared group's bookings can do: one
     booking every `every` ops under one lock that every core takes, each
     hold costing what a hold costs at 2 cores (no other file's window to
@@ -148,9 +146,29 @@ def bare_booking(rec2, rec64, every, word_moves=2):
     while left > 0:
         lines.append({"rmoves": holds * min(left, 1), "wmoves": 0})
         left -= 1
-    return {"ops": ops, "accesses": rec64["accesses"], "rmoves": holds * mv_h, "wmoves": 0, "amoves": 0,
-            "locks": [{"holds": holds, "cs_acc": acc_h * holds, "cs_moves": mv_h * holds, "cores": rec64["cores"]}],
+    # each hold: its work, and its word's hand-off, its data overlapping
+    # (clock.h's rule 4): the least a hold waits
+    xf = rec64["xfer"]
+    return {"ops": ops, "accesses": rec64["accesses"], "rmoves": holds * mv_h, "wmoves": 0, "xfer": xf,
+            "stall": holds * xf,
+            "locks": [{"holds": holds, "cs_acc": acc_h * holds, "cs_moves": mv_h * holds, "cores": rec64["cores"],
+                       "cs_clk": acc_h * ipa * holds, "acq_stall": xf * holds}],
             "lines": lines, "hold_acc": acc_h, "hold_moves": mv_h}
+
+
+def at_xfer(recs, xf, fn):
+    """fn of the count records `recs` (one configuration counted with
+    moves of several costs, model.sh's grid) at a move of xf instruction
+    times: linear in log(xf) between the two records around it, the
+    nearest one outside the grid."""
+    rs = sorted(recs, key=lambda r: r["xfer"])
+    if xf <= rs[0]["xfer"]:
+        return fn(rs[0])
+    for a, b in zip(rs, rs[1:]):
+        if xf <= b["xfer"]:
+            f = math.log(xf / a["xfer"]) / math.log(b["xfer"] / a["xfer"])
+            return fn(a) * (1 - f) + fn(b) * f
+    return fn(rs[-1])
 
 
 def throughput(n, z, locks, lines):
@@ -289,7 +307,7 @@ def main():
     if os.path.exists(os.path.join(d, "count2.jsonl")):
         for ln in open(os.path.join(d, "count2.jsonl")):
             r = json.loads(ln)
-            here2[(r["workload"], r["variant"])] = r
+            here2.setdefault((r["workload"], r["variant"]), []).append(r)
     instr = json.load(open(os.path.join(d, "instr.json")))
     times = json.load(open(os.path.join(d, "time.json")))
     scale = None
@@ -309,7 +327,7 @@ def main():
         pass
     names = Names(exe)
     out = {"constants": {"x_server_ns": "100 in a socket of %d cores, 300 across" % SOCKET, "ghz": ghz,
-                         "overlap": OVERLAP},
+                         "xfer_moves": XFER_MOVES, "rob": 448, "store_queue": 104},
            "configs": []}
     lines_txt = []
     final = []
@@ -325,7 +343,7 @@ def main():
             if n not in recs:
                 continue
             r = recs[n]
-            z, locks, lns, inst, moves = per_op(r, i1, a1, c, x_server(n))
+            z, locks, lns, inst, moves = per_op(r, i1, a1, c)
             s = throughput(n, z, locks, lns) * t1
             top = sorted(r["locks"], key=lambda lk: -lk["holds"])
             row["cores"][n] = {
@@ -343,9 +361,8 @@ def main():
         if (w, v) in here2 and scale:
             xs = [x for x in scale["machine"]["line_transfer_ns"] if x > 0]
             xh = sum(xs) / len(xs) if xs else 100.0
-            rr = {1: recs[1], 2: here2[(w, v)]}
-            z, locks, lns, _, _ = per_op(rr[2], i1, a1, c, xh)
-            row["here"] = {"x_ns": xh, "speedup_2": throughput(2, z, locks, lns) * t1}
+            row["here"] = {"x_ns": xh, "speedup_2": at_xfer(here2[(w, v)], xh / XFER_MOVES / c,
+                                                            lambda rec: throughput(2, *per_op(rec, i1, a1, c)[:3]) * t1)}
         out["configs"].append(row)
         cc = row["cores"]
         final.append("model %s %s lines/op=%.3f instr/op=%.0f %s" % (
@@ -380,9 +397,9 @@ def main():
         for every in sorted({now, 256, 512, 1024} - {0}):
             ss = []
             for wm in (2, 1):
-                b = bare_booking(recs[2], recs[n], every, wm)
+                b = bare_booking(recs[2], recs[n], every, wm, i1 / a1)
                 if b is not None:
-                    ss.append(throughput(n, *per_op(b, i1, a1, c, x_server(n))[:3]) * i1 * c)
+                    ss.append(throughput(n, *per_op(b, i1, a1, c)[:3]) * i1 * c)
             if len(ss) == 2:
                 row.append((every, ss[0], ss[1]))
         if row:
@@ -432,7 +449,7 @@ def main():
             x = (xs[0] + xs[1]) / 2  # the two sides of the 2-thread phase
             t1 = 1e9 / r["one_ops_per_s"]
             c = t1 / i1
-            p = throughput(2, *per_op(here2[key], i1, a1, c, x)[:3]) * t1 / 2
+            p = at_xfer(here2[key], x / XFER_MOVES / c, lambda rec: throughput(2, *per_op(rec, i1, a1, c)[:3]) * t1 / 2)
             m = r["two_ops_per_s"] / r["pair_ops_per_s"]
             kept.append({"x_ns": x, "predicted": p, "measured": m, "ceiling": r["pair_ops_per_s"] / r["one_ops_per_s"],
                          "within": abs(p - m) <= TOLERANCE * m})
