@@ -9,8 +9,8 @@
  * earliest (ties in round order), and a lock another core holds at that
  * instant is found held (rt.c): a trylock fails on the library's own path.
  * The measured phase runs from when every core has done its warm-up
- * operations until the first core has done all its rounds, so every core
- * is at work throughout.
+ * operations for rounds x N operations of any cores, every core at work
+ * throughout.
  *
  *   bga-model [--ncpus K] [-w WORKLOAD] [-v VARIANT] [-t N,N,...]
  *             [--rounds R] [--ipa A --xfer X] [--time]
@@ -85,9 +85,10 @@ static void be_core(int core)
 
 static struct run *the_run;
 /* under the baton: ops done by each core, cores set up and torn down,
- * cores past their warm-up, and the measured phase's state */
-static long done_ops[RT_MAX_CORES];
-static int set_up, torn_down, warmed, measure_state; /* 0 before, 1 in, 2 after */
+ * cores past their warm-up, the measured phase's state and its ops */
+static long done_ops[RT_MAX_CORES], measured_ops;
+static bool torn[RT_MAX_CORES];
+static int set_up, warmed, measure_state; /* 0 before, 1 in, 2 after */
 
 static void take(struct core *c)
 {
@@ -96,22 +97,27 @@ static void take(struct core *c)
 }
 
 /* The next turn: setups in round order, then the operations, each of the
- * core with the earliest modelled clock that has some left (ties: the
- * next in round order from c), then teardowns in round order. */
+ * core with the earliest modelled clock (ties: the next in round order
+ * from c; without a clock, the next in round order), then teardowns in
+ * round order. */
 static void pass(struct run *r, struct core *c)
 {
 	int n = r->ncores, next = -1;
 
 	if (set_up < n) {
 		next = set_up;
-	} else {
+	} else if (measure_state < 2 && !(clk_xfer > 0)) {
+		next = (c->idx + 1) % n;
+	} else if (measure_state < 2) {
 		for (int k = 1; k <= n; k++) {
 			int i = (c->idx + k) % n;
-			if (done_ops[i] < r->warm + r->rounds && (next < 0 || rt_clock(i) < rt_clock(next)))
+			if (next < 0 || rt_clock(i) < rt_clock(next))
 				next = i;
 		}
-		if (next < 0 && torn_down < n)
-			next = torn_down;
+	} else {
+		for (int i = n - 1; i >= 0; i--)
+			if (!torn[i])
+				next = i;
 	}
 	if (next >= 0)
 		sem_post(&r->cores[next].turn);
@@ -121,7 +127,6 @@ static void *core_main(void *arg)
 {
 	struct core *c = arg;
 	struct run *r = the_run;
-	long left = r->warm + r->rounds;
 
 	be_core(c->idx);
 	take(c);
@@ -129,29 +134,27 @@ static void *core_main(void *arg)
 	if (++set_up == r->ncores)
 		rt_clock_sync(r->ncores);
 	pass(r, c);
-	while (left) {
+	for (;;) {
 		take(c);
+		if (measure_state == 2)
+			break;
 		if (measure_state == 1) {
 			model_op_measured(r, c);
 			rt_op_done();
 		} else {
 			model_op(r, c);
 		}
-		left--;
-		done_ops[c->idx]++;
-		if (done_ops[c->idx] == r->warm && ++warmed == r->ncores && measure_state == 0) {
+		if (++done_ops[c->idx] == r->warm && ++warmed == r->ncores) {
 			measure_state = 1;
 			rt_measure(1);
-		}
-		if (!left && measure_state == 1) {
+		} else if (measure_state == 1 && ++measured_ops == r->rounds * r->ncores) {
 			measure_state = 2;
 			rt_measure(0);
 		}
 		pass(r, c);
 	}
-	take(c);
 	model_teardown(r, c);
-	torn_down++;
+	torn[c->idx] = true;
 	pass(r, c);
 	return NULL;
 }
@@ -197,7 +200,8 @@ static int run_one(enum wl w, enum var v, int ncores, long rounds, FILE *out)
 	memset(r.cores, 0, sizeof(*r.cores) * (size_t)ncores);
 	the_run = &r;
 	memset(done_ops, 0, sizeof(done_ops));
-	set_up = torn_down = warmed = measure_state = 0;
+	memset(torn, 0, sizeof(torn));
+	measured_ops = set_up = warmed = measure_state = 0;
 	rt_clock_config(clk_ipa, clk_xfer, w != W_LOCK);
 	for (int i = 0; i < ncores; i++) {
 		r.cores[i].idx = i;

@@ -51,9 +51,11 @@ for c in $configs; do
 	sep=,
 	# the clocks' constants (clock.h): instructions per instrumented
 	# access (callgrind's over one core's count), and a move in
-	# instruction times, x / c, rounded to a power of 2^(1/4) so that
-	# the counts (which a move's cost steers: a lock found held) repeat
-	# when c, a CPU time, moves a little with the machine's load
+	# instruction times, x / c.  The counts are made at the two powers of
+	# 2^(1/4) around x / c, and report.py takes every figure between them
+	# (linear in log x / c): the counts, which a move's cost steers (a
+	# lock found held), repeat exactly, and c, a CPU time that moves with
+	# the machine's load, moves the figures only as much as it moves x / c
 	a1=$($norand "$model" -w "$w" -v "$v" -t 1 | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["accesses"] / d["ops"])')
 	ipa=$(python3 -c "print('%.4g' % ($i1 / $a1))")
 	# the counts: 1..64 cores of a 64-CPU machine (a move of the server's
@@ -61,9 +63,11 @@ for c in $configs; do
 	# times (the check's grid); a process each, so that no heap state of
 	# one count (which thread freed what first) reaches the next
 	for n in 1 2 4 8 16 32 64; do
-		xf=$(python3 -c "import math, sys; sys.path.insert(0, '$root/bench/model'); import report
-print('%.6g' % 2 ** (round(4 * math.log2(report.x_server($n) / ($ns / $i1))) / 4))")
-		$norand "$model" -w "$w" -v "$v" -t $n --ipa "$ipa" --xfer "$xf" >>"$raw/count.jsonl"
+		for xf in $(python3 -c "import math, sys; sys.path.insert(0, '$root/bench/model'); import report
+k = math.floor(4 * math.log2(report.x_server($n) / ($ns / $i1)))
+print('%.6g %.6g' % (2 ** (k / 4), 2 ** ((k + 1) / 4)))"); do
+			$norand "$model" -w "$w" -v "$v" -t $n --ipa "$ipa" --xfer "$xf" >>"$raw/count.jsonl"
+		done
 	done
 	case $w/$v in churn/bgalloc | writers/bgalloc | appenders-own/bgalloc)
 		for k in 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24; do

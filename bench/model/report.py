@@ -299,10 +299,13 @@ def main():
     d = sys.argv[1]
     exe = sys.argv[2]
     dest = sys.argv[3] if len(sys.argv) > 3 else d
-    counts = {}
+    # each (workload, variant, cores) counted at the moves of two costs
+    # around the server's x / c (model.sh): every figure is taken between
+    # them (at_xfer); `counts` keeps the nearer record, for the names
+    every = {}
     for ln in open(os.path.join(d, "count.jsonl")):
         r = json.loads(ln)
-        counts.setdefault((r["workload"], r["variant"]), {})[r["cores"]] = r
+        every.setdefault((r["workload"], r["variant"]), {}).setdefault(r["cores"], []).append(r)
     here2 = {}
     if os.path.exists(os.path.join(d, "count2.jsonl")):
         for ln in open(os.path.join(d, "count2.jsonl")):
@@ -310,6 +313,12 @@ def main():
             here2.setdefault((r["workload"], r["variant"]), []).append(r)
     instr = json.load(open(os.path.join(d, "instr.json")))
     times = json.load(open(os.path.join(d, "time.json")))
+
+    def xf_of(key, n):
+        return x_server(n) / (times["%s/%s" % key] / instr["%s/%s" % key])
+
+    counts = {key: {n: min(rs, key=lambda r: abs(math.log(max(r["xfer"], 1e-9) / xf_of(key, n))))
+                    for n, rs in byn.items()} for key, byn in every.items()}
     scale = None
     try:
         scale = json.load(open(os.path.join(d, "scale.json")))
@@ -343,13 +352,20 @@ def main():
             if n not in recs:
                 continue
             r = recs[n]
-            z, locks, lns, inst, moves = per_op(r, i1, a1, c)
-            s = throughput(n, z, locks, lns) * t1
+            rs, xf = every[(w, v)][n], xf_of((w, v), n)
+
+            def between(fn):
+                return at_xfer(rs, xf, fn)
+            s = between(lambda rec: throughput(n, *per_op(rec, i1, a1, c)[:3]) * t1)
             top = sorted(r["locks"], key=lambda lk: -lk["holds"])
             row["cores"][n] = {
-                "lines_per_op": moves, "read_moves_per_op": r["rmoves"] / r["ops"],
-                "write_moves_per_op": r["wmoves"] / r["ops"], "instr_per_op": inst, "speedup": s,
-                "locks": len(r["locks"]), "lock_holds_per_op": sum(lk["holds"] for lk in r["locks"]) / r["ops"],
+                "lines_per_op": between(lambda rec: per_op(rec, i1, a1, c)[4]),
+                "read_moves_per_op": between(lambda rec: rec["rmoves"] / rec["ops"]),
+                "write_moves_per_op": between(lambda rec: rec["wmoves"] / rec["ops"]),
+                "instr_per_op": between(lambda rec: per_op(rec, i1, a1, c)[3]), "speedup": s,
+                "xfer_instr": xf,
+                "locks": len(r["locks"]),
+                "lock_holds_per_op": between(lambda rec: sum(lk["holds"] for lk in rec["locks"]) / rec["ops"]),
                 "busiest_lock": ({"where": names.where(top[0]["where"]), "holds_per_op": top[0]["holds"] / r["ops"],
                                   "cs_instr": top[0]["cs_acc"] / top[0]["holds"] * i1 / a1,
                                   "cs_moves": top[0]["cs_moves"] / top[0]["holds"], "cores": top[0]["cores"]}
