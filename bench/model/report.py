@@ -28,8 +28,9 @@ Counts -> throughput at N cores, the stated model:
           hand-off of its word) included, * c);
           the rest of t is think time Z; mean value analysis of the
           closed network with N customers gives the throughput X(N);
-  each line    of the 40 most moved caps it: a line moves once per x, so
-          X(N) <= 1 / (its moves/op * x).
+  each line    of the 40 most moved caps it: a line's writes take it one
+          at a time and the reads after each write are answered together,
+          so X(N) <= 1 / ((its write moves + its rounds of reads)/op * x).
   speedup      S(N) = X(N) / X(1).
 """
 import json
@@ -101,7 +102,7 @@ def per_op(d, i1, a1, c):
     is the instructions plus the clocks' stall (clock.h).  A lock that two
     cores or more take is a server for its holds' clock time and the
     stall of each acquisition; the most moved lines bound the throughput,
-    each by one transfer at a time."""
+    each by its writes and a round of reads after each, one at a time."""
     ops = d["ops"]
     acc = d["accesses"] / ops
     inst = i1 * acc / a1
@@ -116,7 +117,10 @@ def per_op(d, i1, a1, c):
             continue
         s = (lk["cs_clk"] + lk["acq_stall"]) * c / lk["holds"]
         locks.append((lk["holds"] / ops * s, lk["cores"]))
-    lines = [(ln["rmoves"] + ln["wmoves"]) / ops * x for ln in d["lines"]]
+    # a line's writes take it one at a time; the reads after one write
+    # are answered together (each reader waits its own x, in its op's
+    # time), so a line serialises its writes and one round of reads each
+    lines = [(ln["wmoves"] + min(ln["rmoves"], ln["wmoves"] + 1)) / ops * x for ln in d["lines"]]
     z = max(t - sum(dd for dd, _ in locks), 0.0)
     return z, locks, lines, inst, moves
 
