@@ -37,9 +37,12 @@
  *  4. A locked instruction (atomic read-modify-write, compare-exchange,
  *     a sequentially consistent store: `xchg`) first drains: it waits for
  *     every earlier load and store.  Then, if its line moves, one transfer
- *     of its own, which nothing overlaps: later loads wait for it.  A lock
- *     hand-off thus costs the lock word's transfer plus the waits for the
- *     data the holder protects (2, 3), no more.
+ *     of its own, which nothing overlaps: later loads wait for it.  (AMD64
+ *     Architecture Programmer's Manual vol. 2, 7.4.2: all previous loads
+ *     and stores complete before a locked instruction's memory access is
+ *     issued, and its loads and stores complete before a later one's.)
+ *     A lock hand-off thus costs the lock word's transfer plus the waits
+ *     for the data the holder protects (2, 3), no more.
  *  5. A sequentially consistent fence (`mfence`) drains as 4, no transfer.
  *  6. An access that moves nothing costs only its work (1): a line read by
  *     both cores and written by neither stays shared in both, no move.
