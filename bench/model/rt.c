@@ -22,11 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* glibc's own allocator, under the wrappers below. */
+/* glibc's own allocator, under rt_alloc.c's wrappers: the runtime's own
+ * tables are no heap blocks of the program's. */
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
 extern void __libc_free(void *);
 
 extern char __executable_start[], _end[];
@@ -87,18 +86,6 @@ struct range {
 };
 static struct range lock_ranges[8], objects[64], rseq_slots[4];
 static int nlock_ranges, nobjects, nrseq_slots;
-
-/* ---- allocations, for naming heap lines --------------------------------- */
-
-struct alloc {
-	uintptr_t p; /* 0 = empty */
-	size_t size;
-	uintptr_t site;
-};
-#define ALLOC_BITS 20
-#define ALLOC_SLOTS (1u << ALLOC_BITS)
-static struct alloc *allocs;
-static int alloc_lock; /* threads outside the baton allocate too (thread start and exit) */
 
 static inline int core_now(void)
 {
@@ -479,7 +466,8 @@ void rt_object(const void *base, size_t n, size_t size, const char *type)
  * executable's image, or the bare address. */
 static void name_addr(FILE *f, uintptr_t a)
 {
-	uintptr_t exe = (uintptr_t)__executable_start;
+	uintptr_t exe = (uintptr_t)__executable_start, base, site;
+	size_t size;
 
 	for (int i = 0; i < nobjects; i++) {
 		struct range *r = &objects[i];
@@ -496,12 +484,9 @@ static void name_addr(FILE *f, uintptr_t a)
 		fprintf(f, "\"exe:0x%" PRIxPTR "\"", a - exe);
 		return;
 	}
-	for (uint32_t i = 0; allocs && i < ALLOC_SLOTS; i++) {
-		struct alloc *b = &allocs[i];
-		if (b->p && a >= b->p && a < b->p + b->size) {
-			fprintf(f, "\"heap:0x%" PRIxPTR "+%zu/%zu\"", b->site - exe, (size_t)(a - b->p), b->size);
-			return;
-		}
+	if (rt_heap_block(a, &base, &size, &site)) {
+		fprintf(f, "\"heap:0x%" PRIxPTR "+%zu/%zu\"", site - exe, (size_t)(a - base), size);
+		return;
 	}
 	fprintf(f, "\"addr:0x%" PRIxPTR "\"", a);
 }
@@ -568,113 +553,7 @@ void rt_report(FILE *f, int top)
 	__libc_free(moved);
 }
 
-/* ---- allocation wrappers: the site of every heap block -------------------- */
-
-static void alloc_lock_take(void)
-{
-	while (__atomic_exchange_n(&alloc_lock, 1, __ATOMIC_ACQUIRE))
-		;
-}
-
-static void alloc_note(void *p, size_t size, uintptr_t site)
-{
-	if (!p)
-		return;
-	alloc_lock_take();
-	if (!allocs)
-		allocs = __libc_calloc(ALLOC_SLOTS, sizeof(*allocs));
-	if (allocs) {
-		uint32_t i = (uint32_t)mix((uintptr_t)p) & (ALLOC_SLOTS - 1);
-		while (allocs[i].p && allocs[i].p != (uintptr_t)p)
-			i = (i + 1) & (ALLOC_SLOTS - 1);
-		allocs[i] = (struct alloc){(uintptr_t)p, size, site};
-	}
-	__atomic_store_n(&alloc_lock, 0, __ATOMIC_RELEASE);
-}
-
-/* Linear probing with backward-shift deletion: no tombstones pile up. */
-static void alloc_forget(void *p)
-{
-	if (!p)
-		return;
-	alloc_lock_take();
-	if (allocs) {
-		uint32_t i = (uint32_t)mix((uintptr_t)p) & (ALLOC_SLOTS - 1);
-		while (allocs[i].p && allocs[i].p != (uintptr_t)p)
-			i = (i + 1) & (ALLOC_SLOTS - 1);
-		if (allocs[i].p) {
-			uint32_t j = i;
-			for (;;) {
-				j = (j + 1) & (ALLOC_SLOTS - 1);
-				if (!allocs[j].p)
-					break;
-				uint32_t h = (uint32_t)mix(allocs[j].p) & (ALLOC_SLOTS - 1);
-				/* move j back to i unless its home lies in (i, j] */
-				if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
-					allocs[i] = allocs[j];
-					i = j;
-				}
-			}
-			allocs[i].p = 0;
-		}
-	}
-	__atomic_store_n(&alloc_lock, 0, __ATOMIC_RELEASE);
-}
-
 #define SITE ((uintptr_t)__builtin_return_address(0))
-
-void *malloc(size_t n)
-{
-	void *p = __libc_malloc(n);
-	alloc_note(p, n, SITE);
-	return p;
-}
-
-void *calloc(size_t k, size_t n)
-{
-	void *p = __libc_calloc(k, n);
-	alloc_note(p, k * n, SITE);
-	return p;
-}
-
-void *realloc(void *q, size_t n)
-{
-	void *p;
-	alloc_forget(q);
-	p = __libc_realloc(q, n);
-	alloc_note(p, n, SITE);
-	return p;
-}
-
-void free(void *p)
-{
-	alloc_forget(p);
-	__libc_free(p);
-}
-
-void *aligned_alloc(size_t al, size_t n)
-{
-	void *p = __libc_memalign(al, n);
-	alloc_note(p, n, SITE);
-	return p;
-}
-
-void *memalign(size_t al, size_t n)
-{
-	void *p = __libc_memalign(al, n);
-	alloc_note(p, n, SITE);
-	return p;
-}
-
-int posix_memalign(void **out, size_t al, size_t n)
-{
-	void *p = __libc_memalign(al, n);
-	if (!p)
-		return 12; /* ENOMEM */
-	alloc_note(p, n, SITE);
-	*out = p;
-	return 0;
-}
 
 /* ---- pthread mutexes: every one a lock ------------------------------------ */
 
