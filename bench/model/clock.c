@@ -7,8 +7,6 @@
 
 #include <string.h>
 
-#include "rt.h"
-
 /* Unfinished misses a core keeps: above, the oldest is waited for (far
  * more than a reorder buffer of accesses: never reached in practice). */
 #define CLK_Q 256u
@@ -22,7 +20,7 @@ struct clk {
 	uint64_t st_seq[CLK_Q];
 };
 
-static struct clk clks[RT_MAX_CORES];
+static struct clk clks[CLK_CORES];
 static double clk_ipa = 1, clk_xfer;
 
 void clk_config(double ipa, double xfer)

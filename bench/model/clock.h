@@ -56,6 +56,7 @@
  */
 #include <stdint.h>
 
+#define CLK_CORES 64   /* cores with a clock: rt.h's RT_MAX_CORES at most */
 #define CLK_ROB 448.0 /* Zen 5 reorder buffer entries */
 #define CLK_STQ 104u  /* Zen 5 store queue entries */
 

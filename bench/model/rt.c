@@ -15,6 +15,9 @@
 #include "rt.h"
 
 #include "clock.h"
+#include "rt_alloc.h"
+
+_Static_assert(RT_MAX_CORES <= CLK_CORES, "a clock for every modelled core");
 
 #include <dlfcn.h>
 #include <inttypes.h>

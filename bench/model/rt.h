@@ -66,9 +66,6 @@ void rt_clock_config(double ipa, double xfer, int holds);
 double rt_clock(int core);
 /* Cores 0 .. n-1 start their operations together (clock.h's clk_sync). */
 void rt_clock_sync(int n);
-/* The live heap block holding a (rt_alloc.c): 1 with its base, size and
- * allocation site, or 0. */
-int rt_heap_block(uintptr_t a, uintptr_t *base, size_t *size, uintptr_t *site);
 /* Whether this build counts (0 in rt_plain.c). */
 int rt_counting(void);
 

@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The model's heap blocks by allocation site (rt.h's rt_heap_block): the
- * wrappers of malloc and its kin note every live block of the program
- * with the return address that asked for it, so that rt.c's report names
- * a shared heap line by the code that allocated it.  Linked into
- * bga-model only.
+ * The model's heap blocks by allocation site: what rt_alloc.h says.
+ * Linked into bga-model only.
  */
-#include "rt.h"
+#include "rt_alloc.h"
 
 #include <stdlib.h>
 
