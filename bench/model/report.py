@@ -378,6 +378,11 @@ def main():
         big = recs[max(recs)]
         row["shared_lines"] = [{"line": names.where(l["where"]), "moves_per_op": (l["rmoves"] + l["wmoves"]) / big["ops"],
                                 "last_move_at": names.line(l["pc"])} for l in big["lines"][:8]]
+        # where the clock waited (clock.h), in moves an op: the accesses
+        # that stall, not only the lines that move
+        row["waits"] = [{"at": names.line(pc), "moves_per_op": st / big["ops"] / big["xfer"]}
+                        for pc, st in sorted(big.get("stall_pcs", []), key=lambda p: -p[1])[:4]
+                        if big["xfer"] > 0 and st / big["ops"] / big["xfer"] >= 0.0005]
         if (w, v) in here2 and scale:
             xs = [x for x in scale["machine"]["line_transfer_ns"] if x > 0]
             xh = sum(xs) / len(xs) if xs else 100.0
@@ -402,6 +407,9 @@ def main():
         lines_txt.append("   shared lines at %d cores (moves/op, where the last move was):" % max(recs))
         for l in row["shared_lines"]:
             lines_txt.append("     %.4f  %s  [%s]" % (l["moves_per_op"], l["line"], l["last_move_at"]))
+        if row["waits"]:
+            lines_txt.append("   where a core waits at %d cores (moves waited an op, the access): %s" % (
+                max(recs), "; ".join("%.3f %s" % (wt["moves_per_op"], wt["at"]) for wt in row["waits"])))
     # writers' bound: the best a booking in the shared directory's group
     # can do, at the booking rates the policy has and those it could have
     bound_txt = []
