@@ -48,7 +48,7 @@
  *     both cores and written by neither stays shared in both, no move.
  * Not modelled: adjacent-line prefetch (on this core a history-based
  * up/down prefetcher, not a fixed pair rule), miss-buffer limits (a core
- * has a few misses in flight, far below its 24 miss buffers).
+ * has a few misses in flight, fewer than its L1 miss buffers).
  *
  * A core's clock also runs while it waits for a lock another modelled core
  * holds at that modelled instant (clk_wait_until): that time is the lock's
