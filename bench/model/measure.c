@@ -129,8 +129,9 @@ static double phase(struct run **runs, const int *cpus, int n, double secs, doub
 }
 
 /* Group locks taken and trylocks that found one held, in all: whether
- * the two cores met on a lock, which the model's turns never let them
- * (a trylock that fails steers a request away: alloc.h). */
+ * the two cores met on a lock (a trylock that fails steers a request
+ * away: alloc.h), beside the model's trylocks that found a lock held at
+ * the modelled instant (rt.c's tryfails). */
 static void lock_counts(struct bga_volume *vol, uint64_t *taken, uint64_t *failed, uint64_t *top)
 {
 	struct bga_stats st;

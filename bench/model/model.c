@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * bga-model: the demo's workloads (bench/scale/scale_workloads.c) on N modelled
- * cores that take turns, one operation each in a fixed round (core 0, 1,
- * ..., N-1, 0, ...), so that what they share depends on the code alone and
- * never on the host's scheduler or load.
+ * cores that take turns, one operation at a time, so that what they share
+ * depends on the code alone and never on the host's scheduler or load.
+ * Without a clock (--xfer 0, the default) the turns are a fixed round
+ * (core 0, 1, ..., N-1, 0, ...); with one (--ipa A --xfer X: clock.h),
+ * the next operation is the one of the core whose modelled clock is
+ * earliest (ties in round order), and a lock another core holds at that
+ * instant is found held (rt.c): a trylock fails on the library's own path.
+ * The measured phase runs from when every core has done its warm-up
+ * operations for rounds x N operations of any cores, every core at work
+ * throughout.
  *
  *   bga-model [--ncpus K] [-w WORKLOAD] [-v VARIANT] [-t N,N,...]
- *             [--rounds R] [--time]
+ *             [--rounds R] [--ipa A --xfer X] [--time]
  *
  * One JSON object a line per (workload, variant, cores): the counts of the
  * measured rounds.  Built twice (bench/model/CMakeLists.txt):
@@ -48,6 +55,7 @@
 /* ---- the modelled CPU ------------------------------------------------------ */
 
 static long model_ncpus = 64;
+static double clk_ipa = 1, clk_xfer; /* --ipa, --xfer: clock.h */
 static int real_cpus; /* --measure: this machine's CPUs, not modelled ones */
 
 long __real_sysconf(int);
@@ -76,6 +84,11 @@ static void be_core(int core)
 /* ---- the baton ------------------------------------------------------------------- */
 
 static struct run *the_run;
+/* under the baton: ops done by each core, cores set up and torn down,
+ * cores past their warm-up, the measured phase's state and its ops */
+static long done_ops[RT_MAX_CORES], measured_ops;
+static bool torn[RT_MAX_CORES];
+static int set_up, warmed, measure_state; /* 0 before, 1 in, 2 after */
 
 static void take(struct core *c)
 {
@@ -83,37 +96,65 @@ static void take(struct core *c)
 		;
 }
 
+/* The next turn: setups in round order, then the operations, each of the
+ * core with the earliest modelled clock (ties: the next in round order
+ * from c; without a clock, the next in round order), then teardowns in
+ * round order. */
 static void pass(struct run *r, struct core *c)
 {
-	sem_post(&r->cores[(c->idx + 1) % r->ncores].turn);
+	int n = r->ncores, next = -1;
+
+	if (set_up < n) {
+		next = set_up;
+	} else if (measure_state < 2 && !(clk_xfer > 0)) {
+		next = (c->idx + 1) % n;
+	} else if (measure_state < 2) {
+		for (int k = 1; k <= n; k++) {
+			int i = (c->idx + k) % n;
+			if (next < 0 || rt_clock(i) < rt_clock(next))
+				next = i;
+		}
+	} else {
+		for (int i = n - 1; i >= 0; i--)
+			if (!torn[i])
+				next = i;
+	}
+	if (next >= 0)
+		sem_post(&r->cores[next].turn);
 }
 
 static void *core_main(void *arg)
 {
 	struct core *c = arg;
 	struct run *r = the_run;
-	bool last = c->idx == r->ncores - 1;
 
 	be_core(c->idx);
 	take(c);
 	model_setup(r, c);
+	if (++set_up == r->ncores)
+		rt_clock_sync(r->ncores);
 	pass(r, c);
-	for (long k = 0; k < r->warm + r->rounds; k++) {
+	for (;;) {
 		take(c);
-		if (c->idx == 0 && k == r->warm)
-			rt_measure(1);
-		if (k < r->warm) {
-			model_op(r, c);
-		} else {
+		if (measure_state == 2)
+			break;
+		if (measure_state == 1) {
 			model_op_measured(r, c);
 			rt_op_done();
+		} else {
+			model_op(r, c);
 		}
-		if (last && k == r->warm + r->rounds - 1)
+		if (++done_ops[c->idx] == r->warm && ++warmed == r->ncores) {
+			measure_state = 1;
+			rt_measure(1);
+		} else if (measure_state == 1 && ++measured_ops == r->rounds * r->ncores) {
+			measure_state = 2;
 			rt_measure(0);
+		}
 		pass(r, c);
 	}
-	take(c);
 	model_teardown(r, c);
+	torn[c->idx] = true;
 	pass(r, c);
 	return NULL;
 }
@@ -136,6 +177,7 @@ static void register_objects(struct run *r)
 	struct bga_counter *ctr = r->vol ? r->vol->used : r->ctr;
 	rt_object(ctr, 1, offsetof(struct bga_counter, slots), "struct bga_counter");
 	rt_object(ctr->slots, ctr->nslots, sizeof(ctr->slots[0]), "struct counter_slot");
+	rt_rseq_slots(ctr->slots, ctr->nslots, sizeof(ctr->slots[0]));
 	rt_lock_range(&ctr->lock, 1, sizeof(ctr->lock), "struct bga_counter");
 }
 
@@ -157,6 +199,10 @@ static int run_one(enum wl w, enum var v, int ncores, long rounds, FILE *out)
 	r.cores = aligned_alloc(128, sizeof(*r.cores) * (size_t)ncores);
 	memset(r.cores, 0, sizeof(*r.cores) * (size_t)ncores);
 	the_run = &r;
+	memset(done_ops, 0, sizeof(done_ops));
+	memset(torn, 0, sizeof(torn));
+	measured_ops = set_up = warmed = measure_state = 0;
+	rt_clock_config(clk_ipa, clk_xfer, w != W_LOCK);
 	for (int i = 0; i < ncores; i++) {
 		r.cores[i].idx = i;
 		rng_seed(&r.cores[i].rng, 1 + (uint64_t)w, (uint64_t)i);
@@ -178,8 +224,9 @@ static int run_one(enum wl w, enum var v, int ncores, long rounds, FILE *out)
 		sem_destroy(&r.cores[i].turn);
 	}
 	be_core(0);
-	fprintf(out, "{\"workload\": \"%s\", \"variant\": \"%s\", \"cores\": %d, \"ncpus\": %ld, \"errors\": %" PRIu64 ", ",
-		wl_name[w], var_name[v], ncores, model_ncpus, errors);
+	fprintf(out, "{\"workload\": \"%s\", \"variant\": \"%s\", \"cores\": %d, \"ncpus\": %ld, \"errors\": %" PRIu64
+		     ", \"ipa\": %g, \"xfer\": %g, ",
+		wl_name[w], var_name[v], ncores, model_ncpus, errors, clk_ipa, clk_xfer);
 	if (rt_counting())
 		rt_report(out, 40);
 	else
@@ -259,6 +306,10 @@ int main(int argc, char **argv)
 			slices = atoi(val);
 		} else if (!strcmp(a, "--slice-s")) {
 			slice_s = atof(val);
+		} else if (!strcmp(a, "--ipa")) {
+			clk_ipa = atof(val);
+		} else if (!strcmp(a, "--xfer")) {
+			clk_xfer = atof(val);
 		} else if (!strcmp(a, "--rounds")) {
 			rounds = atol(val);
 		} else if (!strcmp(a, "-t")) {
@@ -270,10 +321,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (w < 0 || v < 0 || model_ncpus < 1 || model_ncpus > RT_MAX_CORES || (timing && w == W_LOCK) ||
+	if (w < 0 || v < 0 || !(clk_ipa > 0) || !(clk_xfer >= 0) || model_ncpus < 1 || model_ncpus > RT_MAX_CORES || (timing && w == W_LOCK) ||
 	    cpu_a == -2 || (cpu_a >= 0 && (rt_counting() || w > W_APP_OWN || slices < 1 || !(slice_s > 0)))) {
 		fprintf(stderr, "usage: bga-model [--ncpus 1..64] [-w churn|writers|appenders-own|counter|lock] "
-				"[-v bgalloc|baseline|percpu|atomic|fas|ticket|mcs|mutex|whole] [-t N,...] [--rounds R] [--time]\n"
+				"[-v bgalloc|baseline|percpu|atomic|fas|ticket|mcs|mutex|whole] [-t N,...] [--rounds R]\n"
+				"       [--ipa INSTR_PER_ACCESS --xfer TRANSFER_IN_INSTR] [--time]\n"
 				"       bga-model-plain --measure CPU,CPU [-w churn|writers|appenders-own] [--slices K] "
 				"[--slice-s S]\n");
 		return 2;

@@ -37,24 +37,44 @@ sep=
 for c in $configs; do
 	w=${c%:*} v=${c#*:}
 	echo "model: $w $v" >&2
-	# the counts: 1..64 cores of a 64-CPU machine, and 2 of a 2-CPU one
-	# (the check); a process each, so that no heap state of one count
-	# (which thread freed what first) reaches the next
-	for n in 1 2 4 8 16 32 64; do
-		$norand "$model" -w "$w" -v "$v" -t $n >>"$raw/count.jsonl"
-	done
-	$norand "$model" --ncpus 2 -w "$w" -v "$v" -t 2 >>"$raw/count2.jsonl"
 	# instructions per op of one core on the release library, by callgrind
 	cg=$raw/callgrind.$w.$v
 	valgrind --tool=callgrind --toggle-collect=model_op_measured --callgrind-out-file="$cg" \
 		"$plain" -w "$w" -v "$v" -t 1 >"$raw/plain.$w.$v.json" 2>/dev/null
 	ops=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ops"])' "$raw/plain.$w.$v.json")
 	ir=$(awk '/^(summary|totals):/ {print $2; exit}' "$cg")
-	echo "$sep\"$w/$v\": $(python3 -c "print($ir / $ops)")" >>"$raw/instr.json.tmp"
+	i1=$(python3 -c "print($ir / $ops)")
+	echo "$sep\"$w/$v\": $i1" >>"$raw/instr.json.tmp"
 	# one core's CPU time per op, unmodelled, for the CPI
 	ns=$("$plain" --time -w "$w" -v "$v" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ns_per_op"])')
 	echo "$sep\"$w/$v\": $ns" >>"$raw/time.json.tmp"
 	sep=,
+	# the clocks' constants (clock.h): instructions per instrumented
+	# access (callgrind's over one core's count), and a move in
+	# instruction times, x / c.  The counts are made at the two powers of
+	# 2^(1/4) around x / c, and report.py takes every figure between them
+	# (linear in log x / c): the counts, which a move's cost steers (a
+	# lock found held), repeat exactly, and c, a CPU time that moves with
+	# the machine's load, moves the figures only as much as it moves x / c
+	a1=$($norand "$model" -w "$w" -v "$v" -t 1 | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["accesses"] / d["ops"])')
+	ipa=$(python3 -c "print('%.4g' % ($i1 / $a1))")
+	# the counts: 1..64 cores of a 64-CPU machine (a move of the server's
+	# x), and 2 of a 2-CPU one at moves of 2^3.5 .. 2^12 instruction
+	# times (the check's grid); a process each, so that no heap state of
+	# one count (which thread freed what first) reaches the next
+	for n in 1 2 4 8 16 32 64; do
+		for xf in $(python3 -c "import math, sys; sys.path.insert(0, '$root/bench/model'); import report
+k = math.floor(4 * math.log2(report.x_server($n) / ($ns / $i1)))
+print('%.6g %.6g' % (2 ** (k / 4), 2 ** ((k + 1) / 4)))"); do
+			$norand "$model" -w "$w" -v "$v" -t $n --ipa "$ipa" --xfer "$xf" >>"$raw/count.jsonl"
+		done
+	done
+	case $w/$v in churn/bgalloc | writers/bgalloc | appenders-own/bgalloc)
+		for k in 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24; do
+			$norand "$model" --ncpus 2 -w "$w" -v "$v" -t 2 --ipa "$ipa" \
+				--xfer "$(python3 -c "print('%.6g' % 2 ** ($k / 2))")" >>"$raw/count2.jsonl"
+		done ;;
+	esac
 done
 echo "}" >>"$raw/instr.json.tmp"
 echo "}" >>"$raw/time.json.tmp"

@@ -3,28 +3,34 @@
 """The model's report (bench/model/model.sh gathers its inputs).
 
 Counts -> throughput at N cores, the stated model:
-  op time      t(N) = I(N) * c + M(N) * x(N)
+  op time      t(N) = (I(N) + W(N)) * c
     I(N)  instructions per op: callgrind's count of one core (I1), times
           the instrumented accesses per op at N cores over those at 1
           (the code paths' share of extra work at N: a fold, a retry);
     c     ns per instruction: one core's CPU time per op here over I1
           (CPI = c * GHz);
-    M(N)  lines moved per op (read from another core's write + written
-          while other cores hold them), counted by the runtime;
+    W(N)  the stall per op, in instruction times, of the modelled cores'
+          clocks (bench/model/clock.h: x86-TSO's store buffer, a
+          reorder buffer of misses in flight, locked instructions that
+          drain, each rule with its reason), counted with one move
+          costing x(N) / c instruction times (model.sh's --xfer);
     x(N)  ns per line moved: on the many-core server 100 ns within a
           socket and 300 ns across, two sockets of 32 cores, so a move
-          crosses with probability (N/2)/(N-1) past 32 cores; here, the
-          transfer measured between the same two CPUs right beside each
-          slice of the check (bench/model/measure.c, xfer.h).  A core
-          waits for the lines it reads and those it writes atomically;
-          a plain store's miss waits in the store buffer (x86-TSO);
-          `overlap` of those waits proceed at once (OVERLAP below).
+          crosses with probability (N/2)/(N-1) past 32 cores (a published
+          cache-to-cache figure: one move); here, half of xfer.h's round
+          trip measured between the same two CPUs right beside each
+          slice of the check (bench/model/measure.c), over XFER_MOVES:
+          that ping-pong, counted by the runtime's own rule, is a read of
+          the line the other CPU wrote and then a write of a line the
+          other CPU holds, two moves one after the other.
   each lock    that two cores or more take, a queueing server: demand per op D = holds/op * (its
-          critical section's instructions * c + every move in it * x);
+          holds' time on the modelled clock, the acquisition's stall (the
+          hand-off of its word) included, * c);
           the rest of t is think time Z; mean value analysis of the
           closed network with N customers gives the throughput X(N);
-  each line    of the 40 most moved caps it: a line moves once per x, so
-          X(N) <= 1 / (its moves/op * x).
+  each line    of the 40 most moved caps it: a line's writes take it one
+          at a time and the reads after each write are answered together,
+          so X(N) <= 1 / ((its write moves + its rounds of reads)/op * x).
   speedup      S(N) = X(N) / X(1).
 """
 import json
@@ -36,13 +42,8 @@ import sys
 
 CORES = [1, 2, 4, 8, 16, 32, 64]
 SOCKET = 32
-# How many of a core's waits on moved lines overlap (out-of-order cores
-# keep several misses in flight): the one fitted constant.  From the
-# table of BENCHMARKS.md#why-random-goal-churn-does-not-scale-here
-# (bga-share, 2 threads of random-goal churn over 1): 0.92x at a 49.6 ns
-# transfer and 0.18x at 418 ns need 2.7 and 3.3 of this model's counted
-# waits to overlap; BGA_MODEL_OVERLAP=1 is the model with none.
-OVERLAP = float(os.environ.get("BGA_MODEL_OVERLAP", "3"))
+# xfer.h's half round trip, in the runtime's moves (above)
+XFER_MOVES = 2
 
 
 # The check (measure.c's slices): a slice counts when each of its threads
@@ -95,30 +96,31 @@ def mva(n, z, demands):
     return x
 
 
-def per_op(d, i1, a1, c, x):
-    """(Z, lock demands, line demands, I, M) of one count record: op time
-    is the instructions plus the moves a core waits for (reads, and
-    atomics, which drain the store buffer), OVERLAP of them at once; a
-    plain store to a line held elsewhere waits in the store buffer.  A
-    lock that two cores or more take is a server for its critical
-    section (every move in it counts: the release waits for the stores
-    before it); the most moved lines bound the throughput, each by one
-    transfer at a time."""
+def per_op(d, i1, a1, c):
+    """(Z, lock demands, line demands, I, M) of one count record, counted
+    with a move of d["xfer"] instruction times (x = that times c): op time
+    is the instructions plus the clocks' stall (clock.h).  A lock that two
+    cores or more take is a server for its holds' clock time and the
+    stall of each acquisition; the most moved lines bound the throughput,
+    each by its writes and a round of reads after each, one at a time."""
     ops = d["ops"]
     acc = d["accesses"] / ops
-    ipa = i1 / a1  # instructions per instrumented access
     inst = i1 * acc / a1
     moves = (d["rmoves"] + d["wmoves"]) / ops
-    t = inst * c + (d["rmoves"] + d.get("amoves", d["wmoves"])) / ops * x / OVERLAP
+    x = d["xfer"] * c
+    t = inst * c + d["stall"] / ops * c
     locks = []
     for lk in d["locks"]:
         # a lock only one core takes never makes another wait: its
         # critical sections stay in the op's own time
         if lk["cores"] < 2:
             continue
-        s = (lk["cs_acc"] * ipa * c + lk["cs_moves"] * x / OVERLAP) / lk["holds"]
+        s = (lk["cs_clk"] + lk["acq_stall"]) * c / lk["holds"]
         locks.append((lk["holds"] / ops * s, lk["cores"]))
-    lines = [(ln["rmoves"] + ln["wmoves"]) / ops * x for ln in d["lines"]]
+    # a line's writes take it one at a time; the reads after one write
+    # are answered together (each reader waits its own x, in its op's
+    # time), so a line serialises its writes and one round of reads each
+    lines = [(ln["wmoves"] + min(ln["rmoves"], ln["wmoves"] + 1)) / ops * x for ln in d["lines"]]
     z = max(t - sum(dd for dd, _ in locks), 0.0)
     return z, locks, lines, inst, moves
 
@@ -127,7 +129,7 @@ def is_group_lock(lk):
     return lk.get("where", "").startswith("obj:struct locktab_slot")
 
 
-def bare_booking(rec2, rec64, every, word_moves=2):
+def bare_booking(rec2, rec64, every, word_moves, ipa):
     """A count record for the best a shared group's bookings can do: one
     booking every `every` ops under one lock that every core takes, each
     hold costing what a hold costs at 2 cores (no other file's window to
@@ -148,9 +150,29 @@ def bare_booking(rec2, rec64, every, word_moves=2):
     while left > 0:
         lines.append({"rmoves": holds * min(left, 1), "wmoves": 0})
         left -= 1
-    return {"ops": ops, "accesses": rec64["accesses"], "rmoves": holds * mv_h, "wmoves": 0, "amoves": 0,
-            "locks": [{"holds": holds, "cs_acc": acc_h * holds, "cs_moves": mv_h * holds, "cores": rec64["cores"]}],
+    # each hold: its work, and its word's hand-off, its data overlapping
+    # (clock.h's rule 4): the least a hold waits
+    xf = rec64["xfer"]
+    return {"ops": ops, "accesses": rec64["accesses"], "rmoves": holds * mv_h, "wmoves": 0, "xfer": xf,
+            "stall": holds * xf,
+            "locks": [{"holds": holds, "cs_acc": acc_h * holds, "cs_moves": mv_h * holds, "cores": rec64["cores"],
+                       "cs_clk": acc_h * ipa * holds, "acq_stall": xf * holds}],
             "lines": lines, "hold_acc": acc_h, "hold_moves": mv_h}
+
+
+def at_xfer(recs, xf, fn):
+    """fn of the count records `recs` (one configuration counted with
+    moves of several costs, model.sh's grid) at a move of xf instruction
+    times: linear in log(xf) between the two records around it, the
+    nearest one outside the grid."""
+    rs = sorted(recs, key=lambda r: r["xfer"])
+    if xf <= rs[0]["xfer"]:
+        return fn(rs[0])
+    for a, b in zip(rs, rs[1:]):
+        if xf <= b["xfer"]:
+            f = math.log(xf / a["xfer"]) / math.log(b["xfer"] / a["xfer"])
+            return fn(a) * (1 - f) + fn(b) * f
+    return fn(rs[-1])
 
 
 def throughput(n, z, locks, lines):
@@ -281,17 +303,26 @@ def main():
     d = sys.argv[1]
     exe = sys.argv[2]
     dest = sys.argv[3] if len(sys.argv) > 3 else d
-    counts = {}
+    # each (workload, variant, cores) counted at the moves of two costs
+    # around the server's x / c (model.sh): every figure is taken between
+    # them (at_xfer); `counts` keeps the nearer record, for the names
+    every = {}
     for ln in open(os.path.join(d, "count.jsonl")):
         r = json.loads(ln)
-        counts.setdefault((r["workload"], r["variant"]), {})[r["cores"]] = r
+        every.setdefault((r["workload"], r["variant"]), {}).setdefault(r["cores"], []).append(r)
     here2 = {}
     if os.path.exists(os.path.join(d, "count2.jsonl")):
         for ln in open(os.path.join(d, "count2.jsonl")):
             r = json.loads(ln)
-            here2[(r["workload"], r["variant"])] = r
+            here2.setdefault((r["workload"], r["variant"]), []).append(r)
     instr = json.load(open(os.path.join(d, "instr.json")))
     times = json.load(open(os.path.join(d, "time.json")))
+
+    def xf_of(key, n):
+        return x_server(n) / (times["%s/%s" % key] / instr["%s/%s" % key])
+
+    counts = {key: {n: min(rs, key=lambda r: abs(math.log(max(r["xfer"], 1e-9) / xf_of(key, n))))
+                    for n, rs in byn.items()} for key, byn in every.items()}
     scale = None
     try:
         scale = json.load(open(os.path.join(d, "scale.json")))
@@ -309,7 +340,7 @@ def main():
         pass
     names = Names(exe)
     out = {"constants": {"x_server_ns": "100 in a socket of %d cores, 300 across" % SOCKET, "ghz": ghz,
-                         "overlap": OVERLAP},
+                         "xfer_moves": XFER_MOVES, "rob": 448, "store_queue": 104},
            "configs": []}
     lines_txt = []
     final = []
@@ -325,13 +356,20 @@ def main():
             if n not in recs:
                 continue
             r = recs[n]
-            z, locks, lns, inst, moves = per_op(r, i1, a1, c, x_server(n))
-            s = throughput(n, z, locks, lns) * t1
+            rs, xf = every[(w, v)][n], xf_of((w, v), n)
+
+            def between(fn):
+                return at_xfer(rs, xf, fn)
+            s = between(lambda rec: throughput(n, *per_op(rec, i1, a1, c)[:3]) * t1)
             top = sorted(r["locks"], key=lambda lk: -lk["holds"])
             row["cores"][n] = {
-                "lines_per_op": moves, "read_moves_per_op": r["rmoves"] / r["ops"],
-                "write_moves_per_op": r["wmoves"] / r["ops"], "instr_per_op": inst, "speedup": s,
-                "locks": len(r["locks"]), "lock_holds_per_op": sum(lk["holds"] for lk in r["locks"]) / r["ops"],
+                "lines_per_op": between(lambda rec: per_op(rec, i1, a1, c)[4]),
+                "read_moves_per_op": between(lambda rec: rec["rmoves"] / rec["ops"]),
+                "write_moves_per_op": between(lambda rec: rec["wmoves"] / rec["ops"]),
+                "instr_per_op": between(lambda rec: per_op(rec, i1, a1, c)[3]), "speedup": s,
+                "xfer_instr": xf,
+                "locks": len(r["locks"]),
+                "lock_holds_per_op": between(lambda rec: sum(lk["holds"] for lk in rec["locks"]) / rec["ops"]),
                 "busiest_lock": ({"where": names.where(top[0]["where"]), "holds_per_op": top[0]["holds"] / r["ops"],
                                   "cs_instr": top[0]["cs_acc"] / top[0]["holds"] * i1 / a1,
                                   "cs_moves": top[0]["cs_moves"] / top[0]["holds"], "cores": top[0]["cores"]}
@@ -340,12 +378,16 @@ def main():
         big = recs[max(recs)]
         row["shared_lines"] = [{"line": names.where(l["where"]), "moves_per_op": (l["rmoves"] + l["wmoves"]) / big["ops"],
                                 "last_move_at": names.line(l["pc"])} for l in big["lines"][:8]]
+        # where the clock waited (clock.h), in moves an op: the accesses
+        # that stall, not only the lines that move
+        row["waits"] = [{"at": names.line(pc), "moves_per_op": st / big["ops"] / big["xfer"]}
+                        for pc, st in sorted(big.get("stall_pcs", []), key=lambda p: -p[1])[:4]
+                        if big["xfer"] > 0 and st / big["ops"] / big["xfer"] >= 0.0005]
         if (w, v) in here2 and scale:
             xs = [x for x in scale["machine"]["line_transfer_ns"] if x > 0]
             xh = sum(xs) / len(xs) if xs else 100.0
-            rr = {1: recs[1], 2: here2[(w, v)]}
-            z, locks, lns, _, _ = per_op(rr[2], i1, a1, c, xh)
-            row["here"] = {"x_ns": xh, "speedup_2": throughput(2, z, locks, lns) * t1}
+            row["here"] = {"x_ns": xh, "speedup_2": at_xfer(here2[(w, v)], xh / XFER_MOVES / c,
+                                                            lambda rec: throughput(2, *per_op(rec, i1, a1, c)[:3]) * t1)}
         out["configs"].append(row)
         cc = row["cores"]
         final.append("model %s %s lines/op=%.3f instr/op=%.0f %s" % (
@@ -365,6 +407,9 @@ def main():
         lines_txt.append("   shared lines at %d cores (moves/op, where the last move was):" % max(recs))
         for l in row["shared_lines"]:
             lines_txt.append("     %.4f  %s  [%s]" % (l["moves_per_op"], l["line"], l["last_move_at"]))
+        if row["waits"]:
+            lines_txt.append("   where a core waits at %d cores (moves waited an op, the access): %s" % (
+                max(recs), "; ".join("%.3f %s" % (wt["moves_per_op"], wt["at"]) for wt in row["waits"])))
     # writers' bound: the best a booking in the shared directory's group
     # can do, at the booking rates the policy has and those it could have
     bound_txt = []
@@ -380,9 +425,9 @@ def main():
         for every in sorted({now, 256, 512, 1024} - {0}):
             ss = []
             for wm in (2, 1):
-                b = bare_booking(recs[2], recs[n], every, wm)
+                b = bare_booking(recs[2], recs[n], every, wm, i1 / a1)
                 if b is not None:
-                    ss.append(throughput(n, *per_op(b, i1, a1, c, x_server(n))[:3]) * i1 * c)
+                    ss.append(throughput(n, *per_op(b, i1, a1, c)[:3]) * i1 * c)
             if len(ss) == 2:
                 row.append((every, ss[0], ss[1]))
         if row:
@@ -432,7 +477,7 @@ def main():
             x = (xs[0] + xs[1]) / 2  # the two sides of the 2-thread phase
             t1 = 1e9 / r["one_ops_per_s"]
             c = t1 / i1
-            p = throughput(2, *per_op(here2[key], i1, a1, c, x)[:3]) * t1 / 2
+            p = at_xfer(here2[key], x / XFER_MOVES / c, lambda rec: throughput(2, *per_op(rec, i1, a1, c)[:3]) * t1 / 2)
             m = r["two_ops_per_s"] / r["pair_ops_per_s"]
             kept.append({"x_ns": x, "predicted": p, "measured": m, "ceiling": r["pair_ops_per_s"] / r["one_ops_per_s"],
                          "within": abs(p - m) <= TOLERANCE * m})

@@ -14,17 +14,21 @@
 #define _GNU_SOURCE
 #include "rt.h"
 
+#include "clock.h"
+#include "rt_alloc.h"
+
+_Static_assert(RT_MAX_CORES <= CLK_CORES, "a clock for every modelled core");
+
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* glibc's own allocator, under the wrappers below. */
+/* glibc's own allocator, under rt_alloc.c's wrappers: the runtime's own
+ * tables are no heap blocks of the program's. */
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
 extern void __libc_free(void *);
 
 extern char __executable_start[], _end[];
@@ -48,9 +52,12 @@ static uint32_t lines_used;
 static __thread int cur_core = -1; /* -1: not a modelled core; counted as core 0 */
 static int measuring;
 static uint64_t n_ops, n_acc, n_rmoves, n_wmoves, n_amoves;
+static double n_stall, n_waited; /* clock.h's, measured, instruction times */
+static int virtual_holds;
 
 /* access kinds: a read, a plain write, an atomic read-modify-write or store */
 enum { RD = 0, WR = 1, AT = 2 };
+#define MO_SEQ_CST 5 /* the instrumentation's memory orders: relaxed 0 ... seq_cst 5 */
 
 /* ---- locks ------------------------------------------------------------- */
 
@@ -58,32 +65,30 @@ struct lockst {
 	uintptr_t addr; /* 0 = empty */
 	const char *kind;
 	uint64_t holds, cs_acc, cs_moves, cores;
+	/* on the modelled clocks: the holds' length and the stalls of the
+	 * acquisitions (the hand-off), trylocks and locks that found it held */
+	double cs_clk, acq_stall, waited;
+	uint64_t tryfails, waits;
+	/* the last holds of two cores: (core + 1, start, end); 0 = none */
+	int vcore[2];
+	double vh0[2], vh1[2];
 };
 #define LOCK_SLOTS 8192u
 static struct lockst locks[LOCK_SLOTS];
 #define MAX_HELD 8
 static struct lockst *held[RT_MAX_CORES][MAX_HELD];
+static double held_t0[RT_MAX_CORES][MAX_HELD];
 static int nheld[RT_MAX_CORES];
+static double acq_stall_of[RT_MAX_CORES]; /* the stall of a core's last access */
+static uintptr_t looked[RT_MAX_CORES]; /* the lock word it last found held */
 
 struct range {
 	uintptr_t base;
 	size_t n, stride;
 	const char *name;
 };
-static struct range lock_ranges[8], objects[64];
-static int nlock_ranges, nobjects;
-
-/* ---- allocations, for naming heap lines --------------------------------- */
-
-struct alloc {
-	uintptr_t p; /* 0 = empty */
-	size_t size;
-	uintptr_t site;
-};
-#define ALLOC_BITS 20
-#define ALLOC_SLOTS (1u << ALLOC_BITS)
-static struct alloc *allocs;
-static int alloc_lock; /* threads outside the baton allocate too (thread start and exit) */
+static struct range lock_ranges[8], objects[64], rseq_slots[4];
+static int nlock_ranges, nobjects, nrseq_slots;
 
 static inline int core_now(void)
 {
@@ -139,7 +144,26 @@ static void cs_pc_count(uintptr_t pc)
 	}
 }
 
-static void touch_line(uint64_t l, int kind, uintptr_t addr, uintptr_t pc)
+/* Stalls (clock.h) by the access that made them: where a core waits (the
+ * report's "stall_pcs"). */
+struct stall_pc {
+	uintptr_t pc; /* 0 = empty */
+	double stall;
+};
+static struct stall_pc stall_pcs[CS_PC_SLOTS];
+
+static void stall_pc_count(uintptr_t pc, double st)
+{
+	for (uint32_t i = (uint32_t)mix(pc) & (CS_PC_SLOTS - 1), k = 0; k < CS_PC_SLOTS; i = (i + 1) & (CS_PC_SLOTS - 1), k++) {
+		if (stall_pcs[i].pc == pc || stall_pcs[i].pc == 0) {
+			stall_pcs[i].pc = pc;
+			stall_pcs[i].stall += st;
+			return;
+		}
+	}
+}
+
+static int touch_line(uint64_t l, int kind, uintptr_t addr, uintptr_t pc)
 {
 	int write = kind != RD;
 	struct line *e = line_of(l);
@@ -158,7 +182,7 @@ static void touch_line(uint64_t l, int kind, uintptr_t addr, uintptr_t pc)
 	if (measuring)
 		e->users |= me;
 	if (!moved || !measuring)
-		return;
+		return moved;
 	if (moved == 1) {
 		n_rmoves++;
 		e->rmoves++;
@@ -173,30 +197,60 @@ static void touch_line(uint64_t l, int kind, uintptr_t addr, uintptr_t pc)
 		held[c][i]->cs_moves++;
 	if (nheld[c])
 		cs_pc_count(pc);
+	return moved;
 }
 
 static int in_lock_range(uintptr_t a);
 static void lock_released(uintptr_t addr);
 
-static inline void access_(const volatile void *p, size_t size, int kind, uintptr_t pc)
+/* kind: RD, WR or AT for the line; clk: what the core does (clock.h) */
+static inline void access_clk(const volatile void *p, size_t size, int kind, enum clk_kind clk, uintptr_t pc)
 {
-	int write = kind != RD;
+	int write = kind != RD, moved = 0;
 	uintptr_t a = (uintptr_t)p;
 	int c = core_now();
+	double st;
 
 	if (measuring) {
 		n_acc++;
 		for (int i = 0; i < nheld[c]; i++)
 			held[c][i]->cs_acc++;
 	}
-	if (!size)
-		return;
-	/* Concurrency Kit's unlocks are plain (volatile) stores of 0: a plain
-	 * write by the holder to a lock word it holds is its release. */
-	if (write && nheld[c] && nlock_ranges && in_lock_range(a))
-		lock_released(a);
-	for (uint64_t l = a >> 6; l <= (a + size - 1) >> 6; l++)
-		touch_line(l, kind, a, pc);
+	if (size) {
+		/* Concurrency Kit's unlocks are plain (volatile) stores of 0: a
+		 * plain write by the holder to a lock word it holds is its release. */
+		if (write && nheld[c] && nlock_ranges && in_lock_range(a))
+			lock_released(a);
+		/* the lines of one access miss together: one miss for the clock */
+		for (uint64_t l = a >> 6; l <= (a + size - 1) >> 6; l++)
+			moved |= touch_line(l, kind, a, pc);
+	}
+	st = clk_access(c, clk, moved);
+	acq_stall_of[c] = st;
+	if (measuring && st > 0) {
+		n_stall += st;
+		stall_pc_count(pc, st);
+	}
+}
+
+/* Whether a is in the calling core's own per-CPU slot (rt_rseq_slots). */
+static int own_rseq_slot(uintptr_t a)
+{
+	for (int i = 0; i < nrseq_slots; i++) {
+		struct range *r = &rseq_slots[i];
+		if (a >= r->base && a < r->base + r->n * r->stride)
+			return (int)((a - r->base) / r->stride) == core_now();
+	}
+	return 0;
+}
+
+static inline void access_(const volatile void *p, size_t size, int kind, uintptr_t pc)
+{
+	enum clk_kind clk = kind == RD ? CLK_LOAD : kind == WR ? CLK_STORE : CLK_LOCKED;
+
+	if (clk == CLK_LOCKED && nrseq_slots && own_rseq_slot((uintptr_t)p))
+		clk = CLK_STORE;
+	access_clk(p, size, kind, clk, pc);
 }
 
 static struct lockst *lock_of(uintptr_t addr, const char *kind)
@@ -223,10 +277,13 @@ static void lock_acquired(uintptr_t addr, const char *kind)
 		fprintf(stderr, "model: more than %d locks held at once\n", MAX_HELD);
 		abort();
 	}
+	held_t0[c][nheld[c]] = clk_now(c);
 	held[c][nheld[c]++] = l;
+	looked[c] = 0;
 	if (measuring) {
 		l->holds++;
 		l->cores |= 1ull << c;
+		l->acq_stall += acq_stall_of[c];
 	}
 }
 
@@ -235,9 +292,22 @@ static void lock_released(uintptr_t addr)
 	int c = core_now();
 
 	for (int i = nheld[c] - 1; i >= 0; i--) {
-		if (held[c][i]->addr != addr)
+		struct lockst *l = held[c][i];
+		double t0 = held_t0[c][i], t1 = clk_now(c);
+		if (l->addr != addr)
 			continue;
+		if (measuring)
+			l->cs_clk += t1 - t0;
+		if (l->vcore[0] != c + 1) {
+			l->vcore[1] = l->vcore[0];
+			l->vh0[1] = l->vh0[0];
+			l->vh1[1] = l->vh1[0];
+		}
+		l->vcore[0] = c + 1;
+		l->vh0[0] = t0;
+		l->vh1[0] = t1;
 		memmove(&held[c][i], &held[c][i + 1], (size_t)(nheld[c] - i - 1) * sizeof(held[c][0]));
+		memmove(&held_t0[c][i], &held_t0[c][i + 1], (size_t)(nheld[c] - i - 1) * sizeof(held_t0[c][0]));
 		nheld[c]--;
 		return;
 	}
@@ -251,6 +321,59 @@ static int in_lock_range(uintptr_t a)
 			return 1;
 	}
 	return 0;
+}
+
+/*
+ * Contention on the modelled clocks.  The baton runs one core at a time, so
+ * a lock word is always free when a core reaches it; but the core whose
+ * turn it is stands at a modelled instant, and another core's last hold of
+ * that lock (the baton runs the core with the earliest clock next, so those
+ * holds lie around this instant) may cover it.  Then the core finds the
+ * lock held: its exchange or load of the word returns the held value, and
+ * the library's own code does what it does with a held lock (a trylock
+ * fails and steers the request away; a lock spins).  A core that looks at
+ * the same held word again without taking any lock between is waiting for
+ * it: its clock goes to the end of that hold (clock.h: a lock's queue,
+ * not a stall) and the word is free to it.
+ */
+static int vheld(struct lockst *l, int c, double now, double *until)
+{
+	int found = 0;
+
+	for (int i = 0; i < 2; i++)
+		if (l->vcore[i] && l->vcore[i] != c + 1 && l->vh0[i] <= now && now < l->vh1[i]) {
+			if (!found || l->vh1[i] > *until)
+				*until = l->vh1[i];
+			found = 1;
+		}
+	return found;
+}
+
+static int held_elsewhere(const volatile void *a)
+{
+	int c = cur_core;
+	double until = 0;
+	struct lockst *l;
+
+	if (!virtual_holds || c < 0 || !nlock_ranges || !in_lock_range((uintptr_t)a))
+		return 0;
+	l = lock_of((uintptr_t)a, "spin");
+	if (!vheld(l, c, clk_now(c), &until))
+		return 0;
+	if (looked[c] == (uintptr_t)a) {
+		if (measuring) {
+			l->waits++;
+			l->waited += until - clk_now(c);
+			n_waited += until - clk_now(c);
+		}
+		clk_wait_until(c, until);
+		looked[c] = 0;
+		return 0;
+	}
+	looked[c] = (uintptr_t)a;
+	if (measuring)
+		l->tryfails++;
+	return 1;
 }
 
 /* An atomic changed the word at a from old to new: a lock word of a range
@@ -295,10 +418,31 @@ void rt_reset(void)
 	lines_used = 0;
 	memset(locks, 0, sizeof(locks));
 	memset(cs_pcs, 0, sizeof(cs_pcs));
+	memset(stall_pcs, 0, sizeof(stall_pcs));
 	memset(nheld, 0, sizeof(nheld));
-	nlock_ranges = nobjects = 0;
+	nlock_ranges = nobjects = nrseq_slots = 0;
+	memset(held_t0, 0, sizeof(held_t0));
+	memset(looked, 0, sizeof(looked));
 	n_ops = n_acc = n_rmoves = n_wmoves = n_amoves = 0;
+	n_stall = n_waited = 0;
+	clk_reset();
 	measuring = 0;
+}
+
+void rt_clock_config(double ipa, double xfer, int holds)
+{
+	clk_config(ipa, xfer);
+	virtual_holds = holds && xfer > 0;
+}
+
+void rt_clock_sync(int n)
+{
+	clk_sync(n);
+}
+
+double rt_clock(int core)
+{
+	return clk_now(core);
 }
 
 void rt_lock_range(const void *base, size_t n, size_t stride, const char *name)
@@ -306,6 +450,12 @@ void rt_lock_range(const void *base, size_t n, size_t stride, const char *name)
 	if (nlock_ranges < (int)(sizeof(lock_ranges) / sizeof(lock_ranges[0])))
 		lock_ranges[nlock_ranges++] = (struct range){(uintptr_t)base, n, stride, name};
 	rt_object(base, n, stride, name);
+}
+
+void rt_rseq_slots(const void *base, size_t n, size_t stride)
+{
+	if (nrseq_slots < (int)(sizeof(rseq_slots) / sizeof(rseq_slots[0])))
+		rseq_slots[nrseq_slots++] = (struct range){(uintptr_t)base, n, stride, "rseq"};
 }
 
 void rt_object(const void *base, size_t n, size_t size, const char *type)
@@ -319,7 +469,8 @@ void rt_object(const void *base, size_t n, size_t size, const char *type)
  * executable's image, or the bare address. */
 static void name_addr(FILE *f, uintptr_t a)
 {
-	uintptr_t exe = (uintptr_t)__executable_start;
+	uintptr_t exe = (uintptr_t)__executable_start, base, site;
+	size_t size;
 
 	for (int i = 0; i < nobjects; i++) {
 		struct range *r = &objects[i];
@@ -336,12 +487,9 @@ static void name_addr(FILE *f, uintptr_t a)
 		fprintf(f, "\"exe:0x%" PRIxPTR "\"", a - exe);
 		return;
 	}
-	for (uint32_t i = 0; allocs && i < ALLOC_SLOTS; i++) {
-		struct alloc *b = &allocs[i];
-		if (b->p && a >= b->p && a < b->p + b->size) {
-			fprintf(f, "\"heap:0x%" PRIxPTR "+%zu/%zu\"", b->site - exe, (size_t)(a - b->p), b->size);
-			return;
-		}
+	if (rt_heap_block(a, &base, &size, &site)) {
+		fprintf(f, "\"heap:0x%" PRIxPTR "+%zu/%zu\"", site - exe, (size_t)(a - base), size);
+		return;
 	}
 	fprintf(f, "\"addr:0x%" PRIxPTR "\"", a);
 }
@@ -360,16 +508,19 @@ void rt_report(FILE *f, int top)
 	int first = 1;
 
 	fprintf(f, "\"ops\": %" PRIu64 ", \"accesses\": %" PRIu64 ", \"rmoves\": %" PRIu64 ", \"wmoves\": %" PRIu64
-		   ", \"amoves\": %" PRIu64 ", \"lines_touched\": %u, \"locks\": [",
-		n_ops, n_acc, n_rmoves, n_wmoves, n_amoves, lines_used);
+		   ", \"amoves\": %" PRIu64 ", \"lines_touched\": %u, \"stall\": %.1f, \"waited\": %.1f, \"locks\": [",
+		n_ops, n_acc, n_rmoves, n_wmoves, n_amoves, lines_used, n_stall, n_waited);
 	for (uint32_t i = 0; i < LOCK_SLOTS; i++) {
 		struct lockst *l = &locks[i];
 		if (!l->addr || !l->holds)
 			continue;
 		fprintf(f, "%s{\"kind\": \"%s\", \"where\": ", first ? "" : ", ", l->kind);
 		name_addr(f, l->addr);
-		fprintf(f, ", \"holds\": %" PRIu64 ", \"cs_acc\": %" PRIu64 ", \"cs_moves\": %" PRIu64 ", \"cores\": %d}",
+		fprintf(f, ", \"holds\": %" PRIu64 ", \"cs_acc\": %" PRIu64 ", \"cs_moves\": %" PRIu64 ", \"cores\": %d",
 			l->holds, l->cs_acc, l->cs_moves, __builtin_popcountll(l->cores));
+		fprintf(f, ", \"cs_clk\": %.1f, \"acq_stall\": %.1f, \"tryfails\": %" PRIu64 ", \"waits\": %" PRIu64
+			   ", \"waited\": %.1f}",
+			l->cs_clk, l->acq_stall, l->tryfails, l->waits, l->waited);
 		first = 0;
 	}
 	fprintf(f, "], \"lines\": [");
@@ -393,117 +544,19 @@ void rt_report(FILE *f, int top)
 				cs_pcs[i].pc - (uintptr_t)__executable_start, cs_pcs[i].moves);
 			first = 0;
 		}
+	fprintf(f, "], \"stall_pcs\": [");
+	first = 1;
+	for (uint32_t i = 0; i < CS_PC_SLOTS; i++)
+		if (stall_pcs[i].pc) {
+			fprintf(f, "%s[\"0x%" PRIxPTR "\", %.1f]", first ? "" : ", ",
+				stall_pcs[i].pc - (uintptr_t)__executable_start, stall_pcs[i].stall);
+			first = 0;
+		}
 	fprintf(f, "]");
 	__libc_free(moved);
 }
 
-/* ---- allocation wrappers: the site of every heap block -------------------- */
-
-static void alloc_lock_take(void)
-{
-	while (__atomic_exchange_n(&alloc_lock, 1, __ATOMIC_ACQUIRE))
-		;
-}
-
-static void alloc_note(void *p, size_t size, uintptr_t site)
-{
-	if (!p)
-		return;
-	alloc_lock_take();
-	if (!allocs)
-		allocs = __libc_calloc(ALLOC_SLOTS, sizeof(*allocs));
-	if (allocs) {
-		uint32_t i = (uint32_t)mix((uintptr_t)p) & (ALLOC_SLOTS - 1);
-		while (allocs[i].p && allocs[i].p != (uintptr_t)p)
-			i = (i + 1) & (ALLOC_SLOTS - 1);
-		allocs[i] = (struct alloc){(uintptr_t)p, size, site};
-	}
-	__atomic_store_n(&alloc_lock, 0, __ATOMIC_RELEASE);
-}
-
-/* Linear probing with backward-shift deletion: no tombstones pile up. */
-static void alloc_forget(void *p)
-{
-	if (!p)
-		return;
-	alloc_lock_take();
-	if (allocs) {
-		uint32_t i = (uint32_t)mix((uintptr_t)p) & (ALLOC_SLOTS - 1);
-		while (allocs[i].p && allocs[i].p != (uintptr_t)p)
-			i = (i + 1) & (ALLOC_SLOTS - 1);
-		if (allocs[i].p) {
-			uint32_t j = i;
-			for (;;) {
-				j = (j + 1) & (ALLOC_SLOTS - 1);
-				if (!allocs[j].p)
-					break;
-				uint32_t h = (uint32_t)mix(allocs[j].p) & (ALLOC_SLOTS - 1);
-				/* move j back to i unless its home lies in (i, j] */
-				if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
-					allocs[i] = allocs[j];
-					i = j;
-				}
-			}
-			allocs[i].p = 0;
-		}
-	}
-	__atomic_store_n(&alloc_lock, 0, __ATOMIC_RELEASE);
-}
-
 #define SITE ((uintptr_t)__builtin_return_address(0))
-
-void *malloc(size_t n)
-{
-	void *p = __libc_malloc(n);
-	alloc_note(p, n, SITE);
-	return p;
-}
-
-void *calloc(size_t k, size_t n)
-{
-	void *p = __libc_calloc(k, n);
-	alloc_note(p, k * n, SITE);
-	return p;
-}
-
-void *realloc(void *q, size_t n)
-{
-	void *p;
-	alloc_forget(q);
-	p = __libc_realloc(q, n);
-	alloc_note(p, n, SITE);
-	return p;
-}
-
-void free(void *p)
-{
-	alloc_forget(p);
-	__libc_free(p);
-}
-
-void *aligned_alloc(size_t al, size_t n)
-{
-	void *p = __libc_memalign(al, n);
-	alloc_note(p, n, SITE);
-	return p;
-}
-
-void *memalign(size_t al, size_t n)
-{
-	void *p = __libc_memalign(al, n);
-	alloc_note(p, n, SITE);
-	return p;
-}
-
-int posix_memalign(void **out, size_t al, size_t n)
-{
-	void *p = __libc_memalign(al, n);
-	if (!p)
-		return 12; /* ENOMEM */
-	alloc_note(p, n, SITE);
-	*out = p;
-	return 0;
-}
 
 /* ---- pthread mutexes: every one a lock ------------------------------------ */
 
@@ -613,7 +666,9 @@ void __tsan_vptr_read(void **p)
 }
 void __tsan_atomic_thread_fence(int mo)
 {
-	(void)mo;
+	/* only a sequentially consistent fence is an instruction on x86 (mfence) */
+	if (mo == MO_SEQ_CST)
+		access_clk(NULL, 0, RD, CLK_FENCE, SITE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 void __tsan_atomic_signal_fence(int mo)
@@ -645,17 +700,20 @@ void *__tsan_memset(void *d, int c, size_t n)
 	{                                                                                                             \
 		(void)mo;                                                                                             \
 		access_(a, sizeof(T), 0, SITE);                                                                       \
+		if (held_elsewhere(a))                                                                                \
+			return (T)1;                                                                                  \
 		return __atomic_load_n(a, SC);                                                                        \
 	}                                                                                                             \
 	void __tsan_atomic##bits##_store(volatile T *a, T v, int mo)                                                  \
 	{                                                                                                             \
 		T old = *a;                                                                                           \
-		(void)mo;                                                                                             \
-		access_(a, sizeof(T), AT, SITE);                                                                       \
+		/* x86: a plain mov unless sequentially consistent (xchg) */                                          \
+		access_clk(a, sizeof(T), mo == MO_SEQ_CST ? AT : WR, mo == MO_SEQ_CST ? CLK_LOCKED : CLK_STORE,       \
+			   SITE);                                                                                     \
 		__atomic_store_n(a, v, SC);                                                                           \
 		lock_watch(a, (uint64_t)old, (uint64_t)v);                                                            \
 	}                                                                                                             \
-	RMW(bits, T, exchange, old = __atomic_exchange_n(a, v, SC); new = v)                                          \
+	RMW(bits, T, exchange, if (held_elsewhere(a)) return v; old = __atomic_exchange_n(a, v, SC); new = v)        \
 	RMW(bits, T, fetch_add, old = __atomic_fetch_add(a, v, SC); new = (T)(old + v))                               \
 	RMW(bits, T, fetch_sub, old = __atomic_fetch_sub(a, v, SC); new = (T)(old - v))                               \
 	RMW(bits, T, fetch_and, old = __atomic_fetch_and(a, v, SC); new = (T)(old & v))                               \

@@ -45,11 +45,27 @@ void rt_op_done(void);
 void rt_reset(void);
 /* A lock range: n lock words at base, base + stride, ... */
 void rt_lock_range(const void *base, size_t n, size_t stride, const char *name);
+/* Per-CPU slots: n of `stride` bytes at base, slot k CPU k's.  The model's
+ * lib/ adds to its own slot with a compare-and-swap (the counter's CAS
+ * path); the release library does it in a restartable sequence, plain
+ * instructions with no lock prefix.  So for the clock (clock.h) an atomic
+ * of a core on its own slot is a plain load and store, not a locked
+ * instruction; on another core's slot (a fold) it stays locked. */
+void rt_rseq_slots(const void *base, size_t n, size_t stride);
 /* A known object, for naming lines: [base, base + n * size), each element named. */
 void rt_object(const void *base, size_t n, size_t size, const char *type);
 /* Write the counts of the measured phase as JSON members, for the caller's
  * object (no braces, no newline); top_lines: the most moved lines listed. */
 void rt_report(FILE *f, int top_lines);
+/* The modelled clocks (clock.h): instructions per access, one transfer in
+ * instruction times (0: no clock), and whether a lock another core holds
+ * at this core's modelled instant is found held (not for the lock kinds
+ * whose words are not 0 or 1 when free or held). */
+void rt_clock_config(double ipa, double xfer, int holds);
+/* Core `core`'s modelled clock, instruction times (0 in rt_plain.c). */
+double rt_clock(int core);
+/* Cores 0 .. n-1 start their operations together (clock.h's clk_sync). */
+void rt_clock_sync(int n);
 /* Whether this build counts (0 in rt_plain.c). */
 int rt_counting(void);
 
