@@ -21,7 +21,9 @@ model=$mb/bench/model/bga-model
 plain=$mb/bench/model/bga-model-plain
 # the modelled CPU id lives in glibc's rseq area, which must stay unregistered
 export GLIBC_TUNABLES=glibc.pthread.rseq=0
-configs="churn:bgalloc churn:baseline writers:bgalloc writers:whole writers:baseline appenders-own:bgalloc appenders-own:baseline counter:percpu counter:atomic"
+# BGA_MODEL_CONFIGS="writers:bgalloc counter:percpu ...": only those
+# (the check then measures only their workloads)
+configs=${BGA_MODEL_CONFIGS:-"churn:bgalloc churn:baseline writers:bgalloc writers:whole writers:baseline appenders-own:bgalloc appenders-own:baseline counter:percpu counter:atomic"}
 # the same addresses every run where setarch can turn ASLR off (which
 # objects share a line depends on heap offsets, which it keeps anyway)
 norand=
@@ -95,6 +97,7 @@ if [ "${cpus#*,}" != "$cpus" ]; then
 	# BGA_MODEL_CHECK_S seconds (default 60) went by: a busy machine
 	# leaves some slices out
 	for w in churn writers appenders-own; do
+		case " $configs" in *" $w:"*) ;; *) continue ;; esac
 		t0=$SECONDS
 		while :; do
 			"$plain" --measure "$cpus" -w "$w" --slices 8 --slice-s 0.1 >>"$raw/measure.jsonl"

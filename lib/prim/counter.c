@@ -53,12 +53,74 @@ static void counter_unlock(struct bga_counter *c)
 
 #ifdef BGA_DEBUG
 void (*bga__counter_fold_hook)(struct bga_counter *c);
+void (*bga__counter_total_hook)(struct bga_counter *c, int64_t total);
+void (*bga__counter_ceiling_hook)(struct bga_counter *c, int64_t ceiling);
 #endif
 
+static inline void ceiling_store_under_fold_lock(struct bga_counter *c, int64_t u)
+{
+	BGA_ASSERT(ck_spinlock_fas_locked(&c->lock));
+	BGA_ASSERT(u >= __atomic_load_n(&c->total, __ATOMIC_RELAXED));
+	BGA_COUNTER_CEILING_HOOK(c, u);
+	__atomic_store_n(&c->ceiling, u, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Every store of the total.  Once `limited` is set the ceiling rises to v
+ * first when v is above it, so that T <= U at every instant
+ * (counter_impl.h).  The paths that know the limit set a roomier ceiling
+ * before calling this (counter_ceiling_under_fold_lock); what raises it
+ * here is a flush of plain adds, to exactly v.
+ */
 static inline void total_store_under_fold_lock(struct bga_counter *c, int64_t v)
 {
 	BGA_ASSERT(ck_spinlock_fas_locked(&c->lock));
+	if (__atomic_load_n(&c->limited, __ATOMIC_RELAXED) && v > __atomic_load_n(&c->ceiling, __ATOMIC_RELAXED))
+		ceiling_store_under_fold_lock(c, v);
+	BGA_COUNTER_TOTAL_HOOK(c, v);
 	__atomic_store_n(&c->total, v, __ATOMIC_SEQ_CST);
+	BGA_ASSERT(!__atomic_load_n(&c->limited, __ATOMIC_RELAXED) || v <= __atomic_load_n(&c->ceiling, __ATOMIC_RELAXED));
+}
+
+/*
+ * A ceiling for the total t: halfway from t to where the fast path must
+ * stop for this limit (limit - bound: past it no add fits),
+ * t + (limit - bound - t) / 2, without overflow.  With t at or past the
+ * stop the fast path refuses whatever the ceiling is, and every limited
+ * add then takes the lock: max(t, limit), so that those adds do not
+ * write the ceiling again until the total passes the limit.
+ */
+static int64_t counter_ceiling_halfway(const struct bga_counter *c, int64_t t, int64_t limit)
+{
+	int64_t stop;
+
+	if (__builtin_sub_overflow(limit, c->bound, &stop) || stop <= t)
+		return BGA_MAX(t, limit);
+	return t + (int64_t)(((uint64_t)stop - (uint64_t)t) / 2);
+}
+
+/*
+ * The ceiling for a total about to become v, from a limited add of delta
+ * under `limit` (a checked fold or a checked flush), under the lock and
+ * before the total's store.  Written only when it must be (v above it) or
+ * when it stops this add's fast path (U + bound + delta > limit) and a
+ * lower one would not: so a fill writes it about log2(volume / batch)
+ * times, each time halfway to the stop, and a free never does (U stays
+ * above a shrinking total; the next limited add that U stops lowers it).
+ * Not below the current total either, which stands until the store.
+ */
+static void counter_ceiling_under_fold_lock(struct bga_counter *c, int64_t v, int64_t delta, int64_t limit)
+{
+	int64_t u = __atomic_load_n(&c->ceiling, __ATOMIC_RELAXED), headroom, want;
+	bool stops = __builtin_sub_overflow(limit, c->bound, &headroom) ||
+		     __builtin_sub_overflow(headroom, delta, &headroom) || u > headroom;
+
+	BGA_ASSERT(__atomic_load_n(&c->limited, __ATOMIC_RELAXED));
+	if (v <= u && !stops)
+		return;
+	want = BGA_MAX(counter_ceiling_halfway(c, v, limit), __atomic_load_n(&c->total, __ATOMIC_RELAXED));
+	if (v > u || want < u)
+		ceiling_store_under_fold_lock(c, want);
 }
 
 /*
@@ -223,6 +285,8 @@ static int64_t counter_flush_under_fold_lock(struct bga_counter *c, int64_t delt
 		value += counter_slot_value(old);
 	}
 	*added = !check || (!__builtin_add_overflow(value, delta, &next) && next <= limit);
+	if (check)
+		counter_ceiling_under_fold_lock(c, *added ? value + delta : value, delta, limit);
 	/* One store of the whole result: between the seals and this store the
 	 * slots' contents are in neither place, which read()'s bound covers
 	 * (a sealed slot takes no adds, so at most nslots*(batch-1) is missing;
@@ -356,6 +420,7 @@ static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t 
 
 		/* This CPU's slot (0 without rseq in this thread). */
 		ctr_rseq_take(c, &v);
+		counter_ceiling_under_fold_lock(c, t + v + delta, delta, limit);
 		total_store_under_fold_lock(c, t + v + delta);
 		return true;
 	}
@@ -367,6 +432,7 @@ static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t 
 	while (!__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, 0), false, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED))
 		;
+	counter_ceiling_under_fold_lock(c, t + counter_slot_value(w) + delta, delta, limit);
 	total_store_under_fold_lock(c, t + counter_slot_value(w) + delta);
 	return true;
 }
@@ -374,9 +440,15 @@ static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t 
 /*
  * Why no limited add overshoots, with any number of concurrent fast-path
  * adders (and plain adds) on any slots.  Let b = batch, B = bound =
- * (nslots+1)*(b-1), V the exact value, T the shared total, and
- * V = T + (sum of slot values) + (the one fold in flight, if any).
+ * (nslots+1)*(b-1), V the exact value, T the shared total, U the ceiling,
+ * and V = T + (sum of slot values) + (the one fold in flight, if any).
  *
+ *  (0) Once `limited` is set, T <= U at every instant: both are stored
+ *      only under the lock, U was set >= T before `limited` (under the
+ *      lock), and every T store is preceded by a U store when the new T
+ *      is above U (total_store_under_fold_lock), which never sets U below
+ *      the T that stands until then or the T about to be stored
+ *      (counter_ceiling_under_fold_lock; a lowering too).
  *  (1) At every instant V <= T + B: each slot value is within b-1 of 0
  *      (every change to it is a CAS that checks so, or a seal that sets 0),
  *      and at most one fold, itself at most b-1 in magnitude, is in flight
@@ -391,28 +463,33 @@ static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t 
  *      nslots*(b-1).  Plain folds that would grow T flush instead
  *      (counter_add_slow); folds of negative overflow only shrink T.
  *  (3) A fast adder F loads its slot word w (unsealed, generation g), then
- *      loads T = t, checks t + B + d <= limit, and CASes w -> w+d.  If the
+ *      loads U = u, checks u + B + d <= limit, and CASes w -> w+d.  If the
  *      CAS succeeds, no flush sealed this slot between the load of w and
  *      the CAS (the seal sets SEALED and the unseal bumps g, so the word
  *      differs from w until 2^31 flushes wrap g), and a flush stores T only
  *      while this slot is sealed, so no flush stored T in between.  Right
  *      after F's CAS:
- *       - if no checked fold stored T since F loaded t, T <= t, and by (1)
- *         V <= T + B <= t + B <= limit - d;
+ *       - if no checked fold stored T since F loaded u, T has not grown
+ *         since (only shrinking folds stored it), and T <= u at that load
+ *         by (0), so by (1) V <= T + B <= u + B <= limit - d;
  *       - if one did, let G be the last: T has not grown since, so
  *         T <= limit - nslots*(b-1) by (2).  With no fold in flight,
  *         V <= T + nslots*(b-1) <= limit; with a checked fold H in flight
  *         (slot zeroed, T not stored yet), T is the T_H that H checked, so
- *         V <= T + B <= limit - d_H.
+ *         V <= T + B <= limit - d_H.  This case never uses u.
  *      Either way V <= limit at the instant F's delta becomes part of it.
  *      A checked fold itself leaves V <= T + nslots*(b-1) <= limit, and a
  *      flush that sealed F's slot after the CAS counted F's delta in its
- *      exact sum.
+ *      exact sum.  Only (0) is new with the ceiling: the fast path reads
+ *      U, a line written a few dozen times over a fill, where it read T,
+ *      which every fold writes; it refuses earlier than an exact check by
+ *      U - T, which the halving keeps within half the room left, and the
+ *      checked fold, exact, decides then.
  *
  * The orderings: F's loads are acquire/seq_cst and the CAS is seq_cst, and
- * the flush's seal, T store and unseal and the checked fold's CAS and T
- * store are seq_cst, so "between" above is the single total order of
- * those operations.  The kernel's __percpu_counter_limited_add checks
+ * the flush's seal, U and T stores and unseal and the checked fold's CAS
+ * and U and T stores are seq_cst, so "between" above is the single total
+ * order of those operations.  The kernel's __percpu_counter_limited_add checks
  * against an unlocked sum and has a window for fast adders; this has none.
  */
 static __attribute__((noinline, cold)) int counter_add_limited_slow(struct bga_counter *c, int64_t delta,
@@ -432,9 +509,15 @@ static __attribute__((noinline, cold)) int counter_add_limited_slow(struct bga_c
 	if (bga_unlikely(!__atomic_load_n(&c->limited, __ATOMIC_ACQUIRE))) {
 		/* First use: set the flag under the lock, so every fold that
 		 * grew T without a flush finished before any fast path reads
-		 * T. */
+		 * U, and U bounds T from then on, (0). */
 		counter_lock(c);
-		__atomic_store_n(&c->limited, true, __ATOMIC_RELEASE);
+		if (!c->limited) {
+			int64_t t = __atomic_load_n(&c->total, __ATOMIC_RELAXED);
+
+			/* T <= U from the instant `limited` is set. */
+			ceiling_store_under_fold_lock(c, counter_ceiling_halfway(c, t, limit));
+			__atomic_store_n(&c->limited, true, __ATOMIC_RELEASE);
+		}
 		counter_unlock(c);
 		if (bga__counter_add_limited_fast(c, delta, limit))
 			return 0;
@@ -552,19 +635,21 @@ const char *bga_counter_mode_name(const struct bga_counter *c)
  *      Statement (2) of the CAS proof holds as it stands (a checked fold
  *      zeroes its slot with a take section instead of a CAS).
  *  (e) The limited fast path: F's section loads its slot's seal (clear),
- *      value v and T = t, checks v+d <= b-1 and t <= limit - B - d, and
- *      commits v+d.  Claim: no flush stores T between F's load of t and
+ *      value v and U = u, checks v+d <= b-1 and u <= limit - B - d, and
+ *      commits v+d.  Claim: no flush stores T between F's load of u and
  *      F's commit.  A flush stores T after its seals and its M.  If M
  *      reached F's CPU while F's section ran, F did not commit.  If F's
  *      section started after M, F's seal load came after the seal and
- *      before the flush's T store (it precedes F's load of t), hence before
+ *      before the flush's T store (it precedes F's load of u), hence before
  *      the unseal, so F saw the seal and did not commit.  Otherwise F
- *      committed before M, so before the T store.  With the claim, and
- *      with (R) for F against a checked fold's take on the same slot, step
- *      (3) of the CAS proof applies word for word: V <= limit at the
- *      instant F's delta becomes part of it.  The loads in F are in program
- *      order (x86 keeps loads ordered, and the asm is one block), and the
- *      flush's seal stores are ordered before M by M itself.
+ *      committed before M, so before the T store.  With the claim, with
+ *      (0) of the CAS proof (T <= u at F's load of u: the U and T stores
+ *      are the same code on both paths), and with (R) for F against a
+ *      checked fold's take on the same slot, step (3) of the CAS proof
+ *      applies word for word: V <= limit at the instant F's delta becomes
+ *      part of it.  The loads in F are in program order (x86 keeps loads
+ *      ordered, and the asm is one block), the U and T stores are seq_cst,
+ *      and the flush's seal stores are ordered before M by M itself.
  *  (f) The error bound: values leave a slot only under the lock, by a take
  *      (at most b-1, in flight until T is stored) or by a flush (all slots
  *      at once, in flight until its single T store, at most nslots*(b-1)
@@ -624,6 +709,8 @@ static int64_t counter_rseq_flush_under_fold_lock(struct bga_counter *c, int64_t
 		__atomic_store_n(&c->slots[i].word, 0, __ATOMIC_RELAXED);
 	}
 	*added = !check || (!__builtin_add_overflow(value, delta, &next) && next <= limit);
+	if (check)
+		counter_ceiling_under_fold_lock(c, *added ? value + delta : value, delta, limit);
 	total_store_under_fold_lock(c, *added ? value + delta : value);
 	/* Release: a section that sees the seal clear sees the zeroed slot
 	 * and the new total. */

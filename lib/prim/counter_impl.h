@@ -64,16 +64,22 @@ struct counter_slot {
  *   - on CTR_PATH_RSEQ a slot's word changes only by a committed section
  *     of its CPU or by a flush between its membarrier and its unseal (the
  *     proof is in counter.c's rseq section), and bits 32..63 stay 0;
- *   - once `limited` is set (first add_limited call), total never grows
- *     except inside a flush, i.e. while every slot is SEALED.  This is what
- *     add_limited's fast path relies on (proof at bga_counter_add_limited).
+ *   - once `limited` is set (first add_limited call), total grows only
+ *     inside a flush (every slot SEALED) or a checked fold, and
+ *     total <= ceiling at every instant: both change only with `lock`
+ *     held, the ceiling first when the total is to pass it.  The ceiling
+ *     is what add_limited's fast path reads instead of the total (proof
+ *     at bga_counter_add_limited); it is written only when the total
+ *     passes it or it stops a limited add, halfway to where the fast
+ *     path must stop, never by a fold that shrinks the total.
  *
  * `lock` is a leaf of the lock order (lib/base/lockdep.h): nothing else is
  * taken while holding it.
  *
  * Layout: the read-mostly fields share the first line, total and lock the
- * second (they are written together, on folds), and each slot has its own
- * line, so a per-CPU add touches only its own line.
+ * second (they are written together, on folds), the ceiling and `limited`
+ * the third (read by every limited add, written rarely), and each slot has
+ * its own line, so a per-CPU add touches only its own line.
  */
 /*
  * How a per-CPU counter's slots are updated, fixed at create (every thread
@@ -101,6 +107,12 @@ struct bga_counter {
 	struct {
 		int64_t total;
 		ck_spinlock_fas_t lock;
+	} __attribute__((aligned(BGA_CACHELINE)));
+
+	/* Read by every limited add, written a few dozen times over a
+	 * fill (counter.c, counter_ceiling_under_fold_lock). */
+	struct {
+		int64_t ceiling;
 		bool limited;
 	} __attribute__((aligned(BGA_CACHELINE)));
 
@@ -122,6 +134,11 @@ static inline uint64_t counter_slot_with(uint64_t w, int64_t v)
 static inline int64_t counter_total_load(const struct bga_counter *c)
 {
 	return __atomic_load_n(&c->total, __ATOMIC_SEQ_CST);
+}
+
+static inline int64_t counter_ceiling_load(const struct bga_counter *c)
+{
+	return __atomic_load_n(&c->ceiling, __ATOMIC_SEQ_CST);
 }
 
 /* The slot of CPU `cpu` (a bga__cpu_hint() the caller looked up). */
@@ -187,12 +204,14 @@ static inline int counter_atomic_add_limited(struct bga_counter *c, int64_t delt
 	return 0;
 }
 
-/* The CAS path's limited add on slot s (the proof's step (3)). */
+/* The CAS path's limited add on slot s (the proof's step (3): the
+ * ceiling, not the total, so that folds' writes of the total do not move
+ * its line to every limited adder). */
 static inline bool counter_cas_add_limited(struct bga_counter *c, struct counter_slot *s, int64_t delta, int64_t headroom)
 {
 	uint64_t w = __atomic_load_n(&s->word, __ATOMIC_SEQ_CST);
 	while (!(w & SLOT_SEALED) && counter_slot_value(w) + delta < c->batch &&
-	       counter_total_load(c) <= headroom) {
+	       counter_ceiling_load(c) <= headroom) {
 		if (__atomic_compare_exchange_n(&s->word, &w,
 						counter_slot_with(w, counter_slot_value(w) + delta), false,
 						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
@@ -204,7 +223,7 @@ static inline bool counter_cas_add_limited(struct bga_counter *c, struct counter
 /*
  * The per-CPU limited add's conditions before any slot is read: 0 < delta
  * < batch, the counter in limited use, and *headroom = limit - bound - delta
- * (what total may be for the add to be safe) representable.
+ * (what the ceiling may be for the add to be safe) representable.
  */
 static inline bool counter_limited_headroom(struct bga_counter *c, int64_t delta, int64_t limit, int64_t *headroom)
 {
@@ -215,7 +234,7 @@ static inline bool counter_limited_headroom(struct bga_counter *c, int64_t delta
 /*
  * bga_counter_add_limited's per-CPU fast path, for 0 < delta < batch once
  * the counter is in limited use: true when delta went into this CPU's
- * slot, which is safe while total + bound + delta <= limit (the proof is
+ * slot, which is safe while ceiling + bound + delta <= limit (the proof is
  * at bga_counter_add_limited; for the rseq section, (e) of counter.c's
  * rseq part).  False (nothing changed) otherwise: then
  * the caller decides exactly.  In atomic mode it is the whole limited
@@ -287,8 +306,29 @@ extern void (*bga__counter_fold_hook)(struct bga_counter *c);
 		if (bga__counter_fold_hook)                                                                            \
 			bga__counter_fold_hook(c);                                                                     \
 	} while (0)
+/*
+ * Tests only: called, with the fold lock held, right before every store
+ * of the total (with the value about to be stored; the ceiling is already
+ * what it will be) and right before every store of the ceiling (with its
+ * new value), so that a test can check T <= U at those instants and count
+ * the ceiling's writes.  Neither may take the fold lock.
+ */
+extern void (*bga__counter_total_hook)(struct bga_counter *c, int64_t total);
+extern void (*bga__counter_ceiling_hook)(struct bga_counter *c, int64_t ceiling);
+#define BGA_COUNTER_TOTAL_HOOK(c, v)                                                                                   \
+	do {                                                                                                           \
+		if (bga__counter_total_hook)                                                                           \
+			bga__counter_total_hook(c, v);                                                                 \
+	} while (0)
+#define BGA_COUNTER_CEILING_HOOK(c, u)                                                                                 \
+	do {                                                                                                           \
+		if (bga__counter_ceiling_hook)                                                                         \
+			bga__counter_ceiling_hook(c, u);                                                               \
+	} while (0)
 #else
 #define BGA_COUNTER_FOLD_HOOK(c) ((void)0)
+#define BGA_COUNTER_TOTAL_HOOK(c, v) ((void)0)
+#define BGA_COUNTER_CEILING_HOOK(c, u) ((void)0)
 #endif
 
 #endif

@@ -108,7 +108,7 @@ _Static_assert(offsetof(struct counter_slot, rseq_sealed) == 8, "the sections te
 	[slots] "i"(offsetof(struct bga_counter, slots)),                                               \
 	[max] "i"(offsetof(struct bga_counter, slot_max)),                                              \
 	[span] "i"(offsetof(struct bga_counter, slot_span)),                                            \
-	[total] "i"(offsetof(struct bga_counter, total))
+	[ceiling] "i"(offsetof(struct bga_counter, ceiling))
 
 /*
  * Register use is kept small on purpose (the counter, the rseq offset,
@@ -145,8 +145,9 @@ static inline int ctr_rseq_add(struct bga_counter *c, int64_t delta)
 
 /*
  * The limited add's section: as ctr_rseq_add (only the upper bound
- * matters, delta > 0), and in the same section total <= headroom, loaded
- * after the seal flag and the slot.
+ * matters, delta > 0), and in the same section ceiling <= headroom (the
+ * ceiling bounds the total: counter_impl.h), loaded after the seal flag
+ * and the slot.
  */
 static inline int ctr_rseq_add_limited(struct bga_counter *c, int64_t delta, int64_t headroom)
 {
@@ -159,7 +160,7 @@ static inline int ctr_rseq_add_limited(struct bga_counter *c, int64_t delta, int
 			     "addq %[delta], %%r10\n\t"
 			     "cmpq %c[max](%[c]), %%r10\n\t"
 			     "jg 8f\n\t"
-			     "cmpq %[headroom], %c[total](%[c])\n\t"
+			     "cmpq %[headroom], %c[ceiling](%[c])\n\t"
 			     "jg 8f\n\t"
 			     "movl %%r10d, (%%rax)\n" /* commit */
 			     CTR_RSEQ_EPILOGUE
