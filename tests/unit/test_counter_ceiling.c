@@ -19,6 +19,7 @@
 #include <bgalloc/counter.h>
 
 #include "counter_impl.h"
+#include "pin.h"
 #include "rng.h"
 #include "threads.h"
 
@@ -178,6 +179,41 @@ Test(counter_ceiling, written_by_a_fill_rarely_and_never_by_frees)
 		cr_expect_eq(violations, 0, "path %u", p);
 		bga_counter_destroy(c);
 	}
+}
+
+/*
+ * A limited add that the ceiling stops (a flush of plain adds left it
+ * above the stop, and a free took the total back below) lowers it, but
+ * never below the total that stands until the fold's store: placed so
+ * that halfway from the new total would be one below it (total one under
+ * the stop, this CPU's slot at -3, an add of 1).
+ */
+Test(counter_ceiling, lowered_never_below_the_total)
+{
+	cpu_set_t old;
+
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
+	for (unsigned p = 0; p < 2; p++) {
+		struct bga_counter *c = mk(0, 4, paths[p]);
+		const int64_t limit = 100000, stop = limit - bga_counter_error_bound(c);
+
+		cr_assert_eq(bga_counter_add_limited(c, 1, limit), 0);
+		bga_counter_add(c, stop + 10); /* a flush: the total passes the ceiling */
+		bga_counter_add(c, -12);       /* a fold of -12: the total at stop - 1 */
+		bga_counter_add(c, -3);        /* this CPU's slot */
+		cr_assert_eq(total_of(c), stop - 1, "path %u", p);
+		cr_assert_gt(ceiling_of(c), stop, "path %u", p);
+		hooks_on();
+		cr_assert_eq(bga_counter_add_limited(c, 1, limit), 0);
+		hooks_off();
+		cr_expect_eq(total_of(c), stop - 3, "path %u: the add folded the slot", p);
+		cr_expect_eq(ceiling_stores, 1, "path %u: the ceiling was not lowered", p);
+		cr_expect_eq(ceiling_of(c), stop - 1, "path %u: lowered to %lld", p, (long long)ceiling_of(c));
+		cr_expect_eq(violations, 0, "path %u", p);
+		cr_expect_eq(bga_counter_sum(c), stop - 3);
+		bga_counter_destroy(c);
+	}
+	cr_assert_eq(test_unpin(&old), 0);
 }
 #endif
 
