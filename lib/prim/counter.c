@@ -109,18 +109,25 @@ static int64_t counter_ceiling_halfway(const struct bga_counter *c, int64_t t, i
  * above a shrinking total; the next limited add that U stops lowers it).
  * Not below the current total either, which stands until the store.
  */
-static void counter_ceiling_under_fold_lock(struct bga_counter *c, int64_t v, int64_t delta, int64_t limit)
+static __attribute__((noinline)) void counter_ceiling_move_under_fold_lock(struct bga_counter *c, int64_t v,
+									    int64_t limit, int64_t u)
 {
-	int64_t u = __atomic_load_n(&c->ceiling, __ATOMIC_RELAXED), headroom, want;
-	bool stops = __builtin_sub_overflow(limit, c->bound, &headroom) ||
-		     __builtin_sub_overflow(headroom, delta, &headroom) || u > headroom;
+	int64_t want = BGA_MAX(counter_ceiling_halfway(c, v, limit), __atomic_load_n(&c->total, __ATOMIC_RELAXED));
 
 	BGA_ASSERT(__atomic_load_n(&c->limited, __ATOMIC_RELAXED));
-	if (v <= u && !stops)
-		return;
-	want = BGA_MAX(counter_ceiling_halfway(c, v, limit), __atomic_load_n(&c->total, __ATOMIC_RELAXED));
 	if (v > u || want < u)
 		ceiling_store_under_fold_lock(c, want);
+}
+
+/* The common case inline: the ceiling stands (v within it, and it lets
+ * this add's fast path through). */
+static inline void counter_ceiling_under_fold_lock(struct bga_counter *c, int64_t v, int64_t delta, int64_t limit)
+{
+	int64_t u = __atomic_load_n(&c->ceiling, __ATOMIC_RELAXED), headroom;
+
+	if (bga_unlikely(v > u || __builtin_sub_overflow(limit, c->bound, &headroom) ||
+			 __builtin_sub_overflow(headroom, delta, &headroom) || u > headroom))
+		counter_ceiling_move_under_fold_lock(c, v, limit, u);
 }
 
 /*
