@@ -65,21 +65,26 @@ static inline void ceiling_store_under_fold_lock(struct bga_counter *c, int64_t 
 	__atomic_store_n(&c->ceiling, u, __ATOMIC_SEQ_CST);
 }
 
+/* The store of the total itself, once the ceiling bounds v. */
+static inline void total_set_under_fold_lock(struct bga_counter *c, int64_t v)
+{
+	BGA_ASSERT(ck_spinlock_fas_locked(&c->lock));
+	BGA_ASSERT(!__atomic_load_n(&c->limited, __ATOMIC_RELAXED) || v <= __atomic_load_n(&c->ceiling, __ATOMIC_RELAXED));
+	BGA_COUNTER_TOTAL_HOOK(c, v);
+	__atomic_store_n(&c->total, v, __ATOMIC_SEQ_CST);
+}
+
 /*
- * Every store of the total.  Once `limited` is set the ceiling rises to v
- * first when v is above it, so that T <= U at every instant
- * (counter_impl.h).  The paths that know the limit set a roomier ceiling
- * before calling this (counter_ceiling_under_fold_lock); what raises it
- * here is a flush of plain adds, to exactly v.
+ * A store of the total by a path that does not know the limit (plain
+ * folds and flushes).  Once `limited` is set the ceiling rises to v first
+ * when v is above it, so that T <= U at every instant (counter_impl.h):
+ * exactly to v, as nothing says how far the fast path may go.
  */
 static inline void total_store_under_fold_lock(struct bga_counter *c, int64_t v)
 {
-	BGA_ASSERT(ck_spinlock_fas_locked(&c->lock));
 	if (__atomic_load_n(&c->limited, __ATOMIC_RELAXED) && v > __atomic_load_n(&c->ceiling, __ATOMIC_RELAXED))
 		ceiling_store_under_fold_lock(c, v);
-	BGA_COUNTER_TOTAL_HOOK(c, v);
-	__atomic_store_n(&c->total, v, __ATOMIC_SEQ_CST);
-	BGA_ASSERT(!__atomic_load_n(&c->limited, __ATOMIC_RELAXED) || v <= __atomic_load_n(&c->ceiling, __ATOMIC_RELAXED));
+	total_set_under_fold_lock(c, v);
 }
 
 /*
@@ -100,11 +105,11 @@ static int64_t counter_ceiling_halfway(const struct bga_counter *c, int64_t t, i
 }
 
 /*
- * The ceiling for a total about to become v, from a limited add of delta
+ * The ceiling, now u, for a total about to become v, from a limited add
  * under `limit` (a checked fold or a checked flush), under the lock and
- * before the total's store.  Written only when it must be (v above it) or
- * when it stops this add's fast path (U + bound + delta > limit) and a
- * lower one would not: so a fill writes it about log2(volume / batch)
+ * before the total's store; called when v is above u or u stops this
+ * add's fast path (U + bound + delta > limit).  Written when it must be
+ * (v above it) or when a lower one would let that add through: so a fill writes it about log2(volume / batch)
  * times, each time halfway to the stop, and a free never does (U stays
  * above a shrinking total; the next limited add that U stops lowers it).
  * Not below the current total either, which stands until the store.
@@ -119,15 +124,32 @@ static __attribute__((noinline)) void counter_ceiling_move_under_fold_lock(struc
 		ceiling_store_under_fold_lock(c, want);
 }
 
-/* The common case inline: the ceiling stands (v within it, and it lets
- * this add's fast path through). */
-static inline void counter_ceiling_under_fold_lock(struct bga_counter *c, int64_t v, int64_t delta, int64_t limit)
+/*
+ * A store of the total v by a limited add of delta under `limit` (a
+ * checked fold or a checked flush), headroom = limit - bound - delta
+ * (INT64_MIN where that is below INT64_MIN): the ceiling first, as
+ * counter_ceiling_move_under_fold_lock says, when v is above it or it
+ * stops this add's fast path (above headroom); inline, the common case of
+ * a ceiling that stands.
+ */
+static inline __attribute__((always_inline)) void
+total_store_checked_under_fold_lock(struct bga_counter *c, int64_t v, int64_t limit, int64_t headroom)
 {
-	int64_t u = __atomic_load_n(&c->ceiling, __ATOMIC_RELAXED), headroom;
+	int64_t u = __atomic_load_n(&c->ceiling, __ATOMIC_RELAXED);
 
-	if (bga_unlikely(v > u || __builtin_sub_overflow(limit, c->bound, &headroom) ||
-			 __builtin_sub_overflow(headroom, delta, &headroom) || u > headroom))
+	if (bga_unlikely(v > u || u > headroom))
 		counter_ceiling_move_under_fold_lock(c, v, limit, u);
+	total_set_under_fold_lock(c, v);
+}
+
+/* The checked flush's headroom, as above. */
+static int64_t counter_flush_headroom(const struct bga_counter *c, int64_t delta, int64_t limit)
+{
+	int64_t h;
+
+	if (__builtin_sub_overflow(limit, c->bound, &h) || __builtin_sub_overflow(h, delta, &h))
+		return INT64_MIN;
+	return h;
 }
 
 /*
@@ -292,13 +314,15 @@ static int64_t counter_flush_under_fold_lock(struct bga_counter *c, int64_t delt
 		value += counter_slot_value(old);
 	}
 	*added = !check || (!__builtin_add_overflow(value, delta, &next) && next <= limit);
-	if (check)
-		counter_ceiling_under_fold_lock(c, *added ? value + delta : value, delta, limit);
 	/* One store of the whole result: between the seals and this store the
 	 * slots' contents are in neither place, which read()'s bound covers
 	 * (a sealed slot takes no adds, so at most nslots*(batch-1) is missing;
 	 * the sealed words keep their old values, which nothing reads). */
-	total_store_under_fold_lock(c, *added ? value + delta : value);
+	if (check)
+		total_store_checked_under_fold_lock(c, *added ? value + delta : value, limit,
+						    counter_flush_headroom(c, delta, limit));
+	else
+		total_store_under_fold_lock(c, *added ? value + delta : value);
 	for (i = 0; i < c->nslots; i++) {
 		uint64_t w = __atomic_load_n(&c->slots[i].word, __ATOMIC_RELAXED);
 
@@ -427,8 +451,7 @@ static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t 
 
 		/* This CPU's slot (0 without rseq in this thread). */
 		ctr_rseq_take(c, &v);
-		counter_ceiling_under_fold_lock(c, t + v + delta, delta, limit);
-		total_store_under_fold_lock(c, t + v + delta);
+		total_store_checked_under_fold_lock(c, t + v + delta, limit, headroom);
 		return true;
 	}
 	struct counter_slot *s = counter_my_slot(c);
@@ -439,8 +462,7 @@ static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t 
 	while (!__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, 0), false, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED))
 		;
-	counter_ceiling_under_fold_lock(c, t + counter_slot_value(w) + delta, delta, limit);
-	total_store_under_fold_lock(c, t + counter_slot_value(w) + delta);
+	total_store_checked_under_fold_lock(c, t + counter_slot_value(w) + delta, limit, headroom);
 	return true;
 }
 
@@ -453,9 +475,10 @@ static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t 
  *  (0) Once `limited` is set, T <= U at every instant: both are stored
  *      only under the lock, U was set >= T before `limited` (under the
  *      lock), and every T store is preceded by a U store when the new T
- *      is above U (total_store_under_fold_lock), which never sets U below
- *      the T that stands until then or the T about to be stored
- *      (counter_ceiling_under_fold_lock; a lowering too).
+ *      is above U (total_store_under_fold_lock,
+ *      total_store_checked_under_fold_lock), which never sets U below the
+ *      T that stands until then or the T about to be stored
+ *      (counter_ceiling_move_under_fold_lock; a lowering too).
  *  (1) At every instant V <= T + B: each slot value is within b-1 of 0
  *      (every change to it is a CAS that checks so, or a seal that sets 0),
  *      and at most one fold, itself at most b-1 in magnitude, is in flight
@@ -717,8 +740,10 @@ static int64_t counter_rseq_flush_under_fold_lock(struct bga_counter *c, int64_t
 	}
 	*added = !check || (!__builtin_add_overflow(value, delta, &next) && next <= limit);
 	if (check)
-		counter_ceiling_under_fold_lock(c, *added ? value + delta : value, delta, limit);
-	total_store_under_fold_lock(c, *added ? value + delta : value);
+		total_store_checked_under_fold_lock(c, *added ? value + delta : value, limit,
+						    counter_flush_headroom(c, delta, limit));
+	else
+		total_store_under_fold_lock(c, *added ? value + delta : value);
 	/* Release: a section that sees the seal clear sees the zeroed slot
 	 * and the new total. */
 	for (i = 0; i < c->nslots; i++)
