@@ -186,6 +186,11 @@ int model_target_create(struct run *r)
 	if (v != V_BGA && v != V_BASE && !(v == V_WHOLE && (r->w == W_WRITERS || r->w == W_APP_OWN)))
 		return -EINVAL;
 	bga_config_init(&cfg, r->nblocks);
+	/* BGA_MODEL_BATCH=N: the used counter's batch instead of the volume's
+	 * own choice, to ask what the fold rate costs (docs/MODEL.md); the
+	 * table's figures are made without it. */
+	if (getenv("BGA_MODEL_BATCH"))
+		cfg.counter_batch = atoi(getenv("BGA_MODEL_BATCH"));
 	if (v == V_BASE)
 		cfg.flags = BGA_GLOBAL_LOCK | BGA_ATOMIC_COUNTERS;
 	else
