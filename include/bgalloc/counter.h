@@ -140,8 +140,14 @@ BGA_EXTERN int bga_counter_compare(struct bga_counter *c, int64_t rhs);
  * A plain positive bga_counter_add can of course push past any limit.
  * A delta <= 0 always succeeds (it is a plain add).
  *
- * Cost: lock-free while total + error bound + delta <= limit and the delta
- * fits the caller's slot.  A delta that does not fit the slot takes the
+ * Cost: lock-free while ceiling + error bound + delta <= limit and the
+ * delta fits the caller's slot.  The ceiling is a bound on the total that
+ * the counter sets, under its lock, halfway from the total to
+ * limit - error bound whenever the total would pass it, so that the
+ * lock-free path reads a value written a few times a fill rather than on
+ * every fold; it stops short of total + error bound + delta <= limit by at
+ * most half the room left (after frees, by more, until the first limited
+ * add it stops lowers it).  A delta that does not fit the slot takes the
  * lock: while total + error bound + delta <= limit still holds, it folds
  * only the caller's slot into the total; nearer the limit it decides on
  * the exact value with every slot sealed (O(nslots)).  Once a counter has

@@ -109,8 +109,8 @@ struct bga_counter {
 		ck_spinlock_fas_t lock;
 	} __attribute__((aligned(BGA_CACHELINE)));
 
-	/* Read by every limited add, written a few dozen times over a
-	 * fill (counter.c, counter_ceiling_under_fold_lock). */
+	/* Read by every limited add, written about log2(limit / batch)
+	 * times over a fill (counter.c, counter_ceiling_move_under_fold_lock). */
 	struct {
 		int64_t ceiling;
 		bool limited;
