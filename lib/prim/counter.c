@@ -109,10 +109,11 @@ static int64_t counter_ceiling_halfway(const struct bga_counter *c, int64_t t, i
  * under `limit` (a checked fold or a checked flush), under the lock and
  * before the total's store; called when v is above u or u stops this
  * add's fast path (U + bound + delta > limit).  Written when it must be
- * (v above it) or when a lower one would let that add through: so a fill writes it about log2(volume / batch)
- * times, each time halfway to the stop, and a free never does (U stays
- * above a shrinking total; the next limited add that U stops lowers it).
- * Not below the current total either, which stands until the store.
+ * (v above it) or when a lower one would let that add through: so a fill
+ * writes it about log2(limit / batch) times, each time halfway to the
+ * stop, and a free never does (U stays above a shrinking total; the next
+ * limited add that U stops lowers it).  Not below the current total
+ * either, which stands until the store.
  */
 static __attribute__((noinline)) void counter_ceiling_move_under_fold_lock(struct bga_counter *c, int64_t v,
 									    int64_t limit, int64_t u)
@@ -511,10 +512,11 @@ static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t 
  *      A checked fold itself leaves V <= T + nslots*(b-1) <= limit, and a
  *      flush that sealed F's slot after the CAS counted F's delta in its
  *      exact sum.  Only (0) is new with the ceiling: the fast path reads
- *      U, a line written a few dozen times over a fill, where it read T,
- *      which every fold writes; it refuses earlier than an exact check by
- *      U - T, which the halving keeps within half the room left, and the
- *      checked fold, exact, decides then.
+ *      U, a line written about log2(limit / batch) times over a fill,
+ *      where it read T, which every fold writes; it refuses earlier than
+ *      an exact check by U - T, which the halving keeps within half the
+ *      room left (after frees more, until a limited add it stops lowers
+ *      U), and the checked fold, exact, decides then.
  *
  * The orderings: F's loads are acquire/seq_cst and the CAS is seq_cst, and
  * the flush's seal, U and T stores and unseal and the checked fold's CAS
