@@ -165,7 +165,7 @@ Test(counter_ceiling, written_by_a_fill_rarely_and_never_by_frees)
 		cr_expect_eq(ceiling_stores, 0, "path %u: frees wrote the ceiling %ld times", p, (long)ceiling_stores);
 		cr_expect_eq(ceiling_of(c), u);
 
-		/* Now fill to the limit: some 2^20 / 3 folds. */
+		/* Now fill to the limit from about 2^20: hundreds of thousands of folds. */
 		total_stores = ceiling_stores = 0;
 		while (bga_counter_add_limited(c, 3, limit) == 0)
 			;
