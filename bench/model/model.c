@@ -324,7 +324,7 @@ int main(int argc, char **argv)
 	if (w < 0 || v < 0 || !(clk_ipa > 0) || !(clk_xfer >= 0) || model_ncpus < 1 || model_ncpus > RT_MAX_CORES || (timing && w == W_LOCK) ||
 	    cpu_a == -2 || (cpu_a >= 0 && (rt_counting() || w > W_APP_OWN || slices < 1 || !(slice_s > 0)))) {
 		fprintf(stderr, "usage: bga-model [--ncpus 1..64] [-w churn|writers|appenders-own|counter|lock] "
-				"[-v bgalloc|baseline|percpu|atomic|fas|ticket|mcs|mutex|whole] [-t N,...] [--rounds R]\n"
+				"[-v bgalloc|baseline|percpu|atomic|fas|ticket|mcs|mutex|whole|limited] [-t N,...] [--rounds R]\n"
 				"       [--ipa INSTR_PER_ACCESS --xfer TRANSFER_IN_INSTR] [--time]\n"
 				"       bga-model-plain --measure CPU,CPU [-w churn|writers|appenders-own] [--slices K] "
 				"[--slice-s S]\n");

@@ -23,7 +23,7 @@ plain=$mb/bench/model/bga-model-plain
 export GLIBC_TUNABLES=glibc.pthread.rseq=0
 # BGA_MODEL_CONFIGS="writers:bgalloc counter:percpu ...": only those
 # (the check then measures only their workloads)
-configs=${BGA_MODEL_CONFIGS:-"churn:bgalloc churn:baseline writers:bgalloc writers:whole writers:baseline appenders-own:bgalloc appenders-own:baseline counter:percpu counter:atomic"}
+configs=${BGA_MODEL_CONFIGS:-"churn:bgalloc churn:baseline writers:bgalloc writers:whole writers:baseline appenders-own:bgalloc appenders-own:baseline counter:percpu counter:limited counter:atomic"}
 # the same addresses every run where setarch can turn ASLR off (which
 # objects share a line depends on heap offsets, which it keeps anyway)
 norand=

@@ -12,7 +12,7 @@
 #include "workloads.h"
 
 const char *const wl_name[W_N] = {"churn", "writers", "appenders-own", "counter", "lock"};
-const char *const var_name[V_N] = {"bgalloc", "baseline", "percpu", "atomic", "fas", "ticket", "mcs", "mutex", "whole"};
+const char *const var_name[V_N] = {"bgalloc", "baseline", "percpu", "atomic", "fas", "ticket", "mcs", "mutex", "whole", "limited"};
 
 static int alloc1(struct run *r, uint64_t goal, struct bga_rsv *rsv, struct bga_extent *e)
 {
@@ -144,7 +144,12 @@ static inline __attribute__((always_inline)) void op(struct run *r, struct core 
 		bga_locktab_unlock(r->locks, 0);
 		break;
 	default:
-		bga_counter_add(r->ctr, 1);
+		if (r->v == V_LIMITED) {
+			if (bga_counter_add_limited(r->ctr, 1, INT64_MAX / 2))
+				c->errors++;
+		} else {
+			bga_counter_add(r->ctr, 1);
+		}
 		break;
 	}
 }
@@ -180,7 +185,7 @@ int model_target_create(struct run *r)
 		return v >= V_FAS ? bga_locktab_create(&r->locks, 1, (enum bga_lock_kind)(BGA_LOCK_FAS + (v - V_FAS)))
 				  : -EINVAL;
 	if (r->w == W_COUNTER)
-		return v == V_ATOMIC || v == V_PERCPU
+		return v == V_ATOMIC || v == V_PERCPU || v == V_LIMITED
 			       ? bga_counter_create(&r->ctr, 0, 0, v == V_ATOMIC ? BGA_COUNTER_ATOMIC : BGA_COUNTER_PERCPU)
 			       : -EINVAL;
 	if (v != V_BGA && v != V_BASE && !(v == V_WHOLE && (r->w == W_WRITERS || r->w == W_APP_OWN)))

@@ -23,7 +23,9 @@ enum wl { W_CHURN, W_WRITERS, W_APP_OWN, W_COUNTER, W_LOCK, W_N };
 extern const char *const wl_name[W_N];
 /* whole: bgalloc with each file's handle sized to the whole file
  * (bga_rsv_set_size(FILE_BLOCKS)): a file's window booked once, whole */
-enum var { V_BGA, V_BASE, V_PERCPU, V_ATOMIC, V_FAS, V_TICKET, V_MCS, V_MUTEX, V_WHOLE, V_N };
+/* limited: the per-CPU counter's bga_counter_add_limited(1) far from its
+ * limit (the volume's charge), beside percpu's bga_counter_add(1) */
+enum var { V_BGA, V_BASE, V_PERCPU, V_ATOMIC, V_FAS, V_TICKET, V_MCS, V_MUTEX, V_WHOLE, V_LIMITED, V_N };
 extern const char *const var_name[V_N];
 
 #define NBLOCKS (UINT64_C(1) << 20)
