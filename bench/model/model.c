@@ -139,8 +139,13 @@ static void *core_main(void *arg)
 		if (measure_state == 2)
 			break;
 		if (measure_state == 1) {
-			model_op_measured(r, c);
+			if (r->v == V_LIMITED)
+				model_op_limited_measured(r, c);
+			else
+				model_op_measured(r, c);
 			rt_op_done();
+		} else if (r->v == V_LIMITED) {
+			model_op_limited(r, c);
 		} else {
 			model_op(r, c);
 		}
@@ -245,6 +250,7 @@ static double time_one(enum wl w, enum var v, long ops)
 	struct run r = {.w = w, .v = v, .ncores = 1};
 	struct core c = {0};
 	double best = 0;
+	void (*op)(struct run *, struct core *) = v == V_LIMITED ? model_op_limited : model_op;
 
 	be_core(0);
 	if (model_target_create(&r))
@@ -252,12 +258,12 @@ static double time_one(enum wl w, enum var v, long ops)
 	rng_seed(&c.rng, 1 + (uint64_t)w, 0);
 	model_setup(&r, &c);
 	for (long k = 0; k < (long)APPEND_FILES * FILE_BLOCKS + 64; k++)
-		model_op(&r, &c);
+		op(&r, &c);
 	for (int rep = 0; rep < 5; rep++) {
 		struct timespec a, b;
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
 		for (long k = 0; k < ops; k++)
-			model_op(&r, &c);
+			op(&r, &c);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
 		double ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)ops;
 		if (rep == 0 || ns < best)

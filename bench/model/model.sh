@@ -41,7 +41,9 @@ for c in $configs; do
 	echo "model: $w $v" >&2
 	# instructions per op of one core on the release library, by callgrind
 	cg=$raw/callgrind.$w.$v
-	valgrind --tool=callgrind --toggle-collect=model_op_measured --callgrind-out-file="$cg" \
+	toggle=model_op_measured
+	[ "$v" = limited ] && toggle=model_op_limited_measured
+	valgrind --tool=callgrind --toggle-collect=$toggle --callgrind-out-file="$cg" \
 		"$plain" -w "$w" -v "$v" -t 1 >"$raw/plain.$w.$v.json" 2>/dev/null
 	ops=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ops"])' "$raw/plain.$w.$v.json")
 	ir=$(awk '/^(summary|totals):/ {print $2; exit}' "$cg")

@@ -80,6 +80,11 @@ void model_teardown(struct run *r, struct core *c);
 /* model_op, which callgrind counts (--toggle-collect): one operation of
  * the measured rounds, nothing of the baton. */
 void model_op_measured(struct run *r, struct core *c);
+/* The same two for counter/limited (r->v == V_LIMITED), which model_op
+ * does not do: a test of the variant there would add to every other
+ * workload's count. */
+void model_op_limited(struct run *r, struct core *c);
+void model_op_limited_measured(struct run *r, struct core *c);
 /* Ops a core runs before measuring: past setup into the steady state. */
 long model_warm_ops(enum wl w);
 

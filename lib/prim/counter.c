@@ -463,7 +463,12 @@ static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t 
 	while (!__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, 0), false, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED))
 		;
-	total_store_checked_under_fold_lock(c, t + counter_slot_value(w) + delta, limit, headroom);
+	/* headroom again (no overflow: checked above) rather than kept live
+	 * across the exchange: one register fewer to save in
+	 * counter_add_limited_slow, which the CAS path enters on every
+	 * limited add */
+	total_store_checked_under_fold_lock(c, t + counter_slot_value(w) + delta, limit,
+					    limit - c->bound - delta);
 	return true;
 }
 
