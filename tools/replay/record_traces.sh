@@ -556,6 +556,216 @@ fiomix() {
 	find "$mnt" -maxdepth 1 -name 'a.*' | LC_ALL=C sort | awk 'NR % 3 == 1' | xargs -d '\n' rm -f
 }
 
+# The held-out histories recorded with the library of b396e86 and kept
+# out of the placement work that followed (torrent, gitgc, logs).
+# torrent: a BitTorrent-like download, by fio: four torrents at once, each
+# a writer of whole pieces at random offsets across its own sparse files
+# (fio's file made at its full size, nothing preallocated, a file at
+# random each write): 3 files of 1-64 MiB in 256 KiB pieces, 6 of 1-16 MiB
+# in 256 KiB, 2 of 4-32 MiB in 16 KiB blocks (a client that writes each
+# block as it comes), 10 of 1-4 MiB in 256 KiB; the second torrent and
+# every other file of the fourth deleted; 4 MiB appended to each file of
+# the third and to the first file of the first (dd, 64 KiB writes); two
+# torrents more, sized to bring the volume to 90% full (3 files in 256 KiB
+# pieces, 6 in 16 KiB blocks); then the first torrent deleted and every
+# third file still there
+torrent_job() { # torrent_job FILE: a fio job file of the sections that follow it, on $mnt
+	printf '%s\n' "[global]" "directory=$mnt" "ioengine=psync" "fallocate=none" "rw=randwrite" \
+		"file_service_type=random" >"$1"
+}
+torrent() {
+	torrent_job "$work/torrent1"
+	cat >>"$work/torrent1" <<EOF2
+[ta]
+bs=256k
+nrfiles=3
+filesize=1m-64m
+randseed=71
+[tb]
+bs=256k
+nrfiles=6
+filesize=1m-16m
+randseed=72
+[tc]
+bs=16k
+nrfiles=2
+filesize=4m-32m
+randseed=73
+[td]
+bs=256k
+nrfiles=10
+filesize=1m-4m
+randseed=74
+EOF2
+	fio --output=/dev/null "$work/torrent1"
+	sync -f "$mnt"
+	echo "record_traces: torrent: $(used_pct)% full after four torrents"
+	rm -f "$mnt"/tb.*
+	find "$mnt" -maxdepth 1 -name 'td.*' | LC_ALL=C sort | awk 'NR % 2' | xargs -d '\n' rm -f
+	avail_settled "$mnt" "$mnt" 1 # the deleted files counted free (debs() says why)
+	local f
+	for f in "$mnt"/tc.* "$mnt/ta.0.0"; do
+		dd if=/dev/urandom of="$f" bs=64k count=64 oflag=append conv=notrunc status=none
+	done
+	sync -f "$mnt"
+	echo "record_traces: torrent: $(used_pct)% full after the deletes and appends"
+	# what is left to 90% full, in KiB: 60% to three files, 40% to six
+	local room
+	room=$(stat -f -c '%b %f %S' "$mnt" | awk '{print int(($2 - 0.10 * $1) * $3 / 1024)}')
+	torrent_job "$work/torrent2"
+	cat >>"$work/torrent2" <<EOF2
+[te]
+bs=256k
+nrfiles=3
+filesize=$((room * 6 / 10 / 3 / 256 * 256))k
+randseed=75
+[tf]
+bs=16k
+nrfiles=6
+filesize=$((room * 4 / 10 / 6 / 16 * 16))k
+randseed=76
+EOF2
+	fio --output=/dev/null "$work/torrent2"
+	sync -f "$mnt"
+	echo "record_traces: torrent: $(used_pct)% full after two more"
+	rm -f "$mnt"/ta.*
+	find "$mnt" -maxdepth 1 -type f | LC_ALL=C sort | awk 'NR % 3 == 1' | xargs -d '\n' rm -f
+}
+
+# gitgc: a repository's packs written again and again, near full: the
+# sound/ tree of linux-source-6.1 but for sound/soc committed to a local
+# bare repository (outside bgafs), cloned onto bgafs beside eight files
+# of other data (1-8 MiB) that bring the volume to 70% full; then six
+# rounds, each adding or deleting a subtree of sound/soc or editing every
+# fifth C file (sed -i: a new file renamed over the old), committed (loose
+# objects), then packed: git repack -d (rounds 1, 3), git gc (2, 4, with
+# the unreachable pruned at once), git gc --aggressive (5), git repack
+# -adf (6); before a round past 86% full, one file of other data deleted;
+# then the working tree deleted and one git gc more
+gitgc_src=$work/gitgc-src/linux-source-6.1
+gitgc_edit() { # every fifth C file (in sorted order, from the Nth) under $mnt/repo/sound/DIR edited
+	find "$mnt/repo/sound/$1" -name '*.c' | LC_ALL=C sort | awk -v n="$2" 'NR % 5 == n' |
+		xargs -d '\n' sed -i -e 's/\t*return 0;$/&\n\t\/* round '"$2"' *\//' -e 's/^static int /static  int /'
+}
+gitgc() {
+	if [ ! -d "$gitgc_src" ]; then
+		mkdir -p "$work/gitgc-src"
+		tar -xf /usr/src/linux-source-6.1.tar.xz -C "$work/gitgc-src" linux-source-6.1/sound
+		git init -q --bare "$work/gitgc.git"
+		git -C "$gitgc_src" init -q -b main
+		(cd "$gitgc_src" && git add sound ':!sound/soc' &&
+			git -c user.name=record -c user.email=record@localhost commit -q -m "sound/ of linux-source-6.1 but soc" &&
+			git push -q "$work/gitgc.git" main)
+	fi
+	git clone -q --no-hardlinks "$work/gitgc.git" "$mnt/repo"
+	git -C "$mnt/repo" config user.name record
+	git -C "$mnt/repo" config user.email record@localhost
+	git -C "$mnt/repo" config pack.threads 2
+	sync -f "$mnt"
+	# the other data: eight files, to 70% full
+	local room i
+	room=$(stat -f -c '%b %f %S' "$mnt" | awk '{print int(($2 - 0.30 * $1) * $3 / 1048576)}')
+	for i in 1 2 3 4 5 6 7 8; do
+		dd if=/dev/urandom of="$mnt/other$i" bs=1M count=$((room * i / 36)) status=none
+	done
+	sync -f "$mnt"
+	echo "record_traces: gitgc: $(used_pct)% full after the clone and the other data"
+	local r f
+	for r in 1 2 3 4 5 6; do
+		avail_settled "$mnt" "$mnt" 1 # what the last pack deleted counted free (debs() says why)
+		if [ "$(used_pct)" -gt 86 ]; then
+			f=$(find "$mnt" -maxdepth 1 -name 'other*' | LC_ALL=C sort | head -1)
+			rm -f "$f"
+			avail_settled "$mnt" "$mnt" 1
+			echo "record_traces: gitgc: $(basename "$f") deleted, $(used_pct)% full"
+		fi
+		case $r in
+		1) cp -a "$gitgc_src/sound/soc/codecs" "$mnt/repo/sound/soc/" ;;
+		2) gitgc_edit codecs 2 && gitgc_edit pci 2 ;;
+		3) cp -a "$gitgc_src/sound/soc/intel" "$gitgc_src/sound/soc/sof" "$mnt/repo/sound/soc/" && rm -rf "$mnt/repo/sound/isa" ;;
+		4) gitgc_edit codecs 4 && gitgc_edit soc 4 ;;
+		5) cp -a "$gitgc_src/sound/soc/fsl" "$gitgc_src/sound/soc/qcom" "$mnt/repo/sound/soc/" && gitgc_edit usb 0 ;;
+		6) rm -rf "$mnt/repo/sound/soc/intel" && gitgc_edit codecs 1 ;;
+		esac
+		git -C "$mnt/repo" add -A
+		git -C "$mnt/repo" commit -q -m "round $r"
+		sync -f "$mnt"
+		echo "record_traces: gitgc: round $r committed, $(used_pct)% full"
+		case $r in
+		1 | 3) git -C "$mnt/repo" repack -d -q ;;
+		2 | 4) git -C "$mnt/repo" -c gc.pruneExpire=now gc -q ;;
+		5) git -C "$mnt/repo" -c gc.pruneExpire=now gc -q --aggressive ;;
+		6) git -C "$mnt/repo" repack -adf -q ;;
+		esac
+		sync -f "$mnt"
+		echo "record_traces: gitgc: round $r packed, $(used_pct)% full"
+	done
+	find "$mnt/repo" -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +
+	avail_settled "$mnt" "$mnt" 1
+	git -C "$mnt/repo" -c gc.pruneExpire=now gc -q
+	echo "record_traces: gitgc: $(used_pct)% full at the end"
+}
+
+# logs: six services' logs appended to a line at a time (mawk, each
+# line written at once, the file closed and opened again every 64 lines
+# as a daemon does after a rotation), at rates of 1 to 6 lines a turn;
+# every 2 seconds each log rotated by Debian's savelog (log.0 kept plain,
+# older ones gzip'ed, one service's with xz, one's left plain, 99 kept);
+# when past 88% full, every archive past the 3rd of each service deleted;
+# after the fourth such clean-up the appenders stopped, and the logs and
+# archives of two services deleted
+logs_append() { # logs_append FILE SEED RATE: lines of a service's log appended to FILE until killed
+	exec awk -v f="$1" -v seed="$2" -v rate="$3" 'BEGIN {
+		srand(seed)
+		for (i = 1; ; i++) {
+			for (j = 0; j < rate; j++) {
+				printf "Dec  5 %02d:%02d:%02d host svc%d[%d]: request %d from 10.%d.%d.%d took %d ms status %d id %08x%04x\n",
+					int(i / 3600) % 24, int(i / 60) % 60, i % 60, seed, 1000 + seed, i,
+					int(rand() * 256), int(rand() * 256), int(rand() * 256), int(rand() * 900),
+					(rand() < 0.9 ? 200 : 500), int(rand() * 2147483647), int(rand() * 65536) >>f
+				if (rand() < 0.002)
+					for (k = 0; k < 20; k++)
+						printf "Dec  5 host svc%d[%d]:   at frame %d of request %d\n", seed, 1000 + seed, k, i >>f
+			}
+			fflush(f)
+			if (i % 64 == 0)
+				close(f)
+		}
+	}'
+}
+logs() {
+	mkdir "$mnt/log"
+	local s pids=() cleanups=0 turn=0
+	for s in 1 2 3 4 5 6; do
+		logs_append "$mnt/log/svc$s.log" "$s" "$s" &
+		pids+=($!)
+	done
+	while [ $cleanups -lt 4 ]; do
+		turn=$((turn + 1))
+		[ $turn -le 600 ] || { echo "record_traces: logs: only $cleanups clean-ups in 600 turns" >&2; break; }
+		sleep 2
+		for s in 1 2 3 4 5 6; do
+			case $s in
+			2) savelog -q -c 99 -J "$mnt/log/svc$s.log" ;;
+			5) savelog -q -c 99 -l "$mnt/log/svc$s.log" ;;
+			*) savelog -q -c 99 "$mnt/log/svc$s.log" ;;
+			esac
+		done
+		if [ "$(used_pct)" -gt 88 ]; then
+			find "$mnt/log" -regextype posix-extended -regex '.*/svc[0-9]\.log\.([4-9]|[1-9][0-9])(\.gz|\.xz)?' |
+				LC_ALL=C sort | xargs -d '\n' rm -f
+			avail_settled "$mnt" "$mnt" 1 # the deleted archives counted free (debs() says why)
+			cleanups=$((cleanups + 1))
+			echo "record_traces: logs: clean-up $cleanups, $(used_pct)% full after it"
+		fi
+	done
+	kill "${pids[@]}"
+	wait "${pids[@]}" 2>/dev/null || true
+	rm -f "$mnt"/log/svc3.log* "$mnt"/log/svc6.log*
+	sync -f "$mnt"
+	echo "record_traces: logs: $(used_pct)% full at the end"
+}
+
 dbench2() { dbench_run "$mnt" 3 2 | grep -E '^Throughput|ERROR'; }
 dbench8() { dbench_run "$mnt" 10 8 | grep -E '^Throughput|ERROR'; }
 exerciser() {
@@ -582,6 +792,9 @@ for t in $which; do
 	sqlite) record bgafs-sqlite 160M sqlite_dbs ;;
 	sort) kernel_src && record bgafs-sort 180M sort_runs ;;
 	fiomix) record bgafs-fiomix 128M fiomix ;;
+	torrent) record bgafs-torrent 256M torrent ;;
+	gitgc) record bgafs-gitgc 128M gitgc ;;
+	logs) record bgafs-logs 64M logs ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
 	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, objects)" >&2; exit 2 ;;
 	esac
