@@ -643,7 +643,7 @@ EOF2
 # -adf (6); before a round past 86% full, one file of other data deleted;
 # then the working tree deleted and one git gc more
 gitgc_src=$work/gitgc-src/linux-source-6.1
-gitgc_edit() { # every fifth C file (in sorted order, from the Nth) under $mnt/repo/sound/DIR edited
+gitgc_edit() { # gitgc_edit DIR N: every fifth C file under $mnt/repo/sound/DIR (in sorted order, from the Nth) edited
 	find "$mnt/repo/sound/$1" -name '*.c' | LC_ALL=C sort | awk -v n="$2" 'NR % 5 == n' |
 		xargs -d '\n' sed -i -e 's/\t*return 0;$/&\n\t\/* round '"$2"' *\//' -e 's/^static int /static  int /'
 }
@@ -651,7 +651,7 @@ gitgc() {
 	if [ ! -d "$gitgc_src" ]; then
 		mkdir -p "$work/gitgc-src"
 		tar -xf /usr/src/linux-source-6.1.tar.xz -C "$work/gitgc-src" linux-source-6.1/sound
-		git init -q --bare "$work/gitgc.git"
+		git init -q --bare -b main "$work/gitgc.git"
 		git -C "$gitgc_src" init -q -b main
 		(cd "$gitgc_src" && git add sound ':!sound/soc' &&
 			git -c user.name=record -c user.email=record@localhost commit -q -m "sound/ of linux-source-6.1 but soc" &&
@@ -680,12 +680,12 @@ gitgc() {
 			echo "record_traces: gitgc: $(basename "$f") deleted, $(used_pct)% full"
 		fi
 		case $r in
-		1) cp -a "$gitgc_src/sound/soc/codecs" "$mnt/repo/sound/soc/" ;;
-		2) gitgc_edit codecs 2 && gitgc_edit pci 2 ;;
+		1) mkdir "$mnt/repo/sound/soc" && cp -a "$gitgc_src/sound/soc/codecs" "$mnt/repo/sound/soc/" ;;
+		2) gitgc_edit soc/codecs 2 && gitgc_edit pci 2 ;;
 		3) cp -a "$gitgc_src/sound/soc/intel" "$gitgc_src/sound/soc/sof" "$mnt/repo/sound/soc/" && rm -rf "$mnt/repo/sound/isa" ;;
-		4) gitgc_edit codecs 4 && gitgc_edit soc 4 ;;
+		4) gitgc_edit soc 4 ;;
 		5) cp -a "$gitgc_src/sound/soc/fsl" "$gitgc_src/sound/soc/qcom" "$mnt/repo/sound/soc/" && gitgc_edit usb 0 ;;
-		6) rm -rf "$mnt/repo/sound/soc/intel" && gitgc_edit codecs 1 ;;
+		6) rm -rf "$mnt/repo/sound/soc/intel" && gitgc_edit soc/codecs 1 ;;
 		esac
 		git -C "$mnt/repo" add -A
 		git -C "$mnt/repo" commit -q -m "round $r"
