@@ -706,27 +706,28 @@ gitgc() {
 	echo "record_traces: gitgc: $(used_pct)% full at the end"
 }
 
-# logs: six services' logs appended to a line at a time (mawk, each
-# line written at once, the file closed and opened again every 64 lines
-# as a daemon does after a rotation), at rates of 1 to 6 lines a turn;
-# every 2 seconds each log rotated by Debian's savelog (log.0 kept plain,
-# older ones gzip'ed, one service's with xz, one's left plain, 99 kept);
-# when past 88% full, every archive past the 3rd of each service deleted;
-# after the fourth such clean-up the appenders stopped, and the logs and
-# archives of two services deleted
-logs_append() { # logs_append FILE SEED RATE: lines of a service's log appended to FILE until killed
-	exec awk -v f="$1" -v seed="$2" -v rate="$3" 'BEGIN {
-		srand(seed)
-		for (i = 1; ; i++) {
-			for (j = 0; j < rate; j++) {
-				printf "Dec  5 %02d:%02d:%02d host svc%d[%d]: request %d from 10.%d.%d.%d took %d ms status %d id %08x%04x\n",
-					int(i / 3600) % 24, int(i / 60) % 60, i % 60, seed, 1000 + seed, i,
-					int(rand() * 256), int(rand() * 256), int(rand() * 256), int(rand() * 900),
-					(rand() < 0.9 ? 200 : 500), int(rand() * 2147483647), int(rand() * 65536) >>f
-				if (rand() < 0.002)
-					for (k = 0; k < 20; k++)
-						printf "Dec  5 host svc%d[%d]:   at frame %d of request %d\n", seed, 1000 + seed, k, i >>f
-			}
+# logs: six services' logs appended to a line at a time, as syslog
+# writes them, each rotated by Debian's savelog while its writer goes on.
+# In turns: each service's writer (mawk; each line written at once, the
+# file closed and opened again every 64 lines as a daemon does after a
+# rotation) appends 1,000 lines of about 100 B times the service's
+# number (1-6), all six at once, and while they write, each log is
+# rotated (savelog: log.0 kept plain, older ones gzip'ed, one service's
+# with xz, one's left plain, 99 kept); after a turn past 88% full,
+# the older half of each service's archives deleted; after the third
+# such clean-up, the logs and archives of two services deleted
+logs_append() { # logs_append FILE SERVICE TURN: the service's lines of the turn appended to FILE
+	awk -v f="$1" -v s="$2" -v turn="$3" 'BEGIN {
+		srand(100 * turn + s)
+		for (i = 1; i <= 1000 * s; i++) {
+			t = 2 * turn + int(i / (500 * s))
+			printf "Dec  5 %02d:%02d:%02d host svc%d[%d]: request %d from 10.%d.%d.%d took %d ms status %d id %08x%04x\n",
+				int(t / 3600) % 24, int(t / 60) % 60, t % 60, s, 1000 + s, i,
+				int(rand() * 256), int(rand() * 256), int(rand() * 256), int(rand() * 900),
+				(rand() < 0.9 ? 200 : 500), int(rand() * 2147483647), int(rand() * 65536) >>f
+			if (rand() < 0.002)
+				for (k = 0; k < 20; k++)
+					printf "Dec  5 host svc%d[%d]:   at frame %d of request %d\n", s, 1000 + s, k, i >>f
 			fflush(f)
 			if (i % 64 == 0)
 				close(f)
@@ -735,15 +736,15 @@ logs_append() { # logs_append FILE SEED RATE: lines of a service's log appended 
 }
 logs() {
 	mkdir "$mnt/log"
-	local s pids=() cleanups=0 turn=0
-	for s in 1 2 3 4 5 6; do
-		logs_append "$mnt/log/svc$s.log" "$s" "$s" &
-		pids+=($!)
-	done
-	while [ $cleanups -lt 4 ]; do
+	local s turn=0 cleanups=0 pids
+	while [ $cleanups -lt 3 ]; do
 		turn=$((turn + 1))
-		[ $turn -le 600 ] || { echo "record_traces: logs: only $cleanups clean-ups in 600 turns" >&2; break; }
-		sleep 2
+		[ $turn -le 1000 ] || { echo "record_traces: logs: only $cleanups clean-ups in 1000 turns" >&2; break; }
+		pids=()
+		for s in 1 2 3 4 5 6; do
+			logs_append "$mnt/log/svc$s.log" "$s" "$turn" &
+			pids+=($!)
+		done
 		for s in 1 2 3 4 5 6; do
 			case $s in
 			2) savelog -q -c 99 -J "$mnt/log/svc$s.log" ;;
@@ -751,16 +752,18 @@ logs() {
 			*) savelog -q -c 99 "$mnt/log/svc$s.log" ;;
 			esac
 		done
+		wait "${pids[@]}"
 		if [ "$(used_pct)" -gt 88 ]; then
-			find "$mnt/log" -regextype posix-extended -regex '.*/svc[0-9]\.log\.([4-9]|[1-9][0-9])(\.gz|\.xz)?' |
-				LC_ALL=C sort | xargs -d '\n' rm -f
+			# (NAME.log.N[.gz|.xz]: the older half of each service's N)
+			find "$mnt/log" -name 'svc*.log.*' | LC_ALL=C sort | awk '{
+				n = $0; sub(/.*\.log\./, "", n); sub(/\..*/, "", n); svc = $0; sub(/\.log\..*/, "", svc)
+				path[NR] = $0; num[NR] = n + 0; of[NR] = svc; if (n + 0 > max[svc]) max[svc] = n + 0
+			} END { for (i = 1; i <= NR; i++) if (num[i] > max[of[i]] / 2) print path[i] }' | xargs -d '\n' rm -f
 			avail_settled "$mnt" "$mnt" 1 # the deleted archives counted free (debs() says why)
 			cleanups=$((cleanups + 1))
-			echo "record_traces: logs: clean-up $cleanups, $(used_pct)% full after it"
+			echo "record_traces: logs: turn $turn, clean-up $cleanups, $(used_pct)% full after it"
 		fi
 	done
-	kill "${pids[@]}"
-	wait "${pids[@]}" 2>/dev/null || true
 	rm -f "$mnt"/log/svc3.log* "$mnt"/log/svc6.log*
 	sync -f "$mnt"
 	echo "record_traces: logs: $(used_pct)% full at the end"
