@@ -769,6 +769,68 @@ logs() {
 	echo "record_traces: logs: $(used_pct)% full at the end"
 }
 
+# rsync: a tree kept in step with snapshots of it, rewritten in place
+# (rsync -a --inplace --no-whole-file --delete: the changed pieces of a
+# file written over it, a file that grows extended at its tail, one that
+# shrinks cut, as a backup mirror is kept), beside other data (files of
+# 1-16 MiB written or deleted before each snapshot so that it leaves the
+# volume near 88% full).  The snapshots, made outside bgafs from
+# drivers/net/ethernet of linux-source-6.1: s1, all but mellanox/ and
+# sfc/; s2, s1 with every third C file grown (a comment line after each
+# `return 0;`), every seventh header deleted and mellanox/ added; s3, s2
+# with the block comments of every other C file of intel/ cut, sfc/
+# added and broadcom/ deleted; then s1 again
+rsync_snaps() { # the snapshots, in $work/snap/s1..s3
+	local e=$work/snap/src/linux-source-6.1/drivers/net/ethernet
+	[ -d "$work/snap/s3" ] && return 0
+	mkdir -p "$work/snap/src"
+	tar -xf /usr/src/linux-source-6.1.tar.xz -C "$work/snap/src" linux-source-6.1/drivers/net/ethernet
+	cp -a "$e" "$work/snap/s1"
+	rm -rf "$work/snap/s1/mellanox" "$work/snap/s1/sfc"
+	cp -a "$work/snap/s1" "$work/snap/s2"
+	find "$work/snap/s2" -name '*.c' | LC_ALL=C sort | awk 'NR % 3 == 1' |
+		xargs -d '\n' sed -i 's/^\t*return 0;$/&\n\t\/* s2 *\//'
+	find "$work/snap/s2" -name '*.h' | LC_ALL=C sort | awk 'NR % 7 == 1' | xargs -d '\n' rm -f
+	cp -a "$e/mellanox" "$work/snap/s2/"
+	cp -a "$work/snap/s2" "$work/snap/s3"
+	find "$work/snap/s3/intel" -name '*.c' | LC_ALL=C sort | awk 'NR % 2' | xargs -d '\n' sed -i '/^[ \t]*\*/d'
+	cp -a "$e/sfc" "$work/snap/s3/"
+	rm -rf "$work/snap/s3/broadcom"
+}
+rsync_to() { # rsync_to SNAP: other data written or deleted to leave the volume near 88% full, then SNAP rsync'ed in place
+	local want cur room f
+	avail_settled "$mnt" "$mnt" 1 # what the last rsync deleted counted free (debs() says why)
+	want=$(du -sk "$work/snap/$1" | cut -f1)
+	cur=$(du -sk "$mnt/tree" 2>/dev/null | cut -f1 || echo 0)
+	room=$(stat -f -c '%b %f %S' "$mnt" | awk -v d=$((want - ${cur:-0})) '{print int(($2 - 0.12 * $1) * $3 / 1024) - d}')
+	while [ "$room" -lt 0 ]; do
+		f=$(find "$mnt" -maxdepth 1 -name 'other*' | LC_ALL=C sort | head -1)
+		[ -n "$f" ] || break
+		room=$((room + $(du -sk "$f" | cut -f1)))
+		rm -f "$f"
+	done
+	if [ "$room" -ge 1024 ]; then
+		rsync_other=$((rsync_other + 1))
+		dd if=/dev/urandom of="$mnt/other$(printf %02d $rsync_other)" bs=1M count=$((room / 1024)) status=none
+	fi
+	avail_settled "$mnt" "$mnt" 1
+	echo "record_traces: rsync: $(used_pct)% full before $1"
+	rsync -a --inplace --no-whole-file --delete "$work/snap/$1/" "$mnt/tree/"
+	sync -f "$mnt"
+	echo "record_traces: rsync: $(used_pct)% full after $1"
+}
+rsync_inplace() {
+	rsync_snaps
+	rsync_other=0
+	mkdir "$mnt/tree"
+	rsync -a "$work/snap/s1/" "$mnt/tree/"
+	rsync_to s2
+	rsync_to s3
+	rsync_to s1
+	rsync_to s2
+	rm -f "$mnt"/other*
+}
+
 dbench2() { dbench_run "$mnt" 3 2 | grep -E '^Throughput|ERROR'; }
 dbench8() { dbench_run "$mnt" 10 8 | grep -E '^Throughput|ERROR'; }
 exerciser() {
@@ -798,6 +860,7 @@ for t in $which; do
 	torrent) record bgafs-torrent 256M torrent ;;
 	gitgc) record bgafs-gitgc 128M gitgc ;;
 	logs) record bgafs-logs 64M logs ;;
+	rsync) record bgafs-rsync 128M rsync_inplace ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
 	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, objects)" >&2; exit 2 ;;
 	esac
