@@ -772,9 +772,9 @@ logs() {
 # rsync: a tree kept in step with snapshots of it, rewritten in place
 # (rsync -a --inplace --no-whole-file --delete: the changed pieces of a
 # file written over it, a file that grows extended at its tail, one that
-# shrinks cut, as a backup mirror is kept), beside other data (files of
-# 1-16 MiB written or deleted before each snapshot so that it leaves the
-# volume near 88% full).  The snapshots, made outside bgafs from
+# shrinks cut, as a backup mirror is kept), beside other data (a file
+# written, or the oldest deleted, before each snapshot, so that what the
+# snapshot grows leaves the volume near 88% full).  The snapshots, made outside bgafs from
 # drivers/net/ethernet of linux-source-6.1: s1, all but mellanox/ and
 # sfc/; s2, s1 with every third C file grown (a comment line after each
 # `return 0;`), every seventh header deleted and mellanox/ added; s3, s2
@@ -797,12 +797,22 @@ rsync_snaps() { # the snapshots, in $work/snap/s1..s3
 	cp -a "$e/sfc" "$work/snap/s3/"
 	rm -rf "$work/snap/s3/broadcom"
 }
+rsync_adds() { # rsync_adds SNAP: the KiB that SNAP rsync'ed over $mnt/tree adds at most (what grows, by 4 KiB)
+	local len name cur kib=0
+	while read -r len name; do
+		case $len in *[!0-9]* | "") continue ;; esac # (a deletion)
+		case $name in */) continue ;; esac
+		cur=$(stat -c %s "$mnt/tree/$name" 2>/dev/null || echo 0)
+		[ "$len" -le "$cur" ] || kib=$((kib + (len - cur) / 4096 * 4 + 4))
+	done < <(rsync -a --inplace --no-whole-file --delete --dry-run --out-format='%l %n' "$work/snap/$1/" "$mnt/tree/")
+	echo $kib
+}
 rsync_to() { # rsync_to SNAP: other data written or deleted to leave the volume near 88% full, then SNAP rsync'ed in place
-	local want cur room f
+	local room f
 	avail_settled "$mnt" "$mnt" 1 # what the last rsync deleted counted free (debs() says why)
-	want=$(du -sk "$work/snap/$1" | cut -f1)
-	cur=$(du -sk "$mnt/tree" 2>/dev/null | cut -f1 || echo 0)
-	room=$(stat -f -c '%b %f %S' "$mnt" | awk -v d=$((want - ${cur:-0})) '{print int(($2 - 0.12 * $1) * $3 / 1024) - d}')
+	# what SNAP adds, but not what it frees: rsync writes before its
+	# deletes are committed
+	room=$(stat -f -c '%b %f %S' "$mnt" | awk -v d="$(rsync_adds "$1")" '{print int(($2 - 0.12 * $1) * $3 / 1024) - d}')
 	while [ "$room" -lt 0 ]; do
 		f=$(find "$mnt" -maxdepth 1 -name 'other*' | LC_ALL=C sort | head -1)
 		[ -n "$f" ] || break
