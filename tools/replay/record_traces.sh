@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Record the traces of tests/data/traces/ again (docs/TRACE.md), as root
 # with /dev/fuse, dbench, postmark, git, fio, xz, linux-source-6.1, what a
-# kernel build needs (gcc, make, flex, bison, bc), dpkg, gzip and sqlite3
-# (scripts/deps.sh record):
+# kernel build needs (gcc, make, flex, bison, bc), dpkg, gzip, sqlite3,
+# rsync and savelog (debianutils) (scripts/deps.sh record):
 #   bgafs-dbench.trace     bgafs (mount -o trace=) under dbench, 2 clients, 3 s, 256M image
 #   bgafs-dbench8.trace.xz bgafs under dbench, 8 clients, 10 s, 1G image
 #   bgafs-exerciser.trace  bgafs under the data-integrity exerciser (bgafs_exerciser,
@@ -49,6 +49,18 @@
 #   bgafs-fiomix.trace.xz  held out, 128M image: fio, two writers at random offsets across
 #                          files of 64 KiB-3 MiB in 4-64 KiB blocks, half deleted,
 #                          refilled to 89% full (see fiomix() below)
+#   bgafs-torrent.trace    held out, 256M image: fio as a BitTorrent-like download, four
+#                          writers of pieces at random offsets across sparse files of
+#                          1-64 MiB, deletes and appends, two more to 90% (see torrent() below)
+#   bgafs-gitgc.trace.xz   held out, 128M image: a clone of sound/ beside other data, six
+#                          rounds of commits each packed again (repack, gc, gc --aggressive)
+#                          near 88% full (see gitgc() below)
+#   bgafs-logs.trace.xz    held out, 64M image: six logs appended to a line at a time and
+#                          rotated by savelog while written, the older archives deleted
+#                          past 88% full, three times (see logs() below)
+#   bgafs-rsync.trace.xz   held out, 128M image: drivers/net/ethernet kept in step with
+#                          three snapshots by rsync --inplace --delete beside other data,
+#                          near 88% full (see rsync_inplace() below)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
 # (each took 1-2 minutes to record on this project's 2-core machine, and
 # the kernel build 6).  Each bgafs trace is checked: applied with its recorded results
@@ -56,13 +68,13 @@
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
 # bgafs trace uncompressed in DIR too.
-#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|debs|gzip|sqlite|sort|fiomix|objects]...]
+#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|debs|gzip|sqlite|sort|fiomix|torrent|gitgc|logs|rsync|objects]...]
 # (default build/test, all of them)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
-which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc debs gzip sqlite sort fiomix objects}
+which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc debs gzip sqlite sort fiomix torrent gitgc logs rsync objects}
 R=$build/tools/replay/bga-replay
 BGAFS=$build/tools/bgafs/bgafs
 out=tests/data/traces
@@ -76,6 +88,9 @@ done
 cmds=(dbench postmark git fio xz)
 # sqlite3 only the sqlite history needs
 case " $which " in *" sqlite "*) cmds+=(sqlite3) ;; esac
+# and savelog the logs history, rsync the usrinc and rsync ones
+case " $which " in *" logs "*) cmds+=(savelog) ;; esac
+case " $which " in *" usrinc "* | *" rsync "*) cmds+=(rsync) ;; esac
 for c in "${cmds[@]}"; do
 	command -v "$c" >/dev/null || { echo "record_traces: $c missing (scripts/deps.sh record)" >&2; exit 2; }
 done
@@ -252,7 +267,8 @@ kbuild() {
 # pylib, pmbig, fioseq and usrinc were held out at 454cbac, and tuned on
 # after; debs, gzip, sqlite, sort and fiomix (after usrinc below) were
 # recorded with the library of bfeda60 and held out from the policy work
-# that followed.
+# that followed (tuned on since); torrent, gitgc, logs and rsync (after
+# fiomix below) with that of b396e86, held out from the work after it.
 # pylib: /usr/lib/python3.11 as installed (Debian's python3.11 standard
 # library and its dist-packages) as a tarball, extracted into rounds r1-r3; every other
 # file of r1 and r2 deleted; r1 extracted again over what is left; r4
@@ -556,8 +572,7 @@ fiomix() {
 	find "$mnt" -maxdepth 1 -name 'a.*' | LC_ALL=C sort | awk 'NR % 3 == 1' | xargs -d '\n' rm -f
 }
 
-# The held-out histories recorded with the library of b396e86 and kept
-# out of the placement work that followed (torrent, gitgc, logs).
+# The held-out histories recorded with the library of b396e86.
 # torrent: a BitTorrent-like download, by fio: four torrents at once, each
 # a writer of whole pieces at random offsets across its own sparse files
 # (fio's file made at its full size, nothing preallocated, a file at
@@ -872,7 +887,7 @@ for t in $which; do
 	logs) record bgafs-logs 64M logs ;;
 	rsync) record bgafs-rsync 128M rsync_inplace ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
-	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, objects)" >&2; exit 2 ;;
+	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, torrent, gitgc, logs, rsync, objects)" >&2; exit 2 ;;
 	esac
 done
 tests/data/traces/regen_hashes.sh "$build"
