@@ -588,30 +588,15 @@ torrent_job() { # torrent_job FILE: a fio job file of the sections that follow i
 	printf '%s\n' "[global]" "directory=$mnt" "ioengine=psync" "fallocate=none" "rw=randwrite" \
 		"file_service_type=random" >"$1"
 }
+torrent_section() { # torrent_section FILE NAME BS FILES FILESIZE SEED: a torrent added to the job file FILE
+	printf '%s\n' "[$2]" "bs=$3" "nrfiles=$4" "filesize=$5" "randseed=$6" >>"$1"
+}
 torrent() {
 	torrent_job "$work/torrent1"
-	cat >>"$work/torrent1" <<EOF2
-[ta]
-bs=256k
-nrfiles=3
-filesize=1m-64m
-randseed=71
-[tb]
-bs=256k
-nrfiles=6
-filesize=1m-16m
-randseed=72
-[tc]
-bs=16k
-nrfiles=2
-filesize=4m-32m
-randseed=73
-[td]
-bs=256k
-nrfiles=10
-filesize=1m-4m
-randseed=74
-EOF2
+	torrent_section "$work/torrent1" ta 256k 3 1m-64m 71
+	torrent_section "$work/torrent1" tb 256k 6 1m-16m 72
+	torrent_section "$work/torrent1" tc 16k 2 4m-32m 73
+	torrent_section "$work/torrent1" td 256k 10 1m-4m 74
 	fio --output=/dev/null "$work/torrent1"
 	sync -f "$mnt"
 	echo "record_traces: torrent: $(used_pct)% full after four torrents"
@@ -628,18 +613,8 @@ EOF2
 	local room
 	room=$(stat -f -c '%b %f %S' "$mnt" | awk '{print int(($2 - 0.10 * $1) * $3 / 1024)}')
 	torrent_job "$work/torrent2"
-	cat >>"$work/torrent2" <<EOF2
-[te]
-bs=256k
-nrfiles=3
-filesize=$((room * 6 / 10 / 3 / 256 * 256))k
-randseed=75
-[tf]
-bs=16k
-nrfiles=6
-filesize=$((room * 4 / 10 / 6 / 16 * 16))k
-randseed=76
-EOF2
+	torrent_section "$work/torrent2" te 256k 3 $((room * 6 / 10 / 3 / 256 * 256))k 75
+	torrent_section "$work/torrent2" tf 16k 6 $((room * 4 / 10 / 6 / 16 * 16))k 76
 	fio --output=/dev/null "$work/torrent2"
 	sync -f "$mnt"
 	echo "record_traces: torrent: $(used_pct)% full after two more"
@@ -650,7 +625,8 @@ EOF2
 # gitgc: a repository's packs written again and again, near full: the
 # sound/ tree of linux-source-6.1 but for sound/soc committed to a local
 # bare repository (outside bgafs), cloned onto bgafs beside eight files
-# of other data (1-8 MiB) that bring the volume to 70% full; then six
+# of other data (1 to 8 parts in 36 of what is left to 70% full) that
+# bring the volume there; then six
 # rounds, each adding or deleting a subtree of sound/soc or editing every
 # fifth C file (sed -i: a new file renamed over the old), committed (loose
 # objects), then packed: git repack -d (rounds 1, 3), git gc (2, 4, with
@@ -723,7 +699,7 @@ gitgc() {
 
 # logs: six services' logs appended to a line at a time, as syslog
 # writes them, each rotated by Debian's savelog while its writer goes on.
-# In turns: each service's writer (mawk; each line written at once, the
+# In turns: each service's writer (awk; each line written at once, the
 # file closed and opened again every 64 lines as a daemon does after a
 # rotation) appends 1,000 lines of about 100 B times the service's
 # number (1-6), all six at once, and while they write, each log is
