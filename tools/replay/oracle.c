@@ -31,6 +31,7 @@ struct oracle_file {
 	uint64_t rs, rlen;   /* its extent; rlen 0: none (never booked, or given back) */
 	uint64_t low;        /* no unused block of the extent lies below this */
 	uint64_t peak;       /* blocks it will hold at most, 0: not known */
+	uint64_t unused;     /* its unused blocks */
 	float death;         /* when its blocks die */
 	int booked;          /* its first request came */
 	struct oracle_file *prev, *next;
@@ -222,7 +223,8 @@ static int by_death(struct oracle *o, uint64_t max, uint64_t align, float death,
 	for (size_t i = 0; i < k; i++) {
 		uint64_t end = c[i].start + c[i].len;
 		uint64_t left = (c[i].start + align - 1) / align * align, right = (end - max) / align * align;
-		double dl = c[i].start ? dist(o, c[i].start - 1, death) : INFINITY, dr = dist(o, end, death);
+		/* the volume's ends never free: they die with what never does */
+		double dl = dist(o, c[i].start ? c[i].start - 1 : o->nblocks, death), dr = dist(o, end, death);
 		double score = c[i].len == max ? -1 : dl < dr ? dl : dr;
 		if (score < best) {
 			best = score;
@@ -265,8 +267,9 @@ static uint64_t run_from(const struct oracle *o, const struct oracle_file *f, ui
 	return len;
 }
 
-static void take_resv(struct oracle *o, uint64_t s, uint64_t len, struct bga_extent *out)
+static void take_resv(struct oracle *o, struct oracle_file *f, uint64_t s, uint64_t len, struct bga_extent *out)
 {
+	f->unused -= len;
 	for (uint64_t b = s; b < s + len; b++)
 		resv_set(o, b, 0);
 	*out = (struct bga_extent){s, len};
@@ -280,7 +283,7 @@ static int from_extent(struct oracle *o, struct oracle_file *f, uint64_t goal, u
 	uint64_t end = f->rs + f->rlen, len;
 	if (goal != BGA_NO_GOAL && goal >= f->rs && goal < end && goal % align == 0 &&
 	    (len = run_from(o, f, goal, max) / align * align) >= min) {
-		take_resv(o, goal, len, out);
+		take_resv(o, f, goal, len, out);
 		return 1;
 	}
 	for (int pass = 0; pass < 2; pass++) {
@@ -295,7 +298,7 @@ static int from_extent(struct oracle *o, struct oracle_file *f, uint64_t goal, u
 			uint64_t run = run_from(o, f, s, UINT64_MAX), as = (s + align - 1) / align * align;
 			len = as < s + run ? (s + run - as) / align * align : 0;
 			if (len >= need) {
-				take_resv(o, as, len < max ? len : max, out);
+				take_resv(o, f, as, len < max ? len : max, out);
 				return 1;
 			}
 			s += run;
@@ -320,13 +323,21 @@ static void give_back(struct oracle *o, struct oracle_file *f)
 		ref_free(o->r, b, run);
 		b += run;
 	}
-	f->rlen = 0;
+	f->rlen = f->unused = 0;
 }
 
-static void give_back_all(struct oracle *o)
+/* The open file holding the most unused blocks gives them back (the
+ * fewest files split when the volume runs short): 1, or 0 when none
+ * holds any. */
+static int give_back_most(struct oracle *o)
 {
+	struct oracle_file *most = NULL;
 	for (struct oracle_file *f = o->files.next; f != &o->files; f = f->next)
-		give_back(o, f);
+		if (f->unused && (!most || f->unused > most->unused))
+			most = f;
+	if (most)
+		give_back(o, most);
+	return most != NULL;
 }
 
 /* f's extent, at its first request of max blocks: the most it will hold,
@@ -340,7 +351,7 @@ static void book(struct oracle *o, struct oracle_file *f, uint64_t goal, uint64_
 	if (place(o, goal, max, size, align, f->death, &e))
 		return;
 	f->rs = f->low = e.start;
-	f->rlen = e.len;
+	f->rlen = f->unused = e.len;
 	for (uint64_t b = e.start; b < e.start + e.len; b++) {
 		resv_set(o, b, 1);
 		o->who[b] = f->id;
@@ -361,7 +372,7 @@ static int one(void *ctx, void *file, uint64_t goal, uint64_t min, uint64_t max,
 			return -ENOSPC;
 		if (f && f->rlen && goal >= f->rs && goal < f->rs + f->rlen &&
 		    (len = run_from(o, f, goal, max) / align * align) >= min) {
-			take_resv(o, goal, len, out);
+			take_resv(o, f, goal, len, out);
 			return 0;
 		}
 		if (!ref_free_at(o->r, goal, &e) || (len = (e.start + e.len - goal) / align * align) < min)
@@ -403,10 +414,8 @@ int oracle_alloc(struct oracle *o, struct oracle_file *f, const struct bga_reque
 			want = got;
 	}
 	rc = ref_pieces(&oracle_ops, o, f, &q, want, out, max_out, n);
-	if (rc == -ENOSPC) {
-		give_back_all(o);
+	while (rc == -ENOSPC && give_back_most(o))
 		rc = ref_pieces(&oracle_ops, o, f, &q, want, out, max_out, n);
-	}
 	o->at = SIZE_MAX;
 	return rc ? rc : ref_extents_ok(o->r, req, want, out, *n);
 }
@@ -429,6 +438,7 @@ int oracle_free(struct oracle *o, uint64_t start, uint64_t len)
 		struct oracle_file *f = back_to(o, b);
 		if (f) {
 			resv_set(o, b, 1);
+			f->unused++;
 			if (b < f->low)
 				f->low = b;
 			b++;
@@ -455,6 +465,7 @@ int oracle_claim(struct oracle *o, uint64_t start, uint64_t len)
 	for (uint64_t b = start; b < start + len; b++)
 		if (resv_bit(o, b)) {
 			resv_set(o, b, 0);
+			o->byid[o->who[b]]->unused--;
 			o->who[b] = 0;
 			ref_free(o->r, b, 1);
 		}
