@@ -33,7 +33,9 @@ struct oracle_file {
 	uint64_t peak;       /* blocks it will hold at most, 0: not known */
 	uint64_t unused;     /* its unused blocks */
 	float death;         /* when its blocks die */
+	uint64_t held;       /* blocks it holds now */
 	int booked;          /* its first request came */
+	int spent;           /* it gave its unused blocks back for another's request: books no more */
 	struct oracle_file *prev, *next;
 };
 
@@ -275,34 +277,33 @@ static void take_resv(struct oracle *o, struct oracle_file *f, uint64_t s, uint6
 	*out = (struct bga_extent){s, len};
 }
 
-/* min .. max blocks of f's unused ones: at the goal, else the lowest
- * run that holds max, else the first that holds min.  1 and *out, or 0. */
-static int from_extent(struct oracle *o, struct oracle_file *f, uint64_t goal, uint64_t min, uint64_t max,
+/* need .. max blocks of f's unused ones: at the goal, else the lowest
+ * run that holds them.  1 and *out, or 0. */
+static int from_extent(struct oracle *o, struct oracle_file *f, uint64_t goal, uint64_t need, uint64_t max,
                        uint64_t align, struct bga_extent *out)
 {
 	uint64_t end = f->rs + f->rlen, len;
+	if (!f->rlen)
+		return 0;
 	if (goal != BGA_NO_GOAL && goal >= f->rs && goal < end && goal % align == 0 &&
-	    (len = run_from(o, f, goal, max) / align * align) >= min) {
+	    (len = run_from(o, f, goal, max) / align * align) >= need) {
 		take_resv(o, f, goal, len, out);
 		return 1;
 	}
-	for (int pass = 0; pass < 2; pass++) {
-		uint64_t need = pass ? min : max;
-		for (uint64_t s = f->low; s < end;) {
-			if (!resv_bit(o, s)) {
-				if (s == f->low)
-					f->low++;
-				s++;
-				continue;
-			}
-			uint64_t run = run_from(o, f, s, UINT64_MAX), as = (s + align - 1) / align * align;
-			len = as < s + run ? (s + run - as) / align * align : 0;
-			if (len >= need) {
-				take_resv(o, f, as, len < max ? len : max, out);
-				return 1;
-			}
-			s += run;
+	for (uint64_t s = f->low; s < end;) {
+		if (!resv_bit(o, s)) {
+			if (s == f->low)
+				f->low++;
+			s++;
+			continue;
 		}
+		uint64_t run = run_from(o, f, s, UINT64_MAX), as = (s + align - 1) / align * align;
+		len = as < s + run ? (s + run - as) / align * align : 0;
+		if (len >= need) {
+			take_resv(o, f, as, len < max ? len : max, out);
+			return 1;
+		}
+		s += run;
 	}
 	return 0;
 }
@@ -335,16 +336,19 @@ static int give_back_most(struct oracle *o)
 	for (struct oracle_file *f = o->files.next; f != &o->files; f = f->next)
 		if (f->unused && (!most || f->unused > most->unused))
 			most = f;
-	if (most)
+	if (most) {
 		give_back(o, most);
+		most->spent = 1;
+	}
 	return most != NULL;
 }
 
-/* f's extent, at its first request of max blocks: the most it will hold,
- * as much of it as one free extent holds. */
-static void book(struct oracle *o, struct oracle_file *f, uint64_t goal, uint64_t max, uint64_t align)
+/* f's extent, at a request of max blocks: `size` blocks (what the file
+ * will hold at most, less what it holds), as much of it as one free
+ * extent holds. */
+static void book(struct oracle *o, struct oracle_file *f, uint64_t goal, uint64_t max, uint64_t align, uint64_t size)
 {
-	uint64_t size = f->peak > max ? f->peak : max;
+	size = size > max ? size : max;
 	struct bga_extent e;
 	f->booked = 1;
 	size = (size + align - 1) / align * align;
@@ -382,11 +386,37 @@ static int one(void *ctx, void *file, uint64_t goal, uint64_t min, uint64_t max,
 		return ref_claim(o->r, goal, out->len);
 	}
 	if (f && !f->booked)
-		book(o, f, goal, max, align);
-	if (f && f->rlen && from_extent(o, f, goal, min, max, align, out))
-		return 0;
+		book(o, f, goal, max, align, f->peak);
+	int rc = 0;
+	if (f && from_extent(o, f, goal, max, max, align, out))
+		goto got;
+	if (f && !f->spent && f->peak >= f->held + max) {
+		/* its extent is used up (a free extent held only part of it):
+		 * the next, sized to the rest */
+		give_back(o, f);
+		book(o, f, goal, max, align, f->peak - f->held);
+		if (from_extent(o, f, goal, max, max, align, out))
+			goto got;
+	}
 	float death = f ? f->death : o->at != SIZE_MAX ? o->fut[o->at].death : (float)o->nrec;
-	return place(o, goal, min, max, align, death, out);
+	/* no free extent holds the whole request: files' unused blocks go
+	 * back, the file holding most first, until one does (the request
+	 * placed short, or a vec's piece failed, would end the call short
+	 * of what the recording got); then as much as there is, the file's
+	 * own first */
+	while ((rc = place(o, goal, max, max, align, death, out)) == -ENOSPC && give_back_most(o))
+		;
+	if (rc == -ENOSPC && min < max && f && from_extent(o, f, goal, min, max, align, out))
+		goto got;
+	if (rc == -ENOSPC && min < max)
+		rc = place(o, goal, min, max, align, death, out);
+	if (rc || !f)
+		return rc;
+got:
+	f->held += out->len;
+	for (uint64_t b = out->start; b < out->start + out->len; b++)
+		o->who[b] = f->id;
+	return 0;
 }
 
 static void undo(void *ctx, uint64_t start, uint64_t len)
@@ -439,14 +469,19 @@ int oracle_free(struct oracle *o, uint64_t start, uint64_t len)
 		if (f) {
 			resv_set(o, b, 1);
 			f->unused++;
+			f->held--;
 			if (b < f->low)
 				f->low = b;
 			b++;
 			continue;
 		}
 		uint64_t s = b;
-		while (b < start + len && !back_to(o, b))
-			b++;
+		for (; b < start + len && !back_to(o, b); b++) {
+			/* an open file's block outside its extent */
+			if (o->who[b] && o->byid[o->who[b]])
+				o->byid[o->who[b]]->held--;
+			o->who[b] = 0;
+		}
 		int rc = ref_free(o->r, s, b - s);
 		if (rc)
 			return rc;
