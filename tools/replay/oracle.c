@@ -370,6 +370,7 @@ static int one(void *ctx, void *file, uint64_t goal, uint64_t min, uint64_t max,
 	struct oracle *o = ctx;
 	struct oracle_file *f = file;
 	struct bga_extent e;
+	int rc;
 	if (flags & BGA_EXACT_GOAL) {
 		uint64_t len;
 		if (goal % align)
@@ -377,17 +378,18 @@ static int one(void *ctx, void *file, uint64_t goal, uint64_t min, uint64_t max,
 		if (f && f->rlen && goal >= f->rs && goal < f->rs + f->rlen &&
 		    (len = run_from(o, f, goal, max) / align * align) >= min) {
 			take_resv(o, f, goal, len, out);
-			return 0;
+			goto got;
 		}
 		if (!ref_free_at(o->r, goal, &e) || (len = (e.start + e.len - goal) / align * align) < min)
 			return -ENOSPC;
 		*out = (struct bga_extent){goal, len < max ? len : max};
 		mark_dies(o, goal, out->len, f ? f->death : (float)o->nrec);
-		return ref_claim(o->r, goal, out->len);
+		if ((rc = ref_claim(o->r, goal, out->len)) || !f)
+			return rc;
+		goto got;
 	}
 	if (f && !f->booked)
 		book(o, f, goal, max, align, f->peak);
-	int rc = 0;
 	if (f && from_extent(o, f, goal, max, max, align, out))
 		goto got;
 	if (f && !f->spent && f->peak >= f->held + max) {
