@@ -190,7 +190,8 @@ expect 0 '^mballoc +2 +28 +28$' -- "$R" run "$dir/pa.txt" -a mballoc
 # and pass the replay's checks on the small histories: every free and
 # commit accepted, every extent as promised, twice the same end
 for t in "$TRACES"/*.trace; do
-	out=$("$R" run "$t" -a firstfit -a bestfit -a mballoc -a oracle -a oracle,death --reps 2) ||
+	out=$("$R" run "$t" -a firstfit -a bestfit -a mballoc -a oracle -a oracle,death \
+		-a oracle,death,files=off --reps 2) ||
 		fail "$(basename "$t") on the references: $out"
 done
 # several traces: each reported, then side by side (one row an allocator
@@ -331,7 +332,10 @@ printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source turns" "0 
 for a in oracle oracle,death; do
 	expect 0 "^$a +[0-9]+ +[0-9]+ +2 +1\.00 " -- "$R" run "$dir/turns.txt" -a $a
 done
-expect 0 '^bestfit +[0-9]+ +[0-9]+ +2 +3\.00 ' -- "$R" run "$dir/turns.txt" -a bestfit
+# files=off places each request alone: interleaved as best fit does
+for a in bestfit oracle,files=off oracle,death,files=off; do
+	expect 0 "^$a +[0-9]+ +[0-9]+ +2 +3\.00 " -- "$R" run "$dir/turns.txt" -a $a
+done
 # oracle,death puts what dies together side by side: a and c (freed at
 # records 5 and 6) next to each other, b and d (never freed) at the end,
 # so their frees leave one free extent (best fit and the plain oracle,
@@ -349,9 +353,10 @@ printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source back" "0 1
 	"5 1 0 alloc 0 0 $N 2 2 0 0 : 0+2" "6 1 0 alloc 0 1 $N 2 2 0 0 : 6+2" "7 1 0 rsv_close 0 1" >"$dir/back.txt"
 expect 0 '^oracle +[0-9]+ +[0-9]+ +1 +1\.00 ' -- "$R" run "$dir/back.txt" -a oracle
 expect 0 '^bestfit +[0-9]+ +[0-9]+ +1 +2\.00 ' -- "$R" run "$dir/back.txt" -a bestfit
-# the oracle's one option is death: any other is refused before the run
-expect 2 "the oracle's one option is death" -- "$R" run "$TRACES/objects.trace" -a oracle,life
-expect 2 "the oracle's one option is death" -- "$R" run "$TRACES/objects.trace" -a oracle,
+# the oracle's options are death and files=on|off: any other is refused before the run
+for a in oracle,life oracle, oracle,files=maybe oracle,,death; do
+	expect 2 "allocator '$a': the oracle's options are death and files=on\|off" -- "$R" run "$TRACES/objects.trace" -a $a
+done
 expect 0 '^usage' -- "$R" --help
 expect 0 '^bga-replay \(bgalloc\) ' -- "$R" --version
 echo "replay_test: import exact, $n end hashes, try as bga_alloc_vec, --verify and round trips pass"

@@ -256,9 +256,9 @@ int backend_check(const char *spec, uint64_t nblocks, uint32_t group, uint64_t f
 #endif
 	if (ref_policy_of(spec) >= 0)
 		return 0;
-	int death;
+	unsigned opts;
 	if (is_oracle(spec))
-		return oracle_parse(spec, &death);
+		return oracle_parse(spec, &opts);
 	/* bgalloc's volume, started full, is made in a moment: made and
 	 * destroyed, it checks the options against the volume */
 	if (backend_open(spec, NULL, nblocks, group, fdb, NULL, 0, &b))
@@ -291,18 +291,18 @@ int backend_open(const char *spec, const struct trace *t, uint64_t nblocks, uint
 		if (rc)
 			fprintf(stderr, "bga-replay: allocator '%s': %s\n", spec, bga_strerror(rc));
 	} else if (is_oracle(spec)) {
-		int death;
-		rc = oracle_parse(spec, &death);
+		unsigned opts;
+		rc = oracle_parse(spec, &opts);
 		if (!rc && !t) {
 			fprintf(stderr, "bga-replay: allocator '%s': the oracle plays a trace it has read\n", spec);
 			rc = -1;
-		} else if (!rc && (rc = oracle_create(death, t, nblocks, fdb, fr, n, &b->oracle))) {
+		} else if (!rc && (rc = oracle_create(opts, t, nblocks, fdb, fr, n, &b->oracle))) {
 			fprintf(stderr, "bga-replay: allocator '%s': %s\n", spec, bga_strerror(rc));
 		}
 	} else {
 		fprintf(stderr,
 		        "bga-replay: unknown allocator '%s' (bgalloc[,OPTIONS], ext2, firstfit, bestfit, mballoc or "
-		        "oracle[,death])\n",
+		        "oracle[,OPTIONS])\n",
 		        spec);
 		rc = -1;
 	}

@@ -41,6 +41,7 @@ struct oracle_file {
 
 struct oracle {
 	int by_death;
+	int no_files; /* files=off: every request placed alone */
 	struct refalloc *r;
 	uint64_t nblocks, fdb;
 	size_t nrec;
@@ -445,6 +446,8 @@ int oracle_alloc(struct oracle *o, struct oracle_file *f, const struct bga_reque
 		else if (want && got >= req->min_len && got < want)
 			want = got;
 	}
+	if (o->no_files)
+		f = NULL;
 	rc = ref_pieces(&oracle_ops, o, f, &q, want, out, max_out, n);
 	while (rc == -ENOSPC && give_back_most(o))
 		rc = ref_pieces(&oracle_ops, o, f, &q, want, out, max_out, n);
@@ -557,27 +560,38 @@ void oracle_file_close(struct oracle *o, struct oracle_file *f)
 	free(f);
 }
 
-int oracle_parse(const char *spec, int *death)
+int oracle_parse(const char *spec, unsigned *opts)
 {
-	*death = 0;
-	if (!strcmp(spec, "oracle"))
-		return 0;
-	if (!strcmp(spec, "oracle,death")) {
-		*death = 1;
-		return 0;
+	*opts = 0;
+	if (strncmp(spec, "oracle", 6) || (spec[6] && spec[6] != ','))
+		goto bad;
+	for (const char *p = spec + 6; *p;) {
+		const char *kv = p + 1, *end = strchr(kv, ',');
+		size_t len = end ? (size_t)(end - kv) : strlen(kv);
+		if (len == 5 && !strncmp(kv, "death", 5))
+			*opts |= ORACLE_DEATH;
+		else if (len == 9 && !strncmp(kv, "files=off", 9))
+			*opts |= ORACLE_NO_FILES;
+		else if (!(len == 8 && !strncmp(kv, "files=on", 8)))
+			goto bad;
+		p = kv + len;
 	}
-	fprintf(stderr, "bga-replay: allocator '%s': the oracle's one option is death (oracle or oracle,death)\n",
+	return 0;
+bad:
+	fprintf(stderr, "bga-replay: allocator '%s': the oracle's options are death and files=on|off "
+	                "(oracle[,death][,files=off])\n",
 	        spec);
 	return -1;
 }
 
-int oracle_create(int death, const struct trace *t, uint64_t nblocks, uint64_t fdb, const struct bga_extent *fr,
+int oracle_create(unsigned opts, const struct trace *t, uint64_t nblocks, uint64_t fdb, const struct bga_extent *fr,
                   size_t n, struct oracle **out)
 {
 	struct oracle *o = calloc(1, sizeof(*o));
 	if (!o)
 		return -ENOMEM;
-	o->by_death = death;
+	o->by_death = !!(opts & ORACLE_DEATH);
+	o->no_files = !!(opts & ORACLE_NO_FILES);
 	o->nblocks = nblocks;
 	o->fdb = fdb;
 	o->nrec = t->nrec;

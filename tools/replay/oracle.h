@@ -36,6 +36,13 @@
  *                 knows the future, not a proven optimum (placement for
  *                 the least fragmentation is NP-hard): a bound on what
  *                 the free-space score can be brought to, not a floor.
+ *   oracle,...,files=off
+ *                 no file's extent: every request placed alone (by best
+ *                 fit, or by death with death), as many blocks as the
+ *                 recording got.  With death: the free space alone
+ *                 served, whatever it costs the files (the files'
+ *                 extents keep the holes their frees leave, which count
+ *                 as free and in pieces).
  *
  * The unused blocks a file holds count as free in the free map, as
  * mballoc's preallocations and bgalloc's windows do; before an -ENOSPC,
@@ -60,14 +67,17 @@
 struct oracle;
 struct oracle_file;
 
-/* "oracle" or "oracle,death": 0 and *death, or -1 with the reason
+#define ORACLE_DEATH 1u    /* death: extents placed by when their blocks die */
+#define ORACLE_NO_FILES 2u /* files=off: no file's extent, every request placed alone */
+
+/* "oracle[,death][,files=on|off]": 0 and *opts, or -1 with the reason
  * printed (an unknown option). */
-int oracle_parse(const char *spec, int *death);
+int oracle_parse(const char *spec, unsigned *opts);
 
 /* A volume of nblocks whose free blocks are fr[0..n) (sorted, disjoint),
  * blocks below fdb never handed out, to play t with: 0, -EINVAL or
  * -ENOMEM. */
-int oracle_create(int death, const struct trace *t, uint64_t nblocks, uint64_t fdb, const struct bga_extent *fr,
+int oracle_create(unsigned opts, const struct trace *t, uint64_t nblocks, uint64_t fdb, const struct bga_extent *fr,
                   size_t n, struct oracle **out);
 void oracle_destroy(struct oracle *o);
 
