@@ -237,14 +237,42 @@ static int by_death(struct oracle *o, uint64_t max, uint64_t align, float death,
 	return k > 0;
 }
 
+/* Whether block b is an open file's that will grow (it holds fewer
+ * blocks than it will): the free run after it is where it goes on. */
+static int growing(const struct oracle *o, uint64_t b)
+{
+	const struct oracle_file *f = b < o->nblocks && o->who[b] ? o->byid[o->who[b]] : NULL;
+	return f && f->peak > f->held;
+}
+
+/* oracle: the smallest free extent with an aligned run of max (the
+ * lowest of equals), at its start, or at its end where the start goes
+ * on from a file that will grow.  1 and *out, or 0. */
+static int by_size(struct oracle *o, uint64_t max, uint64_t align, struct bga_extent *out)
+{
+	struct bga_extent c;
+	if (!ref_smallest(o->r, max, align, &c, 1))
+		return 0;
+	uint64_t left = (c.start + align - 1) / align * align, right = (c.start + c.len - max) / align * align;
+	*out = (struct bga_extent){c.start && growing(o, c.start - 1) ? right : left, max};
+	return 1;
+}
+
 /* An extent of min .. max blocks from the free space, dying at `death`:
- * best fit (refalloc's bestfit, goal first), or oracle,death's choice. */
+ * the goal's run when it holds max from the goal (a file going on in
+ * place), else oracle's best fit or oracle,death's choice; else the
+ * longest run, as much as it holds (refalloc's bestfit). */
 static int place(struct oracle *o, uint64_t goal, uint64_t min, uint64_t max, uint64_t align, float death,
                  struct bga_extent *out)
 {
 	struct bga_extent e;
 	int rc;
-	if (o->by_death && by_death(o, max, align, death, &e)) {
+	if (!o->by_death && goal != BGA_NO_GOAL && goal % align == 0 && ref_free_at(o->r, goal, &e) &&
+	    e.start + e.len - goal >= max)
+		e = (struct bga_extent){goal, max};
+	else if (!(o->by_death ? by_death(o, max, align, death, &e) : by_size(o, max, align, &e)))
+		e.len = 0;
+	if (e.len) {
 		if ((rc = ref_claim(o->r, e.start, e.len)))
 			return rc == -EBUSY ? -EIO : rc;
 	} else {
