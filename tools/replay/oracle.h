@@ -3,7 +3,7 @@
 #define BGA_REPLAY_ORACLE_H
 
 /*
- * A clairvoyant reference (bga-replay run -a oracle[,death]): it reads
+ * A clairvoyant reference (bga-replay run -a oracle[,death][,files=off]): it reads
  * the whole trace before the replay starts (a pre-pass) and so knows what
  * no online allocator can: how many blocks each file (a handle, from its
  * rsv_open to its rsv_close) will hold at its largest, how many blocks
@@ -14,7 +14,9 @@
  *
  *   oracle        at a file's first request, one extent sized to the
  *                 most blocks the file will hold at once (at least the
- *                 request), by best fit; the file's requests are served
+ *                 request), by best fit (the smallest free extent that
+ *                 holds it, at its end where its start is where an open
+ *                 file that will grow goes on); the file's requests are served
  *                 from it: at the goal when the goal falls on its unused
  *                 blocks (the replay's goal is the block after the
  *                 file's copy of goal - 1: the file's logical position,
@@ -23,9 +25,12 @@
  *                 to it; its unused blocks go back to the free space
  *                 when it is closed.  Each call gets as many blocks as
  *                 the recording got (within min_len .. max_len), so
- *                 the replay frees nothing extra.  A request without a
- *                 file, or one its extent no longer holds, is placed by
- *                 best fit (refalloc.h's bestfit).
+ *                 the replay frees nothing extra.  A file its extent no
+ *                 longer holds books the next, sized to the rest of its
+ *                 life size.  A request without a file, or one no
+ *                 extent serves, goes at its goal when the goal's free
+ *                 run holds it, else by that best fit, else into the
+ *                 longest free run, as much as it holds.
  *   oracle,death  the same, but every extent (a file's, or a request's
  *                 without a file) is placed by the time its blocks die
  *                 (the mean record at which the recording frees them;
@@ -45,8 +50,10 @@
  *                 as free and in pieces).
  *
  * The unused blocks a file holds count as free in the free map, as
- * mballoc's preallocations and bgalloc's windows do; before an -ENOSPC,
- * every file's unused blocks are given back and the request tried again.
+ * mballoc's preallocations and bgalloc's windows do.  Before a request is
+ * placed short or fails, the open file holding the most unused blocks
+ * gives them all back (and books no more), then the next, until the
+ * request fits: the fewest files split when the volume runs short.
  * A request with BGA_EXACT_GOAL gets its own file's unused blocks or
  * free ones, never another file's.  Each call keeps bgalloc's contract
  * for what the replay passes, as refalloc.h's do (min_len .. max_len,
