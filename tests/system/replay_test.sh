@@ -345,6 +345,16 @@ printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source death" "0 
 	"4 1 0 alloc 0 0 $N 2 2 0 0 : 6+2" "5 1 0 free 0 0 2" "6 1 0 free 0 4 2" >"$dir/death.txt"
 expect 0 '^oracle,death +1 +60 +60$' -- "$R" run "$dir/death.txt" -a oracle,death
 expect 0 '^oracle +3 +56 +56$' -- "$R" run "$dir/death.txt" -a oracle
+# and of the free runs that hold a request, the one whose neighbour dies
+# closest to it: two holes of 3, the second after block 19 (freed at
+# record 4); X (2 blocks, freed at record 3) goes against 19, Y (never
+# freed) into the first hole beside what never dies; at the end X and 19
+# free one run of 4 (best fit puts X in the first hole: runs of 3, 1, 1)
+printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source near" "0 1 0 init_free 0 : 10+3 20+3" \
+	"1 1 0 alloc 0 0 $N 2 2 0 0 : 10+2" "2 1 0 alloc 0 0 $N 2 2 0 0 : 20+2" "3 1 0 free 0 10 2" "4 1 0 free 0 19 1" \
+	>"$dir/near.txt"
+expect 0 '^oracle,death +2 +4 +4$' -- "$R" run "$dir/near.txt" -a oracle,death
+expect 0 '^oracle +3 +3 +3$' -- "$R" run "$dir/near.txt" -a oracle
 # a file that frees blocks while open gets them back for its next
 # write, where an object would have taken them: one extent, where best
 # fit gives the hole to the object and the file's write goes on past it (2)
