@@ -355,6 +355,13 @@ printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source near" "0 1
 	>"$dir/near.txt"
 expect 0 '^oracle,death +2 +4 +4$' -- "$R" run "$dir/near.txt" -a oracle,death
 expect 0 '^oracle +3 +3 +3$' -- "$R" run "$dir/near.txt" -a oracle
+# on a full volume (fioseq) a file that will grow keeps the free run after
+# it (1.29 extents a file; placed at the run's start: 1.69), and
+# oracle,death keeps files whole as well (1.08)
+out=$("$R" run "$TRACES/bgafs-fioseq.trace" -a oracle -a oracle,death) || fail "fioseq on the oracles: $out"
+awk '$1 == "oracle" && NF == 12 { o = $5 } $1 == "oracle,death" && NF == 12 { d = $5 }
+	END { exit !(o != "" && o <= 1.30 && d != "" && d <= 1.10) }' <<<"$out" ||
+	fail "fioseq: the oracles split files more than 1.30 and 1.10 extents a file: $out"
 # a file that frees blocks while open gets them back for its next
 # write, where an object would have taken them: one extent, where best
 # fit gives the hole to the object and the file's write goes on past it (2)
