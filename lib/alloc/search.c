@@ -63,12 +63,13 @@
  * set when no free run of the size asked for was found anywhere in it
  * (then its max_run overstates, and the caller lowers it, as a plain
  * search does).  Runs are looked for up to the larger of ac->take.max and the
- * window's size ac->wsize; the caller cuts them.
+ * window's size ac->wsize, and room kept, each at most `share`
+ * (window_share_locked); the caller cuts them.
  */
 static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *ac, struct bga_group *grp, uint64_t g,
-				uint32_t from, bool at_goal, uint32_t *off, uint32_t *len, bool *none)
+				uint32_t from, bool at_goal, uint32_t share, uint32_t *off, uint32_t *len, bool *none)
 {
-	uint32_t want = BGA_MAX(ac->take.max, ac->wsize), room = ac->take.room;
+	uint32_t want = BGA_MAX(ac->take.max, BGA_MIN(ac->wsize, share)), room = BGA_MIN(ac->take.room, share);
 	uint32_t need = BGA_MAX(ac->take.min, ac->fit ? ac->fit : room);
 	uint32_t big = BGA_MAX(want, room + need), a = ac->take.align;
 	/* a first pass goes on in place only with the whole request (a
@@ -115,6 +116,37 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 }
 
 /*
+ * A crowded group's windows share its free space: in a group that holds
+ * BGA_SHARE_WINDOWS windows or more, a window booked there, and the room
+ * kept after another one, is at most 1/BGA_SHARE_PART of the group's free
+ * blocks over the windows it would then hold (at least rsv_default).
+ * Many files written at once, each a little at a time, otherwise each
+ * hold a window of up to rsv_max with room after it, and what they leave
+ * unused cuts the group's free space in as many pieces as there are
+ * files (fio at random offsets across many files:
+ * BENCHMARKS.md#placement-on-recorded-histories).  XFS shrinks its
+ * speculative preallocation as free space runs low in the same spirit.
+ * A few windows in a group keep their sizes, so a few writers' files
+ * stay whole.  Not for a sized window (the caller's size), a unit's
+ * (whole units) or a locality window.  UINT32_MAX: no share.
+ */
+#define BGA_SHARE_WINDOWS 8
+#define BGA_SHARE_PART 4
+static uint32_t window_share_locked(const struct bga_volume *vol, const struct bga_actx *ac,
+				    const struct bga_group *grp, uint64_t g)
+{
+	if (ac->sized || ac->take.align != 1 || ac->book == &ac->pc->local.win)
+		return UINT32_MAX;
+	uint32_t n = bga__window_count_locked(grp);
+	if (n < BGA_SHARE_WINDOWS)
+		return UINT32_MAX;
+	uint64_t ng = ac->take.geo->ngroups, len = (uint64_t)ac->take.room + ac->wsize;
+	if (bga__idx_next(vol, 0, g, len) < g || bga__idx_next(vol, g + 1, ng, len) < ng)
+		return UINT32_MAX;
+	return BGA_MAX(grp->free / (BGA_SHARE_PART * (n + 1)), vol->cfg.rsv_default);
+}
+
+/*
  * Try one group under its lock.  `from` is the first offset to look at
  * (at_goal: the goal's offset in the goal's group).  With ac->book, a run
  * of up to ac->wsize blocks is looked for (place_window_locked), and
@@ -128,11 +160,12 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 {
 	struct bga_group *grp = bga__group_lookup(vol, g);
 	struct bga_window *book = ac->book;
-	uint32_t off, len, wsize = ac->wsize, want = BGA_MAX(ac->take.max, wsize);
+	uint32_t share = book ? window_share_locked(vol, ac, grp, g) : UINT32_MAX;
+	uint32_t off, len, wsize = BGA_MIN(ac->wsize, share), want = BGA_MAX(ac->take.max, wsize);
 	bool none = false;
 	bool found;
 	if (book)
-		found = place_window_locked(vol, ac, grp, g, from, at_goal, &off, &len, &none);
+		found = place_window_locked(vol, ac, grp, g, from, at_goal, share, &off, &len, &none);
 	else if (at_goal && ac->fit != 0) {
 		/* a packed file, in the group it starts in: first fit from
 		 * the group's start (alloc_packed) */
