@@ -296,3 +296,50 @@ Test(packing, a_first_window_takes_the_first_run_of_its_group)
 	bga_rsv_close(rsv);
 	finish(vol, &m);
 }
+
+/*
+ * The longest window a file that keeps writing 8 blocks a request holds
+ * (its windows double: 8, 16, 32, 64...) in a one-group volume whose
+ * only free run, 1000 blocks, also holds `others` files' windows.
+ */
+static uint64_t longest_window_beside(uint32_t others)
+{
+	struct refmodel m;
+	const uint32_t at[] = {2000}, len[] = {1000};
+	struct bga_volume *vol = make_holed(1, &m, at, len, 1);
+	struct bga_rsv *o[8], *rsv;
+	struct bga_extent w;
+	for (uint32_t i = 0; i < others; i++) {
+		cr_assert_eq(bga_rsv_open(vol, &o[i]), 0);
+		ask(vol, &m, o[i], 2000, 1, 1);
+		cr_assert_eq(bga_rsv_window(o[i], &w), 0);
+		cr_assert(w.len > 0, "file %u holds a window", i);
+	}
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	uint64_t goal = 2900, longest = 0;
+	for (int i = 0; i < 16; i++) {
+		struct bga_extent e = ask(vol, &m, rsv, goal, 8, 8);
+		goal = e.start + e.len;
+		cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+		longest = w.len > longest ? w.len : longest;
+	}
+	bga_rsv_close(rsv);
+	for (uint32_t i = 0; i < others; i++)
+		bga_rsv_close(o[i]);
+	finish(vol, &m);
+	return longest;
+}
+
+/*
+ * A crowded group's windows share its free space (bga_rsv_open): with 8
+ * other windows in the volume's only group, a growing file's window is
+ * at most a quarter of the group's free blocks (under 1000) over the 9
+ * windows, 27 blocks; with 7 it doubles as before, past 32.
+ */
+Test(packing, a_crowded_group_shares_its_free_space_among_its_windows)
+{
+	uint64_t seven = longest_window_beside(7), eight = longest_window_beside(8);
+	cr_assert_gt(seven, 32, "7 other windows: the window doubles on (%llu)", (unsigned long long)seven);
+	cr_assert_leq(eight, 1000 / (4 * 9), "8 other windows: at most its share (%llu)", (unsigned long long)eight);
+	cr_assert_gt(eight, 0);
+}
