@@ -38,8 +38,9 @@ struct bga_rsv;
  * larger max_len may go on past its end.  In a group that already holds
  * 8 windows or more, when no other group has a free run that holds the
  * window and the room a booking keeps after another window, a window
- * booked there is at most a quarter of the group's free blocks over the
- * windows it then holds (at least cfg.rsv_default), and so is the room
+ * booked there is at most a quarter of the group's blocks free outside
+ * every window over the windows it then holds (at least
+ * cfg.rsv_default), and so is the room
  * kept after another window: many files written at once share the free
  * space they cannot spread out of (a sized window, a unit's and a
  * locality window keep their sizes).  A handle is used by one thread

@@ -117,18 +117,22 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 
 /*
  * A crowded group's windows share its free space: in a group that holds
- * BGA_SHARE_WINDOWS windows or more, a window booked there, and the room
- * kept after another one, is at most 1/BGA_SHARE_PART of the group's free
- * blocks over the windows it would then hold (at least rsv_default).
- * Many files written at once, each a little at a time, otherwise each
- * hold a window of up to rsv_max with room after it, and what they leave
- * unused cuts the group's free space in as many pieces as there are
+ * BGA_SHARE_WINDOWS windows or more, while no other group has a run for
+ * the window and its room (the index's hint), a window booked there, and
+ * the room kept after another one, is at most 1/BGA_SHARE_PART of the
+ * group's free blocks (grp->free: outside every window) over the windows
+ * it would then hold (at least rsv_default).  Many files written at once
+ * with nowhere else to go, each a little at a time, otherwise each held
+ * a window of up to rsv_max with room after it, and what they left
+ * unused cut the group's free space in as many pieces as there were
  * files (fio at random offsets across many files:
- * BENCHMARKS.md#placement-on-recorded-histories).  XFS shrinks its
+ * BENCHMARKS.md#placement-on-recorded-histories); XFS shrinks its
  * speculative preallocation as free space runs low in the same spirit.
  * A few windows in a group keep their sizes, so a few writers' files
- * stay whole.  Not for a sized window (the caller's size), a unit's
- * (whole units) or a locality window.  UINT32_MAX: no share.
+ * stay whole; and while other groups have room, windows spread out to
+ * them instead, so interleaved writers' files stay whole.  Not for a
+ * sized window (the caller's size), a unit's (whole units) or a
+ * locality window.  UINT32_MAX: no share.
  */
 #define BGA_SHARE_WINDOWS 8
 #define BGA_SHARE_PART 4
