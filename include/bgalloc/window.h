@@ -36,14 +36,13 @@ struct bga_rsv;
  * included); a window is at most that size (and at most
  * blocks_per_group), though an allocation through the handle with a
  * larger max_len may go on past its end.  In a group that already holds
- * 8 windows or more, when no other group has a free run that holds the
+ * 8 windows or more, while no other group has a free run that holds the
  * window and the room a booking keeps after another window, a window
- * booked there is at most a quarter of the group's blocks free outside
- * every window over the windows it then holds (at least
- * cfg.rsv_default), and so is the room
- * kept after another window: many files written at once share the free
- * space they cannot spread out of (a sized window, a unit's and a
- * locality window keep their sizes).  A handle is used by one thread
+ * booked there, and that room, are at most a quarter of the group's
+ * free blocks outside every window divided by the windows it then
+ * holds (at least cfg.rsv_default): many files written at once share
+ * the free space they cannot spread out of (sized windows, a unit's and
+ * locality windows keep their sizes).  A handle is used by one thread
  * at a time; handles of different files are independent.
  *
  * A file's first window is looked for where a plain request's extent is,
