@@ -7,7 +7,8 @@
  * that holds it (first fit).  Files that grow keep their windows, and a
  * window's booking takes a run that holds the whole request before a
  * shorter one, taking the other windows back first when only they hold
- * one.
+ * one.  A crowded group with no room elsewhere shares its free space
+ * among its windows.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -299,21 +300,25 @@ Test(packing, a_first_window_takes_the_first_run_of_its_group)
 
 /*
  * The longest window a file that keeps writing 8 blocks a request holds
- * (its windows double: 8, 16, 32, 64...) in a one-group volume whose
- * only free run, 1000 blocks, also holds `others` files' windows.
+ * (its windows double: 8, 16, 32, 64...) in group 0 of a volume of
+ * `groups` groups of 4096, whose only free run there, 1000 blocks, also
+ * holds `others` files' windows (sized ones, when `sized`: booked at
+ * their goals, so they stay in group 0 whatever room the others have).
  */
-static uint64_t longest_window_beside(uint32_t others)
+static uint64_t longest_window_beside(uint32_t others, uint64_t groups, bool sized)
 {
 	struct refmodel m;
 	const uint32_t at[] = {2000}, len[] = {1000};
-	struct bga_volume *vol = make_holed(1, &m, at, len, 1);
+	struct bga_volume *vol = make_holed(groups, &m, at, len, 1);
 	struct bga_rsv *o[8], *rsv;
 	struct bga_extent w;
 	for (uint32_t i = 0; i < others; i++) {
 		cr_assert_eq(bga_rsv_open(vol, &o[i]), 0);
-		ask(vol, &m, o[i], 2000, 1, 1);
+		if (sized)
+			cr_assert_eq(bga_rsv_set_size(o[i], 8), 0);
+		ask(vol, &m, o[i], 2000 + 8 * i, 1, 1);
 		cr_assert_eq(bga_rsv_window(o[i], &w), 0);
-		cr_assert(w.len > 0, "file %u holds a window", i);
+		cr_assert(w.len > 0 && w.start < 4096, "file %u holds a window in group 0", i);
 	}
 	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
 	uint64_t goal = 2900, longest = 0;
@@ -338,8 +343,21 @@ static uint64_t longest_window_beside(uint32_t others)
  */
 Test(packing, a_crowded_group_shares_its_free_space_among_its_windows)
 {
-	uint64_t seven = longest_window_beside(7), eight = longest_window_beside(8);
+	uint64_t seven = longest_window_beside(7, 1, false), eight = longest_window_beside(8, 1, false);
 	cr_assert_gt(seven, 32, "7 other windows: the window doubles on (%llu)", (unsigned long long)seven);
 	cr_assert_leq(eight, 1000 / (4 * 9), "8 other windows: at most its share (%llu)", (unsigned long long)eight);
 	cr_assert_gt(eight, 0);
+}
+
+/*
+ * The share holds only while no other group has room (bga_rsv_open):
+ * the same 8 other windows (sized, so they stay in group 0) with a
+ * second, empty group in the volume, and the growing file's window
+ * doubles on past 32 as before; with one group, at most its share.
+ */
+Test(packing, a_crowded_group_shares_only_while_no_other_has_room)
+{
+	uint64_t one = longest_window_beside(8, 1, true), two = longest_window_beside(8, 2, true);
+	cr_assert_leq(one, 1000 / (4 * 9), "one group: at most its share (%llu)", (unsigned long long)one);
+	cr_assert_gt(two, 32, "another group with room: the window doubles on (%llu)", (unsigned long long)two);
 }
