@@ -29,6 +29,31 @@
 /* Busy groups skipped with trylock before an allocation blocks on a lock. */
 #define BGA_BUSY_SKIPS 3
 
+/* A file's first window (ac->fit set for it, bga__alloc_window), not a
+ * sized, aligned or locality window. */
+static inline bool first_window(const struct bga_actx *ac)
+{
+	return ac->fit != 0 && !ac->sized && ac->take.align == 1 && ac->book != &ac->pc->local.win;
+}
+
+/*
+ * A file's first window goes on from its goal in the goal's group (the
+ * CPU's next-fit position, bga__pack_next, or its home's start) unless
+ * the group holds BGA_NEXT_FIT_WINDOWS other windows or more (files
+ * written side by side), or at most 1/BGA_NEXT_FIT_FREE_PART of it is
+ * free: there it takes the first run from the group's start that holds
+ * it (first fit), as before next fit, which kept fiomix's mean and
+ * pylib's requests whole
+ * (docs/HISTORY.md#placement-on-recorded-histories-variants-tried-for-the-end-score-2026-12-05).
+ */
+#define BGA_NEXT_FIT_WINDOWS 2
+#define BGA_NEXT_FIT_FREE_PART 10
+static bool next_fit_off(const struct bga_volume *vol, const struct bga_group *grp)
+{
+	return grp->free < vol->cfg.blocks_per_group / BGA_NEXT_FIT_FREE_PART ||
+	       bga__window_count_locked(grp) >= BGA_NEXT_FIT_WINDOWS;
+}
+
 /*
  * Where a window goes in group g, with its lock held (*off, *len: the run
  * it starts; false when none here):
@@ -78,8 +103,9 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 	*none = false;
 	if (at_goal && bga__group_find_unit_locked(vol, grp, g, from, here, want, a, off, len) && *off == from)
 		return true;
-	if (!at_goal || (ac->fit != 0 && !ac->sized && a == 1 && ac->book != &ac->pc->local.win))
-		from = 0; /* another group, or a file's first window: first fit */
+	if (!at_goal || (first_window(ac) && next_fit_off(vol, grp)))
+		from = 0; /* another group, or a file's first window in a group
+			   * next fit does not suit: first fit */
 	/* A sized window not in place goes on from where the last sized one
 	 * booked here ended (ext4's stream allocation goes on from its last
 	 * start): the runs before it were looked at then, so the look does
@@ -533,8 +559,17 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 		return ac->take.stop;
 	if (rc != 0) {
 		bool first = ac->book == NULL && !rsv->booked;
+		/* A file's first window goes on from where the CPU's last
+		 * one took its first extent (next fit), until a commit frees
+		 * blocks (bga__pack_next): files written one after another lie
+		 * in the order they came, so a round deleted together frees
+		 * one run, where first fit put each file of a later round into
+		 * the holes between an earlier round's survivors, and their
+		 * deletes cut the runs around them (kernel's end score,
+		 * BENCHMARKS.md#the-placement-policy-every-history-side-by-side). */
+		uint64_t next = first ? bga__pack_next(ac->pc) : BGA_NO_GOAL;
 		if (ac->book == NULL)
-			window_next(vol, ac, rsv, first ? steered : want);
+			window_next(vol, ac, rsv, !first ? want : next < ac->take.geo->nblocks ? next : steered);
 		/* A file's first window asks only for what the file asked
 		 * for (place_window_locked): its request, or its window and
 		 * half as much again, whichever is larger, so a file that
@@ -576,6 +611,8 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 		}
 		ac->note = first && want != BGA_NO_GOAL;
 	}
+	if (rc == 0 && !rsv->booked)
+		bga__pack_set_next(ac->pc, out->start + out->len);
 	if (rc == 0)
 		rsv->booked = true;
 	if (rc == 0 && first_req)

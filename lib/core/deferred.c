@@ -26,6 +26,7 @@
 #include "deferred.h"
 #include "range.h"
 #include "window.h"
+#include "pack.h"
 
 struct bga_dfree {
 	struct bga_dfree *next;
@@ -241,6 +242,7 @@ int bga_commit(struct bga_volume *vol, uint64_t txn)
 		__atomic_fetch_sub(&pc->dfree.blocks, (int64_t)released, __ATOMIC_RELAXED);
 		__atomic_fetch_sub(&pc->dfree.extents, (int64_t)extents, __ATOMIC_RELAXED);
 	}
+	bga__pack_commit(vol); /* next fit starts again (pack.h) */
 	bga__lockdep_release(BGA_LOCKDEP_COMMIT, 0);
 	pthread_mutex_unlock(&vol->commit_lock);
 	return 0;
