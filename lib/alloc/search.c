@@ -567,7 +567,8 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 		 * the holes between an earlier round's survivors, and their
 		 * deletes cut the runs around them (kernel's end score,
 		 * BENCHMARKS.md#the-placement-policy-every-history-side-by-side). */
-		uint64_t next = first && want == BGA_NO_GOAL ? bga__pack_next(ac->pc) : BGA_NO_GOAL;
+		uint64_t next = first && want == BGA_NO_GOAL && ac->take.align == 1 && !rsv->sized ? bga__pack_next(ac->pc)
+											       : BGA_NO_GOAL;
 		if (ac->book == NULL)
 			window_next(vol, ac, rsv, !first ? want : next < ac->take.geo->nblocks ? next : steered);
 		/* A file's first window asks only for what the file asked
