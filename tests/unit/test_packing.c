@@ -361,3 +361,45 @@ Test(packing, a_crowded_group_shares_only_while_no_other_has_room)
 	cr_assert_leq(one, 1000 / (4 * 9), "one group: at most its share (%llu)", (unsigned long long)one);
 	cr_assert_gt(two, 32, "another group with room: the window doubles on (%llu)", (unsigned long long)two);
 }
+
+/* A file of one goal-less request of `len` blocks through its own handle,
+ * closed: where it went. */
+static struct bga_extent one_file(struct bga_volume *vol, struct refmodel *m, uint64_t len)
+{
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_extent e = ask(vol, m, rsv, BGA_NO_GOAL, len, len);
+	bga_rsv_close(rsv);
+	return e;
+}
+
+/*
+ * Files written one after another (first requests past a stream's
+ * length: windows, not packed) go on from the last one's first extent
+ * (next fit), past a hole a free opened below them, until a commit frees
+ * blocks: then the next one fills from the group's start again (first
+ * fit), and the one after goes on from it.
+ */
+Test(packing, a_first_window_goes_on_from_the_last_until_a_commit)
+{
+	cpu_set_t old;
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
+	struct refmodel m;
+	struct bga_volume *vol = make(2 * 4096, 4096, &m);
+	struct bga_extent a = one_file(vol, &m, 20), b = one_file(vol, &m, 20);
+	cr_assert_eq(b.start, a.start + 20, "the second file right after the first");
+	give_back(vol, &m, a.start, a.len); /* a hole that holds the next file, below it */
+	struct bga_extent c = one_file(vol, &m, 20);
+	cr_assert_eq(c.start, b.start + 20, "on from the last file, not into the hole at %llu (got %llu)",
+		     (unsigned long long)a.start, (unsigned long long)c.start);
+	cr_assert_eq(bga_free_deferred(vol, b.start, b.len, 1), 0);
+	cr_assert_eq(refmodel_free_deferred(&m, b.start, b.len, 1), 0);
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(refmodel_commit(&m, 1), 0);
+	struct bga_extent d = one_file(vol, &m, 30);
+	cr_assert_eq(d.start, a.start, "after a commit freed blocks: the group's first run that holds it, not %llu",
+		     (unsigned long long)d.start);
+	cr_assert_eq(one_file(vol, &m, 4).start, d.start + 30, "and on from that one");
+	cr_assert_eq(test_unpin(&old), 0);
+	finish(vol, &m);
+}
