@@ -4,8 +4,9 @@
  * which a request meets them, is route.c's): the exact goal, a handle's
  * window (take, book in place, book by the walk; a small file's first
  * request packed instead), the CPU's locality window, and the group walk
- * with the placement it does under each group's lock (first fit from the
- * group's start for a file's first window and for a packed file, room
+ * with the placement it does under each group's lock (next fit for a
+ * file's first window, first fit from the group's start for a packed
+ * file and for a first window in a crowded or nearly full group, room
  * kept after other windows).  The handle's state (struct bga_rsv,
  * handle.h) is decided here.  Blocks are charged as they are taken, in charge.c;
  * nothing is charged before a run is found.
@@ -60,9 +61,11 @@ static bool next_fit_off(const struct bga_volume *vol, const struct bga_group *g
  *  - on from the goal, when the run at the goal starts there and, on a
  *    first pass, holds the whole request (at_goal: the goal's own group):
  *    its file stays contiguous;
- *  - else the first run, from the goal on in the goal's group (from its
- *    start for a file's first window: first fit, which aged the free
- *    space best on the recorded histories, the holes low in the group
+ *  - else the first run, from the goal on in the goal's group (a file's
+ *    first window's goal is where the CPU's last one ended, next fit,
+ *    bga__alloc_window; from the group's start for a first window where
+ *    next_fit_off says so: first fit, which aged the free space better
+ *    than best fit on the recorded histories, the holes low in the group
  *    filled before the runs above them are cut, where best fit cut the
  *    large runs that later deletes would have joined;
  *    BENCHMARKS.md#placement-on-recorded-histories) and from the start
