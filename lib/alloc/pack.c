@@ -65,12 +65,6 @@ void bga__pack_set_next(struct bga_percpu *pc, uint64_t block)
 	__atomic_store_n(&pc->pack.next, block, __ATOMIC_RELAXED);
 }
 
-void bga__pack_commit(struct bga_volume *vol)
-{
-	for (unsigned i = 0; i < vol->ncpu; i++)
-		__atomic_store_n(&vol->cpu[i].pack.next, 0, __ATOMIC_RELAXED);
-}
-
 bool bga__pack_decides(const struct bga_percpu *pc, uint32_t len)
 {
 	if (len == 0 || len > BGA_SHOWN_LENS)
