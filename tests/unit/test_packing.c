@@ -8,7 +8,8 @@
  * window's booking takes a run that holds the whole request before a
  * shorter one, taking the other windows back first when only they hold
  * one.  A crowded group with no room elsewhere shares its free space
- * among its windows.
+ * among its windows.  A file's goal-less first window goes on from the
+ * CPU's last one (next fit) until a commit.
  */
 #define _GNU_SOURCE
 #include <errno.h>
