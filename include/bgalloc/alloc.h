@@ -31,7 +31,12 @@
  *     the first free run of the calling CPU's home group, from the
  *     group's start, that holds all of it (first fit), then the first in
  *     the groups after; a run that holds all of max_len anywhere comes
- *     before a shorter one.
+ *     before a shorter one.  A file's goal-less first window (windows
+ *     on, its handle neither sized nor at a unit) goes on from the end
+ *     of the first extent the calling CPU's last first window took (next
+ *     fit: files written one after another lie in that order), until a
+ *     bga_commit(), after which the next one starts from the home's
+ *     start again (<bgalloc/window.h>, bga_rsv_open).
  *  3. Blocks other windows hold: other handles' windows and the CPUs'
  *     locality windows are taken back, every one at once, only when the
  *     request would otherwise get -ENOSPC (or, for bga_alloc_vec without

@@ -35,15 +35,28 @@ struct bga_rsv;
  * window was used (one that the allocation booking it used up whole
  * included); a window is at most that size (and at most
  * blocks_per_group), though an allocation through the handle with a
- * larger max_len may go on past its end.  A handle is used by one thread
+ * larger max_len may go on past its end.  In a group that already holds
+ * 8 windows or more, while no other group has a free run that holds the
+ * window and the room a booking keeps after another window, a window
+ * booked there, and that room, are at most a quarter of the group's
+ * free blocks outside every window divided by the windows it then
+ * holds (at least cfg.rsv_default): many files written at once share
+ * the free space they cannot spread out of (sized windows, a unit's and
+ * locality windows keep their sizes).  A handle is used by one thread
  * at a time; handles of different files are independent.
  *
- * A file's first window is looked for where a plain request's extent is,
- * with the same steering (bga_alloc; without a goal, in the calling
- * CPU's home group): at the goal when the free run there starts at it
- * and holds max_len, else in the first free run of the goal's group,
- * from the group's start, then of the groups after, that holds max_len
- * or one and a half times the window's size, the larger (first fit), or
+ * A file's first window is looked for from its goal: the request's, or
+ * without one (a handle neither sized nor at a unit) the end of the
+ * first extent the last first window booked on the calling CPU took
+ * (next fit), or, when none was booked there since the last
+ * bga_commit() (<bgalloc/deferred.h>), where a plain request's extent
+ * is, with the same steering (bga_alloc; in the calling CPU's home
+ * group).  It goes at the goal when the free run there starts at it and
+ * holds max_len, else in the first free run of the goal's group, from
+ * the goal on and round to it (from the group's start when the group
+ * holds 2 other windows or more, or at most a tenth of it is free:
+ * first fit), then of the groups after, from their starts, that holds
+ * max_len or one and a half times the window's size, the larger, or
  * else in the first run that holds max_len, and only when none does
  * (the other windows taken back first, <bgalloc/alloc.h> step 3) in a
  * shorter one.

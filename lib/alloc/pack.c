@@ -54,6 +54,17 @@ void bga__pack_grew(struct bga_volume *vol, struct bga_rsv *rsv)
 		__atomic_store_n(gr, (uint16_t)(n + 1), __ATOMIC_RELAXED);
 }
 
+uint64_t bga__pack_next(const struct bga_percpu *pc)
+{
+	uint64_t next = __atomic_load_n(&pc->pack.next, __ATOMIC_RELAXED);
+	return next != 0 ? next : BGA_NO_GOAL;
+}
+
+void bga__pack_set_next(struct bga_percpu *pc, uint64_t block)
+{
+	__atomic_store_n(&pc->pack.next, block, __ATOMIC_RELAXED);
+}
+
 bool bga__pack_decides(const struct bga_percpu *pc, uint32_t len)
 {
 	if (len == 0 || len > BGA_SHOWN_LENS)

@@ -24,4 +24,15 @@ void bga__pack_grew(struct bga_volume *vol, struct bga_rsv *rsv);
  * whose first request was as long, enough were seen, and few grew? */
 bool bga__pack_decides(const struct bga_percpu *pc, uint32_t len);
 
+/*
+ * Where a file's next first window is looked for on a CPU (next fit,
+ * <bgalloc/alloc.h>, where a request looks, 2): the end of the first
+ * extent the CPU's last first window took, or BGA_NO_GOAL when none was
+ * taken since the last bga_commit(), which forgets every CPU's
+ * (deferred.c: the holes that commit freed are filled first again, from
+ * the home's start).
+ */
+uint64_t bga__pack_next(const struct bga_percpu *pc);
+void bga__pack_set_next(struct bga_percpu *pc, uint64_t block);
+
 #endif

@@ -4,8 +4,9 @@
  * which a request meets them, is route.c's): the exact goal, a handle's
  * window (take, book in place, book by the walk; a small file's first
  * request packed instead), the CPU's locality window, and the group walk
- * with the placement it does under each group's lock (first fit from the
- * group's start for a file's first window and for a packed file, room
+ * with the placement it does under each group's lock (next fit for a
+ * file's first window, first fit from the group's start for a packed
+ * file and for a first window in a crowded or nearly full group, room
  * kept after other windows).  The handle's state (struct bga_rsv,
  * handle.h) is decided here.  Blocks are charged as they are taken, in charge.c;
  * nothing is charged before a run is found.
@@ -29,15 +30,42 @@
 /* Busy groups skipped with trylock before an allocation blocks on a lock. */
 #define BGA_BUSY_SKIPS 3
 
+/* A file's first window (ac->fit set for it, bga__alloc_window), not a
+ * sized, aligned or locality window. */
+static inline bool first_window(const struct bga_actx *ac)
+{
+	return ac->fit != 0 && !ac->sized && ac->take.align == 1 && ac->book != &ac->pc->local.win;
+}
+
+/*
+ * A file's first window goes on from its goal in the goal's group (the
+ * CPU's next-fit position, bga__pack_next, or its home's start) unless
+ * the group holds BGA_NEXT_FIT_WINDOWS other windows or more (files
+ * written side by side), or at most 1/BGA_NEXT_FIT_FREE_PART of it is
+ * free: there it takes the first run from the group's start that holds
+ * it (first fit), as before next fit, which kept fiomix's mean and
+ * pylib's requests whole
+ * (docs/HISTORY.md#placement-on-recorded-histories-variants-tried-for-the-end-score-2026-12-05).
+ */
+#define BGA_NEXT_FIT_WINDOWS 2
+#define BGA_NEXT_FIT_FREE_PART 10
+static bool next_fit_off(const struct bga_volume *vol, const struct bga_group *grp)
+{
+	return grp->free < vol->cfg.blocks_per_group / BGA_NEXT_FIT_FREE_PART ||
+	       bga__window_count_locked(grp) >= BGA_NEXT_FIT_WINDOWS;
+}
+
 /*
  * Where a window goes in group g, with its lock held (*off, *len: the run
  * it starts; false when none here):
  *  - on from the goal, when the run at the goal starts there and, on a
  *    first pass, holds the whole request (at_goal: the goal's own group):
  *    its file stays contiguous;
- *  - else the first run, from the goal on in the goal's group (from its
- *    start for a file's first window: first fit, which aged the free
- *    space best on the recorded histories, the holes low in the group
+ *  - else the first run, from the goal on in the goal's group (a file's
+ *    first window's goal is where the CPU's last one ended, next fit,
+ *    bga__alloc_window; from the group's start for a first window where
+ *    next_fit_off says so: first fit, which aged the free space better
+ *    than best fit on the recorded histories, the holes low in the group
  *    filled before the runs above them are cut, where best fit cut the
  *    large runs that later deletes would have joined;
  *    BENCHMARKS.md#placement-on-recorded-histories) and from the start
@@ -63,12 +91,13 @@
  * set when no free run of the size asked for was found anywhere in it
  * (then its max_run overstates, and the caller lowers it, as a plain
  * search does).  Runs are looked for up to the larger of ac->take.max and the
- * window's size ac->wsize; the caller cuts them.
+ * window's size ac->wsize, and room kept, each at most `share`
+ * (window_share_locked); the caller cuts them.
  */
 static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *ac, struct bga_group *grp, uint64_t g,
-				uint32_t from, bool at_goal, uint32_t *off, uint32_t *len, bool *none)
+				uint32_t from, bool at_goal, uint32_t share, uint32_t *off, uint32_t *len, bool *none)
 {
-	uint32_t want = BGA_MAX(ac->take.max, ac->wsize), room = ac->take.room;
+	uint32_t want = BGA_MAX(ac->take.max, BGA_MIN(ac->wsize, share)), room = BGA_MIN(ac->take.room, share);
 	uint32_t need = BGA_MAX(ac->take.min, ac->fit ? ac->fit : room);
 	uint32_t big = BGA_MAX(want, room + need), a = ac->take.align;
 	/* a first pass goes on in place only with the whole request (a
@@ -77,8 +106,9 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 	*none = false;
 	if (at_goal && bga__group_find_unit_locked(vol, grp, g, from, here, want, a, off, len) && *off == from)
 		return true;
-	if (!at_goal || (ac->fit != 0 && !ac->sized && a == 1 && ac->book != &ac->pc->local.win))
-		from = 0; /* another group, or a file's first window: first fit */
+	if (!at_goal || (first_window(ac) && next_fit_off(vol, grp)))
+		from = 0; /* another group, or a file's first window in a group
+			   * next fit does not suit: first fit */
 	/* A sized window not in place goes on from where the last sized one
 	 * booked here ended (ext4's stream allocation goes on from its last
 	 * start): the runs before it were looked at then, so the look does
@@ -115,6 +145,41 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 }
 
 /*
+ * A crowded group's windows share its free space: in a group that holds
+ * BGA_SHARE_WINDOWS windows or more, while no other group has a run for
+ * the window and its room (the index's hint), a window booked there, and
+ * the room kept after another one, is at most 1/BGA_SHARE_PART of the
+ * group's free blocks (grp->free: outside every window) over the windows
+ * it would then hold (at least rsv_default).  Many files written at once
+ * with nowhere else to go, each a little at a time, otherwise each held
+ * a window of up to rsv_max with room after it, and what they left
+ * unused cut the group's free space in as many pieces as there were
+ * files (fio at random offsets across many files:
+ * BENCHMARKS.md#placement-on-recorded-histories); XFS shrinks its
+ * speculative preallocation as free space runs low in the same spirit.
+ * A few windows in a group keep their sizes, so a few writers' files
+ * stay whole; and while other groups have room, windows spread out to
+ * them instead, so interleaved writers' files stay whole.  Not for a
+ * sized window (the caller's size), a unit's (whole units) or a
+ * locality window.  UINT32_MAX: no share.
+ */
+#define BGA_SHARE_WINDOWS 8
+#define BGA_SHARE_PART 4
+static uint32_t window_share_locked(const struct bga_volume *vol, const struct bga_actx *ac,
+				    const struct bga_group *grp, uint64_t g)
+{
+	if (ac->sized || ac->take.align != 1 || ac->book == &ac->pc->local.win)
+		return UINT32_MAX;
+	uint32_t n = bga__window_count_locked(grp);
+	if (n < BGA_SHARE_WINDOWS)
+		return UINT32_MAX;
+	uint64_t ng = ac->take.geo->ngroups, len = (uint64_t)ac->take.room + ac->wsize;
+	if (bga__idx_next(vol, 0, g, len) < g || bga__idx_next(vol, g + 1, ng, len) < ng)
+		return UINT32_MAX;
+	return BGA_MAX(grp->free / (BGA_SHARE_PART * (n + 1)), vol->cfg.rsv_default);
+}
+
+/*
  * Try one group under its lock.  `from` is the first offset to look at
  * (at_goal: the goal's offset in the goal's group).  With ac->book, a run
  * of up to ac->wsize blocks is looked for (place_window_locked), and
@@ -128,11 +193,12 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 {
 	struct bga_group *grp = bga__group_lookup(vol, g);
 	struct bga_window *book = ac->book;
-	uint32_t off, len, wsize = ac->wsize, want = BGA_MAX(ac->take.max, wsize);
+	uint32_t share = book ? window_share_locked(vol, ac, grp, g) : UINT32_MAX;
+	uint32_t off, len, wsize = BGA_MIN(ac->wsize, share), want = BGA_MAX(ac->take.max, wsize);
 	bool none = false;
 	bool found;
 	if (book)
-		found = place_window_locked(vol, ac, grp, g, from, at_goal, &off, &len, &none);
+		found = place_window_locked(vol, ac, grp, g, from, at_goal, share, &off, &len, &none);
 	else if (at_goal && ac->fit != 0) {
 		/* a packed file, in the group it starts in: first fit from
 		 * the group's start (alloc_packed) */
@@ -496,8 +562,18 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 		return ac->take.stop;
 	if (rc != 0) {
 		bool first = ac->book == NULL && !rsv->booked;
+		/* A file's first window goes on from where the CPU's last
+		 * one took its first extent (next fit), until a commit frees
+		 * blocks (bga__pack_next): files written one after another lie
+		 * in the order they came, so a round deleted together frees
+		 * one run, where first fit put each file of a later round into
+		 * the holes between an earlier round's survivors, and their
+		 * deletes cut the runs around them (kernel's end score,
+		 * BENCHMARKS.md#the-placement-policy-every-history-side-by-side). */
+		uint64_t next = first && want == BGA_NO_GOAL && ac->take.align == 1 && !rsv->sized ? bga__pack_next(ac->pc)
+											       : BGA_NO_GOAL;
 		if (ac->book == NULL)
-			window_next(vol, ac, rsv, first ? steered : want);
+			window_next(vol, ac, rsv, !first ? want : next < ac->take.geo->nblocks ? next : steered);
 		/* A file's first window asks only for what the file asked
 		 * for (place_window_locked): its request, or its window and
 		 * half as much again, whichever is larger, so a file that
@@ -539,6 +615,8 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 		}
 		ac->note = first && want != BGA_NO_GOAL;
 	}
+	if (rc == 0 && !rsv->booked)
+		bga__pack_set_next(ac->pc, out->start + out->len);
 	if (rc == 0)
 		rsv->booked = true;
 	if (rc == 0 && first_req)

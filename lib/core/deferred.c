@@ -241,6 +241,10 @@ int bga_commit(struct bga_volume *vol, uint64_t txn)
 		__atomic_fetch_sub(&pc->dfree.blocks, (int64_t)released, __ATOMIC_RELAXED);
 		__atomic_fetch_sub(&pc->dfree.extents, (int64_t)extents, __ATOMIC_RELAXED);
 	}
+	/* every CPU's next fit starts from its home again (percpu.h,
+	 * struct bga_pack; <bgalloc/alloc.h>, where a request looks, 2) */
+	for (unsigned i = 0; i < vol->ncpu; i++)
+		__atomic_store_n(&vol->cpu[i].pack.next, 0, __ATOMIC_RELAXED);
 	bga__lockdep_release(BGA_LOCKDEP_COMMIT, 0);
 	pthread_mutex_unlock(&vol->commit_lock);
 	return 0;

@@ -46,6 +46,7 @@ struct bga_rsv_counts {
 struct bga_pack {
 	uint16_t files[BGA_SHOWN_LENS];
 	uint16_t grew[BGA_SHOWN_LENS];
+	uint64_t next; /* where the CPU's next first window looks from (pack.h); 0: none */
 };
 
 /* Deferred frees (deferred.c): blocks and extents that deferred frees on

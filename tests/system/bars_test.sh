@@ -93,4 +93,33 @@ if [ "$(grep -cE '^bgafs-dbench\.trace .* (met|missed) ' <<<"$live")" != 6 ] ||
 	[ "$(grep -cE '^objects\.trace .* (met|missed) ' <<<"$live")" != 3 ]; then
 	fail "bga-replay's output did not parse to 6 + 3 verdicts: $live"
 fi
+# with the oracles' rows (-a oracle): a missed bar says whether the best
+# oracle meets it.  Planted after each history's bestfit row: on fioseq
+# an oracle at 1.00 extents a file with one failure, and an oracle,death
+# at 1.20 with none; on usrinc one ending at 0.0700
+awk '/^trace bgafs-fioseq/ { h = "f" } /^trace bgafs-usrinc/ { h = "u" } /^trace objects/ { h = "" }
+	{ print }
+	$1 == "bestfit" && NF == 12 && h == "f" {
+		printf "%-24s %10s %10s %6s %8s %7s %7s %8s %8s %8s %8s %9s\n", "oracle", $2, $3, $4, "1.00", 0, "0.00", 1, "0.0100", "0.0100", "0.0400", $12
+		printf "%-24s %10s %10s %6s %8s %7s %7s %8s %8s %8s %8s %9s\n", "oracle,death", $2, $3, $4, "1.20", 0, "0.00", 0, "0.0000", "0.0000", "0.0300", $12 }
+	$1 == "bestfit" && NF == 12 && h == "u" {
+		printf "%-24s %10s %10s %6s %8s %7s %7s %8s %8s %8s %8s %9s\n", "oracle", $2, $3, $4, "1.00", 0, "0.00", 1, "0.0700", "0.0700", "0.0400", $12 }' \
+	"$FIX" >"$dir/oracle.txt"
+orc=$("$PY" "$BARS" "$dir/oracle.txt")
+[ $? = 1 ] || fail "a miss with the oracles did not exit 1: $orc"
+for pat in '^bgafs-fioseq\.trace +ext/file <= 1\.05 +missed +1\.56 vs 1\.05; reached by none \(best bgalloc 1\.56\); oracle reaches 1\.00 \(oracle\)$' \
+	'^bgafs-fioseq\.trace +shorts <= peer +missed +2 vs 0; oracle reaches 0 \(oracle,death\)$' \
+	'^bgafs-usrinc\.trace\.xz +end score <= peer +missed +0\.2435 vs 0\.1508; oracle reaches 0\.0700 \(oracle\)$' \
+	'^bgafs-usrinc\.trace\.xz +shorts <= peer +missed +1 vs 0; not even the oracle \(oracle 1\)$' \
+	'^bgafs-usrinc\.trace\.xz +ext/file <= 1\.05 +met +1\.00 vs 1\.05; reached by bgalloc, ext2, bgalloc,windows=off, bestfit$' \
+	'^bgafs-fioseq\.trace +ext/file <= peer +met +1\.56 vs 17\.39$' \
+	'^bars met: 10 of 15, missed: 5$'; do
+	grep -qE "$pat" <<<"$orc" || fail "with the oracles: no line matching '$pat' in: $orc"
+done
+# an oracle past the bar too: "not even the oracle", on the 1.05 bar as on the others
+sed -E 's/^(oracle,death +[0-9]+ +[0-9]+ +[0-9]+ +)1\.20/\11.09/; s/^(oracle +[0-9]+ +[0-9]+ +[0-9]+ +)1\.00/\11.10/' \
+	"$dir/oracle.txt" >"$dir/oracle2.txt"
+expect 1 '^bgafs-fioseq\.trace +ext/file <= 1\.05 +missed +1\.56 vs 1\.05; reached by none \(best bgalloc 1\.56\); not even the oracle \(oracle,death 1\.09\)$' \
+	-- "$PY" "$BARS" "$dir/oracle2.txt"
+
 echo "bars_test: the fixture's misses and mets, its Markdown table alike, bad input, bga-replay's output parses"

@@ -190,7 +190,9 @@ expect 0 '^mballoc +2 +28 +28$' -- "$R" run "$dir/pa.txt" -a mballoc
 # and pass the replay's checks on the small histories: every free and
 # commit accepted, every extent as promised, twice the same end
 for t in "$TRACES"/*.trace; do
-	out=$("$R" run "$t" -a firstfit -a bestfit -a mballoc --reps 2) || fail "$(basename "$t") on the references: $out"
+	out=$("$R" run "$t" -a firstfit -a bestfit -a mballoc -a oracle -a oracle,death \
+		-a oracle,death,files=off --reps 2) ||
+		fail "$(basename "$t") on the references: $out"
 done
 # several traces: each reported, then side by side (one row an allocator
 # of each); --out makes a directory a trace
@@ -319,6 +321,59 @@ if [ -n "$BGAFS" ] && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; the
 		echo "replay_test: bgafs could not mount here: its trace is not checked"
 	fi
 fi
+# the clairvoyant reference (oracle.h): two files written a block at a
+# time in turn, each 3 blocks at its largest: the oracle books each its
+# 3 blocks at its first request and keeps it one extent (1.00), where
+# best fit interleaves them (3.00); the free map's checks pass (exit 0)
+printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source turns" "0 1 0 init_free 0 : 0+64" \
+	"1 1 0 rsv_open 0 1" "2 1 0 rsv_open 0 2" "3 1 0 alloc 0 1 $N 1 1 0 0 : 0+1" "4 1 0 alloc 0 2 $N 1 1 0 0 : 1+1" \
+	"5 1 0 alloc 0 1 1 1 1 0 0 : 2+1" "6 1 0 alloc 0 2 2 1 1 0 0 : 3+1" "7 1 0 alloc 0 1 3 1 1 0 0 : 4+1" \
+	"8 1 0 alloc 0 2 4 1 1 0 0 : 5+1" "9 1 0 rsv_close 0 1" "10 1 0 rsv_close 0 2" >"$dir/turns.txt"
+for a in oracle oracle,death; do
+	expect 0 "^$a +[0-9]+ +[0-9]+ +2 +1\.00 " -- "$R" run "$dir/turns.txt" -a $a
+done
+# files=off places each request alone: interleaved as best fit does
+for a in bestfit oracle,files=off oracle,death,files=off; do
+	expect 0 "^$a +[0-9]+ +[0-9]+ +2 +3\.00 " -- "$R" run "$dir/turns.txt" -a $a
+done
+# oracle,death puts what dies together side by side: a and c (freed at
+# records 5 and 6) next to each other, b and d (never freed) at the end,
+# so their frees leave one free extent (best fit and the plain oracle,
+# a b c d in a row: three)
+printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source death" "0 1 0 init_free 0 : 0+64" \
+	"1 1 0 alloc 0 0 $N 2 2 0 0 : 0+2" "2 1 0 alloc 0 0 $N 2 2 0 0 : 2+2" "3 1 0 alloc 0 0 $N 2 2 0 0 : 4+2" \
+	"4 1 0 alloc 0 0 $N 2 2 0 0 : 6+2" "5 1 0 free 0 0 2" "6 1 0 free 0 4 2" >"$dir/death.txt"
+expect 0 '^oracle,death +1 +60 +60$' -- "$R" run "$dir/death.txt" -a oracle,death
+expect 0 '^oracle +3 +56 +56$' -- "$R" run "$dir/death.txt" -a oracle
+# and of the free runs that hold a request, the one whose neighbour dies
+# closest to it: two holes of 3, the second after block 19 (freed at
+# record 4); X (2 blocks, freed at record 3) goes against 19, Y (never
+# freed) into the first hole beside what never dies; at the end X and 19
+# free one run of 4 (best fit puts X in the first hole: runs of 3, 1, 1)
+printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source near" "0 1 0 init_free 0 : 10+3 20+3" \
+	"1 1 0 alloc 0 0 $N 2 2 0 0 : 10+2" "2 1 0 alloc 0 0 $N 2 2 0 0 : 20+2" "3 1 0 free 0 10 2" "4 1 0 free 0 19 1" \
+	>"$dir/near.txt"
+expect 0 '^oracle,death +2 +4 +4$' -- "$R" run "$dir/near.txt" -a oracle,death
+expect 0 '^oracle +3 +3 +3$' -- "$R" run "$dir/near.txt" -a oracle
+# on a full volume (fioseq) a file that will grow keeps the free run after
+# it (1.29 extents a file; placed at the run's start: 1.69), and
+# oracle,death keeps files whole as well (1.08)
+out=$("$R" run "$TRACES/bgafs-fioseq.trace" -a oracle -a oracle,death) || fail "fioseq on the oracles: $out"
+awk '$1 == "oracle" && NF == 12 { o = $5 } $1 == "oracle,death" && NF == 12 { d = $5 }
+	END { exit !(o != "" && o <= 1.30 && d != "" && d <= 1.10) }' <<<"$out" ||
+	fail "fioseq: the oracles split files more than 1.30 and 1.10 extents a file: $out"
+# a file that frees blocks while open gets them back for its next
+# write, where an object would have taken them: one extent, where best
+# fit gives the hole to the object and the file's write goes on past it (2)
+printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source back" "0 1 0 init_free 0 : 0+64" \
+	"1 1 0 rsv_open 0 1" "2 1 0 alloc 0 1 $N 2 2 0 0 : 0+2" "3 1 0 alloc 0 0 $N 4 4 0 0 : 2+4" "4 1 0 free 0 0 2" \
+	"5 1 0 alloc 0 0 $N 2 2 0 0 : 0+2" "6 1 0 alloc 0 1 $N 2 2 0 0 : 6+2" "7 1 0 rsv_close 0 1" >"$dir/back.txt"
+expect 0 '^oracle +[0-9]+ +[0-9]+ +1 +1\.00 ' -- "$R" run "$dir/back.txt" -a oracle
+expect 0 '^bestfit +[0-9]+ +[0-9]+ +1 +2\.00 ' -- "$R" run "$dir/back.txt" -a bestfit
+# the oracle's options are death and files=on|off: any other is refused before the run
+for a in oracle,life oracle, oracle,files=maybe oracle,,death; do
+	expect 2 "allocator '$a': the oracle's options are death and files=on\|off" -- "$R" run "$TRACES/objects.trace" -a $a
+done
 expect 0 '^usage' -- "$R" --help
 expect 0 '^bga-replay \(bgalloc\) ' -- "$R" --version
 echo "replay_test: import exact, $n end hashes, try as bga_alloc_vec, --verify and round trips pass"

@@ -7,7 +7,9 @@
  * that holds it (first fit).  Files that grow keep their windows, and a
  * window's booking takes a run that holds the whole request before a
  * shorter one, taking the other windows back first when only they hold
- * one.
+ * one.  A crowded group with no room elsewhere shares its free space
+ * among its windows.  A file's goal-less first window goes on from the
+ * CPU's last one (next fit) until a commit.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -294,5 +296,111 @@ Test(packing, a_first_window_takes_the_first_run_of_its_group)
 	e = ask(vol, &m, rsv, 3000, 1, 1);
 	cr_assert_eq(e.start, 3000, "a goal where a run starts: there");
 	bga_rsv_close(rsv);
+	finish(vol, &m);
+}
+
+/*
+ * The longest window a file that keeps writing 8 blocks a request holds
+ * (its windows double: 8, 16, 32, 64...) in group 0 of a volume of
+ * `groups` groups of 4096, whose only free run there, 1000 blocks, also
+ * holds `others` files' windows (sized ones, when `sized`: booked at
+ * their goals, so they stay in group 0 whatever room the others have).
+ */
+static uint64_t longest_window_beside(uint32_t others, uint64_t groups, bool sized)
+{
+	struct refmodel m;
+	const uint32_t at[] = {2000}, len[] = {1000};
+	struct bga_volume *vol = make_holed(groups, &m, at, len, 1);
+	struct bga_rsv *o[8], *rsv;
+	struct bga_extent w;
+	for (uint32_t i = 0; i < others; i++) {
+		cr_assert_eq(bga_rsv_open(vol, &o[i]), 0);
+		if (sized)
+			cr_assert_eq(bga_rsv_set_size(o[i], 8), 0);
+		ask(vol, &m, o[i], 2000 + 8 * i, 1, 1);
+		cr_assert_eq(bga_rsv_window(o[i], &w), 0);
+		cr_assert(w.len > 0 && w.start < 4096, "file %u holds a window in group 0", i);
+	}
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	uint64_t goal = 2900, longest = 0;
+	for (int i = 0; i < 16; i++) {
+		struct bga_extent e = ask(vol, &m, rsv, goal, 8, 8);
+		goal = e.start + e.len;
+		cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+		longest = w.len > longest ? w.len : longest;
+	}
+	bga_rsv_close(rsv);
+	for (uint32_t i = 0; i < others; i++)
+		bga_rsv_close(o[i]);
+	finish(vol, &m);
+	return longest;
+}
+
+/*
+ * A crowded group's windows share its free space (bga_rsv_open): with 8
+ * other windows in the volume's only group, a growing file's window is
+ * at most a quarter of the group's free blocks (under 1000) over the 9
+ * windows, 27 blocks; with 7 it doubles as before, past 32.
+ */
+Test(packing, a_crowded_group_shares_its_free_space_among_its_windows)
+{
+	uint64_t seven = longest_window_beside(7, 1, false), eight = longest_window_beside(8, 1, false);
+	cr_assert_gt(seven, 32, "7 other windows: the window doubles on (%llu)", (unsigned long long)seven);
+	cr_assert_leq(eight, 1000 / (4 * 9), "8 other windows: at most its share (%llu)", (unsigned long long)eight);
+	cr_assert_gt(eight, 0);
+}
+
+/*
+ * The share holds only while no other group has room (bga_rsv_open):
+ * the same 8 other windows (sized, so they stay in group 0) with a
+ * second, empty group in the volume, and the growing file's window
+ * doubles on past 32 as before; with one group, at most its share.
+ */
+Test(packing, a_crowded_group_shares_only_while_no_other_has_room)
+{
+	uint64_t one = longest_window_beside(8, 1, true), two = longest_window_beside(8, 2, true);
+	cr_assert_leq(one, 1000 / (4 * 9), "one group: at most its share (%llu)", (unsigned long long)one);
+	cr_assert_gt(two, 32, "another group with room: the window doubles on (%llu)", (unsigned long long)two);
+}
+
+/* A file of one goal-less request of `len` blocks through its own handle,
+ * closed: where it went. */
+static struct bga_extent one_file(struct bga_volume *vol, struct refmodel *m, uint64_t len)
+{
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_extent e = ask(vol, m, rsv, BGA_NO_GOAL, len, len);
+	bga_rsv_close(rsv);
+	return e;
+}
+
+/*
+ * Files written one after another (first requests past a stream's
+ * length: windows, not packed) go on from the last one's first extent
+ * (next fit), past a hole a free opened below them, until a commit frees
+ * blocks: then the next one fills from the group's start again (first
+ * fit), and the one after goes on from it.
+ */
+Test(packing, a_first_window_goes_on_from_the_last_until_a_commit)
+{
+	cpu_set_t old;
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
+	struct refmodel m;
+	struct bga_volume *vol = make(2 * 4096, 4096, &m);
+	struct bga_extent a = one_file(vol, &m, 20), b = one_file(vol, &m, 20);
+	cr_assert_eq(b.start, a.start + 20, "the second file right after the first");
+	give_back(vol, &m, a.start, a.len); /* a hole that holds the next file, below it */
+	struct bga_extent c = one_file(vol, &m, 20);
+	cr_assert_eq(c.start, b.start + 20, "on from the last file, not into the hole at %llu (got %llu)",
+		     (unsigned long long)a.start, (unsigned long long)c.start);
+	cr_assert_eq(bga_free_deferred(vol, b.start, b.len, 1), 0);
+	cr_assert_eq(refmodel_free_deferred(&m, b.start, b.len, 1), 0);
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(refmodel_commit(&m, 1), 0);
+	struct bga_extent d = one_file(vol, &m, 30);
+	cr_assert_eq(d.start, a.start, "after a commit freed blocks: the group's first run that holds it, not %llu",
+		     (unsigned long long)d.start);
+	cr_assert_eq(one_file(vol, &m, 4).start, d.start + 30, "and on from that one");
+	cr_assert_eq(test_unpin(&old), 0);
 	finish(vol, &m);
 }

@@ -11,6 +11,7 @@
 #ifdef BGA_REPLAY_EXT2
 #include "peer_ext2.h"
 #endif
+#include "oracle.h"
 #include "refalloc.h"
 
 struct pending {
@@ -24,6 +25,7 @@ struct backend {
 	uint64_t nblocks;
 	uint32_t group;
 	struct refalloc *ref; /* a reference allocator (refalloc.h) */
+	struct oracle *oracle; /* the clairvoyant one (oracle.h) */
 #ifdef BGA_REPLAY_EXT2
 	struct peer_ext2 *peer;
 #endif
@@ -240,6 +242,11 @@ static int ext2_alloc(struct backend *b, const struct bga_request *req, uint64_t
 }
 #endif
 
+static int is_oracle(const char *spec)
+{
+	return !strcmp(spec, "oracle") || !strncmp(spec, "oracle,", 7);
+}
+
 int backend_check(const char *spec, uint64_t nblocks, uint32_t group, uint64_t fdb)
 {
 	struct backend *b;
@@ -249,16 +256,19 @@ int backend_check(const char *spec, uint64_t nblocks, uint32_t group, uint64_t f
 #endif
 	if (ref_policy_of(spec) >= 0)
 		return 0;
+	unsigned opts;
+	if (is_oracle(spec))
+		return oracle_parse(spec, &opts);
 	/* bgalloc's volume, started full, is made in a moment: made and
 	 * destroyed, it checks the options against the volume */
-	if (backend_open(spec, nblocks, group, fdb, NULL, 0, &b))
+	if (backend_open(spec, NULL, nblocks, group, fdb, NULL, 0, &b))
 		return -1;
 	backend_close(b);
 	return 0;
 }
 
-int backend_open(const char *spec, uint64_t nblocks, uint32_t group, uint64_t fdb, const struct bga_extent *fr,
-                 size_t n, struct backend **out)
+int backend_open(const char *spec, const struct trace *t, uint64_t nblocks, uint32_t group, uint64_t fdb,
+                 const struct bga_extent *fr, size_t n, struct backend **out)
 {
 	struct backend *b = calloc(1, sizeof(*b));
 	if (!b)
@@ -280,9 +290,19 @@ int backend_open(const char *spec, uint64_t nblocks, uint32_t group, uint64_t fd
 		rc = ref_create((enum ref_policy)ref_policy_of(spec), nblocks, fdb, fr, n, &b->ref);
 		if (rc)
 			fprintf(stderr, "bga-replay: allocator '%s': %s\n", spec, bga_strerror(rc));
+	} else if (is_oracle(spec)) {
+		unsigned opts;
+		rc = oracle_parse(spec, &opts);
+		if (!rc && !t) {
+			fprintf(stderr, "bga-replay: allocator '%s': the oracle plays a trace it has read\n", spec);
+			rc = -1;
+		} else if (!rc && (rc = oracle_create(opts, t, nblocks, fdb, fr, n, &b->oracle))) {
+			fprintf(stderr, "bga-replay: allocator '%s': %s\n", spec, bga_strerror(rc));
+		}
 	} else {
 		fprintf(stderr,
-		        "bga-replay: unknown allocator '%s' (bgalloc[,OPTIONS], ext2, firstfit, bestfit or mballoc)\n",
+		        "bga-replay: unknown allocator '%s' (bgalloc[,OPTIONS], ext2, firstfit, bestfit, mballoc or "
+		        "oracle[,OPTIONS])\n",
 		        spec);
 		rc = -1;
 	}
@@ -300,12 +320,19 @@ void backend_close(struct backend *b)
 		return;
 	bga_destroy(b->vol);
 	ref_destroy(b->ref);
+	oracle_destroy(b->oracle);
 #ifdef BGA_REPLAY_EXT2
 	if (b->peer)
 		peer_ext2_destroy(b->peer);
 #endif
 	free(b->pend);
 	free(b);
+}
+
+void backend_at(struct backend *b, size_t i)
+{
+	if (b->oracle)
+		oracle_at(b->oracle, i);
 }
 
 const char *backend_label(const struct backend *b)
@@ -333,6 +360,8 @@ int backend_alloc(struct backend *b, struct bga_rsv *rsv, const struct bga_reque
 	}
 	if (b->ref)
 		return ref_alloc(b->ref, (struct ref_file *)rsv, req, want, out, max_out, n);
+	if (b->oracle)
+		return oracle_alloc(b->oracle, (struct oracle_file *)rsv, req, want, out, max_out, n);
 #ifdef BGA_REPLAY_EXT2
 	return ext2_alloc(b, &r, want, out, max_out, n);
 #else
@@ -344,12 +373,12 @@ int backend_free(struct backend *b, const struct bga_extent *e, size_t n)
 {
 	if (b->vol)
 		return n == 1 ? bga_free(b->vol, e[0].start, e[0].len) : bga_free_vec(b->vol, e, n);
-	for (size_t i = 0; i < n && b->ref; i++) {
-		int rc = ref_free(b->ref, e[i].start, e[i].len);
+	for (size_t i = 0; i < n && (b->ref || b->oracle); i++) {
+		int rc = b->ref ? ref_free(b->ref, e[i].start, e[i].len) : oracle_free(b->oracle, e[i].start, e[i].len);
 		if (rc)
 			return rc;
 	}
-	if (b->ref)
+	if (b->ref || b->oracle)
 		return 0;
 #ifdef BGA_REPLAY_EXT2
 	for (size_t i = 0; i < n; i++) {
@@ -406,6 +435,8 @@ int backend_claim(struct backend *b, uint64_t start, uint64_t len)
 		return bga_claim(b->vol, start, len);
 	if (b->ref)
 		return ref_claim(b->ref, start, len);
+	if (b->oracle)
+		return oracle_claim(b->oracle, start, len);
 #ifdef BGA_REPLAY_EXT2
 	ext2_filsys fs = peer_ext2_fs(b->peer);
 	if (!len || start >= peer_ext2_nblocks(b->peer) || len > peer_ext2_nblocks(b->peer) - start)
@@ -432,6 +463,8 @@ int backend_rsv_open(struct backend *b, struct bga_rsv **out)
 	*out = NULL;
 	if (b->ref)
 		return ref_file_open(b->ref, (struct ref_file **)out);
+	if (b->oracle)
+		return oracle_file_open(b->oracle, (struct oracle_file **)out);
 	return b->vol ? bga_rsv_open(b->vol, out) : 0;
 }
 
@@ -441,6 +474,8 @@ void backend_rsv_close(struct backend *b, struct bga_rsv *rsv)
 		bga_rsv_close(rsv);
 	else if (b->ref)
 		ref_file_close(b->ref, (struct ref_file *)rsv);
+	else if (b->oracle)
+		oracle_file_close(b->oracle, (struct oracle_file *)rsv);
 }
 
 int backend_rsv_set_size(struct backend *b, struct bga_rsv *rsv, uint32_t blocks)
@@ -456,6 +491,8 @@ int backend_freemap(struct backend *b, uint64_t unit, struct freemap *m)
 		return freemap_of_volume(b->vol, unit, b->group, m);
 	if (b->ref)
 		return ref_freemap(b->ref, b->group, unit, m);
+	if (b->oracle)
+		return oracle_freemap(b->oracle, b->group, unit, m);
 #ifdef BGA_REPLAY_EXT2
 	ext2_filsys fs = peer_ext2_fs(b->peer);
 	uint64_t size = peer_ext2_nblocks(b->peer), s, e;

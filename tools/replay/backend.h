@@ -5,7 +5,8 @@
 /*
  * An allocator a trace is played against: bgalloc with a configuration,
  * the libext2fs peer (support/peer_ext2.c), or a reference
- * allocator (refalloc.h: firstfit, bestfit, mballoc).  Every call has
+ * allocator (refalloc.h: firstfit, bestfit, mballoc), or the clairvoyant
+ * one (oracle.h: oracle, oracle,death).  Every call has
  * bgalloc's contract; the peer emulates the calls it lacks (see
  * backend.c).
  */
@@ -16,17 +17,23 @@
 #include <bgalloc.h>
 
 #include "freemap.h"
+#include "trace.h"
 
 struct backend;
 
 /*
  * Parse spec ("bgalloc[,group=N][,windows=off][,counters=atomic|percpu]
- * [,lock=global]", "ext2", "firstfit", "bestfit" or "mballoc") and make the allocator for a volume of
+ * [,lock=global]", "ext2", "firstfit", "bestfit", "mballoc", "oracle" or
+ * "oracle,death") and make the allocator for a volume of
  * nblocks (group: the trace's blocks_per_group) whose free blocks are
- * free[0..n).  0, or -1 with the reason printed.
+ * free[0..n), to play t (read before by the oracle, which needs it; the
+ * others take NULL).  0, or -1 with the reason printed.
  */
-int backend_open(const char *spec, uint64_t nblocks, uint32_t group, uint64_t first_data_block,
-                 const struct bga_extent *fr, size_t n, struct backend **out);
+int backend_open(const char *spec, const struct trace *t, uint64_t nblocks, uint32_t group,
+                 uint64_t first_data_block, const struct bga_extent *fr, size_t n, struct backend **out);
+/* The replay plays t's record i next (the oracle's future; the others
+ * ignore it). */
+void backend_at(struct backend *b, size_t i);
 void backend_close(struct backend *b);
 /* Whether backend_open(spec, nblocks, group, fdb, ...) would take spec
  * (the peer's image is not made): 0, or -1 with the reason printed. */

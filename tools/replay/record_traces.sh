@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Record the traces of tests/data/traces/ again (docs/TRACE.md), as root
 # with /dev/fuse, dbench, postmark, git, fio, xz, linux-source-6.1, what a
-# kernel build needs (gcc, make, flex, bison, bc), dpkg, gzip and sqlite3
-# (scripts/deps.sh record):
+# kernel build needs (gcc, make, flex, bison, bc), dpkg, gzip, sqlite3,
+# rsync and savelog (debianutils) (scripts/deps.sh record):
 #   bgafs-dbench.trace     bgafs (mount -o trace=) under dbench, 2 clients, 3 s, 256M image
 #   bgafs-dbench8.trace.xz bgafs under dbench, 8 clients, 10 s, 1G image
 #   bgafs-exerciser.trace  bgafs under the data-integrity exerciser (bgafs_exerciser,
@@ -49,6 +49,18 @@
 #   bgafs-fiomix.trace.xz  held out, 128M image: fio, two writers at random offsets across
 #                          files of 64 KiB-3 MiB in 4-64 KiB blocks, half deleted,
 #                          refilled to 89% full (see fiomix() below)
+#   bgafs-torrent.trace    held out, 256M image: fio as a BitTorrent-like download, four
+#                          writers of pieces at random offsets across sparse files of
+#                          1-64 MiB, deletes and appends, two more to 90% (see torrent() below)
+#   bgafs-gitgc.trace.xz   held out, 128M image: a clone of sound/ beside other data, six
+#                          rounds of commits each packed again (repack, gc, gc --aggressive)
+#                          near 88% full (see gitgc() below)
+#   bgafs-logs.trace.xz    held out, 64M image: six logs appended to a line at a time and
+#                          rotated by savelog while written, the older archives deleted
+#                          past 88% full, three times (see logs() below)
+#   bgafs-rsync.trace.xz   held out, 128M image: drivers/net/ethernet kept in step with
+#                          three snapshots by rsync --inplace --delete beside other data,
+#                          near 88% full (see rsync_inplace() below)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
 # (each took 1-2 minutes to record on this project's 2-core machine, and
 # the kernel build 6).  Each bgafs trace is checked: applied with its recorded results
@@ -56,13 +68,13 @@
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
 # bgafs trace uncompressed in DIR too.
-#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|debs|gzip|sqlite|sort|fiomix|objects]...]
+#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|debs|gzip|sqlite|sort|fiomix|torrent|gitgc|logs|rsync|objects]...]
 # (default build/test, all of them)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
-which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc debs gzip sqlite sort fiomix objects}
+which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc debs gzip sqlite sort fiomix torrent gitgc logs rsync objects}
 R=$build/tools/replay/bga-replay
 BGAFS=$build/tools/bgafs/bgafs
 out=tests/data/traces
@@ -76,6 +88,9 @@ done
 cmds=(dbench postmark git fio xz)
 # sqlite3 only the sqlite history needs
 case " $which " in *" sqlite "*) cmds+=(sqlite3) ;; esac
+# and savelog the logs history, rsync the usrinc and rsync ones
+case " $which " in *" logs "*) cmds+=(savelog) ;; esac
+case " $which " in *" usrinc "* | *" rsync "*) cmds+=(rsync) ;; esac
 for c in "${cmds[@]}"; do
 	command -v "$c" >/dev/null || { echo "record_traces: $c missing (scripts/deps.sh record)" >&2; exit 2; }
 done
@@ -252,7 +267,8 @@ kbuild() {
 # pylib, pmbig, fioseq and usrinc were held out at 454cbac, and tuned on
 # after; debs, gzip, sqlite, sort and fiomix (after usrinc below) were
 # recorded with the library of bfeda60 and held out from the policy work
-# that followed.
+# that followed (tuned on since); torrent, gitgc, logs and rsync (after
+# fiomix below) with that of b396e86, held out from the work after it.
 # pylib: /usr/lib/python3.11 as installed (Debian's python3.11 standard
 # library and its dist-packages) as a tarball, extracted into rounds r1-r3; every other
 # file of r1 and r2 deleted; r1 extracted again over what is left; r4
@@ -556,6 +572,266 @@ fiomix() {
 	find "$mnt" -maxdepth 1 -name 'a.*' | LC_ALL=C sort | awk 'NR % 3 == 1' | xargs -d '\n' rm -f
 }
 
+# The held-out histories recorded with the library of b396e86.
+# torrent: a BitTorrent-like download, by fio: four torrents at once, each
+# a writer of whole pieces at random offsets across its own sparse files
+# (fio's file made at its full size, nothing preallocated, a file at
+# random each write): 3 files of 1-64 MiB in 256 KiB pieces, 6 of 1-16 MiB
+# in 256 KiB, 2 of 4-32 MiB in 16 KiB blocks (a client that writes each
+# block as it comes), 10 of 1-4 MiB in 256 KiB; the second torrent and
+# every other file of the fourth deleted; 4 MiB appended to each file of
+# the third and to the first file of the first (dd, 64 KiB writes); two
+# torrents more, sized to bring the volume to 90% full (3 files in 256 KiB
+# pieces, 6 in 16 KiB blocks); then the first torrent deleted and every
+# third file still there
+torrent_job() { # torrent_job FILE: a fio job file of the sections that follow it, on $mnt
+	printf '%s\n' "[global]" "directory=$mnt" "ioengine=psync" "fallocate=none" "rw=randwrite" \
+		"file_service_type=random" >"$1"
+}
+torrent_section() { # torrent_section FILE NAME BS FILES FILESIZE SEED: a torrent added to the job file FILE
+	printf '%s\n' "[$2]" "bs=$3" "nrfiles=$4" "filesize=$5" "randseed=$6" >>"$1"
+}
+torrent() {
+	torrent_job "$work/torrent1"
+	torrent_section "$work/torrent1" ta 256k 3 1m-64m 71
+	torrent_section "$work/torrent1" tb 256k 6 1m-16m 72
+	torrent_section "$work/torrent1" tc 16k 2 4m-32m 73
+	torrent_section "$work/torrent1" td 256k 10 1m-4m 74
+	fio --output=/dev/null "$work/torrent1"
+	sync -f "$mnt"
+	echo "record_traces: torrent: $(used_pct)% full after four torrents"
+	rm -f "$mnt"/tb.*
+	find "$mnt" -maxdepth 1 -name 'td.*' | LC_ALL=C sort | awk 'NR % 2' | xargs -d '\n' rm -f
+	avail_settled "$mnt" "$mnt" 1 # the deleted files counted free (debs() says why)
+	local f
+	for f in "$mnt"/tc.* "$mnt/ta.0.0"; do
+		dd if=/dev/urandom of="$f" bs=64k count=64 oflag=append conv=notrunc status=none
+	done
+	sync -f "$mnt"
+	echo "record_traces: torrent: $(used_pct)% full after the deletes and appends"
+	# what is left to 90% full, in KiB: 60% to three files, 40% to six
+	local room
+	room=$(stat -f -c '%b %f %S' "$mnt" | awk '{print int(($2 - 0.10 * $1) * $3 / 1024)}')
+	torrent_job "$work/torrent2"
+	torrent_section "$work/torrent2" te 256k 3 $((room * 6 / 10 / 3 / 256 * 256))k 75
+	torrent_section "$work/torrent2" tf 16k 6 $((room * 4 / 10 / 6 / 16 * 16))k 76
+	fio --output=/dev/null "$work/torrent2"
+	sync -f "$mnt"
+	echo "record_traces: torrent: $(used_pct)% full after two more"
+	rm -f "$mnt"/ta.*
+	find "$mnt" -maxdepth 1 -type f | LC_ALL=C sort | awk 'NR % 3 == 1' | xargs -d '\n' rm -f
+}
+
+# gitgc: a repository's packs written again and again, near full: the
+# sound/ tree of linux-source-6.1 but for sound/soc committed to a local
+# bare repository (outside bgafs), cloned onto bgafs beside eight files
+# of other data (1 to 8 parts in 36 of what is left to 70% full) that
+# bring the volume there; then six
+# rounds, each adding or deleting a subtree of sound/soc or editing every
+# fifth C file (sed -i: a new file renamed over the old), committed (loose
+# objects), then packed: git repack -d (rounds 1, 3), git gc (2, 4, with
+# the unreachable pruned at once), git gc --aggressive (5), git repack
+# -adf (6); before a round past 86% full, one file of other data deleted;
+# then the working tree deleted and one git gc more
+gitgc_src=$work/gitgc-src/linux-source-6.1
+gitgc_edit() { # gitgc_edit DIR N: every fifth C file under $mnt/repo/sound/DIR (in sorted order, from the Nth) edited
+	find "$mnt/repo/sound/$1" -name '*.c' | LC_ALL=C sort | awk -v n="$2" 'NR % 5 == n' |
+		xargs -d '\n' sed -i -e 's/\t*return 0;$/&\n\t\/* round '"$2"' *\//' -e 's/^static int /static  int /'
+}
+gitgc() {
+	if [ ! -d "$gitgc_src" ]; then
+		mkdir -p "$work/gitgc-src"
+		tar -xf /usr/src/linux-source-6.1.tar.xz -C "$work/gitgc-src" linux-source-6.1/sound
+		git init -q --bare -b main "$work/gitgc.git"
+		git -C "$gitgc_src" init -q -b main
+		(cd "$gitgc_src" && git add sound ':!sound/soc' &&
+			git -c user.name=record -c user.email=record@localhost commit -q -m "sound/ of linux-source-6.1 but soc" &&
+			git push -q "$work/gitgc.git" main)
+	fi
+	git clone -q --no-hardlinks "$work/gitgc.git" "$mnt/repo"
+	git -C "$mnt/repo" config user.name record
+	git -C "$mnt/repo" config user.email record@localhost
+	git -C "$mnt/repo" config pack.threads 2
+	sync -f "$mnt"
+	# the other data: eight files, to 70% full
+	local room i
+	room=$(stat -f -c '%b %f %S' "$mnt" | awk '{print int(($2 - 0.30 * $1) * $3 / 1048576)}')
+	for i in 1 2 3 4 5 6 7 8; do
+		dd if=/dev/urandom of="$mnt/other$i" bs=1M count=$((room * i / 36)) status=none
+	done
+	sync -f "$mnt"
+	echo "record_traces: gitgc: $(used_pct)% full after the clone and the other data"
+	local r f
+	for r in 1 2 3 4 5 6; do
+		avail_settled "$mnt" "$mnt" 1 # what the last pack deleted counted free (debs() says why)
+		if [ "$(used_pct)" -gt 86 ]; then
+			f=$(find "$mnt" -maxdepth 1 -name 'other*' | LC_ALL=C sort | head -1)
+			rm -f "$f"
+			avail_settled "$mnt" "$mnt" 1
+			echo "record_traces: gitgc: $(basename "$f") deleted, $(used_pct)% full"
+		fi
+		case $r in
+		1) mkdir "$mnt/repo/sound/soc" && cp -a "$gitgc_src/sound/soc/codecs" "$mnt/repo/sound/soc/" ;;
+		2) gitgc_edit soc/codecs 2 && gitgc_edit pci 2 ;;
+		3) cp -a "$gitgc_src/sound/soc/intel" "$gitgc_src/sound/soc/sof" "$mnt/repo/sound/soc/" && rm -rf "$mnt/repo/sound/isa" ;;
+		4) gitgc_edit soc 4 ;;
+		5) cp -a "$gitgc_src/sound/soc/fsl" "$gitgc_src/sound/soc/qcom" "$mnt/repo/sound/soc/" && gitgc_edit usb 0 ;;
+		6) rm -rf "$mnt/repo/sound/soc/intel" && gitgc_edit soc/codecs 1 ;;
+		esac
+		git -C "$mnt/repo" add -A
+		git -C "$mnt/repo" commit -q -m "round $r"
+		sync -f "$mnt"
+		echo "record_traces: gitgc: round $r committed, $(used_pct)% full"
+		case $r in
+		1 | 3) git -C "$mnt/repo" repack -d -q ;;
+		2 | 4) git -C "$mnt/repo" -c gc.pruneExpire=now gc -q ;;
+		5) git -C "$mnt/repo" -c gc.pruneExpire=now gc -q --aggressive ;;
+		6) git -C "$mnt/repo" repack -adf -q ;;
+		esac
+		sync -f "$mnt"
+		echo "record_traces: gitgc: round $r packed, $(used_pct)% full"
+	done
+	find "$mnt/repo" -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +
+	avail_settled "$mnt" "$mnt" 1
+	git -C "$mnt/repo" -c gc.pruneExpire=now gc -q
+	echo "record_traces: gitgc: $(used_pct)% full at the end"
+}
+
+# logs: six services' logs appended to a line at a time, as syslog
+# writes them, each rotated by Debian's savelog while its writer goes on.
+# In turns: each service's writer (awk; each line written at once, the
+# file closed and opened again every 64 lines as a daemon does after a
+# rotation) appends 1,000 lines of about 100 B times the service's
+# number (1-6), all six at once, and while they write, each log is
+# rotated (savelog: log.0 kept plain, older ones gzip'ed, one service's
+# with xz, one's left plain, 99 kept); after a turn past 88% full,
+# the older half of each service's archives deleted; after the third
+# such clean-up, the logs and archives of two services deleted
+logs_append() { # logs_append FILE SERVICE TURN: the service's lines of the turn appended to FILE
+	awk -v f="$1" -v s="$2" -v turn="$3" 'BEGIN {
+		srand(100 * turn + s)
+		for (i = 1; i <= 1000 * s; i++) {
+			t = 2 * turn + int(i / (500 * s))
+			printf "Dec  5 %02d:%02d:%02d host svc%d[%d]: request %d from 10.%d.%d.%d took %d ms status %d id %08x%04x\n",
+				int(t / 3600) % 24, int(t / 60) % 60, t % 60, s, 1000 + s, i,
+				int(rand() * 256), int(rand() * 256), int(rand() * 256), int(rand() * 900),
+				(rand() < 0.9 ? 200 : 500), int(rand() * 2147483647), int(rand() * 65536) >>f
+			if (rand() < 0.002)
+				for (k = 0; k < 20; k++)
+					printf "Dec  5 host svc%d[%d]:   at frame %d of request %d\n", s, 1000 + s, k, i >>f
+			fflush(f)
+			if (i % 64 == 0)
+				close(f)
+		}
+	}'
+}
+logs() {
+	mkdir "$mnt/log"
+	local s turn=0 cleanups=0 pids
+	while [ $cleanups -lt 3 ]; do
+		turn=$((turn + 1))
+		[ $turn -le 1000 ] || { echo "record_traces: logs: only $cleanups clean-ups in 1000 turns" >&2; break; }
+		pids=()
+		for s in 1 2 3 4 5 6; do
+			logs_append "$mnt/log/svc$s.log" "$s" "$turn" &
+			pids+=($!)
+		done
+		for s in 1 2 3 4 5 6; do
+			case $s in
+			2) savelog -q -c 99 -J "$mnt/log/svc$s.log" ;;
+			5) savelog -q -c 99 -l "$mnt/log/svc$s.log" ;;
+			*) savelog -q -c 99 "$mnt/log/svc$s.log" ;;
+			esac
+		done
+		wait "${pids[@]}"
+		if [ "$(used_pct)" -gt 88 ]; then
+			# (NAME.log.N[.gz|.xz]: the older half of each service's N)
+			find "$mnt/log" -name 'svc*.log.*' | LC_ALL=C sort | awk '{
+				n = $0; sub(/.*\.log\./, "", n); sub(/\..*/, "", n); svc = $0; sub(/\.log\..*/, "", svc)
+				path[NR] = $0; num[NR] = n + 0; of[NR] = svc; if (n + 0 > max[svc]) max[svc] = n + 0
+			} END { for (i = 1; i <= NR; i++) if (num[i] > max[of[i]] / 2) print path[i] }' | xargs -d '\n' rm -f
+			avail_settled "$mnt" "$mnt" 1 # the deleted archives counted free (debs() says why)
+			cleanups=$((cleanups + 1))
+			echo "record_traces: logs: turn $turn, clean-up $cleanups, $(used_pct)% full after it"
+		fi
+	done
+	rm -f "$mnt"/log/svc3.log* "$mnt"/log/svc6.log*
+	sync -f "$mnt"
+	echo "record_traces: logs: $(used_pct)% full at the end"
+}
+
+# rsync: a tree kept in step with snapshots of it, rewritten in place
+# (rsync -a --inplace --no-whole-file --delete: the changed pieces of a
+# file written over it, a file that grows extended at its tail, one that
+# shrinks cut, as a backup mirror is kept), beside other data (a file
+# written, or the oldest deleted, before each snapshot, so that what the
+# snapshot grows leaves the volume near 88% full).  The snapshots, made outside bgafs from
+# drivers/net/ethernet of linux-source-6.1: s1, all but mellanox/ and
+# sfc/; s2, s1 with every third C file grown (a comment line after each
+# `return 0;`), every seventh header deleted and mellanox/ added; s3, s2
+# with the block comments of every other C file of intel/ cut, sfc/
+# added and broadcom/ deleted; then s1 again
+rsync_snaps() { # the snapshots, in $work/snap/s1..s3
+	local e=$work/snap/src/linux-source-6.1/drivers/net/ethernet
+	[ -d "$work/snap/s3" ] && return 0
+	mkdir -p "$work/snap/src"
+	tar -xf /usr/src/linux-source-6.1.tar.xz -C "$work/snap/src" linux-source-6.1/drivers/net/ethernet
+	cp -a "$e" "$work/snap/s1"
+	rm -rf "$work/snap/s1/mellanox" "$work/snap/s1/sfc"
+	cp -a "$work/snap/s1" "$work/snap/s2"
+	find "$work/snap/s2" -name '*.c' | LC_ALL=C sort | awk 'NR % 3 == 1' |
+		xargs -d '\n' sed -i 's/^\t*return 0;$/&\n\t\/* s2 *\//'
+	find "$work/snap/s2" -name '*.h' | LC_ALL=C sort | awk 'NR % 7 == 1' | xargs -d '\n' rm -f
+	cp -a "$e/mellanox" "$work/snap/s2/"
+	cp -a "$work/snap/s2" "$work/snap/s3"
+	find "$work/snap/s3/intel" -name '*.c' | LC_ALL=C sort | awk 'NR % 2' | xargs -d '\n' sed -i '/^[ \t]*\*/d'
+	cp -a "$e/sfc" "$work/snap/s3/"
+	rm -rf "$work/snap/s3/broadcom"
+}
+rsync_adds() { # rsync_adds SNAP: the KiB that SNAP rsync'ed over $mnt/tree adds at most (what grows, by 4 KiB)
+	local len name cur kib=0
+	while read -r len name; do
+		case $len in *[!0-9]* | "") continue ;; esac # (a deletion)
+		case $name in */) continue ;; esac
+		cur=$(stat -c %s "$mnt/tree/$name" 2>/dev/null || echo 0)
+		[ "$len" -le "$cur" ] || kib=$((kib + (len - cur) / 4096 * 4 + 4))
+	done < <(rsync -a --inplace --no-whole-file --delete --dry-run --out-format='%l %n' "$work/snap/$1/" "$mnt/tree/")
+	echo $kib
+}
+rsync_to() { # rsync_to SNAP: other data written or deleted to leave the volume near 88% full, then SNAP rsync'ed in place
+	local room f
+	avail_settled "$mnt" "$mnt" 1 # what the last rsync deleted counted free (debs() says why)
+	# what SNAP adds, but not what it frees: rsync writes before its
+	# deletes are committed
+	room=$(stat -f -c '%b %f %S' "$mnt" | awk -v d="$(rsync_adds "$1")" '{print int(($2 - 0.12 * $1) * $3 / 1024) - d}')
+	while [ "$room" -lt 0 ]; do
+		f=$(find "$mnt" -maxdepth 1 -name 'other*' | LC_ALL=C sort | head -1)
+		[ -n "$f" ] || break
+		room=$((room + $(du -sk "$f" | cut -f1)))
+		rm -f "$f"
+	done
+	if [ "$room" -ge 1024 ]; then
+		rsync_other=$((rsync_other + 1))
+		dd if=/dev/urandom of="$mnt/other$(printf %02d $rsync_other)" bs=1M count=$((room / 1024)) status=none
+	fi
+	avail_settled "$mnt" "$mnt" 1
+	echo "record_traces: rsync: $(used_pct)% full before $1"
+	rsync -a --inplace --no-whole-file --delete "$work/snap/$1/" "$mnt/tree/"
+	sync -f "$mnt"
+	echo "record_traces: rsync: $(used_pct)% full after $1"
+}
+rsync_inplace() {
+	rsync_snaps
+	rsync_other=0
+	mkdir "$mnt/tree"
+	rsync -a "$work/snap/s1/" "$mnt/tree/"
+	rsync_to s2
+	rsync_to s3
+	rsync_to s1
+	rsync_to s2
+	rm -f "$mnt"/other*
+}
+
 dbench2() { dbench_run "$mnt" 3 2 | grep -E '^Throughput|ERROR'; }
 dbench8() { dbench_run "$mnt" 10 8 | grep -E '^Throughput|ERROR'; }
 exerciser() {
@@ -582,8 +858,12 @@ for t in $which; do
 	sqlite) record bgafs-sqlite 160M sqlite_dbs ;;
 	sort) kernel_src && record bgafs-sort 180M sort_runs ;;
 	fiomix) record bgafs-fiomix 128M fiomix ;;
+	torrent) record bgafs-torrent 256M torrent ;;
+	gitgc) record bgafs-gitgc 128M gitgc ;;
+	logs) record bgafs-logs 64M logs ;;
+	rsync) record bgafs-rsync 128M rsync_inplace ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
-	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, objects)" >&2; exit 2 ;;
+	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, torrent, gitgc, logs, rsync, objects)" >&2; exit 2 ;;
 	esac
 done
 tests/data/traces/regen_hashes.sh "$build"

@@ -413,13 +413,27 @@ static int one(struct refalloc *r, struct ref_file *f, uint64_t goal, uint64_t m
 	return plain_one(r, r->policy == REF_BESTFIT ? REF_BESTFIT : REF_FIRSTFIT, goal, min, max, align, out);
 }
 
-static int alloc_pieces(struct refalloc *r, struct ref_file *f, const struct bga_request *req, uint64_t want,
-                        struct bga_extent *out, size_t max_out, size_t *n)
+/* one() for ref_pieces: the policy's placement of one extent. */
+static int one_of(void *ctx, void *f, uint64_t goal, uint64_t min, uint64_t max, uint64_t align,
+                  uint32_t flags, struct bga_extent *out)
+{
+	return one(ctx, f, goal, min, max, align, flags, out);
+}
+
+static void undo_of(void *ctx, uint64_t start, uint64_t len)
+{
+	index_free(ctx, start, len);
+}
+
+static const struct ref_ops ref_own_ops = {one_of, undo_of};
+
+int ref_pieces(const struct ref_ops *ops, void *ctx, void *f, const struct bga_request *req,
+               uint64_t want, struct bga_extent *out, size_t max_out, size_t *n)
 {
 	uint64_t align = req->align > 1 ? req->align : 1, goal = req->goal;
 	*n = 0;
 	if (!want) {
-		int rc = one(r, f, goal, req->min_len, req->max_len, align, req->flags, out);
+		int rc = ops->one(ctx, f, goal, req->min_len, req->max_len, align, req->flags, out);
 		*n = !rc;
 		return rc;
 	}
@@ -428,7 +442,7 @@ static int alloc_pieces(struct refalloc *r, struct ref_file *f, const struct bga
 	while (rest >= req->min_len && *n < max_out) {
 		uint64_t piece = rest < req->max_len ? rest : req->max_len;
 		struct bga_extent e = {0, 0};
-		if ((rc = one(r, f, goal, req->min_len, piece, align, req->flags & ~BGA_EXACT_GOAL, &e)))
+		if ((rc = ops->one(ctx, f, goal, req->min_len, piece, align, req->flags & ~BGA_EXACT_GOAL, &e)))
 			break;
 		if (*n && out[*n - 1].start + out[*n - 1].len == e.start)
 			out[*n - 1].len += e.len;
@@ -440,37 +454,52 @@ static int alloc_pieces(struct refalloc *r, struct ref_file *f, const struct bga
 	if (*n && (!(req->flags & BGA_ALL_OR_NOTHING) || rest == 0))
 		return 0;
 	for (size_t i = 0; i < *n; i++)
-		index_free(r, out[i].start, out[i].len);
+		ops->undo(ctx, out[i].start, out[i].len);
 	*n = 0;
 	return rc ? rc : -ENOSPC;
 }
 
-int ref_alloc(struct refalloc *r, struct ref_file *f, const struct bga_request *req, uint64_t want,
-              struct bga_extent *out, size_t max_out, size_t *n)
+int ref_request_ok(const struct refalloc *r, const struct bga_request *req, uint64_t want, size_t max_out)
 {
 	uint64_t align = req->align > 1 ? req->align : 1;
-	*n = 0;
 	if (!req->min_len || req->min_len > req->max_len || (align & (align - 1)) || req->min_len % align ||
 	    req->max_len % align || ((req->flags & BGA_EXACT_GOAL) && req->goal >= r->nblocks) ||
 	    (want && !max_out))
 		return -EINVAL;
-	int rc = alloc_pieces(r, f, req, want, out, max_out, n);
-	if (rc == -ENOSPC && r->policy == REF_MBALLOC) {
-		/* ext4 discards every preallocation before it gives up */
-		pa_discard_all(r);
-		rc = alloc_pieces(r, f, req, want, out, max_out, n);
-	}
+	return 0;
+}
+
+int ref_extents_ok(const struct refalloc *r, const struct bga_request *req, uint64_t want,
+                   const struct bga_extent *out, size_t n)
+{
+	uint64_t align = req->align > 1 ? req->align : 1;
 	/* each extent as promised: in the volume, min_len .. max_len when
-	 * one, aligned */
-	for (size_t i = 0; !rc && i < *n; i++)
+	 * one, aligned, and in use */
+	for (size_t i = 0; i < n; i++)
 		if (out[i].start < r->fdb || out[i].start + out[i].len > r->nblocks || out[i].start % align ||
 		    out[i].len % align || (!want && (out[i].len < req->min_len || out[i].len > req->max_len)) ||
 		    !all_are(r, out[i].start, out[i].len, 1)) {
 			fprintf(stderr, "bga-replay: reference allocator: a bad extent [%" PRIu64 ", +%" PRIu64 ")\n",
 			        out[i].start, out[i].len);
-			rc = -EIO;
+			return -EIO;
 		}
-	return rc;
+	return 0;
+}
+
+int ref_alloc(struct refalloc *r, struct ref_file *f, const struct bga_request *req, uint64_t want,
+              struct bga_extent *out, size_t max_out, size_t *n)
+{
+	*n = 0;
+	int rc = ref_request_ok(r, req, want, max_out);
+	if (rc)
+		return rc;
+	rc = ref_pieces(&ref_own_ops, r, f, req, want, out, max_out, n);
+	if (rc == -ENOSPC && r->policy == REF_MBALLOC) {
+		/* ext4 discards every preallocation before it gives up */
+		pa_discard_all(r);
+		rc = ref_pieces(&ref_own_ops, r, f, req, want, out, max_out, n);
+	}
+	return rc ? rc : ref_extents_ok(r, req, want, out, *n);
 }
 
 /* ---- the rest of the calls ---- */
@@ -600,13 +629,10 @@ static int by_start(const void *a, const void *b)
 
 int ref_freemap(const struct refalloc *r, uint64_t group, uint64_t unit, struct freemap *m)
 {
-	int rc = ref_check(r);
-	if (rc)
-		return rc;
-	size_t npa = 0;
+	size_t npa = 1;
 	for (const struct ref_file *f = r->files.next; f != &r->files; f = f->next)
 		npa++;
-	struct bga_extent *pa = malloc((npa + 1) * sizeof(*pa));
+	struct bga_extent *pa = malloc(npa * sizeof(*pa));
 	if (!pa)
 		return -ENOMEM;
 	npa = 0;
@@ -616,19 +642,64 @@ int ref_freemap(const struct refalloc *r, uint64_t group, uint64_t unit, struct 
 		if (f->pa_len)
 			pa[npa++] = (struct bga_extent){f->pa_start, f->pa_len};
 	qsort(pa, npa, sizeof(*pa), by_start);
+	int rc = ref_freemap_with(r, group, unit, pa, npa, m);
+	free(pa);
+	return rc;
+}
+
+int ref_freemap_with(const struct refalloc *r, uint64_t group, uint64_t unit, const struct bga_extent *held,
+                     size_t nheld, struct freemap *m)
+{
+	int rc = ref_check(r);
+	if (rc)
+		return rc;
+	for (size_t k = 0; k < nheld; k++)
+		if (!all_are(r, held[k].start, held[k].len, 1) || (k && held[k].start < held[k - 1].start + held[k - 1].len)) {
+			fprintf(stderr, "bga-replay: reference allocator: held [%" PRIu64 ", +%" PRIu64 ") is free or out of order\n",
+			        held[k].start, held[k].len);
+			return -EIO;
+		}
 	freemap_init(m, group, unit);
-	/* the index and the preallocations, merged in address order
+	/* the index and the held runs, merged in address order
 	 * (freemap_add joins the touching ones) */
-	for (size_t i = 0, k = 0; i < r->n || k < npa;) {
-		if (k == npa || (i < r->n && r->byaddr[i].start < pa[k].start)) {
+	for (size_t i = 0, k = 0; i < r->n || k < nheld;) {
+		if (k == nheld || (i < r->n && r->byaddr[i].start < held[k].start)) {
 			freemap_add(m, r->byaddr[i].start, r->byaddr[i].len);
 			i++;
 		} else {
-			freemap_add(m, pa[k].start, pa[k].len);
+			freemap_add(m, held[k].start, held[k].len);
 			k++;
 		}
 	}
 	freemap_finish(m);
-	free(pa);
 	return 0;
+}
+
+/* ---- for allocators built on this one (oracle.c) ---- */
+
+int ref_free_at(const struct refalloc *r, uint64_t b, struct bga_extent *e)
+{
+	size_t i = b < r->nblocks ? extent_at(r, b) : r->n;
+	if (i == r->n)
+		return 0;
+	*e = r->byaddr[i];
+	return 1;
+}
+
+size_t ref_smallest(const struct refalloc *r, uint64_t need, uint64_t align, struct bga_extent *out, size_t k)
+{
+	struct bga_extent key = {0, need};
+	size_t got = 0;
+	for (size_t i = size_lower(r, &key); i < r->n && got < k; i++) {
+		struct fit f;
+		fit_of(&r->bysize[i], 0, align, &f);
+		if (f.len >= need)
+			out[got++] = r->bysize[i];
+	}
+	return got;
+}
+
+int ref_in_use(const struct refalloc *r, uint64_t start, uint64_t len)
+{
+	return in_volume(r, start, len) && all_are(r, start, len, 1);
 }

@@ -74,4 +74,39 @@ int ref_check(const struct refalloc *r);
 /* The free map (preallocated blocks free); ref_check's result. */
 int ref_freemap(const struct refalloc *r, uint64_t group, uint64_t unit, struct freemap *m);
 
+/*
+ * For an allocator built over this one's free space (oracle.h: a
+ * bestfit refalloc holds the truth, and ref_claim takes what it chose):
+ */
+/* The free map with held[0..n) (in use here, sorted, disjoint: blocks an
+ * allocator holds for a file, free in its map) counted free; ref_check's
+ * result, or -EIO where a held run is free here or out of order. */
+int ref_freemap_with(const struct refalloc *r, uint64_t group, uint64_t unit, const struct bga_extent *held,
+                     size_t n, struct freemap *m);
+/* The maximal free extent holding block b: 1 and *e, or 0. */
+int ref_free_at(const struct refalloc *r, uint64_t b, struct bga_extent *e);
+/* Up to k free extents with an aligned run of `need`, the smallest first
+ * (the lowest of equals): how many, in out[]. */
+size_t ref_smallest(const struct refalloc *r, uint64_t need, uint64_t align, struct bga_extent *out, size_t k);
+/* Whether every block of [start, start + len) is in the volume and in use. */
+int ref_in_use(const struct refalloc *r, uint64_t start, uint64_t len);
+/* A request refalloc's contract refuses: -EINVAL, else 0. */
+int ref_request_ok(const struct refalloc *r, const struct bga_request *req, uint64_t want, size_t max_out);
+/* out[0..n) as the request was promised (in the volume, min_len ..
+ * max_len when one extent, aligned, in use): 0, or -EIO printed. */
+int ref_extents_ok(const struct refalloc *r, const struct bga_request *req, uint64_t want,
+                   const struct bga_extent *out, size_t n);
+/* One extent by a policy (ctx its state, file the request's file or
+ * NULL), and the undoing of one. */
+struct ref_ops {
+	int (*one)(void *ctx, void *file, uint64_t goal, uint64_t min, uint64_t max, uint64_t align, uint32_t flags,
+	           struct bga_extent *out);
+	void (*undo)(void *ctx, uint64_t start, uint64_t len);
+};
+/* want 0: one extent by ops->one; else bga_alloc_vec's pieces, each
+ * from the end of the one before (goal), at most max_len and max_out of
+ * them, all undone when BGA_ALL_OR_NOTHING is not met. */
+int ref_pieces(const struct ref_ops *ops, void *ctx, void *file, const struct bga_request *req, uint64_t want,
+               struct bga_extent *out, size_t max_out, size_t *n);
+
 #endif

@@ -471,15 +471,17 @@ static int run_one(const struct run_opts *o, const struct trace *t, const char *
 	for (size_t i = 0; i < ninit; i++)
 		for (uint64_t b = init[i].start; b < init[i].start + init[i].len && b < t->h.nblocks; b++)
 			c.map[b] = NONE;
-	if (backend_open(o->verify ? "bgalloc" : spec, t->h.nblocks, group, t->h.first_data_block, init, ninit, &c.be))
+	if (backend_open(o->verify ? "bgalloc" : spec, t, t->h.nblocks, group, t->h.first_data_block, init, ninit, &c.be))
 		goto out;
 	struct bga_volume *vol = o->verify ? backend_volume(c.be) : NULL;
 	sample(&c, 0);
 	for (size_t i = 0; i < t->nrec; i++) {
-		if (o->verify)
+		if (o->verify) {
 			verify_one(&c, &t->rec[i], vol);
-		else
+		} else {
+			backend_at(c.be, i);
 			replay_one(&c, &t->rec[i]);
+		}
 		if (i == stop) {
 			if (!(rc = backend_freemap(c.be, c.unit, &res->full.map))) {
 				res->full.whole = largest_whole(c.be, group, &res->full.map);
