@@ -52,7 +52,7 @@ static inline bool first_window(const struct bga_actx *ac)
 static bool next_fit_off(const struct bga_volume *vol, const struct bga_group *grp)
 {
 	return grp->free < vol->cfg.blocks_per_group / BGA_NEXT_FIT_FREE_PART ||
-	       bga__window_count_locked(grp) >= BGA_NEXT_FIT_WINDOWS;
+	       bga__window_count_upto_locked(grp, BGA_NEXT_FIT_WINDOWS) >= BGA_NEXT_FIT_WINDOWS;
 }
 
 /*
@@ -170,11 +170,12 @@ static uint32_t window_share_locked(const struct bga_volume *vol, const struct b
 {
 	if (ac->sized || ac->take.align != 1 || ac->book == &ac->pc->local.win)
 		return UINT32_MAX;
-	uint32_t n = bga__window_count_locked(grp);
-	if (n < BGA_SHARE_WINDOWS)
-		return UINT32_MAX;
+	/* Other groups' room first: the count walks every window's line. */
 	uint64_t ng = ac->take.geo->ngroups, len = (uint64_t)ac->take.room + ac->wsize;
 	if (bga__idx_next(vol, 0, g, len) < g || bga__idx_next(vol, g + 1, ng, len) < ng)
+		return UINT32_MAX;
+	uint32_t n = bga__window_count_locked(grp);
+	if (n < BGA_SHARE_WINDOWS)
 		return UINT32_MAX;
 	return BGA_MAX(grp->free / (BGA_SHARE_PART * (n + 1)), vol->cfg.rsv_default);
 }

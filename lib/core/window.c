@@ -436,12 +436,17 @@ uint32_t bga__window_held_locked(const struct bga_group *grp)
 	return n;
 }
 
-uint32_t bga__window_count_locked(const struct bga_group *grp)
+uint32_t bga__window_count_upto_locked(const struct bga_group *grp, uint32_t cap)
 {
 	uint32_t n = 0;
-	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next)
+	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w && n < cap; w = w->next)
 		n++;
 	return n;
+}
+
+uint32_t bga__window_count_locked(const struct bga_group *grp)
+{
+	return bga__window_count_upto_locked(grp, UINT32_MAX);
 }
 
 uint64_t bga__window_reclaim(struct bga_volume *vol, const struct bga_geom *geo)

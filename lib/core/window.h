@@ -290,6 +290,10 @@ uint64_t bga__window_next_group(const struct bga_volume *vol, uint64_t g, uint64
 uint32_t bga__window_held_locked(const struct bga_group *grp);
 /* Windows linked into the group (bga_group_stats). */
 uint32_t bga__window_count_locked(const struct bga_group *grp);
+/* The same, counting no further than `cap` (placement asks only whether
+ * a group holds at least so many: every window it walks is a line another
+ * thread writes). */
+uint32_t bga__window_count_upto_locked(const struct bga_group *grp, uint32_t cap);
 /*
  * Take back the remainder of every window in the volume (each owner's
  * next take finds its window empty and books another) in geo's groups
