@@ -242,9 +242,12 @@ int bga_commit(struct bga_volume *vol, uint64_t txn)
 		__atomic_fetch_sub(&pc->dfree.extents, (int64_t)extents, __ATOMIC_RELAXED);
 	}
 	/* every CPU's next fit starts from its home again (percpu.h,
-	 * struct bga_pack; <bgalloc/alloc.h>, where a request looks, 2) */
+	 * struct bga_pack; <bgalloc/alloc.h>, where a request looks, 2);
+	 * written only where set, so that a commit does not move the lines
+	 * of CPUs that placed no first window since the last one */
 	for (unsigned i = 0; i < vol->ncpu; i++)
-		__atomic_store_n(&vol->cpu[i].pack.next, 0, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&vol->cpu[i].pack.next, __ATOMIC_RELAXED) != 0)
+			__atomic_store_n(&vol->cpu[i].pack.next, 0, __ATOMIC_RELAXED);
 	bga__lockdep_release(BGA_LOCKDEP_COMMIT, 0);
 	pthread_mutex_unlock(&vol->commit_lock);
 	return 0;
