@@ -548,7 +548,7 @@ static __attribute__((noinline, cold)) int counter_add_limited_slow(struct bga_c
 		 * grew T without a flush finished before any fast path reads
 		 * U, and U bounds T from then on, (0). */
 		counter_lock(c);
-		if (!c->limited) {
+		if (!__atomic_load_n(&c->limited, __ATOMIC_RELAXED)) {
 			int64_t t = __atomic_load_n(&c->total, __ATOMIC_RELAXED);
 
 			/* T <= U from the instant `limited` is set. */
