@@ -143,14 +143,23 @@ total_store_checked_under_fold_lock(struct bga_counter *c, int64_t v, int64_t li
 	total_set_under_fold_lock(c, v);
 }
 
-/* The checked flush's headroom, as above. */
-static int64_t counter_flush_headroom(const struct bga_counter *c, int64_t delta, int64_t limit)
+/*
+ * The total a flush's single store leaves: v, the ceiling moved first as
+ * the store needs (a checked flush, by its limited add's headroom; a plain
+ * one, to v alone).
+ */
+static void flush_total_store_under_fold_lock(struct bga_counter *c, int64_t v, bool check, int64_t delta,
+					      int64_t limit)
 {
 	int64_t h;
 
+	if (!check) {
+		total_store_under_fold_lock(c, v);
+		return;
+	}
 	if (__builtin_sub_overflow(limit, c->bound, &h) || __builtin_sub_overflow(h, delta, &h))
-		return INT64_MIN;
-	return h;
+		h = INT64_MIN; /* below any ceiling: the move decides */
+	total_store_checked_under_fold_lock(c, v, limit, h);
 }
 
 /*
@@ -319,11 +328,7 @@ static int64_t counter_flush_under_fold_lock(struct bga_counter *c, int64_t delt
 	 * slots' contents are in neither place, which read()'s bound covers
 	 * (a sealed slot takes no adds, so at most nslots*(batch-1) is missing;
 	 * the sealed words keep their old values, which nothing reads). */
-	if (check)
-		total_store_checked_under_fold_lock(c, *added ? value + delta : value, limit,
-						    counter_flush_headroom(c, delta, limit));
-	else
-		total_store_under_fold_lock(c, *added ? value + delta : value);
+	flush_total_store_under_fold_lock(c, *added ? value + delta : value, check, delta, limit);
 	for (i = 0; i < c->nslots; i++) {
 		uint64_t w = __atomic_load_n(&c->slots[i].word, __ATOMIC_RELAXED);
 
@@ -746,11 +751,7 @@ static int64_t counter_rseq_flush_under_fold_lock(struct bga_counter *c, int64_t
 		__atomic_store_n(&c->slots[i].word, 0, __ATOMIC_RELAXED);
 	}
 	*added = !check || (!__builtin_add_overflow(value, delta, &next) && next <= limit);
-	if (check)
-		total_store_checked_under_fold_lock(c, *added ? value + delta : value, limit,
-						    counter_flush_headroom(c, delta, limit));
-	else
-		total_store_under_fold_lock(c, *added ? value + delta : value);
+	flush_total_store_under_fold_lock(c, *added ? value + delta : value, check, delta, limit);
 	/* Release: a section that sees the seal clear sees the zeroed slot
 	 * and the new total. */
 	for (i = 0; i < c->nslots; i++)
