@@ -125,9 +125,18 @@ void extmap_truncate(struct extmap *m, uint64_t lblk, extmap_free_fn fn, void *c
 /* Unmap [lblk, end), calling fn on each physical range (fallocate's
  * PUNCH_HOLE).  0, or -ENOMEM with nothing changed. */
 int extmap_punch(struct extmap *m, uint64_t lblk, uint64_t end, extmap_free_fn fn, void *ctx);
-/* The physical block just past the extent ending nearest below lblk: the
- * allocation goal for lblk (BGA_NO_GOAL when none). */
-uint64_t extmap_goal(const struct extmap *m, uint64_t lblk);
+/* The allocation goal for lblk, as ext4's ext4_ext_find_goal aims: the
+ * block that keeps the file's logical distance from its nearest mapped
+ * extent, pblk + (lblk - its lblk), from the extent ending nearest below
+ * lblk, else from the first one after it (then the goal lies before that
+ * extent, 0 where it would lie before block 0).  Blocks written out of
+ * order so land where the finished file is one run, when those blocks
+ * are free; a file written in order aims just past its last block as
+ * before.  *anchor: the block of that extent the distance is kept from
+ * (the extent's last block, or the first of one after lblk; a mapped
+ * lblk's own block).  BGA_NO_GOAL, and *anchor too, for an empty map.
+ * The goal may lie past the volume: the caller clamps it. */
+uint64_t extmap_goal(const struct extmap *m, uint64_t lblk, uint64_t *anchor);
 void extmap_destroy(struct extmap *m);
 
 /* ---- directories (dir.c) ---- */

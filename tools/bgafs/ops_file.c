@@ -97,7 +97,7 @@ int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size)
 }
 
 /*
- * Blocks for the hole at lblk, near the file's last block before it: up
+ * Blocks for the hole at lblk, aimed at goal (hole_goal): up
  * to `want` of them as at most max_out extents, out[] in the order they
  * are to map the hole (*n).  A hole of VEC_MIN blocks or more is one
  * bga_alloc_vec call (pieces from the file's window first, then runs
@@ -109,22 +109,34 @@ int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size)
 #define FALLOC_EXTENTS 256 /* extents of an fallocate per bga_alloc_vec call */
 #define MAX_EXTENT (1u << 30) /* blocks: struct extent's len, merges included */
 
-/* The allocation goal for the hole at lblk: just past the file's last
- * block before it. */
-static uint64_t hole_goal(struct fs *fs, struct inode *ip, uint64_t lblk)
+/* A hole's goal and the block of the file it keeps its distance from
+ * (extmap_goal), the goal clamped to the volume's data blocks; an anchor
+ * of BGA_NO_GOAL: a plain goal (just past the blocks got before). */
+struct goal {
+	uint64_t block, anchor;
+};
+
+static struct goal hole_goal(struct fs *fs, struct inode *ip, uint64_t lblk)
 {
-	uint64_t goal = extmap_goal(&ip->map, lblk);
-	return goal != BGA_NO_GOAL && goal >= fs->nblocks ? BGA_NO_GOAL : goal;
+	struct goal g;
+	g.block = extmap_goal(&ip->map, lblk, &g.anchor);
+	if (g.block == BGA_NO_GOAL)
+		return g;
+	if (g.block < fs->first_data_block)
+		g.block = fs->first_data_block;
+	if (g.block >= fs->nblocks)
+		g.block = fs->nblocks - 1;
+	return g;
 }
 
-static int alloc_hole(struct fs *fs, struct inode *ip, uint64_t goal, uint64_t want, uint32_t flags,
+static int alloc_hole(struct fs *fs, struct inode *ip, struct goal goal, uint64_t want, uint32_t flags,
 		      struct bga_extent *out, size_t max_out, size_t *n)
 {
-	struct bga_request req = {.goal = goal, .min_len = 1, .max_len = want < MAX_EXTENT ? want : MAX_EXTENT,
+	struct bga_request req = {.goal = goal.block, .min_len = 1, .max_len = want < MAX_EXTENT ? want : MAX_EXTENT,
 				  .rsv = ip->rsv, .flags = flags};
 	if ((want >= VEC_MIN && max_out > 1) || (flags & BGA_ALL_OR_NOTHING))
-		return bga_rec_alloc_vec(fs->rec, fs->vol, &req, want, out, max_out, n);
-	int rc = bga_rec_alloc(fs->rec, fs->vol, &req, out);
+		return bga_rec_alloc_vec_from(fs->rec, fs->vol, &req, goal.anchor, want, out, max_out, n);
+	int rc = bga_rec_alloc_from(fs->rec, fs->vol, &req, goal.anchor, out);
 	*n = rc ? 0 : 1;
 	return rc;
 }
@@ -261,7 +273,7 @@ static void count_holes(const struct extmap *m, uint64_t lblk, uint64_t last, ui
  * (what was taken was never named anywhere); with some_ok, a -ENOSPC
  * after some blocks were taken is 0 with fewer than want in *got.
  */
-static int alloc_scattered(struct fs *fs, struct inode *ip, uint64_t goal, uint64_t want, struct bga_extent **got,
+static int alloc_scattered(struct fs *fs, struct inode *ip, struct goal goal, uint64_t want, struct bga_extent **got,
 			   size_t *cap, size_t *n, int some_ok)
 {
 	uint64_t have = 0;
@@ -283,9 +295,10 @@ static int alloc_scattered(struct fs *fs, struct inode *ip, uint64_t goal, uint6
 		for (size_t i = 0; i < k; i++)
 			have += (*got)[*n + i].len;
 		*n += k;
-		goal = (*got)[*n - 1].start + (*got)[*n - 1].len;
-		if (goal >= fs->nblocks)
-			goal = BGA_NO_GOAL;
+		goal.block = (*got)[*n - 1].start + (*got)[*n - 1].len;
+		goal.anchor = BGA_NO_GOAL;
+		if (goal.block >= fs->nblocks)
+			goal.block = BGA_NO_GOAL;
 	}
 	if (rc == -ENOSPC && *n && some_ok)
 		rc = 0;
@@ -465,7 +478,7 @@ static int file_fallocate(struct fs *fs, struct inode *ip, uint64_t off, uint64_
 		size_t cap = want < FALLOC_EXTENTS ? (size_t)want : FALLOC_EXTENTS;
 		if (!(got = malloc(cap * sizeof(*got))))
 			return -ENOMEM;
-		uint64_t goal = hole_goal(fs, ip, lblk);
+		struct goal goal = hole_goal(fs, ip, lblk);
 		int rc = bga_free_exact(fs->vol) < want
 				 ? alloc_hole(fs, ip, goal, want, BGA_ALL_OR_NOTHING, got, cap, &ngot)
 				 : alloc_scattered(fs, ip, goal, want, &got, &cap, &ngot, 0);

@@ -10,7 +10,8 @@
  * its place (8 bytes a block of the trace's volume) turns later frees of
  * recorded blocks into frees of the replay's; a goal is moved the same
  * way (the block after the replay's copy of goal - 1, as a file's next
- * write aims past its last block).  Blocks the replay got beyond what the
+ * write aims past its last block; an anchored goal, the replay's copy of
+ * its anchor moved by the recorded distance).  Blocks the replay got beyond what the
  * recording got are freed at once, and recorded blocks it could not get
  * are counted as a shortfall and never freed.
  *
@@ -166,6 +167,24 @@ static uint64_t goal_of(struct ctx *c, uint64_t goal)
 	return c->map[goal] != NONE ? c->map[goal] : goal;
 }
 
+/*
+ * An anchored goal (goal_from, bga_trace.h): the replay's copy of the
+ * anchor moved by the recorded distance, clamped to the volume's data
+ * blocks as the recorder clamped it; an anchor the replay did not get
+ * (a shortfall) leaves the goal as goal_of moves it.
+ */
+static uint64_t goal_of_rec(struct ctx *c, const struct trace_rec *r)
+{
+	uint64_t goal = r->args[1], anchor = r->anchor, n = c->t->h.nblocks, fdb = c->t->h.first_data_block;
+	if (!r->anchored || goal == BGA_NO_GOAL || goal >= n || anchor >= n || c->map[anchor] == NONE)
+		return goal_of(c, goal);
+	int64_t d = (int64_t)(goal - anchor);
+	uint64_t a = c->map[anchor];
+	if (d < 0 && (uint64_t)-d > a - (a < fdb ? a : fdb))
+		return fdb < n ? fdb : a;
+	return d >= 0 && (uint64_t)d >= n - a ? n - 1 : a + (uint64_t)d;
+}
+
 static int timed(struct ctx *c, int rc, uint64_t t0)
 {
 	c->res->ns += now_ns() - t0;
@@ -177,7 +196,7 @@ static void replay_alloc(struct ctx *c, const struct trace_rec *r)
 {
 	const struct bga_extent *rec = trace_ext(c->t, r);
 	struct file *f = file_of(c, r->args[0]);
-	struct bga_request req = {.goal = goal_of(c, r->args[1]), .min_len = r->args[2], .max_len = r->args[3],
+	struct bga_request req = {.goal = goal_of_rec(c, r), .min_len = r->args[2], .max_len = r->args[3],
 	                          .flags = (uint32_t)r->args[4], .align = r->args[5]};
 	uint64_t want = r->op == BGT_ALLOC_VEC ? r->args[6] : 0;
 	size_t max_out = r->op == BGT_ALLOC_VEC ? (r->args[7] < MAX_OUT ? r->args[7] : MAX_OUT) : 1, n = 0;

@@ -75,6 +75,35 @@ static void check(const struct extmap *m, const struct model *md, int step)
 	}
 }
 
+/*
+ * Every hole's goal against the model: the nearest mapped block below it
+ * (else the first above it), moved by the logical distance; 0 for a goal
+ * that would lie before block 0.
+ */
+static void check_goals(const struct extmap *m, const struct model *md)
+{
+	for (uint64_t l = 0; l < N; l++) {
+		if (md->pblk[l])
+			continue;
+		uint64_t want = BGA_NO_GOAL, want_anchor = BGA_NO_GOAL, anchor = 0;
+		for (uint64_t k = l; k-- > 0;)
+			if (md->pblk[k]) {
+				want_anchor = md->pblk[k];
+				want = want_anchor + (l - k);
+				break;
+			}
+		for (uint64_t k = l + 1; want == BGA_NO_GOAL && k < N; k++)
+			if (md->pblk[k]) {
+				want_anchor = md->pblk[k];
+				want = want_anchor > k - l ? want_anchor - (k - l) : 0;
+			}
+		uint64_t got = extmap_goal(m, l, &anchor);
+		CHECK(got == want && anchor == want_anchor, "hole %llu: goal %llu anchor %llu, model %llu %llu",
+		      (unsigned long long)l, (unsigned long long)got, (unsigned long long)anchor,
+		      (unsigned long long)want, (unsigned long long)want_anchor);
+	}
+}
+
 int main(void)
 {
 	struct extmap m = {0};
@@ -137,11 +166,17 @@ int main(void)
 			check(&m, &md, step);
 	}
 	check(&m, &md, -1);
-	/* the goal for a block past the last extent is just after it */
+	check_goals(&m, &md);
+	/* a block past the last extent: its distance from the extent's end */
 	extmap_truncate(&m, 0, on_free, &(uint64_t){0});
-	CHECK(extmap_goal(&m, 10) == BGA_NO_GOAL, "empty map: goal should be BGA_NO_GOAL");
+	uint64_t anchor = 0;
+	CHECK(extmap_goal(&m, 10, &anchor) == BGA_NO_GOAL && anchor == BGA_NO_GOAL,
+	      "empty map: goal and anchor should be BGA_NO_GOAL");
 	extmap_set(&m, 0, 500, 8, 0);
-	CHECK(extmap_goal(&m, 20) == 508, "goal after [0,8)->500: %llu", (unsigned long long)extmap_goal(&m, 20));
+	CHECK(extmap_goal(&m, 8, &anchor) == 508 && anchor == 507, "goal at 8 after [0,8)->500: %llu",
+	      (unsigned long long)extmap_goal(&m, 8, &anchor));
+	CHECK(extmap_goal(&m, 20, &anchor) == 520 && anchor == 507, "goal at 20 after [0,8)->500: %llu",
+	      (unsigned long long)extmap_goal(&m, 20, &anchor));
 	extmap_destroy(&m);
 	if (failures)
 		return 1;
