@@ -374,6 +374,38 @@ expect 0 '^bestfit +[0-9]+ +[0-9]+ +1 +2\.00 ' -- "$R" run "$dir/back.txt" -a be
 for a in oracle,life oracle, oracle,files=maybe oracle,,death; do
 	expect 2 "allocator '$a': the oracle's options are death and files=on\|off" -- "$R" run "$TRACES/objects.trace" -a $a
 done
+# an anchored goal (goal_from, bga_trace.h) moves with the replay's copy
+# of its anchor: file 1 written at logical blocks 0, then 4, then 1-3,
+# each aimed at its distance from the block before it (recorded at 20:
+# 24, 21, 22, 23), is one extent on first fit (0-4); the same goals
+# without their goal_from aim past the recorded block before them, and
+# block 4 lands at 24 (2 extents).  File 2's goals lie before the
+# volume's first block (anchor 40, distance -40) and past its last
+# (anchor 1, distance +62): clamped to the volume, every allocator
+# places them (first fit: 5-7 and 63, 2 extents; 1.50 a file)
+printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source anchors" "0 1 0 init_free 0 : 0+64" \
+	"1 1 0 rsv_open 0 1" "2 1 0 alloc 0 1 $N 1 1 0 0 : 20+1" \
+	"4 1 0 alloc 0 1 24 1 1 0 0 : 24+1" "4 1 0 goal_from 0 20" "5 1 0 alloc 0 1 21 1 1 0 0 : 21+1" \
+	"5 1 0 goal_from 0 20" "6 1 0 alloc 0 1 22 1 1 0 0 : 22+1" "6 1 0 goal_from 0 21" \
+	"7 1 0 alloc 0 1 23 1 1 0 0 : 23+1" "7 1 0 goal_from 0 22" "8 1 0 rsv_close 0 1" \
+	"9 1 0 rsv_open 0 2" "10 1 0 alloc 0 2 $N 1 1 0 0 : 40+1" "11 1 0 alloc 0 2 0 1 1 0 0 : 41+1" \
+	"11 1 0 goal_from 0 40" "12 1 0 alloc 0 2 $N 1 1 0 0 : 1+1" "13 1 0 alloc 0 2 63 1 1 0 0 : 63+1" \
+	"13 1 0 goal_from 0 1" "14 1 0 rsv_close 0 2" >"$dir/anchors.txt"
+expect 0 '^firstfit +[0-9]+ +[0-9]+ +2 +1\.50 ' -- "$R" run "$dir/anchors.txt" -a firstfit
+grep -v goal_from "$dir/anchors.txt" >"$dir/plain.txt"
+expect 0 '^firstfit +[0-9]+ +[0-9]+ +2 +2\.00 ' -- "$R" run "$dir/plain.txt" -a firstfit
+out=$("$R" run "$dir/anchors.txt" -a bgalloc -a bgalloc,windows=off -a ext2 -a firstfit -a bestfit -a mballoc -a oracle) ||
+	fail "the anchored trace on every allocator: $out"
+! grep -q ' failed, ' <<<"$out" || fail "an anchored goal clamped to the volume failed: $out"
+# the text form keeps goal_from through the binary form
+"$R" binary "$dir/anchors.txt" -o "$dir/anchors.bin" && "$R" text "$dir/anchors.bin" -o "$dir/anchors2.txt" ||
+	fail "the anchored trace's round trip failed"
+[ "$(grep -c " goal_from 0 " "$dir/anchors2.txt")" = 6 ] || fail "the round trip lost goal_from: $(cat "$dir/anchors2.txt")"
+# goal_from qualifies an allocation of its own seq, once: else refused
+for bad in "8 1 0 goal_from 0 20" "7 1 0 goal_from 0 23"; do
+	{ cat "$dir/anchors.txt"; echo "$bad"; } >"$dir/badanchor.txt"
+	expect 1 "goal_from with seq [0-9]+ qualifies no allocation of its own" -- "$R" run "$dir/badanchor.txt"
+done
 expect 0 '^usage' -- "$R" --help
 expect 0 '^bga-replay \(bgalloc\) ' -- "$R" --version
 echo "replay_test: import exact, $n end hashes, try as bga_alloc_vec, --verify and round trips pass"

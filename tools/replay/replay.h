@@ -49,6 +49,7 @@ struct run_opts {
 	unsigned reps;       /* runs of each allocator (the median rate); 0: 1 */
 	unsigned full_pct;   /* the fill moment reported: percent of the capacity in use; 0: 90 */
 	int markdown;        /* the side-by-side table in Markdown */
+	int past_goals;      /* an anchored goal aimed past its anchor (--past-goals) */
 	int quiet;
 };
 int run_main(const struct run_opts *o);

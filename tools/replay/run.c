@@ -53,6 +53,7 @@ struct ctx {
 	size_t nfiles;
 	struct bga_extent *out, *runs;
 	size_t nruns, cruns;
+	int past_goals; /* run_opts.past_goals */
 };
 
 static uint64_t now_ns(void)
@@ -171,12 +172,18 @@ static uint64_t goal_of(struct ctx *c, uint64_t goal)
  * An anchored goal (goal_from, bga_trace.h): the replay's copy of the
  * anchor moved by the recorded distance, clamped to the volume's data
  * blocks as the recorder clamped it; an anchor the replay did not get
- * (a shortfall) leaves the goal as goal_of moves it.
+ * (a shortfall) leaves the goal as goal_of moves it.  --past-goals: the
+ * block after the anchor, or none for a goal before it (where bgafs aimed
+ * before it kept distances), to measure the distances on one recording.
  */
 static uint64_t goal_of_rec(struct ctx *c, const struct trace_rec *r)
 {
 	uint64_t goal = r->args[1], anchor = r->anchor, n = c->t->h.nblocks, fdb = c->t->h.first_data_block;
-	if (!r->anchored || goal == BGA_NO_GOAL || goal >= n || anchor >= n || c->map[anchor] == NONE)
+	if (!r->anchored || goal == BGA_NO_GOAL || goal >= n || anchor >= n)
+		return goal_of(c, goal);
+	if (c->past_goals) /* the goal of a recorder without distances */
+		return goal > anchor ? goal_of(c, anchor + 1) : BGA_NO_GOAL;
+	if (c->map[anchor] == NONE)
 		return goal_of(c, goal);
 	int64_t d = (int64_t)(goal - anchor);
 	uint64_t a = c->map[anchor];
@@ -471,7 +478,8 @@ static int run_one(const struct run_opts *o, const struct trace *t, const char *
 {
 	size_t ninit;
 	struct bga_extent *init = start_map(t, &ninit);
-	struct ctx c = {.t = t, .res = res, .unit = t->h.block_size ? t->h.block_size : 4096};
+	struct ctx c = {.t = t, .res = res, .unit = t->h.block_size ? t->h.block_size : 4096,
+	                .past_goals = o->past_goals};
 	int rc = -1;
 	unsigned samples = o->samples ? o->samples : 100;
 	size_t step = t->nrec / samples ? t->nrec / samples : 1;
