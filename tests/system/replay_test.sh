@@ -382,18 +382,34 @@ done
 # block 4 lands at 24 (2 extents).  File 2's goals lie before the
 # volume's first block (anchor 40, distance -40) and past its last
 # (anchor 1, distance +62): clamped to the volume, every allocator
-# places them (first fit: 5-7 and 63, 2 extents; 1.50 a file)
+# places them (first fit: 5-7 and 63, 2 extents; 1.50 a file).
 printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source anchors" "0 1 0 init_free 0 : 0+64" \
 	"1 1 0 rsv_open 0 1" "2 1 0 alloc 0 1 $N 1 1 0 0 : 20+1" \
-	"4 1 0 alloc 0 1 24 1 1 0 0 : 24+1" "4 1 0 goal_from 0 20" "5 1 0 alloc 0 1 21 1 1 0 0 : 21+1" \
-	"5 1 0 goal_from 0 20" "6 1 0 alloc 0 1 22 1 1 0 0 : 22+1" "6 1 0 goal_from 0 21" \
-	"7 1 0 alloc 0 1 23 1 1 0 0 : 23+1" "7 1 0 goal_from 0 22" "8 1 0 rsv_close 0 1" \
+	"4 1 0 alloc 0 1 24 1 1 0 0 : 24+1" "4 1 0 goal_from 0 20 4" "5 1 0 alloc 0 1 21 1 1 0 0 : 21+1" \
+	"5 1 0 goal_from 0 20 1" "6 1 0 alloc 0 1 22 1 1 0 0 : 22+1" "6 1 0 goal_from 0 21 1" \
+	"7 1 0 alloc 0 1 23 1 1 0 0 : 23+1" "7 1 0 goal_from 0 22 1" "8 1 0 rsv_close 0 1" \
 	"9 1 0 rsv_open 0 2" "10 1 0 alloc 0 2 $N 1 1 0 0 : 40+1" "11 1 0 alloc 0 2 0 1 1 0 0 : 41+1" \
-	"11 1 0 goal_from 0 40" "12 1 0 alloc 0 2 $N 1 1 0 0 : 1+1" "13 1 0 alloc 0 2 63 1 1 0 0 : 63+1" \
-	"13 1 0 goal_from 0 1" "14 1 0 rsv_close 0 2" >"$dir/anchors.txt"
+	"11 1 0 goal_from 0 40 -40" "12 1 0 alloc 0 2 $N 1 1 0 0 : 1+1" "13 1 0 alloc 0 2 63 1 1 0 0 : 63+1" \
+	"13 1 0 goal_from 0 1 62" "14 1 0 rsv_close 0 2" >"$dir/anchors.txt"
+# (the text form's numbers are unsigned: -40 is written 2^64 - 40)
+sed -i 's/ -40$/ 18446744073709551576/' "$dir/anchors.txt"
 expect 0 '^firstfit +[0-9]+ +[0-9]+ +2 +1\.50 ' -- "$R" run "$dir/anchors.txt" -a firstfit
+expect 0 '^firstfit +[0-9]+ +[0-9]+ +2 +1\.50 ' -- "$R" run "$dir/anchors.txt" -a firstfit --goals distance
 grep -v goal_from "$dir/anchors.txt" >"$dir/plain.txt"
 expect 0 '^firstfit +[0-9]+ +[0-9]+ +2 +2\.00 ' -- "$R" run "$dir/plain.txt" -a firstfit
+# --goals past: just past each anchor, none before one after the hole
+# (file 2: 5, 6, 7 and 8, one extent)
+expect 0 '^firstfit +[0-9]+ +[0-9]+ +2 +1\.00 ' -- "$R" run "$dir/anchors.txt" -a firstfit --goals past
+# a goal asked just past the file's block before the hole (as bgafs asks
+# by default), its distance beside it (10): as asked, the replay's block
+# 1, next to the file's 0 (one free extent left, 62 long); --goals
+# distance aims at 10 instead (two, the longest 53)
+printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source past" "0 1 0 init_free 0 : 0+64" \
+	"1 1 0 rsv_open 0 1" "2 1 0 alloc 0 1 $N 1 1 0 0 : 20+1" "3 1 0 alloc 0 1 21 1 1 0 0 : 21+1" \
+	"3 1 0 goal_from 0 20 10" "4 1 0 rsv_close 0 1" >"$dir/past.txt"
+expect 0 '^firstfit +1 +62 +62$' -- "$R" run "$dir/past.txt" -a firstfit
+expect 0 '^firstfit +2 +53 +53$' -- "$R" run "$dir/past.txt" -a firstfit --goals distance
+expect 2 "--goals 'maybe': recorded, distance or past" -- "$R" run "$dir/past.txt" --goals maybe
 out=$("$R" run "$dir/anchors.txt" -a bgalloc -a bgalloc,windows=off -a ext2 -a firstfit -a bestfit -a mballoc -a oracle) ||
 	fail "the anchored trace on every allocator: $out"
 ! grep -q ' failed, ' <<<"$out" || fail "an anchored goal clamped to the volume failed: $out"
@@ -402,7 +418,7 @@ out=$("$R" run "$dir/anchors.txt" -a bgalloc -a bgalloc,windows=off -a ext2 -a f
 	fail "the anchored trace's round trip failed"
 [ "$(grep -c " goal_from 0 " "$dir/anchors2.txt")" = 6 ] || fail "the round trip lost goal_from: $(cat "$dir/anchors2.txt")"
 # goal_from qualifies an allocation of its own seq, once: else refused
-for bad in "8 1 0 goal_from 0 20" "7 1 0 goal_from 0 23"; do
+for bad in "8 1 0 goal_from 0 20 1" "7 1 0 goal_from 0 23 1"; do
 	{ cat "$dir/anchors.txt"; echo "$bad"; } >"$dir/badanchor.txt"
 	expect 1 "goal_from with seq [0-9]+ qualifies no allocation of its own" -- "$R" run "$dir/badanchor.txt"
 done

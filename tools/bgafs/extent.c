@@ -174,24 +174,25 @@ int extmap_punch(struct extmap *m, uint64_t lblk, uint64_t end, extmap_free_fn f
 	return 0;
 }
 
-uint64_t extmap_goal(const struct extmap *m, uint64_t lblk, uint64_t *anchor)
+int extmap_near(const struct extmap *m, uint64_t lblk, uint64_t *anchor, int64_t *distance)
 {
 	uint32_t i = first_ending_after(m, lblk);
-	if (i < m->n && m->v[i].lblk <= lblk) /* mapped: not asked for */
-		return *anchor = m->v[i].pblk + (lblk - m->v[i].lblk);
-	if (i > 0) { /* from the last block of the extent before lblk */
+	if (i < m->n && m->v[i].lblk <= lblk) { /* mapped: not asked for */
+		*anchor = m->v[i].pblk + (lblk - m->v[i].lblk);
+		*distance = 0;
+		return 0;
+	}
+	if (i > 0) { /* the last block of the extent before lblk */
 		const struct extent *e = &m->v[i - 1];
 		*anchor = e->pblk + e->len - 1;
-		return e->pblk + (lblk - e->lblk);
+		*distance = (int64_t)(lblk - (e->lblk + e->len - 1));
+		return 0;
 	}
-	if (i == m->n) {
-		*anchor = BGA_NO_GOAL;
-		return BGA_NO_GOAL;
-	}
-	/* none before: back from the first block of the one after it */
-	const struct extent *e = &m->v[i];
-	*anchor = e->pblk;
-	return e->pblk > e->lblk - lblk ? e->pblk - (e->lblk - lblk) : 0;
+	if (i == m->n)
+		return -ENOENT;
+	*anchor = m->v[i].pblk; /* none before: the first block of the one after */
+	*distance = -(int64_t)(m->v[i].lblk - lblk);
+	return 0;
 }
 
 void extmap_destroy(struct extmap *m)

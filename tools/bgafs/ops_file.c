@@ -109,23 +109,41 @@ int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size)
 #define FALLOC_EXTENTS 256 /* extents of an fallocate per bga_alloc_vec call */
 #define MAX_EXTENT (1u << 30) /* blocks: struct extent's len, merges included */
 
-/* A hole's goal and the block of the file it keeps its distance from
- * (extmap_goal), the goal clamped to the volume's data blocks; an anchor
- * of BGA_NO_GOAL: a plain goal (just past the blocks got before). */
+/*
+ * A hole's goal, and the file's block nearest it with the hole's logical
+ * distance from that block (extmap_near), which the trace records beside
+ * the request whatever it aims at (bga_rec_alloc_from).  By default
+ * (-o goal=past) just past the file's last block before the hole, none
+ * when no block lies before it.  -o goal=distance: that block moved by
+ * the logical distance, clamped to the volume's data blocks (ext4's
+ * ext4_ext_find_goal): blocks written out of order then aim where the
+ * finished file is one run; on fio, fiomix and torrent it left bgalloc's
+ * files in more pieces, not fewer, as its windows serve a file in the
+ * order it writes (BENCHMARKS.md "Goals for random writes").  An anchor
+ * of BGA_NO_GOAL: a goal of the caller's own (just past blocks got).
+ */
 struct goal {
 	uint64_t block, anchor;
+	int64_t distance;
 };
 
 static struct goal hole_goal(struct fs *fs, struct inode *ip, uint64_t lblk)
 {
-	struct goal g;
-	g.block = extmap_goal(&ip->map, lblk, &g.anchor);
-	if (g.block == BGA_NO_GOAL)
+	struct goal g = {BGA_NO_GOAL, BGA_NO_GOAL, 0};
+	if (extmap_near(&ip->map, lblk, &g.anchor, &g.distance)) {
+		g.anchor = BGA_NO_GOAL;
 		return g;
-	if (g.block < fs->first_data_block)
-		g.block = fs->first_data_block;
-	if (g.block >= fs->nblocks)
-		g.block = fs->nblocks - 1;
+	}
+	if (!fs->goal_distance) {
+		if (g.distance > 0 && g.anchor + 1 < fs->nblocks)
+			g.block = g.anchor + 1;
+		return g;
+	}
+	uint64_t room = g.anchor - fs->first_data_block; /* anchors are data blocks */
+	if (g.distance < 0)
+		g.block = (uint64_t)-g.distance > room ? fs->first_data_block : g.anchor - (uint64_t)-g.distance;
+	else
+		g.block = (uint64_t)g.distance >= fs->nblocks - g.anchor ? fs->nblocks - 1 : g.anchor + (uint64_t)g.distance;
 	return g;
 }
 
@@ -135,8 +153,8 @@ static int alloc_hole(struct fs *fs, struct inode *ip, struct goal goal, uint64_
 	struct bga_request req = {.goal = goal.block, .min_len = 1, .max_len = want < MAX_EXTENT ? want : MAX_EXTENT,
 				  .rsv = ip->rsv, .flags = flags};
 	if ((want >= VEC_MIN && max_out > 1) || (flags & BGA_ALL_OR_NOTHING))
-		return bga_rec_alloc_vec_from(fs->rec, fs->vol, &req, goal.anchor, want, out, max_out, n);
-	int rc = bga_rec_alloc_from(fs->rec, fs->vol, &req, goal.anchor, out);
+		return bga_rec_alloc_vec_from(fs->rec, fs->vol, &req, goal.anchor, goal.distance, want, out, max_out, n);
+	int rc = bga_rec_alloc_from(fs->rec, fs->vol, &req, goal.anchor, goal.distance, out);
 	*n = rc ? 0 : 1;
 	return rc;
 }

@@ -11,7 +11,7 @@
  * recorded blocks into frees of the replay's; a goal is moved the same
  * way (the block after the replay's copy of goal - 1, as a file's next
  * write aims past its last block; an anchored goal, the replay's copy of
- * its anchor moved by the recorded distance).  Blocks the replay got beyond what the
+ * its anchor moved as far as the recorded goal lay from it).  Blocks the replay got beyond what the
  * recording got are freed at once, and recorded blocks it could not get
  * are counted as a shortfall and never freed.
  *
@@ -53,7 +53,7 @@ struct ctx {
 	size_t nfiles;
 	struct bga_extent *out, *runs;
 	size_t nruns, cruns;
-	int past_goals; /* run_opts.past_goals */
+	int goals; /* run_opts.goals */
 };
 
 static uint64_t now_ns(void)
@@ -168,28 +168,41 @@ static uint64_t goal_of(struct ctx *c, uint64_t goal)
 	return c->map[goal] != NONE ? c->map[goal] : goal;
 }
 
-/*
- * An anchored goal (goal_from, bga_trace.h): the replay's copy of the
- * anchor moved by the recorded distance, clamped to the volume's data
- * blocks as the recorder clamped it; an anchor the replay did not get
- * (a shortfall) leaves the goal as goal_of moves it.  --past-goals: the
- * block after the anchor, or none for a goal before it (where bgafs aimed
- * before it kept distances), to measure the distances on one recording.
- */
-static uint64_t goal_of_rec(struct ctx *c, const struct trace_rec *r)
+/* The replay's copy of anchor moved d blocks, clamped to the volume's
+ * data blocks (as bgafs clamps its goals); a copy the replay never got
+ * (a shortfall): goal as goal_of moves it. */
+static uint64_t moved(struct ctx *c, uint64_t anchor, int64_t d, uint64_t goal)
 {
-	uint64_t goal = r->args[1], anchor = r->anchor, n = c->t->h.nblocks, fdb = c->t->h.first_data_block;
-	if (!r->anchored || goal == BGA_NO_GOAL || goal >= n || anchor >= n)
+	uint64_t n = c->t->h.nblocks, fdb = c->t->h.first_data_block, a = c->map[anchor];
+	if (a == NONE)
 		return goal_of(c, goal);
-	if (c->past_goals) /* the goal of a recorder without distances */
-		return goal > anchor ? goal_of(c, anchor + 1) : BGA_NO_GOAL;
-	if (c->map[anchor] == NONE)
-		return goal_of(c, goal);
-	int64_t d = (int64_t)(goal - anchor);
-	uint64_t a = c->map[anchor];
 	if (d < 0 && (uint64_t)-d > a - (a < fdb ? a : fdb))
 		return fdb < n ? fdb : a;
 	return d >= 0 && (uint64_t)d >= n - a ? n - 1 : a + (uint64_t)d;
+}
+
+/*
+ * A request's goal in the replay.  An anchored one (goal_from) lies as
+ * far from the replay's copy of its anchor as the recorded goal lay from
+ * the anchor (a goal just past the anchor as goal_of moves it, so a
+ * trace replays alike with or without goal_from), or, by --goals, at
+ * the hole's logical distance from it, or just past it.
+ */
+static uint64_t goal_of_rec(struct ctx *c, const struct trace_rec *r)
+{
+	uint64_t goal = r->args[1], anchor = r->anchor;
+	if (!r->anchored || anchor >= c->t->h.nblocks)
+		return goal_of(c, goal);
+	switch (c->goals) {
+	case RUN_GOALS_DISTANCE:
+		return moved(c, anchor, r->distance, goal);
+	case RUN_GOALS_PAST:
+		return r->distance > 0 ? goal_of(c, anchor + 1) : BGA_NO_GOAL;
+	default:
+		if (goal == BGA_NO_GOAL || goal >= c->t->h.nblocks || goal == anchor + 1)
+			return goal_of(c, goal);
+		return moved(c, anchor, (int64_t)(goal - anchor), goal);
+	}
 }
 
 static int timed(struct ctx *c, int rc, uint64_t t0)
@@ -479,7 +492,7 @@ static int run_one(const struct run_opts *o, const struct trace *t, const char *
 	size_t ninit;
 	struct bga_extent *init = start_map(t, &ninit);
 	struct ctx c = {.t = t, .res = res, .unit = t->h.block_size ? t->h.block_size : 4096,
-	                .past_goals = o->past_goals};
+	                .goals = o->goals};
 	int rc = -1;
 	unsigned samples = o->samples ? o->samples : 100;
 	size_t step = t->nrec / samples ? t->nrec / samples : 1;

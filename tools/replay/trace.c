@@ -74,6 +74,7 @@ static int finish(struct trace *t, const char *path)
 				return -1;
 			}
 			prev->anchor = r->args[0];
+			prev->distance = (int64_t)r->args[1];
 			prev->anchored = 1;
 			continue;
 		}
@@ -485,7 +486,7 @@ void trace_free(struct trace *t)
 /* The goal_from record an anchored allocation r was read from, in *g. */
 static const struct trace_rec *goal_from_of(const struct trace_rec *r, struct trace_rec *g)
 {
-	*g = (struct trace_rec){.seq = r->seq, .ns = r->ns, .args = {r->anchor}, .thread = r->thread,
+	*g = (struct trace_rec){.seq = r->seq, .ns = r->ns, .args = {r->anchor, (uint64_t)r->distance}, .thread = r->thread,
 	                        .op = BGT_GOAL_FROM};
 	return g;
 }

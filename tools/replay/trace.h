@@ -21,7 +21,8 @@ struct trace_header {
 struct trace_rec {
 	uint64_t seq, ns;
 	uint64_t args[8];
-	uint64_t anchor; /* an alloc's goal_from anchor, when anchored (bga_trace.h) */
+	uint64_t anchor;  /* an alloc's goal_from, when anchored (bga_trace.h) */
+	int64_t distance; /* and the logical distance from the anchor */
 	size_t ext;    /* index of its first extent in trace.ext */
 	uint32_t next; /* extents */
 	int32_t rc;
@@ -40,7 +41,7 @@ struct trace {
 };
 
 /* Read path (binary, or the text form: told apart by the magic).  A
- * goal_from record is not kept as a record: it sets anchor and anchored
+ * goal_from record is not kept as a record: it sets anchor, distance and anchored
  * of the allocation of its seq (one that names none, or a second for the
  * same allocation, is refused); the writers below write it back.  0, or -1
  * with the reason printed to stderr, naming the file and the byte offset

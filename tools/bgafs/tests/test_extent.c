@@ -6,6 +6,7 @@
  * the merging are checked, and each truncate and punch frees exactly what
  * it unmaps.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,31 +77,31 @@ static void check(const struct extmap *m, const struct model *md, int step)
 }
 
 /*
- * Every hole's goal against the model: the nearest mapped block below it
- * (else the first above it), moved by the logical distance; 0 for a goal
- * that would lie before block 0.
+ * Every hole's anchor against the model: the nearest mapped block below
+ * it (a positive distance), else the first above it (a negative one).
  */
-static void check_goals(const struct extmap *m, const struct model *md)
+static void check_near(const struct extmap *m, const struct model *md)
 {
 	for (uint64_t l = 0; l < N; l++) {
 		if (md->pblk[l])
 			continue;
-		uint64_t want = BGA_NO_GOAL, want_anchor = BGA_NO_GOAL, anchor = 0;
+		uint64_t want = 0, anchor = 0;
+		int64_t want_d = 0, d = 0;
 		for (uint64_t k = l; k-- > 0;)
 			if (md->pblk[k]) {
-				want_anchor = md->pblk[k];
-				want = want_anchor + (l - k);
+				want = md->pblk[k];
+				want_d = (int64_t)(l - k);
 				break;
 			}
-		for (uint64_t k = l + 1; want == BGA_NO_GOAL && k < N; k++)
+		for (uint64_t k = l + 1; !want && k < N; k++)
 			if (md->pblk[k]) {
-				want_anchor = md->pblk[k];
-				want = want_anchor > k - l ? want_anchor - (k - l) : 0;
+				want = md->pblk[k];
+				want_d = -(int64_t)(k - l);
 			}
-		uint64_t got = extmap_goal(m, l, &anchor);
-		CHECK(got == want && anchor == want_anchor, "hole %llu: goal %llu anchor %llu, model %llu %llu",
-		      (unsigned long long)l, (unsigned long long)got, (unsigned long long)anchor,
-		      (unsigned long long)want, (unsigned long long)want_anchor);
+		int rc = extmap_near(m, l, &anchor, &d);
+		CHECK(want ? rc == 0 && anchor == want && d == want_d : rc == -ENOENT,
+		      "hole %llu: rc %d anchor %llu distance %lld, model %llu %lld", (unsigned long long)l, rc,
+		      (unsigned long long)anchor, (long long)d, (unsigned long long)want, (long long)want_d);
 	}
 }
 
@@ -166,17 +167,22 @@ int main(void)
 			check(&m, &md, step);
 	}
 	check(&m, &md, -1);
-	check_goals(&m, &md);
-	/* a block past the last extent: its distance from the extent's end */
+	check_near(&m, &md);
+	/* by hand: the extent before a hole, else the one after it */
 	extmap_truncate(&m, 0, on_free, &(uint64_t){0});
 	uint64_t anchor = 0;
-	CHECK(extmap_goal(&m, 10, &anchor) == BGA_NO_GOAL && anchor == BGA_NO_GOAL,
-	      "empty map: goal and anchor should be BGA_NO_GOAL");
+	int64_t d = 0;
+	CHECK(extmap_near(&m, 10, &anchor, &d) == -ENOENT, "empty map: no anchor");
+	extmap_set(&m, 30, 900, 4, 0);
+	CHECK(!extmap_near(&m, 25, &anchor, &d) && anchor == 900 && d == -5, "25 before [30,34)->900: %llu %lld",
+	      (unsigned long long)anchor, (long long)d);
 	extmap_set(&m, 0, 500, 8, 0);
-	CHECK(extmap_goal(&m, 8, &anchor) == 508 && anchor == 507, "goal at 8 after [0,8)->500: %llu",
-	      (unsigned long long)extmap_goal(&m, 8, &anchor));
-	CHECK(extmap_goal(&m, 20, &anchor) == 520 && anchor == 507, "goal at 20 after [0,8)->500: %llu",
-	      (unsigned long long)extmap_goal(&m, 20, &anchor));
+	CHECK(!extmap_near(&m, 8, &anchor, &d) && anchor == 507 && d == 1, "8 after [0,8)->500: %llu %lld",
+	      (unsigned long long)anchor, (long long)d);
+	CHECK(!extmap_near(&m, 25, &anchor, &d) && anchor == 507 && d == 18, "25 after [0,8)->500: %llu %lld",
+	      (unsigned long long)anchor, (long long)d);
+	CHECK(!extmap_near(&m, 3, &anchor, &d) && anchor == 503 && d == 0, "mapped 3: %llu %lld",
+	      (unsigned long long)anchor, (long long)d);
 	extmap_destroy(&m);
 	if (failures)
 		return 1;
