@@ -422,6 +422,27 @@ for bad in "8 1 0 goal_from 0 20 1" "7 1 0 goal_from 0 23 1"; do
 	{ cat "$dir/anchors.txt"; echo "$bad"; } >"$dir/badanchor.txt"
 	expect 1 "goal_from with seq [0-9]+ qualifies no allocation of its own" -- "$R" run "$dir/badanchor.txt"
 done
+# sized=life: each handle sized at its open to the blocks its file gets
+# (bga_rsv_set_size): two files of 40 blocks written a block at a time
+# in turn each book one window of 40 and stay one extent; rsv_max and
+# sized take only what they say
+{
+	printf '%s\n' "bgatrace 1" "nblocks 1024" "blocks_per_group 1024" "source turns40" "0 1 0 init_free 0 : 0+1024" \
+		"1 1 0 rsv_open 0 1" "2 1 0 rsv_open 0 2"
+	for k in $(seq 0 39); do
+		g1=$((100 + k)) g2=$((500 + k))
+		[ "$k" = 0 ] && g1=$N g2=$N
+		echo "$((3 + 2 * k)) 1 0 alloc 0 1 $g1 1 1 0 0 : $((100 + k))+1"
+		echo "$((4 + 2 * k)) 1 0 alloc 0 2 $g2 1 1 0 0 : $((500 + k))+1"
+	done
+	printf '%s\n' "83 1 0 rsv_close 0 1" "84 1 0 rsv_close 0 2"
+} >"$dir/turns40.txt"
+expect 0 '^bgalloc,sized=life +84 +[0-9]+ +2 +1\.00 ' -- "$R" run "$dir/turns40.txt" -a bgalloc,sized=life
+expect 0 '^bgalloc,rsv_max=64,sized=life +84 +[0-9]+ +2 +1\.00 ' -- "$R" run "$dir/turns40.txt" -a bgalloc,rsv_max=64,sized=life
+for bad in rsv_max=0 rsv_max=x sized=always; do
+	expect 2 "'$bad' is not one of group=N, rsv_max=N, sized=life" -- "$R" run "$dir/turns40.txt" -a "bgalloc,$bad"
+done
+expect 2 "rsv_max" -- "$R" run "$dir/turns40.txt" -a bgalloc,rsv_max=2000000
 expect 0 '^usage' -- "$R" --help
 expect 0 '^bga-replay \(bgalloc\) ' -- "$R" --version
 echo "replay_test: import exact, $n end hashes, try as bga_alloc_vec, --verify and round trips pass"
