@@ -443,6 +443,42 @@ for bad in rsv_max=0 rsv_max=x sized=always; do
 	expect 2 "'$bad' is not one of group=N, rsv_max=N, sized=life" -- "$R" run "$dir/turns40.txt" -a "bgalloc,$bad"
 done
 expect 2 "rsv_max" -- "$R" run "$dir/turns40.txt" -a bgalloc,rsv_max=2000000
+# bgafs -o goal=distance: a file written back to front, a block a write,
+# aims each block at its logical distance from the file's nearest block
+# (the one after it: distance -1), and the trace says so beside each
+# (goal_from: the allocation's goal is anchor + distance); --verify ends
+# in the image's free map.  A goal= bgafs does not know is refused.
+if [ -n "$BGAFS" ] && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	mkdir -p "$dir/gmnt"
+	"$BGAFS" mkfs "$dir/g.img" 32M >/dev/null || fail "bgafs mkfs failed"
+	expect 2 'goal=maybe: past or distance' -- "$BGAFS" mount -o goal=maybe "$dir/g.img" "$dir/gmnt"
+	if "$BGAFS" mount -o "goal=distance,trace=$dir/g.trace" "$dir/g.img" "$dir/gmnt" 2>/dev/null; then
+		for b in 7 6 5 4 3 2 1 0; do
+			dd if=/dev/urandom of="$dir/gmnt/back" bs=4K seek=$b count=1 conv=notrunc status=none ||
+				fail "writing block $b failed"
+		done
+		fusermount3 -u "$dir/gmnt" || fail "unmount failed"
+		for _ in $(seq 100); do pgrep -f "trace=$dir/g.trace" >/dev/null || break; sleep 0.1; done
+		img=$("$R" hash "$dir/g.img" --offset 8192 | sed -n 's/^hash //p')
+		expect 0 "^hash bgalloc --verify $img\$" -- "$R" run "$dir/g.trace" --verify
+		"$R" text "$dir/g.trace" | python3 -c '
+import sys
+alloc, anch = {}, []
+for l in sys.stdin:
+    f = l.split()
+    if len(f) > 6 and f[3] in ("alloc", "alloc_vec"):
+        alloc[f[0]] = int(f[6])
+    elif len(f) > 6 and f[3] == "goal_from":
+        anch.append((f[0], int(f[5]), int(f[6])))
+assert len(anch) == 7, anch
+for seq, a, d in anch:
+    assert d == 2**64 - 1, (seq, d)
+    assert alloc[seq] == (a + d) % 2**64, (seq, alloc[seq], a, d)
+' || fail "goal=distance: the goals are not anchor + distance, 7 of them at -1"
+	else
+		echo "replay_test: bgafs could not mount here: goal=distance is not checked"
+	fi
+fi
 expect 0 '^usage' -- "$R" --help
 expect 0 '^bga-replay \(bgalloc\) ' -- "$R" --version
 echo "replay_test: import exact, $n end hashes, try as bga_alloc_vec, --verify and round trips pass"
