@@ -119,8 +119,9 @@ int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size)
  * ext4_ext_find_goal): blocks written out of order then aim where the
  * finished file is one run; on fio, fiomix and torrent it left bgalloc's
  * files in more pieces, not fewer, as its windows serve a file in the
- * order it writes (BENCHMARKS.md "Goals for random writes").  An anchor
- * of BGA_NO_GOAL: a goal of the caller's own (just past blocks got).
+ * order it writes (docs/TRACE.md "Goals for random writes, played on one
+ * recording").  An anchor of BGA_NO_GOAL: a goal of the caller's own
+ * (just past the blocks got).
  */
 struct goal {
 	uint64_t block, anchor;
