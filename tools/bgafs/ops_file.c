@@ -144,7 +144,8 @@ static struct goal hole_goal(struct fs *fs, struct inode *ip, uint64_t lblk)
 	if (g.distance < 0)
 		g.block = (uint64_t)-g.distance > room ? fs->first_data_block : g.anchor - (uint64_t)-g.distance;
 	else
-		g.block = (uint64_t)g.distance >= fs->nblocks - g.anchor ? fs->nblocks - 1 : g.anchor + (uint64_t)g.distance;
+		g.block = (uint64_t)g.distance >= fs->nblocks - g.anchor ? fs->nblocks - 1
+										  : g.anchor + (uint64_t)g.distance;
 	return g;
 }
 
@@ -154,7 +155,8 @@ static int alloc_hole(struct fs *fs, struct inode *ip, struct goal goal, uint64_
 	struct bga_request req = {.goal = goal.block, .min_len = 1, .max_len = want < MAX_EXTENT ? want : MAX_EXTENT,
 				  .rsv = ip->rsv, .flags = flags};
 	if ((want >= VEC_MIN && max_out > 1) || (flags & BGA_ALL_OR_NOTHING))
-		return bga_rec_alloc_vec_from(fs->rec, fs->vol, &req, goal.anchor, goal.distance, want, out, max_out, n);
+		return bga_rec_alloc_vec_from(fs->rec, fs->vol, &req, goal.anchor, goal.distance, want, out, max_out,
+					      n);
 	int rc = bga_rec_alloc_from(fs->rec, fs->vol, &req, goal.anchor, goal.distance, out);
 	*n = rc ? 0 : 1;
 	return rc;

@@ -11,9 +11,10 @@
  * recorded blocks into frees of the replay's; a goal is moved the same
  * way (the block after the replay's copy of goal - 1, as a file's next
  * write aims past its last block; an anchored goal, the replay's copy of
- * its anchor moved as far as the recorded goal lay from it).  Blocks the replay got beyond what the
- * recording got are freed at once, and recorded blocks it could not get
- * are counted as a shortfall and never freed.
+ * its anchor moved as far as the recorded goal lay from it, or by
+ * --goals).  Blocks the replay got beyond what the recording got are
+ * freed at once, and recorded blocks it could not get are counted as a
+ * shortfall and never freed.
  *
  * --verify: the recorded results, applied (each extent an allocation
  * returned claimed with bga_claim, each free freed): the end must be the

@@ -486,8 +486,8 @@ void trace_free(struct trace *t)
 /* The goal_from record an anchored allocation r was read from, in *g. */
 static const struct trace_rec *goal_from_of(const struct trace_rec *r, struct trace_rec *g)
 {
-	*g = (struct trace_rec){.seq = r->seq, .ns = r->ns, .args = {r->anchor, (uint64_t)r->distance}, .thread = r->thread,
-	                        .op = BGT_GOAL_FROM};
+	*g = (struct trace_rec){.seq = r->seq, .ns = r->ns, .args = {r->anchor, (uint64_t)r->distance},
+	                        .thread = r->thread, .op = BGT_GOAL_FROM};
 	return g;
 }
 
