@@ -404,3 +404,40 @@ Test(packing, a_first_window_goes_on_from_the_last_until_a_commit)
 	cr_assert_eq(test_unpin(&old), 0);
 	finish(vol, &m);
 }
+
+/*
+ * A packed file goes on at the CPU's next-fit place (where the last file
+ * placed in order ended) when the free run there starts there and holds
+ * it, past a hole below that holds it too: files written one after
+ * another, packed or not, lie in the order they came.  Where the run
+ * there is too short, it takes the first hole of its group that holds it
+ * (first fit), and the place stays where it was: the next file goes on
+ * from it, not from the hole.
+ */
+Test(packing, a_packed_file_goes_on_at_the_next_fit_place_when_its_run_holds_it)
+{
+	cpu_set_t old;
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
+	struct refmodel m;
+	struct bga_volume *vol = make(2 * 4096, 4096, &m);
+	show_files(vol, &m, 3, LEARN, false);
+	cr_assert_eq(bga_commit(vol, 1), 0); /* the place forgotten: the home's start again */
+	cr_assert_eq(refmodel_commit(&m, 1), 0);
+	uint64_t x = one_file(vol, &m, 20).start;
+	give_back(vol, &m, x + 5, 6); /* a hole below the place that holds 3 twice */
+	cr_assert_eq(packed_file(vol, &m, 3).start, x + 20, "right after the file before it, not in the hole");
+	cr_assert_eq(packed_file(vol, &m, 3).start, x + 23, "and on from the packed one");
+	/* the run at the place (x + 26) cut to 2 blocks */
+	struct bga_request one = {.goal = x + 28, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
+	struct bga_extent blk;
+	int rc = bga_alloc(vol, &one, &blk);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(refmodel_alloc_check(&m, &one, rc, &blk), 0, "%s", m.err);
+	cr_assert_eq(packed_file(vol, &m, 3).start, x + 5, "the run at the place is too short: first fit");
+	give_back(vol, &m, x + 28, 1);
+	uint64_t at = packed_file(vol, &m, 3).start;
+	cr_assert_eq(at, x + 26, "the place stayed where it was, not after the hole's file (got %llu)",
+		     (unsigned long long)at);
+	cr_assert_eq(test_unpin(&old), 0);
+	finish(vol, &m);
+}
