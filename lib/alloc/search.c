@@ -5,8 +5,9 @@
  * window (take, book in place, book by the walk; a small file's first
  * request packed instead), the CPU's locality window, and the group walk
  * with the placement it does under each group's lock (next fit for a
- * file's first window, first fit from the group's start for a packed
- * file and for a first window in a crowded or nearly full group, room
+ * file's first window, and for a packed file whose run at the next-fit
+ * place holds it; first fit from the group's start for other packed
+ * files and for a first window in a crowded or nearly full group; room
  * kept after other windows).  The handle's state (struct bga_rsv,
  * handle.h) is decided here.  Blocks are charged as they are taken, in charge.c;
  * nothing is charged before a run is found.
@@ -588,8 +589,9 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 	if (rc != 0) {
 		bool first = ac->book == NULL && !rsv->booked;
 		/* A file's first window goes on from where the CPU's last
-		 * one took its first extent (next fit), until a commit frees
-		 * blocks (bga__pack_next): files written one after another lie
+		 * one (or a packed file) took its first extent (next fit),
+		 * until a commit frees blocks below that place
+		 * (bga__pack_next): files written one after another lie
 		 * in the order they came, so a round deleted together frees
 		 * one run, where first fit put each file of a later round into
 		 * the holes between an earlier round's survivors, and their
