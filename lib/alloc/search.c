@@ -61,6 +61,40 @@ static bool next_fit_off(const struct bga_volume *vol, const struct bga_group *g
 }
 
 /*
+ * A new file's first extent (a first window, or a packed file) passes
+ * over its goal's group when the run it would take there from the goal
+ * borders blocks that wait for a commit (bga_free_deferred), while at
+ * least 1/BGA_PENDING_PART as many of the group's blocks wait as are
+ * free (a round of deletes not yet committed): the walk's other groups
+ * come first, and that group last, from its start, as the walk visits
+ * any group, so the file is never refused for it.  The commit joins the
+ * waiting blocks with the runs beside them; a file put in such a run
+ * meanwhile stays an island in what the commit frees.  Files written
+ * while a round of deletes waited (a clone begun while postmark's
+ * deletes waited for their commit) went, at the next-fit place, into
+ * the holes between the dying files, and kernel's end stayed under the
+ * peer's only where the place happened to lie elsewhere when the round
+ * began: at one value of BGA_NEXT_FIT_FREE_PART
+ * (docs/HISTORY.md#placement-on-recorded-histories-files-written-while-deletes-wait-2026-12-05).
+ * A waiting round of a few blocks in a group with room, or a run away
+ * from the waiting blocks, changes nothing: files written beside a few
+ * deletes, or into the clean run after a deleted tree, go where they did.
+ */
+#define BGA_PENDING_PART 2
+static bool borders_pending_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t from,
+				   uint32_t need)
+{
+	const struct bga_group_ext *ext = grp->ext;
+	if (ext == NULL || (uint64_t)ext->dfree_blocks * BGA_PENDING_PART <= grp->free)
+		return false; /* pending is made with a group's first record */
+	uint32_t off, len, bpg = vol->cfg.blocks_per_group;
+	if (!bga__group_find_locked(vol, grp, g, from, need, bpg, &off, &len))
+		return false;
+	return (off > 0 && bga_bitmap_range_is_set(ext->pending, off - 1, 1)) ||
+	       (off + len < bpg && bga_bitmap_range_is_set(ext->pending, off + len, 1));
+}
+
+/*
  * Where a window goes in group g, with its lock held (*off, *len: the run
  * it starts; false when none here):
  *  - on from the goal, when the run at the goal starts there and, on a
@@ -109,6 +143,8 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 	 * sized window's: all of the window) */
 	uint32_t here = ac->sized ? need : (room != 0 || ac->fit != 0) ? ac->take.max : ac->take.min;
 	*none = false;
+	if (at_goal && first_window(ac) && borders_pending_locked(vol, grp, g, from, need))
+		return false; /* the walk's other groups first */
 	if (at_goal && bga__group_find_unit_locked(vol, grp, g, from, here, want, a, off, len) && *off == from)
 		return true;
 	if (!at_goal || (first_window(ac) && next_fit_off(vol, grp)))
@@ -205,6 +241,8 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	bool found;
 	if (book)
 		found = place_window_locked(vol, ac, grp, g, from, at_goal, share, &off, &len, &none);
+	else if (at_goal && ac->fit != 0 && borders_pending_locked(vol, grp, g, from, ac->fit))
+		found = false; /* a packed file: the walk's other groups first */
 	else if (at_goal && ac->fit != 0) {
 		/* a packed file, in the group it starts in: at the CPU's
 		 * next-fit place when the free run there starts at it and
