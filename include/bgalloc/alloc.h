@@ -43,6 +43,13 @@
  *     In a group at most a quarter free, or holding 2 other windows,
  *     both take the group's first run that holds them instead
  *     (<bgalloc/window.h>, bga_rsv_open).
+ *     Either passes over its goal's group when the run it would take
+ *     there borders blocks waiting for a commit (bga_free_deferred) and
+ *     at least half as many of the group's blocks wait as are free (a
+ *     round of deletes not yet committed, which would leave the file an
+ *     island in the space it frees): the groups after it come first, and
+ *     that group last, from its start, so the file is never refused for
+ *     it.
  *  3. Blocks other windows hold: other handles' windows and the CPUs'
  *     locality windows are taken back, every one at once, only when the
  *     request would otherwise get -ENOSPC (or, for bga_alloc_vec without

@@ -7,8 +7,9 @@
  * with the placement it does under each group's lock (next fit for a
  * file's first window, and for a packed file whose run at the next-fit
  * place holds it; first fit from the group's start for other packed
- * files and for a first window in a crowded or nearly full group; room
- * kept after other windows).  The handle's state (struct bga_rsv,
+ * files and for a first window in a crowded or nearly full group; a
+ * new file's goal group passed over where its run borders a round of
+ * deletes waiting for a commit; room kept after other windows).  The handle's state (struct bga_rsv,
  * handle.h) is decided here.  Blocks are charged as they are taken, in charge.c;
  * nothing is charged before a run is found.
  */

@@ -502,3 +502,48 @@ Test(packing, a_commit_forgets_the_next_fit_place_only_for_blocks_freed_below_it
 	cr_assert_eq(test_unpin(&old), 0);
 	finish(vol, &m);
 }
+
+/*
+ * Where a new file of 20 blocks (packed: of 3, once files of 3 showed
+ * they stay small) goes when group 0 is wholly used but for the hole
+ * [100, 140) and blocks [pstart, pstart + plen) wait for a commit, on a
+ * volume of `groups` groups of 4096.
+ */
+static uint64_t new_file_beside_waiting(uint64_t groups, uint32_t pstart, uint32_t plen, bool packed)
+{
+	cpu_set_t old;
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
+	struct refmodel m;
+	struct bga_volume *vol = make(groups * 4096, 4096, &m);
+	if (packed)
+		show_files(vol, &m, 3, LEARN, false);
+	uint32_t at[] = {100}, len[] = {40};
+	holes(vol, &m, 4096, at, len, 1);
+	free_deferred(vol, &m, pstart, plen, 1);
+	uint64_t got = packed ? packed_file(vol, &m, 3).start : one_file(vol, &m, 20).start;
+	commit(vol, &m, 1);
+	cr_assert_eq(test_unpin(&old), 0);
+	finish(vol, &m);
+	return got;
+}
+
+/*
+ * A new file (a first window, or a packed file) passes over a run that
+ * borders blocks waiting for a commit while its group holds at least half
+ * as many waiting blocks as free ones (a round of deletes not yet
+ * committed, which would leave the file an island in what it frees): it
+ * goes to the next group, and with no other group, into that run after
+ * all.  A run away from the waiting blocks, or a round of a few blocks,
+ * changes nothing: the file takes the hole as before.
+ */
+Test(packing, a_new_file_passes_over_a_run_beside_deletes_waiting_for_a_commit)
+{
+	uint64_t w = new_file_beside_waiting(2, 140, 2000, false), p = new_file_beside_waiting(2, 140, 2000, true);
+	cr_assert_geq(w, 4096, "a first window beside 2000 waiting blocks: the next group, not %llu",
+		      (unsigned long long)w);
+	cr_assert_geq(p, 4096, "a packed file beside them: the next group, not %llu", (unsigned long long)p);
+	cr_assert_eq(new_file_beside_waiting(1, 140, 2000, false), 100, "no other group: the hole after all");
+	cr_assert_eq(new_file_beside_waiting(2, 1000, 2000, false), 100, "the waiting blocks away from the hole");
+	cr_assert_eq(new_file_beside_waiting(2, 140, 10, false), 100, "10 waiting blocks beside 40 free");
+	cr_assert_eq(new_file_beside_waiting(2, 140, 10, true), 100, "a packed file beside them too");
+}
