@@ -163,6 +163,33 @@ static void flush_total_store_under_fold_lock(struct bga_counter *c, int64_t v, 
 }
 
 /*
+ * The fold's hysteresis: what a fold of slot s that overflowed towards
+ * dir (+1 upwards, -1 downwards) leaves in the slot, the rest going to
+ * the total.  batch/2 towards dir when the slot's last fold went the
+ * other way, else 0.  So a CPU whose count goes up and down by less than
+ * 1.5 batch at a time (a writer that fills a file, then deletes one as
+ * large) folds twice and then no more: with the slot left at -batch/2 it
+ * has 1.5 batch of room upwards and batch/2 back, every fold of a
+ * sawtooth moving the lock's and the total's lines
+ * (BENCHMARKS.md#the-model-of-n-cores).  A stream that only grows (a
+ * fill, a count of events) folds every batch as before: its last fold
+ * went its own way.  The keep is a slot value like any other, at most
+ * batch/2 <= batch - 1 in magnitude, so the error bound stands.
+ */
+static inline int64_t counter_fold_keep_under_fold_lock(struct bga_counter *c, const struct counter_slot *s,
+							  int dir)
+{
+	BGA_ASSERT(ck_spinlock_fas_locked(&c->lock));
+	return __atomic_load_n(&s->fold_dir, __ATOMIC_RELAXED) == -dir ? dir * (int64_t)(c->batch / 2) : 0;
+}
+
+/* The fold of s towards dir happened (its keep is in the slot). */
+static inline void counter_fold_done_under_fold_lock(struct counter_slot *s, int dir)
+{
+	__atomic_store_n(&s->fold_dir, dir, __ATOMIC_RELAXED);
+}
+
+/*
  * Whether this process can run the counter's restartable sequences: the
  * arch has them (counter_rseq.h), glibc registered an area with the rseq_cs
  * field, and the kernel gives membarrier(PRIVATE_EXPEDITED_RSEQ), which is
@@ -376,12 +403,16 @@ static __attribute__((noinline, cold)) void counter_add_slow(struct bga_counter 
 			counter_flush_under_fold_lock(c, delta, false, 0, &added);
 			break;
 		}
-		/* Fold.  With add_limited in use nv <= -batch here, so total
-		 * only shrinks outside a flush. */
+		/* Fold, the slot left at its keep.  With add_limited in use
+		 * nv <= -batch here and the keep >= -batch/2, so total only
+		 * shrinks outside a flush. */
+		int dir = nv > 0 ? 1 : -1;
+		int64_t keep = counter_fold_keep_under_fold_lock(c, s, dir);
 		BGA_COUNTER_FOLD_HOOK(c);
-		if (__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, 0), false,
+		if (__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, keep), false,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-			total_store_under_fold_lock(c, __atomic_load_n(&c->total, __ATOMIC_RELAXED) + nv);
+			counter_fold_done_under_fold_lock(s, dir);
+			total_store_under_fold_lock(c, __atomic_load_n(&c->total, __ATOMIC_RELAXED) + nv - keep);
 			break;
 		}
 	}
@@ -452,27 +483,42 @@ static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t 
 	if (__builtin_sub_overflow(limit, c->bound, &headroom) || __builtin_sub_overflow(headroom, delta, &headroom) ||
 	    t > headroom)
 		return false;
+	struct counter_slot *s = counter_my_slot(c);
+	uint64_t w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
+	/* An overflow (rather than a ceiling that stopped the fast path)
+	 * leaves the slot its keep; on the rseq path the slot read here is a
+	 * guess (a thread of this CPU may add before the take, which may run
+	 * on another CPU), which only chooses the keep: the take hands back
+	 * what it replaced. */
+	bool over = counter_slot_value(w) + delta >= c->batch;
+	int64_t keep = over ? counter_fold_keep_under_fold_lock(c, s, 1) : 0;
 	if (c->path == CTR_PATH_RSEQ) {
 		int64_t v;
 
-		/* This CPU's slot (0 without rseq in this thread). */
-		ctr_rseq_take(c, &v);
-		total_store_checked_under_fold_lock(c, t + v + delta, limit, headroom);
+		/* This CPU's slot (0, and nothing kept, without rseq in this
+		 * thread). */
+		if (ctr_rseq_take(c, (int32_t)keep, &v) != CTR_RSEQ_OK)
+			keep = 0;
+		else if (over)
+			counter_fold_done_under_fold_lock(s, 1);
+		total_store_checked_under_fold_lock(c, t + v + delta - keep, limit, headroom);
 		return true;
 	}
-	struct counter_slot *s = counter_my_slot(c);
-	uint64_t w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
 	/* Seals happen only under the lock, which we hold. */
 	BGA_ASSERT(!(w & SLOT_SEALED));
 	BGA_COUNTER_FOLD_HOOK(c);
-	while (!__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, 0), false, __ATOMIC_SEQ_CST,
-					    __ATOMIC_RELAXED))
-		;
+	while (!__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, keep), false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED)) {
+		over = counter_slot_value(w) + delta >= c->batch;
+		keep = over ? counter_fold_keep_under_fold_lock(c, s, 1) : 0;
+	}
+	if (over)
+		counter_fold_done_under_fold_lock(s, 1);
 	/* headroom again (no overflow: checked above) rather than kept live
 	 * across the exchange: one register fewer to save in
 	 * counter_add_limited_slow, which the CAS path enters on every
 	 * limited add */
-	total_store_checked_under_fold_lock(c, t + counter_slot_value(w) + delta, limit,
+	total_store_checked_under_fold_lock(c, t + counter_slot_value(w) + delta - keep, limit,
 					    limit - c->bound - delta);
 	return true;
 }
@@ -727,9 +773,18 @@ static void counter_rseq_add_under_fold_lock(struct bga_counter *c, int64_t delt
 		return;
 	}
 	/* The take may run on another CPU than the add did (migration): it
-	 * folds whatever that slot holds, which is as good. */
-	ctr_rseq_take(c, &v);
-	counter_rseq_to_total_under_fold_lock(c, v + delta);
+	 * folds whatever that slot holds, which is as good; the slot whose
+	 * last fold chooses the keep is then a guess, which only chooses it.
+	 * A full slot is left its keep (counter_fold_keep_under_fold_lock);
+	 * a thread without rseq takes nothing and keeps nothing. */
+	int dir = delta > 0 ? 1 : -1;
+	struct counter_slot *s = counter_my_slot(c);
+	int64_t keep = r == CTR_RSEQ_FULL ? counter_fold_keep_under_fold_lock(c, s, dir) : 0;
+	if (ctr_rseq_take(c, (int32_t)keep, &v) != CTR_RSEQ_OK)
+		keep = 0;
+	else if (r == CTR_RSEQ_FULL)
+		counter_fold_done_under_fold_lock(s, dir);
+	counter_rseq_to_total_under_fold_lock(c, v + delta - keep);
 }
 
 static int64_t counter_rseq_flush_under_fold_lock(struct bga_counter *c, int64_t delta, bool check,

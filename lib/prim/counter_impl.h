@@ -51,12 +51,18 @@
 struct counter_slot {
 	uint64_t word;
 	uint32_t rseq_sealed;
+	/* The direction of the slot's last fold: +1 (it overflowed upwards),
+	 * -1, or 0 before any.  Read and written only by the fold lock's
+	 * holder (counter.c, counter_fold_keep_under_fold_lock); atomic
+	 * (relaxed) because TSan does not see ck's spinlock as a lock. */
+	int32_t fold_dir;
 } __attribute__((aligned(BGA_CACHELINE)));
 
 /*
  * Invariants (checked with BGA_ASSERT in BGA_DEBUG builds):
  *   - every slot's value v satisfies |v| <= batch - 1 at every instant,
- *     because values only change by a CAS that checks the bound;
+ *     because values only change by a CAS that checks the bound, or by a
+ *     fold or flush that leaves 0 or +-batch/2 (its keep);
  *   - in per-CPU mode total changes only with `lock` held (slots are folded
  *     into it under the lock), so at most one fold is in flight;
  *   - a slot is SEALED (rseq_sealed on CTR_PATH_RSEQ) only while `lock` is
