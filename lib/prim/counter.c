@@ -537,18 +537,22 @@ static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t 
  *      T that stands until then or the T about to be stored
  *      (counter_ceiling_move_under_fold_lock; a lowering too).
  *  (1) At every instant V <= T + B: each slot value is within b-1 of 0
- *      (every change to it is a CAS that checks so, or a seal that sets 0),
- *      and at most one fold, itself at most b-1 in magnitude, is in flight
- *      (folds run under the lock; a flush moves every slot at once but
- *      zeroes them first, so its in-flight part plus the slots is still at
- *      most nslots*(b-1)).
+ *      (every change to it is a CAS that checks so, a seal that sets 0, or
+ *      a fold's exchange that leaves its keep k, |k| <= b/2), and at most
+ *      one fold is in flight (folds run under the lock), which took its
+ *      slot's old value v out and left k: that slot and the part in flight
+ *      together hold v, within b-1 of 0 (the "+ 1" of B is to spare); a
+ *      flush moves every slot at once but zeroes them first, so its
+ *      in-flight part plus the slots is still at most nslots*(b-1).
  *  (2) Once `limited` is set, T grows only under the lock: in a flush
  *      (which seals every slot before it stores T and unseals after, and
- *      decides on the exact value), or in a checked fold G, which zeroes
- *      its own slot (value s_G) and stores T = T_G + s_G + d_G only if
- *      T_G + B + d_G <= limit.  After G, T <= limit - B + s_G <= limit -
- *      nslots*(b-1).  Plain folds that would grow T flush instead
- *      (counter_add_slow); folds of negative overflow only shrink T.
+ *      decides on the exact value), or in a checked fold G, which leaves
+ *      its own slot (value s_G) at a keep k_G >= 0 (0, or b/2 when the add
+ *      overflowed the slot and reversed its last fold) and stores
+ *      T = T_G + s_G + d_G - k_G only if T_G + B + d_G <= limit.  After G,
+ *      T <= limit - B + s_G - k_G <= limit - nslots*(b-1).  Plain folds
+ *      that would grow T flush instead (counter_add_slow); folds of
+ *      negative overflow only shrink T (nv <= -b and the keep >= -b/2).
  *  (3) A fast adder F loads its slot word w (unsealed, generation g), then
  *      loads U = u, checks u + B + d <= limit, and CASes w -> w+d.  If the
  *      CAS succeeds, no flush sealed this slot between the load of w and
@@ -562,7 +566,7 @@ static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t 
  *       - if one did, let G be the last: T has not grown since, so
  *         T <= limit - nslots*(b-1) by (2).  With no fold in flight,
  *         V <= T + nslots*(b-1) <= limit; with a checked fold H in flight
- *         (slot zeroed, T not stored yet), T is the T_H that H checked, so
+ *         (slot at its keep, T not stored yet), T is the T_H that H checked, so
  *         V <= T + B <= limit - d_H.  This case never uses u.
  *      Either way V <= limit at the instant F's delta becomes part of it.
  *      A checked fold itself leaves V <= T + nslots*(b-1) <= limit, and a
@@ -697,7 +701,7 @@ const char *bga_counter_mode_name(const struct bga_counter *c)
  * works on the total (counter_rseq_add_under_fold_lock).
  *
  *  (a) The bound: a section stores only values it checked to be within
- *      b-1 of 0; take and flush store 0.  By (R) no other store to the slot
+ *      b-1 of 0; a take stores its keep (|keep| <= b/2), a flush 0.  By (R) no other store to the slot
  *      falls between a section's load and its store, so what it checked is
  *      what it replaced: |slot| <= b-1 always, and no add is lost.
  *  (b) The flush: it seals every slot (rseq_sealed, a word no section
@@ -721,7 +725,10 @@ const char *bga_counter_mode_name(const struct bga_counter *c)
  *      overflow, flushes when a take leaves a positive amount to fold, and
  *      sends positive deltas of threads without rseq through a flush.
  *      Statement (2) of the CAS proof holds as it stands (a checked fold
- *      zeroes its slot with a take section instead of a CAS).
+ *      leaves its slot its keep with a take section instead of a CAS: the
+ *      take hands back the v it replaced, whichever slot it ran on, and
+ *      the keep went nowhere when it reports CTR_RSEQ_NONE, when T takes
+ *      v + d with no keep subtracted).
  *  (e) The limited fast path: F's section loads its slot's seal (clear),
  *      value v and U = u, checks v+d <= b-1 and u <= limit - B - d, and
  *      commits v+d.  Claim: no flush stores T between F's load of u and
@@ -739,7 +746,8 @@ const char *bga_counter_mode_name(const struct bga_counter *c)
  *      ordered, and the asm is one block), the U and T stores are seq_cst,
  *      and the flush's seal stores are ordered before M by M itself.
  *  (f) The error bound: values leave a slot only under the lock, by a take
- *      (at most b-1, in flight until T is stored) or by a flush (all slots
+ *      (v out, its keep in: v - keep in flight until T is stored, the slot
+ *      and that part together v, at most b-1) or by a flush (all slots
  *      at once, in flight until its single T store, at most nslots*(b-1)
  *      plus what a take handed it, at most b-1).  So read() is off by at
  *      most B = (nslots + 1) * (b - 1), as on the CAS path.
