@@ -59,6 +59,11 @@ static int route_once(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 	int rc = -EBUSY;
 	/* BGA_ROUTE_WINDOW: take, book in place, book by the walk */
 	if (ac->kind == BGA_REQ_WINDOW) {
+		/* what the file aims at until its first window is booked: a
+		 * busy group its windows meet later steers this CPU's requests
+		 * for that goal (steer.h, bga__steer_window_busy) */
+		if (!req->rsv->booked)
+			req->rsv->win.aim = req->goal < ac->take.geo->nblocks ? bga__group_of(vol, req->goal) : UINT64_MAX;
 		rc = bga__alloc_window(vol, ac, out);
 		if (rc == 0 || ac->take.stop)
 			goto done;

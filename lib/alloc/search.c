@@ -554,7 +554,7 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 		}
 		bga__group_unlock(vol, g);
 		if (busy)
-			bga__steer_window_busy(vol, ac->pc, g, ac->take.geo->nblocks);
+			bga__steer_window_busy(vol, ac->pc, g, rsv->win.aim, ac->take.geo->nblocks);
 		if (rc == 0 && ac->book == NULL)
 			return 0; /* served by the window (counted in the handle) */
 	}

@@ -112,6 +112,10 @@ struct bga_window {
 	 * them away from the owner between two of its takes
 	 * (BENCHMARKS.md#the-model-of-n-cores). */
 	uint64_t group;   /* atomic for locality windows */
+	/* The group a handle's file aimed at before its first window was
+	 * booked (its first request's goal; UINT64_MAX: none), the owner's:
+	 * where its contention steers from (steer.h, bga__steer_window_busy). */
+	uint64_t aim;
 	bool linked;
 };
 

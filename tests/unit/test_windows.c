@@ -695,3 +695,37 @@ Test(windows, sized_handle_request_of_its_size_leaves_no_window)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/*
+ * The same when the directory's group is full and the first file's
+ * window went on in the next group with room, busy there (steer.h,
+ * bga__steer_window_busy): the steering is for the directory (the file's
+ * aim), so the next file aimed at it starts from the CPU's home instead
+ * of walking from the full group into the busy one again, where every
+ * writer of the directory would meet.  Unbusy, it goes there as before.
+ */
+Test(windows, a_busy_group_past_a_full_directory_group_steers_the_next_file_away)
+{
+	for (int busy = 0; busy < 2; busy++) {
+		struct bga_volume *vol = make_volume(1 << 20, 4096, 0);
+		struct bga_extent e;
+		for (uint64_t b = 10 * 4096; b < 11 * 4096; b += 256)
+			cr_assert_eq(alloc_at(vol, b, 256, 256, NULL, BGA_EXACT_GOAL, &e), 0);
+		struct dir_writer d = {.vol = vol, .dir = 10 * 4096, .busy = busy};
+		pthread_t t;
+		void *rc;
+		cr_assert_eq(pthread_create(&t, NULL, write_two_files, &d), 0);
+		pthread_join(t, &rc);
+		cr_assert_null(rc);
+		cr_assert_eq(d.first[0] / 4096, 11, "the first file went on past the full group");
+		cr_assert(d.contiguous, "the first file went on in place (busy %d)", busy);
+		if (busy)
+			cr_assert(d.first[1] / 4096 != 11 && d.first[1] / 4096 != 10,
+				  "the next file started at %llu, in the busy group or the full one",
+				  (unsigned long long)d.first[1]);
+		else
+			cr_assert_eq(d.first[1] / 4096, 11, "the next file left an idle group");
+		assert_clean(vol);
+		bga_destroy(vol);
+	}
+}
