@@ -477,7 +477,8 @@ int bga_counter_compare(struct bga_counter *c, int64_t rhs)
  * cost 2-thread limited adds most of their speed.  Returns false, with
  * nothing changed, when the check fails: then the caller flushes.
  */
-static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t delta, int64_t limit)
+static __attribute__((noinline)) bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t delta,
+									       int64_t limit)
 {
 	int64_t t = __atomic_load_n(&c->total, __ATOMIC_RELAXED), headroom;
 	if (__builtin_sub_overflow(limit, c->bound, &headroom) || __builtin_sub_overflow(headroom, delta, &headroom) ||
