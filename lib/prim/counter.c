@@ -702,9 +702,10 @@ const char *bga_counter_mode_name(const struct bga_counter *c)
  * works on the total (counter_rseq_add_under_fold_lock).
  *
  *  (a) The bound: a section stores only values it checked to be within
- *      b-1 of 0; a take stores its keep (|keep| <= b/2), a flush 0.  By (R) no other store to the slot
- *      falls between a section's load and its store, so what it checked is
- *      what it replaced: |slot| <= b-1 always, and no add is lost.
+ *      b-1 of 0; a take stores its keep (|keep| <= b/2), a flush 0.  By
+ *      (R) no other store to the slot falls between a section's load and
+ *      its store, so what it checked is what it replaced: |slot| <= b-1
+ *      always, and no add is lost.
  *  (b) The flush: it seals every slot (rseq_sealed, a word no section
  *      writes, so no commit can undo it), then calls M.  By (M) each
  *      section on a slot has committed, visibly, or will start after M and

@@ -301,9 +301,9 @@ static inline int bga__counter_add_limited(struct bga_counter *c, int64_t delta,
 /*
  * Tests only (BGA_DEBUG builds): when set, called by a CAS-path fold
  * between its read of the calling CPU's slot and its exchange of that
- * slot for its keep (0, or batch/2: counter.c's hysteresis), with the fold lock held, so that a test can make a
- * lock-free add land on the slot exactly there (test_counter.c,
- * fold_races_an_add).  The fold must then keep the add: an exchange
+ * slot for its keep (0, or batch/2: counter.c's hysteresis), with the
+ * fold lock held, so that a test can make a lock-free add land on the
+ * slot exactly there (test_counter.c, fold_races_an_add).  The fold must then keep the add: an exchange
  * that failed is retried.  The hook must not take the fold lock.
  */
 extern void (*bga__counter_fold_hook)(struct bga_counter *c);
