@@ -89,8 +89,12 @@ static int route_once(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 			__atomic_store_n(&ac->pc->local.left, BGA_LOCAL_BOOKINGS, __ATOMIC_RELAXED);
 	}
 done:
-	if (rc == 0 && ac->note)
+	if (rc == 0 && ac->note) {
 		bga__note_result(vol, ac->pc, req->goal, ac->goal, ac->steered, ac->goal_busy, out);
+		if (ac->kind == BGA_REQ_WINDOW && ac->goal_busy)
+			bga__steer_file_busy(vol, ac->pc, bga__group_of(vol, ac->goal), req->rsv->win.aim,
+					     ac->take.geo->nblocks);
+	}
 	return rc;
 }
 
