@@ -10,7 +10,10 @@
  * bga_counter_add() adds to the calling CPU's slot, keeping the slot within
  * batch-1 of zero; an add that would take the slot to +-batch or beyond
  * folds the slot (and the delta) into the total under a small per-counter
- * lock.  The true value is total + sum(slots).
+ * lock, leaving batch/2 towards the add's sign in the slot when the slot's
+ * last fold went the other way (so a CPU that goes up and down by less
+ * than 1.5 batch at a time stops folding; a count that only grows folds
+ * every batch).  The true value is total + sum(slots).
  *
  * How a slot is updated is chosen when the counter is created, and
  * reported by bga_counter_mode_name():

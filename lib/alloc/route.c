@@ -59,6 +59,11 @@ static int route_once(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 	int rc = -EBUSY;
 	/* BGA_ROUTE_WINDOW: take, book in place, book by the walk */
 	if (ac->kind == BGA_REQ_WINDOW) {
+		/* what the file aims at until its first window is booked: a
+		 * busy group its windows meet later steers this CPU's requests
+		 * for that goal (steer.h, bga__steer_window_busy) */
+		if (!req->rsv->booked)
+			req->rsv->win.aim = req->goal < ac->take.geo->nblocks ? bga__group_of(vol, req->goal) : UINT64_MAX;
 		rc = bga__alloc_window(vol, ac, out);
 		if (rc == 0 || ac->take.stop)
 			goto done;
@@ -84,8 +89,12 @@ static int route_once(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 			__atomic_store_n(&ac->pc->local.left, BGA_LOCAL_BOOKINGS, __ATOMIC_RELAXED);
 	}
 done:
-	if (rc == 0 && ac->note)
+	if (rc == 0 && ac->note) {
 		bga__note_result(vol, ac->pc, req->goal, ac->goal, ac->steered, ac->goal_busy, out);
+		if (ac->kind == BGA_REQ_WINDOW && ac->goal_busy)
+			bga__steer_file_busy(vol, ac->pc, bga__group_of(vol, ac->goal), req->rsv->win.aim,
+					     ac->take.geo->nblocks);
+	}
 	return rc;
 }
 

@@ -45,6 +45,7 @@ int bga_rsv_open(struct bga_volume *vol, struct bga_rsv **out)
 		return -ENOMEM;
 	memset(rsv, 0, sizeof(*rsv));
 	rsv->vol = vol;
+	rsv->win.aim = UINT64_MAX;
 	rsv->size = vol->cfg.rsv_default;
 	/* The count of open handles is per CPU: no shared line. */
 	__atomic_fetch_add(&bga__percpu(vol)->rsv.opened, 1, __ATOMIC_RELAXED);

@@ -9,8 +9,8 @@
  * place holds it; first fit from the group's start for other packed
  * files and for a first window in a crowded or nearly full group; a
  * new file's goal group passed over where its run borders a round of
- * deletes waiting for a commit; room kept after other windows).  The handle's state (struct bga_rsv,
- * handle.h) is decided here.  Blocks are charged as they are taken, in charge.c;
+ * deletes waiting for a commit; room kept after other windows).  The
+ * handle's state (struct bga_rsv, handle.h) is decided here.  Blocks are charged as they are taken, in charge.c;
  * nothing is charged before a run is found.
  */
 #include <errno.h>
@@ -618,7 +618,7 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 		}
 		bga__group_unlock(vol, g);
 		if (busy)
-			bga__steer_window_busy(vol, ac->pc, g, ac->take.geo->nblocks);
+			bga__steer_window_busy(vol, ac->pc, g, rsv->win.aim, ac->take.geo->nblocks);
 		if (rc == 0 && ac->book == NULL)
 			return 0; /* served by the window (counted in the handle) */
 	}

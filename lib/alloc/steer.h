@@ -69,32 +69,74 @@ static inline void bga__steer_away(struct bga_percpu *pc, uint64_t from, uint64_
 }
 
 /*
+ * Where a CPU steered away from busy group g, for requests aimed at group
+ * `from`, goes instead: its home, or the group after g when the home is in
+ * g or in `from` (the volume's first when g is the last).  False when
+ * there is nowhere (g is the only group).
+ */
+static inline bool bga__steer_home_past(const struct bga_volume *vol, struct bga_percpu *pc, uint64_t g, uint64_t from,
+					uint64_t nblocks, uint64_t *to)
+{
+	*to = bga__home(pc, nblocks);
+	uint64_t hg = bga__gpos(vol, *to).g;
+	if (hg != g && hg != from)
+		return true;
+	*to = bga__group_first(vol, g) + vol->cfg.blocks_per_group;
+	if (*to >= nblocks)
+		*to = 0;
+	return !(*to == 0 && g == 0);
+}
+
+/*
  * A file's window went on in group g while another CPU held g's lock
  * (two writers in one directory).  The file stays where it is, to stay
- * contiguous; this CPU's next new files start from its home instead (or
- * the group after g, when the home is in g), as plain requests are
- * steered, so the two writers' bookings, unlinks and deletes stop taking
- * turns at one group's lock and lines.  Does nothing while this CPU is
- * already steered away from g.
+ * contiguous; this CPU's next new files aimed where this one aimed
+ * (`aim`, its first request's group: window.h; g when UINT64_MAX) start
+ * from its home instead (bga__steer_home_past), as plain requests are
+ * steered, so the writers' bookings, unlinks and deletes stop taking
+ * turns at one group's lock and lines.  Steered from that aim already, to
+ * a destination in g (the next group with room, where the other writers
+ * steered from the same goal went too): the steering stands and its
+ * destination moves to the home, so that they part there as well
+ * (BENCHMARKS.md#the-model-of-n-cores).
  */
 static inline void bga__steer_window_busy(const struct bga_volume *vol, struct bga_percpu *pc, uint64_t g,
-					  uint64_t nblocks)
+					  uint64_t aim, uint64_t nblocks)
 {
-	if (__atomic_load_n(&pc->steer.left, __ATOMIC_RELAXED) != 0 &&
-	    __atomic_load_n(&pc->steer.from, __ATOMIC_RELAXED) == g)
+	uint64_t from = aim != UINT64_MAX ? aim : g, to;
+	bool steered = __atomic_load_n(&pc->steer.left, __ATOMIC_RELAXED) != 0 &&
+		       __atomic_load_n(&pc->steer.from, __ATOMIC_RELAXED) == from;
+	uint64_t dest = __atomic_load_n(&pc->steer.to, __ATOMIC_RELAXED);
+	if (steered && (from == g || dest >= nblocks || bga__gpos(vol, dest).g != g))
 		return;
-	uint64_t to = bga__home(pc, nblocks);
-	struct bga_gpos home = bga__gpos(vol, to);
-	if (home.g == g) {
-		/* the group after g, or the volume's first when g is the last;
-		 * nowhere when g is the only group */
-		to = home.first + vol->cfg.blocks_per_group;
-		if (to >= nblocks)
-			to = 0;
-		if (to == 0 && g == 0)
-			return;
+	if (!bga__steer_home_past(vol, pc, g, from, nblocks, &to))
+		return;
+	if (steered) {
+		__atomic_store_n(&pc->steer.to, to, __ATOMIC_RELAXED);
+		return;
 	}
-	bga__steer_away(pc, g, to);
+	bga__steer_away(pc, from, to);
+}
+
+/*
+ * A file's first window was booked after its goal's group g was found
+ * busy (route.c, after bga__note_result): this CPU's next files aimed
+ * where this one aimed go from its home (bga__steer_home_past), not from
+ * where this one went, the next group with room, where every writer that
+ * met in g went too.  A file whose windows are sized to it meets g only
+ * here.
+ */
+static inline void bga__steer_file_busy(const struct bga_volume *vol, struct bga_percpu *pc, uint64_t g,
+					uint64_t aim, uint64_t nblocks)
+{
+	uint64_t from = aim != UINT64_MAX ? aim : g, to;
+	if (!bga__steer_home_past(vol, pc, g, from, nblocks, &to))
+		return;
+	if (__atomic_load_n(&pc->steer.left, __ATOMIC_RELAXED) != 0 &&
+	    __atomic_load_n(&pc->steer.from, __ATOMIC_RELAXED) == from)
+		__atomic_store_n(&pc->steer.to, to, __ATOMIC_RELAXED);
+	else
+		bga__steer_away(pc, from, to);
 }
 
 /*

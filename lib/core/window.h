@@ -92,21 +92,31 @@ struct bga_window {
 	/* Read by other threads under the group lock (list walks, frees,
 	 * placement), and written only under it: a line apart from `span`,
 	 * which the owner's takes write at every allocation, so that those
-	 * readers do not pull the owner's line away (and it not theirs). */
+	 * readers do not pull the owner's line away (and it not theirs).
+	 * Its neighbours' bookings and unlinks write next and pprev, so
+	 * nothing the owner's take reads lives here. */
 	struct bga_window *next;
 	/* what points at this window while it is linked (the list's head or
 	 * the previous window's next): its unlink touches its neighbours'
 	 * lines, not every window booked after it */
 	struct bga_window **pprev;
-	uint64_t group;   /* atomic for locality windows */
 	uint32_t start;
 	uint32_t end;     /* span's end, copied at every change of it (all under the
 			   * group lock): what a locked reader looks at instead of span */
 	uint32_t stored;  /* cur when the last store copied the group (persist.c), under
 			   * every group lock */
 	uint32_t held_from; /* cur at booking: the held map's bits are [held_from, end) */
-	bool linked;
 	uint64_t span __attribute__((aligned(BGA_CACHELINE))); /* atomic: the span word above */
+	/* Beside span, the owner's: every take reads them, and on the line
+	 * above an unlink of the window booked next to this one would move
+	 * them away from the owner between two of its takes
+	 * (BENCHMARKS.md#the-model-of-n-cores). */
+	uint64_t group;   /* atomic for locality windows */
+	/* The group a handle's file aimed at before its first window was
+	 * booked (its first request's goal; UINT64_MAX: none), the owner's:
+	 * where its contention steers from (steer.h, bga__steer_window_busy). */
+	uint64_t aim;
+	bool linked;
 };
 
 

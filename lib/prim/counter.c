@@ -163,6 +163,33 @@ static void flush_total_store_under_fold_lock(struct bga_counter *c, int64_t v, 
 }
 
 /*
+ * The fold's hysteresis: what a fold of slot s that overflowed towards
+ * dir (+1 upwards, -1 downwards) leaves in the slot, the rest going to
+ * the total.  batch/2 towards dir when the slot's last fold went the
+ * other way, else 0.  So a CPU whose count goes up and down by less than
+ * 1.5 batch at a time (a writer that fills a file, then deletes one as
+ * large) folds twice and then no more: with the slot left at -batch/2 it
+ * has 1.5 batch of room upwards and batch/2 back, every fold of a
+ * sawtooth moving the lock's and the total's lines
+ * (BENCHMARKS.md#the-model-of-n-cores).  A stream that only grows (a
+ * fill, a count of events) folds every batch as before: its last fold
+ * went its own way.  The keep is a slot value like any other, at most
+ * batch/2 <= batch - 1 in magnitude, so the error bound stands.
+ */
+static inline int64_t counter_fold_keep_under_fold_lock(struct bga_counter *c, const struct counter_slot *s,
+							  int dir)
+{
+	BGA_ASSERT(ck_spinlock_fas_locked(&c->lock));
+	return __atomic_load_n(&s->fold_dir, __ATOMIC_RELAXED) == -dir ? dir * (int64_t)(c->batch / 2) : 0;
+}
+
+/* The fold of s towards dir happened (its keep is in the slot). */
+static inline void counter_fold_done_under_fold_lock(struct counter_slot *s, int dir)
+{
+	__atomic_store_n(&s->fold_dir, dir, __ATOMIC_RELAXED);
+}
+
+/*
  * Whether this process can run the counter's restartable sequences: the
  * arch has them (counter_rseq.h), glibc registered an area with the rseq_cs
  * field, and the kernel gives membarrier(PRIVATE_EXPEDITED_RSEQ), which is
@@ -376,12 +403,16 @@ static __attribute__((noinline, cold)) void counter_add_slow(struct bga_counter 
 			counter_flush_under_fold_lock(c, delta, false, 0, &added);
 			break;
 		}
-		/* Fold.  With add_limited in use nv <= -batch here, so total
-		 * only shrinks outside a flush. */
+		/* Fold, the slot left at its keep.  With add_limited in use
+		 * nv <= -batch here and the keep >= -batch/2, so total only
+		 * shrinks outside a flush. */
+		int dir = nv > 0 ? 1 : -1;
+		int64_t keep = counter_fold_keep_under_fold_lock(c, s, dir);
 		BGA_COUNTER_FOLD_HOOK(c);
-		if (__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, 0), false,
+		if (__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, keep), false,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-			total_store_under_fold_lock(c, __atomic_load_n(&c->total, __ATOMIC_RELAXED) + nv);
+			counter_fold_done_under_fold_lock(s, dir);
+			total_store_under_fold_lock(c, __atomic_load_n(&c->total, __ATOMIC_RELAXED) + nv - keep);
 			break;
 		}
 	}
@@ -446,33 +477,49 @@ int bga_counter_compare(struct bga_counter *c, int64_t rhs)
  * cost 2-thread limited adds most of their speed.  Returns false, with
  * nothing changed, when the check fails: then the caller flushes.
  */
-static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t delta, int64_t limit)
+static __attribute__((noinline)) bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t delta,
+									       int64_t limit)
 {
 	int64_t t = __atomic_load_n(&c->total, __ATOMIC_RELAXED), headroom;
 	if (__builtin_sub_overflow(limit, c->bound, &headroom) || __builtin_sub_overflow(headroom, delta, &headroom) ||
 	    t > headroom)
 		return false;
+	struct counter_slot *s = counter_my_slot(c);
+	uint64_t w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
+	/* An overflow (rather than a ceiling that stopped the fast path)
+	 * leaves the slot its keep; on the rseq path the slot read here is a
+	 * guess (a thread of this CPU may add before the take, which may run
+	 * on another CPU), which only chooses the keep: the take hands back
+	 * what it replaced. */
+	bool over = counter_slot_value(w) + delta >= c->batch;
+	int64_t keep = over ? counter_fold_keep_under_fold_lock(c, s, 1) : 0;
 	if (c->path == CTR_PATH_RSEQ) {
 		int64_t v;
 
-		/* This CPU's slot (0 without rseq in this thread). */
-		ctr_rseq_take(c, &v);
-		total_store_checked_under_fold_lock(c, t + v + delta, limit, headroom);
+		/* This CPU's slot (0, and nothing kept, without rseq in this
+		 * thread). */
+		if (ctr_rseq_take(c, (int32_t)keep, &v) != CTR_RSEQ_OK)
+			keep = 0;
+		else if (over)
+			counter_fold_done_under_fold_lock(s, 1);
+		total_store_checked_under_fold_lock(c, t + v + delta - keep, limit, headroom);
 		return true;
 	}
-	struct counter_slot *s = counter_my_slot(c);
-	uint64_t w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
 	/* Seals happen only under the lock, which we hold. */
 	BGA_ASSERT(!(w & SLOT_SEALED));
 	BGA_COUNTER_FOLD_HOOK(c);
-	while (!__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, 0), false, __ATOMIC_SEQ_CST,
-					    __ATOMIC_RELAXED))
-		;
+	while (!__atomic_compare_exchange_n(&s->word, &w, counter_slot_with(w, keep), false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED)) {
+		over = counter_slot_value(w) + delta >= c->batch;
+		keep = over ? counter_fold_keep_under_fold_lock(c, s, 1) : 0;
+	}
+	if (over)
+		counter_fold_done_under_fold_lock(s, 1);
 	/* headroom again (no overflow: checked above) rather than kept live
 	 * across the exchange: one register fewer to save in
 	 * counter_add_limited_slow, which the CAS path enters on every
 	 * limited add */
-	total_store_checked_under_fold_lock(c, t + counter_slot_value(w) + delta, limit,
+	total_store_checked_under_fold_lock(c, t + counter_slot_value(w) + delta - keep, limit,
 					    limit - c->bound - delta);
 	return true;
 }
@@ -491,18 +538,22 @@ static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t 
  *      T that stands until then or the T about to be stored
  *      (counter_ceiling_move_under_fold_lock; a lowering too).
  *  (1) At every instant V <= T + B: each slot value is within b-1 of 0
- *      (every change to it is a CAS that checks so, or a seal that sets 0),
- *      and at most one fold, itself at most b-1 in magnitude, is in flight
- *      (folds run under the lock; a flush moves every slot at once but
- *      zeroes them first, so its in-flight part plus the slots is still at
- *      most nslots*(b-1)).
+ *      (every change to it is a CAS that checks so, a seal that sets 0, or
+ *      a fold's exchange that leaves its keep k, |k| <= b/2), and at most
+ *      one fold is in flight (folds run under the lock), which took its
+ *      slot's old value v out and left k: that slot and the part in flight
+ *      together hold v, within b-1 of 0 (the "+ 1" of B is to spare); a
+ *      flush moves every slot at once but zeroes them first, so its
+ *      in-flight part plus the slots is still at most nslots*(b-1).
  *  (2) Once `limited` is set, T grows only under the lock: in a flush
  *      (which seals every slot before it stores T and unseals after, and
- *      decides on the exact value), or in a checked fold G, which zeroes
- *      its own slot (value s_G) and stores T = T_G + s_G + d_G only if
- *      T_G + B + d_G <= limit.  After G, T <= limit - B + s_G <= limit -
- *      nslots*(b-1).  Plain folds that would grow T flush instead
- *      (counter_add_slow); folds of negative overflow only shrink T.
+ *      decides on the exact value), or in a checked fold G, which leaves
+ *      its own slot (value s_G) at a keep k_G >= 0 (0, or b/2 when the add
+ *      overflowed the slot and reversed its last fold) and stores
+ *      T = T_G + s_G + d_G - k_G only if T_G + B + d_G <= limit.  After G,
+ *      T <= limit - B + s_G - k_G <= limit - nslots*(b-1).  Plain folds
+ *      that would grow T flush instead (counter_add_slow); folds of
+ *      negative overflow only shrink T (nv <= -b and the keep >= -b/2).
  *  (3) A fast adder F loads its slot word w (unsealed, generation g), then
  *      loads U = u, checks u + B + d <= limit, and CASes w -> w+d.  If the
  *      CAS succeeds, no flush sealed this slot between the load of w and
@@ -516,7 +567,7 @@ static bool counter_fold_checked_under_fold_lock(struct bga_counter *c, int64_t 
  *       - if one did, let G be the last: T has not grown since, so
  *         T <= limit - nslots*(b-1) by (2).  With no fold in flight,
  *         V <= T + nslots*(b-1) <= limit; with a checked fold H in flight
- *         (slot zeroed, T not stored yet), T is the T_H that H checked, so
+ *         (slot at its keep, T not stored yet), T is the T_H that H checked, so
  *         V <= T + B <= limit - d_H.  This case never uses u.
  *      Either way V <= limit at the instant F's delta becomes part of it.
  *      A checked fold itself leaves V <= T + nslots*(b-1) <= limit, and a
@@ -651,9 +702,10 @@ const char *bga_counter_mode_name(const struct bga_counter *c)
  * works on the total (counter_rseq_add_under_fold_lock).
  *
  *  (a) The bound: a section stores only values it checked to be within
- *      b-1 of 0; take and flush store 0.  By (R) no other store to the slot
- *      falls between a section's load and its store, so what it checked is
- *      what it replaced: |slot| <= b-1 always, and no add is lost.
+ *      b-1 of 0; a take stores its keep (|keep| <= b/2), a flush 0.  By
+ *      (R) no other store to the slot falls between a section's load and
+ *      its store, so what it checked is what it replaced: |slot| <= b-1
+ *      always, and no add is lost.
  *  (b) The flush: it seals every slot (rseq_sealed, a word no section
  *      writes, so no commit can undo it), then calls M.  By (M) each
  *      section on a slot has committed, visibly, or will start after M and
@@ -675,7 +727,10 @@ const char *bga_counter_mode_name(const struct bga_counter *c)
  *      overflow, flushes when a take leaves a positive amount to fold, and
  *      sends positive deltas of threads without rseq through a flush.
  *      Statement (2) of the CAS proof holds as it stands (a checked fold
- *      zeroes its slot with a take section instead of a CAS).
+ *      leaves its slot its keep with a take section instead of a CAS: the
+ *      take hands back the v it replaced, whichever slot it ran on, and
+ *      the keep went nowhere when it reports CTR_RSEQ_NONE, when T takes
+ *      v + d with no keep subtracted).
  *  (e) The limited fast path: F's section loads its slot's seal (clear),
  *      value v and U = u, checks v+d <= b-1 and u <= limit - B - d, and
  *      commits v+d.  Claim: no flush stores T between F's load of u and
@@ -693,7 +748,8 @@ const char *bga_counter_mode_name(const struct bga_counter *c)
  *      ordered, and the asm is one block), the U and T stores are seq_cst,
  *      and the flush's seal stores are ordered before M by M itself.
  *  (f) The error bound: values leave a slot only under the lock, by a take
- *      (at most b-1, in flight until T is stored) or by a flush (all slots
+ *      (v out, its keep in: v - keep in flight until T is stored, the slot
+ *      and that part together v, at most b-1) or by a flush (all slots
  *      at once, in flight until its single T store, at most nslots*(b-1)
  *      plus what a take handed it, at most b-1).  So read() is off by at
  *      most B = (nslots + 1) * (b - 1), as on the CAS path.
@@ -727,9 +783,18 @@ static void counter_rseq_add_under_fold_lock(struct bga_counter *c, int64_t delt
 		return;
 	}
 	/* The take may run on another CPU than the add did (migration): it
-	 * folds whatever that slot holds, which is as good. */
-	ctr_rseq_take(c, &v);
-	counter_rseq_to_total_under_fold_lock(c, v + delta);
+	 * folds whatever that slot holds, which is as good; the slot whose
+	 * last fold chooses the keep is then a guess, which only chooses it.
+	 * A full slot is left its keep (counter_fold_keep_under_fold_lock);
+	 * a thread without rseq takes nothing and keeps nothing. */
+	int dir = delta > 0 ? 1 : -1;
+	struct counter_slot *s = counter_my_slot(c);
+	int64_t keep = r == CTR_RSEQ_FULL ? counter_fold_keep_under_fold_lock(c, s, dir) : 0;
+	if (ctr_rseq_take(c, (int32_t)keep, &v) != CTR_RSEQ_OK)
+		keep = 0;
+	else if (r == CTR_RSEQ_FULL)
+		counter_fold_done_under_fold_lock(s, dir);
+	counter_rseq_to_total_under_fold_lock(c, v + delta - keep);
 }
 
 static int64_t counter_rseq_flush_under_fold_lock(struct bga_counter *c, int64_t delta, bool check,

@@ -51,12 +51,18 @@
 struct counter_slot {
 	uint64_t word;
 	uint32_t rseq_sealed;
+	/* The direction of the slot's last fold: +1 (it overflowed upwards),
+	 * -1, or 0 before any.  Read and written only by the fold lock's
+	 * holder (counter.c, counter_fold_keep_under_fold_lock); atomic
+	 * (relaxed) because TSan does not see ck's spinlock as a lock. */
+	int32_t fold_dir;
 } __attribute__((aligned(BGA_CACHELINE)));
 
 /*
  * Invariants (checked with BGA_ASSERT in BGA_DEBUG builds):
  *   - every slot's value v satisfies |v| <= batch - 1 at every instant,
- *     because values only change by a CAS that checks the bound;
+ *     because values only change by a CAS that checks the bound, or by a
+ *     fold or flush that leaves 0 or +-batch/2 (its keep);
  *   - in per-CPU mode total changes only with `lock` held (slots are folded
  *     into it under the lock), so at most one fold is in flight;
  *   - a slot is SEALED (rseq_sealed on CTR_PATH_RSEQ) only while `lock` is
@@ -295,9 +301,9 @@ static inline int bga__counter_add_limited(struct bga_counter *c, int64_t delta,
 /*
  * Tests only (BGA_DEBUG builds): when set, called by a CAS-path fold
  * between its read of the calling CPU's slot and its exchange of that
- * slot for zero, with the fold lock held, so that a test can make a
- * lock-free add land on the slot exactly there (test_counter.c,
- * fold_races_an_add).  The fold must then keep the add: an exchange
+ * slot for its keep (0, or batch/2: counter.c's hysteresis), with the
+ * fold lock held, so that a test can make a lock-free add land on the
+ * slot exactly there (test_counter.c, fold_races_an_add).  The fold must then keep the add: an exchange
  * that failed is retried.  The hook must not take the fold lock.
  */
 extern void (*bga__counter_fold_hook)(struct bga_counter *c);

@@ -172,18 +172,20 @@ static inline int ctr_rseq_add_limited(struct bga_counter *c, int64_t delta, int
 }
 
 /*
- * Take this CPU's slot value out: *v = slot, slot = 0, in one section.
+ * Take this CPU's slot value out: *v = slot, slot = keep (|keep| <=
+ * slot_max, the caller's: a fold's hysteresis, counter.c), in one section.
  * Never FULL (it ignores the seal: only the counter's lock holder calls it,
- * and only a lock holder seals).  *v = 0 with CTR_RSEQ_NONE.
+ * and only a lock holder seals).  *v = 0 with CTR_RSEQ_NONE, and nothing
+ * stored: keep went nowhere.
  */
-static inline int ctr_rseq_take(struct bga_counter *c, int64_t *v)
+static inline int ctr_rseq_take(struct bga_counter *c, int32_t keep, int64_t *v)
 {
 	int res;
 	int64_t got;
 
 	__asm__ __volatile__(CTR_RSEQ_PROLOGUE
 			     "movslq (%%rax), %[got]\n\t"
-			     "movl $0, (%%rax)\n" /* commit */
+			     "movl %[keep], (%%rax)\n" /* commit */
 			     "2:\n\t"
 			     "xorl %k[res], %k[res]\n\t"
 			     "jmp 9f\n"
@@ -192,7 +194,7 @@ static inline int ctr_rseq_take(struct bga_counter *c, int64_t *v)
 			     "movl $2, %k[res]\n"
 			     "9:\n\t"
 			     : [res] "=&r"(res), [got] "=&r"(got)
-			     : [off] "r"(c->rseq_off), [c] "r"(c), CTR_RSEQ_FIELDS
+			     : [off] "r"(c->rseq_off), [c] "r"(c), [keep] "r"(keep), CTR_RSEQ_FIELDS
 			     : "rax", "memory", "cc");
 	*v = got;
 	return res;
@@ -213,9 +215,9 @@ static inline int ctr_rseq_add_limited(struct bga_counter *c, int64_t delta, int
 	return CTR_RSEQ_NONE;
 }
 
-static inline int ctr_rseq_take(struct bga_counter *c, int64_t *v)
+static inline int ctr_rseq_take(struct bga_counter *c, int32_t keep, int64_t *v)
 {
-	(void)c;
+	(void)c, (void)keep;
 	*v = 0;
 	return CTR_RSEQ_NONE;
 }

@@ -637,3 +637,65 @@ Test(counter, fold_keeps_an_add_that_lands_mid_fold)
 	}
 }
 #endif
+
+/* Pin the calling thread to one CPU it may run on, so that every add
+ * below goes to one slot (the hysteresis is a slot's). */
+static void pin_to_one_cpu(void)
+{
+	cpu_set_t set;
+
+	cr_assert_eq(sched_getaffinity(0, sizeof(set), &set), 0);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set)) {
+			CPU_ZERO(&set);
+			CPU_SET(i, &set);
+			cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+			return;
+		}
+	cr_assert_fail("no CPU in the affinity mask");
+}
+
+/*
+ * The fold's hysteresis (counter.c, counter_fold_keep_under_fold_lock),
+ * seen through read(), which shows the total: a slot whose fold reverses
+ * its last one keeps batch/2, so a CPU that goes up and down by a batch
+ * at a time (a writer filling a file, then deleting one) folds twice and
+ * then never; a stream that only grows folds every batch.  On both
+ * per-CPU paths, the growing adds plain and limited (the checked fold).
+ */
+Test(counter, fold_hysteresis_stops_a_sawtooth_folding)
+{
+	static const enum bga_counter_mode pm[] = {BGA_COUNTER_PERCPU, BGA_COUNTER_PERCPU_CAS};
+
+	pin_to_one_cpu();
+	for (unsigned m = 0; m < 2; m++)
+		for (int limited = 0; limited < 2; limited++) {
+			struct bga_counter *c = mk(0, 8, pm[m]);
+#define UP(n)                                                                                                          \
+	for (int i_ = 0; i_ < (n); i_++) {                                                                             \
+		if (limited)                                                                                           \
+			cr_assert_eq(bga_counter_add_limited(c, 1, INT64_MAX / 2), 0);                                 \
+		else                                                                                                   \
+			bga_counter_add(c, 1);                                                                         \
+	}
+			UP(8); /* the 8th folds, the slot's first: it keeps nothing */
+			cr_assert_eq(bga_counter_read(c), 8, "mode %u limited %d", m, limited);
+			bga_counter_add(c, -8); /* reversed: the slot keeps -4 */
+			cr_assert_eq(bga_counter_read(c), 4, "mode %u limited %d", m, limited);
+			for (int r = 0; r < 100; r++) {
+				UP(8); /* -4 .. 4 */
+				bga_counter_add(c, -8);
+				cr_assert_eq(bga_counter_read(c), 4, "mode %u limited %d round %d: a fold", m, limited, r);
+			}
+			cr_assert_eq(bga_counter_sum(c), 0);
+			UP(12); /* -4 .. 8: reversed again, keeps 4 */
+			cr_assert_eq(bga_counter_read(c), 8, "mode %u limited %d", m, limited);
+			UP(4); /* 4 .. 8: the same way, keeps nothing */
+			cr_assert_eq(bga_counter_read(c), 16, "mode %u limited %d", m, limited);
+			UP(8);
+			cr_assert_eq(bga_counter_read(c), 24, "mode %u limited %d", m, limited);
+			cr_assert_eq(bga_counter_sum(c), 24);
+#undef UP
+			bga_counter_destroy(c);
+		}
+}

@@ -695,3 +695,79 @@ Test(windows, sized_handle_request_of_its_size_leaves_no_window)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/*
+ * The same when the directory's group is full and the first file's
+ * window went on in the next group with room, busy there (steer.h,
+ * bga__steer_window_busy): the steering is for the directory (the file's
+ * aim), so the next file aimed at it starts from the CPU's home instead
+ * of walking from the full group into the busy one again, where every
+ * writer of the directory would meet.  Unbusy, it goes there as before.
+ */
+Test(windows, a_busy_group_past_a_full_directory_group_steers_the_next_file_away)
+{
+	for (int busy = 0; busy < 2; busy++) {
+		struct bga_volume *vol = make_volume(1 << 20, 4096, 0);
+		struct bga_extent e;
+		for (uint64_t b = 10 * 4096; b < 11 * 4096; b += 256)
+			cr_assert_eq(alloc_at(vol, b, 256, 256, NULL, BGA_EXACT_GOAL, &e), 0);
+		struct dir_writer d = {.vol = vol, .dir = 10 * 4096, .busy = busy};
+		pthread_t t;
+		void *rc;
+		cr_assert_eq(pthread_create(&t, NULL, write_two_files, &d), 0);
+		pthread_join(t, &rc);
+		cr_assert_null(rc);
+		cr_assert_eq(d.first[0] / 4096, 11, "the first file went on past the full group");
+		cr_assert(d.contiguous, "the first file went on in place (busy %d)", busy);
+		if (busy)
+			cr_assert(d.first[1] / 4096 != 11 && d.first[1] / 4096 != 10,
+				  "the next file started at %llu, in the busy group or the full one",
+				  (unsigned long long)d.first[1]);
+		else
+			cr_assert_eq(d.first[1] / 4096, 11, "the next file left an idle group");
+		assert_clean(vol);
+		bga_destroy(vol);
+	}
+}
+
+/*
+ * A file whose windows are sized to it (bga_rsv_set_size) books once, so
+ * it meets a busy directory group only at its first booking (route.c,
+ * steer.h's bga__steer_file_busy): the walk takes the next group with
+ * room, and the CPU's next file aimed at the directory starts from the
+ * CPU's home, not from where this one went, where every writer that met
+ * at the directory would go too.  Unbusy, both files start in the
+ * directory's group.
+ */
+Test(windows, a_sized_file_that_found_its_directory_busy_steers_the_next_file_home)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set); /* steering is per CPU: both files on one */
+	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	for (int busy = 0; busy < 2; busy++) {
+		struct bga_volume *vol = make_volume(1 << 20, 4096, 0);
+		uint64_t first[2];
+		for (int f = 0; f < 2; f++) {
+			struct bga_rsv *rsv;
+			struct bga_extent e;
+			cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+			cr_assert_eq(bga_rsv_set_size(rsv, 64), 0);
+			struct bga_request req = {.goal = 10 * 4096, .min_len = 1, .max_len = 1, .rsv = rsv};
+			cr_assert_eq(busy && f == 0 ? contend_alloc(vol, 10, &req, &e) : bga_alloc(vol, &req, &e), 0);
+			first[f] = e.start;
+			bga_rsv_close(rsv);
+		}
+		if (busy) {
+			cr_assert_neq(first[0] / 4096, 10, "the first file waited for the busy group");
+			cr_assert(first[1] / 4096 != first[0] / 4096 && first[1] / 4096 != 10,
+				  "the next file started at %llu, where the first went (%llu) or in the busy group",
+				  (unsigned long long)first[1], (unsigned long long)first[0]);
+		} else {
+			cr_assert_eq(first[0] / 4096, 10);
+			cr_assert_eq(first[1] / 4096, 10, "the next file left an idle directory group");
+		}
+		assert_clean(vol);
+		bga_destroy(vol);
+	}
+}
