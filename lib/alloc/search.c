@@ -10,8 +10,9 @@
  * files and for a first window in a crowded or nearly full group; a
  * new file's goal group passed over where its run borders a round of
  * deletes waiting for a commit; room kept after other windows).  The
- * handle's state (struct bga_rsv, handle.h) is decided here.  Blocks are charged as they are taken, in charge.c;
- * nothing is charged before a run is found.
+ * handle's state (struct bga_rsv, handle.h) is decided here.  Blocks
+ * are charged as they are taken, in charge.c; nothing is charged before
+ * a run is found.
  */
 #include <errno.h>
 #include <sched.h>
