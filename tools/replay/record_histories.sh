@@ -709,3 +709,49 @@ rsync_inplace() {
 
 dbench2() { dbench_run "$mnt" 3 2 | grep -E '^Throughput|ERROR'; }
 dbench8() { dbench_run "$mnt" 10 8 | grep -E '^Throughput|ERROR'; }
+
+# The held-out histories recorded with the library of 91c78c8 (lsm and
+# the ones after it below), held out from the placement work after it.
+# peak_start / peak_stop: the highest used_pct while a history runs,
+# polled every 0.2 s in the background (a peak between two polls missed)
+peak_start() {
+	echo 0 >"$work/peak"
+	(
+		local p=0 u
+		while :; do
+			u=$(used_pct 2>/dev/null) || u=0
+			[ "$u" -gt "$p" ] && p=$u && echo "$p" >"$work/peak"
+			sleep 0.2
+		done
+	) &
+	peak_pid=$!
+}
+peak_stop() { # peak_stop WHO
+	kill "$peak_pid" 2>/dev/null
+	wait "$peak_pid" 2>/dev/null || true
+	echo "record_traces: $1: $(cat "$work/peak")% full at the peak (polled)"
+}
+# lsm: RocksDB's db_bench (rocksdb-tools), an LSM store whose SSTs are
+# written whole (fallocate'd ahead, the tail given back at close) and
+# deleted in waves as compactions replace them, beside its WAL: no
+# compression, 4 MiB memtables and SSTs, 16 MiB level 1, one writer,
+# values of 400 B: 250,000 keys filled at random and overwritten;
+# overwrites at random over 400,000 keys (the volume near 88% full);
+# 400,000 deletes at random, then a full compaction; overwrites of
+# 1,000 B values over 200,000 keys; 300,000 deletes, a full compaction
+lsm_bench() { # lsm_bench ARGS...: db_bench on $mnt/db, its results line printed
+	db_bench --db="$mnt/db" --compression_type=none --write_buffer_size=4194304 \
+		--target_file_size_base=4194304 --max_bytes_for_level_base=16777216 --threads=1 \
+		--histogram=0 --statistics=0 --value_size=400 "$@" >"$work/lsm.out" 2>&1 ||
+		{ cat "$work/lsm.out" >&2; echo "record_traces: lsm: db_bench $* failed" >&2; exit 1; }
+	echo "record_traces: lsm: $(grep -E '^[a-z]+ +:' "$work/lsm.out" | awk '{printf "%s%s", s, $1; s = ", "}'), $(used_pct)% full"
+}
+lsm() {
+	peak_start
+	lsm_bench --benchmarks=fillrandom,overwrite --num=250000 --seed=81
+	lsm_bench --use_existing_db=1 --benchmarks=overwrite --num=400000 --seed=82
+	lsm_bench --use_existing_db=1 --benchmarks=deleterandom,compact --num=400000 --seed=83
+	lsm_bench --use_existing_db=1 --benchmarks=overwrite --num=200000 --value_size=1000 --seed=84
+	lsm_bench --use_existing_db=1 --benchmarks=deleterandom,compact --num=300000 --seed=85
+	peak_stop lsm
+}

@@ -162,6 +162,7 @@ for t in $which; do
 	gitgc) record bgafs-gitgc 128M gitgc ;;
 	logs) record bgafs-logs 64M logs ;;
 	rsync) record bgafs-rsync 128M rsync_inplace ;;
+	lsm) record bgafs-lsm 264M lsm ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
 	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, torrent, gitgc, logs, rsync, objects)" >&2; exit 2 ;;
 	esac
