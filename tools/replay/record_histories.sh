@@ -713,12 +713,13 @@ dbench8() { dbench_run "$mnt" 10 8 | grep -E '^Throughput|ERROR'; }
 # The held-out histories recorded with the library of 91c78c8 (lsm and
 # the ones after it below), held out from the placement work after it.
 # peak_start / peak_stop: the highest used_pct while a history runs,
-# polled every 0.2 s in the background (a peak between two polls missed)
+# polled every 0.2 s in the background (a peak between two polls missed;
+# the poller ends by itself once $mnt is unmounted, as when a history fails)
 peak_start() {
 	echo 0 >"$work/peak"
 	(
 		local p=0 u
-		while :; do
+		while mountpoint -q "$mnt"; do
 			u=$(used_pct 2>/dev/null) || u=0
 			[ "$u" -gt "$p" ] && p=$u && echo "$p" >"$work/peak"
 			sleep 0.2
@@ -801,22 +802,23 @@ ccache_ci() {
 # archive: nightly backups by tar and zstd, rotated: a tree on bgafs
 # changed each day and archived beside it (tar --listed-incremental,
 # piped to zstd -3: a full archive every fourth day, incrementals
-# between), the cycle before the last deleted when a full one is made;
-# on the fourth and eighth days the last cycle restored into the volume
-# (zstd -dc | tar -x, each archive in turn) and the restored copy
-# deleted.  The tree: drivers/scsi, usb and misc of linux-source-6.1
-# copied in; each day after the first a subtree of drivers/ added
-# (staging, clk, pinctrl, infiniband, media, iio, input, tty, crypto in
-# turn), every third day the one there longest deleted, and every fifth
-# C file of one of them (the day's number picks) edited by sed -i
-archive_dirs="scsi usb misc staging clk pinctrl infiniband media iio input tty crypto"
+# between), for 14 days; the cycles before the last two deleted when a
+# full one is made; at the end of each cycle (days 4, 8, 12) the last
+# cycle restored into the volume (zstd -dc | tar -x, each archive in
+# turn) and the restored copy deleted.  The tree: drivers/scsi, usb and
+# misc of linux-source-6.1 copied in; each day after the first a subtree
+# of drivers/ added (staging, clk, pinctrl, infiniband, media, iio,
+# input, tty, crypto, video, mfd, hid, mtd in turn), every third day the
+# one there longest deleted, and every fifth C file of one of them (the
+# day's number picks) edited by sed -i
+archive_dirs="scsi usb misc staging clk pinctrl infiniband media iio input tty crypto video mfd hid mtd"
 archive_src=$work/archive-src/linux-source-6.1/drivers
 archive_backup() { # archive_backup DAY: the day's archive, full every fourth day
 	local d=$1 o
 	o=$mnt/backup/d$(printf %02d "$d")
 	if [ $((d % 4)) = 1 ]; then
-		# a full one: the cycle before the last deleted, the new cycle begun
-		ls "$mnt/backup"/*.tar.zst 2>/dev/null | LC_ALL=C sort | awk -v c="$((d - 4))" '{
+		# a full one: the cycles before the last two deleted, the new cycle begun
+		find "$mnt/backup" -name '*.tar.zst' | LC_ALL=C sort | awk -v c="$((d - 8))" '{
 			n = $0; sub(/.*\/d/, "", n); sub(/[.-].*/, "", n); if (n + 0 < c) print }' | xargs -r -d '\n' rm -f
 		rm -f "$mnt/backup/snar"
 		o=$o-full
@@ -827,9 +829,9 @@ archive_backup() { # archive_backup DAY: the day's archive, full every fourth da
 }
 archive_restore() { # the last cycle extracted into $mnt/restore, each archive in turn, then deleted
 	local a full
-	full=$(ls "$mnt/backup"/*-full.tar.zst | LC_ALL=C sort | tail -1)
+	full=$(find "$mnt/backup" -name '*-full.tar.zst' | LC_ALL=C sort | tail -1)
 	mkdir "$mnt/restore"
-	for a in $(ls "$mnt/backup"/*.tar.zst | LC_ALL=C sort | awk -v f="$full" '$0 >= f'); do
+	for a in $(find "$mnt/backup" -name '*.tar.zst' | LC_ALL=C sort | awk -v f="$full" '$0 >= f'); do
 		zstd -q -dc "$a" | tar --listed-incremental=/dev/null -C "$mnt/restore" -xf -
 	done
 	sync -f "$mnt"
@@ -844,9 +846,9 @@ archive() {
 	fi
 	peak_start
 	mkdir -p "$mnt/tree" "$mnt/backup"
-	local d n have=(scsi usb misc) add=(staging clk pinctrl infiniband media iio input tty crypto)
+	local d n have=(scsi usb misc) add=(staging clk pinctrl infiniband media iio input tty crypto video mfd hid mtd)
 	for n in "${have[@]}"; do cp -a "$archive_src/$n" "$mnt/tree/"; done
-	for d in 1 2 3 4 5 6 7 8 9 10; do
+	for d in $(seq 14); do
 		if [ "$d" -gt 1 ]; then
 			cp -a "$archive_src/${add[d - 2]}" "$mnt/tree/"
 			have+=("${add[d - 2]}")
@@ -859,7 +861,7 @@ archive() {
 				xargs -r -d '\n' sed -i -e 's/^\t*return 0;$/&\n\t\/* day '"$d"' *\//'
 		fi
 		archive_backup "$d"
-		case $d in 4 | 8) archive_restore ;; esac
+		case $d in 4 | 8 | 12) archive_restore ;; esac
 	done
 	peak_stop archive
 }

@@ -68,8 +68,9 @@
 #   bgafs-ccache.trace.xz  held out, 200M image: five commits of this project built one
 #                          after another, sources, builds and ccache's cache on bgafs,
 #                          the older builds deleted (see ccache_ci() in record_histories.sh)
-#   bgafs-archive.trace.xz held out: a tree changed daily and backed up by tar and zstd,
-#                          full and incremental archives rotated, restored twice
+#   bgafs-archive.trace.xz held out, 424M image: a tree changed daily for 14 days and
+#                          backed up by tar and zstd, full and incremental archives
+#                          rotated, restored thrice, 86% full at the peak
 #                          (see archive() in record_histories.sh)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
 # (each took 1-2 minutes to record on this project's 2-core machine, and
@@ -199,6 +200,7 @@ for t in $which; do
 	rsync) record bgafs-rsync 128M rsync_inplace ;;
 	lsm) record bgafs-lsm 264M lsm ;;
 	ccache) record bgafs-ccache 200M ccache_ci ;;
+	archive) record bgafs-archive 424M archive ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
 	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, torrent, gitgc, logs, rsync, lsm, ccache, archive, objects)" >&2; exit 2 ;;
 	esac
