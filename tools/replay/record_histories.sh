@@ -733,13 +733,14 @@ peak_stop() { # peak_stop WHO
 	echo "record_traces: $1: $(cat "$work/peak")% full at the peak (polled)"
 }
 # lsm: RocksDB's db_bench (rocksdb-tools), an LSM store whose SSTs are
-# written whole (fallocate'd ahead, the tail given back at close) and
-# deleted in waves as compactions replace them, beside its WAL: no
-# compression, 4 MiB memtables and SSTs, 16 MiB level 1, one writer,
-# values of 400 B: 250,000 keys filled at random and overwritten;
-# overwrites at random over 400,000 keys (the volume near 88% full);
-# 400,000 deletes at random, then a full compaction; overwrites of
-# 1,000 B values over 200,000 keys; 300,000 deletes, a full compaction
+# written whole (fallocate'd ahead, RocksDB's default, the rest given
+# back at close) and deleted in waves as compactions replace them,
+# beside its WAL: no compression, 4 MiB memtables and SSTs, 16 MiB
+# level 1, one writer, values of 400 B: 250,000 keys filled at random
+# and overwritten; overwrites at random over 400,000 keys; 400,000
+# deletes at random, then a full compaction; overwrites of 1,000 B
+# values over 200,000 keys; 300,000 deletes, a full compaction (the
+# volume 87% full at its peak)
 lsm_bench() { # lsm_bench ARGS...: db_bench on $mnt/db, its results line printed
 	db_bench --db="$mnt/db" --compression_type=none --write_buffer_size=4194304 \
 		--target_file_size_base=4194304 --max_bytes_for_level_base=16777216 --threads=1 \
@@ -765,7 +766,8 @@ lsm() {
 # renamed; past CCACHE_MAXSIZE of 24 MiB the oldest deleted); before each,
 # the sources and build two commits back deleted; the third built a
 # second time after make clean (from the cache); then all but the last
-# build deleted and the cache emptied to half (ccache --evict-older-than)
+# build deleted, and what the cache has not used since the third's second
+# build evicted (ccache --evict-older-than)
 ccache_build() { # ccache_build N: sources and build N on $mnt
 	local s=$mnt/src$1 b=$mnt/build$1
 	mkdir "$s"
@@ -811,7 +813,7 @@ ccache_ci() {
 # input, tty, crypto, video, mfd, hid, mtd in turn), every third day the
 # one there longest deleted, and every fifth C file of one of them (the
 # day's number picks) edited by sed -i
-archive_dirs="scsi usb misc staging clk pinctrl infiniband media iio input tty crypto video mfd hid mtd"
+archive_dirs=(scsi usb misc staging clk pinctrl infiniband media iio input tty crypto video mfd hid mtd)
 archive_src=$work/archive-src/linux-source-6.1/drivers
 archive_backup() { # archive_backup DAY: the day's archive, full every fourth day
 	local d=$1 o
@@ -841,8 +843,7 @@ archive_restore() { # the last cycle extracted into $mnt/restore, each archive i
 archive() {
 	if [ ! -d "$archive_src" ]; then
 		mkdir -p "$work/archive-src"
-		# shellcheck disable=SC2046 # the list of drivers/ subtrees
-		tar -xf /usr/src/linux-source-6.1.tar.xz -C "$work/archive-src" $(printf 'linux-source-6.1/drivers/%s ' $archive_dirs)
+		tar -xf /usr/src/linux-source-6.1.tar.xz -C "$work/archive-src" "${archive_dirs[@]/#/linux-source-6.1/drivers/}"
 	fi
 	peak_start
 	mkdir -p "$mnt/tree" "$mnt/backup"
