@@ -374,6 +374,111 @@ expect 0 '^bestfit +[0-9]+ +[0-9]+ +1 +2\.00 ' -- "$R" run "$dir/back.txt" -a be
 for a in oracle,life oracle, oracle,files=maybe oracle,,death; do
 	expect 2 "allocator '$a': the oracle's options are death and files=on\|off" -- "$R" run "$TRACES/objects.trace" -a $a
 done
+# an anchored goal (goal_from, bga_trace.h) moves with the replay's copy
+# of its anchor: file 1 written at logical blocks 0, then 4, then 1-3,
+# each aimed at its distance from the block before it (recorded at 20:
+# 24, 21, 22, 23), is one extent on first fit (0-4); the same goals
+# without their goal_from aim past the recorded block before them, and
+# block 4 lands at 24 (2 extents).  File 2's goals lie before the
+# volume's first block (anchor 40, distance -40) and past its last
+# (anchor 1, distance +62): clamped to the volume, every allocator
+# places them (first fit: 5-7 and 63, 2 extents; 1.50 a file).
+printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source anchors" "0 1 0 init_free 0 : 0+64" \
+	"1 1 0 rsv_open 0 1" "2 1 0 alloc 0 1 $N 1 1 0 0 : 20+1" \
+	"4 1 0 alloc 0 1 24 1 1 0 0 : 24+1" "4 1 0 goal_from 0 20 4" "5 1 0 alloc 0 1 21 1 1 0 0 : 21+1" \
+	"5 1 0 goal_from 0 20 1" "6 1 0 alloc 0 1 22 1 1 0 0 : 22+1" "6 1 0 goal_from 0 21 1" \
+	"7 1 0 alloc 0 1 23 1 1 0 0 : 23+1" "7 1 0 goal_from 0 22 1" "8 1 0 rsv_close 0 1" \
+	"9 1 0 rsv_open 0 2" "10 1 0 alloc 0 2 $N 1 1 0 0 : 40+1" "11 1 0 alloc 0 2 0 1 1 0 0 : 41+1" \
+	"11 1 0 goal_from 0 40 -40" "12 1 0 alloc 0 2 $N 1 1 0 0 : 1+1" "13 1 0 alloc 0 2 63 1 1 0 0 : 63+1" \
+	"13 1 0 goal_from 0 1 62" "14 1 0 rsv_close 0 2" >"$dir/anchors.txt"
+# (the text form's numbers are unsigned: -40 is written 2^64 - 40)
+sed -i 's/ -40$/ 18446744073709551576/' "$dir/anchors.txt"
+expect 0 '^firstfit +[0-9]+ +[0-9]+ +2 +1\.50 ' -- "$R" run "$dir/anchors.txt" -a firstfit
+expect 0 '^firstfit +[0-9]+ +[0-9]+ +2 +1\.50 ' -- "$R" run "$dir/anchors.txt" -a firstfit --goals distance
+grep -v goal_from "$dir/anchors.txt" >"$dir/plain.txt"
+expect 0 '^firstfit +[0-9]+ +[0-9]+ +2 +2\.00 ' -- "$R" run "$dir/plain.txt" -a firstfit
+# --goals past: just past each anchor, none before one after the hole
+# (file 2: 5, 6, 7 and 8, one extent)
+expect 0 '^firstfit +[0-9]+ +[0-9]+ +2 +1\.00 ' -- "$R" run "$dir/anchors.txt" -a firstfit --goals past
+# a goal asked just past the file's block before the hole (as bgafs asks
+# by default), its distance beside it (10): as asked, the replay's block
+# 1, next to the file's 0 (one free extent left, 62 long); --goals
+# distance aims at 10 instead (two, the longest 53)
+printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source past" "0 1 0 init_free 0 : 0+64" \
+	"1 1 0 rsv_open 0 1" "2 1 0 alloc 0 1 $N 1 1 0 0 : 20+1" "3 1 0 alloc 0 1 21 1 1 0 0 : 21+1" \
+	"3 1 0 goal_from 0 20 10" "4 1 0 rsv_close 0 1" >"$dir/past.txt"
+expect 0 '^firstfit +1 +62 +62$' -- "$R" run "$dir/past.txt" -a firstfit
+expect 0 '^firstfit +2 +53 +53$' -- "$R" run "$dir/past.txt" -a firstfit --goals distance
+expect 2 "--goals 'maybe': recorded, distance or past" -- "$R" run "$dir/past.txt" --goals maybe
+out=$("$R" run "$dir/anchors.txt" -a bgalloc -a bgalloc,windows=off -a ext2 -a firstfit -a bestfit -a mballoc -a oracle) ||
+	fail "the anchored trace on every allocator: $out"
+! grep -q ' failed, ' <<<"$out" || fail "an anchored goal clamped to the volume failed: $out"
+# the text form keeps goal_from through the binary form
+"$R" binary "$dir/anchors.txt" -o "$dir/anchors.bin" && "$R" text "$dir/anchors.bin" -o "$dir/anchors2.txt" ||
+	fail "the anchored trace's round trip failed"
+[ "$(grep -c " goal_from 0 " "$dir/anchors2.txt")" = 6 ] || fail "the round trip lost goal_from: $(cat "$dir/anchors2.txt")"
+# goal_from qualifies an allocation of its own seq, once: else refused
+for bad in "8 1 0 goal_from 0 20 1" "7 1 0 goal_from 0 23 1"; do
+	{ cat "$dir/anchors.txt"; echo "$bad"; } >"$dir/badanchor.txt"
+	expect 1 "goal_from with seq [0-9]+ qualifies no allocation of its own" -- "$R" run "$dir/badanchor.txt"
+done
+# sized=life: each handle sized at its open to the blocks its file gets
+# (bga_rsv_set_size): two files of 40 blocks written a block at a time
+# in turn each book one window of 40 and stay one extent; rsv_max and
+# sized take only what they say
+{
+	printf '%s\n' "bgatrace 1" "nblocks 1024" "blocks_per_group 1024" "source turns40" "0 1 0 init_free 0 : 0+1024" \
+		"1 1 0 rsv_open 0 1" "2 1 0 rsv_open 0 2"
+	for k in $(seq 0 39); do
+		g1=$((100 + k)) g2=$((500 + k))
+		[ "$k" = 0 ] && g1=$N g2=$N
+		echo "$((3 + 2 * k)) 1 0 alloc 0 1 $g1 1 1 0 0 : $((100 + k))+1"
+		echo "$((4 + 2 * k)) 1 0 alloc 0 2 $g2 1 1 0 0 : $((500 + k))+1"
+	done
+	printf '%s\n' "83 1 0 rsv_close 0 1" "84 1 0 rsv_close 0 2"
+} >"$dir/turns40.txt"
+expect 0 '^bgalloc,sized=life +84 +[0-9]+ +2 +1\.00 ' -- "$R" run "$dir/turns40.txt" -a bgalloc,sized=life
+expect 0 '^bgalloc,rsv_max=64,sized=life +84 +[0-9]+ +2 +1\.00 ' -- "$R" run "$dir/turns40.txt" -a bgalloc,rsv_max=64,sized=life
+for bad in rsv_max=0 rsv_max=x sized=always; do
+	expect 2 "'$bad' is not one of group=N, rsv_max=N, sized=life" -- "$R" run "$dir/turns40.txt" -a "bgalloc,$bad"
+done
+expect 2 "rsv_max" -- "$R" run "$dir/turns40.txt" -a bgalloc,rsv_max=2000000
+# bgafs -o goal=distance: a file written back to front, a block a write,
+# aims each block at its logical distance from the file's nearest block
+# (the one after it: distance -1), and the trace says so beside each
+# (goal_from: the allocation's goal is anchor + distance); --verify ends
+# in the image's free map.  A goal= bgafs does not know is refused.
+if [ -n "$BGAFS" ] && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	mkdir -p "$dir/gmnt"
+	"$BGAFS" mkfs "$dir/g.img" 32M >/dev/null || fail "bgafs mkfs failed"
+	expect 2 'goal=maybe: past or distance' -- "$BGAFS" mount -o goal=maybe "$dir/g.img" "$dir/gmnt"
+	if "$BGAFS" mount -o "goal=distance,trace=$dir/g.trace" "$dir/g.img" "$dir/gmnt" 2>/dev/null; then
+		for b in 7 6 5 4 3 2 1 0; do
+			dd if=/dev/urandom of="$dir/gmnt/back" bs=4K seek=$b count=1 conv=notrunc status=none ||
+				fail "writing block $b failed"
+		done
+		fusermount3 -u "$dir/gmnt" || fail "unmount failed"
+		for _ in $(seq 100); do pgrep -f "trace=$dir/g.trace" >/dev/null || break; sleep 0.1; done
+		img=$("$R" hash "$dir/g.img" --offset 8192 | sed -n 's/^hash //p')
+		expect 0 "^hash bgalloc --verify $img\$" -- "$R" run "$dir/g.trace" --verify
+		"$R" text "$dir/g.trace" | python3 -c '
+import sys
+alloc, anch = {}, []
+for l in sys.stdin:
+    f = l.split()
+    if len(f) > 6 and f[3] in ("alloc", "alloc_vec"):
+        alloc[f[0]] = int(f[6])
+    elif len(f) > 6 and f[3] == "goal_from":
+        anch.append((f[0], int(f[5]), int(f[6])))
+assert len(anch) == 7, anch
+for seq, a, d in anch:
+    assert d == 2**64 - 1, (seq, d)
+    assert alloc[seq] == (a + d) % 2**64, (seq, alloc[seq], a, d)
+' || fail "goal=distance: the goals are not anchor + distance, 7 of them at -1"
+	else
+		echo "replay_test: bgafs could not mount here: goal=distance is not checked"
+	fi
+fi
 expect 0 '^usage' -- "$R" --help
 expect 0 '^bga-replay \(bgalloc\) ' -- "$R" --version
 echo "replay_test: import exact, $n end hashes, try as bga_alloc_vec, --verify and round trips pass"

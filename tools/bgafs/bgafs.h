@@ -125,9 +125,13 @@ void extmap_truncate(struct extmap *m, uint64_t lblk, extmap_free_fn fn, void *c
 /* Unmap [lblk, end), calling fn on each physical range (fallocate's
  * PUNCH_HOLE).  0, or -ENOMEM with nothing changed. */
 int extmap_punch(struct extmap *m, uint64_t lblk, uint64_t end, extmap_free_fn fn, void *ctx);
-/* The physical block just past the extent ending nearest below lblk: the
- * allocation goal for lblk (BGA_NO_GOAL when none). */
-uint64_t extmap_goal(const struct extmap *m, uint64_t lblk);
+/* The block of the file a hole at lblk is placed relative to, in
+ * *anchor: the last block of the extent ending nearest below lblk, else
+ * the first block of the first extent after it; and lblk's logical
+ * distance from it in *distance (negative for an extent after lblk).
+ * A mapped lblk: its own block, distance 0.  0, or -ENOENT for an empty
+ * map.  ext4's ext4_ext_find_goal aims at anchor + distance. */
+int extmap_near(const struct extmap *m, uint64_t lblk, uint64_t *anchor, int64_t *distance);
 void extmap_destroy(struct extmap *m);
 
 /* ---- directories (dir.c) ---- */
@@ -313,6 +317,7 @@ struct fs {
 	uint64_t removes_since_ckpt; /* names and inodes the deltas since it removed (cmu) */
 	uint64_t delta_removes; /* the same in the delta being written (commit thread) */
 	int writeback_cache;   /* -o writeback_cache: the kernel caches writes */
+	int goal_distance;     /* -o goal=distance: a hole aims at its logical distance (ops_file.c) */
 	struct fuse_session *se; /* for notifications to the kernel (ops_file.c, perm_changed) */
 	struct bga_rec *rec;   /* -o trace=FILE: the allocation trace being recorded */
 	unsigned atime;        /* the mount's atime options (ATIME_*; inode_atime_due) */

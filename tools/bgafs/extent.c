@@ -174,15 +174,25 @@ int extmap_punch(struct extmap *m, uint64_t lblk, uint64_t end, extmap_free_fn f
 	return 0;
 }
 
-uint64_t extmap_goal(const struct extmap *m, uint64_t lblk)
+int extmap_near(const struct extmap *m, uint64_t lblk, uint64_t *anchor, int64_t *distance)
 {
 	uint32_t i = first_ending_after(m, lblk);
-	if (i < m->n && m->v[i].lblk <= lblk) /* mapped: not asked for */
-		return m->v[i].pblk + (lblk - m->v[i].lblk);
-	if (i == 0)
-		return m->n ? BGA_NO_GOAL : BGA_NO_GOAL;
-	const struct extent *e = &m->v[i - 1];
-	return e->pblk + e->len; /* just past the file's last block before lblk */
+	if (i < m->n && m->v[i].lblk <= lblk) { /* mapped: not asked for */
+		*anchor = m->v[i].pblk + (lblk - m->v[i].lblk);
+		*distance = 0;
+		return 0;
+	}
+	if (i > 0) { /* the last block of the extent before lblk */
+		const struct extent *e = &m->v[i - 1];
+		*anchor = e->pblk + e->len - 1;
+		*distance = (int64_t)(lblk - (e->lblk + e->len - 1));
+		return 0;
+	}
+	if (i == m->n)
+		return -ENOENT;
+	*anchor = m->v[i].pblk; /* none before: the first block of the one after */
+	*distance = -(int64_t)(m->v[i].lblk - lblk);
+	return 0;
 }
 
 void extmap_destroy(struct extmap *m)

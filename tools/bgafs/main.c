@@ -43,8 +43,10 @@ static const char usage_text[] =
 	"A FUSE file system whose data blocks all come from bgalloc.\n"
 	"  mkfs   make a file system; -f (--force) overwrites one already in IMAGE\n"
 	"  mount  mount IMAGE at MOUNTPOINT, in the background; -f (--foreground) stays in front;\n"
-	"         -o takes mount.fuse3 options, writeback_cache and trace=FILE (record every\n"
-	"         allocator call to FILE for bga-replay(1)); fusermount3 -u unmounts\n"
+	"         -o takes mount.fuse3 options, writeback_cache, trace=FILE (record every\n"
+	"         allocator call to FILE for bga-replay(1)) and goal=past|distance (where a\n"
+	"         write into a hole aims: past the file's block before it, the default, or at\n"
+	"         its logical distance from the nearest); fusermount3 -u unmounts\n"
 	"  fsck   check IMAGE (refused while it is mounted)\n"
 	"  map    list the extents of file INODE (stat -c %i) in IMAGE, as filefrag -v would\n"
 	"Exit status: 0 success or clean, 1 failure or not clean, 2 usage error.  See bgafs(1).\n";
@@ -206,7 +208,7 @@ static int cmd_mkfs(int argc, char **argv)
 struct mount_args {
 	char *image, *mnt;
 	int fg, writeback_cache, help;
-	char *trace;
+	char *trace, *goal;
 	unsigned atime; /* ATIME_* */
 };
 
@@ -218,6 +220,7 @@ static const struct fuse_opt mount_spec[] = {
 	{"--foreground", offsetof(struct mount_args, fg), 1},
 	{"writeback_cache", offsetof(struct mount_args, writeback_cache), 1},
 	{"trace=%s", offsetof(struct mount_args, trace), 0},
+	{"goal=%s", offsetof(struct mount_args, goal), 0},
 	/* atime options: bgafs moves atime itself (inode_atime_due) */
 	FUSE_OPT_KEY("atime", MOUNT_KEY_ATIME),
 	FUSE_OPT_KEY("noatime", MOUNT_KEY_NOATIME),
@@ -278,10 +281,14 @@ static int cmd_mount(int argc, char **argv)
 		fuse_opt_free_args(&args);
 		return help();
 	}
-	if (!m.image || !m.mnt) {
+	int bad_goal = m.goal && strcmp(m.goal, "past") && strcmp(m.goal, "distance");
+	if (bad_goal)
+		fprintf(stderr, "bgafs mount: goal=%s: past or distance\n", m.goal);
+	if (!m.image || !m.mnt || bad_goal) {
 		free(m.image);
 		free(m.mnt);
 		free(m.trace);
+		free(m.goal);
 		fuse_opt_free_args(&args);
 		return usage();
 	}
@@ -334,6 +341,7 @@ static int cmd_mount(int argc, char **argv)
 	if (fs_open(abs, 1, &fs))
 		goto out_args;
 	fs->writeback_cache = m.writeback_cache;
+	fs->goal_distance = m.goal && !strcmp(m.goal, "distance");
 	if (m.trace && (rc = bga_rec_open(fs->vol, m.trace, "bgafs", BGAFS_BLOCK, &fs->rec))) {
 		fprintf(stderr, "bgafs: trace=%s: %s\n", m.trace, bga_strerror(rc));
 		rc = 1;
@@ -399,6 +407,7 @@ out_args:
 	free(m.image);
 	free(m.mnt);
 	free(m.trace);
+	free(m.goal);
 	return rc;
 }
 

@@ -97,7 +97,7 @@ int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size)
 }
 
 /*
- * Blocks for the hole at lblk, near the file's last block before it: up
+ * Blocks for the hole at lblk, aimed at goal (hole_goal): up
  * to `want` of them as at most max_out extents, out[] in the order they
  * are to map the hole (*n).  A hole of VEC_MIN blocks or more is one
  * bga_alloc_vec call (pieces from the file's window first, then runs
@@ -109,22 +109,55 @@ int inode_truncate_locked(struct fs *fs, struct inode *ip, uint64_t size)
 #define FALLOC_EXTENTS 256 /* extents of an fallocate per bga_alloc_vec call */
 #define MAX_EXTENT (1u << 30) /* blocks: struct extent's len, merges included */
 
-/* The allocation goal for the hole at lblk: just past the file's last
- * block before it. */
-static uint64_t hole_goal(struct fs *fs, struct inode *ip, uint64_t lblk)
+/*
+ * A hole's goal, and the file's block nearest it with the hole's logical
+ * distance from that block (extmap_near), which the trace records beside
+ * the request whatever it aims at (bga_rec_alloc_from).  By default
+ * (-o goal=past) just past the file's last block before the hole, none
+ * when no block lies before it.  -o goal=distance: that block moved by
+ * the logical distance, clamped to the volume's data blocks (ext4's
+ * ext4_ext_find_goal): blocks written out of order then aim where the
+ * finished file is one run; on fio, fiomix and torrent it left bgalloc's
+ * files in more pieces, not fewer, as its windows serve a file in the
+ * order it writes (docs/TRACE.md "Goals for random writes, played on one
+ * recording").  An anchor of BGA_NO_GOAL: a goal of the caller's own
+ * (just past the blocks got).
+ */
+struct goal {
+	uint64_t block, anchor;
+	int64_t distance;
+};
+
+static struct goal hole_goal(struct fs *fs, struct inode *ip, uint64_t lblk)
 {
-	uint64_t goal = extmap_goal(&ip->map, lblk);
-	return goal != BGA_NO_GOAL && goal >= fs->nblocks ? BGA_NO_GOAL : goal;
+	struct goal g = {BGA_NO_GOAL, BGA_NO_GOAL, 0};
+	if (extmap_near(&ip->map, lblk, &g.anchor, &g.distance)) {
+		g.anchor = BGA_NO_GOAL;
+		return g;
+	}
+	if (!fs->goal_distance) {
+		if (g.distance > 0 && g.anchor + 1 < fs->nblocks)
+			g.block = g.anchor + 1;
+		return g;
+	}
+	uint64_t room = g.anchor - fs->first_data_block; /* anchors are data blocks */
+	if (g.distance < 0)
+		g.block = (uint64_t)-g.distance > room ? fs->first_data_block : g.anchor - (uint64_t)-g.distance;
+	else
+		g.block = (uint64_t)g.distance >= fs->nblocks - g.anchor ? fs->nblocks - 1
+										  : g.anchor + (uint64_t)g.distance;
+	return g;
 }
 
-static int alloc_hole(struct fs *fs, struct inode *ip, uint64_t goal, uint64_t want, uint32_t flags,
+static int alloc_hole(struct fs *fs, struct inode *ip, struct goal goal, uint64_t want, uint32_t flags,
 		      struct bga_extent *out, size_t max_out, size_t *n)
 {
-	struct bga_request req = {.goal = goal, .min_len = 1, .max_len = want < MAX_EXTENT ? want : MAX_EXTENT,
+	struct bga_request req = {.goal = goal.block, .min_len = 1, .max_len = want < MAX_EXTENT ? want : MAX_EXTENT,
 				  .rsv = ip->rsv, .flags = flags};
 	if ((want >= VEC_MIN && max_out > 1) || (flags & BGA_ALL_OR_NOTHING))
-		return bga_rec_alloc_vec(fs->rec, fs->vol, &req, want, out, max_out, n);
-	int rc = bga_rec_alloc(fs->rec, fs->vol, &req, out);
+		return bga_rec_alloc_vec_from(fs->rec, fs->vol, &req, goal.anchor, goal.distance, want, out, max_out,
+					      n);
+	int rc = bga_rec_alloc_from(fs->rec, fs->vol, &req, goal.anchor, goal.distance, out);
 	*n = rc ? 0 : 1;
 	return rc;
 }
@@ -261,7 +294,7 @@ static void count_holes(const struct extmap *m, uint64_t lblk, uint64_t last, ui
  * (what was taken was never named anywhere); with some_ok, a -ENOSPC
  * after some blocks were taken is 0 with fewer than want in *got.
  */
-static int alloc_scattered(struct fs *fs, struct inode *ip, uint64_t goal, uint64_t want, struct bga_extent **got,
+static int alloc_scattered(struct fs *fs, struct inode *ip, struct goal goal, uint64_t want, struct bga_extent **got,
 			   size_t *cap, size_t *n, int some_ok)
 {
 	uint64_t have = 0;
@@ -283,9 +316,10 @@ static int alloc_scattered(struct fs *fs, struct inode *ip, uint64_t goal, uint6
 		for (size_t i = 0; i < k; i++)
 			have += (*got)[*n + i].len;
 		*n += k;
-		goal = (*got)[*n - 1].start + (*got)[*n - 1].len;
-		if (goal >= fs->nblocks)
-			goal = BGA_NO_GOAL;
+		goal.block = (*got)[*n - 1].start + (*got)[*n - 1].len;
+		goal.anchor = BGA_NO_GOAL;
+		if (goal.block >= fs->nblocks)
+			goal.block = BGA_NO_GOAL;
 	}
 	if (rc == -ENOSPC && *n && some_ok)
 		rc = 0;
@@ -465,7 +499,7 @@ static int file_fallocate(struct fs *fs, struct inode *ip, uint64_t off, uint64_
 		size_t cap = want < FALLOC_EXTENTS ? (size_t)want : FALLOC_EXTENTS;
 		if (!(got = malloc(cap * sizeof(*got))))
 			return -ENOMEM;
-		uint64_t goal = hole_goal(fs, ip, lblk);
+		struct goal goal = hole_goal(fs, ip, lblk);
 		int rc = bga_free_exact(fs->vol) < want
 				 ? alloc_hole(fs, ip, goal, want, BGA_ALL_OR_NOTHING, got, cap, &ngot)
 				 : alloc_scattered(fs, ip, goal, want, &got, &cap, &ngot, 0);

@@ -22,6 +22,13 @@ struct backend {
 	char label[96];
 	struct bga_volume *vol; /* bgalloc */
 	int windows;
+	/* sized=life: each handle's window size at its open, from the
+	 * blocks its file gets over the trace (by handle id), up to rsv_max */
+	uint64_t *life;
+	size_t nlife;
+	uint32_t rsv_max;
+	const struct trace *t;
+	size_t at; /* the record being replayed (backend_at) */
 	uint64_t nblocks;
 	uint32_t group;
 	struct refalloc *ref; /* a reference allocator (refalloc.h) */
@@ -47,7 +54,7 @@ static int ref_policy_of(const char *spec)
 	return -1;
 }
 
-static int parse_opt(const char *spec, const char *kv, struct bga_config *cfg, int *windows)
+static int parse_opt(const char *spec, const char *kv, struct bga_config *cfg, int *windows, int *sized)
 {
 	const char *eq = strchr(kv, '=');
 	if (!eq)
@@ -60,6 +67,14 @@ static int parse_opt(const char *spec, const char *kv, struct bga_config *cfg, i
 		if (*end || !*v || g > UINT32_MAX)
 			goto bad;
 		cfg->blocks_per_group = (uint32_t)g;
+	} else if (kl == 7 && !strncmp(kv, "rsv_max", 7)) {
+		char *end;
+		unsigned long m = strtoul(v, &end, 0);
+		if (*end || !*v || !m || m > UINT32_MAX)
+			goto bad;
+		cfg->rsv_max = (uint32_t)m; /* bga_create judges it */
+	} else if (kl == 5 && !strncmp(kv, "sized", 5) && !strcmp(v, "life")) {
+		*sized = 1;
 	} else if (kl == 7 && !strncmp(kv, "windows", 7) && (!strcmp(v, "on") || !strcmp(v, "off"))) {
 		*windows = !strcmp(v, "on");
 	} else if (kl == 8 && !strncmp(kv, "counters", 8) && (!strcmp(v, "atomic") || !strcmp(v, "percpu"))) {
@@ -72,13 +87,37 @@ static int parse_opt(const char *spec, const char *kv, struct bga_config *cfg, i
 	return 0;
 bad:
 	fprintf(stderr,
-	        "bga-replay: allocator '%s': '%s' is not one of group=N, windows=on|off, counters=atomic|percpu, "
-	        "lock=global|groups\n",
+	        "bga-replay: allocator '%s': '%s' is not one of group=N, rsv_max=N, sized=life, windows=on|off, "
+	        "counters=atomic|percpu, lock=global|groups\n",
 	        spec, kv);
 	return -1;
 }
 
-static int open_bgalloc(struct backend *b, const char *spec, uint64_t fdb, const struct bga_extent *fr, size_t n)
+/* The blocks each handle's allocations got in the recording, by handle id:
+ * a file's size over its life, for sized=life. */
+static int life_sizes(struct backend *b, const struct trace *t)
+{
+	uint64_t max = 0;
+	for (size_t i = 0; i < t->nrec; i++)
+		if (t->rec[i].op == BGT_RSV_OPEN && t->rec[i].args[0] > max)
+			max = t->rec[i].args[0];
+	if (!(b->life = calloc(max + 1, sizeof(*b->life))))
+		return -1;
+	b->nlife = max + 1;
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct trace_rec *r = &t->rec[i];
+		if ((r->op != BGT_ALLOC && r->op != BGT_ALLOC_VEC) || r->rc || r->args[0] > max)
+			continue;
+		const struct bga_extent *e = trace_ext(t, r);
+		for (uint32_t k = 0; k < r->next; k++)
+			b->life[r->args[0]] += e[k].len;
+	}
+	b->t = t;
+	return 0;
+}
+
+static int open_bgalloc(struct backend *b, const char *spec, const struct trace *t, uint64_t fdb,
+                        const struct bga_extent *fr, size_t n)
 {
 	struct bga_config cfg;
 	bga_config_init(&cfg, b->nblocks);
@@ -86,18 +125,24 @@ static int open_bgalloc(struct backend *b, const char *spec, uint64_t fdb, const
 	cfg.first_data_block = fdb;
 	cfg.flags |= BGA_START_FULL;
 	b->windows = 1;
+	int sized = 0;
 	char *opts = strdup(spec), *save = NULL;
 	if (!opts)
 		return -1;
 	strtok_r(opts, ",", &save); /* "bgalloc" */
 	for (char *kv = strtok_r(NULL, ",", &save); kv; kv = strtok_r(NULL, ",", &save))
-		if (parse_opt(spec, kv, &cfg, &b->windows)) {
+		if (parse_opt(spec, kv, &cfg, &b->windows, &sized)) {
 			free(opts);
 			return -1;
 		}
 	free(opts);
 	if (!b->windows)
 		cfg.rsv_default = cfg.rsv_max = 0;
+	b->rsv_max = cfg.rsv_max < cfg.blocks_per_group ? cfg.rsv_max : cfg.blocks_per_group;
+	if (sized && b->windows && t && life_sizes(b, t)) {
+		fprintf(stderr, "bga-replay: allocator '%s': out of memory\n", spec);
+		return -1;
+	}
 	int rc = bga_create(&cfg, &b->vol);
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = bga_free(b->vol, fr[i].start, fr[i].len);
@@ -278,7 +323,7 @@ int backend_open(const char *spec, const struct trace *t, uint64_t nblocks, uint
 	b->group = group;
 	int rc;
 	if (!strcmp(spec, "bgalloc") || !strncmp(spec, "bgalloc,", 8)) {
-		rc = open_bgalloc(b, spec, fdb, fr, n);
+		rc = open_bgalloc(b, spec, t, fdb, fr, n);
 	} else if (!strcmp(spec, "ext2")) {
 #ifdef BGA_REPLAY_EXT2
 		rc = open_ext2(b, fr, n);
@@ -326,11 +371,13 @@ void backend_close(struct backend *b)
 		peer_ext2_destroy(b->peer);
 #endif
 	free(b->pend);
+	free(b->life);
 	free(b);
 }
 
 void backend_at(struct backend *b, size_t i)
 {
+	b->at = i;
 	if (b->oracle)
 		oracle_at(b->oracle, i);
 }
@@ -465,7 +512,16 @@ int backend_rsv_open(struct backend *b, struct bga_rsv **out)
 		return ref_file_open(b->ref, (struct ref_file **)out);
 	if (b->oracle)
 		return oracle_file_open(b->oracle, (struct oracle_file **)out);
-	return b->vol ? bga_rsv_open(b->vol, out) : 0;
+	if (!b->vol)
+		return 0;
+	int rc = bga_rsv_open(b->vol, out);
+	/* sized=life: as a caller that knew the file's size would size it
+	 * (bga_rsv_set_size, XFS's extent size hint) */
+	const struct trace_rec *r = b->t && b->at < b->t->nrec ? &b->t->rec[b->at] : NULL;
+	if (!rc && r && r->op == BGT_RSV_OPEN && r->args[0] < b->nlife && b->life[r->args[0]])
+		rc = bga_rsv_set_size(*out, (uint32_t)(b->life[r->args[0]] < b->rsv_max ? b->life[r->args[0]]
+		                                                                          : b->rsv_max));
+	return rc;
 }
 
 void backend_rsv_close(struct backend *b, struct bga_rsv *rsv)

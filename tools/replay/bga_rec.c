@@ -383,7 +383,21 @@ static void req_args(uint64_t *a, uint64_t handle, const struct bga_request *req
 	a[5] = req ? req->align : 0;
 }
 
-int bga_rec_alloc(struct bga_rec *r, struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+/* The allocation's record and, for an anchored goal, its goal_from, both
+ * of one seq under one hold of the lock (bga_trace.h). */
+static void put_alloc(struct bga_rec *r, unsigned op, int rc, const uint64_t *a, uint64_t anchor, int64_t distance,
+                      const struct bga_extent *ext, size_t next)
+{
+	uint64_t seq = take_seq(r);
+	pthread_mutex_lock(&r->lock);
+	put_locked(r, op, rc, seq, a, ext, next);
+	if (anchor != BGA_NO_GOAL)
+		put_locked(r, BGT_GOAL_FROM, 0, seq, (uint64_t[]){anchor, (uint64_t)distance}, NULL, 0);
+	pthread_mutex_unlock(&r->lock);
+}
+
+int bga_rec_alloc_from(struct bga_rec *r, struct bga_volume *vol, const struct bga_request *req, uint64_t anchor,
+                       int64_t distance, struct bga_extent *out)
 {
 	if (!r)
 		return bga_alloc(vol, req, out);
@@ -393,12 +407,18 @@ int bga_rec_alloc(struct bga_rec *r, struct bga_volume *vol, const struct bga_re
 	yield_maybe(r);
 	uint64_t a[6];
 	req_args(a, req ? handle_id(r, req->rsv) : 0, req);
-	put(r, BGT_ALLOC, rc, take_seq(r), a, out, rc ? 0 : 1);
+	put_alloc(r, BGT_ALLOC, rc, a, req ? anchor : BGA_NO_GOAL, distance, out, rc ? 0 : 1);
 	return rc;
 }
 
-int bga_rec_alloc_vec(struct bga_rec *r, struct bga_volume *vol, const struct bga_request *req, uint64_t want,
-                      struct bga_extent *out, size_t max_out, size_t *n_out)
+int bga_rec_alloc(struct bga_rec *r, struct bga_volume *vol, const struct bga_request *req, struct bga_extent *out)
+{
+	return bga_rec_alloc_from(r, vol, req, BGA_NO_GOAL, 0, out);
+}
+
+int bga_rec_alloc_vec_from(struct bga_rec *r, struct bga_volume *vol, const struct bga_request *req,
+                           uint64_t anchor, int64_t distance, uint64_t want, struct bga_extent *out, size_t max_out,
+                           size_t *n_out)
 {
 	if (!r)
 		return bga_alloc_vec(vol, req, want, out, max_out, n_out);
@@ -410,8 +430,14 @@ int bga_rec_alloc_vec(struct bga_rec *r, struct bga_volume *vol, const struct bg
 	req_args(a, req ? handle_id(r, req->rsv) : 0, req);
 	a[6] = want;
 	a[7] = max_out;
-	put(r, BGT_ALLOC_VEC, rc, take_seq(r), a, out, rc || !n_out ? 0 : *n_out);
+	put_alloc(r, BGT_ALLOC_VEC, rc, a, req ? anchor : BGA_NO_GOAL, distance, out, rc || !n_out ? 0 : *n_out);
 	return rc;
+}
+
+int bga_rec_alloc_vec(struct bga_rec *r, struct bga_volume *vol, const struct bga_request *req, uint64_t want,
+                      struct bga_extent *out, size_t max_out, size_t *n_out)
+{
+	return bga_rec_alloc_vec_from(r, vol, req, BGA_NO_GOAL, 0, want, out, max_out, n_out);
 }
 
 int bga_rec_free(struct bga_rec *r, struct bga_volume *vol, uint64_t start, uint64_t len)

@@ -69,6 +69,22 @@ int bga_rec_alloc(struct bga_rec *rec, struct bga_volume *vol, const struct bga_
                   struct bga_extent *out);
 int bga_rec_alloc_vec(struct bga_rec *rec, struct bga_volume *vol, const struct bga_request *req, uint64_t want,
                       struct bga_extent *out, size_t max_out, size_t *n_out);
+/*
+ * bga_rec_alloc and bga_rec_alloc_vec for a request that fills a hole of
+ * a file: `anchor` is the block of the file nearest the hole, and
+ * `distance` the hole's logical distance from it (negative when the
+ * anchor lies after it).  The trace gets a goal_from record beside the
+ * allocation's (bga_trace.h), whatever goal req asks (none included), so
+ * that a replay aims relative to its own block for the anchor: as far
+ * from it as the goal asked, or at the file's logical distance
+ * (bga-replay run --goals).  anchor BGA_NO_GOAL: the plain recorded
+ * call.  Otherwise the rules and results of the call each is named after.
+ */
+int bga_rec_alloc_from(struct bga_rec *rec, struct bga_volume *vol, const struct bga_request *req, uint64_t anchor,
+                       int64_t distance, struct bga_extent *out);
+int bga_rec_alloc_vec_from(struct bga_rec *rec, struct bga_volume *vol, const struct bga_request *req,
+                           uint64_t anchor, int64_t distance, uint64_t want, struct bga_extent *out, size_t max_out,
+                           size_t *n_out);
 int bga_rec_free(struct bga_rec *rec, struct bga_volume *vol, uint64_t start, uint64_t len);
 int bga_rec_free_vec(struct bga_rec *rec, struct bga_volume *vol, const struct bga_extent *ext, size_t n);
 int bga_rec_free_deferred(struct bga_rec *rec, struct bga_volume *vol, uint64_t start, uint64_t len,

@@ -25,6 +25,19 @@
  *
  * A reader skips records whose op it does not know (size says how long
  * they are), and refuses a version it does not know.
+ *
+ * goal_from qualifies the alloc or alloc_vec record of the same seq (the
+ * one pair of records that share a seq): `anchor` is a block its file
+ * held then (the nearest mapped one to the hole the request fills), and
+ * `distance` the hole's logical distance from it (a signed 64-bit
+ * number; negative when the anchor lies after the hole).  The goal asked
+ * is read relative to the anchor (goal - anchor), so a replay aims at its
+ * own block for the anchor moved as far; and a replay may aim at
+ * anchor + distance instead (the goal that keeps the file's logical
+ * layout), or past the anchor, whatever the recorder asked.  Without
+ * one, a goal is the block after goal - 1 (a file going on past its last
+ * block).  A reader that does not know the op skips it and keeps that
+ * older meaning.
  */
 
 #include <endian.h>
@@ -54,7 +67,8 @@ enum bgt_op {
 	BGT_RSV_SET_SIZE = 13, /* handle blocks */
 	BGT_END = 14,          /* hash free_blocks: the free map when the recording ended */
 	BGT_FREE_DEFERRED_VEC = 15, /* txn: the extents freed at its commit */
-	BGT_OP_MAX = 15,
+	BGT_GOAL_FROM = 16,    /* anchor distance: see below */
+	BGT_OP_MAX = 16,
 };
 
 /* Arguments an op carries (0 for an unknown op). */
@@ -64,7 +78,7 @@ static inline unsigned bgt_op_nargs(unsigned op)
 		[BGT_ALLOC] = 6, [BGT_ALLOC_VEC] = 8, [BGT_FREE] = 2, [BGT_FREE_DEFERRED] = 3,
 		[BGT_COMMIT] = 1, [BGT_CLAIM] = 2, [BGT_RESERVE] = 1, [BGT_UNRESERVE] = 1,
 		[BGT_RSV_OPEN] = 1, [BGT_RSV_CLOSE] = 1, [BGT_RSV_SET_SIZE] = 2, [BGT_END] = 2,
-		[BGT_FREE_DEFERRED_VEC] = 1,
+		[BGT_FREE_DEFERRED_VEC] = 1, [BGT_GOAL_FROM] = 2,
 	};
 	return op <= BGT_OP_MAX ? n[op] : 0;
 }
@@ -78,6 +92,7 @@ static inline const char *bgt_op_name(unsigned op)
 		[BGT_COMMIT] = "commit", [BGT_CLAIM] = "claim", [BGT_RESERVE] = "reserve",
 		[BGT_UNRESERVE] = "unreserve", [BGT_RSV_OPEN] = "rsv_open", [BGT_RSV_CLOSE] = "rsv_close",
 		[BGT_RSV_SET_SIZE] = "rsv_set_size", [BGT_END] = "end", [BGT_FREE_DEFERRED_VEC] = "free_deferred_vec",
+		[BGT_GOAL_FROM] = "goal_from",
 	};
 	return op <= BGT_OP_MAX ? names[op] : NULL;
 }

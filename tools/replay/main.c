@@ -26,7 +26,7 @@ static const char usage_text[] =
 	"       bga-replay import extents FILE -o IMAGE [--group N]\n"
 	"       bga-replay try IMAGE COUNT WANT UNIT [--block-size BYTES] [--offset BYTES] [-v]\n"
 	"       bga-replay run TRACE... [-a ALLOCATOR]... [--verify] [--out DIR] [--samples N] [--reps N]\n"
-	"                      [--full PCT] [--markdown]\n"
+	"                      [--full PCT] [--markdown] [--goals recorded|distance|past]\n"
 	"       bga-replay text TRACE [-o OUT]      bga-replay binary TEXT -o TRACE\n"
 	"       bga-replay hash|extents IMAGE [--offset BYTES]\n"
 	"       bga-replay --help | --version\n"
@@ -35,8 +35,9 @@ static const char usage_text[] =
 	"  import   make a stored volume (bga_store at offset 0 of IMAGE) from Ceph's\n"
 	"           `bluestore allocator dump` JSON or a plain extent list; print its free map\n"
 	"  try      COUNT bga_alloc_vec requests of WANT bytes at unit UNIT on IMAGE\n"
-	"  run      play each TRACE against each ALLOCATOR: bgalloc[,group=N][,windows=on|off]\n"
-	"           [,counters=atomic|percpu][,lock=global|groups], ext2 (the libext2fs peer), or\n"
+	"  run      play each TRACE against each ALLOCATOR: bgalloc[,group=N][,rsv_max=N][,windows=on|off]\n"
+	"           [,counters=atomic|percpu][,lock=global|groups][,sized=life (each handle sized to its\n"
+	"           file's blocks over the trace)], ext2 (the libext2fs peer), or\n"
 	"           a reference: firstfit, bestfit, mballoc (ext4's preallocations over first fit),\n"
 	"           or the clairvoyant oracle[,death][,files=off] (reads the trace first: a file's\n"
 	"           life size booked at its first request; death: each extent placed by when its\n"
@@ -60,6 +61,9 @@ static const char usage_text[] =
 	"      --verify          apply the trace's recorded results; check its end\n"
 	"  -f, --full PCT        the fill moment reported (run): PCT percent in use, 1-100 (default 90)\n"
 	"  -m, --markdown        the side-by-side table of run in Markdown\n"
+	"      --goals AIM       run: where a request that names the file's block nearest its hole\n"
+	"                        aims: recorded (as far from it as the recording's goal, the default),\n"
+	"                        distance (the hole's logical distance from it), past (just past it)\n"
 	"  -v, --verbose         list each request's extents (try)\n"
 	"  -h, --help            this text;  -V, --version  the version\n"
 	"Exit status: 0 done, 1 bad input or a failed check, 2 usage or I/O error.\n"
@@ -122,6 +126,7 @@ int main(int argc, char **argv)
 		{"alloc", required_argument, NULL, 'a'},      {"samples", required_argument, NULL, 's'},
 		{"verify", no_argument, NULL, 1},             {"reps", required_argument, NULL, 'r'},             {"verbose", no_argument, NULL, 'v'},
 		{"full", required_argument, NULL, 'f'},       {"markdown", no_argument, NULL, 'm'},
+		{"goals", required_argument, NULL, 2},
 		{"help", no_argument, NULL, 'h'},             {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -175,6 +180,14 @@ int main(int argc, char **argv)
 			break;
 		case 'm': run.markdown = 1; break;
 		case 1: run.verify = 1; break;
+		case 2:
+			if (!strcmp(optarg, "recorded") || !strcmp(optarg, "distance") || !strcmp(optarg, "past")) {
+				run.goals = optarg[0] == 'r' ? RUN_GOALS_RECORDED
+				            : optarg[0] == 'd' ? RUN_GOALS_DISTANCE : RUN_GOALS_PAST;
+				break;
+			}
+			fprintf(stderr, "bga-replay: --goals '%s': recorded, distance or past\n", optarg);
+			return 2;
 		case 'v': tr.verbose = 1; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		case 'V': printf("bga-replay (bgalloc) %s\n", bga_version()); return 0;

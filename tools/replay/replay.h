@@ -49,8 +49,14 @@ struct run_opts {
 	unsigned reps;       /* runs of each allocator (the median rate); 0: 1 */
 	unsigned full_pct;   /* the fill moment reported: percent of the capacity in use; 0: 90 */
 	int markdown;        /* the side-by-side table in Markdown */
+	int goals;           /* an anchored goal's aim (--goals): enum run_goals */
 	int quiet;
 };
+/* Where a replay aims an allocation that names an anchor (goal_from,
+ * bga_trace.h): as far from its copy of the anchor as the recorded goal
+ * lies from the anchor; at the hole's logical distance from it; or just
+ * past it when the anchor lies before the hole (else no goal). */
+enum run_goals { RUN_GOALS_RECORDED, RUN_GOALS_DISTANCE, RUN_GOALS_PAST };
 int run_main(const struct run_opts *o);
 
 /* Load the volume stored at base in path (io must outlive it, until

@@ -10,9 +10,11 @@
  * its place (8 bytes a block of the trace's volume) turns later frees of
  * recorded blocks into frees of the replay's; a goal is moved the same
  * way (the block after the replay's copy of goal - 1, as a file's next
- * write aims past its last block).  Blocks the replay got beyond what the
- * recording got are freed at once, and recorded blocks it could not get
- * are counted as a shortfall and never freed.
+ * write aims past its last block; an anchored goal, the replay's copy of
+ * its anchor moved as far as the recorded goal lay from it, or by
+ * --goals).  Blocks the replay got beyond what the recording got are
+ * freed at once, and recorded blocks it could not get are counted as a
+ * shortfall and never freed.
  *
  * --verify: the recorded results, applied (each extent an allocation
  * returned claimed with bga_claim, each free freed): the end must be the
@@ -52,6 +54,7 @@ struct ctx {
 	size_t nfiles;
 	struct bga_extent *out, *runs;
 	size_t nruns, cruns;
+	int goals; /* run_opts.goals */
 };
 
 static uint64_t now_ns(void)
@@ -166,6 +169,43 @@ static uint64_t goal_of(struct ctx *c, uint64_t goal)
 	return c->map[goal] != NONE ? c->map[goal] : goal;
 }
 
+/* The replay's copy of anchor moved d blocks, clamped to the volume's
+ * data blocks (as bgafs clamps its goals); a copy the replay never got
+ * (a shortfall): goal as goal_of moves it. */
+static uint64_t moved(struct ctx *c, uint64_t anchor, int64_t d, uint64_t goal)
+{
+	uint64_t n = c->t->h.nblocks, fdb = c->t->h.first_data_block, a = c->map[anchor];
+	if (a == NONE)
+		return goal_of(c, goal);
+	if (d < 0 && (uint64_t)-d > a - (a < fdb ? a : fdb))
+		return fdb < n ? fdb : a;
+	return d >= 0 && (uint64_t)d >= n - a ? n - 1 : a + (uint64_t)d;
+}
+
+/*
+ * A request's goal in the replay.  An anchored one (goal_from) lies as
+ * far from the replay's copy of its anchor as the recorded goal lay from
+ * the anchor (a goal just past the anchor as goal_of moves it, so a
+ * trace replays alike with or without goal_from), or, by --goals, at
+ * the hole's logical distance from it, or just past it.
+ */
+static uint64_t goal_of_rec(struct ctx *c, const struct trace_rec *r)
+{
+	uint64_t goal = r->args[1], anchor = r->anchor;
+	if (!r->anchored || anchor >= c->t->h.nblocks)
+		return goal_of(c, goal);
+	switch (c->goals) {
+	case RUN_GOALS_DISTANCE:
+		return moved(c, anchor, r->distance, goal);
+	case RUN_GOALS_PAST:
+		return r->distance > 0 ? goal_of(c, anchor + 1) : BGA_NO_GOAL;
+	default:
+		if (goal == BGA_NO_GOAL || goal >= c->t->h.nblocks || goal == anchor + 1)
+			return goal_of(c, goal);
+		return moved(c, anchor, (int64_t)(goal - anchor), goal);
+	}
+}
+
 static int timed(struct ctx *c, int rc, uint64_t t0)
 {
 	c->res->ns += now_ns() - t0;
@@ -177,7 +217,7 @@ static void replay_alloc(struct ctx *c, const struct trace_rec *r)
 {
 	const struct bga_extent *rec = trace_ext(c->t, r);
 	struct file *f = file_of(c, r->args[0]);
-	struct bga_request req = {.goal = goal_of(c, r->args[1]), .min_len = r->args[2], .max_len = r->args[3],
+	struct bga_request req = {.goal = goal_of_rec(c, r), .min_len = r->args[2], .max_len = r->args[3],
 	                          .flags = (uint32_t)r->args[4], .align = r->args[5]};
 	uint64_t want = r->op == BGT_ALLOC_VEC ? r->args[6] : 0;
 	size_t max_out = r->op == BGT_ALLOC_VEC ? (r->args[7] < MAX_OUT ? r->args[7] : MAX_OUT) : 1, n = 0;
@@ -452,7 +492,8 @@ static int run_one(const struct run_opts *o, const struct trace *t, const char *
 {
 	size_t ninit;
 	struct bga_extent *init = start_map(t, &ninit);
-	struct ctx c = {.t = t, .res = res, .unit = t->h.block_size ? t->h.block_size : 4096};
+	struct ctx c = {.t = t, .res = res, .unit = t->h.block_size ? t->h.block_size : 4096,
+	                .goals = o->goals};
 	int rc = -1;
 	unsigned samples = o->samples ? o->samples : 100;
 	size_t step = t->nrec / samples ? t->nrec / samples : 1;

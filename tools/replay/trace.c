@@ -46,20 +46,45 @@ static struct trace_rec *add_rec(struct builder *b, uint32_t next)
 	return r;
 }
 
+/* By seq; an allocation and its goal_from share one, the allocation first. */
 static int by_seq(const void *a, const void *b)
 {
 	const struct trace_rec *x = a, *y = b;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return (x->op == BGT_GOAL_FROM) - (y->op == BGT_GOAL_FROM);
 }
 
+static int is_alloc(const struct trace_rec *r)
+{
+	return r->op == BGT_ALLOC || r->op == BGT_ALLOC_VEC;
+}
+
+/* Sorted by seq, each goal_from folded into its allocation. */
 static int finish(struct trace *t, const char *path)
 {
 	qsort(t->rec, t->nrec, sizeof(*t->rec), by_seq);
-	for (size_t i = 1; i < t->nrec; i++)
-		if (t->rec[i].seq == t->rec[i - 1].seq) {
-			fprintf(stderr, "%s: two records with seq %" PRIu64 "\n", path, t->rec[i].seq);
+	size_t w = 0;
+	for (size_t i = 0; i < t->nrec; i++) {
+		struct trace_rec *r = &t->rec[i], *prev = w ? &t->rec[w - 1] : NULL;
+		if (r->op == BGT_GOAL_FROM) {
+			if (!prev || prev->seq != r->seq || !is_alloc(prev) || prev->anchored) {
+				fprintf(stderr, "%s: goal_from with seq %" PRIu64 " qualifies no allocation of its own\n",
+				        path, r->seq);
+				return -1;
+			}
+			prev->anchor = r->args[0];
+			prev->distance = (int64_t)r->args[1];
+			prev->anchored = 1;
+			continue;
+		}
+		if (prev && r->seq == prev->seq) {
+			fprintf(stderr, "%s: two records with seq %" PRIu64 "\n", path, r->seq);
 			return -1;
 		}
+		t->rec[w++] = *r;
+	}
+	t->nrec = w;
 	return 0;
 }
 
@@ -458,6 +483,31 @@ void trace_free(struct trace *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* The goal_from record an anchored allocation r was read from, in *g. */
+static const struct trace_rec *goal_from_of(const struct trace_rec *r, struct trace_rec *g)
+{
+	*g = (struct trace_rec){.seq = r->seq, .ns = r->ns, .args = {r->anchor, (uint64_t)r->distance},
+	                        .thread = r->thread, .op = BGT_GOAL_FROM};
+	return g;
+}
+
+/* One record in the text form, then its goal_from when anchored. */
+static void write_text_rec(const struct trace *t, const struct trace_rec *r, FILE *f)
+{
+	fprintf(f, "%" PRIu64 " %u %" PRIu64 " %s %d", r->seq, r->thread, r->ns, bgt_op_name(r->op), r->rc);
+	for (unsigned a = 0; a < bgt_op_nargs(r->op); a++)
+		fprintf(f, " %" PRIu64, r->args[a]);
+	if (r->next)
+		fputs(" :", f);
+	const struct bga_extent *e = trace_ext(t, r);
+	for (uint32_t k = 0; k < r->next; k++)
+		fprintf(f, " %" PRIu64 "+%" PRIu64, e[k].start, e[k].len);
+	fputc('\n', f);
+	struct trace_rec g;
+	if (r->anchored)
+		write_text_rec(t, goal_from_of(r, &g), f);
+}
+
 int trace_write_text(const struct trace *t, FILE *f)
 {
 	fprintf(f, "bgatrace %u\nnblocks %" PRIu64 "\nblocks_per_group %u\nflags %u\nfirst_data_block %" PRIu64
@@ -467,19 +517,38 @@ int trace_write_text(const struct trace *t, FILE *f)
 	if (t->h.source[0])
 		fprintf(f, "source %s\n", t->h.source);
 	fputs("# seq thread ns op rc args... : start+len ...\n", f);
-	for (size_t i = 0; i < t->nrec; i++) {
-		const struct trace_rec *r = &t->rec[i];
-		fprintf(f, "%" PRIu64 " %u %" PRIu64 " %s %d", r->seq, r->thread, r->ns, bgt_op_name(r->op), r->rc);
-		for (unsigned a = 0; a < bgt_op_nargs(r->op); a++)
-			fprintf(f, " %" PRIu64, r->args[a]);
-		if (r->next)
-			fputs(" :", f);
-		const struct bga_extent *e = trace_ext(t, r);
-		for (uint32_t k = 0; k < r->next; k++)
-			fprintf(f, " %" PRIu64 "+%" PRIu64, e[k].start, e[k].len);
-		fputc('\n', f);
-	}
+	for (size_t i = 0; i < t->nrec; i++)
+		write_text_rec(t, &t->rec[i], f);
 	return ferror(f) ? -1 : 0;
+}
+
+/* One record in the binary form, then its goal_from when anchored. */
+static void write_binary_rec(const struct trace *t, const struct trace_rec *r, FILE *f)
+{
+	unsigned nargs = bgt_op_nargs(r->op);
+	unsigned char p[BGT_REC_SIZE + 64];
+	bgt_put_u32(p, BGT_REC_SIZE + 8 * nargs + 16 * r->next);
+	p[4] = r->op;
+	p[5] = (unsigned char)nargs;
+	uint16_t th = htole16(r->thread);
+	memcpy(p + 6, &th, 2);
+	bgt_put_u32(p + 8, (uint32_t)r->rc);
+	bgt_put_u32(p + 12, r->next);
+	bgt_put_u64(p + 16, r->seq);
+	bgt_put_u64(p + 24, r->ns);
+	for (unsigned a = 0; a < nargs; a++)
+		bgt_put_u64(p + BGT_REC_SIZE + 8 * a, r->args[a]);
+	fwrite(p, 1, BGT_REC_SIZE + 8 * nargs, f);
+	const struct bga_extent *e = trace_ext(t, r);
+	for (uint32_t k = 0; k < r->next; k++) {
+		unsigned char x[16];
+		bgt_put_u64(x, e[k].start);
+		bgt_put_u64(x + 8, e[k].len);
+		fwrite(x, 1, 16, f);
+	}
+	struct trace_rec g;
+	if (r->anchored)
+		write_binary_rec(t, goal_from_of(r, &g), f);
 }
 
 int trace_write_binary(const struct trace *t, FILE *f)
@@ -496,29 +565,7 @@ int trace_write_binary(const struct trace *t, FILE *f)
 	bgt_put_u32(h + 44, t->h.stripe);
 	memcpy(h + 48, t->h.source, BGT_SOURCE_LEN);
 	fwrite(h, 1, sizeof(h), f);
-	for (size_t i = 0; i < t->nrec; i++) {
-		const struct trace_rec *r = &t->rec[i];
-		unsigned nargs = bgt_op_nargs(r->op);
-		unsigned char p[BGT_REC_SIZE + 64];
-		bgt_put_u32(p, BGT_REC_SIZE + 8 * nargs + 16 * r->next);
-		p[4] = r->op;
-		p[5] = (unsigned char)nargs;
-		uint16_t th = htole16(r->thread);
-		memcpy(p + 6, &th, 2);
-		bgt_put_u32(p + 8, (uint32_t)r->rc);
-		bgt_put_u32(p + 12, r->next);
-		bgt_put_u64(p + 16, r->seq);
-		bgt_put_u64(p + 24, r->ns);
-		for (unsigned a = 0; a < nargs; a++)
-			bgt_put_u64(p + BGT_REC_SIZE + 8 * a, r->args[a]);
-		fwrite(p, 1, BGT_REC_SIZE + 8 * nargs, f);
-		const struct bga_extent *e = trace_ext(t, r);
-		for (uint32_t k = 0; k < r->next; k++) {
-			unsigned char x[16];
-			bgt_put_u64(x, e[k].start);
-			bgt_put_u64(x + 8, e[k].len);
-			fwrite(x, 1, 16, f);
-		}
-	}
+	for (size_t i = 0; i < t->nrec; i++)
+		write_binary_rec(t, &t->rec[i], f);
 	return ferror(f) ? -1 : 0;
 }

@@ -21,11 +21,14 @@ struct trace_header {
 struct trace_rec {
 	uint64_t seq, ns;
 	uint64_t args[8];
+	uint64_t anchor;  /* an alloc's goal_from, when anchored (bga_trace.h) */
+	int64_t distance; /* and the logical distance from the anchor */
 	size_t ext;    /* index of its first extent in trace.ext */
 	uint32_t next; /* extents */
 	int32_t rc;
 	uint16_t thread;
 	uint8_t op;
+	uint8_t anchored; /* a goal_from record of its seq was read */
 };
 
 struct trace {
@@ -37,7 +40,10 @@ struct trace {
 	uint64_t skipped; /* records of ops this reader does not know */
 };
 
-/* Read path (binary, or the text form: told apart by the magic).  0, or -1
+/* Read path (binary, or the text form: told apart by the magic).  A
+ * goal_from record is not kept as a record: it sets anchor, distance and anchored
+ * of the allocation of its seq (one that names none, or a second for the
+ * same allocation, is refused); the writers below write it back.  0, or -1
  * with the reason printed to stderr, naming the file and the byte offset
  * (binary) or line (text) that was wrong. */
 int trace_read(const char *path, struct trace *t);

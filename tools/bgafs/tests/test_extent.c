@@ -6,6 +6,7 @@
  * the merging are checked, and each truncate and punch frees exactly what
  * it unmaps.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,35 @@ static void check(const struct extmap *m, const struct model *md, int step)
 	}
 }
 
+/*
+ * Every hole's anchor against the model: the nearest mapped block below
+ * it (a positive distance), else the first above it (a negative one).
+ */
+static void check_near(const struct extmap *m, const struct model *md)
+{
+	for (uint64_t l = 0; l < N; l++) {
+		if (md->pblk[l])
+			continue;
+		uint64_t want = 0, anchor = 0;
+		int64_t want_d = 0, d = 0;
+		for (uint64_t k = l; k-- > 0;)
+			if (md->pblk[k]) {
+				want = md->pblk[k];
+				want_d = (int64_t)(l - k);
+				break;
+			}
+		for (uint64_t k = l + 1; !want && k < N; k++)
+			if (md->pblk[k]) {
+				want = md->pblk[k];
+				want_d = -(int64_t)(k - l);
+			}
+		int rc = extmap_near(m, l, &anchor, &d);
+		CHECK(want ? rc == 0 && anchor == want && d == want_d : rc == -ENOENT,
+		      "hole %llu: rc %d anchor %llu distance %lld, model %llu %lld", (unsigned long long)l, rc,
+		      (unsigned long long)anchor, (long long)d, (unsigned long long)want, (long long)want_d);
+	}
+}
+
 int main(void)
 {
 	struct extmap m = {0};
@@ -137,11 +167,22 @@ int main(void)
 			check(&m, &md, step);
 	}
 	check(&m, &md, -1);
-	/* the goal for a block past the last extent is just after it */
+	check_near(&m, &md);
+	/* by hand: the extent before a hole, else the one after it */
 	extmap_truncate(&m, 0, on_free, &(uint64_t){0});
-	CHECK(extmap_goal(&m, 10) == BGA_NO_GOAL, "empty map: goal should be BGA_NO_GOAL");
+	uint64_t anchor = 0;
+	int64_t d = 0;
+	CHECK(extmap_near(&m, 10, &anchor, &d) == -ENOENT, "empty map: no anchor");
+	extmap_set(&m, 30, 900, 4, 0);
+	CHECK(!extmap_near(&m, 25, &anchor, &d) && anchor == 900 && d == -5, "25 before [30,34)->900: %llu %lld",
+	      (unsigned long long)anchor, (long long)d);
 	extmap_set(&m, 0, 500, 8, 0);
-	CHECK(extmap_goal(&m, 20) == 508, "goal after [0,8)->500: %llu", (unsigned long long)extmap_goal(&m, 20));
+	CHECK(!extmap_near(&m, 8, &anchor, &d) && anchor == 507 && d == 1, "8 after [0,8)->500: %llu %lld",
+	      (unsigned long long)anchor, (long long)d);
+	CHECK(!extmap_near(&m, 25, &anchor, &d) && anchor == 507 && d == 18, "25 after [0,8)->500: %llu %lld",
+	      (unsigned long long)anchor, (long long)d);
+	CHECK(!extmap_near(&m, 3, &anchor, &d) && anchor == 503 && d == 0, "mapped 3: %llu %lld",
+	      (unsigned long long)anchor, (long long)d);
 	extmap_destroy(&m);
 	if (failures)
 		return 1;
