@@ -710,8 +710,9 @@ rsync_inplace() {
 dbench2() { dbench_run "$mnt" 3 2 | grep -E '^Throughput|ERROR'; }
 dbench8() { dbench_run "$mnt" 10 8 | grep -E '^Throughput|ERROR'; }
 
-# The held-out histories recorded with the library of 91c78c8 (lsm and
-# the ones after it below), held out from the placement work after it.
+# The held-out histories recorded with the library of 91c78c8 and the
+# bgafs of c2e8457 (lsm and the ones after it below), held out from the
+# placement work after it.
 # peak_start / peak_stop: the highest used_pct while a history runs,
 # polled every 0.2 s in the background (a peak between two polls missed;
 # the poller ends by itself once $mnt is unmounted, as when a history fails)
