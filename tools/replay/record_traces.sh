@@ -70,7 +70,7 @@
 #                          the older builds deleted (see ccache_ci() in record_histories.sh)
 #   bgafs-archive.trace.xz held out, 424M image: a tree changed daily for 14 days and
 #                          backed up by tar and zstd, full and incremental archives
-#                          rotated, restored thrice, 86% full at the peak
+#                          rotated, restored thrice, 87% full at the peak
 #                          (see archive() in record_histories.sh)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
 # (each took 1-2 minutes to record on this project's 2-core machine, and
