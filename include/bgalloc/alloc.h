@@ -27,16 +27,22 @@
  *     request, round to the goal's group (each call's contract below says
  *     what it passes over: BGA_WHOLE's short runs, bga_alloc_vec's split
  *     runs).  A goal-less request starts in the calling CPU's home
- *     region, from its low end.  A packed file's goal-less request takes
- *     the first free run of the calling CPU's home group, from the
+ *     region, from its low end.  A file's goal-less first window
+ *     (windows on, its handle neither sized nor at a unit) goes on from
+ *     the calling CPU's next-fit place: the end of the first extent its
+ *     last first window took, or of its last packed file placed there
+ *     (next fit: files written one after another lie in that order).  A
+ *     packed file's goal-less request takes the free run at that place
+ *     when the run starts there and holds all of max_len (and moves the
+ *     place to its end); else the first free run of the group, from the
  *     group's start, that holds all of it (first fit), then the first in
- *     the groups after; a run that holds all of max_len anywhere comes
- *     before a shorter one.  A file's goal-less first window (windows
- *     on, its handle neither sized nor at a unit) goes on from the end
- *     of the first extent the calling CPU's last first window took (next
- *     fit: files written one after another lie in that order), until a
- *     bga_commit(), after which the next one starts from the home's
- *     start again (<bgalloc/window.h>, bga_rsv_open).
+ *     the groups after, and the place stays; a run that holds all of
+ *     max_len anywhere comes before a shorter one.  A bga_commit() that
+ *     frees blocks below a CPU's place, in the place's group, makes the
+ *     CPU forget it: its next file starts from the home's start again.
+ *     In a group at most a quarter free, or holding 2 other windows,
+ *     both take the group's first run that holds them instead
+ *     (<bgalloc/window.h>, bga_rsv_open).
  *  3. Blocks other windows hold: other handles' windows and the CPUs'
  *     locality windows are taken back, every one at once, only when the
  *     request would otherwise get -ENOSPC (or, for bga_alloc_vec without

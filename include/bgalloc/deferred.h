@@ -75,7 +75,9 @@ BGA_EXTERN int bga_free_deferred_vec(struct bga_volume *vol, const struct bga_ex
  * O(records in those groups), not O(groups); a deferred free racing the
  * commit of its own txn is released by that commit or by the next one,
  * never before.  Commits must not go backwards; committing the same txn
- * again is a no-op.
+ * again is a no-op.  A CPU whose next-fit place (<bgalloc/alloc.h>,
+ * where a request looks, 2) lies in a group above blocks the commit
+ * freed there forgets it; other CPUs' places stay.
  *
  * Memory never fails nor delays a commit: every deferred free with
  * txn <= txn is released.  A release of part of a wholly used group needs

@@ -46,15 +46,17 @@ struct bga_rsv;
  * at a time; handles of different files are independent.
  *
  * A file's first window is looked for from its goal: the request's, or
- * without one (a handle neither sized nor at a unit) the end of the
- * first extent the last first window booked on the calling CPU took
- * (next fit), or, when none was booked there since the last
- * bga_commit() (<bgalloc/deferred.h>), where a plain request's extent
+ * without one (a handle neither sized nor at a unit) the calling CPU's
+ * next-fit place: the end of the first extent the last first window
+ * booked on it took, or of the last packed file placed at that place
+ * (next fit), or, when there is none (none placed since the CPU forgot
+ * it: a bga_commit() freed blocks below it in its group,
+ * <bgalloc/deferred.h>), where a plain request's extent
  * is, with the same steering (bga_alloc; in the calling CPU's home
  * group).  It goes at the goal when the free run there starts at it and
  * holds max_len, else in the first free run of the goal's group, from
  * the goal on and round to it (from the group's start when the group
- * holds 2 other windows or more, or at most a tenth of it is free:
+ * holds 2 other windows or more, or at most a quarter of it is free:
  * first fit), then of the groups after, from their starts, that holds
  * max_len or one and a half times the window's size, the larger, or
  * else in the first run that holds max_len, and only when none does

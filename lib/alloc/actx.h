@@ -31,6 +31,9 @@ struct bga_actx {
 					* packed file's request (search.c) */
 	bool sized;                    /* the window's size is the caller's (bga_rsv_set_size):
 					* its first pass wants a run of all of it (search.c) */
+	bool at_next;                  /* a packed file's walk starts at the CPU's next-fit place
+					* (ac->goal): taken there only where the run there starts
+					* and holds it (search.c) */
 	bool keep_windows;             /* a bga_alloc_vec piece that may not take other windows'
 					* blocks back, even at its exact goal (search.c) */
 };

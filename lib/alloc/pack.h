@@ -25,10 +25,12 @@ void bga__pack_grew(struct bga_volume *vol, struct bga_rsv *rsv);
 bool bga__pack_decides(const struct bga_percpu *pc, uint32_t len);
 
 /*
- * Where a file's next first window is looked for on a CPU (next fit,
+ * Where a file's next first window, and a packed file whose run there
+ * holds it, is looked for on a CPU (the next-fit place,
  * <bgalloc/alloc.h>, where a request looks, 2): the end of the first
- * extent the CPU's last first window took, or BGA_NO_GOAL when none was
- * taken since the last bga_commit(), which forgets every CPU's
+ * extent the CPU's last first window took or of its last packed file
+ * placed there, or BGA_NO_GOAL when none was placed since a bga_commit()
+ * freed blocks below it in its group, which makes the CPU forget it
  * (deferred.c: the holes that commit freed are filled first again, from
  * the home's start).
  */

@@ -5,8 +5,9 @@
  * window (take, book in place, book by the walk; a small file's first
  * request packed instead), the CPU's locality window, and the group walk
  * with the placement it does under each group's lock (next fit for a
- * file's first window, first fit from the group's start for a packed
- * file and for a first window in a crowded or nearly full group, room
+ * file's first window, and for a packed file whose run at the next-fit
+ * place holds it; first fit from the group's start for other packed
+ * files and for a first window in a crowded or nearly full group; room
  * kept after other windows).  The handle's state (struct bga_rsv,
  * handle.h) is decided here.  Blocks are charged as they are taken, in charge.c;
  * nothing is charged before a run is found.
@@ -39,16 +40,20 @@ static inline bool first_window(const struct bga_actx *ac)
 
 /*
  * A file's first window goes on from its goal in the goal's group (the
- * CPU's next-fit position, bga__pack_next, or its home's start) unless
- * the group holds BGA_NEXT_FIT_WINDOWS other windows or more (files
- * written side by side), or at most 1/BGA_NEXT_FIT_FREE_PART of it is
- * free: there it takes the first run from the group's start that holds
- * it (first fit), as before next fit, which kept fiomix's mean and
- * pylib's requests whole
- * (docs/HISTORY.md#placement-on-recorded-histories-variants-tried-for-the-end-score-2026-12-05).
+ * CPU's next-fit position, bga__pack_next, or its home's start), and a
+ * packed file at that position (try_group_locked), unless the group
+ * holds BGA_NEXT_FIT_WINDOWS other windows or more (files written side
+ * by side), or at most 1/BGA_NEXT_FIT_FREE_PART of it is free: there it
+ * takes the first run from the group's start that holds it (first fit),
+ * as before next fit, which kept fiomix's mean and pylib's requests
+ * whole
+ * (docs/HISTORY.md#placement-on-recorded-histories-variants-tried-for-the-end-score-2026-12-05);
+ * a quarter, not a tenth, since packed files go on too: the files
+ * written into a group that deletes left nearly full fill its holes,
+ * and kernel's end held (BENCHMARKS.md#placement-on-recorded-histories).
  */
 #define BGA_NEXT_FIT_WINDOWS 2
-#define BGA_NEXT_FIT_FREE_PART 10
+#define BGA_NEXT_FIT_FREE_PART 4
 static bool next_fit_off(const struct bga_volume *vol, const struct bga_group *grp)
 {
 	return grp->free < vol->cfg.blocks_per_group / BGA_NEXT_FIT_FREE_PART ||
@@ -201,9 +206,14 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	if (book)
 		found = place_window_locked(vol, ac, grp, g, from, at_goal, share, &off, &len, &none);
 	else if (at_goal && ac->fit != 0) {
-		/* a packed file, in the group it starts in: first fit from
-		 * the group's start (alloc_packed) */
-		found = bga__group_find_locked(vol, grp, g, 0, ac->fit, vol->cfg.blocks_per_group, &off, &len);
+		/* a packed file, in the group it starts in: at the CPU's
+		 * next-fit place when the free run there starts at it and
+		 * holds the file (next_fit_off permitting), else first fit
+		 * from the group's start (alloc_packed) */
+		bool there = ac->at_next && !next_fit_off(vol, grp) &&
+			     bga__group_find_locked(vol, grp, g, from, ac->fit, vol->cfg.blocks_per_group, &off, &len) &&
+			     off == from;
+		found = there || bga__group_find_locked(vol, grp, g, 0, ac->fit, vol->cfg.blocks_per_group, &off, &len);
 		none = !found;
 	} else {
 		found = bga__group_find_unit_locked(vol, grp, g, from, ac->take.min, want, ac->take.align, &off, &len);
@@ -466,13 +476,20 @@ static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 /*
  * A packed file's request (pack.h), no window booked.  With a goal,
  * as a plain request: the run at the goal, then the walk.  Without one,
- * from the CPU's home (ac->goal, steered as a plain goal-less request
- * is): the first run in its group, from the group's start, that holds
- * all of max_len, then the walk's other groups, first fit, as ext2 and
- * first fit place a small file (they aged best on the recorded
- * histories: BENCHMARKS.md#placement-on-recorded-histories); a shorter
- * run only when none holds it.  Where it went moves the CPU's home as a
- * plain goal-less request's does.
+ * at the CPU's next-fit place (bga__pack_next: where the last file it
+ * placed in order ended) when the free run there starts there and holds
+ * all of max_len, so that files written one after another, packed or
+ * not, lie in the order they came and a round deleted together frees
+ * one run (aged's and debs's end scores); else from the CPU's home
+ * (ac->goal, steered as a plain goal-less request is; the place's group
+ * when there is one): the first run in its group, from the group's
+ * start, that holds all of max_len, then the walk's other groups, first
+ * fit, as ext2 and first fit place a small file (they aged best on the
+ * recorded histories: BENCHMARKS.md#placement-on-recorded-histories),
+ * the place left where it was, so that later files go on from it
+ * rather than from a hole; a shorter run only when none holds it.
+ * Where it went moves the CPU's home as a plain goal-less request's
+ * does.
  */
 static int alloc_packed(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
@@ -481,7 +498,15 @@ static int alloc_packed(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	ac->take.room = 0;
 	ac->fit = ac->req->goal == BGA_NO_GOAL ? ac->take.max : 0;
 	ac->take.min = ac->take.max;
+	uint64_t next = ac->fit != 0 ? bga__pack_next(ac->pc) : BGA_NO_GOAL;
+	if (next < ac->take.geo->nblocks) {
+		ac->goal = next;
+		ac->at_next = true;
+	}
 	int rc = bga__search(vol, ac, out);
+	if (rc == 0 && ac->at_next && out->start == next)
+		bga__pack_set_next(ac->pc, out->start + out->len); /* taken at the place */
+	ac->at_next = false;
 	ac->take.min = min;
 	ac->fit = 0;
 	if (ac->take.stop)
@@ -564,8 +589,9 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 	if (rc != 0) {
 		bool first = ac->book == NULL && !rsv->booked;
 		/* A file's first window goes on from where the CPU's last
-		 * one took its first extent (next fit), until a commit frees
-		 * blocks (bga__pack_next): files written one after another lie
+		 * one (or a packed file) took its first extent (next fit),
+		 * until a commit frees blocks below that place
+		 * (bga__pack_next): files written one after another lie
 		 * in the order they came, so a round deleted together frees
 		 * one run, where first fit put each file of a later round into
 		 * the holes between an earlier round's survivors, and their

@@ -178,9 +178,36 @@ int bga_free_deferred_vec(struct bga_volume *vol, const struct bga_extent *ext, 
  * Release group g's records with txn <= `txn`.  Returns blocks released;
  * *extents gets the number of records.
  */
+/*
+ * A commit freed blocks in group g, the lowest at offset `lowest`: a CPU
+ * whose next-fit place (percpu.h, struct bga_pack) lies in g above it
+ * forgets its place, so that its next file fills from its home's start
+ * and the holes the commit opened below the place are filled first
+ * (<bgalloc/alloc.h>, where a request looks, 2).  Places elsewhere stay:
+ * a commit that freed nothing behind a CPU's place, or nothing at all,
+ * opened no hole that next fit would pass over, and the files that CPU
+ * writes go on in the order they came (forgotten at every commit, a
+ * package's files were split wherever a commit fell among them: debs's
+ * end score, BENCHMARKS.md#placement-on-recorded-histories).  Written
+ * only where cleared, so that a commit does not move the lines of CPUs
+ * it leaves alone.
+ */
+static void next_fit_forget(struct bga_volume *vol, uint64_t g, uint32_t lowest)
+{
+	for (unsigned i = 0; i < vol->ncpu; i++) {
+		uint64_t next = __atomic_load_n(&vol->cpu[i].pack.next, __ATOMIC_RELAXED);
+		if (next == 0)
+			continue;
+		struct bga_gpos at = bga__gpos(vol, next);
+		if (at.g == g && lowest < at.off)
+			__atomic_store_n(&vol->cpu[i].pack.next, 0, __ATOMIC_RELAXED);
+	}
+}
+
 static uint64_t commit_group(struct bga_volume *vol, uint64_t g, uint64_t txn, uint64_t *extents)
 {
 	uint64_t released = 0;
+	uint32_t lowest = UINT32_MAX;
 	bga__group_lock(vol, g);
 	struct bga_group *grp = bga__group_lookup(vol, g); /* it holds pending frees */
 	struct bga_dfree **pp = &grp->ext->dfree;
@@ -206,12 +233,15 @@ static uint64_t commit_group(struct bga_volume *vol, uint64_t g, uint64_t txn, u
 		bga_bitmap_clear_range(grp->ext->pending, d->off, d->len);
 		grp->ext->dfree_blocks -= d->len;
 		released += d->len;
+		lowest = BGA_MIN(lowest, d->off);
 		(*extents)++;
 		free(d);
 	}
 	if (grp->ext->dfree == NULL)
 		unmark_pending(vol, g);
 	bga__group_unlock(vol, g);
+	if (released)
+		next_fit_forget(vol, g, lowest);
 	return released;
 }
 
@@ -241,13 +271,6 @@ int bga_commit(struct bga_volume *vol, uint64_t txn)
 		__atomic_fetch_sub(&pc->dfree.blocks, (int64_t)released, __ATOMIC_RELAXED);
 		__atomic_fetch_sub(&pc->dfree.extents, (int64_t)extents, __ATOMIC_RELAXED);
 	}
-	/* every CPU's next fit starts from its home again (percpu.h,
-	 * struct bga_pack; <bgalloc/alloc.h>, where a request looks, 2);
-	 * written only where set, so that a commit does not move the lines
-	 * of CPUs that placed no first window since the last one */
-	for (unsigned i = 0; i < vol->ncpu; i++)
-		if (__atomic_load_n(&vol->cpu[i].pack.next, __ATOMIC_RELAXED) != 0)
-			__atomic_store_n(&vol->cpu[i].pack.next, 0, __ATOMIC_RELAXED);
 	bga__lockdep_release(BGA_LOCKDEP_COMMIT, 0);
 	pthread_mutex_unlock(&vol->commit_lock);
 	return 0;

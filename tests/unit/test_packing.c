@@ -404,3 +404,101 @@ Test(packing, a_first_window_goes_on_from_the_last_until_a_commit)
 	cr_assert_eq(test_unpin(&old), 0);
 	finish(vol, &m);
 }
+
+/*
+ * A packed file goes on at the CPU's next-fit place (where the last file
+ * placed in order ended) when the free run there starts there and holds
+ * it, past a hole below that holds it too: files written one after
+ * another, packed or not, lie in the order they came.  Where the run
+ * there is too short, it takes the first hole of its group that holds it
+ * (first fit), and the place stays where it was: the next file goes on
+ * from it, not from the hole.
+ */
+Test(packing, a_packed_file_goes_on_at_the_next_fit_place_when_its_run_holds_it)
+{
+	cpu_set_t old;
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
+	struct refmodel m;
+	struct bga_volume *vol = make(2 * 4096, 4096, &m);
+	show_files(vol, &m, 3, LEARN, false);
+	/* a file freed by a commit below the place: the place forgotten,
+	 * the next file at the home's start */
+	struct bga_extent f = one_file(vol, &m, 20);
+	cr_assert_eq(bga_free_deferred(vol, f.start, f.len, 1), 0);
+	cr_assert_eq(refmodel_free_deferred(&m, f.start, f.len, 1), 0);
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(refmodel_commit(&m, 1), 0);
+	uint64_t x = one_file(vol, &m, 20).start;
+	cr_assert_eq(x, m.cfg.first_data_block, "the group's first block, not %llu", (unsigned long long)x);
+	give_back(vol, &m, x + 5, 6); /* a hole below the place that holds 3 twice */
+	cr_assert_eq(packed_file(vol, &m, 3).start, x + 20, "right after the file before it, not in the hole");
+	cr_assert_eq(packed_file(vol, &m, 3).start, x + 23, "and on from the packed one");
+	/* the run at the place (x + 26) cut to 2 blocks */
+	struct bga_request one = {.goal = x + 28, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
+	struct bga_extent blk;
+	int rc = bga_alloc(vol, &one, &blk);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(refmodel_alloc_check(&m, &one, rc, &blk), 0, "%s", m.err);
+	cr_assert_eq(packed_file(vol, &m, 3).start, x + 5, "the run at the place is too short: first fit");
+	give_back(vol, &m, x + 28, 1);
+	uint64_t at = packed_file(vol, &m, 3).start;
+	cr_assert_eq(at, x + 26, "the place stayed where it was, not after the hole's file (got %llu)",
+		     (unsigned long long)at);
+	cr_assert_eq(test_unpin(&old), 0);
+	finish(vol, &m);
+}
+
+/* One block at `at`, by its exact goal. */
+static void take_block(struct bga_volume *vol, struct refmodel *m, uint64_t at)
+{
+	struct bga_request one = {.goal = at, .min_len = 1, .max_len = 1, .flags = BGA_EXACT_GOAL};
+	struct bga_extent e;
+	int rc = bga_alloc(vol, &one, &e);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(refmodel_alloc_check(m, &one, rc, &e), 0, "%s", m->err);
+}
+
+static void free_deferred(struct bga_volume *vol, struct refmodel *m, uint64_t start, uint64_t len, uint64_t txn)
+{
+	cr_assert_eq(bga_free_deferred(vol, start, len, txn), 0);
+	cr_assert_eq(refmodel_free_deferred(m, start, len, txn), 0);
+}
+
+static void commit(struct bga_volume *vol, struct refmodel *m, uint64_t txn)
+{
+	cr_assert_eq(bga_commit(vol, txn), 0);
+	cr_assert_eq(refmodel_commit(m, txn), 0);
+}
+
+/*
+ * A commit makes a CPU forget its next-fit place only when it frees
+ * blocks below the place in the place's group (holes next fit would pass
+ * over): a commit of blocks above it, or in another group, or of
+ * nothing, leaves it, and the next file goes on from the last.
+ */
+Test(packing, a_commit_forgets_the_next_fit_place_only_for_blocks_freed_below_it)
+{
+	cpu_set_t old;
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
+	struct refmodel m;
+	struct bga_volume *vol = make(2 * 4096, 4096, &m);
+	struct bga_extent a = one_file(vol, &m, 20), b = one_file(vol, &m, 20);
+	cr_assert_eq(b.start, a.start + 20);
+	take_block(vol, &m, a.start + 1000); /* above the place */
+	take_block(vol, &m, 4096 + 100);     /* in the other group */
+	free_deferred(vol, &m, a.start + 1000, 1, 1);
+	free_deferred(vol, &m, 4096 + 100, 1, 1);
+	commit(vol, &m, 1);
+	commit(vol, &m, 2); /* frees nothing */
+	give_back(vol, &m, a.start, a.len); /* a plain free below it: no commit */
+	struct bga_extent c = one_file(vol, &m, 20);
+	cr_assert_eq(c.start, b.start + 20, "the place kept: on from the last file, not %llu",
+		     (unsigned long long)c.start);
+	free_deferred(vol, &m, b.start, b.len, 3); /* below the place */
+	commit(vol, &m, 3);
+	struct bga_extent d = one_file(vol, &m, 30);
+	cr_assert_eq(d.start, a.start, "the place forgotten: the group's first run that holds it, not %llu",
+		     (unsigned long long)d.start);
+	cr_assert_eq(test_unpin(&old), 0);
+	finish(vol, &m);
+}
