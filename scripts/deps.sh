@@ -85,6 +85,9 @@ for target in "${@:-build}"; do
 		want cmd bison bison
 		want cmd bc bc
 		want cmd sqlite3 sqlite3 # the sqlite history
+		want cmd db_bench rocksdb-tools # the lsm history
+		want cmd ccache ccache # the ccache history
+		want cmd zstd zstd # the archive history
 		;;
 	coverage) # make coverage: with test, gcovr for the report
 		want cmd gcovr gcovr
