@@ -45,7 +45,7 @@
  *     (<bgalloc/window.h>, bga_rsv_open).
  *     Either passes over its goal's group when the run it would take
  *     there borders blocks waiting for a commit (bga_free_deferred) and
- *     at least half as many of the group's blocks wait as are free (a
+ *     more than twice as many of the group's blocks wait as are free (a
  *     round of deletes not yet committed, which would leave the file an
  *     island in the space it frees): the groups after it come first, and
  *     that group last, from its start, so the file is never refused for

@@ -65,9 +65,9 @@ static bool next_fit_off(const struct bga_volume *vol, const struct bga_group *g
 /*
  * A new file's first extent (a first window, or a packed file) passes
  * over its goal's group when the run it would take there from the goal
- * borders blocks that wait for a commit (bga_free_deferred), while at
- * least 1/BGA_PENDING_PART as many of the group's blocks wait as are
- * free (a round of deletes not yet committed): the walk's other groups
+ * borders blocks that wait for a commit (bga_free_deferred), while more
+ * than BGA_PENDING_TIMES times as many of the group's blocks wait as are
+ * free (a large round of deletes not yet committed): the walk's other groups
  * come first, and that group last, from its start, as the walk visits
  * any group, so the file is never refused for it.  The commit joins the
  * waiting blocks with the runs beside them; a file put in such a run
@@ -82,12 +82,12 @@ static bool next_fit_off(const struct bga_volume *vol, const struct bga_group *g
  * from the waiting blocks, changes nothing: files written beside a few
  * deletes, or into the clean run after a deleted tree, go where they did.
  */
-#define BGA_PENDING_PART 2
+#define BGA_PENDING_TIMES 2
 static bool borders_pending_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t from,
 				   uint32_t need)
 {
 	const struct bga_group_ext *ext = grp->ext;
-	if (ext == NULL || (uint64_t)ext->dfree_blocks * BGA_PENDING_PART <= grp->free)
+	if (ext == NULL || ext->dfree_blocks <= (uint64_t)grp->free * BGA_PENDING_TIMES)
 		return false; /* pending is made with a group's first record */
 	uint32_t off, len, bpg = vol->cfg.blocks_per_group;
 	if (!bga__group_find_locked(vol, grp, g, from, need, bpg, &off, &len))

@@ -529,8 +529,8 @@ static uint64_t new_file_beside_waiting(uint64_t groups, uint32_t pstart, uint32
 
 /*
  * A new file (a first window, or a packed file) passes over a run that
- * borders blocks waiting for a commit while its group holds at least half
- * as many waiting blocks as free ones (a round of deletes not yet
+ * borders blocks waiting for a commit while its group holds more than
+ * twice as many waiting blocks as free ones (a round of deletes not yet
  * committed, which would leave the file an island in what it frees): it
  * goes to the next group, and with no other group, into that run after
  * all.  A run away from the waiting blocks, or a round of a few blocks,
@@ -546,4 +546,6 @@ Test(packing, a_new_file_passes_over_a_run_beside_deletes_waiting_for_a_commit)
 	cr_assert_eq(new_file_beside_waiting(2, 1000, 2000, false), 100, "the waiting blocks away from the hole");
 	cr_assert_eq(new_file_beside_waiting(2, 140, 10, false), 100, "10 waiting blocks beside 40 free");
 	cr_assert_eq(new_file_beside_waiting(2, 140, 10, true), 100, "a packed file beside them too");
+	cr_assert_eq(new_file_beside_waiting(2, 140, 80, false), 100, "80 waiting blocks beside 40 free: not more than twice");
+	cr_assert_geq(new_file_beside_waiting(2, 140, 81, false), 4096, "81 waiting blocks beside 40 free: the next group");
 }
