@@ -561,6 +561,26 @@ out:
 }
 
 /*
+ * A request that no free run holds whole: runs of at least half of
+ * max_len looked for first, then a quarter, and so on down to min_len
+ * (ext2's and mballoc's retries with a smaller goal length), so its
+ * file gets the few longest pieces the free space has, not the first
+ * run from the goal however short.
+ */
+static int search_halving(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
+{
+	uint32_t min = ac->take.min, a = ac->take.align;
+	int rc = -ENOSPC;
+	for (uint32_t part = ac->take.max / 2 / a * a; part > min && rc == -ENOSPC; part = part / 2 / a * a) {
+		ac->take.min = part;
+		rc = bga__search(vol, ac, out);
+		ac->take.stop = 0; /* the count ruled out `part`, not min_len */
+	}
+	ac->take.min = min;
+	return rc == -ENOSPC ? bga__search(vol, ac, out) : rc;
+}
+
+/*
  * The window phase: the handle's own window first; when it is used up,
  * the next window booked right after it under the same lock hold if it
  * lies in the same group (a file written in order), else by the walk,
@@ -677,7 +697,7 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 				ac->take.min = min;
 			}
 			if (rc == -ENOSPC)
-				rc = bga__search(vol, ac, out);
+				rc = search_halving(vol, ac, out);
 			ac->goal_busy = goal_busy; /* what the goal's group was at the first walk */
 		}
 		ac->note = first && want != BGA_NO_GOAL;
