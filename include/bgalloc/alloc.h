@@ -40,7 +40,7 @@
  *     max_len anywhere comes before a shorter one.  A bga_commit() that
  *     frees blocks below a CPU's place, in the place's group, makes the
  *     CPU forget it: its next file starts from the home's start again.
- *     In a group at most a quarter free, or holding 2 other windows,
+ *     In a group at most a quarter free, or holding another window,
  *     both take the group's first run that holds them instead
  *     (<bgalloc/window.h>, bga_rsv_open).
  *     Either passes over its goal's group when the run it would take

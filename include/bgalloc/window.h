@@ -56,14 +56,15 @@ struct bga_rsv;
  * group).  It goes at the goal when the free run there starts at it and
  * holds max_len, else in the first free run of the goal's group, from
  * the goal on and round to it (from the group's start when the group
- * holds 2 other windows or more, or at most a quarter of it is free:
+ * holds another window, or at most a quarter of it is free:
  * first fit; the goal's group passed over, and visited last, when that
  * run borders a round of deletes waiting for a commit, <bgalloc/alloc.h>
  * step 2), then of the groups after, from their starts, that holds
  * max_len or one and a half times the window's size, the larger, or
  * else in the first run that holds max_len, and only when none does
  * (the other windows taken back first, <bgalloc/alloc.h> step 3) in a
- * shorter one.
+ * shorter one: the first that holds half of max_len, else a quarter,
+ * and so on, down to any run of min_len.
  * A file (its handle never sized) gets no window at its first request
  * when it is shorter than 16
  * blocks (ext4's stream request) and, of the files whose first request

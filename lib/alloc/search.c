@@ -44,17 +44,22 @@ static inline bool first_window(const struct bga_actx *ac)
  * A file's first window goes on from its goal in the goal's group (the
  * CPU's next-fit position, bga__pack_next, or its home's start), and a
  * packed file at that position (try_group_locked), unless the group
- * holds BGA_NEXT_FIT_WINDOWS other windows or more (files written side
- * by side), or at most 1/BGA_NEXT_FIT_FREE_PART of it is free: there it
- * takes the first run from the group's start that holds it (first fit),
- * as before next fit, which kept fiomix's mean and pylib's requests
- * whole
+ * holds BGA_NEXT_FIT_WINDOWS other windows or more (files written beside
+ * an open one), or at most 1/BGA_NEXT_FIT_FREE_PART of it is free: there
+ * it takes the first run from the group's start that holds it (first
+ * fit), as before next fit, which kept fiomix's mean and pylib's
+ * requests whole
  * (docs/HISTORY.md#placement-on-recorded-histories-variants-tried-for-the-end-score-2026-12-05);
+ * one, not two: beside a file kept open (a database's log), next fit put
+ * each small file written meanwhile between the large ones written
+ * before and after it, where first fit puts it in a low hole, and the
+ * large ones lie together (lsm's extents per file and end score,
+ * docs/HISTORY.md#placement-on-recorded-histories-a-database-s-files-2026-12-05);
  * a quarter, not a tenth, since packed files go on too: the files
  * written into a group that deletes left nearly full fill its holes,
  * and kernel's end held (BENCHMARKS.md#placement-on-recorded-histories).
  */
-#define BGA_NEXT_FIT_WINDOWS 2
+#define BGA_NEXT_FIT_WINDOWS 1
 #define BGA_NEXT_FIT_FREE_PART 4
 static bool next_fit_off(const struct bga_volume *vol, const struct bga_group *grp)
 {

@@ -549,3 +549,56 @@ Test(packing, a_new_file_passes_over_a_run_beside_deletes_waiting_for_a_commit)
 	cr_assert_eq(new_file_beside_waiting(2, 140, 80, false), 100, "80 waiting blocks beside 40 free: not more than twice");
 	cr_assert_geq(new_file_beside_waiting(2, 140, 81, false), 4096, "81 waiting blocks beside 40 free: the next group");
 }
+
+/*
+ * A booking that no free run holds whole, nor any other window (group
+ * 0 used but for holes of 2, 12 and 30 blocks, in that order from the
+ * goal; the file asks for 1 to 40): the first run that holds half of
+ * the request (20) is looked for before any shorter one, so the file
+ * gets the 30-block hole, not the 2 nearest the goal nor the 12 (bga_rsv_open).
+ */
+Test(packing, a_booking_no_run_holds_takes_the_first_run_of_half_before_a_shorter_one)
+{
+	struct refmodel m;
+	const uint32_t at[] = {100, 500, 1000}, len[] = {2, 12, 30};
+	struct bga_volume *vol = make_holed(1, &m, at, len, 3);
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_extent e = ask(vol, &m, rsv, 50, 1, 40);
+	cr_assert_eq(e.start, 1000, "the run that holds half of it, at 1000, not %llu+%llu", (unsigned long long)e.start,
+		     (unsigned long long)e.len);
+	cr_assert_eq(e.len, 30);
+	bga_rsv_close(rsv);
+	finish(vol, &m);
+}
+
+/*
+ * Beside one open file's window (a log kept open), a file's goal-less
+ * first window takes the first run of the group, from its start, that
+ * holds it (first fit: the hole a free left below), not the run on from
+ * the CPU's next-fit place; with no other window in the group it goes
+ * on from there (bga_rsv_open).
+ */
+Test(packing, a_first_window_beside_one_open_file_takes_the_first_run_of_its_group)
+{
+	cpu_set_t old;
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
+	struct refmodel m;
+	struct bga_volume *vol = make(2 * 4096, 4096, &m);
+	struct bga_extent a = one_file(vol, &m, 30), b = one_file(vol, &m, 30);
+	cr_assert_eq(b.start, a.start + 30, "the second file right after the first");
+	give_back(vol, &m, a.start, a.len); /* a hole that holds the next file, below it */
+	struct bga_rsv *log;
+	cr_assert_eq(bga_rsv_open(vol, &log), 0);
+	struct bga_extent l = ask(vol, &m, log, BGA_NO_GOAL, 1, 1), w;
+	cr_assert_eq(l.start, b.start + 30, "no other window: on from the last file (got %llu)",
+		     (unsigned long long)l.start);
+	cr_assert_eq(bga_rsv_window(log, &w), 0);
+	cr_assert_gt(w.len, 0, "the open file holds a window");
+	struct bga_extent c = one_file(vol, &m, 30);
+	cr_assert_eq(c.start, a.start, "beside the open file: the group's first run that holds it, not %llu",
+		     (unsigned long long)c.start);
+	bga_rsv_close(log);
+	cr_assert_eq(test_unpin(&old), 0);
+	finish(vol, &m);
+}
