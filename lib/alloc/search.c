@@ -54,7 +54,7 @@ static inline bool first_window(const struct bga_actx *ac)
  * each small file written meanwhile between the large ones written
  * before and after it, where first fit puts it in a low hole, and the
  * large ones lie together (lsm's extents per file and end score,
- * docs/HISTORY.md#placement-on-recorded-histories-a-database-s-files-2026-12-05);
+ * docs/HISTORY.md#placement-on-recorded-histories-a-databases-files-2026-12-05);
  * a quarter, not a tenth, since packed files go on too: the files
  * written into a group that deletes left nearly full fill its holes,
  * and kernel's end held (BENCHMARKS.md#placement-on-recorded-histories).
@@ -570,7 +570,9 @@ out:
  * max_len looked for first, then a quarter, and so on down to min_len
  * (ext2's and mballoc's retries with a smaller goal length), so its
  * file gets the few longest pieces the free space has, not the first
- * run from the goal however short.
+ * run from the goal however short: near full, a database's large files
+ * took their first piece from the few-block holes at a group's start
+ * (docs/HISTORY.md#placement-on-recorded-histories-a-databases-files-2026-12-05).
  */
 static int search_halving(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
