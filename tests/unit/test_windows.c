@@ -516,6 +516,16 @@ static void *write_two_files(void *arg)
 	return NULL;
 }
 
+/* write_two_files on a thread of its own, which it pins to CPU 0 */
+static void run_dir_writer(struct dir_writer *d)
+{
+	pthread_t t;
+	void *rc;
+	cr_assert_eq(pthread_create(&t, NULL, write_two_files, d), 0);
+	pthread_join(t, &rc);
+	cr_assert_null(rc, "write_two_files failed at step %p", rc);
+}
+
 /* A file that goes on in a group another CPU holds stays contiguous, and
  * its CPU's next file starts elsewhere (steer.h): two writers in one
  * directory stop taking turns at its group's lock.  Unbusy, the next file
@@ -525,11 +535,7 @@ Test(windows, a_busy_directory_group_steers_the_next_file_away)
 	for (int busy = 0; busy < 2; busy++) {
 		struct bga_volume *vol = make_volume(1 << 20, 4096, 0);
 		struct dir_writer d = {.vol = vol, .dir = 10 * 4096, .busy = busy};
-		pthread_t t;
-		void *rc;
-		cr_assert_eq(pthread_create(&t, NULL, write_two_files, &d), 0);
-		pthread_join(t, &rc);
-		cr_assert_null(rc);
+		run_dir_writer(&d);
 		cr_assert_eq(d.first[0] / 4096, 10, "the first file starts in the directory's group");
 		cr_assert(d.contiguous, "the first file went on in place (busy %d)", busy);
 		if (busy)
@@ -712,11 +718,7 @@ Test(windows, a_busy_group_past_a_full_directory_group_steers_the_next_file_away
 		for (uint64_t b = 10 * 4096; b < 11 * 4096; b += 256)
 			cr_assert_eq(alloc_at(vol, b, 256, 256, NULL, BGA_EXACT_GOAL, &e), 0);
 		struct dir_writer d = {.vol = vol, .dir = 10 * 4096, .busy = busy};
-		pthread_t t;
-		void *rc;
-		cr_assert_eq(pthread_create(&t, NULL, write_two_files, &d), 0);
-		pthread_join(t, &rc);
-		cr_assert_null(rc);
+		run_dir_writer(&d);
 		cr_assert_eq(d.first[0] / 4096, 11, "the first file went on past the full group");
 		cr_assert(d.contiguous, "the first file went on in place (busy %d)", busy);
 		if (busy)

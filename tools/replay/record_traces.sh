@@ -64,14 +64,14 @@
 #                          near 88% full (see rsync_inplace() in record_histories.sh)
 #   bgafs-lsm.trace        held out, 264M image: RocksDB's db_bench, an LSM store filled,
 #                          overwritten, deleted from and compacted, twice, 87% full at
-#                          its peak (see lsm() in record_histories.sh)
+#                          its peak (see lsm() in record_apps.sh)
 #   bgafs-ccache.trace.xz  held out, 200M image: five commits of this project built one
 #                          after another, sources, builds and ccache's cache on bgafs,
-#                          the older builds deleted (see ccache_ci() in record_histories.sh)
+#                          the older builds deleted (see ccache_ci() in record_apps.sh)
 #   bgafs-archive.trace.xz held out, 424M image: a tree changed daily for 14 days and
 #                          backed up by tar and zstd, full and incremental archives
 #                          rotated, restored thrice, 87% full at the peak
-#                          (see archive() in record_histories.sh)
+#                          (see archive() in record_apps.sh)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
 # (each took 1-2 minutes to record on this project's 2-core machine, and
 # the kernel build and ccache 6-7).  Each bgafs trace is checked: applied with its recorded results
@@ -83,7 +83,7 @@
 # (default build/test, all of them)
 #
 # A new history:
-#   1. a function NAME in record_histories.sh (new ones at its end) that
+#   1. a function NAME in record_apps.sh (new ones at its end) that
 #      runs programs on $mnt, and a comment above it that says what ran,
 #      in what order, with what seeds: the trace is remade from it;
 #   2. its line in the case below, `NAME) record bgafs-NAME SIZE NAME ;;`,
@@ -169,6 +169,7 @@ record() { # record NAME SIZE COMMAND...: the command runs with $mnt mounted, tr
 # The histories, a function each
 # shellcheck source=tools/replay/record_histories.sh
 . tools/replay/record_histories.sh
+. tools/replay/record_apps.sh
 
 exerciser() {
 	"$ex" -q -s 1 -n 500 -S "$work/state" "$mnt" || echo "record_traces: the exerciser exited with $?"
