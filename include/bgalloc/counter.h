@@ -13,7 +13,11 @@
  * lock, leaving batch/2 towards the add's sign in the slot when the slot's
  * last fold went the other way (so a CPU that goes up and down by less
  * than 1.5 batch at a time stops folding; a count that only grows folds
- * every batch).  The true value is total + sum(slots).
+ * every batch).  The true value is total + sum(slots).  (DESIGN.md's
+ * "Counter folds" says exchange-to-zero; a reversing fold keeps batch/2
+ * instead, because a writer's alloc/free sawtooth folded twice a file on
+ * every CPU: BENCHMARKS.md#the-model-of-n-cores.  Still under the lock,
+ * still within the same error bound.)
  *
  * How a slot is updated is chosen when the counter is created, and
  * reported by bga_counter_mode_name():
