@@ -189,82 +189,6 @@ static inline void counter_fold_done_under_fold_lock(struct counter_slot *s, int
 	__atomic_store_n(&s->fold_dir, dir, __ATOMIC_RELAXED);
 }
 
-/*
- * Whether this process can run the counter's restartable sequences: the
- * arch has them (counter_rseq.h), glibc registered an area with the rseq_cs
- * field, and the kernel gives membarrier(PRIVATE_EXPEDITED_RSEQ), which is
- * what lets a flush stop adders; registering for it once is per process.
- * One trial call, so that a flush never meets a failing membarrier (it
- * could not stop adders then).  BGA_COUNTER_RSEQ=0 in the environment
- * turns the path off, for comparing it with the CAS path in one build.
- * Racing first calls do the same idempotent work.  1 usable, -1 not.
- *
- * rseq is the default wherever it works, on a measurement of the rseq
- * path against the CAS path in one process
- * (BENCHMARKS.md#counter-adds-per-cpu-against-atomic).
- */
-static int rseq_state;
-
-static int counter_rseq_probe(void)
-{
-#if BGA_COUNTER_HAVE_RSEQ
-	const char *env = getenv("BGA_COUNTER_RSEQ");
-	long cmds;
-
-	if (env && strcmp(env, "0") == 0)
-		return -1;
-	if (__rseq_size < offsetof(struct rseq, rseq_cs) + sizeof(uint64_t))
-		return -1;
-	cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ))
-		return -1;
-	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0) != 0 ||
-	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0) != 0)
-		return -1;
-	return 1;
-#else
-	return -1;
-#endif
-}
-
-static bool counter_rseq_usable(void)
-{
-	int st = __atomic_load_n(&rseq_state, __ATOMIC_ACQUIRE);
-
-	if (bga_unlikely(st == 0)) {
-		st = counter_rseq_probe();
-		__atomic_store_n(&rseq_state, st, __ATOMIC_RELEASE);
-	}
-	/* And rseq is live in the creating thread (valgrind fails the
-	 * registration of every thread, leaving cpu_id negative). */
-	return st > 0 && bga__cpu_source()[0] == 'r';
-}
-
-/*
- * The process-wide fence of the rseq path: when it returns, every section
- * of this process that was running has committed (and its store is
- * visible here) or has been aborted, and every section that starts later
- * sees what this thread stored before the call (the kernel documents
- * PRIVATE_EXPEDITED_RSEQ as PRIVATE_EXPEDITED, a barrier on every CPU
- * running a thread of the process, plus the restart).  The probe made one
- * such call already, so a failure here is a kernel that changed under
- * us: no safe way on, hence abort.  BGA_COUNTER_TEST_SKIP_MEMBARRIER
- * (test builds only) removes the call, to show stress_counter catching it.
- */
-static void counter_stop_adders(void)
-{
-#if BGA_COUNTER_HAVE_RSEQ /* else no counter is on the rseq path; TSan builds also lack fences */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#ifndef BGA_COUNTER_TEST_SKIP_MEMBARRIER
-	if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0) != 0) {
-		perror("bgalloc: membarrier(PRIVATE_EXPEDITED_RSEQ)");
-		abort();
-	}
-#endif
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-
 int bga_counter_create(struct bga_counter **out, int64_t initial, int32_t batch,
 		       enum bga_counter_mode mode)
 {
@@ -304,7 +228,7 @@ int bga__counter_create_on(struct bga_counter **out, int64_t initial, int32_t ba
 	c->slot_span = 2 * (uint64_t)(batch - 1);
 	c->total = initial;
 	c->path = mode == BGA_COUNTER_ATOMIC ? CTR_PATH_ATOMIC
-		  : rseq && counter_rseq_usable() ? CTR_PATH_RSEQ
+		  : rseq && bga__counter_rseq_usable() ? CTR_PATH_RSEQ
 						   : CTR_PATH_CAS;
 	c->rseq_off = c->path == CTR_PATH_RSEQ ? __rseq_offset : 0;
 	ck_spinlock_fas_init(&c->lock);
@@ -685,7 +609,7 @@ const char *bga_counter_mode_name(const struct bga_counter *c)
  *      the cpu_id it read names the CPU it ran on, and two sections on the
  *      same slot never interleave: each is one load-check-store, atomic
  *      with respect to the others, with no locked instruction.
- *  (M) counter_stop_adders() (membarrier PRIVATE_EXPEDITED_RSEQ) aborts
+ *  (M) bga__counter_stop_adders() (membarrier PRIVATE_EXPEDITED_RSEQ) aborts
  *      every section running in the process when it is called and is a
  *      barrier on every CPU running one of its threads.  So a section S and
  *      a call M relate one of three ways: S committed before M reached its
@@ -807,7 +731,7 @@ static int64_t counter_rseq_flush_under_fold_lock(struct bga_counter *c, int64_t
 		BGA_ASSERT(!c->slots[i].rseq_sealed);
 		__atomic_store_n(&c->slots[i].rseq_sealed, 1, __ATOMIC_RELAXED);
 	}
-	counter_stop_adders(); /* (b) */
+	bga__counter_stop_adders(); /* (b) */
 	for (i = 0; i < c->nslots; i++) {
 		uint64_t w = __atomic_load_n(&c->slots[i].word, __ATOMIC_RELAXED);
 

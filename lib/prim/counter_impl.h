@@ -337,4 +337,11 @@ extern void (*bga__counter_ceiling_hook)(struct bga_counter *c, int64_t ceiling)
 #define BGA_COUNTER_CEILING_HOOK(c, u) ((void)0)
 #endif
 
+/* counter_rseq.c: whether a counter created now can take the rseq path
+ * (this process can run the sections, and so can the creating thread),
+ * and the fence that stops every section of the process (the proof at
+ * "the rseq path" in counter.c, (M)); it aborts if the kernel refuses. */
+bool bga__counter_rseq_usable(void);
+void bga__counter_stop_adders(void);
+
 #endif
