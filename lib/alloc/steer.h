@@ -68,6 +68,23 @@ static inline void bga__steer_away(struct bga_percpu *pc, uint64_t from, uint64_
 	__atomic_store_n(&pc->steer.since, 0, __ATOMIC_RELAXED);
 }
 
+/* This CPU's requests for group `from` are being steered now. */
+static inline bool bga__steering_from(struct bga_percpu *pc, uint64_t from)
+{
+	return __atomic_load_n(&pc->steer.left, __ATOMIC_RELAXED) != 0 &&
+	       __atomic_load_n(&pc->steer.from, __ATOMIC_RELAXED) == from;
+}
+
+/* Steer them to `to` (bga__steer_home_past's): a steering that stands
+ * (`steered`) keeps its count and only changes its destination. */
+static inline void bga__steer_home(struct bga_percpu *pc, bool steered, uint64_t from, uint64_t to)
+{
+	if (steered)
+		__atomic_store_n(&pc->steer.to, to, __ATOMIC_RELAXED);
+	else
+		bga__steer_away(pc, from, to);
+}
+
 /*
  * Where a CPU steered away from busy group g, for requests aimed at group
  * `from`, goes instead: its home, or the group after g when the home is in
@@ -104,18 +121,12 @@ static inline void bga__steer_window_busy(const struct bga_volume *vol, struct b
 					  uint64_t aim, uint64_t nblocks)
 {
 	uint64_t from = aim != UINT64_MAX ? aim : g, to;
-	bool steered = __atomic_load_n(&pc->steer.left, __ATOMIC_RELAXED) != 0 &&
-		       __atomic_load_n(&pc->steer.from, __ATOMIC_RELAXED) == from;
+	bool steered = bga__steering_from(pc, from);
 	uint64_t dest = __atomic_load_n(&pc->steer.to, __ATOMIC_RELAXED);
 	if (steered && (from == g || dest >= nblocks || bga__gpos(vol, dest).g != g))
 		return;
-	if (!bga__steer_home_past(vol, pc, g, from, nblocks, &to))
-		return;
-	if (steered) {
-		__atomic_store_n(&pc->steer.to, to, __ATOMIC_RELAXED);
-		return;
-	}
-	bga__steer_away(pc, from, to);
+	if (bga__steer_home_past(vol, pc, g, from, nblocks, &to))
+		bga__steer_home(pc, steered, from, to);
 }
 
 /*
@@ -130,13 +141,8 @@ static inline void bga__steer_file_busy(const struct bga_volume *vol, struct bga
 					uint64_t aim, uint64_t nblocks)
 {
 	uint64_t from = aim != UINT64_MAX ? aim : g, to;
-	if (!bga__steer_home_past(vol, pc, g, from, nblocks, &to))
-		return;
-	if (__atomic_load_n(&pc->steer.left, __ATOMIC_RELAXED) != 0 &&
-	    __atomic_load_n(&pc->steer.from, __ATOMIC_RELAXED) == from)
-		__atomic_store_n(&pc->steer.to, to, __ATOMIC_RELAXED);
-	else
-		bga__steer_away(pc, from, to);
+	if (bga__steer_home_past(vol, pc, g, from, nblocks, &to))
+		bga__steer_home(pc, bga__steering_from(pc, from), from, to);
 }
 
 /*
