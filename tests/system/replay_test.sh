@@ -479,6 +479,34 @@ for seq, a, d in anch:
 		echo "replay_test: bgafs could not mount here: goal=distance is not checked"
 	fi
 fi
+# BGA_REPLAY_BLAME: where the small free runs at the end came from.  A
+# hole (4+2: freed, its neighbours older), a remnant (11+1: a later
+# request at 10 took part of a freed run) and a gap (16+4: passed over by
+# a request aimed past it), the same for bgalloc and first fit; the tail
+# run (21+43) is not small and not listed; no end record, no report.
+{
+	printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source blame" "0 1 0 init_free 0 : 0+64"
+	k=1
+	for e in 0+4 4+2 6+4 10+2 12+4; do
+		echo "$k 1 0 alloc 0 0 $N ${e#*+} ${e#*+} 0 0 : $e"
+		k=$((k + 1))
+	done
+	printf '%s\n' "6 1 0 free 0 4 2" "7 1 0 free 0 10 2" "8 1 0 alloc 0 0 10 1 1 0 0 : 10+1" \
+		"9 1 0 alloc 0 0 20 1 1 0 0 : 20+1"
+} >"$dir/blame_noend.txt"
+{ cat "$dir/blame_noend.txt"; echo "10 1 0 end 0 0 0"; } >"$dir/blame.txt"
+for a in bgalloc firstfit; do
+	rm -f "$dir/blame.out"
+	BGA_REPLAY_BLAME="$dir/blame.out" "$R" run "$dir/blame.txt" -a "$a" >/dev/null || fail "blame: $a did not replay"
+	printf '%s\n' "$a hole 4+2 freed@6 alloc@1/h0/nogoal/4-4 alloc@3/h0/nogoal/4-4" \
+		"$a remnant 11+1 freed@7 alloc@8/h0/goal/1-1 alloc@5/h0/nogoal/4-4" \
+		"$a gap 16+4 freed@- alloc@5/h0/nogoal/4-4 alloc@9/h0/goal/1-1" \
+		"$a total gap runs 1 blocks 4" "$a total hole runs 1 blocks 2" "$a total remnant runs 1 blocks 1" |
+		diff - "$dir/blame.out" || fail "blame: $a's small runs are not the hole, remnant and gap made"
+done
+rm -f "$dir/blame.out"
+BGA_REPLAY_BLAME="$dir/blame.out" "$R" run "$dir/blame_noend.txt" >/dev/null || fail "blame: no end record did not replay"
+[ ! -e "$dir/blame.out" ] || fail "blame: a trace without an end record was reported"
 expect 0 '^usage' -- "$R" --help
 expect 0 '^bga-replay \(bgalloc\) ' -- "$R" --version
 echo "replay_test: import exact, $n end hashes, try as bga_alloc_vec, --verify and round trips pass"

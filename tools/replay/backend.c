@@ -37,6 +37,7 @@ struct backend {
 	struct peer_ext2 *peer;
 #endif
 	struct pending *pend; /* the peer's and the references' deferred frees */
+	struct blame *blame;  /* BGA_REPLAY_BLAME (freemap.h) */
 	size_t npend, cpend;
 };
 
@@ -355,6 +356,8 @@ int backend_open(const char *spec, const struct trace *t, uint64_t nblocks, uint
 		backend_close(b);
 		return -1;
 	}
+	b->t = t;
+	b->blame = blame_open(spec, t, nblocks, fr, n);
 	*out = b;
 	return 0;
 }
@@ -363,6 +366,7 @@ void backend_close(struct backend *b)
 {
 	if (!b)
 		return;
+	blame_close(b->blame, 0);
 	bga_destroy(b->vol);
 	ref_destroy(b->ref);
 	oracle_destroy(b->oracle);
@@ -378,6 +382,10 @@ void backend_close(struct backend *b)
 void backend_at(struct backend *b, size_t i)
 {
 	b->at = i;
+	if (b->blame && b->t && i < b->t->nrec && b->t->rec[i].op == BGT_END) {
+		blame_close(b->blame, 1);
+		b->blame = NULL;
+	}
 	if (b->oracle)
 		oracle_at(b->oracle, i);
 }
@@ -392,7 +400,7 @@ struct bga_volume *backend_volume(const struct backend *b)
 	return b->vol;
 }
 
-int backend_alloc(struct backend *b, struct bga_rsv *rsv, const struct bga_request *req, uint64_t want,
+static int alloc_one(struct backend *b, struct bga_rsv *rsv, const struct bga_request *req, uint64_t want,
                   struct bga_extent *out, size_t max_out, size_t *n)
 {
 	struct bga_request r = *req;
@@ -416,8 +424,18 @@ int backend_alloc(struct backend *b, struct bga_rsv *rsv, const struct bga_reque
 #endif
 }
 
+int backend_alloc(struct backend *b, struct bga_rsv *rsv, const struct bga_request *req, uint64_t want,
+                  struct bga_extent *out, size_t max_out, size_t *n)
+{
+	int rc = alloc_one(b, rsv, req, want, out, max_out, n);
+	if (!rc)
+		blame_alloc(b->blame, b->at, out, *n);
+	return rc;
+}
+
 int backend_free(struct backend *b, const struct bga_extent *e, size_t n)
 {
+	blame_free(b->blame, b->at, e, n);
 	if (b->vol)
 		return n == 1 ? bga_free(b->vol, e[0].start, e[0].len) : bga_free_vec(b->vol, e, n);
 	for (size_t i = 0; i < n && (b->ref || b->oracle); i++) {
@@ -441,6 +459,7 @@ int backend_free(struct backend *b, const struct bga_extent *e, size_t n)
 
 int backend_free_deferred(struct backend *b, const struct bga_extent *e, size_t n, uint64_t txn)
 {
+	blame_free(b->blame, b->at, e, n);
 	if (b->vol)
 		return n == 1 ? bga_free_deferred(b->vol, e[0].start, e[0].len, txn)
 		              : bga_free_deferred_vec(b->vol, e, n, txn);

@@ -3,9 +3,11 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bga_trace.h"
+#include "trace.h"
 
 void freemap_init(struct freemap *m, uint64_t group, uint64_t unit)
 {
@@ -160,4 +162,125 @@ void freemap_print(FILE *f, const struct freemap *m)
 		fprintf(f, "%21s %12" PRIu64 " %14" PRIu64 " %7.2f\n", range, m->hist_count[o], m->hist_blocks[o],
 		        m->free_blocks ? 100.0 * (double)m->hist_blocks[o] / (double)m->free_blocks : 0);
 	}
+}
+
+#define BLAME_NONE UINT32_MAX
+
+struct blame {
+	char label[96];
+	const char *path;
+	const struct trace *t;
+	uint64_t nblocks;
+	uint32_t *alloc_rec, *free_rec; /* per block; BLAME_NONE: never */
+	uint8_t *held;                  /* per block: handed out (or in use at the start) */
+};
+
+struct blame *blame_open(const char *label, const struct trace *t, uint64_t nblocks,
+                         const struct bga_extent *fr, size_t n)
+{
+	const char *path = getenv("BGA_REPLAY_BLAME");
+	if (!path || !*path || !t)
+		return NULL;
+	struct blame *b = calloc(1, sizeof(*b));
+	if (!b || !(b->alloc_rec = malloc(nblocks * sizeof(uint32_t))) ||
+	    !(b->free_rec = malloc(nblocks * sizeof(uint32_t))) || !(b->held = malloc(nblocks))) {
+		blame_close(b, 0);
+		return NULL;
+	}
+	snprintf(b->label, sizeof(b->label), "%s", label);
+	b->path = path;
+	b->t = t;
+	b->nblocks = nblocks;
+	memset(b->alloc_rec, 0xff, nblocks * sizeof(uint32_t));
+	memset(b->free_rec, 0xff, nblocks * sizeof(uint32_t));
+	memset(b->held, 1, nblocks);
+	for (size_t i = 0; i < n; i++)
+		for (uint64_t k = fr[i].start; k < fr[i].start + fr[i].len && k < nblocks; k++)
+			b->held[k] = 0;
+	return b;
+}
+
+void blame_alloc(struct blame *b, size_t rec, const struct bga_extent *e, size_t n)
+{
+	for (size_t i = 0; b && i < n; i++)
+		for (uint64_t k = e[i].start; k < e[i].start + e[i].len && k < b->nblocks; k++) {
+			b->held[k] = 1;
+			b->alloc_rec[k] = (uint32_t)rec;
+		}
+}
+
+void blame_free(struct blame *b, size_t rec, const struct bga_extent *e, size_t n)
+{
+	/* a block freed twice (a deferred free, then its commit) keeps the first */
+	for (size_t i = 0; b && i < n; i++)
+		for (uint64_t k = e[i].start; k < e[i].start + e[i].len && k < b->nblocks; k++)
+			if (b->held[k]) {
+				b->held[k] = 0;
+				b->free_rec[k] = (uint32_t)rec;
+			}
+}
+
+/* A neighbour's request, as "op handle goal min max" ("-": none). */
+static void blame_who(const struct blame *b, FILE *f, uint64_t blk)
+{
+	if (blk >= b->nblocks || !b->held[blk] || b->alloc_rec[blk] == BLAME_NONE) {
+		fprintf(f, " %s", blk < b->nblocks && b->held[blk] ? "start" : "-");
+		return;
+	}
+	const struct trace_rec *r = &b->t->rec[b->alloc_rec[blk]];
+	fprintf(f, " %s@%" PRIu64 "/h%" PRIu64 "/%s/%" PRIu64 "-%" PRIu64, bgt_op_name(r->op), r->seq,
+	        r->args[0], r->args[1] == BGA_NO_GOAL ? "nogoal" : "goal", r->args[2], r->args[3]);
+}
+
+void blame_close(struct blame *b, int report)
+{
+	if (!b)
+		return;
+	FILE *f = report && b->path ? fopen(b->path, "a") : NULL;
+	if (report && !f)
+		fprintf(stderr, "bga-replay: BGA_REPLAY_BLAME: cannot open %s\n", b->path);
+	static const char *const names[] = {"gap", "hole", "remnant"};
+	uint64_t runs[3] = {0}, blocks[3] = {0};
+	for (uint64_t s = 0; f && s < b->nblocks;) {
+		if (b->held[s]) {
+			s++;
+			continue;
+		}
+		/* the run, whether any of it was handed out, and when it was
+		 * last given back (BLAME_NONE: never, free from the start) */
+		uint64_t e = s;
+		uint32_t freed = BLAME_NONE;
+		int handed = 0;
+		for (; e < b->nblocks && !b->held[e]; e++) {
+			handed |= b->alloc_rec[e] != BLAME_NONE;
+			if (b->free_rec[e] != BLAME_NONE && (freed == BLAME_NONE || b->free_rec[e] > freed))
+				freed = b->free_rec[e];
+		}
+		if (e - s < BLAME_SMALL) {
+			uint32_t la = s && b->held[s - 1] ? b->alloc_rec[s - 1] : BLAME_NONE;
+			uint32_t ra = e < b->nblocks && b->held[e] ? b->alloc_rec[e] : BLAME_NONE;
+			int c = !handed ? 0
+			        : (la != BLAME_NONE && la > freed) || (ra != BLAME_NONE && ra > freed) ? 2
+			                                                                          : 1;
+			runs[c]++;
+			blocks[c] += e - s;
+			fprintf(f, "%s %s %" PRIu64 "+%" PRIu64 " freed@", b->label, names[c], s, e - s);
+			if (freed == BLAME_NONE)
+				fputc('-', f);
+			else
+				fprintf(f, "%" PRIu64, b->t->rec[freed].seq);
+			blame_who(b, f, s - 1);
+			blame_who(b, f, e);
+			fputc('\n', f);
+		}
+		s = e;
+	}
+	for (int c = 0; f && c < 3; c++)
+		fprintf(f, "%s total %s runs %" PRIu64 " blocks %" PRIu64 "\n", b->label, names[c], runs[c], blocks[c]);
+	if (f)
+		fclose(f);
+	free(b->alloc_rec);
+	free(b->free_rec);
+	free(b->held);
+	free(b);
 }

@@ -49,3 +49,37 @@ double freemap_ceph_get_score(uint64_t v);
 void freemap_print(FILE *f, const struct freemap *m);
 
 #endif
+
+/*
+ * Where a free map's small runs came from (bga-replay run with
+ * BGA_REPLAY_BLAME=FILE set): per block, the record that last allocated
+ * it and the one that last freed it, as the replay handed them out and
+ * gave them back (a window's remainder is never handed out, so it counts
+ * as never allocated).  At the end, each free run shorter than
+ * BLAME_SMALL blocks is classed by how it came to be:
+ *   gap      no block of it was handed out over the trace: skipped by
+ *            every request around it (a window's remainder given back, a
+ *            packed file's neighbour, a goal past it);
+ *   hole     handed out and given back, and both its neighbours were
+ *            handed out before it was given back: a freed extent nobody
+ *            reused;
+ *   remnant  given back, then a neighbour was handed out after: a later
+ *            request took part of a free run and left this piece;
+ * and appended to FILE when the replay reaches the trace's end record
+ * (a trace without one, or --verify, reports nothing): one run a line,
+ * "ALLOCATOR CLASS START+LEN freed@SEQ LEFT RIGHT", each neighbour as
+ * "OP@SEQ/hHANDLE/goal|nogoal/MIN-MAX" of the request that holds it
+ * ("start": in use when the trace began; "-": none), then a line
+ * "ALLOCATOR total CLASS runs N blocks M" for each class.
+ */
+#define BLAME_SMALL 16
+struct trace;
+struct blame;
+/* NULL unless BGA_REPLAY_BLAME is set (or on no memory). */
+struct blame *blame_open(const char *label, const struct trace *t, uint64_t nblocks,
+                         const struct bga_extent *fr, size_t n);
+void blame_alloc(struct blame *b, size_t rec, const struct bga_extent *e, size_t n);
+void blame_free(struct blame *b, size_t rec, const struct bga_extent *e, size_t n);
+/* Free; report to the file first when report is set (the replay's last
+ * record: a replay stopped early, or probed after it, reports nothing). */
+void blame_close(struct blame *b, int report);
