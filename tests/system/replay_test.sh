@@ -483,7 +483,8 @@ fi
 # hole (4+2: freed, its neighbours older), a remnant (11+1: a later
 # request at 10 took part of a freed run) and a gap (16+4: passed over by
 # a request aimed past it), the same for bgalloc and first fit; the tail
-# run (21+43) is not small and not listed; no end record, no report.
+# run (21+43) is not small and not listed; in slices, what is free and
+# how old what is taken; no end record, no report.
 {
 	printf '%s\n' "bgatrace 1" "nblocks 64" "blocks_per_group 64" "source blame" "0 1 0 init_free 0 : 0+64"
 	k=1
@@ -504,6 +505,13 @@ for a in bgalloc firstfit; do
 		"$a total gap runs 1 blocks 4" "$a total hole runs 1 blocks 2" "$a total remnant runs 1 blocks 1" |
 		diff - "$dir/blame.out" || fail "blame: $a's small runs are not the hole, remnant and gap made"
 done
+# in four slices: what is free in each, and the mean seq of what was taken
+rm -f "$dir/blame.out"
+BGA_REPLAY_BLAME_SLICES=4 BGA_REPLAY_BLAME="$dir/blame.out" "$R" run "$dir/blame.txt" -a firstfit >/dev/null ||
+	fail "blame: slices did not replay"
+printf '%s\n' "firstfit slice 0+16 free 18.8% handed 13 mean seq 3" "firstfit slice 16+16 free 93.8% handed 1 mean seq 9" \
+	"firstfit slice 32+16 free 100.0% handed 0 mean seq -" "firstfit slice 48+16 free 100.0% handed 0 mean seq -" |
+	diff - <(grep ' slice ' "$dir/blame.out") || fail "blame: the slices are not the made trace's"
 rm -f "$dir/blame.out"
 BGA_REPLAY_BLAME="$dir/blame.out" "$R" run "$dir/blame_noend.txt" >/dev/null || fail "blame: no end record did not replay"
 [ ! -e "$dir/blame.out" ] || fail "blame: a trace without an end record was reported"

@@ -275,6 +275,27 @@ void blame_close(struct blame *b, int report)
 		}
 		s = e;
 	}
+	/* where old and new data lie: the volume in `slices` equal parts */
+	const char *sv = getenv("BGA_REPLAY_BLAME_SLICES");
+	uint64_t slices = sv ? strtoull(sv, NULL, 10) : 0, step = slices && slices <= b->nblocks ? b->nblocks / slices : 0;
+	for (uint64_t i = 0; f && step && i < slices; i++) {
+		uint64_t lo = i * step, hi = i + 1 == slices ? b->nblocks : lo + step, free = 0, got = 0;
+		double seq = 0;
+		for (uint64_t k = lo; k < hi; k++) {
+			if (!b->held[k])
+				free++;
+			else if (b->alloc_rec[k] != BLAME_NONE) {
+				got++;
+				seq += (double)b->t->rec[b->alloc_rec[k]].seq;
+			}
+		}
+		fprintf(f, "%s slice %" PRIu64 "+%" PRIu64 " free %.1f%% handed %" PRIu64 " mean seq ", b->label, lo, hi - lo,
+		        100.0 * (double)free / (double)(hi - lo), got);
+		if (got)
+			fprintf(f, "%.0f\n", seq / (double)got);
+		else
+			fputs("-\n", f);
+	}
 	for (int c = 0; f && c < 3; c++)
 		fprintf(f, "%s total %s runs %" PRIu64 " blocks %" PRIu64 "\n", b->label, names[c], runs[c], blocks[c]);
 	if (f)

@@ -70,7 +70,12 @@ void freemap_print(FILE *f, const struct freemap *m);
  * "ALLOCATOR CLASS START+LEN freed@SEQ LEFT RIGHT", each neighbour as
  * "OP@SEQ/hHANDLE/goal|nogoal/MIN-MAX" of the request that holds it
  * ("start": in use when the trace began; "-": none), then a line
- * "ALLOCATOR total CLASS runs N blocks M" for each class.
+ * "ALLOCATOR total CLASS runs N blocks M" for each class.  With
+ * BGA_REPLAY_BLAME_SLICES=N as well, before the totals, the volume in N
+ * equal slices (the last takes the rest), where old and new data lie:
+ * "ALLOCATOR slice START+LEN free PCT% handed H mean seq S", H the
+ * blocks the replay handed out that are still held, S the mean seq of
+ * the requests that took them ("-": none).
  */
 #define BLAME_SMALL 16
 struct trace;
