@@ -74,3 +74,16 @@ bool bga__pack_decides(const struct bga_percpu *pc, uint32_t len)
 	return files >= BGA_SHOWN_LEARN && grew * BGA_SHOWN_GREW < files;
 }
 
+/* More often whole than not: a hole of the file's first length then
+ * holds it whole more often than its growth splits it there
+ * (BENCHMARKS.md#placement-on-recorded-histories). */
+#define BGA_SHOWN_WHOLE 2
+
+bool bga__pack_mostly_whole(const struct bga_percpu *pc, uint32_t len)
+{
+	if (len == 0 || len > BGA_SHOWN_LENS)
+		return false;
+	uint32_t files = __atomic_load_n(&pc->pack.files[len - 1], __ATOMIC_RELAXED);
+	uint32_t grew = __atomic_load_n(&pc->pack.grew[len - 1], __ATOMIC_RELAXED);
+	return files >= BGA_SHOWN_LEARN && grew * BGA_SHOWN_WHOLE < files;
+}

@@ -23,6 +23,10 @@ void bga__pack_grew(struct bga_volume *vol, struct bga_rsv *rsv);
 /* Is a first request of max_len `len` packed on pc's CPU: of the files
  * whose first request was as long, enough were seen, and few grew? */
 bool bga__pack_decides(const struct bga_percpu *pc, uint32_t len);
+/* Have files whose first request was `len` long more often stayed whole
+ * than grown on pc's CPU (enough of them seen)?  Then such a file, not
+ * packed, may take a hole of exactly its length (search.c, alloc_hole). */
+bool bga__pack_mostly_whole(const struct bga_percpu *pc, uint32_t len);
 
 /*
  * Where a file's next first window, and a packed file whose run there

@@ -566,6 +566,51 @@ out:
 }
 
 /*
+ * A hole for a new file (<bgalloc/alloc.h>, where a request looks, 2):
+ * the first free run of exactly its request in the CPU's home group
+ * (ac->goal's), when that group's free space is in pieces: its longest
+ * free run (max_run, an upper bound) under 1/BGA_HOLE_PIECES of its free
+ * blocks.  As ZFS's metaslab allocator turns from its cursor to best fit
+ * once a metaslab's free space is fragmented, and mballoc takes an
+ * extent of exactly the goal length at once: a hole a deleted file left
+ * among files that live on is filled whole, leaving no piece, where the
+ * file's first window would have gone on at the next-fit place and the
+ * hole stayed to the end (archive's holes, each freed long before it:
+ * docs/HISTORY.md#placement-on-recorded-histories-where-archives-and-ccaches-small-free-runs-come-from-and-rules-tried-2026-12-05).
+ * Not a run beside blocks waiting for a commit (a round of deletes the
+ * commit joins into one run, borders_pending_locked), nor one right
+ * after a window (its file's room to grow).  A group with room stays
+ * next fit's: files written in order keep their order there.  -ENOSPC
+ * (or -EBUSY: the lock was held) when no such hole serves; nothing
+ * taken then.
+ */
+#define BGA_HOLE_PIECES 6
+static int alloc_hole(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
+{
+	uint64_t g = bga__gpos(vol, ac->goal).g;
+	int rc;
+	struct bga_group *grp = bga__group_ensure_lock(vol, g, false, &rc);
+	if (grp == NULL)
+		return rc;
+	uint32_t off = 0, len = ac->take.max, bpg = vol->cfg.blocks_per_group;
+	const uint64_t *pend = grp->ext != NULL ? grp->ext->pending : NULL;
+	bool in_pieces = (uint64_t)grp->max_run * BGA_HOLE_PIECES < grp->free, found = false;
+	for (uint32_t at = 0; in_pieces && !found && bga__group_find_exact_locked(vol, grp, g, at, len, &off);
+	     at = off + len)
+		found = !bga__window_ends_at_locked(grp, off) &&
+			!(pend != NULL && ((off > 0 && bga_bitmap_range_is_set(pend, off - 1, 1)) ||
+					   (off + len < bpg && bga_bitmap_range_is_set(pend, off + len, 1))));
+	rc = found ? bga__take_locked(vol, &ac->take, grp, g, off, &len) : -ENOSPC;
+	if (rc == 0) {
+		out->start = bga__group_first(vol, g) + off;
+		out->len = len;
+	}
+	bga__group_unlock(vol, g);
+	ac->take.stop = 0; /* a count that ruled out max_len: the window's walk decides */
+	return rc;
+}
+
+/*
  * A request that no free run holds whole: runs of at least half of
  * max_len looked for first, then a quarter, and so on down to min_len
  * (ext2's and mballoc's retries with a smaller goal length), so its
@@ -615,6 +660,15 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 		if (rc == 0)
 			bga__pack_first(ac->pc, rsv, ac->take.max);
 		return rc;
+	}
+	/* A new file that files like it showed to stay whole more often than
+	 * not, goal-less: a hole of exactly its length first (alloc_hole). */
+	if (first_req && ac->take.align == 1 && !rsv->booked && !rsv->sized && want == BGA_NO_GOAL &&
+	    bga__pack_mostly_whole(ac->pc, ac->take.max) && alloc_hole(vol, ac, out) == 0) {
+		bga__rsv_count(vol, rsv, 1);
+		bga__pack_first(ac->pc, rsv, ac->take.max);
+		ac->note = true;
+		return 0;
 	}
 	ac->take.room = BGA_MIN(vol->cfg.rsv_max, vol->cfg.blocks_per_group) / ac->take.align * ac->take.align;
 	ac->fit = 0;

@@ -236,6 +236,27 @@ bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp,
 	return true;
 }
 
+bool bga__group_find_exact_locked(struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t from,
+				  uint32_t len, uint32_t *off)
+{
+	uint32_t lo, hi;
+	if (len == 0 || grp->bitmap == NULL || grp->free < len || grp->max_run < len)
+		return false;
+	bga__grp_span(vol, grp, g, &lo, &hi);
+	for (uint64_t at = BGA_MAX(from, lo); at < hi;) {
+		/* a run of len + 1 says the run is longer: skip to its end */
+		uint64_t n, pos = bga_bitmap_find_zero_run(grp->bitmap, hi, at, len, (uint64_t)len + 1, &n);
+		if (pos >= hi)
+			return false;
+		if (n == len) {
+			*off = (uint32_t)pos;
+			return true;
+		}
+		at = bga_bitmap_next_set(grp->bitmap, hi, pos + n);
+	}
+	return false;
+}
+
 bool bga__group_find_aligned_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t from,
 				    uint32_t min, uint32_t max, uint32_t align, uint32_t *off, uint32_t *len)
 {
