@@ -37,8 +37,18 @@
  *     place to its end); else the first free run of the group, from the
  *     group's start, that holds all of it (first fit), then the first in
  *     the groups after, and the place stays; a run that holds all of
- *     max_len anywhere comes before a shorter one.  A bga_commit() that
- *     frees blocks below a CPU's place, in the place's group, makes the
+ *     max_len anywhere comes before a shorter one.  A file's goal-less
+ *     first request of at most 15 blocks that would book a first window,
+ *     when files whose first request was as long more often stayed whole
+ *     than grew on the calling CPU (16 of them seen), first takes the
+ *     first free run of exactly its max_len in the CPU's home group,
+ *     from the group's start (among the first 256 runs that could hold
+ *     it), and books no window, while that group's free space is in
+ *     pieces (its longest free run under a sixth of its free blocks): a
+ *     hole a deleted file left is filled whole; not a run beside blocks
+ *     waiting for a commit, nor one right after another window; a CPU
+ *     that found none there looks again once the group's free count
+ *     changed.  A bga_commit() that frees blocks below a CPU's place, in the place's group, makes the
  *     CPU forget it: its next file starts from the home's start again.
  *     In a group at most a quarter free, or holding another window,
  *     both take the group's first run that holds them instead

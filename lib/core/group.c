@@ -236,24 +236,28 @@ bool bga__group_find_locked(struct bga_volume *vol, struct bga_group *grp,
 	return true;
 }
 
-bool bga__group_find_exact_locked(struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t from,
-				  uint32_t len, uint32_t *off)
+bool bga__group_find_exact_locked(struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t *from,
+				  uint32_t len, uint32_t *scan, uint32_t *off)
 {
 	uint32_t lo, hi;
 	if (len == 0 || grp->bitmap == NULL || grp->free < len || grp->max_run < len)
 		return false;
 	bga__grp_span(vol, grp, g, &lo, &hi);
-	for (uint64_t at = BGA_MAX(from, lo); at < hi;) {
-		/* a run of len + 1 says the run is longer: skip to its end */
+	for (uint64_t at = BGA_MAX(*from, lo); at < hi && *scan > 0; (*scan)--) {
+		/* a run of len + 1 says the run is longer: on past its end */
 		uint64_t n, pos = bga_bitmap_find_zero_run(grp->bitmap, hi, at, len, (uint64_t)len + 1, &n);
 		if (pos >= hi)
-			return false;
+			break;
 		if (n == len) {
 			*off = (uint32_t)pos;
+			*from = (uint32_t)(pos + len);
+			(*scan)--;
 			return true;
 		}
 		at = bga_bitmap_next_set(grp->bitmap, hi, pos + n);
+		*from = (uint32_t)BGA_MIN(at, hi);
 	}
+	*from = hi;
 	return false;
 }
 

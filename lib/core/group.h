@@ -167,12 +167,15 @@ bool bga__group_find_aligned_locked(struct bga_volume *vol, struct bga_group *gr
 				    uint32_t min, uint32_t max, uint32_t align, uint32_t *off, uint32_t *len);
 /*
  * The first free run of exactly `len` (> 0) blocks in group g's span
- * that starts at or after offset `from`: one used block (or the span's
- * end) on each side.  False when there is none, and in a group with no
- * bitmap (wholly free).  Reads each free run of at least len once.
+ * that starts at or after offset *from, among the next *scan free runs
+ * of at least len from there (ext4's mb_max_to_scan; *scan counts down
+ * the runs read): one used block (or the span's end) on each side.
+ * False when there is none among them, and in a group with no bitmap
+ * (wholly free).  *from is left where the look stopped: a next look goes
+ * on from it.
  */
-bool bga__group_find_exact_locked(struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t from,
-				  uint32_t len, uint32_t *off);
+bool bga__group_find_exact_locked(struct bga_volume *vol, const struct bga_group *grp, uint64_t g, uint32_t *from,
+				  uint32_t len, uint32_t *scan, uint32_t *off);
 /* Where the free run that holds offset `off` (free, inside the span)
  * starts: off itself when the block below is used; a run that starts
  * more than a few words back (group.c) counts as starting at a word

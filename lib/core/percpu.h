@@ -47,6 +47,11 @@ struct bga_pack {
 	uint16_t files[BGA_SHOWN_LENS];
 	uint16_t grew[BGA_SHOWN_LENS];
 	uint64_t next; /* where the CPU's next first window looks from (pack.h); 0: none */
+	/* search.c's alloc_hole: group hole_group - 1 held no hole of length
+	 * L (bit L - 1 of hole_none) while its free count was hole_free */
+	uint64_t hole_group;
+	uint32_t hole_free;
+	uint16_t hole_none;
 };
 
 /* Deferred frees (deferred.c): blocks and extents that deferred frees on

@@ -602,3 +602,59 @@ Test(packing, a_first_window_beside_one_open_file_takes_the_first_run_of_its_gro
 	cr_assert_eq(test_unpin(&old), 0);
 	finish(vol, &m);
 }
+
+/* A new file of one request of up to `len` blocks; *window: the blocks
+ * its handle's window held after it. */
+static struct bga_extent new_file(struct bga_volume *vol, struct refmodel *m, uint64_t len, uint64_t *window)
+{
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_extent e = ask(vol, m, rsv, BGA_NO_GOAL, 1, len), w;
+	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+	*window = w.len;
+	bga_rsv_close(rsv);
+	return e;
+}
+
+/*
+ * A hole for a new file (<bgalloc/alloc.h>, where a request looks, 2):
+ * files whose first request was 2 blocks grew one time in three on this
+ * CPU (too often to be packed, more often whole than not), and the home
+ * group's free space is in pieces (holes of 1-3 blocks, none longer):
+ * the next such file takes the first hole of exactly 2, past the 3 and
+ * the 1 before it, and books no window.  Files of 3 blocks, which all
+ * grew, book a window as before (none of the holes of 3 holds one).  Once
+ * the group has a long run again (its free space not in pieces), a file
+ * of 2 books a window too, not the hole of 2 left.
+ */
+Test(packing, a_new_file_mostly_whole_takes_a_hole_of_its_length_in_a_group_in_pieces)
+{
+	cpu_set_t old;
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
+	struct refmodel m;
+	struct bga_volume *vol = make(2 * 4096, 4096, &m);
+	show_files(vol, &m, 2, 12, false);
+	show_files(vol, &m, 2, 6, true);
+	show_files(vol, &m, 3, LEARN, true);
+	uint32_t at[34] = {100, 200, 300, 400}, len[34] = {3, 1, 2, 2};
+	for (int i = 4; i < 34; i++) {
+		at[i] = 1000 + 10 * (uint32_t)(i - 4);
+		len[i] = 3;
+	}
+	holes(vol, &m, 4096, at, len, 34);
+	uint64_t w;
+	struct bga_extent e = new_file(vol, &m, 2, &w);
+	cr_assert_eq(e.start, 300, "the first hole of exactly 2, past the 3 at 100 and the 1 at 200 (got %llu)",
+		     (unsigned long long)e.start);
+	cr_assert_eq(w, 0, "a file put in a hole books no window (%llu held)", (unsigned long long)w);
+	e = new_file(vol, &m, 3, &w);
+	cr_assert_gt(w, 0, "files of 3 all grew here: a window, not a hole of 3 (got %llu)",
+		     (unsigned long long)e.start);
+	cr_assert_geq(e.start, 4096, "no hole of group 0 holds a first window");
+	give_back(vol, &m, 2000, 100); /* a long run: the free space no longer in pieces */
+	e = new_file(vol, &m, 2, &w);
+	cr_assert_neq(e.start, 400, "a group with a long run is next fit's: not the hole of 2 at 400");
+	cr_assert_gt(w, 0, "and the file books a window");
+	cr_assert_eq(test_unpin(&old), 0);
+	finish(vol, &m);
+}
