@@ -288,6 +288,44 @@ static void count_holes(const struct extmap *m, uint64_t lblk, uint64_t last, ui
 }
 
 /*
+ * A file written out of order has its window sized by what it has shown
+ * it needs (-o window=shown, the default).  A write that lands past a
+ * hole shows a logical end, the larger of the file's size and the
+ * write's end, beyond the blocks the file maps by more than the write's
+ * own holes: the blocks still to be filled.  The handle's window is then
+ * sized to them (bga_rsv_set_size, recorded as rsv_set_size), up to a
+ * group, so that the writes that fill the file take one window booked
+ * once, as ext4 normalises a request to the file's logical end
+ * (ext4_mb_normalize_request, from i_size) and XFS sizes speculative
+ * preallocation from the file's size.  The size is set again when the
+ * file shows more, or when what is left falls under half of it (the
+ * window booked keeps its length; the next one is booked to fit), so a
+ * file sets it a few times, not once a write.  A file written in order
+ * (each write at its end, or over its own blocks) shows nothing past its
+ * blocks and the write, and never sets it: its window doubles as any.
+ * Unlike ext4's inode preallocation, the window hands its blocks in the
+ * order the file writes them, not at their logical places: such a file
+ * is one physical run in a scrambled order (docs/TRACE.md "Windows sized
+ * by the size a file has shown").
+ */
+static void window_by_shown_size(struct fs *fs, struct inode *ip, uint64_t end, uint64_t want)
+{
+	if (!ip->rsv || !fs->window_shown || !fs->group_blocks)
+		return;
+	uint64_t shown = ((ip->size > end ? ip->size : end) + BGAFS_BLOCK - 1) >> BGAFS_SHIFT;
+	if (shown <= ip->map.blocks + want) /* in order: no hole but this write's */
+		return;
+	uint64_t left = shown - ip->map.blocks;
+	if (left > fs->group_blocks)
+		left = fs->group_blocks;
+	if (left <= ip->win_size && 2 * left >= ip->win_size)
+		return;
+	/* a size up to a group is taken; a failure leaves the window as it was */
+	if (!bga_rec_rsv_set_size(fs->rec, ip->rsv, (uint32_t)left))
+		ip->win_size = (uint32_t)left;
+}
+
+/*
  * want blocks as extents, call after call from the end of the last, in
  * *got (grown as needed from *cap, *n of them): one bga_alloc_vec call
  * when they fit in *cap extents.  0, or the error with nothing kept
@@ -363,6 +401,7 @@ static int file_write(struct fs *fs, struct inode *ip, const char *buf, size_t s
 		if (want > 1 && !(got = malloc((cap = want < WRITE_EXTENTS ? (size_t)want : WRITE_EXTENTS) *
 						sizeof(*got))))
 			return -ENOMEM;
+		window_by_shown_size(fs, ip, end, want);
 		if ((rc = alloc_scattered(fs, ip, hole_goal(fs, ip, lblk), want, &got, &cap, &ngot, !whole)))
 			goto out;
 	}
@@ -720,6 +759,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (ip->nopen && !--ip->nopen && ip->rsv) {
 		bga_rec_rsv_close(fs->rec, ip->rsv);
 		ip->rsv = NULL;
+		ip->win_size = 0;
 	}
 	int dropped = inode_put_locked(fs, ip);
 	fs_end(fs, dropped);
