@@ -321,7 +321,8 @@ struct fs {
 	int goal_distance;     /* -o goal=distance: a hole aims at its logical distance (ops_file.c) */
 	int window_shown;      /* -o window=shown (the default): a file written out of order has its
 				  window sized by its shown end (ops_file.c, window_by_shown_size) */
-	uint32_t group_blocks; /* the allocator's blocks_per_group: a window's largest size */
+	uint32_t group_blocks, rsv_max; /* the allocator's blocks_per_group (a window's largest
+					  size) and rsv_max (the unsized doubling's cap) */
 	struct fuse_session *se; /* for notifications to the kernel (ops_file.c, perm_changed) */
 	struct bga_rec *rec;   /* -o trace=FILE: the allocation trace being recorded */
 	unsigned atime;        /* the mount's atime options (ATIME_*; inode_atime_due) */

@@ -292,21 +292,26 @@ static void count_holes(const struct extmap *m, uint64_t lblk, uint64_t last, ui
  * it needs (-o window=shown, the default).  A write that lands past a
  * hole shows a logical end, the larger of the file's size and the
  * write's end, beyond the blocks the file maps by more than the write's
- * own holes: the blocks still to be filled.  The handle's window is then
- * sized to them (bga_rsv_set_size, recorded as rsv_set_size), up to a
- * group, so that the writes that fill the file take one window booked
- * once, as ext4 normalises a request to the file's logical end
+ * own holes: the blocks still to be filled.  When such a write is about
+ * to book a window (what its window holds is less than the write's
+ * holes), the window is sized to those blocks (bga_rsv_set_size,
+ * recorded as rsv_set_size), less what the window still holds, up to a
+ * group: the writes that fill the file then take one window, as ext4
+ * normalises a request to the file's logical end
  * (ext4_mb_normalize_request, from i_size) and XFS sizes speculative
- * preallocation from the file's size.  The size is set again when the
- * file shows more, or when what is left falls under half of it (the
- * window booked keeps its length; the next one is booked to fit), so a
- * file sets it a few times, not once a write.  A file written in order
- * (each write at its end, or over its own blocks) shows nothing past its
- * blocks and the write, and never sets it: its window doubles as any.
- * Unlike ext4's inode preallocation, the window hands its blocks in the
- * order the file writes them, not at their logical places: such a file
- * is one physical run in a scrambled order (docs/TRACE.md "Windows sized
- * by the size a file has shown").
+ * preallocation from the file's size.  Sized at each booking, not at
+ * each write, so a window holds no more than the file has shown it
+ * needs, and a file that shows more gets it at its next booking.  The
+ * first size is set only past rsv_max: a file that needs no more than
+ * that is the unsized window's doubling's to serve, up to rsv_max, as
+ * before (a sized window is booked whole from the stream, where the
+ * doubling fills the free runs it meets; docs/TRACE.md "Windows sized by
+ * the size a file has shown" measures both).  A file written in order
+ * (each write at its end, or over its own blocks) shows nothing past
+ * its blocks and the write, and never sets it.  Unlike ext4's inode
+ * preallocation, the window hands its blocks in the order the file
+ * writes them, not at their logical places: such a file is few physical
+ * runs in a scrambled logical order (bga-replay's logical ext/file).
  */
 static void window_by_shown_size(struct fs *fs, struct inode *ip, uint64_t end, uint64_t want)
 {
@@ -315,13 +320,16 @@ static void window_by_shown_size(struct fs *fs, struct inode *ip, uint64_t end, 
 	uint64_t shown = ((ip->size > end ? ip->size : end) + BGAFS_BLOCK - 1) >> BGAFS_SHIFT;
 	if (shown <= ip->map.blocks + want) /* in order: no hole but this write's */
 		return;
-	uint64_t left = shown - ip->map.blocks;
+	struct bga_extent w;
+	if (bga_rsv_window(ip->rsv, &w) || w.len >= want) /* no booking due */
+		return;
+	uint64_t left = shown - ip->map.blocks - w.len;
+	if (!ip->win_size && left <= fs->rsv_max)
+		return;
 	if (left > fs->group_blocks)
 		left = fs->group_blocks;
-	if (left <= ip->win_size && 2 * left >= ip->win_size)
-		return;
 	/* a size up to a group is taken; a failure leaves the window as it was */
-	if (!bga_rec_rsv_set_size(fs->rec, ip->rsv, (uint32_t)left))
+	if (left != ip->win_size && !bga_rec_rsv_set_size(fs->rec, ip->rsv, (uint32_t)left))
 		ip->win_size = (uint32_t)left;
 }
 
