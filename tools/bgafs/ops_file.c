@@ -301,7 +301,8 @@ static void count_holes(const struct extmap *m, uint64_t lblk, uint64_t last, ui
  * (ext4_mb_normalize_request, from i_size) and XFS sizes speculative
  * preallocation from the file's size.  Sized at each booking, not at
  * each write, so a window holds no more than the file has shown it
- * needs, and a file that shows more gets it at its next booking.  The
+ * needs, and a file that shows more gets it at its next booking (one
+ * that goes on in order, the size of its write).  The
  * first size is set only past rsv_max: a file that needs no more than
  * that is the unsized window's doubling's to serve, up to rsv_max, as
  * before (a sized window is booked whole from the stream, where the
@@ -318,7 +319,9 @@ static void window_by_shown_size(struct fs *fs, struct inode *ip, uint64_t end, 
 	if (!ip->rsv || !fs->window_shown || !fs->group_blocks)
 		return;
 	uint64_t shown = ((ip->size > end ? ip->size : end) + BGAFS_BLOCK - 1) >> BGAFS_SHIFT;
-	if (shown <= ip->map.blocks + want) /* in order: no hole but this write's */
+	if (shown < ip->map.blocks + want) /* blocks past the size (fallocate's KEEP_SIZE) */
+		shown = ip->map.blocks + want;
+	if (shown == ip->map.blocks + want && !ip->win_size) /* in order: no hole but this write's */
 		return;
 	struct bga_extent w;
 	if (bga_rsv_window(ip->rsv, &w) || w.len >= want) /* no booking due */
