@@ -357,7 +357,7 @@ static int cmd_mount(int argc, char **argv)
 	fs->window_shown = !m.window || !strcmp(m.window, "shown");
 	struct bga_config vcfg;
 	fs->group_blocks = bga_volume_config(fs->vol, &vcfg) ? 0 : vcfg.blocks_per_group;
-	fs->rsv_max = vcfg.rsv_max;
+	fs->rsv_max = fs->group_blocks ? vcfg.rsv_max : 0;
 	if (m.trace && (rc = bga_rec_open(fs->vol, m.trace, "bgafs", BGAFS_BLOCK, &fs->rec))) {
 		fprintf(stderr, "bgafs: trace=%s: %s\n", m.trace, bga_strerror(rc));
 		rc = 1;
