@@ -309,10 +309,16 @@ static void count_holes(const struct extmap *m, uint64_t lblk, uint64_t last, ui
  * doubling fills the free runs it meets; docs/TRACE.md "Windows sized by
  * the size a file has shown" measures both).  A file written in order
  * (each write at its end, or over its own blocks) shows nothing past
- * its blocks and the write, and never sets it.  Unlike ext4's inode
- * preallocation, the window hands its blocks in the order the file
- * writes them, not at their logical places: such a file is few physical
- * runs in a scrambled logical order (bga-replay's logical ext/file).
+ * its blocks and the write, and never sets it.  The cost: a sparse file
+ * written here and there and never filled (a large size set, a few
+ * blocks written) books a window of what it has shown, up to a group,
+ * held until its last close or taken back before -ENOSPC; ext4 caps its
+ * normalised request at 8 MiB, which would split the larger files these
+ * histories fill (docs/TRACE.md "Goals for random writes").  Unlike
+ * ext4's inode preallocation, the window hands its blocks in the order
+ * the file writes them, not at their logical places: such a file is few
+ * physical runs in a scrambled logical order (bga-replay's logical
+ * ext/file).
  */
 static void window_by_shown_size(struct fs *fs, struct inode *ip, uint64_t end, uint64_t want)
 {
