@@ -382,8 +382,8 @@ Test(windows, small_goalless_requests_use_the_cpu_window_only_under_contention)
 
 /*
  * A file's first window packs: from the home's low end, into the first
- * free run that holds what the file asked for, or its window and half as
- * much again (smaller holes are passed over), from that run's start, so it splits no run it
+ * free run that holds what the file asked for, or its window twice over
+ * (smaller holes are passed over), from that run's start, so it splits no run it
  * does not fill.  The model finds that run on its own.
  */
 Test(windows, a_first_window_packs_into_the_first_run_that_holds_it)
@@ -413,8 +413,8 @@ Test(windows, a_first_window_packs_into_the_first_run_that_holds_it)
 	for (uint32_t want = 1; want <= 12; want += 11) {
 		struct bga_rsv *rsv;
 		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
-		/* its request, or its window and half as much again */
-		uint64_t win = cfg.rsv_default + cfg.rsv_default / 2, fit = want > win ? want : win, first = 0;
+		/* its request, or its window twice over */
+		uint64_t win = 2 * cfg.rsv_default, fit = want > win ? want : win, first = 0;
 		while (refmodel_run_at(&m, first, false) < fit)
 			first++;
 		struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = want, .rsv = rsv};
