@@ -59,15 +59,17 @@ static int ref_policy_of(const char *spec)
 /*
  * BGA_REPLAY_BREAKS=1 (bgalloc only): each time a file's allocation does
  * not start where its last one ended, why, counted by reason and printed
- * to stderr when the replay ends (=2: each break too).  The reason is
- * read at the block after the file's last extent: the request named
- * another goal; the group ended there; the file's own blocks; another
- * file's window remainder (booked at its first request, or later); a
- * block another file took before the file's last extent was placed (the
- * file was put in a hole that ended there), or after it (another file's
- * first extent, or a later one); a plain request's; in use from the
- * start; waiting for a commit; free, but shorter than the request (or a
- * locality window), or free and as long.
+ * to stderr when the replay ends (=2: each break too; =3: every
+ * allocation through a handle).  The reason is read at the block after
+ * the file's last extent: the group ended there; the file's own blocks;
+ * another file's window remainder (booked at its first request, or
+ * later); a block another file took before the file's last extent was
+ * placed (the file was put in a hole that ended there: its first extent,
+ * or a later one), or after it (another file's first extent, or a later
+ * one); a plain request's; in use from the start; waiting for a commit;
+ * free, but the request named another goal; free, but shorter than the
+ * request (or a locality window); free and as long.  An allocation whose
+ * extents the call itself split counts a break per piece (vec-split).
  */
 enum brk {
 	BRK_GOAL, BRK_GROUP_END, BRK_OWN, BRK_WIN_NEW, BRK_WIN_LATER, BRK_HOLE_FIRST, BRK_HOLE, BRK_NEW_FILE, BRK_LATER_FILE,
@@ -164,8 +166,6 @@ static enum brk diag_reason(struct backend *b, uint64_t id, const struct bga_req
 	struct diag *d = b->diag;
 	uint64_t x = d->end[id];
 	*who = 0;
-	if (req->goal != BGA_NO_GOAL && req->goal != x)
-		return BRK_GOAL;
 	if (x >= b->nblocks || x % b->group == 0)
 		return BRK_GROUP_END;
 	uint32_t o = d->own[x];
@@ -187,6 +187,8 @@ static enum brk diag_reason(struct backend *b, uint64_t id, const struct bga_req
 			return d->last[k] == d->first[k] ? BRK_WIN_NEW : BRK_WIN_LATER;
 		}
 	}
+	if (req->goal != BGA_NO_GOAL && req->goal != x)
+		return BRK_GOAL; /* free after the file, but asked for elsewhere */
 	uint64_t run = 0;
 	while (x + run < b->nblocks && run < req->max_len && d->own[x + run] == OWN_FREE)
 		run++;
