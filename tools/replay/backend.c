@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #ifdef BGA_REPLAY_EXT2
 #include "peer_ext2.h"
 #endif
+#include "breaks.h"
 #include "oracle.h"
 #include "refalloc.h"
 
@@ -39,7 +39,7 @@ struct backend {
 #endif
 	struct pending *pend; /* the peer's and the references' deferred frees */
 	size_t npend, cpend;
-	struct diag *diag; /* BGA_REPLAY_BREAKS (below) */
+	struct breaks *breaks; /* BGA_REPLAY_BREAKS (breaks.h) */
 };
 
 /* The reference allocators by name (refalloc.h). */
@@ -54,224 +54,6 @@ static int ref_policy_of(const char *spec)
 		if (!strcmp(spec, refs[i].name))
 			return (int)refs[i].policy;
 	return -1;
-}
-
-/*
- * BGA_REPLAY_BREAKS=1 (bgalloc only): each time a file's allocation does
- * not start where its last one ended, why, counted by reason and printed
- * to stderr when the replay ends (=2: each break too; =3: every
- * allocation through a handle).  The reason is read at the block after
- * the file's last extent: the group ended there; the file's own blocks;
- * another file's window remainder (booked at its first request, or
- * later); a block another file took before the file's last extent was
- * placed (the file was put in a hole that ended there: its first extent,
- * or a later one), or after it (another file's first extent, or a later
- * one); a plain request's; in use from the start; waiting for a commit;
- * free, but the request named another goal; free, but shorter than the
- * request (or a locality window); free and as long.  An allocation whose
- * extents the call itself split counts a break per piece (vec-split).
- */
-enum brk {
-	BRK_GOAL, BRK_GROUP_END, BRK_OWN, BRK_WIN_NEW, BRK_WIN_LATER, BRK_HOLE_FIRST, BRK_HOLE, BRK_NEW_FILE, BRK_LATER_FILE,
-	BRK_PLAIN, BRK_INIT, BRK_PENDING, BRK_FREE_SHORT, BRK_FREE, BRK_VEC, BRK_N
-};
-static const char *const brk_name[BRK_N] = {
-	"goal", "group-end", "own", "window-new", "window-later", "hole-first", "hole", "new-file", "later-file",
-	"plain", "init", "pending", "free-short", "free", "vec-split"};
-
-enum { OWN_FREE, OWN_INIT, OWN_PENDING, OWN_PLAIN, OWN_ID };
-
-struct diag {
-	int verbose;
-	uint32_t *own;  /* a block's owner: OWN_* or a handle id + OWN_ID */
-	uint32_t *when; /* the record that took it */
-	uint32_t *ever; /* the last handle id + OWN_ID that took it, kept after a free */
-	uint64_t nid;   /* handle ids below it */
-	uint64_t *end;  /* by id: the block after the file's last extent (0: none yet) */
-	uint32_t *last, *first; /* by id: the records of its last and first allocations */
-	struct bga_rsv **rsv;   /* by id, while open */
-	struct pending *pend;
-	size_t npend, cpend;
-	uint64_t n[BRK_N], allocs, breaks, had_window;
-};
-
-static void diag_mark(struct backend *b, uint64_t start, uint64_t len, uint32_t own)
-{
-	for (uint64_t x = start; x < start + len && x < b->nblocks; x++) {
-		b->diag->own[x] = own;
-		b->diag->when[x] = (uint32_t)b->at;
-		if (own >= OWN_ID)
-			b->diag->ever[x] = own;
-	}
-}
-
-static int diag_open(struct backend *b, const struct trace *t, const struct bga_extent *fr, size_t n)
-{
-	const char *env = getenv("BGA_REPLAY_BREAKS");
-	if (!env || !*env || !t)
-		return 0;
-	struct diag *d = calloc(1, sizeof(*d));
-	if (!d)
-		return -1;
-	b->diag = d;
-	d->verbose = atoi(env);
-	uint64_t max = 0;
-	for (size_t i = 0; i < t->nrec; i++)
-		if (t->rec[i].op == BGT_RSV_OPEN && t->rec[i].args[0] > max)
-			max = t->rec[i].args[0];
-	d->nid = max + 1;
-	if (!(d->own = calloc(b->nblocks, sizeof(*d->own))) || !(d->when = calloc(b->nblocks, sizeof(*d->when))) ||
-	    !(d->ever = calloc(b->nblocks, sizeof(*d->ever))) ||
-	    !(d->end = calloc(d->nid, sizeof(*d->end))) || !(d->last = calloc(d->nid, sizeof(*d->last))) ||
-	    !(d->first = calloc(d->nid, sizeof(*d->first))) || !(d->rsv = calloc(d->nid, sizeof(*d->rsv))))
-		return -1;
-	b->t = t;
-	diag_mark(b, 0, b->nblocks, OWN_INIT);
-	for (size_t i = 0; i < n; i++)
-		diag_mark(b, fr[i].start, fr[i].len, OWN_FREE);
-	return 0;
-}
-
-static void diag_close(struct backend *b)
-{
-	struct diag *d = b->diag;
-	if (!d)
-		return;
-	fprintf(stderr, "breaks %s at record %zu: %" PRIu64 " of %" PRIu64 " allocations through handles (%" PRIu64
-	        " with a window left)", b->label, b->at, d->breaks, d->allocs, d->had_window);
-	for (int i = 0; i < BRK_N; i++)
-		if (d->n[i])
-			fprintf(stderr, " %s %" PRIu64, brk_name[i], d->n[i]);
-	fprintf(stderr, "\n");
-	free(d->own);
-	free(d->when);
-	free(d->ever);
-	free(d->end);
-	free(d->last);
-	free(d->first);
-	free(d->rsv);
-	free(d->pend);
-	free(d);
-}
-
-/* The handle id of the record being replayed (an allocation's or an open's). */
-static uint64_t diag_id(const struct backend *b)
-{
-	const struct trace_rec *r = b->t && b->at < b->t->nrec ? &b->t->rec[b->at] : NULL;
-	return r && r->args[0] < b->diag->nid ? r->args[0] : 0;
-}
-
-static enum brk diag_reason(struct backend *b, uint64_t id, const struct bga_request *req, uint64_t *who)
-{
-	struct diag *d = b->diag;
-	uint64_t x = d->end[id];
-	*who = 0;
-	if (x >= b->nblocks || x % b->group == 0)
-		return BRK_GROUP_END;
-	uint32_t o = d->own[x];
-	if (o == OWN_ID + id)
-		return BRK_OWN;
-	if (o >= OWN_ID) {
-		*who = o - OWN_ID;
-		if (d->when[x] < d->last[id])
-			return d->last[id] == d->first[id] ? BRK_HOLE_FIRST : BRK_HOLE;
-		return d->when[x] == d->first[*who] ? BRK_NEW_FILE : BRK_LATER_FILE;
-	}
-	if (o != OWN_FREE)
-		return o == OWN_INIT ? BRK_INIT : o == OWN_PENDING ? BRK_PENDING : BRK_PLAIN;
-	for (uint64_t k = 1; k < d->nid; k++) {
-		struct bga_extent w;
-		if (k != id && d->rsv[k] && !bga_rsv_window(d->rsv[k], &w) && w.len && x >= w.start &&
-		    x < w.start + w.len) {
-			*who = k;
-			return d->last[k] == d->first[k] ? BRK_WIN_NEW : BRK_WIN_LATER;
-		}
-	}
-	if (req->goal != BGA_NO_GOAL && req->goal != x)
-		return BRK_GOAL; /* free after the file, but asked for elsewhere */
-	uint64_t run = 0;
-	while (x + run < b->nblocks && run < req->max_len && d->own[x + run] == OWN_FREE)
-		run++;
-	if (run < req->max_len && x + run < b->nblocks && d->own[x + run] >= OWN_ID)
-		*who = d->own[x + run] - OWN_ID;
-	return run < req->max_len ? BRK_FREE_SHORT : BRK_FREE;
-}
-
-/* An allocation through handle rsv got out[0..n): its breaks counted,
- * its blocks marked (window: what the handle's window held before). */
-static void diag_alloc(struct backend *b, struct bga_rsv *rsv, const struct bga_request *req, uint64_t want,
-                       uint64_t window, const struct bga_extent *out, size_t n)
-{
-	struct diag *d = b->diag;
-	uint64_t id = rsv ? diag_id(b) : 0;
-	if (id && d->end[id]) {
-		d->allocs++;
-		uint64_t who = 0;
-		/* a new run of the file's blocks (run.c counts runs of every
-		 * block it ever got): neither end touches one of its blocks */
-		uint64_t s = out[0].start, e = out[0].start + out[0].len;
-		bool joins = (s && d->ever[s - 1] == OWN_ID + id) || (e < b->nblocks && d->ever[e] == OWN_ID + id);
-		enum brk why = !joins ? diag_reason(b, id, req, &who) : BRK_N;
-		if (why != BRK_N) {
-			d->breaks++;
-			d->n[why]++;
-			d->had_window += window != 0;
-			if (d->verbose > 1)
-				fprintf(stderr, "break %zu file %" PRIu64 " at %" PRIu64 " got %" PRIu64 "+%" PRIu64
-				        " goal %" PRId64 " max %" PRIu64 " window %" PRIu64 ": %s %" PRIu64 "\n",
-				        b->at, id, d->end[id], out[0].start, out[0].len,
-				        req->goal == BGA_NO_GOAL ? (int64_t)-1 : (int64_t)req->goal, req->max_len, window,
-				        brk_name[why], who);
-		}
-	}
-	for (size_t i = 1; id && i < n; i++)
-		if (out[i].start != out[i - 1].start + out[i - 1].len) {
-			d->breaks++;
-			d->n[BRK_VEC]++;
-		}
-	struct bga_extent after = {0, 0};
-	if (d->verbose > 2 && id && !bga_rsv_window(rsv, &after))
-		fprintf(stderr, "alloc %zu file %" PRIu64 " got %" PRIu64 "+%" PRIu64 " (%zu) goal %" PRId64
-		        " min %" PRIu64 " max %" PRIu64 " want %" PRIu64 " window %" PRIu64 " then %" PRIu64 "+%" PRIu64
-		        "\n", b->at, id, out[0].start, out[0].len, n,
-		        req->goal == BGA_NO_GOAL ? (int64_t)-1 : (int64_t)req->goal, req->min_len, req->max_len, want,
-		        window, after.start, after.len);
-	for (size_t i = 0; i < n; i++)
-		diag_mark(b, out[i].start, out[i].len, id ? (uint32_t)(OWN_ID + id) : OWN_PLAIN);
-	if (id && n) {
-		if (!d->end[id])
-			d->first[id] = (uint32_t)b->at;
-		d->last[id] = (uint32_t)b->at;
-		d->end[id] = out[n - 1].start + out[n - 1].len;
-	}
-}
-
-static void diag_commit(struct backend *b, uint64_t txn)
-{
-	struct diag *d = b->diag;
-	size_t k = 0;
-	for (size_t i = 0; i < d->npend; i++) {
-		if (d->pend[i].txn <= txn)
-			diag_mark(b, d->pend[i].start, d->pend[i].len, OWN_FREE);
-		else
-			d->pend[k++] = d->pend[i];
-	}
-	d->npend = k;
-}
-
-static void diag_defer(struct backend *b, const struct bga_extent *e, size_t n, uint64_t txn)
-{
-	struct diag *d = b->diag;
-	for (size_t i = 0; i < n; i++) {
-		diag_mark(b, e[i].start, e[i].len, OWN_PENDING);
-		if (d->npend == d->cpend) {
-			struct pending *np = realloc(d->pend, (d->cpend = d->cpend ? 2 * d->cpend : 64) * sizeof(*np));
-			if (!np)
-				return;
-			d->pend = np;
-		}
-		d->pend[d->npend++] = (struct pending){e[i].start, e[i].len, txn};
-	}
 }
 
 static int parse_opt(const char *spec, const char *kv, struct bga_config *cfg, int *windows, int *sized)
@@ -366,7 +148,7 @@ static int open_bgalloc(struct backend *b, const char *spec, const struct trace 
 	int rc = bga_create(&cfg, &b->vol);
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = bga_free(b->vol, fr[i].start, fr[i].len);
-	if (!rc && diag_open(b, t, fr, n))
+	if (!rc && breaks_open(b->label, t, b->nblocks, b->group, fr, n, &b->breaks))
 		rc = -ENOMEM;
 	if (rc) {
 		fprintf(stderr, "bga-replay: allocator '%s': %s\n", spec, bga_strerror(rc));
@@ -592,7 +374,7 @@ void backend_close(struct backend *b)
 	if (b->peer)
 		peer_ext2_destroy(b->peer);
 #endif
-	diag_close(b);
+	breaks_close(b->breaks);
 	free(b->pend);
 	free(b->life);
 	free(b);
@@ -601,6 +383,7 @@ void backend_close(struct backend *b)
 void backend_at(struct backend *b, size_t i)
 {
 	b->at = i;
+	breaks_at(b->breaks, i);
 	if (b->oracle)
 		oracle_at(b->oracle, i);
 }
@@ -622,7 +405,7 @@ int backend_alloc(struct backend *b, struct bga_rsv *rsv, const struct bga_reque
 	r.rsv = rsv;
 	if (b->vol) {
 		struct bga_extent w = {0, 0};
-		if (b->diag && rsv)
+		if (b->breaks && rsv)
 			bga_rsv_window(rsv, &w);
 		int rc;
 		if (!want) {
@@ -631,8 +414,8 @@ int backend_alloc(struct backend *b, struct bga_rsv *rsv, const struct bga_reque
 		} else {
 			rc = bga_alloc_vec(b->vol, &r, want, out, max_out, n);
 		}
-		if (b->diag && !rc)
-			diag_alloc(b, rsv, &r, want, w.len, out, *n);
+		if (b->breaks && !rc)
+			breaks_alloc(b->breaks, rsv, &r, w.len, out, *n);
 		return rc;
 	}
 	if (b->ref)
@@ -649,8 +432,7 @@ int backend_alloc(struct backend *b, struct bga_rsv *rsv, const struct bga_reque
 int backend_free(struct backend *b, const struct bga_extent *e, size_t n)
 {
 	if (b->vol) {
-		for (size_t i = 0; b->diag && i < n; i++)
-			diag_mark(b, e[i].start, e[i].len, OWN_FREE);
+		breaks_free(b->breaks, e, n);
 		return n == 1 ? bga_free(b->vol, e[0].start, e[0].len) : bga_free_vec(b->vol, e, n);
 	}
 	for (size_t i = 0; i < n && (b->ref || b->oracle); i++) {
@@ -674,8 +456,7 @@ int backend_free(struct backend *b, const struct bga_extent *e, size_t n)
 
 int backend_free_deferred(struct backend *b, const struct bga_extent *e, size_t n, uint64_t txn)
 {
-	if (b->diag)
-		diag_defer(b, e, n, txn);
+	breaks_defer(b->breaks, e, n, txn);
 	if (b->vol)
 		return n == 1 ? bga_free_deferred(b->vol, e[0].start, e[0].len, txn)
 		              : bga_free_deferred_vec(b->vol, e, n, txn);
@@ -694,8 +475,7 @@ int backend_free_deferred(struct backend *b, const struct bga_extent *e, size_t 
 
 int backend_commit(struct backend *b, uint64_t txn)
 {
-	if (b->diag)
-		diag_commit(b, txn);
+	breaks_commit(b->breaks, txn);
 	if (b->vol)
 		return bga_commit(b->vol, txn);
 	size_t k = 0;
@@ -715,8 +495,7 @@ int backend_commit(struct backend *b, uint64_t txn)
 
 int backend_claim(struct backend *b, uint64_t start, uint64_t len)
 {
-	if (b->diag)
-		diag_mark(b, start, len, OWN_INIT);
+	breaks_claim(b->breaks, start, len);
 	if (b->vol)
 		return bga_claim(b->vol, start, len);
 	if (b->ref)
@@ -754,8 +533,8 @@ int backend_rsv_open(struct backend *b, struct bga_rsv **out)
 	if (!b->vol)
 		return 0;
 	int rc = bga_rsv_open(b->vol, out);
-	if (!rc && b->diag && diag_id(b))
-		b->diag->rsv[diag_id(b)] = *out;
+	if (!rc)
+		breaks_rsv_open(b->breaks, *out);
 	/* sized=life: as a caller that knew the file's size would size it
 	 * (bga_rsv_set_size, XFS's extent size hint) */
 	const struct trace_rec *r = b->t && b->at < b->t->nrec ? &b->t->rec[b->at] : NULL;
@@ -767,12 +546,7 @@ int backend_rsv_open(struct backend *b, struct bga_rsv **out)
 
 void backend_rsv_close(struct backend *b, struct bga_rsv *rsv)
 {
-	if (b->diag && b->diag->rsv[diag_id(b)] == rsv)
-		b->diag->rsv[diag_id(b)] = NULL;
-	else
-		for (uint64_t k = 1; b->diag && k < b->diag->nid; k++)
-			if (b->diag->rsv[k] == rsv)
-				b->diag->rsv[k] = NULL;
+	breaks_rsv_close(b->breaks, rsv);
 	if (b->vol)
 		bga_rsv_close(rsv);
 	else if (b->ref)
