@@ -479,6 +479,18 @@ for seq, a, d in anch:
 		echo "replay_test: bgafs could not mount here: goal=distance is not checked"
 	fi
 fi
+# BGA_REPLAY_BREAKS: a file's second request, aimed right after its
+# first extent, where a claim took the blocks meanwhile, goes elsewhere:
+# one break, charged to blocks in use from outside the allocator (init);
+# unset, no count is printed
+printf '%s\n' "bgatrace 1" "nblocks 1024" "blocks_per_group 1024" "source breaks" "0 1 0 init_free 0 : 0+1024" \
+	"1 1 0 rsv_open 0 1" "2 1 0 alloc 0 1 100 4 4 0 0 : 100+4" "3 1 0 claim 0 104 10" \
+	"4 1 0 alloc 0 1 104 4 4 0 0 : 200+4" "5 1 0 rsv_close 0 1" >"$dir/breaks.txt"
+expect 0 '^breaks bgalloc at record [0-9]+: 1 of 1 allocations through handles \(0 with a window left\) init 1$' -- \
+	env BGA_REPLAY_BREAKS=1 "$R" run "$dir/breaks.txt" -a bgalloc
+expect 0 '^break 4 file 1 at 104 got [0-9]+\+4 goal 104 max 4 window 0: init 0$' -- \
+	env BGA_REPLAY_BREAKS=2 "$R" run "$dir/breaks.txt" -a bgalloc
+"$R" run "$dir/breaks.txt" -a bgalloc 2>&1 | grep -q '^breaks' && fail "BGA_REPLAY_BREAKS unset printed the breaks"
 expect 0 '^usage' -- "$R" --help
 expect 0 '^bga-replay \(bgalloc\) ' -- "$R" --version
 echo "replay_test: import exact, $n end hashes, try as bga_alloc_vec, --verify and round trips pass"
