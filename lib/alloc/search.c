@@ -120,10 +120,10 @@ static bool borders_pending_locked(struct bga_volume *vol, struct bga_group *grp
  *    large runs that later deletes would have joined;
  *    BENCHMARKS.md#placement-on-recorded-histories) and from the start
  *    in any other, of at least the first pass's size: ac->fit for a
- *    file's first window (its request, or its window twice over,
- *    BGA_FIRST_FIT: what the file has asked for, so a new file packs into the
- *    first run that holds it and never waits on room it has not shown
- *    it needs), else ac->take.room, as mballoc looks for its normalized
+ *    file's first window (its request, or its window BGA_FIRST_FIT
+ *    times over: what the file has asked for, so a new file packs into
+ *    the first run that holds it and never waits on room it has not
+ *    shown it needs), else ac->take.room, as mballoc looks for its normalized
  *    size (a file that outgrew a window has shown that it grows; a
  *    window booked in a small hole would be cut short by the blocks
  *    after it, and its file would need a new extent at every window).
