@@ -139,7 +139,11 @@ BGA_EXTERN void bga_rsv_close(struct bga_rsv *rsv);
 /*
  * Set a handle's window size, in blocks, as XFS's extent size hint: a
  * file whose size or growth the caller knows.  0 turns the window off
- * and gives back the current one.  Any other size is then the size of
+ * and gives back the current one.  A size may be anything up to
+ * cfg.blocks_per_group, past cfg.rsv_max too (rsv_max caps only the
+ * doubling of a size nobody set; an aligned request's window, of whole
+ * units, stays at most rsv_max), or up to rsv_max where that is more (a
+ * window is at most a group even so).  Any other size is then the size of
  * every window the handle books, its first included, and never doubles
  * (bga_rsv_open's doubling and its first window's look are for handles
  * never sized, which keep them).  A sized handle's booking (its request
@@ -156,7 +160,7 @@ BGA_EXTERN void bga_rsv_close(struct bga_rsv *rsv);
  *
  * Returns: 0.
  * Errors:
- *  -EINVAL  rsv is NULL, or blocks > rsv_max.
+ *  -EINVAL  rsv is NULL, or blocks > blocks_per_group and > rsv_max.
  * Threads: the handle's thread; with blocks 0, takes the window's group
  *   lock.
  */

@@ -66,7 +66,11 @@ void bga_rsv_close(struct bga_rsv *rsv)
 
 int bga_rsv_set_size(struct bga_rsv *rsv, uint32_t blocks)
 {
-	if (rsv == NULL || blocks > rsv->vol->cfg.rsv_max)
+	/* up to a group, apart from rsv_max: rsv_max caps the doubling of
+	 * a size nobody set, and a caller that knows its file's size (XFS's
+	 * extent size hint) may know it past that cap; up to rsv_max where
+	 * that is more, as before (a window is at most a group anyway) */
+	if (rsv == NULL || blocks > BGA_MAX(rsv->vol->cfg.blocks_per_group, rsv->vol->cfg.rsv_max))
 		return -EINVAL;
 	rsv->size = blocks;
 	rsv->sized = blocks != 0;

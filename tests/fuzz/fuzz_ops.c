@@ -42,7 +42,8 @@
  *  - bga_free, bga_free_vec (1 .. 8 extents, overlapping and bad ones
  *    too), bga_free_deferred (txns before, at and after the last commit),
  *    bga_commit, bga_reserve, bga_unreserve;
- *  - window handles: open, close, bga_rsv_set_size (0, rsv_max, past it);
+ *  - window handles: open, close, bga_rsv_set_size (0, rsv_max, past it
+ *    up to a group, past both);
  *  - bga_foreach_free and bga_trim (ranges, min_len, a callback that
  *    stops the walk);
  *  - bga_grow (also a shrink and past BGA_MAX_BLOCKS);
@@ -125,7 +126,8 @@ static void check_windows(struct fz *f)
 		expect_rc(f, "rsv_window", bga_rsv_window(f->rsv[i], &w[i]), 0);
 		if (!w[i].len)
 			continue;
-		if (w[i].len > f->cfg.rsv_max || w[i].len > f->cfg.blocks_per_group || w[i].start < f->cfg.first_data_block ||
+		if ((w[i].len > f->cfg.rsv_max && w[i].len > f->size_max) || w[i].len > f->cfg.blocks_per_group ||
+		    w[i].start < f->cfg.first_data_block ||
 		    w[i].start >= f->cfg.nblocks || w[i].len > f->cfg.nblocks - w[i].start ||
 		    w[i].start / f->cfg.blocks_per_group != (w[i].start + w[i].len - 1) / f->cfg.blocks_per_group)
 			fail("op %u: window %u [%" PRIu64 ", +%" PRIu64 ") out of place (rsv_max %u)", f->op, i,

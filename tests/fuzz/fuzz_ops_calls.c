@@ -356,6 +356,9 @@ void op_window(struct fz *f)
 	uint8_t c = fz_u8(&f->in);
 	unsigned i = c % MAX_RSV;
 	uint32_t size;
+	/* the largest size taken: a group, or rsv_max where that is more */
+	uint32_t most = f->cfg.rsv_max > f->cfg.blocks_per_group ? f->cfg.rsv_max : f->cfg.blocks_per_group;
+	uint8_t b;
 	int rc;
 
 	switch ((c >> 2) & 3) {
@@ -375,14 +378,19 @@ void op_window(struct fz *f)
 		switch (fz_u8(&f->in) & 3) {
 		case 0: size = 0; break;
 		case 1: size = f->cfg.rsv_max; break;
-		case 2: size = f->cfg.rsv_max + 1 + (fz_u8(&f->in) & 3); break;
+		case 2: /* past rsv_max (taken up to a group), or past both */
+			b = fz_u8(&f->in);
+			size = ((b & 4) ? most : f->cfg.rsv_max) + 1 + (b & 3);
+			break;
 		default: size = fz_u16(&f->in) % (f->cfg.rsv_max + 1); break;
 		}
-		before_call(f, size > f->cfg.rsv_max, false);
+		before_call(f, size > most, false);
 		rc = bga_rsv_set_size(f->rsv[i], size);
-		expect_rc(f, "rsv_set_size", rc, size > f->cfg.rsv_max ? -EINVAL : 0);
+		expect_rc(f, "rsv_set_size", rc, size > most ? -EINVAL : 0);
 		if (rc)
 			fz_failed(f, rc, SHOWN_NOTHING);
+		else if (size > f->size_max)
+			f->size_max = size;
 		break;
 	}
 }

@@ -150,8 +150,10 @@ void op_names(struct fz *f)
 		     a.start, a.len, b.start, b.len);
 	if (c & 0x10) {
 		uint32_t size = (c & 0x20) ? f->cfg.rsv_max + 1 : fz_u16(&f->in) % (f->cfg.rsv_max + 1);
-		expect_rc(f, "window_set_size", bga_window_set_size(f->rsv[i], size),
-			  size > f->cfg.rsv_max ? -EINVAL : 0);
+		bool bad = size > f->cfg.rsv_max && size > f->cfg.blocks_per_group;
+		expect_rc(f, "window_set_size", bga_window_set_size(f->rsv[i], size), bad ? -EINVAL : 0);
+		if (!bad && size > f->size_max)
+			f->size_max = size;
 	} else if (c & 0x40) {
 		bga_window_close(f->rsv[i]);
 		f->rsv[i] = NULL;

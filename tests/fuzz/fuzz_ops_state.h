@@ -43,6 +43,7 @@ struct fz {
 	struct bga_volume *vol;
 	struct refmodel m;
 	struct bga_rsv *rsv[MAX_RSV];
+	uint32_t size_max;       /* the largest window size a handle took (bga_rsv_set_size) */
 	struct bga_extent recent[RECENT]; /* extents handed out lately, maybe since freed */
 	unsigned nrecent;
 	uint8_t *maybe_trimmed; /* per group: a trim may skip it */

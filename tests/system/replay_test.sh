@@ -491,6 +491,18 @@ expect 0 '^breaks bgalloc at record [0-9]+: 1 of 1 allocations through handles \
 expect 0 '^break 4 file 1 at 104 got [0-9]+\+4 goal 104 max 4 window 0: init 0$' -- \
 	env BGA_REPLAY_BREAKS=2 "$R" run "$dir/breaks.txt" -a bgalloc
 "$R" run "$dir/breaks.txt" -a bgalloc 2>&1 | grep -q '^breaks' && fail "BGA_REPLAY_BREAKS unset printed the breaks"
+# logical ext/file: the files' runs in their own order (run.c,
+# logical_runs), from the goal_from records.  --goals past places file 1
+# (logical 0, 4, 1, 2, 3) at 0-4 in the order written: one physical
+# run, three logical ones (0; 1-3; 4); file 2 (logical 0, -40, -39, 23
+# at 5, 6, 7, 8) three (-40..-39; 0; 23): 3.00 against 1.00 physical.
+# Aimed at their distances, file 1 is one run both ways (2.00: file 2's
+# goals clamped to the volume keep it three).
+expect 0 '^logical ext/file \(runs in the files. own order\): firstfit 3\.00$' -- \
+	"$R" run "$dir/anchors.txt" -a firstfit --goals past
+expect 0 '^firstfit +[0-9]+ +[0-9]+ +2 +1\.00 ' -- "$R" run "$dir/anchors.txt" -a firstfit --goals past
+expect 0 '^logical ext/file \(runs in the files. own order\): firstfit 2\.00$' -- \
+	"$R" run "$dir/anchors.txt" -a firstfit --goals distance
 expect 0 '^usage' -- "$R" --help
 expect 0 '^bga-replay \(bgalloc\) ' -- "$R" --version
 echo "replay_test: import exact, $n end hashes, try as bga_alloc_vec, --verify and round trips pass"

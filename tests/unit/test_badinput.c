@@ -444,7 +444,7 @@ static int alloc_foreign_rsv(struct bctx *c)
 	X(rsv_open_null_vol, FX_MAIN, -EINVAL, bga_rsv_open(NULL, &c->rsv))                              \
 	X(rsv_open_null_out, FX_MAIN, -EINVAL, bga_rsv_open(V, NULL))                                    \
 	X(rsv_set_size_null, FX_MAIN, -EINVAL, bga_rsv_set_size(NULL, 8))                                \
-	X(rsv_set_size_over_max, FX_MAIN, -EINVAL, bga_rsv_set_size(R, MAIN_RSV_MAX + 1))                \
+	X(rsv_set_size_over_group, FX_MAIN, -EINVAL, bga_rsv_set_size(R, MAIN_BPG + 1))                   \
 	X(rsv_set_size_u32_max, FX_MAIN, -EINVAL, bga_rsv_set_size(R, UINT32_MAX))                       \
 	X(rsv_window_null_rsv, FX_MAIN, -EINVAL, bga_rsv_window(NULL, &c->ext))                          \
 	X(rsv_window_null_out, FX_MAIN, -EINVAL, bga_rsv_window(R, NULL))                                \
@@ -487,7 +487,7 @@ static int alloc_foreign_rsv(struct bctx *c)
 	X(window_open_null_vol, FX_MAIN, -EINVAL, bga_window_open(NULL, &c->rsv))                        \
 	X(window_open_null_out, FX_MAIN, -EINVAL, bga_window_open(V, NULL))                              \
 	X(window_set_size_null, FX_MAIN, -EINVAL, bga_window_set_size(NULL, 8))                          \
-	X(window_set_size_over_max, FX_MAIN, -EINVAL, bga_window_set_size(R, MAIN_RSV_MAX + 1))          \
+	X(window_set_size_over_group, FX_MAIN, -EINVAL, bga_window_set_size(R, MAIN_BPG + 1))             \
 	X(window_get_null_rsv, FX_MAIN, -EINVAL, bga_window_get(NULL, &c->ext))                          \
 	X(window_get_null_out, FX_MAIN, -EINVAL, bga_window_get(R, NULL))                                \
 	/* the store's tag */                                                                          \

@@ -312,7 +312,7 @@ Test(windows, size_zero_turns_off)
 	cr_assert_eq(alloc1(vol, 20, rsv, 0, &blk), 0);
 	cr_assert_eq(bga_rsv_window(rsv, &win), 0);
 	cr_assert_eq(win.len, 0, "and books no new one");
-	cr_assert_eq(bga_rsv_set_size(rsv, 2000), -EINVAL, "above rsv_max");
+	cr_assert_eq(bga_rsv_set_size(rsv, 4097), -EINVAL, "above a group");
 	cr_assert_eq(bga_rsv_set_size(NULL, 8), -EINVAL);
 	bga_rsv_close(rsv);
 	bga_destroy(vol);

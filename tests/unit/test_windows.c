@@ -614,9 +614,10 @@ Test(windows, booked_in_a_short_run_when_no_group_has_room)
 	bga_destroy(vol);
 }
 
-/* bga_rsv_set_size takes any size up to rsv_max, rsv_max itself included,
- * and a window then books that many. */
-Test(windows, set_size_up_to_rsv_max)
+/* bga_rsv_set_size takes any size up to blocks_per_group, the group
+ * itself included and past rsv_max (which caps only an unsized window's
+ * doubling), and a window then books that many. */
+Test(windows, set_size_up_to_a_group)
 {
 	struct bga_config cfg;
 	struct bga_volume *vol;
@@ -627,12 +628,21 @@ Test(windows, set_size_up_to_rsv_max)
 	cr_assert_eq(bga_create(&cfg, &vol), 0);
 	struct bga_rsv *h;
 	cr_assert_eq(bga_rsv_open(vol, &h), 0);
-	cr_assert_eq(bga_rsv_set_size(h, 101), -EINVAL);
-	cr_assert_eq(bga_rsv_set_size(h, 100), 0);
+	cr_assert_eq(bga_rsv_set_size(h, 1025), -EINVAL, "above a group");
+	cr_assert_eq(bga_rsv_set_size(h, 1024), 0, "a whole group");
+	cr_assert_eq(bga_rsv_set_size(h, 100), 0, "rsv_max");
 	struct bga_extent e, w;
 	cr_assert_eq(alloc_at(vol, 0, 1, 1, h, 0, &e), 0);
 	cr_assert_eq(bga_rsv_window(h, &w), 0);
 	cr_assert_eq(e.len + w.len, 100, "a window of rsv_max books rsv_max");
+	struct bga_rsv *big;
+	cr_assert_eq(bga_rsv_open(vol, &big), 0);
+	cr_assert_eq(bga_rsv_set_size(big, 700), 0, "past rsv_max");
+	cr_assert_eq(alloc_at(vol, 2048, 1, 1, big, 0, &e), 0);
+	cr_assert_eq(bga_rsv_window(big, &w), 0);
+	cr_assert_eq(e.len + w.len, 700, "a window sized past rsv_max books its size");
+	cr_assert_eq(w.start, e.start + e.len, "one run");
+	bga_rsv_close(big);
 	bga_rsv_close(h);
 	assert_clean(vol);
 	bga_destroy(vol);
@@ -820,6 +830,32 @@ Test(windows, a_request_as_long_as_its_window_books_it_doubled)
 		bga_rsv_close(next);
 		bga_rsv_close(rsv);
 	}
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/* Where rsv_max is more than a group, bga_rsv_set_size takes any size up
+ * to rsv_max, as before sizes past it were taken up to a group; a window
+ * is still at most a group. */
+Test(windows, set_size_up_to_rsv_max_past_a_group)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, 1024);
+	cfg.blocks_per_group = 256;
+	cfg.rsv_default = 8;
+	cfg.rsv_max = 300;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	struct bga_rsv *h;
+	cr_assert_eq(bga_rsv_open(vol, &h), 0);
+	cr_assert_eq(bga_rsv_set_size(h, 301), -EINVAL, "above rsv_max and a group");
+	cr_assert_eq(bga_rsv_set_size(h, 300), 0, "rsv_max, past a group");
+	struct bga_extent e, w;
+	cr_assert_eq(alloc_at(vol, 0, 1, 1, h, 0, &e), 0);
+	cr_assert_eq(bga_rsv_window(h, &w), 0);
+	cr_assert_leq(e.len + w.len, 256, "a window is at most a group");
+	cr_assert_gt(w.len, 0, "a window was booked");
+	bga_rsv_close(h);
 	assert_clean(vol);
 	bga_destroy(vol);
 }

@@ -218,6 +218,7 @@ struct inode {
 	uint32_t nopen;         /* open file handles */
 	uint64_t last_txn;      /* the transaction of its last change (fsync waits for it) */
 	struct bga_rsv *rsv;    /* reservation window while open */
+	uint32_t win_size;      /* the size window_by_shown_size set on rsv, 0: none (ops_file.c) */
 	/* The log (txn.c, table.c; written under the inode's lock, read by
 	 * the commit under jlock exclusive): */
 	int logged;             /* the log's namespace holds this inode (not merely its ino) */
@@ -318,6 +319,10 @@ struct fs {
 	uint64_t delta_removes; /* the same in the delta being written (commit thread) */
 	int writeback_cache;   /* -o writeback_cache: the kernel caches writes */
 	int goal_distance;     /* -o goal=distance: a hole aims at its logical distance (ops_file.c) */
+	int window_shown;      /* -o window=shown (the default): a file written out of order has its
+				  window sized by its shown end (ops_file.c, window_by_shown_size) */
+	uint32_t group_blocks, rsv_max; /* the allocator's blocks_per_group (a window's largest
+					  size) and rsv_max (the unsized doubling's cap) */
 	struct fuse_session *se; /* for notifications to the kernel (ops_file.c, perm_changed) */
 	struct bga_rec *rec;   /* -o trace=FILE: the allocation trace being recorded */
 	unsigned atime;        /* the mount's atime options (ATIME_*; inode_atime_due) */

@@ -11,7 +11,12 @@
  * takes what mount.fuse3 takes.  Mount options of bgafs's own, beside
  * libfuse's: writeback_cache (the kernel gathers writes in its page cache
  * and sends them in pages; off by default, as in fuse2fs, so the two
- * compare alike), and the atime options relatime (the default),
+ * compare alike), goal=past|distance (where a write into a hole aims),
+ * window=shown|doubling (a file written out of order, past a hole, has its
+ * window sized by the size it has shown: the blocks still to fill up to
+ * its logical end, up to a group, ops_file.c window_by_shown_size; the
+ * default, or every window doubles as the library's do), and the atime
+ * options relatime (the default),
  * strictatime, noatime and nodiratime, which bgafs applies itself: FUSE
  * leaves atime to the file system.
  *
@@ -46,7 +51,9 @@ static const char usage_text[] =
 	"         -o takes mount.fuse3 options, writeback_cache, trace=FILE (record every\n"
 	"         allocator call to FILE for bga-replay(1)) and goal=past|distance (where a\n"
 	"         write into a hole aims: past the file's block before it, the default, or at\n"
-	"         its logical distance from the nearest); fusermount3 -u unmounts\n"
+	"         its logical distance from the nearest) and window=shown|doubling (a file\n"
+	"         written out of order has its window sized by its size, the default, or\n"
+	"         every window doubles); fusermount3 -u unmounts\n"
 	"  fsck   check IMAGE (refused while it is mounted)\n"
 	"  map    list the extents of file INODE (stat -c %i) in IMAGE, as filefrag -v would\n"
 	"Exit status: 0 success or clean, 1 failure or not clean, 2 usage error.  See bgafs(1).\n";
@@ -208,7 +215,7 @@ static int cmd_mkfs(int argc, char **argv)
 struct mount_args {
 	char *image, *mnt;
 	int fg, writeback_cache, help;
-	char *trace, *goal;
+	char *trace, *goal, *window;
 	unsigned atime; /* ATIME_* */
 };
 
@@ -221,6 +228,7 @@ static const struct fuse_opt mount_spec[] = {
 	{"writeback_cache", offsetof(struct mount_args, writeback_cache), 1},
 	{"trace=%s", offsetof(struct mount_args, trace), 0},
 	{"goal=%s", offsetof(struct mount_args, goal), 0},
+	{"window=%s", offsetof(struct mount_args, window), 0},
 	/* atime options: bgafs moves atime itself (inode_atime_due) */
 	FUSE_OPT_KEY("atime", MOUNT_KEY_ATIME),
 	FUSE_OPT_KEY("noatime", MOUNT_KEY_NOATIME),
@@ -284,11 +292,15 @@ static int cmd_mount(int argc, char **argv)
 	int bad_goal = m.goal && strcmp(m.goal, "past") && strcmp(m.goal, "distance");
 	if (bad_goal)
 		fprintf(stderr, "bgafs mount: goal=%s: past or distance\n", m.goal);
-	if (!m.image || !m.mnt || bad_goal) {
+	int bad_window = m.window && strcmp(m.window, "shown") && strcmp(m.window, "doubling");
+	if (bad_window)
+		fprintf(stderr, "bgafs mount: window=%s: shown or doubling\n", m.window);
+	if (!m.image || !m.mnt || bad_goal || bad_window) {
 		free(m.image);
 		free(m.mnt);
 		free(m.trace);
 		free(m.goal);
+		free(m.window);
 		fuse_opt_free_args(&args);
 		return usage();
 	}
@@ -342,6 +354,10 @@ static int cmd_mount(int argc, char **argv)
 		goto out_args;
 	fs->writeback_cache = m.writeback_cache;
 	fs->goal_distance = m.goal && !strcmp(m.goal, "distance");
+	fs->window_shown = !m.window || !strcmp(m.window, "shown");
+	struct bga_config vcfg;
+	fs->group_blocks = bga_volume_config(fs->vol, &vcfg) ? 0 : vcfg.blocks_per_group;
+	fs->rsv_max = fs->group_blocks ? vcfg.rsv_max : 0;
 	if (m.trace && (rc = bga_rec_open(fs->vol, m.trace, "bgafs", BGAFS_BLOCK, &fs->rec))) {
 		fprintf(stderr, "bgafs: trace=%s: %s\n", m.trace, bga_strerror(rc));
 		rc = 1;
@@ -408,6 +424,7 @@ out_args:
 	free(m.mnt);
 	free(m.trace);
 	free(m.goal);
+	free(m.window);
 	return rc;
 }
 

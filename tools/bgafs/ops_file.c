@@ -288,6 +288,61 @@ static void count_holes(const struct extmap *m, uint64_t lblk, uint64_t last, ui
 }
 
 /*
+ * A file written out of order has its window sized by what it has shown
+ * it needs (-o window=shown, the default).  A write that lands past a
+ * hole shows a logical end, the larger of the file's size and the
+ * write's end, beyond the blocks the file maps by more than the write's
+ * own holes: the blocks still to be filled.  When such a write is about
+ * to book a window (what its window holds is less than the write's
+ * holes), the window is sized to those blocks (bga_rsv_set_size,
+ * recorded as rsv_set_size), less what the window still holds, up to a
+ * group: the writes that fill the file then take one window, as ext4
+ * normalises a request to the file's logical end
+ * (ext4_mb_normalize_request, from i_size) and XFS sizes speculative
+ * preallocation from the file's size.  Sized at each booking, not at
+ * each write, so a window holds no more than the file has shown it
+ * needs, and a file that shows more gets it at its next booking (one
+ * that goes on in order, the size of its write).  The
+ * first size is set only past rsv_max: a file that needs no more than
+ * that is the unsized window's doubling's to serve, up to rsv_max, as
+ * before (a sized window is booked whole from the stream, where the
+ * doubling fills the free runs it meets; docs/TRACE.md "Windows sized by
+ * the size a file has shown" measures both).  A file written in order
+ * (each write at its end, or over its own blocks) shows nothing past
+ * its blocks and the write, and never sets it.  The cost: a sparse file
+ * written here and there and never filled (a large size set, a few
+ * blocks written) books a window of what it has shown, up to a group,
+ * held until its last close or taken back before -ENOSPC; ext4 caps its
+ * normalised request at 8 MiB, which would split the larger files these
+ * histories fill (docs/TRACE.md "Goals for random writes").  Unlike
+ * ext4's inode preallocation, the window hands its blocks in the order
+ * the file writes them, not at their logical places: such a file is few
+ * physical runs in a scrambled logical order (bga-replay's logical
+ * ext/file).
+ */
+static void window_by_shown_size(struct fs *fs, struct inode *ip, uint64_t end, uint64_t want)
+{
+	if (!ip->rsv || !fs->window_shown || !fs->group_blocks)
+		return;
+	uint64_t shown = ((ip->size > end ? ip->size : end) + BGAFS_BLOCK - 1) >> BGAFS_SHIFT;
+	if (shown < ip->map.blocks + want) /* blocks past the size (fallocate's KEEP_SIZE) */
+		shown = ip->map.blocks + want;
+	if (shown == ip->map.blocks + want && !ip->win_size) /* in order: no hole but this write's */
+		return;
+	struct bga_extent w;
+	if (bga_rsv_window(ip->rsv, &w) || w.len >= want) /* no booking due */
+		return;
+	uint64_t left = shown - ip->map.blocks - w.len;
+	if (!ip->win_size && left <= fs->rsv_max)
+		return;
+	if (left > fs->group_blocks)
+		left = fs->group_blocks;
+	/* a size up to a group is taken; a failure leaves the window as it was */
+	if (left != ip->win_size && !bga_rec_rsv_set_size(fs->rec, ip->rsv, (uint32_t)left))
+		ip->win_size = (uint32_t)left;
+}
+
+/*
  * want blocks as extents, call after call from the end of the last, in
  * *got (grown as needed from *cap, *n of them): one bga_alloc_vec call
  * when they fit in *cap extents.  0, or the error with nothing kept
@@ -363,6 +418,7 @@ static int file_write(struct fs *fs, struct inode *ip, const char *buf, size_t s
 		if (want > 1 && !(got = malloc((cap = want < WRITE_EXTENTS ? (size_t)want : WRITE_EXTENTS) *
 						sizeof(*got))))
 			return -ENOMEM;
+		window_by_shown_size(fs, ip, end, want);
 		if ((rc = alloc_scattered(fs, ip, hole_goal(fs, ip, lblk), want, &got, &cap, &ngot, !whole)))
 			goto out;
 	}
@@ -720,6 +776,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (ip->nopen && !--ip->nopen && ip->rsv) {
 		bga_rec_rsv_close(fs->rec, ip->rsv);
 		ip->rsv = NULL;
+		ip->win_size = 0;
 	}
 	int dropped = inode_put_locked(fs, ip);
 	fs_end(fs, dropped);

@@ -53,10 +53,11 @@ static json_t *result_json(const struct result *r)
 		                                   "ceph_score", r->samples[i].score_ceph));
 	for (int i = 0; i < 8 && r->errs[i].n; i++)
 		json_object_set_new(errs, bga_strerror(r->errs[i].err), json_integer((json_int_t)r->errs[i].n));
-	json_t *j = json_pack("{s:s,s:I,s:f,s:f,s:I,s:f,s:I,s:f,s:I,s:I,s:I,s:I,s:o,s:f,s:o,s:o}", "allocator",
+	json_t *j = json_pack("{s:s,s:I,s:f,s:f,s:I,s:f,s:f,s:I,s:f,s:I,s:I,s:I,s:I,s:o,s:f,s:o,s:o}", "allocator",
 	                      r->label, "calls", (json_int_t)r->calls, "seconds_in_calls", (double)r->ns / 1e9,
 	                      "calls_per_second", r->rate, "files", (json_int_t)r->files, "extents_per_file",
-	                      per(r->file_extents, r->files), "objects", (json_int_t)r->objects, "extents_per_object",
+	                      per(r->file_extents, r->files), "logical_extents_per_file", per(r->file_lextents, r->files),
+	                      "objects", (json_int_t)r->objects, "extents_per_object",
 	                      per(r->object_extents, r->objects), "failures", (json_int_t)r->failures, "partial",
 	                      (json_int_t)r->partial, "short_blocks", (json_int_t)r->short_blocks, "extra_blocks",
 	                      (json_int_t)r->extra_blocks, "errors", errs, "mean_score", mean_score(r), "end",
@@ -133,6 +134,13 @@ int report_trace(const struct history *h, int verify)
 	printf("(calls/s: time inside the allocator's calls, median of %u; score, ceph: bgalloc's and Ceph's\n"
 	       " fragmentation scores at the end; mean: bgalloc's over the samples)\n",
 	       h->reps);
+	/* the files' extents as their own maps hold them (run.c, logical_runs):
+	 * ext/file counts a file whose blocks are one run in a scrambled
+	 * order as one extent */
+	for (int a = 0; a < h->n; a++)
+		if (h->res[a].files)
+			printf("%s%s %.2f%s", a ? ", " : "logical ext/file (runs in the files' own order): ", h->res[a].label,
+			       per(h->res[a].file_lextents, h->res[a].files), a + 1 == h->n ? "\n" : "");
 	for (int a = 0; a < h->n; a++) {
 		const struct result *r = &h->res[a];
 		if (r->failures || r->partial) {

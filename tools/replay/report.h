@@ -40,6 +40,7 @@ struct result {
 	uint64_t failures, partial, short_blocks, extra_blocks, free_errors;
 	struct errcount errs[8];
 	uint64_t files, file_extents, objects, object_extents;
+	uint64_t file_lextents; /* the files' logical runs (run.c, logical_runs) */
 	struct sample *samples;
 	size_t nsamples;
 	struct freemap end;

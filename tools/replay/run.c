@@ -41,6 +41,8 @@
 struct file {
 	struct bga_rsv *rsv;
 	struct bga_extent *ext;
+	int64_t *lblk;  /* ext[i]'s first block's logical place (logical_runs) */
+	int64_t lnext;  /* the logical end of the file's last request */
 	size_t n, cap;
 	int open;
 };
@@ -50,6 +52,7 @@ struct ctx {
 	struct backend *be;
 	struct result *res;
 	uint64_t *map, unit;
+	int64_t *lmap; /* recorded block -> its logical place in its file (logical_runs) */
 	struct file *files;
 	size_t nfiles;
 	struct bga_extent *out, *runs;
@@ -100,6 +103,45 @@ static size_t merged(struct bga_extent *ext, size_t n)
 	return k;
 }
 
+/*
+ * A file's extents as its own map holds them: logical runs, each a piece
+ * that goes on both logically and physically from the last, where
+ * merged() counts physical runs, whatever their logical order.  The
+ * logical places come from the goal_from records (bga_trace.h): a
+ * request's first block lies at its anchor's place moved by the
+ * distance, a request without one (a file's first, or the rest of a
+ * write a first call left short) goes on from the file's last, and the
+ * blocks of a request map its hole in order.  Places are relative to
+ * the file's first request; a trace without goal_from counts one file
+ * written in order, as merged() would where its pieces ascend.
+ */
+struct lext {
+	int64_t l;
+	uint64_t p, len;
+};
+
+static int by_lblk(const void *a, const void *b)
+{
+	const struct lext *x = a, *y = b;
+	return x->l < y->l ? -1 : x->l > y->l ? 1 : (x->p > y->p) - (x->p < y->p);
+}
+
+static size_t logical_runs(const struct file *f)
+{
+	struct lext *v = malloc(f->n * sizeof(*v));
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < f->n; i++)
+		v[i] = (struct lext){f->lblk[i], f->ext[i].start, f->ext[i].len};
+	qsort(v, f->n, sizeof(*v), by_lblk);
+	size_t k = 1;
+	for (size_t i = 1; i < f->n; i++)
+		if (v[i].l != v[i - 1].l + (int64_t)v[i - 1].len || v[i].p != v[i - 1].p + v[i - 1].len)
+			k++;
+	free(v);
+	return k;
+}
+
 static struct file *file_of(struct ctx *c, uint64_t id)
 {
 	if (!id)
@@ -122,9 +164,11 @@ static void file_done(struct ctx *c, struct file *f)
 {
 	if (f->n) {
 		c->res->files++;
+		c->res->file_lextents += logical_runs(f);
 		c->res->file_extents += merged(f->ext, f->n);
 	}
 	free(f->ext);
+	free(f->lblk);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -231,15 +275,20 @@ static void replay_alloc(struct ctx *c, const struct trace_rec *r)
 		c->res->short_blocks += recorded;
 		return;
 	}
-	/* recorded block k of the call -> the replay's block k */
+	/* recorded block k of the call -> the replay's block k, both at the
+	 * hole's logical place l0 + k */
 	uint32_t ri = 0;
-	uint64_t roff = 0;
+	uint64_t roff = 0, k0 = 0;
+	int64_t l0 = f ? f->lnext : 0;
+	if (f && r->anchored && r->anchor < c->t->h.nblocks && c->lmap[r->anchor] != INT64_MIN)
+		l0 = c->lmap[r->anchor] + r->distance;
 	c->nruns = 0;
 	for (size_t i = 0; i < n; i++) {
 		got += c->out[i].len;
 		for (uint64_t k = 0; k < c->out[i].len; k++) {
 			if (ri < r->next && rec[ri].start + roff < c->t->h.nblocks) {
 				c->map[rec[ri].start + roff] = c->out[i].start + k;
+				c->lmap[rec[ri].start + roff] = l0 + (int64_t)k0++;
 				if (++roff == rec[ri].len) {
 					ri++;
 					roff = 0;
@@ -283,13 +332,23 @@ static void replay_alloc(struct ctx *c, const struct trace_rec *r)
 			while (nc < f->n + n)
 				nc *= 2;
 			struct bga_extent *ne = realloc(f->ext, nc * sizeof(*ne));
-			if (!ne)
+			if (ne)
+				f->ext = ne;
+			int64_t *nl = realloc(f->lblk, nc * sizeof(*nl));
+			if (nl)
+				f->lblk = nl;
+			if (!ne || !nl)
 				return;
-			f->ext = ne;
 			f->cap = nc;
 		}
 		memcpy(f->ext + f->n, c->out, n * sizeof(*c->out));
+		int64_t l = l0;
+		for (size_t i = 0; i < n; i++) {
+			f->lblk[f->n + i] = l;
+			l += (int64_t)c->out[i].len;
+		}
 		f->n += n;
+		f->lnext = l;
 	} else {
 		c->res->objects++;
 		c->res->object_extents += merged(c->out, n);
@@ -501,14 +560,17 @@ static int run_one(const struct run_opts *o, const struct trace *t, const char *
 	snprintf(res->label, sizeof(res->label), "%s%s", spec, o->verify ? " --verify" : "");
 	res->verify_end = -1;
 	if (!init || !(res->samples = calloc(t->nrec / step + 2, sizeof(*res->samples))) ||
-	    !(c.out = malloc(MAX_OUT * sizeof(*c.out))) || !(c.map = malloc(t->h.nblocks * sizeof(*c.map)))) {
-		fprintf(stderr, "bga-replay: out of memory (the block map needs 8 bytes a block)\n");
+	    !(c.out = malloc(MAX_OUT * sizeof(*c.out))) || !(c.map = malloc(t->h.nblocks * sizeof(*c.map))) ||
+	    !(c.lmap = malloc(t->h.nblocks * sizeof(*c.lmap)))) {
+		fprintf(stderr, "bga-replay: out of memory (the block maps need 16 bytes a block)\n");
 		goto out;
 	}
 	/* blocks in use when the recording began are the embedder's, at the
 	 * same place in every allocator: frees of them free them there */
-	for (uint64_t b = 0; b < t->h.nblocks; b++)
+	for (uint64_t b = 0; b < t->h.nblocks; b++) {
 		c.map[b] = b;
+		c.lmap[b] = INT64_MIN;
+	}
 	for (size_t i = 0; i < ninit; i++)
 		for (uint64_t b = init[i].start; b < init[i].start + init[i].len && b < t->h.nblocks; b++)
 			c.map[b] = NONE;
@@ -547,11 +609,13 @@ out:
 		if (c.files[i].open)
 			backend_rsv_close(c.be, c.files[i].rsv);
 		free(c.files[i].ext);
+		free(c.files[i].lblk);
 	}
 	backend_close(c.be);
 	free(c.files);
 	free(c.runs);
 	free(c.map);
+	free(c.lmap);
 	free(c.out);
 	free(init);
 	return rc;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bgafs_test.sh BGAFS CASE [POSIX [CHURN]]: one bgafs test on a fresh image, mounted under
 # a temporary directory.  The cases live beside this file, by what they test:
-#   cases_io.sh     basic dbench fio vec stressng (make soak)
+#   cases_io.sh     basic dbench fio vec stressng (make soak) window_shown
 #   cases_crash.sh  crash crash_idle crashloop (make soak; BGAFS_CRASH_ITERS rounds) replay fsck_old
 #   cases_space.sh  enospc enospc_rm fullcreate aging loggrow commit_size
 #   cases_posix.sh  the POSIX features through bgafs_posix (its path the third

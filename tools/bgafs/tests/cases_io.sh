@@ -2,7 +2,8 @@
 # shellcheck shell=bash
 # bgafs_test.sh's cases: the data path under real programs: a tour of the basic calls (basic), dbench,
 # fio with verification, large writes and fallocates through bga_alloc_vec (vec),
-# stress-ng's filesystem class (stressng, make soak).
+# stress-ng's filesystem class (stressng, make soak), a file written out of
+# order and its window (window_shown).
 # Sourced by bgafs_test.sh, which defines the helpers they call; the loads
 # are bench/support/fsload.sh's (shared with the benches).
 # shellcheck source=bench/support/fsload.sh
@@ -203,4 +204,71 @@ case_stressng() {
 	grep -q "successful run completed" <<<"$out" || fail "stress-ng did not complete its run"
 	umount_fs
 	fsck_clean "after stress-ng"
+}
+
+# A file written out of order has its window sized by the size it has
+# shown (ops_file.c, window_by_shown_size; -o window=shown, the default):
+# 16 MiB written in 128 KiB pieces, the piece at 12 MiB first, records
+# rsv_set_size for the blocks it has shown it still needs (12 MiB and
+# the piece, at most the file), and the file is then at most two
+# physical runs (that window, and what the file showed past it); the
+# same file written in order records none, nor does window=doubling.
+# Each file reads back what was written.
+window_write() { # window_write FILE ORDER: ORDER "scrambled" or "in order"
+	python3 - "$1" "$2" <<'PY'
+import os, sys
+path, order = sys.argv[1], sys.argv[2]
+piece, n = 128 << 10, 128
+idx = list(range(n)) if order == "in order" else [96] + list(range(96)) + list(range(97, n))
+fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
+for i in idx:
+    os.pwrite(fd, bytes([i % 251 + 1]) * piece, i * piece)
+os.close(fd)
+PY
+}
+window_check() { # window_check FILE: every piece holds its byte
+	python3 - "$1" <<'PY' || fail "$1 does not read back"
+import sys
+data = open(sys.argv[1], "rb").read()
+piece = 128 << 10
+assert len(data) == 128 * piece
+for i in range(128):
+    assert data[i * piece:(i + 1) * piece] == bytes([i % 251 + 1]) * piece, i
+PY
+}
+case_window_shown() {
+	local replay
+	replay=$(dirname "$BGAFS")/../replay/bga-replay
+	[ -x "$replay" ] || skip "no bga-replay beside bgafs ($replay)"
+	"$BGAFS" mkfs "$img" 128M >/dev/null
+	local mode order sizes ino runs
+	for mode in shown doubling; do
+		for order in "in order" scrambled; do
+			mount_fs -o "trace=$work/t,window=$mode"
+			window_write "$mnt/f" "$order"
+			window_check "$mnt/f"
+			ino=$(stat -c %i "$mnt/f")
+			umount_fs
+			sizes=$("$replay" text "$work/t" | awk '$4 == "rsv_set_size" {print $NF}' | tr '\n' ' ')
+			echo "window=$mode, $order: rsv_set_size ${sizes:-none}"
+			# physical runs: the extents (lblk pblk len state) by pblk, merged
+			runs=$("$BGAFS" map "$img" "$ino" | awk '$4 ~ /written/ {print $2, $3}' | sort -n |
+				awk 'BEGIN {n = 0; e = -1} {if ($1 != e) n++; e = $1 + $2} END {print n}')
+			echo "  $runs physical runs"
+			if [ "$mode" = shown ] && [ "$order" = scrambled ]; then
+				local first=${sizes%% *}
+				[ -n "$first" ] || fail "a file written out of order recorded no rsv_set_size"
+				[ "$first" -gt $((12 << 8)) ] && [ "$first" -le $((16 << 8)) ] ||
+					fail "its first window size $first is not what it showed (12 MiB and a piece, at most 16 MiB)"
+				[ "$runs" -le 2 ] || fail "a file written out of order into its sized window is $runs physical runs"
+			else
+				[ -z "$sizes" ] || fail "window=$mode, $order: rsv_set_size $sizes"
+			fi
+			mount_fs
+			window_check "$mnt/f"
+			rm "$mnt/f"
+			umount_fs
+		done
+	done
+	fsck_clean "after the window cases"
 }
