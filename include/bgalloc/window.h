@@ -33,14 +33,18 @@ struct bga_rsv;
  * (bga_rsv_set_size), the window's size starts at cfg.rsv_default
  * and doubles, up to cfg.rsv_max, whenever more than half of the last
  * window was used (one that the allocation booking it used up whole
- * included); a window is at most that size (and at most
- * blocks_per_group), though an allocation through the handle with a
- * larger max_len may go on past its end.  In a group that already holds
- * 8 windows or more, while no other group has a free run that holds the
- * window and the room a booking keeps after another window, a window
- * booked there, and that room, are at most a quarter of the group's
- * free blocks outside every window divided by the windows it then
- * holds (at least cfg.rsv_default): many files written at once share
+ * included), and a booking for a max_len at least the window's size
+ * and less than twice it books the window doubled at once (not a unit's
+ * window), so that the window reaches past the extent it gives and the
+ * file's next blocks stay its own (ext3's window grows in place); a
+ * window is at most that size (and at most blocks_per_group), though an
+ * allocation through the handle with a larger max_len may go on past
+ * its end.  In a group that already holds 8 windows or more, while no
+ * other group has a free run that holds the window and the room a
+ * booking keeps after another window, a window booked there, and that
+ * room, are at most a quarter of the group's free blocks outside every
+ * window divided by the windows it then holds (at least
+ * cfg.rsv_default): many files written at once share
  * the free space they cannot spread out of (sized windows, a unit's and
  * locality windows keep their sizes).  A handle is used by one thread
  * at a time; handles of different files are independent.
@@ -60,7 +64,7 @@ struct bga_rsv;
  * first fit; the goal's group passed over, and visited last, when that
  * run borders a round of deletes waiting for a commit, <bgalloc/alloc.h>
  * step 2), then of the groups after, from their starts, that holds
- * max_len or one and a half times the window's size, the larger, or
+ * max_len or twice the window's size, the larger, or
  * else in the first run that holds max_len, and only when none does
  * (the other windows taken back first, <bgalloc/alloc.h> step 3) in a
  * shorter one: the first that holds half of max_len, else a quarter,

@@ -33,6 +33,10 @@
 /* Busy groups skipped with trylock before an allocation blocks on a lock. */
 #define BGA_BUSY_SKIPS 3
 
+/* A file's first window looks for a run of this many times its size
+ * (bga__alloc_window). */
+#define BGA_FIRST_FIT 2
+
 /* A file's first window (ac->fit set for it, bga__alloc_window), not a
  * sized, aligned or locality window. */
 static inline bool first_window(const struct bga_actx *ac)
@@ -116,10 +120,10 @@ static bool borders_pending_locked(struct bga_volume *vol, struct bga_group *grp
  *    large runs that later deletes would have joined;
  *    BENCHMARKS.md#placement-on-recorded-histories) and from the start
  *    in any other, of at least the first pass's size: ac->fit for a
- *    file's first window (its request, or its window and half as much
- *    again: what the file has asked for, so a new file packs into the
- *    first run that holds it and never waits on room it has not shown
- *    it needs), else ac->take.room, as mballoc looks for its normalized
+ *    file's first window (its request, or its window BGA_FIRST_FIT
+ *    times over: what the file has asked for, so a new file packs into
+ *    the first run that holds it and never waits on room it has not
+ *    shown it needs), else ac->take.room, as mballoc looks for its normalized
  *    size (a file that outgrew a window has shown that it grows; a
  *    window booked in a small hole would be cut short by the blocks
  *    after it, and its file would need a new extent at every window).
@@ -496,8 +500,20 @@ static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 		goal = next < geo->nblocks ? next : bga__home(ac->pc, geo->nblocks);
 	ac->goal = goal;
 	ac->book = &rsv->win;
-	ac->wsize = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
 	uint32_t a = ac->take.align;
+	/* A request that would use the whole window up (at least its
+	 * size, less than twice it) books it doubled now, the doubling
+	 * that using it up earns (bga_rsv_open): the window reaches past
+	 * the extent, so the file's next blocks stay its own (ext3's
+	 * window grows in place).  Used up whole, the window left
+	 * nothing after the file's end, and a new file's first window,
+	 * looked for from the next-fit place, began right there
+	 * (BENCHMARKS.md#where-files-written-in-order-split).  A request
+	 * larger still goes past its window, as before: its file has no
+	 * window to reach past it. */
+	if (!rsv->sized && a == 1 && rsv->size <= ac->take.max && (uint64_t)rsv->size * 2 > ac->take.max)
+		rsv->size = BGA_MIN(rsv->size * 2, vol->cfg.rsv_max);
+	ac->wsize = BGA_MIN(rsv->size, vol->cfg.blocks_per_group);
 	if (a > 1) {
 		/* An aligned window: whole units, at least one, and never past
 		 * rsv_max (route checked that rsv_max holds a unit). */
@@ -739,13 +755,18 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 		if (ac->book == NULL)
 			window_next(vol, ac, rsv, !first ? want : next < ac->take.geo->nblocks ? next : steered);
 		/* A file's first window asks only for what the file asked
-		 * for (place_window_locked): its request, or its window and
-		 * half as much again, whichever is larger, so a file that
-		 * fills its first window still goes on in place for half a
-		 * window, while holes shorter than that are left to smaller
-		 * files (BENCHMARKS.md#placement-on-recorded-histories). */
+		 * for (place_window_locked): its request, or its window
+		 * BGA_FIRST_FIT times over, whichever is larger, so a file
+		 * that fills its first window still goes on in place for as
+		 * much again, while holes shorter than that are left to
+		 * smaller files.  Twice, not one and a half: a file whose
+		 * first request was a block and whose next filled a 64 KiB
+		 * page (dbench's files) outgrew a hole of one and a half
+		 * windows at its second request, and the next new file took
+		 * the same hole a block shorter and outgrew it in turn
+		 * (BENCHMARKS.md#where-files-written-in-order-split). */
 		if (!rsv->booked && !rsv->sized) {
-			uint32_t a = ac->take.align, fit = BGA_MAX(ac->take.max, ac->wsize + ac->wsize / 2);
+			uint32_t a = ac->take.align, fit = BGA_MAX(ac->take.max, ac->wsize * BGA_FIRST_FIT);
 			ac->fit = BGA_MIN((fit + a - 1) / a * a, vol->cfg.blocks_per_group / a * a);
 		}
 		rc = bga__search(vol, ac, out);

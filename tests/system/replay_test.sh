@@ -515,6 +515,18 @@ printf '%s\n' "firstfit slice 0+16 free 18.8% handed 13 mean seq 3" "firstfit sl
 rm -f "$dir/blame.out"
 BGA_REPLAY_BLAME="$dir/blame.out" "$R" run "$dir/blame_noend.txt" >/dev/null || fail "blame: no end record did not replay"
 [ ! -e "$dir/blame.out" ] || fail "blame: a trace without an end record was reported"
+# BGA_REPLAY_BREAKS: a file's second request, aimed right after its
+# first extent, where a claim took the blocks meanwhile, goes elsewhere:
+# one break, charged to blocks in use from outside the allocator (init);
+# unset, no count is printed
+printf '%s\n' "bgatrace 1" "nblocks 1024" "blocks_per_group 1024" "source breaks" "0 1 0 init_free 0 : 0+1024" \
+	"1 1 0 rsv_open 0 1" "2 1 0 alloc 0 1 100 4 4 0 0 : 100+4" "3 1 0 claim 0 104 10" \
+	"4 1 0 alloc 0 1 104 4 4 0 0 : 200+4" "5 1 0 rsv_close 0 1" >"$dir/breaks.txt"
+expect 0 '^breaks bgalloc at record [0-9]+: 1 of 1 allocations through handles \(0 with a window left\) init 1$' -- \
+	env BGA_REPLAY_BREAKS=1 "$R" run "$dir/breaks.txt" -a bgalloc
+expect 0 '^break 4 file 1 at 104 got [0-9]+\+4 goal 104 max 4 window 0: init 0$' -- \
+	env BGA_REPLAY_BREAKS=2 "$R" run "$dir/breaks.txt" -a bgalloc
+"$R" run "$dir/breaks.txt" -a bgalloc 2>&1 | grep -q '^breaks' && fail "BGA_REPLAY_BREAKS unset printed the breaks"
 # logical ext/file: the files' runs in their own order (run.c,
 # logical_runs), from the goal_from records.  --goals past places file 1
 # (logical 0, 4, 1, 2, 3) at 0-4 in the order written: one physical

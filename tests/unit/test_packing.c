@@ -277,7 +277,7 @@ Test(packing, a_booking_takes_windows_back_before_a_short_run)
 /*
  * A file's first window with a goal inside a used stretch of its group
  * (holes of 20 blocks at 100 and at 3000, the goal at 2000): the first
- * run from the group's start that holds one and a half windows, at 100,
+ * run from the group's start that holds twice its window, at 100,
  * not the run on from the goal (first fit in the goal's group, as
  * bga_rsv_open says); the goal's own run comes first only when it
  * starts there.
@@ -290,7 +290,7 @@ Test(packing, a_first_window_takes_the_first_run_of_its_group)
 	struct bga_rsv *rsv;
 	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
 	struct bga_extent e = ask(vol, &m, rsv, 2000, 1, 1);
-	cr_assert_eq(e.start, 100, "the group's first run of 12 or more, not %llu", (unsigned long long)e.start);
+	cr_assert_eq(e.start, 100, "the group's first run of 16 or more, not %llu", (unsigned long long)e.start);
 	bga_rsv_close(rsv);
 	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
 	e = ask(vol, &m, rsv, 3000, 1, 1);
@@ -658,5 +658,29 @@ Test(packing, a_new_file_mostly_whole_takes_a_hole_of_its_length_in_a_group_in_p
 	cr_assert_neq(e.start, 400, "a group with a long run is next fit's: not the hole of 2 at 400");
 	cr_assert_gt(w, 0, "and the file books a window");
 	cr_assert_eq(test_unpin(&old), 0);
+	finish(vol, &m);
+}
+
+/*
+ * A file's first window looks for a run of twice its size (bga_rsv_open):
+ * holes of 14 blocks at 100 (one and a half windows of rsv_default 8,
+ * and more) and of 16 at 3000, the goal at 2000 in a used stretch: the
+ * file's first block goes at 3000, where its window and as much again
+ * fit, not into the hole at 100 that a file written a block and then a
+ * page at a time would outgrow at its second request.
+ */
+Test(packing, a_first_window_passes_a_hole_shorter_than_twice_its_size)
+{
+	struct refmodel m;
+	const uint32_t at[] = {100, 3000}, len[] = {14, 16};
+	struct bga_volume *vol = make_holed(2, &m, at, len, 2);
+	struct bga_rsv *rsv;
+	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+	struct bga_extent e = ask(vol, &m, rsv, 2000, 1, 1);
+	cr_assert_eq(e.start, 3000, "the first run of 16 or more, not %llu", (unsigned long long)e.start);
+	e = ask(vol, &m, rsv, 3001, 1, 15);
+	cr_assert_eq(e.start, 3001, "the file goes on in place: %llu", (unsigned long long)e.start);
+	cr_assert_eq(e.len, 15);
+	bga_rsv_close(rsv);
 	finish(vol, &m);
 }

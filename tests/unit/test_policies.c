@@ -342,8 +342,8 @@ Test(windows, never_cause_false_enospc)
 
 /*
  * A file's first window (a handle's first request) goes in the first
- * free run of its goal's group, from the group's start, that holds one
- * and a half windows (first fit), not in a shorter one before it nor in
+ * free run of its goal's group, from the group's start, that holds
+ * twice its window (first fit), not in a shorter one before it nor in
  * the smallest: judged on the model's map of a group cut into holes of
  * 1 to 40 blocks, file after file.
  */
@@ -387,7 +387,7 @@ Test(windows, first_window_first_fit_in_goal_group)
 	cpu_set_t old;
 	cr_assert_eq(test_pin_one_cpu(&old), 0);
 	show_growing_files(vol, &m, 4096, 1, 16);
-	uint32_t g0 = (uint32_t)cfg.first_data_block, need = cfg.rsv_default + cfg.rsv_default / 2;
+	uint32_t g0 = (uint32_t)cfg.first_data_block, need = 2 * cfg.rsv_default;
 	struct bga_request fill = {.goal = g0, .min_len = 4096 - g0, .max_len = 4096 - g0, .flags = BGA_EXACT_GOAL};
 	struct bga_extent e;
 	cr_assert_eq(bga_alloc(vol, &fill, &e), 0);

@@ -160,8 +160,9 @@ Test(windows, an_exact_goal_at_the_window_front_leaves_it_the_rest)
 
 /* A window doubles whenever more than half of the last one was used
  * (bga_rsv_open), a window its booking request used up whole too: with
- * requests of 16 from windows of 8, the windows go 8, 16, 32, and the
- * third keeps 16 for the next request. */
+ * requests of 16 from windows of 8, the first window is used up, and the
+ * second, for a request of its size, is booked doubled at 32 and keeps
+ * 16 for the next request, which it serves. */
 Test(windows, a_window_used_up_by_its_booking_doubles_the_next)
 {
 	struct bga_config cfg;
@@ -172,17 +173,18 @@ Test(windows, a_window_used_up_by_its_booking_doubles_the_next)
 	struct bga_rsv *rsv;
 	struct bga_extent e, w;
 	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
-	for (int i = 0; i < 2; i++) {
-		cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 16, rsv, 0, &e), 0);
-		cr_assert_eq(e.len, 16);
-		cr_assert_eq(bga_rsv_window(rsv, &w), 0);
-		cr_assert_eq(w.len, 0, "request %d used up its window", i);
-	}
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 16, rsv, 0, &e), 0);
+	cr_assert_eq(e.len, 16);
+	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+	cr_assert_eq(w.len, 0, "the first request used up its window");
 	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 16, rsv, 0, &e), 0);
 	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
-	cr_assert_eq(w.len, 16, "a window of 32 keeps 16 (windows of 8, 16, 32): it holds %llu",
+	cr_assert_eq(w.len, 16, "a window of 32 keeps 16 (windows of 8, then 32): it holds %llu",
 		     (unsigned long long)w.len);
 	cr_assert_eq(w.start, e.start + e.len);
+	uint64_t next = w.start;
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 16, rsv, 0, &e), 0);
+	cr_assert_eq(e.start, next, "the third request from the window");
 	assert_clean(vol);
 	bga_rsv_close(rsv);
 	assert_clean(vol);
@@ -380,8 +382,8 @@ Test(windows, small_goalless_requests_use_the_cpu_window_only_under_contention)
 
 /*
  * A file's first window packs: from the home's low end, into the first
- * free run that holds what the file asked for, or its window and half as
- * much again (smaller holes are passed over), from that run's start, so it splits no run it
+ * free run that holds what the file asked for, or its window twice over
+ * (smaller holes are passed over), from that run's start, so it splits no run it
  * does not fill.  The model finds that run on its own.
  */
 Test(windows, a_first_window_packs_into_the_first_run_that_holds_it)
@@ -411,8 +413,8 @@ Test(windows, a_first_window_packs_into_the_first_run_that_holds_it)
 	for (uint32_t want = 1; want <= 12; want += 11) {
 		struct bga_rsv *rsv;
 		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
-		/* its request, or its window and half as much again */
-		uint64_t win = cfg.rsv_default + cfg.rsv_default / 2, fit = want > win ? want : win, first = 0;
+		/* its request, or its window twice over */
+		uint64_t win = 2 * cfg.rsv_default, fit = want > win ? want : win, first = 0;
 		while (refmodel_run_at(&m, first, false) < fit)
 			first++;
 		struct bga_request req = {.goal = BGA_NO_GOAL, .min_len = 1, .max_len = want, .rsv = rsv};
@@ -568,9 +570,10 @@ Test(windows, a_group_without_room_is_corrected_and_skipped_until_something_is_f
 	cr_assert_eq(grp->flags & BGA_GROUP_NO_ROOM, 0);
 	struct bga_rsv *rsv;
 	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
-	/* a first window, used up whole: the next asks for room (a first
-	 * window asks only for what its file asked) */
-	cr_assert_eq(alloc_at(vol, 6 * 4096, 8, 8, rsv, 0, &e), 0);
+	/* a first window, used up whole (a request of twice its size: one
+	 * of its size would book it doubled): the next asks for room (a
+	 * first window asks only for what its file asked) */
+	cr_assert_eq(alloc_at(vol, 6 * 4096, 16, 16, rsv, 0, &e), 0);
 	cr_assert_eq(alloc_at(vol, 3 * 4096 + 3, 1, 1, rsv, 0, &e), 0); /* an allocated goal */
 	cr_assert_neq(e.start / 4096, 3, "a window went into a group of one-block holes");
 	cr_assert_eq(grp->max_run, 1, "max_run still %u after a booking found no room", grp->max_run);
@@ -782,6 +785,53 @@ Test(windows, a_sized_file_that_found_its_directory_busy_steers_the_next_file_ho
 		assert_clean(vol);
 		bga_destroy(vol);
 	}
+}
+
+/*
+ * A request at least as long as the handle's window and shorter than
+ * twice it books the window doubled (bga_rsv_open): the window reaches
+ * past the extent, so the file's next blocks stay its own, and a new
+ * file's first window looked for from there starts past them.  A request
+ * of twice the window or more still goes on past a window it uses up.
+ */
+Test(windows, a_request_as_long_as_its_window_books_it_doubled)
+{
+	struct bga_volume *vol = make_volume(1 << 16, 4096, 0);
+	struct bga_extent e, w;
+	struct bga_config cfg;
+	bga_config_init(&cfg, 1 << 16);
+	const uint64_t size = cfg.rsv_default;
+	for (uint64_t len = size; len <= 2 * size; len += size / 2) {
+		struct bga_rsv *rsv, *next;
+		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+		cr_assert_eq(alloc_at(vol, 1000 * len, len, len, rsv, 0, &e), 0);
+		cr_assert_eq(e.start, 1000 * len);
+		cr_assert_eq(e.len, len);
+		cr_assert_eq(bga_rsv_window(rsv, &w), 0);
+		if (len < 2 * size) {
+			cr_assert_eq(w.start, e.start + len, "a request of %llu: the window goes on after it",
+				     (unsigned long long)len);
+			cr_assert_eq(w.len, 2 * size - len, "a request of %llu: the window booked at %llu, not %llu",
+				     (unsigned long long)len, (unsigned long long)(2 * size),
+				     (unsigned long long)(len + w.len));
+		} else {
+			cr_assert_eq(w.len, 0, "a request of twice the window uses it up");
+		}
+		/* the next file, aimed right after the first one's extent */
+		cr_assert_eq(bga_rsv_open(vol, &next), 0);
+		cr_assert_eq(alloc_at(vol, e.start + len, 1, 1, next, 0, &w), 0);
+		if (len < 2 * size)
+			cr_assert(w.start < e.start || w.start >= e.start + 2 * size,
+				  "the next file took %llu, in the window of the first (a request of %llu at %llu)",
+				  (unsigned long long)w.start, (unsigned long long)len, (unsigned long long)e.start);
+		cr_assert_eq(alloc_at(vol, e.start + len, 1, 1, rsv, 0, &e), 0);
+		if (len < 2 * size)
+			cr_assert_eq(e.start, 1000 * len + len, "the first file goes on in place");
+		bga_rsv_close(next);
+		bga_rsv_close(rsv);
+	}
+	assert_clean(vol);
+	bga_destroy(vol);
 }
 
 /* Where rsv_max is more than a group, bga_rsv_set_size takes any size up

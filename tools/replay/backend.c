@@ -11,6 +11,7 @@
 #ifdef BGA_REPLAY_EXT2
 #include "peer_ext2.h"
 #endif
+#include "breaks.h"
 #include "oracle.h"
 #include "refalloc.h"
 
@@ -39,6 +40,7 @@ struct backend {
 	struct pending *pend; /* the peer's and the references' deferred frees */
 	struct blame *blame;  /* BGA_REPLAY_BLAME (freemap.h) */
 	size_t npend, cpend;
+	struct breaks *breaks; /* BGA_REPLAY_BREAKS (breaks.h) */
 };
 
 /* The reference allocators by name (refalloc.h). */
@@ -147,6 +149,8 @@ static int open_bgalloc(struct backend *b, const char *spec, const struct trace 
 	int rc = bga_create(&cfg, &b->vol);
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = bga_free(b->vol, fr[i].start, fr[i].len);
+	if (!rc && breaks_open(b->label, t, b->nblocks, b->group, fr, n, &b->breaks))
+		rc = -ENOMEM;
 	if (rc) {
 		fprintf(stderr, "bga-replay: allocator '%s': %s\n", spec, bga_strerror(rc));
 		return -1;
@@ -374,6 +378,7 @@ void backend_close(struct backend *b)
 	if (b->peer)
 		peer_ext2_destroy(b->peer);
 #endif
+	breaks_close(b->breaks);
 	free(b->pend);
 	free(b->life);
 	free(b);
@@ -386,6 +391,7 @@ void backend_at(struct backend *b, size_t i)
 		blame_close(b->blame, 1);
 		b->blame = NULL;
 	}
+	breaks_at(b->breaks, i);
 	if (b->oracle)
 		oracle_at(b->oracle, i);
 }
@@ -406,12 +412,19 @@ static int alloc_one(struct backend *b, struct bga_rsv *rsv, const struct bga_re
 	struct bga_request r = *req;
 	r.rsv = rsv;
 	if (b->vol) {
+		struct bga_extent w = {0, 0};
+		if (b->breaks && rsv)
+			bga_rsv_window(rsv, &w);
+		int rc;
 		if (!want) {
-			int rc = bga_alloc(b->vol, &r, out);
+			rc = bga_alloc(b->vol, &r, out);
 			*n = !rc;
-			return rc;
+		} else {
+			rc = bga_alloc_vec(b->vol, &r, want, out, max_out, n);
 		}
-		return bga_alloc_vec(b->vol, &r, want, out, max_out, n);
+		if (b->breaks && !rc)
+			breaks_alloc(b->breaks, rsv, &r, w.len, out, *n);
+		return rc;
 	}
 	if (b->ref)
 		return ref_alloc(b->ref, (struct ref_file *)rsv, req, want, out, max_out, n);
@@ -436,8 +449,10 @@ int backend_alloc(struct backend *b, struct bga_rsv *rsv, const struct bga_reque
 int backend_free(struct backend *b, const struct bga_extent *e, size_t n)
 {
 	blame_free(b->blame, b->at, e, n);
-	if (b->vol)
+	if (b->vol) {
+		breaks_free(b->breaks, e, n);
 		return n == 1 ? bga_free(b->vol, e[0].start, e[0].len) : bga_free_vec(b->vol, e, n);
+	}
 	for (size_t i = 0; i < n && (b->ref || b->oracle); i++) {
 		int rc = b->ref ? ref_free(b->ref, e[i].start, e[i].len) : oracle_free(b->oracle, e[i].start, e[i].len);
 		if (rc)
@@ -460,6 +475,7 @@ int backend_free(struct backend *b, const struct bga_extent *e, size_t n)
 int backend_free_deferred(struct backend *b, const struct bga_extent *e, size_t n, uint64_t txn)
 {
 	blame_free(b->blame, b->at, e, n);
+	breaks_defer(b->breaks, e, n, txn);
 	if (b->vol)
 		return n == 1 ? bga_free_deferred(b->vol, e[0].start, e[0].len, txn)
 		              : bga_free_deferred_vec(b->vol, e, n, txn);
@@ -478,6 +494,7 @@ int backend_free_deferred(struct backend *b, const struct bga_extent *e, size_t 
 
 int backend_commit(struct backend *b, uint64_t txn)
 {
+	breaks_commit(b->breaks, txn);
 	if (b->vol)
 		return bga_commit(b->vol, txn);
 	size_t k = 0;
@@ -497,6 +514,7 @@ int backend_commit(struct backend *b, uint64_t txn)
 
 int backend_claim(struct backend *b, uint64_t start, uint64_t len)
 {
+	breaks_claim(b->breaks, start, len);
 	if (b->vol)
 		return bga_claim(b->vol, start, len);
 	if (b->ref)
@@ -534,6 +552,8 @@ int backend_rsv_open(struct backend *b, struct bga_rsv **out)
 	if (!b->vol)
 		return 0;
 	int rc = bga_rsv_open(b->vol, out);
+	if (!rc)
+		breaks_rsv_open(b->breaks, *out);
 	/* sized=life: as a caller that knew the file's size would size it
 	 * (bga_rsv_set_size, XFS's extent size hint) */
 	const struct trace_rec *r = b->t && b->at < b->t->nrec ? &b->t->rec[b->at] : NULL;
@@ -545,6 +565,7 @@ int backend_rsv_open(struct backend *b, struct bga_rsv **out)
 
 void backend_rsv_close(struct backend *b, struct bga_rsv *rsv)
 {
+	breaks_rsv_close(b->breaks, rsv);
 	if (b->vol)
 		bga_rsv_close(rsv);
 	else if (b->ref)
