@@ -115,7 +115,7 @@ bonnie() {
 # to 5 and to the tip; past 86% full after a round, the clone's working
 # copy emptied (hg update null) and refilled at the next update; at the
 # end the first repository deleted
-hg_do() { HGPLAIN=1 HGRCPATH= hg --config ui.username=record --config ui.interactive=false "$@"; }
+hg_do() { HGPLAIN=1 HGRCPATH='' hg --config ui.username=record --config ui.interactive=false "$@"; }
 hg_edit() { # hg_edit DIR N: every fifth C file under $mnt/repo/sound/DIR (in sorted order, from the Nth) edited
 	find "$mnt/repo/sound/$1" -name '*.c' | LC_ALL=C sort | awk -v n="$2" 'NR % 5 == n' |
 		xargs -d '\n' sed -i -e 's/\t*return 0;$/&\n\t\/* round '"$2"' *\//' -e 's/^static int /static  int /'
