@@ -3,7 +3,7 @@
 # Record the traces of tests/data/traces/ again (docs/TRACE.md), as root
 # with /dev/fuse, dbench, postmark, git, fio, xz, linux-source-6.1, what a
 # kernel build needs (gcc, make, flex, bison, bc), dpkg, gzip, sqlite3,
-# rsync, savelog (debianutils), db_bench (rocksdb-tools), ccache, cmake
+# rsync, savelog (debianutils), db_bench (rocksdb-tools), ccache, cmake,
 # zstd, squashfs-tools, bonnie++ and mercurial (scripts/deps.sh record):
 #   bgafs-dbench.trace     bgafs (mount -o trace=) under dbench, 2 clients, 3 s, 256M image
 #   bgafs-dbench8.trace.xz bgafs under dbench, 8 clients, 10 s, 1G image
