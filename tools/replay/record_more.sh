@@ -167,3 +167,162 @@ hg_rounds() {
 	rm -rf "$mnt/repo"
 	peak_stop hg
 }
+
+# Two more, recorded with the library and the bgafs of ab0bc23 too: a
+# PostgreSQL cluster under pgbench (pgbench) and a mail store that
+# dovecot's delivery agent writes (maildir).  Both run their programs
+# as users of their own (postgres, mail: a database server does not run
+# as root), so record_traces.sh mounts them with allow_other, and $work
+# is opened to them (its mode 711: searched, not listed).
+pg_sock=$work/pgsock
+pg_bin=/usr/lib/postgresql/15/bin # postgresql-15's programs, initdb and pg_ctl off the PATH
+pg_do() { runuser -u postgres -- "$pg_bin/$1" "${@:2}"; } # pg_do PROGRAM ARGS...: run as postgres
+pg_sql() { pg_do psql -h "$pg_sock" -X -q -v ON_ERROR_STOP=1 -d "$1" -c "$2" >/dev/null; } # pg_sql DB SQL
+pg_init() { # pg_init DB SCALE FILLFACTOR: pgbench's tables of SCALE dropped and made again in DB
+	pg_do pgbench -h "$pg_sock" -i -q -s "$2" -F "$3" "$1" >"$work/pg-init-$1.out" 2>&1 ||
+		{ cat "$work/pg-init-$1.out" >&2; echo "record_traces: pgbench: pgbench -i $1 failed" >&2; exit 1; }
+}
+pg_run() { # pg_run DB SEED CLIENTS TXNS: TPC-B-like transactions, TXNS a client
+	pg_do pgbench -h "$pg_sock" -c "$3" -j "$3" -t "$4" --random-seed="$2" "$1" >"$work/pg-run-$1.out" 2>&1 ||
+		{ cat "$work/pg-run-$1.out" >&2; echo "record_traces: pgbench: pgbench $1 (seed $2) failed" >&2; exit 1; }
+}
+pg_both() { # pg_both BENCH... -- SHOP...: two commands at once, pg_init or pg_run, the first on bench, the second on shop
+	local a=() p
+	while [ "$1" != -- ]; do a+=("$1") && shift; done
+	shift
+	"${a[@]}" &
+	p=$!
+	"$@"
+	wait "$p" || exit 1
+	settled
+	echo "record_traces: pgbench: ${a[*]} and $*, $(used_pct)% full"
+}
+pg_stop() { [ -f "$mnt/pg/data/postmaster.pid" ] && pg_do pg_ctl -D "$mnt/pg/data" -m fast -w stop >/dev/null; }
+# the server stopped before the image is unmounted when a step fails
+fuse_cleanup_extra() { pg_stop 2>/dev/null || true; }
+
+# pgbench: a PostgreSQL 15 cluster made by initdb on bgafs, its server
+# (fsync on; WAL segments of 16 MiB, 32-48 MiB of them kept and
+# recycled; a checkpoint every 30 s; autovacuum every second, at 2% of
+# a table dead) serving two databases at once, bench and shop, whose
+# relation files grow 8 KiB at a time as pgbench (postgresql-contrib)
+# loads and updates them: pgbench -i of bench at scale 4 beside shop at
+# scale 2 (fillfactor 80); TPC-B-like runs on both at once (bench: 4
+# clients, shop: 2, 3,000 transactions a client, seeds 1 and 2); VACUUM
+# FULL of bench's accounts (the table and its index written again
+# whole, the old files deleted); runs again (seeds 3, 4); CLUSTER of
+# shop's accounts on its key; shop made again at scale 3 (fillfactor
+# 90: its tables dropped) beside a run on bench (seed 5); runs again
+# (seeds 6, 7); shop dropped (DROP DATABASE); a CHECKPOINT; the server
+# stopped.  296M image, 87.9% full at the peak (during the VACUUM FULL
+# and the second runs).
+pg_bench() {
+	peak_start
+	chmod 711 "$work"
+	mkdir -p "$pg_sock" "$mnt/pg"
+	chown postgres:postgres "$pg_sock" "$mnt/pg"
+	chmod 700 "$mnt/pg"
+	pg_do initdb -D "$mnt/pg/data" --no-locale -E UTF8 -A trust >"$work/initdb.out" 2>&1 ||
+		{ cat "$work/initdb.out" >&2; echo "record_traces: pgbench: initdb failed" >&2; exit 1; }
+	pg_do pg_ctl -D "$mnt/pg/data" -l "$pg_sock/log" -w -o "-k $pg_sock -c listen_addresses= -c fsync=on \
+-c shared_buffers=16MB -c max_wal_size=48MB -c min_wal_size=32MB -c checkpoint_timeout=30s \
+-c autovacuum_naptime=1s -c autovacuum_vacuum_scale_factor=0.02" start >/dev/null ||
+		{ cat "$pg_sock/log" >&2; echo "record_traces: pgbench: the server did not start" >&2; exit 1; }
+	pg_do createdb -h "$pg_sock" bench
+	pg_do createdb -h "$pg_sock" shop
+	pg_both pg_init bench 4 100 -- pg_init shop 2 80
+	pg_both pg_run bench 1 4 3000 -- pg_run shop 2 2 3000
+	pg_sql bench 'VACUUM FULL pgbench_accounts'
+	settled
+	echo "record_traces: pgbench: bench's accounts vacuumed full, $(used_pct)% full"
+	pg_both pg_run bench 3 4 3000 -- pg_run shop 4 2 3000
+	pg_sql shop 'CLUSTER pgbench_accounts USING pgbench_accounts_pkey'
+	pg_both pg_run bench 5 4 3000 -- pg_init shop 3 90
+	pg_both pg_run bench 6 4 3000 -- pg_run shop 7 2 3000
+	pg_sql bench 'DROP DATABASE shop'
+	pg_sql bench 'CHECKPOINT'
+	pg_stop
+	peak_stop pgbench
+}
+
+# maildir: a mail store that dovecot-lda (dovecot-core) delivers into
+# and doveadm expires, as a mail server's: six users' Maildirs (each
+# message a file written once in tmp/, fsync'd and renamed into new/;
+# beside it dovecot's index, cache and uid list, appended to and written
+# again), delivered to by two streams at once (users 1-3 and 4-6, as an
+# MTA's two delivery processes).  Twelve weeks of mail, 400 messages a
+# week (sizes log-normal: 70% text of about 3 KiB, 25% HTML of about
+# 30 KiB, 5% a base64 attachment of about 600 KiB, at most 4 MiB before
+# encoding; a third of them into a folder, Lists, that delivery
+# creates; their Date: in that week of 2026 from 5 January; generated
+# by mail_week, each stream seeded by the week and its users, written
+# only by dovecot-lda).  Before each week, when the volume is past 70%
+# full, every user's mail sent more than five weeks before the week
+# expunged (doveadm expunge ... sentbefore), and Lists' more than two
+# (from week 6 on: every week).  At the end, user 6's store deleted
+# whole (rm -rf, an account closed), and users 1-3's mail sent more
+# than a week before the last week expunged.  112M image, 88.9% full at
+# the peak (in week 11).
+mail_conf=$work/dovecot.conf
+mail_do() { # mail_do USER PROGRAM ARGS...: run as mail, USER's store at $mnt/mail/USER
+	runuser -u mail -- env USER="$1" HOME="$mnt/mail/$1" "${@:2}"
+}
+mail_week() { # mail_week WEEK USER...: the week's messages to USERs, each given to dovecot-lda
+	runuser -u mail -- python3 - "$1" "$mail_conf" "$mnt/mail" "${@:2}" <<'PY'
+import base64, datetime, random, subprocess, sys
+week, conf, root, users = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
+r = random.Random(f"{100 + week} {' '.join(users)}")  # a str seed: the same stream on every Python 3
+words = "the of and to in is for that on with as by at from this be are was it or an not have data file block".split()
+start = datetime.datetime(2026, 1, 5, tzinfo=datetime.timezone.utc) + datetime.timedelta(weeks=week - 1)
+for i in range(400 * len(users) // 6):
+    user, kind = r.choice(users), r.random()
+    if kind < 0.70:
+        body = " ".join(r.choice(words) for _ in range(int(r.lognormvariate(6.3, 0.7)))).encode()
+    elif kind < 0.95:
+        body = ("<p>" + " ".join(r.choice(words) for _ in range(int(r.lognormvariate(8.6, 0.5)))) + "</p>").encode()
+    else:
+        body = base64.encodebytes(r.randbytes(min(4 << 20, int(r.lognormvariate(12.9, 0.8)))))
+    date = start + datetime.timedelta(seconds=r.randrange(7 * 86400))
+    head = (f"From: sender{r.randrange(50)}@example.org\nTo: {user}@example.net\n"
+            f"Subject: week {week} message {i}\nDate: {date.strftime('%a, %d %b %Y %H:%M:%S +0000')}\n"
+            f"Message-ID: <{week}.{i}.{user}@example.org>\n\n")
+    box = "Lists" if r.random() < 1 / 3 else "INBOX"
+    subprocess.run(["/usr/lib/dovecot/dovecot-lda", "-c", conf, "-e", "-m", box], input=head.encode() + body,
+                   env={"USER": user, "HOME": f"{root}/{user}", "PATH": "/usr/bin:/bin"}, check=True,
+                   stderr=subprocess.DEVNULL)
+PY
+}
+mail_expire() { # mail_expire DAYS LISTDAYS DATE USER...: USERs' mail sent DAYS before DATE expunged, Lists' LISTDAYS
+	local u
+	for u in "${@:4}"; do
+		mail_do "$u" doveadm -c "$mail_conf" expunge mailbox INBOX sentbefore "$(date -u -d "$3 - $1 days" +%Y-%m-%d)"
+		mail_do "$u" doveadm -c "$mail_conf" expunge mailbox Lists sentbefore "$(date -u -d "$3 - $2 days" +%Y-%m-%d)"
+	done
+}
+maildir() {
+	peak_start
+	chmod 711 "$work"
+	printf '%s\n' 'mail_location = maildir:~/Maildir' 'log_path = /dev/stderr' 'ssl = no' \
+		'lda_mailbox_autocreate = yes' >"$mail_conf"
+	chmod 644 "$mail_conf"
+	mkdir "$mnt/mail"
+	chown mail:mail "$mnt/mail"
+	local w p day
+	for w in 1 2 3 4 5 6 7 8 9 10 11 12; do
+		day=$(date -u -d "2026-01-05 + $((7 * w - 7)) days" +%Y-%m-%d)
+		if [ "$(used_pct)" -gt 70 ]; then
+			mail_expire 35 14 "$day" u1 u2 u3 u4 u5 u6
+			settled
+			echo "record_traces: maildir: mail sent before week $w expired, $(used_pct)% full"
+		fi
+		mail_week "$w" u1 u2 u3 &
+		p=$!
+		mail_week "$w" u4 u5 u6
+		wait "$p" || { echo "record_traces: maildir: week $w's delivery failed" >&2; exit 1; }
+		settled
+		echo "record_traces: maildir: week $w delivered, $(used_pct)% full"
+	done
+	rm -rf "$mnt/mail/u6"
+	mail_expire 7 7 "$day" u1 u2 u3
+	peak_stop maildir
+}
