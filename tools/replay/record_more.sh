@@ -172,8 +172,10 @@ hg_rounds() {
 # PostgreSQL cluster under pgbench (pgbench) and a mail store that
 # dovecot's delivery agent writes (maildir).  Both run their programs
 # as users of their own (postgres, mail: a database server does not run
-# as root), so record_traces.sh mounts them with allow_other, and $work
-# is opened to them (its mode 711: searched, not listed).
+# as root, and dovecot-lda run by root asks a running dovecot's auth
+# service for its user), so record_traces.sh mounts them with
+# allow_other, and $work is opened to them (its mode 711: searched, not
+# listed).
 pg_sock=$work/pgsock
 pg_bin=/usr/lib/postgresql/15/bin # postgresql-15's programs, initdb and pg_ctl off the PATH
 pg_do() { runuser -u postgres -- "$pg_bin/$1" "${@:2}"; } # pg_do PROGRAM ARGS...: run as postgres
@@ -205,17 +207,17 @@ fuse_cleanup_extra() { pg_stop 2>/dev/null || true; }
 # (fsync on; WAL segments of 16 MiB, 32-48 MiB of them kept and
 # recycled; a checkpoint every 30 s; autovacuum every second, at 2% of
 # a table dead) serving two databases at once, bench and shop, whose
-# relation files grow 8 KiB at a time as pgbench (postgresql-contrib)
+# relation files grow 8 KiB at a time as pgbench (postgresql-15)
 # loads and updates them: pgbench -i of bench at scale 4 beside shop at
 # scale 2 (fillfactor 80); TPC-B-like runs on both at once (bench: 4
-# clients, shop: 2, 3,000 transactions a client, seeds 1 and 2); VACUUM
-# FULL of bench's accounts (the table and its index written again
-# whole, the old files deleted); runs again (seeds 3, 4); CLUSTER of
+# clients, shop: 2, 3,000 transactions a client, seeds 1 and 2; each
+# after pgbench's own VACUUM of its small tables and TRUNCATE of its
+# history table); VACUUM FULL of bench's accounts (the table and its
+# index written again whole, the old files deleted); runs again (seeds 3, 4); CLUSTER of
 # shop's accounts on its key; shop made again at scale 3 (fillfactor
 # 90: its tables dropped) beside a run on bench (seed 5); runs again
 # (seeds 6, 7); shop dropped (DROP DATABASE); a CHECKPOINT; the server
-# stopped.  296M image, 87.9% full at the peak (during the VACUUM FULL
-# and the second runs).
+# stopped.  296M image, 87.9% full at the peak.
 pg_bench() {
 	peak_start
 	chmod 711 "$work"
@@ -252,8 +254,8 @@ pg_bench() {
 # again), delivered to by two streams at once (users 1-3 and 4-6, as an
 # MTA's two delivery processes).  Twelve weeks of mail, 400 messages a
 # week (sizes log-normal: 70% text of about 3 KiB, 25% HTML of about
-# 30 KiB, 5% a base64 attachment of about 600 KiB, at most 4 MiB before
-# encoding; a third of them into a folder, Lists, that delivery
+# 30 KiB, 5% a base64 attachment of about 540 KiB before encoding, at
+# most 4 MiB; a third of them into a folder, Lists, that delivery
 # creates; their Date: in that week of 2026 from 5 January; generated
 # by mail_week, each stream seeded by the week and its users, written
 # only by dovecot-lda).  Before each week, when the volume is past 70%
