@@ -88,6 +88,11 @@ for target in "${@:-build}"; do
 		want cmd db_bench rocksdb-tools # the lsm history
 		want cmd ccache ccache # the ccache history
 		want cmd zstd zstd # the archive history
+		want cmd mksquashfs squashfs-tools # the squashfs history
+		want cmd bonnie++ bonnie++ # the bonnie history
+		want cmd hg mercurial # the hg history
+		want file /usr/lib/postgresql/15/bin/pgbench postgresql-15 # the pgbench history
+		want file /usr/lib/dovecot/dovecot-lda dovecot-core # the maildir history
 		;;
 	coverage) # make coverage: with test, gcovr for the report
 		want cmd gcovr gcovr

@@ -3,8 +3,9 @@
 # Record the traces of tests/data/traces/ again (docs/TRACE.md), as root
 # with /dev/fuse, dbench, postmark, git, fio, xz, linux-source-6.1, what a
 # kernel build needs (gcc, make, flex, bison, bc), dpkg, gzip, sqlite3,
-# rsync, savelog (debianutils), db_bench (rocksdb-tools), ccache, cmake
-# and zstd (scripts/deps.sh record):
+# rsync, savelog (debianutils), db_bench (rocksdb-tools), ccache, cmake,
+# zstd, squashfs-tools, bonnie++, mercurial, postgresql-15 and dovecot-core
+# (scripts/deps.sh record):
 #   bgafs-dbench.trace     bgafs (mount -o trace=) under dbench, 2 clients, 3 s, 256M image
 #   bgafs-dbench8.trace.xz bgafs under dbench, 8 clients, 10 s, 1G image
 #   bgafs-exerciser.trace  bgafs under the data-integrity exerciser (bgafs_exerciser,
@@ -72,14 +73,20 @@
 #                          backed up by tar and zstd, full and incremental archives
 #                          rotated, restored thrice, 87% full at the peak
 #                          (see archive() in record_apps.sh)
+#   bgafs-squashfs.trace.xz, bgafs-bonnie.trace.xz, bgafs-hg.trace.xz: held out,
+#                          images squashed and unpacked, bonnie++, a Mercurial
+#                          repository (see record_more.sh)
+#   bgafs-pgbench.trace.xz, bgafs-maildir.trace.xz: held out, a PostgreSQL
+#                          cluster under pgbench, a Maildir store that
+#                          dovecot-lda delivers into (see record_more.sh)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
 # (each took 1-2 minutes to record on this project's 2-core machine, and
-# the kernel build and ccache 6-7).  Each bgafs trace is checked: applied with its recorded results
+# the kernel build and ccache 6-7, maildir 5).  Each bgafs trace is checked: applied with its recorded results
 # (bga-replay run --verify), it ends in the free map of the image the
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
 # bgafs trace uncompressed in DIR too.
-#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|debs|gzip|sqlite|sort|fiomix|torrent|gitgc|logs|rsync|lsm|ccache|archive|objects]...]
+#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|debs|gzip|sqlite|sort|fiomix|torrent|gitgc|logs|rsync|lsm|ccache|archive|squashfs|bonnie|hg|pgbench|maildir|objects]...]
 # (default build/test, all of them)
 #
 # A new history:
@@ -106,7 +113,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
-which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc debs gzip sqlite sort fiomix torrent gitgc logs rsync lsm ccache archive objects}
+which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc debs gzip sqlite sort fiomix torrent gitgc logs rsync lsm ccache archive squashfs bonnie hg pgbench maildir objects}
 R=$build/tools/replay/bga-replay
 BGAFS=$build/tools/bgafs/bgafs
 out=tests/data/traces
@@ -127,6 +134,14 @@ case " $which " in *" usrinc "* | *" rsync "*) cmds+=(rsync) ;; esac
 case " $which " in *" lsm "*) cmds+=(db_bench) ;; esac
 case " $which " in *" ccache "*) cmds+=(ccache cmake) ;; esac
 case " $which " in *" archive "*) cmds+=(zstd) ;; esac
+# mksquashfs, unsquashfs and zstd the squashfs one, bonnie++ and hg theirs
+case " $which " in *" squashfs "*) cmds+=(mksquashfs unsquashfs zstd) ;; esac
+case " $which " in *" bonnie "*) cmds+=(bonnie++) ;; esac
+case " $which " in *" hg "*) cmds+=(hg) ;; esac
+# postgresql-15's programs (off the PATH) and dovecot's theirs, run as
+# the users postgres and mail (runuser; python3 generates the mail)
+case " $which " in *" pgbench "*) cmds+=(/usr/lib/postgresql/15/bin/pgbench /usr/lib/postgresql/15/bin/initdb runuser) ;; esac
+case " $which " in *" maildir "*) cmds+=(/usr/lib/dovecot/dovecot-lda doveadm runuser python3) ;; esac
 for c in "${cmds[@]}"; do
 	command -v "$c" >/dev/null || { echo "record_traces: $c missing (scripts/deps.sh record)" >&2; exit 2; }
 done
@@ -139,7 +154,9 @@ fuse_setup "$(mktemp -d /tmp/record_traces.XXXXXX)"
 record() { # record NAME SIZE COMMAND...: the command runs with $mnt mounted, traced
 	local name=$1 size=$2
 	shift 2
-	bgafs_mount_fresh "$BGAFS" "$size" "$work/log" -o "trace=$work/$name.trace"
+	# record_opts: more mount options, ",allow_other" for a history whose
+	# programs run as other users than root (record_more.sh)
+	bgafs_mount_fresh "$BGAFS" "$size" "$work/log" -o "trace=$work/$name.trace${record_opts:-}"
 	"$@"
 	umount_fs
 	local want got
@@ -170,6 +187,7 @@ record() { # record NAME SIZE COMMAND...: the command runs with $mnt mounted, tr
 # shellcheck source=tools/replay/record_histories.sh
 . tools/replay/record_histories.sh
 . tools/replay/record_apps.sh
+. tools/replay/record_more.sh
 
 exerciser() {
 	"$ex" -q -s 1 -n 500 -S "$work/state" "$mnt" || echo "record_traces: the exerciser exited with $?"
@@ -202,8 +220,13 @@ for t in $which; do
 	lsm) record bgafs-lsm 264M lsm ;;
 	ccache) record bgafs-ccache 200M ccache_ci ;;
 	archive) record bgafs-archive 424M archive ;;
+	squashfs) record bgafs-squashfs 200M squash_images ;;
+	bonnie) record bgafs-bonnie 192M bonnie ;;
+	hg) record bgafs-hg 122M hg_rounds ;;
+	pgbench) record_opts=,allow_other record bgafs-pgbench 296M pg_bench ;;
+	maildir) record_opts=,allow_other record bgafs-maildir 112M maildir ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
-	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, torrent, gitgc, logs, rsync, lsm, ccache, archive, objects)" >&2; exit 2 ;;
+	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, torrent, gitgc, logs, rsync, lsm, ccache, archive, squashfs, bonnie, hg, pgbench, maildir, objects)" >&2; exit 2 ;;
 	esac
 done
 tests/data/traces/regen_hashes.sh "$build"
