@@ -7,6 +7,7 @@
  * what a reference is for.
  */
 #include "refalloc.h"
+#include "runs.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -621,12 +622,6 @@ int ref_check(const struct refalloc *r)
 	return 0;
 }
 
-static int by_start(const void *a, const void *b)
-{
-	const struct bga_extent *x = a, *y = b;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 int ref_freemap(const struct refalloc *r, uint64_t group, uint64_t unit, struct freemap *m)
 {
 	size_t npa = 1;
@@ -641,7 +636,7 @@ int ref_freemap(const struct refalloc *r, uint64_t group, uint64_t unit, struct 
 	for (const struct ref_file *f = r->files.next; f != &r->files; f = f->next)
 		if (f->pa_len)
 			pa[npa++] = (struct bga_extent){f->pa_start, f->pa_len};
-	qsort(pa, npa, sizeof(*pa), by_start);
+	qsort(pa, npa, sizeof(*pa), runs_by_start);
 	int rc = ref_freemap_with(r, group, unit, pa, npa, m);
 	free(pa);
 	return rc;

@@ -34,6 +34,7 @@
 
 #include "backend.h"
 #include "report.h"
+#include "runs.h"
 
 #define NONE UINT64_MAX
 #define MAX_OUT 65536
@@ -41,7 +42,7 @@
 struct file {
 	struct bga_rsv *rsv;
 	struct bga_extent *ext;
-	int64_t *lblk;  /* ext[i]'s first block's logical place (logical_runs) */
+	int64_t *lblk;  /* ext[i]'s first block's logical place (runs_logical) */
 	int64_t lnext;  /* the logical end of the file's last request */
 	size_t n, cap;
 	int open;
@@ -52,7 +53,7 @@ struct ctx {
 	struct backend *be;
 	struct result *res;
 	uint64_t *map, unit;
-	int64_t *lmap; /* recorded block -> its logical place in its file (logical_runs) */
+	int64_t *lmap; /* recorded block -> its logical place in its file (runs_logical) */
 	struct file *files;
 	size_t nfiles;
 	struct bga_extent *out, *runs;
@@ -78,70 +79,6 @@ static void count_err(struct result *r, int err)
 		}
 }
 
-static int by_start(const void *a, const void *b)
-{
-	const struct bga_extent *x = a, *y = b;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Runs of ext[0..n) once sorted and merged. */
-static size_t merged(struct bga_extent *ext, size_t n)
-{
-	if (!n)
-		return 0;
-	qsort(ext, n, sizeof(*ext), by_start);
-	size_t k = 1;
-	/* a block freed and allocated again to the same file (bgafs trims
-	 * and rewrites) is listed twice: overlaps join their runs */
-	uint64_t end = ext[0].start + ext[0].len;
-	for (size_t i = 1; i < n; i++) {
-		if (ext[i].start > end)
-			k++;
-		if (ext[i].start + ext[i].len > end)
-			end = ext[i].start + ext[i].len;
-	}
-	return k;
-}
-
-/*
- * A file's extents as its own map holds them: logical runs, each a piece
- * that goes on both logically and physically from the last, where
- * merged() counts physical runs, whatever their logical order.  The
- * logical places come from the goal_from records (bga_trace.h): a
- * request's first block lies at its anchor's place moved by the
- * distance, a request without one (a file's first, or the rest of a
- * write a first call left short) goes on from the file's last, and the
- * blocks of a request map its hole in order.  Places are relative to
- * the file's first request; a trace without goal_from counts one file
- * written in order, as merged() would where its pieces ascend.
- */
-struct lext {
-	int64_t l;
-	uint64_t p, len;
-};
-
-static int by_lblk(const void *a, const void *b)
-{
-	const struct lext *x = a, *y = b;
-	return x->l < y->l ? -1 : x->l > y->l ? 1 : (x->p > y->p) - (x->p < y->p);
-}
-
-static size_t logical_runs(const struct file *f)
-{
-	struct lext *v = malloc(f->n * sizeof(*v));
-	if (!v)
-		return 0;
-	for (size_t i = 0; i < f->n; i++)
-		v[i] = (struct lext){f->lblk[i], f->ext[i].start, f->ext[i].len};
-	qsort(v, f->n, sizeof(*v), by_lblk);
-	size_t k = 1;
-	for (size_t i = 1; i < f->n; i++)
-		if (v[i].l != v[i - 1].l + (int64_t)v[i - 1].len || v[i].p != v[i - 1].p + v[i - 1].len)
-			k++;
-	free(v);
-	return k;
-}
-
 static struct file *file_of(struct ctx *c, uint64_t id)
 {
 	if (!id)
@@ -164,8 +101,8 @@ static void file_done(struct ctx *c, struct file *f)
 {
 	if (f->n) {
 		c->res->files++;
-		c->res->file_lextents += logical_runs(f);
-		c->res->file_extents += merged(f->ext, f->n);
+		c->res->file_lextents += runs_logical(f->ext, f->lblk, f->n);
+		c->res->file_extents += runs_physical(f->ext, f->n);
 	}
 	free(f->ext);
 	free(f->lblk);
@@ -351,7 +288,7 @@ static void replay_alloc(struct ctx *c, const struct trace_rec *r)
 		f->lnext = l;
 	} else {
 		c->res->objects++;
-		c->res->object_extents += merged(c->out, n);
+		c->res->object_extents += runs_physical(c->out, n);
 	}
 }
 
@@ -506,7 +443,7 @@ static struct bga_extent *start_map(const struct trace *t, size_t *n)
 			memcpy(e + k, trace_ext(t, &t->rec[i]), t->rec[i].next * sizeof(*e));
 			k += t->rec[i].next;
 		}
-	qsort(e, k, sizeof(*e), by_start);
+	qsort(e, k, sizeof(*e), runs_by_start);
 	*n = k;
 	return e;
 }
