@@ -218,7 +218,7 @@ struct inode {
 	uint32_t nopen;         /* open file handles */
 	uint64_t last_txn;      /* the transaction of its last change (fsync waits for it) */
 	struct bga_rsv *rsv;    /* reservation window while open */
-	uint32_t win_size;      /* the size window_by_shown_size set on rsv, 0: none (ops_file.c) */
+	uint32_t win_size;      /* the size window_by_shown_size set on rsv, 0: none (place.c) */
 	/* The log (txn.c, table.c; written under the inode's lock, read by
 	 * the commit under jlock exclusive): */
 	int logged;             /* the log's namespace holds this inode (not merely its ino) */
@@ -318,9 +318,9 @@ struct fs {
 	uint64_t removes_since_ckpt; /* names and inodes the deltas since it removed (cmu) */
 	uint64_t delta_removes; /* the same in the delta being written (commit thread) */
 	int writeback_cache;   /* -o writeback_cache: the kernel caches writes */
-	int goal_distance;     /* -o goal=distance: a hole aims at its logical distance (ops_file.c) */
+	int goal_distance;     /* -o goal=distance: a hole aims at its logical distance (place.c) */
 	int window_shown;      /* -o window=shown (the default): a file written out of order has its
-				  window sized by its shown end (ops_file.c, window_by_shown_size) */
+				  window sized by its shown end (place.c, window_by_shown_size) */
 	uint32_t group_blocks, rsv_max; /* the allocator's blocks_per_group (a window's largest
 					  size) and rsv_max (the unsized doubling's cap) */
 	struct fuse_session *se; /* for notifications to the kernel (ops_file.c, perm_changed) */
@@ -475,6 +475,41 @@ int perm_inherit_locked(struct fs *fs, struct inode *ip, const struct inode *dir
 /* Bytes of the namespace (a bound) what a new inode in dir inherits
  * takes; no lock held (it takes dir's). */
 size_t perm_inherit_bytes(struct fs *fs, struct inode *dir);
+
+/* ---- placement (place.c): where a file's new blocks go ---- */
+
+/* A hole's goal (block; BGA_NO_GOAL: none), and the file's block nearest
+ * the hole (anchor; BGA_NO_GOAL: none, a goal of the caller's own) with
+ * the hole's logical distance from it, which the trace records beside
+ * the request whatever it aims at (bga_rec_alloc_from). */
+struct goal {
+	uint64_t block, anchor;
+	int64_t distance;
+};
+
+/* The goal of the hole at lblk of ip: just past the file's block before
+ * it (-o goal=past, the default), or that block moved by the logical
+ * distance (-o goal=distance). */
+struct goal hole_goal(struct fs *fs, struct inode *ip, uint64_t lblk);
+/* Up to want blocks for a hole aimed at goal, as at most max_out extents
+ * in out[] (*n), in the order they map the hole: one bga_alloc_vec call
+ * for a hole of 16 blocks or more (or flags with BGA_ALL_OR_NOTHING,
+ * fallocate's), else one bga_alloc.  0 or the library's error. */
+int alloc_hole(struct fs *fs, struct inode *ip, struct goal goal, uint64_t want, uint32_t flags,
+	       struct bga_extent *out, size_t max_out, size_t *n);
+/* The holes of [lblk, last] of m: their block count, and how many. */
+void count_holes(const struct extmap *m, uint64_t lblk, uint64_t last, uint64_t *blocks, uint64_t *holes);
+/* Before a write of want blocks in holes ending at byte end: a file
+ * written out of order (-o window=shown) has its window sized by the
+ * blocks it has shown it still needs, up to a group (place.c says when
+ * and why); nothing for a file written in order. */
+void window_by_shown_size(struct fs *fs, struct inode *ip, uint64_t end, uint64_t want);
+/* want blocks as extents, call after call from the end of the last, in
+ * *got (grown from *cap as needed, *n of them).  0, or the error with
+ * nothing kept; with some_ok, a -ENOSPC after some blocks were taken is
+ * 0 with fewer than want. */
+int alloc_scattered(struct fs *fs, struct inode *ip, struct goal goal, uint64_t want, struct bga_extent **got,
+		    size_t *cap, size_t *n, int some_ok);
 
 /* ops_dir.c, ops_readdir.c, ops_file.c, ops_xattr.c */
 void bgafs_ops_dir(struct fuse_lowlevel_ops *o);

@@ -14,7 +14,7 @@
  * compare alike), goal=past|distance (where a write into a hole aims),
  * window=shown|doubling (a file written out of order, past a hole, has its
  * window sized by the size it has shown: the blocks still to fill up to
- * its logical end, up to a group, ops_file.c window_by_shown_size; the
+ * its logical end, up to a group, place.c window_by_shown_size; the
  * default, or every window doubles as the library's do), and the atime
  * options relatime (the default),
  * strictatime, noatime and nodiratime, which bgafs applies itself: FUSE

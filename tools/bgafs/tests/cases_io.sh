@@ -207,7 +207,7 @@ case_stressng() {
 }
 
 # A file written out of order has its window sized by the size it has
-# shown (ops_file.c, window_by_shown_size; -o window=shown, the default):
+# shown (place.c, window_by_shown_size; -o window=shown, the default):
 # 16 MiB written in 128 KiB pieces, the piece at 12 MiB first, records
 # rsv_set_size for the blocks it has shown it still needs (12 MiB and
 # the piece, at most the file), and the file is then at most two
