@@ -26,6 +26,12 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 /* BGA_ROUTE_LOCAL: the CPU's locality window, while contention gives it
  * bookings. */
 int bga__alloc_local(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out);
+/* A new goal-less file's first request into a free run of exactly its
+ * length in its CPU's home group (ac->goal's) whose free space is in
+ * pieces (<bgalloc/alloc.h>, where a request looks, 2; hole.c says
+ * when).  0 with *out taken; -ENOSPC (or -EBUSY: the lock was held)
+ * when no such hole serves, nothing taken then. */
+int bga__alloc_hole(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out);
 /* BGA_ROUTE_WALK: the group walk from ac->goal: the goal's group, then
  * the index round the volume, busy groups again at the end. */
 int bga__search(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out);
