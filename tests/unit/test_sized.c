@@ -18,18 +18,26 @@
 #include "requests.h"
 #include "testutil.h"
 
+/* A volume of `blocks` in groups of `bpg`, windows from 8 blocks doubling
+ * up to rsv_max. */
+static struct bga_volume *make(uint64_t blocks, uint32_t bpg, uint32_t rsv_max)
+{
+	struct bga_config cfg;
+	struct bga_volume *vol;
+	bga_config_init(&cfg, blocks);
+	cfg.blocks_per_group = bpg;
+	cfg.rsv_default = 8;
+	cfg.rsv_max = rsv_max;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	return vol;
+}
+
 /* bga_rsv_set_size takes any size up to blocks_per_group, the group
  * itself included and past rsv_max (which caps only an unsized window's
  * doubling), and a window then books that many. */
 Test(sized, set_size_up_to_a_group)
 {
-	struct bga_config cfg;
-	struct bga_volume *vol;
-	bga_config_init(&cfg, 4096);
-	cfg.blocks_per_group = 1024;
-	cfg.rsv_default = 8;
-	cfg.rsv_max = 100;
-	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	struct bga_volume *vol = make(4096, 1024, 100);
 	struct bga_rsv *h;
 	cr_assert_eq(bga_rsv_open(vol, &h), 0);
 	cr_assert_eq(bga_rsv_set_size(h, 1025), -EINVAL, "above a group");
@@ -58,13 +66,7 @@ Test(sized, set_size_up_to_a_group)
  * a block a call books once per size, each window one extent. */
 Test(sized, sized_handle_books_whole_windows)
 {
-	struct bga_config cfg;
-	struct bga_volume *vol;
-	bga_config_init(&cfg, 4096);
-	cfg.blocks_per_group = 1024;
-	cfg.rsv_default = 8;
-	cfg.rsv_max = 256;
-	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	struct bga_volume *vol = make(4096, 1024, 256);
 	struct bga_extent used, e, w;
 	/* [0, 100) in use but for a hole of 10 at 40 */
 	cr_assert_eq(alloc_at(vol, 0, 100, 100, NULL, BGA_EXACT_GOAL, &used), 0);
@@ -124,13 +126,7 @@ Test(sized, sized_handle_request_of_its_size_leaves_no_window)
  * is still at most a group. */
 Test(sized, set_size_up_to_rsv_max_past_a_group)
 {
-	struct bga_config cfg;
-	struct bga_volume *vol;
-	bga_config_init(&cfg, 1024);
-	cfg.blocks_per_group = 256;
-	cfg.rsv_default = 8;
-	cfg.rsv_max = 300;
-	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	struct bga_volume *vol = make(1024, 256, 300);
 	struct bga_rsv *h;
 	cr_assert_eq(bga_rsv_open(vol, &h), 0);
 	cr_assert_eq(bga_rsv_set_size(h, 301), -EINVAL, "above rsv_max and a group");
