@@ -117,9 +117,10 @@ static bool borders_pending_locked(struct bga_volume *vol, struct bga_group *grp
  * docs/HISTORY.md#placement-on-recorded-histories-where-pgbenchs-free-space-ends-in-window-sized-pieces-2026-12-05).
  * Without the room they lie side by side.  Files that grow side by
  * side (a store's tables) took from their windows past their first
- * request, so they make no crowd and keep their room; a crowd of two
- * counts an ordinary writer's file and the one it begins next, and
- * lsm's end score went, a crowd of four kept hg's end over its peer's
+ * request, so they make no crowd and keep their room, where a cap on
+ * every window's room cost lsm its end score.  Three, not one: one idle
+ * new file is any writer's file just begun, and lsm's end went again;
+ * at four hg's end stayed over its peer's
  * (docs/HISTORY.md#placement-on-recorded-histories-a-crowd-of-idle-new-files-keeps-no-room-2026-12-05).
  */
 #define BGA_IDLE_CROWD 3
