@@ -71,7 +71,7 @@ struct bga_rsv;
  * and so on, down to any run of min_len.  A run right after another
  * window is taken only past the first cfg.rsv_max blocks of it (their
  * file's room to grow), except by a file's first window in a group that
- * holds three or more windows that are their files' first and were not
+ * holds eight or more windows that are their files' first and were not
  * taken from since (new files written a little and left open together),
  * which then lie side by side.
  * A file (its handle never sized) gets no window at its first request

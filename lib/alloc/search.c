@@ -118,12 +118,14 @@ static bool borders_pending_locked(struct bga_volume *vol, struct bga_group *grp
  * Without the room they lie side by side.  Files that grow side by
  * side (a store's tables) took from their windows past their first
  * request, so they make no crowd and keep their room, where a cap on
- * every window's room cost lsm its end score.  Three, not one: one idle
+ * every window's room cost lsm its end score.  Eight, a crowd: one idle
  * new file is any writer's file just begun, and lsm's end went again;
- * at four hg's end stayed over its peer's
+ * two or three are a few writers' (dbench8's, a log writer's), whose
+ * files then lay among each other's and split more, and logs aged
+ * worse; eight to a dozen moved pgbench and little else
  * (docs/HISTORY.md#placement-on-recorded-histories-a-crowd-of-idle-new-files-keeps-no-room-2026-12-05).
  */
-#define BGA_IDLE_CROWD 3
+#define BGA_IDLE_CROWD 8
 static bool idle_crowd_locked(const struct bga_group *grp)
 {
 	return bga__window_idle_first_upto_locked(grp, BGA_IDLE_CROWD) >= BGA_IDLE_CROWD;
