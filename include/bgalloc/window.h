@@ -78,7 +78,7 @@ struct bga_rsv;
  * when it is shorter than 16
  * blocks (ext4's stream request) and, of the files whose first request
  * was as long on the calling CPU lately, at least 16 were seen and fewer
- * than one in six asked again through their handle: such a file has
+ * than one in four asked again through their handle: such a file has
  * likely been written whole, and its request is packed as
  * <bgalloc/alloc.h> says ("Where a request looks"), into short holes
  * that a window would pass over.  Files that grow (interleaved writers,

@@ -20,17 +20,10 @@
  * go on growing (a tar writing a block a call, interleaved writers),
  * they keep their windows, so they stay whole.  The counts halve at
  * BGA_SHOWN_DECAY files of a length, so that they follow the work of
- * the moment (BENCHMARKS.md#placement-on-recorded-histories).  One in
- * six, not four: a packed file keeps no room to grow in (it takes the
- * first hole that holds its request), so one that grows often splits;
- * where about a quarter of the files of a first length grow (Mercurial's
- * one-block files), the ratio crossed one in four back and forth and
- * packed them by turns, and the packed ones that grew split at their
- * holes' ends
- * (docs/HISTORY.md#placement-on-recorded-histories-which-new-files-stay-whole-packing-and-the-hole-2026-12-05).
+ * the moment (BENCHMARKS.md#placement-on-recorded-histories).
  */
 #define BGA_SHOWN_LEARN 16
-#define BGA_SHOWN_GREW 6
+#define BGA_SHOWN_GREW 4
 #define BGA_SHOWN_DECAY 1024
 
 void bga__pack_first(struct bga_percpu *pc, struct bga_rsv *rsv, uint32_t len)

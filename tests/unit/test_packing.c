@@ -24,12 +24,9 @@
 #include "testutil.h"
 #include "pin.h"
 
-/* What a CPU must see before it decides (pack.c's BGA_SHOWN_LEARN), a
- * length is packed while fewer than one in GREW of its files grew (pack.c's
- * BGA_SHOWN_GREW), and the length of a stream request (window.h's
- * BGA_LOCAL_MAX_REQ). */
+/* What a CPU must see before it decides (search.c's BGA_SHOWN_LEARN),
+ * and the length of a stream request (window.h's BGA_LOCAL_MAX_REQ). */
 #define LEARN 16
-#define GREW 6
 #define STREAM 16
 
 static struct bga_volume *make(uint64_t nblocks, uint32_t bpg, struct refmodel *m)
@@ -159,7 +156,7 @@ Test(packing, small_files_take_the_first_hole_that_holds_them)
  * Files whose first request was 3 blocks went on asking on this CPU (as
  * interleaved writers do): a file with such a first request books a
  * window, however many files since asked only once, until fewer than one
- * in six of those seen grew.
+ * in four of those seen grew.
  */
 Test(packing, files_that_grow_keep_their_windows)
 {
@@ -168,7 +165,7 @@ Test(packing, files_that_grow_keep_their_windows)
 	struct refmodel m;
 	struct bga_volume *vol = make(2 * 4096, 4096, &m);
 	show_files(vol, &m, 3, LEARN, true);
-	for (int i = 0; i < (GREW - 1) * LEARN; i++) {
+	for (int i = 0; i < 3 * LEARN; i++) {
 		struct bga_rsv *rsv;
 		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
 		struct bga_extent e = ask(vol, &m, rsv, BGA_NO_GOAL, 1, 3), w;
@@ -177,12 +174,12 @@ Test(packing, files_that_grow_keep_their_windows)
 		bga_rsv_close(rsv);
 		give_back(vol, &m, e.start, e.len);
 	}
-	/* LEARN grew of GREW * LEARN seen: not fewer than one in GREW */
+	/* LEARN grew of 4 * LEARN seen: no longer fewer than one in four */
 	struct bga_rsv *rsv;
 	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
 	struct bga_extent e = ask(vol, &m, rsv, BGA_NO_GOAL, 1, 3), w;
 	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
-	cr_assert_gt(w.len, 0, "one in %d grew: still a window", GREW);
+	cr_assert_gt(w.len, 0, "one in four grew: still a window");
 	bga_rsv_close(rsv);
 	give_back(vol, &m, e.start, e.len);
 	/* and the next one packs */
@@ -685,37 +682,5 @@ Test(packing, a_first_window_passes_a_hole_shorter_than_twice_its_size)
 	cr_assert_eq(e.start, 3001, "the file goes on in place: %llu", (unsigned long long)e.start);
 	cr_assert_eq(e.len, 15);
 	bga_rsv_close(rsv);
-	finish(vol, &m);
-}
-
-/*
- * Files whose first request was a block, one in five of them grown on
- * this CPU (Mercurial's, about so): the next such file books a window,
- * not packed into the first hole that holds a block (the one at 100),
- * so that when it asks again its second block follows its first; a
- * packed file would have split at its hole's end (pack.c, BGA_SHOWN_GREW).
- */
-Test(packing, a_length_one_in_five_of_whose_files_grew_keeps_its_windows)
-{
-	cpu_set_t old;
-	cr_assert_eq(test_pin_one_cpu(&old), 0);
-	struct refmodel m;
-	struct bga_volume *vol = make(2 * 4096, 4096, &m);
-	show_files(vol, &m, 1, LEARN, true);
-	show_files(vol, &m, 1, 4 * LEARN, false);
-	const uint32_t at[] = {100, 200, 300, 1000}, len[] = {1, 1, 1, 500};
-	holes(vol, &m, 4096, at, len, 4);
-	struct bga_rsv *rsv;
-	cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
-	struct bga_extent a = ask(vol, &m, rsv, BGA_NO_GOAL, 1, 1), w;
-	cr_assert_eq(bga_rsv_window(rsv, &w), 0);
-	cr_assert_gt(w.len, 0, "one in five grew: a window, not packed at %llu", (unsigned long long)a.start);
-	struct bga_extent b = ask(vol, &m, rsv, a.start + a.len, 1, 1);
-	cr_assert_eq(b.start, a.start + a.len, "the file's second block follows its first at %llu, not at %llu",
-		     (unsigned long long)a.start, (unsigned long long)b.start);
-	bga_rsv_close(rsv);
-	give_back(vol, &m, a.start, a.len);
-	give_back(vol, &m, b.start, b.len);
-	cr_assert_eq(test_unpin(&old), 0);
 	finish(vol, &m);
 }
