@@ -32,6 +32,10 @@ struct bga_trim_claim {
 };
 
 /* Rarely used per-group state, allocated on first use. */
+/* Places a group remembers where a file outgrew its hole (search.c,
+ * bga__window_outgrown_locked). */
+#define BGA_OUTGROWN 16
+
 struct bga_group_ext {
 	struct bga_window *windows; /* linked windows, unsorted; under the group lock */
 	struct bga_trim_claim *claims;   /* trims' claims while they discard; under the group lock */
@@ -45,6 +49,11 @@ struct bga_group_ext {
 	uint64_t *held;             /* blocks_per_group bits: window.h's held map, while
 				     * the group holds many windows; under the group lock */
 	bool held_lost;             /* window.h: a free met a held block no remainder holds */
+	/* window.h: where files written in order ran into another file's
+	 * block, offset + 1 (0: none), the last BGA_OUTGROWN noted, a ring
+	 * (search.c); under the group lock */
+	uint32_t outgrown[BGA_OUTGROWN];
+	uint8_t outgrown_next;
 };
 
 enum {

@@ -261,6 +261,27 @@ bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off)
 	return false;
 }
 
+/* Stored as off + 1, so that a zeroed ext (calloc) holds none; the
+ * oldest is overwritten, so a place a file outgrew long ago, since
+ * freed or filled, is forgotten. */
+void bga__window_outgrown_note_locked(struct bga_group *grp, uint32_t off)
+{
+	struct bga_group_ext *ext = grp->ext;
+	if (ext == NULL || bga__window_outgrown_locked(grp, off))
+		return;
+	ext->outgrown[ext->outgrown_next] = off + 1;
+	ext->outgrown_next = (uint8_t)((ext->outgrown_next + 1) % BGA_OUTGROWN);
+}
+
+bool bga__window_outgrown_locked(const struct bga_group *grp, uint32_t end)
+{
+	const struct bga_group_ext *ext = grp->ext;
+	for (uint32_t i = 0; ext != NULL && i < BGA_OUTGROWN; i++)
+		if (ext->outgrown[i] == end + 1)
+			return true;
+	return false;
+}
+
 /*
  * Does [off, off + len) overlap w's remainder?  [start, end) holds it and
  * is read off the cold line; the owner's span is read only when that

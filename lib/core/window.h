@@ -282,6 +282,13 @@ uint32_t bga__window_cut_range_locked(struct bga_volume *vol, struct bga_group *
  * back. */
 uint32_t bga__window_cut_out_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t at,
 				    uint32_t len);
+/* Note that a file written in order found the block at offset `off` of
+ * the group taken where its next blocks would have gone (search.c): the
+ * end of the hole it outgrew.  One of the last BGA_OUTGROWN such places
+ * (groupdesc.h), noted once; nothing where the group has no ext. */
+void bga__window_outgrown_note_locked(struct bga_group *grp, uint32_t off);
+/* Is `end` one of the places noted there? */
+bool bga__window_outgrown_locked(const struct bga_group *grp, uint32_t end);
 /* Does one of the group's windows end at `off`? */
 bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off);
 /* Does [off, off + len) overlap a window's remainder in this group?  The
