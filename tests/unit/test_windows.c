@@ -770,3 +770,61 @@ Test(windows, a_crowd_of_idle_new_files_keeps_no_room_after_their_windows)
 		bga_destroy(vol);
 	}
 }
+
+/*
+ * A hole a file outgrew is passed over by the next file's first window
+ * (search.c, outgrown_hole_locked): a file put in a hole of 18 blocks
+ * (its first window's fit is 16) that asks for more than the hole holds
+ * goes on elsewhere; deleted and written again, the next new file's
+ * first window goes past the hole, where one that no file outgrew (the
+ * same hole, on a volume where the file never asked for more) takes it.
+ */
+Test(windows, a_hole_a_file_outgrew_is_passed_over_by_the_next_new_file)
+{
+	enum { HOLE = 100, HOLE_LEN = 18, USED = 600 };
+	cpu_set_t set, old;
+	cr_assert_eq(sched_getaffinity(0, sizeof(old), &old), 0);
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	for (int outgrow = 0; outgrow <= 1; outgrow++) {
+		struct bga_config cfg;
+		bga_config_init(&cfg, 4096);
+		cfg.blocks_per_group = 4096; /* one group: every CPU's home */
+		cr_assert_eq(2 * cfg.rsv_default, 16, "the first window's fit the hole is sized for");
+		struct bga_volume *vol;
+		cr_assert_eq(bga_create(&cfg, &vol), 0);
+		struct bga_extent e, f;
+		struct bga_request all = {.goal = 0, .min_len = USED, .max_len = USED, .flags = BGA_EXACT_GOAL};
+		cr_assert_eq(bga_alloc(vol, &all, &e), 0);
+		cr_assert_eq(bga_free(vol, HOLE, HOLE_LEN), 0);
+		struct bga_rsv *rsv;
+		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+		cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, rsv, 0, &e), 0);
+		cr_assert_eq(e.start, HOLE, "the first file's first window takes the hole");
+		uint64_t len = 1;
+		if (outgrow) { /* on in order, for more than the hole holds */
+			cr_assert_eq(alloc_at(vol, HOLE + 1, 1, HOLE_LEN, rsv, 0, &f), 0);
+			cr_assert_geq(f.start, USED, "the file went on past the hole, at %llu", (unsigned long long)f.start);
+			cr_assert_eq(f.len, HOLE_LEN);
+		}
+		bga_rsv_close(rsv);
+		/* deleted, and committed: the CPU's next-fit place is forgotten */
+		cr_assert_eq(bga_free_deferred(vol, e.start, len, 1), 0);
+		if (outgrow)
+			cr_assert_eq(bga_free_deferred(vol, f.start, f.len, 1), 0);
+		cr_assert_eq(bga_commit(vol, 1), 0);
+		cr_assert_eq(bga_rsv_open(vol, &rsv), 0);
+		cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, rsv, 0, &e), 0);
+		if (outgrow)
+			cr_assert_geq(e.start, USED, "the next file took %llu, in the hole its like outgrew",
+				      (unsigned long long)e.start);
+		else
+			cr_assert_eq(e.start, HOLE, "the next file took %llu, not the hole no file outgrew",
+				     (unsigned long long)e.start);
+		bga_rsv_close(rsv);
+		assert_clean(vol);
+		bga_destroy(vol);
+	}
+	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+}
