@@ -135,7 +135,7 @@ static bool idle_crowd_locked(const struct bga_group *grp)
  * A file's first window passes over a hole shorter than
  * BGA_OUTGROWN_WINDOWS windows that ends where a file written in order
  * ran into another file's block (one of the last BGA_OUTGROWN places
- * noted in the group, note_outgrown_locked): a file outgrew that hole,
+ * noted in the group, bga__window_outgrown_note_locked): a file outgrew that hole,
  * and the next new file first fit put there was written as the one
  * before it and outgrew it at the same block, round after round (a
  * benchmark's files deleted and written again, a database's journals).
@@ -153,19 +153,6 @@ static bool outgrown_hole_locked(const struct bga_actx *ac, const struct bga_gro
 {
 	return first_window(ac) && len < big && len < ac->wsize * BGA_OUTGROWN_WINDOWS &&
 	       bga__window_outgrown_locked(grp, off + len);
-}
-
-/* A file's window could not go on in place from `from` (its end) for
- * the request: the block that cut its free run short, when one did, is
- * noted (outgrown_hole_locked). */
-static void note_outgrown_locked(struct bga_volume *vol, const struct bga_actx *ac, struct bga_group *grp, uint64_t g,
-				 uint32_t from)
-{
-	uint32_t x = from, bpg = vol->cfg.blocks_per_group;
-	while (x < bpg && x - from < ac->take.max && !bga__group_test_locked(vol, grp, g, x))
-		x++;
-	if (x < bpg && x - from < ac->take.max)
-		bga__window_outgrown_note_locked(grp, x);
 }
 
 /*
@@ -740,8 +727,8 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 			struct bga_gpos at = bga__gpos(vol, ac->goal);
 			if (at.g == g) {
 				rc = try_group_locked(vol, ac, g, at.off, true, out);
-				if (rc != 0 || out->start != ac->goal)
-					note_outgrown_locked(vol, ac, grp, g, at.off);
+				if (rc != 0 || out->start != ac->goal) /* not in place */
+					bga__window_outgrown_note_locked(vol, grp, g, at.off, ac->take.max);
 			}
 		}
 		bga__group_unlock(vol, g);

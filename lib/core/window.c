@@ -264,10 +264,16 @@ bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off)
 /* Stored as off + 1, so that a zeroed ext (calloc) holds none; the
  * oldest is overwritten, so a place a file outgrew long ago, since
  * freed or filled, is forgotten. */
-void bga__window_outgrown_note_locked(struct bga_group *grp, uint32_t off)
+void bga__window_outgrown_note_locked(const struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t from,
+				      uint32_t want)
 {
 	struct bga_group_ext *ext = grp->ext;
-	if (ext == NULL || bga__window_outgrown_locked(grp, off))
+	uint32_t off = from, bpg = vol->cfg.blocks_per_group;
+	if (ext == NULL)
+		return;
+	while (off < bpg && off - from < want && !bga__group_test_locked(vol, grp, g, off))
+		off++;
+	if (off >= bpg || off - from >= want || bga__window_outgrown_locked(grp, off))
 		return;
 	ext->outgrown[ext->outgrown_next] = off + 1;
 	ext->outgrown_next = (uint8_t)((ext->outgrown_next + 1) % BGA_OUTGROWN);

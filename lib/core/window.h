@@ -282,11 +282,13 @@ uint32_t bga__window_cut_range_locked(struct bga_volume *vol, struct bga_group *
  * back. */
 uint32_t bga__window_cut_out_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t at,
 				    uint32_t len);
-/* Note that a file written in order found the block at offset `off` of
- * the group taken where its next blocks would have gone (search.c): the
- * end of the hole it outgrew.  One of the last BGA_OUTGROWN such places
- * (groupdesc.h), noted once; nothing where the group has no ext. */
-void bga__window_outgrown_note_locked(struct bga_group *grp, uint32_t off);
+/* A file written in order could not go on in place at offset `from` of
+ * group g for `want` blocks (search.c): the block that cut the free run
+ * there short, when one did (the end of the hole the file outgrew), is
+ * noted, one of the last BGA_OUTGROWN such places (groupdesc.h), once;
+ * nothing where the group has no ext. */
+void bga__window_outgrown_note_locked(const struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t from,
+				      uint32_t want);
 /* Is `end` one of the places noted there? */
 bool bga__window_outgrown_locked(const struct bga_group *grp, uint32_t end);
 /* Does one of the group's windows end at `off`? */
