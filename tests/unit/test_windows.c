@@ -828,3 +828,55 @@ Test(windows, a_hole_a_file_outgrew_is_passed_over_by_the_next_new_file)
 	}
 	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
 }
+
+/*
+ * A new file's first window in a group that holds another file's window
+ * looks for a run of 5/2 its window (search.c, BGA_FIRST_FIT_BESIDE),
+ * where one in a group with no other window looks for twice it: with
+ * holes of 18 and 22 blocks (a window of 8), a file written alone takes
+ * the first, a file written beside an open one the second.
+ */
+Test(windows, a_first_window_beside_another_looks_for_a_longer_run)
+{
+	enum { HOLE = 100, SHORT = 18, LONG_HOLE = 200, LONG = 22, USED = 600, OTHER = 3000 };
+	cpu_set_t set, old;
+	cr_assert_eq(sched_getaffinity(0, sizeof(old), &old), 0);
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	struct bga_config cfg;
+	bga_config_init(&cfg, 4096);
+	cfg.blocks_per_group = 4096; /* one group: every CPU's home */
+	cr_assert_eq(cfg.rsv_default, 8, "the window the holes are sized for");
+	struct bga_volume *vol;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	struct bga_extent e;
+	struct bga_request all = {.goal = 0, .min_len = USED, .max_len = USED, .flags = BGA_EXACT_GOAL};
+	cr_assert_eq(bga_alloc(vol, &all, &e), 0);
+	cr_assert_eq(bga_free(vol, HOLE, SHORT), 0);
+	cr_assert_eq(bga_free(vol, LONG_HOLE, LONG), 0);
+	struct bga_rsv *alone, *other, *beside;
+	cr_assert_eq(bga_rsv_open(vol, &alone), 0);
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, alone, 0, &e), 0);
+	cr_assert_eq(e.start, HOLE, "a file written alone took %llu, not the first run of twice its window",
+		     (unsigned long long)e.start);
+	bga_rsv_close(alone);
+	/* deleted, and committed: the CPU's next-fit place is forgotten */
+	cr_assert_eq(bga_free_deferred(vol, e.start, 1, 1), 0);
+	cr_assert_eq(bga_commit(vol, 1), 0);
+	cr_assert_eq(bga_rsv_open(vol, &other), 0);
+	cr_assert_eq(alloc_at(vol, OTHER, 1, 1, other, 0, &e), 0);
+	cr_assert_eq(e.start, OTHER);
+	struct bga_extent w;
+	cr_assert_eq(bga_rsv_window(other, &w), 0);
+	cr_assert_gt(w.len, 0, "the open file keeps a window");
+	cr_assert_eq(bga_rsv_open(vol, &beside), 0);
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, beside, 0, &e), 0);
+	cr_assert_eq(e.start, LONG_HOLE, "a file written beside an open one took %llu, not the first run of 5/2 its window",
+		     (unsigned long long)e.start);
+	bga_rsv_close(beside);
+	bga_rsv_close(other);
+	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
