@@ -35,7 +35,9 @@ fuse_cleanup_extra() {
 # the server's data (used_memory_dataset), the oldest backup deleted.
 # At the end a FLUSHDB of database 1, a last BGREWRITEAOF, SHUTDOWN.
 # 340M image, 87.8% full at the peak (bga-replay -a ext2's "at most"
-# line); about a minute to record.
+# line); about a minute to record.  The server starts its AOF rewrites
+# by its own clock, so a recording again differs: its peak came out
+# from 84.6% (348M) to past 90% (330M, and 340M once on a busy machine).
 redis_sock=$work/redis.sock
 redis_do() { redis-cli -s "$redis_sock" "$@"; }
 redis_stop() { [ -S "$redis_sock" ] && redis_do shutdown >/dev/null; }
@@ -109,8 +111,8 @@ held_src() {
 # chunks written again, the old ones deleted); after days 5 and 8 the
 # day's archive extracted onto bgafs (borg extract), the restore before
 # it deleted; at the end the last restore deleted and a last compact.
-# 404M image, 87.6% full at the peak (in day 8's restore); a minute and
-# a half to record.
+# 404M image, 87.6% full at the peak (in day 8's restore; 89.3% when
+# recorded again); a minute and a half to record.
 borg_do() {
 	BORG_REPO=$mnt/repo BORG_CACHE_DIR=$mnt/cache BORG_BASE_DIR=$work/borg \
 		BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK=yes BORG_RELOCATED_REPO_ACCESS_IS_OK=yes borg "$@"
