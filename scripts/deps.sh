@@ -99,6 +99,8 @@ for target in "${@:-build}"; do
 		want cmd omindex xapian-omega # the xapian history
 		want cmd xapian-compact xapian-tools
 		want cmd mdb_load lmdb-utils # the lmdb history
+		want cmd mariadbd mariadb-server # the mariadb history
+		want cmd sysbench sysbench
 		;;
 	coverage) # make coverage: with test, gcovr for the report
 		want cmd gcovr gcovr

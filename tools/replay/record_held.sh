@@ -3,10 +3,11 @@
 # Held-out histories of programs nobody here wrote: an in-memory store's
 # append-only log and snapshots (redis), a deduplicating backup
 # repository (borg), a search index of a tree of many small files
-# (xapian) and a copy-on-write B-tree key-value store rebuilt and
-# copied (lmdb); one function a history as in record_histories.sh,
-# whose helpers (used_pct, kernel_src, ...) they use, with
-# record_apps.sh's peak poller and record_more.sh's more_src and settled.
+# (xapian), a copy-on-write B-tree key-value store rebuilt and copied
+# (lmdb) and a relational database under sysbench (mariadb); one
+# function a history as in record_histories.sh, whose helpers
+# (used_pct, kernel_src, ...) they use, with record_apps.sh's peak
+# poller and record_more.sh's more_src and settled.
 # Sourced by record_traces.sh after record_more.sh, never run alone.
 
 # Recorded with the library and the bgafs of 7b1bb5a, held out from the
@@ -17,6 +18,7 @@
 fuse_cleanup_extra() {
 	pg_stop 2>/dev/null || true
 	redis_stop 2>/dev/null || true
+	my_stop 2>/dev/null || true
 }
 
 # redis: redis-server 7 (redis-server, redis-tools) with its append-only
@@ -294,4 +296,71 @@ lmdb_rounds() {
 	done
 	find "$mnt/backup" -name 'kv-*.mdb' ! -name "kv-9.mdb" -delete
 	peak_stop lmdb
+}
+
+# mariadb: a MariaDB 10.11 server (mariadb-server; InnoDB, a file a
+# table, each grown by its own extension steps; a redo log of 32 MiB
+# written round; the binary log in files of at most 16 MiB) on bgafs,
+# run as the user mysql (record_traces.sh mounts it with allow_other),
+# under sysbench (1.0) over a Unix socket: databases a (4 tables of
+# 60,000 rows) and b (2 of 40,000) prepared; oltp_read_write on a
+# (2 threads) beside oltp_insert on b (1 thread), 20,000 and 20,000
+# events, seeds 1 and 2; the binary logs purged and a's first two
+# tables rebuilt (OPTIMIZE TABLE: a new file written, the old deleted);
+# oltp_delete on a beside oltp_insert on b (seeds 3, 4); b dropped and c
+# (3 tables of 80,000 rows) prepared; oltp_write_only on a and on c at
+# once (seeds 5, 6); the binary logs purged, c's first table rebuilt, a
+# dropped; the server shut down.  545M image, 87.4% full at the peak
+# (in the oltp_write_only runs; the binary logs in ROW format are most
+# of it); a minute and a half to record.
+my_sock=$work/mysqld/sock # in a directory of mysql's own, as its pid file and log
+my_do() { mariadb -S "$my_sock" -u root -e "$1"; } # my_do SQL: SQL run as root
+my_bench() { # my_bench DB TEST SEED THREADS ACTION [ARGS...]: sysbench's TEST on DB
+	sysbench "$2" --db-driver=mysql --mysql-socket="$my_sock" --mysql-user=root --mysql-db="$1" \
+		--rand-seed="$3" --threads="$4" --time=0 "${@:6}" "$5" >"$work/sb-$1-$3.out" 2>&1 ||
+		{ cat "$work/sb-$1-$3.out" >&2; echo "record_traces: mariadb: sysbench $2 $5 on $1 failed" >&2; exit 1; }
+}
+my_both() { # my_both ARGS1... -- ARGS2...: two my_bench at once
+	local a=() p
+	while [ "$1" != -- ]; do a+=("$1") && shift; done
+	shift
+	my_bench "${a[@]}" &
+	p=$!
+	my_bench "$@"
+	wait "$p" || exit 1
+	settled
+	echo "record_traces: mariadb: ${a[1]} on ${a[0]} and $2 on $1, $(used_pct)% full"
+}
+my_stop() { [ -S "$my_sock" ] && mariadb-admin -S "$my_sock" -u root shutdown; }
+my_rounds() {
+	peak_start
+	chmod 711 "$work"
+	mkdir "$mnt/mysql" "$work/mysqld"
+	chown mysql:mysql "$mnt/mysql" "$work/mysqld"
+	mariadb-install-db --user=mysql --datadir="$mnt/mysql" --skip-test-db \
+		--auth-root-authentication-method=normal >"$work/my-install.out" 2>&1 ||
+		{ cat "$work/my-install.out" >&2; echo "record_traces: mariadb: mariadb-install-db failed" >&2; exit 1; }
+	mariadbd --no-defaults --user=mysql --datadir="$mnt/mysql" --socket="$my_sock" --skip-networking \
+		--pid-file="$work/mysqld/pid" --log-error="$work/mysqld/err" --innodb-buffer-pool-size=64M \
+		--innodb-log-file-size=32M --innodb-file-per-table=1 --innodb-flush-log-at-trx-commit=1 \
+		--log-bin="$mnt/mysql/binlog" --server-id=1 --max-binlog-size=16M --binlog-format=ROW &
+	my_pid=$!
+	for _ in $(seq 300); do [ -S "$my_sock" ] && break; sleep 0.1; done
+	[ -S "$my_sock" ] || { cat "$work/mysqld/err" >&2; echo "record_traces: mariadb: the server did not start" >&2; exit 1; }
+	my_do 'CREATE DATABASE a; CREATE DATABASE b'
+	my_both a oltp_read_write 0 2 prepare --tables=4 --table-size=60000 -- b oltp_insert 0 1 prepare --tables=2 --table-size=40000
+	my_both a oltp_read_write 1 2 run --tables=4 --table-size=60000 --events=20000 -- b oltp_insert 2 1 run --tables=2 --table-size=40000 --events=20000
+	my_do 'PURGE BINARY LOGS BEFORE NOW(); OPTIMIZE TABLE a.sbtest1, a.sbtest2' >/dev/null
+	settled
+	echo "record_traces: mariadb: binary logs purged, a.sbtest1-2 rebuilt, $(used_pct)% full"
+	my_both a oltp_delete 3 2 run --tables=4 --table-size=60000 --events=20000 -- b oltp_insert 4 1 run --tables=2 --table-size=40000 --events=20000
+	my_do 'DROP DATABASE b; CREATE DATABASE c'
+	my_bench c oltp_write_only 0 2 prepare --tables=3 --table-size=80000
+	my_both a oltp_write_only 5 2 run --tables=4 --table-size=60000 --events=10000 -- c oltp_write_only 6 2 run --tables=3 --table-size=80000 --events=10000
+	my_do 'PURGE BINARY LOGS BEFORE NOW(); OPTIMIZE TABLE c.sbtest1; DROP DATABASE a' >/dev/null
+	settled
+	echo "record_traces: mariadb: binary logs purged, c.sbtest1 rebuilt, a dropped, $(used_pct)% full"
+	my_stop
+	wait "$my_pid" || true
+	peak_stop mariadb
 }
