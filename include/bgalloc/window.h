@@ -68,7 +68,12 @@ struct bga_rsv;
  * else in the first run that holds max_len, and only when none does
  * (the other windows taken back first, <bgalloc/alloc.h> step 3) in a
  * shorter one: the first that holds half of max_len, else a quarter,
- * and so on, down to any run of min_len.
+ * and so on, down to any run of min_len.  A run right after another
+ * window is taken only past the first cfg.rsv_max blocks of it (their
+ * file's room to grow), except by a file's first window in a group that
+ * holds eight or more windows that are their files' first and were not
+ * taken from since (new files written a little and left open together),
+ * which then lie side by side.
  * A file (its handle never sized) gets no window at its first request
  * when it is shorter than 16
  * blocks (ext4's stream request) and, of the files whose first request

@@ -106,6 +106,32 @@ static bool borders_pending_locked(struct bga_volume *vol, struct bga_group *grp
 }
 
 /*
+ * A file's first window keeps no room after another window where the
+ * group holds BGA_IDLE_CROWD or more windows that are their files' first
+ * and were not taken from since booking (window.h, first_cur): a crowd
+ * of new files, each written a little and then left open.  A database
+ * builds its catalogs so, dozens of files of a block or two held open
+ * together, and each new one, booked past the room kept after the one
+ * before, lay a room away from it: they live on, and every free run the
+ * volume later had was cut at the room's length (pgbench's end score,
+ * docs/HISTORY.md#placement-on-recorded-histories-where-pgbenchs-free-space-ends-in-window-sized-pieces-2026-12-05).
+ * Without the room they lie side by side.  Files that grow side by
+ * side (a store's tables) took from their windows past their first
+ * request, so they make no crowd and keep their room, where a cap on
+ * every window's room cost lsm its end score.  Eight, a crowd: one idle
+ * new file is any writer's file just begun, and lsm's end went again;
+ * two or three are a few writers' (dbench8's, a log writer's), whose
+ * files then lay among each other's and split more, and logs aged
+ * worse; eight to a dozen moved pgbench and little else
+ * (docs/HISTORY.md#placement-on-recorded-histories-a-crowd-of-idle-new-files-keeps-no-room-2026-12-05).
+ */
+#define BGA_IDLE_CROWD 8
+static bool idle_crowd_locked(const struct bga_group *grp)
+{
+	return bga__window_idle_first_upto_locked(grp, BGA_IDLE_CROWD) >= BGA_IDLE_CROWD;
+}
+
+/*
  * Where a window goes in group g, with its lock held (*off, *len: the run
  * it starts; false when none here):
  *  - on from the goal, when the run at the goal starts there and, on a
@@ -180,6 +206,8 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 				break; /* the first round saw it */
 			if (room == 0 || !bga__window_ends_at_locked(grp, *off))
 				return true;
+			if (first_window(ac) && idle_crowd_locked(grp))
+				return true; /* new files left open together: side by side */
 			if (*len >= room + need) {
 				*off += room; /* that window's file grows into the first room */
 				*len -= room;
@@ -301,8 +329,11 @@ try_group_locked(struct bga_volume *vol, struct bga_actx *ac, uint64_t g, uint32
 	int rc = bga__take_locked(vol, &ac->take, grp, g, off, &len);
 	if (rc)
 		return rc;
-	if (book)
+	if (book) {
 		bga__window_book_locked(vol, grp, g, book, off, len, wlen);
+		/* a handle's first window: idle while cur stays here (idle_crowd_locked) */
+		book->first_cur = book != &ac->pc->local.win && !ac->req->rsv->booked ? off + len : 0;
+	}
 	if (book && ac->sized && grp->ext)
 		grp->ext->sized_next = off + wlen; /* no ext: taken whole, no window linked */
 	out->start = bga__group_first(vol, g) + off;

@@ -444,6 +444,14 @@ uint32_t bga__window_count_upto_locked(const struct bga_group *grp, uint32_t cap
 	return n;
 }
 
+uint32_t bga__window_idle_first_upto_locked(const struct bga_group *grp, uint32_t cap)
+{
+	uint32_t n = 0;
+	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w && n < cap; w = w->next)
+		n += w->first_cur != 0 && bga__wspan_cur(__atomic_load_n(&w->span, __ATOMIC_ACQUIRE)) == w->first_cur;
+	return n;
+}
+
 uint32_t bga__window_count_locked(const struct bga_group *grp)
 {
 	return bga__window_count_upto_locked(grp, UINT32_MAX);

@@ -106,6 +106,10 @@ struct bga_window {
 	uint32_t stored;  /* cur when the last store copied the group (persist.c), under
 			   * every group lock */
 	uint32_t held_from; /* cur at booking: the held map's bits are [held_from, end) */
+	/* A handle's first window: cur at booking, so "not taken from since"
+	 * is cur == first_cur (placement's crowd of idle new files, search.c);
+	 * 0 for any other window.  Written by the booker under the group lock. */
+	uint32_t first_cur;
 	uint64_t span __attribute__((aligned(BGA_CACHELINE))); /* atomic: the span word above */
 	/* Beside span, the owner's: every take reads them, and on the line
 	 * above an unlink of the window booked next to this one would move
@@ -298,6 +302,10 @@ uint64_t bga__window_next_group(const struct bga_volume *vol, uint64_t g, uint64
 /* Blocks the group's windows hold (their remainders), at the instant each
  * span is read. */
 uint32_t bga__window_held_locked(const struct bga_group *grp);
+/* Windows linked into the group that are their file's first window and
+ * were not taken from since booking (cur still first_cur), counting no
+ * further than cap. */
+uint32_t bga__window_idle_first_upto_locked(const struct bga_group *grp, uint32_t cap);
 /* Windows linked into the group (bga_group_stats). */
 uint32_t bga__window_count_locked(const struct bga_group *grp);
 /* The same, counting no further than `cap` (placement asks only whether

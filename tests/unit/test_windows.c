@@ -732,3 +732,41 @@ Test(windows, a_request_as_long_as_its_window_books_it_doubled)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/*
+ * New files written a block each and left open together (a database's
+ * catalogs) keep no room after each other's windows once the group holds
+ * eight such idle first windows (search.c, BGA_IDLE_CROWD): the first
+ * eight lie a room past every other window's end, the ninth starts right
+ * where one of theirs ends.  Files that took from their windows again
+ * since (grew) make no crowd: the ninth keeps room after every window.
+ */
+Test(windows, a_crowd_of_idle_new_files_keeps_no_room_after_their_windows)
+{
+	enum { CROWD = 8 };
+	for (int grow = 0; grow <= 1; grow++) {
+		struct bga_volume *vol = make_volume(1 << 16, 1 << 15, 0);
+		struct bga_rsv *rsv[CROWD + 1];
+		struct bga_extent e, w;
+		uint64_t ends[CROWD];
+		for (int i = 0; i <= CROWD; i++) {
+			cr_assert_eq(bga_rsv_open(vol, &rsv[i]), 0);
+			cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, rsv[i], 0, &e), 0);
+			int at_an_end = 0;
+			for (int j = 0; j < i; j++)
+				at_an_end += e.start == ends[j];
+			cr_assert_eq(at_an_end, i == CROWD && !grow, "%s: file %d at %llu, %d windows ending at it",
+				     grow ? "files that grew" : "idle new files", i, (unsigned long long)e.start, at_an_end);
+			if (grow && i < CROWD) /* the file asks again: its window served it */
+				cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, rsv[i], 0, &e), 0);
+			cr_assert_eq(bga_rsv_window(rsv[i], &w), 0);
+			cr_assert_gt(w.len, 0, "file %d keeps a window", i);
+			if (i < CROWD)
+				ends[i] = w.start + w.len;
+		}
+		for (int i = 0; i <= CROWD; i++)
+			bga_rsv_close(rsv[i]);
+		assert_clean(vol);
+		bga_destroy(vol);
+	}
+}
