@@ -93,6 +93,14 @@ for target in "${@:-build}"; do
 		want cmd hg mercurial # the hg history
 		want file /usr/lib/postgresql/15/bin/pgbench postgresql-15 # the pgbench history
 		want file /usr/lib/dovecot/dovecot-lda dovecot-core # the maildir history
+		want cmd redis-server redis-server # the redis history
+		want cmd redis-benchmark redis-tools
+		want cmd borg borgbackup # the borg history
+		want cmd omindex xapian-omega # the xapian history
+		want cmd xapian-compact xapian-tools
+		want cmd mdb_load lmdb-utils # the lmdb history
+		want cmd mariadbd mariadb-server # the mariadb history
+		want cmd sysbench sysbench
 		;;
 	coverage) # make coverage: with test, gcovr for the report
 		want cmd gcovr gcovr

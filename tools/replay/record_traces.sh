@@ -4,8 +4,9 @@
 # with /dev/fuse, dbench, postmark, git, fio, xz, linux-source-6.1, what a
 # kernel build needs (gcc, make, flex, bison, bc), dpkg, gzip, sqlite3,
 # rsync, savelog (debianutils), db_bench (rocksdb-tools), ccache, cmake,
-# zstd, squashfs-tools, bonnie++, mercurial, postgresql-15 and dovecot-core
-# (scripts/deps.sh record):
+# zstd, squashfs-tools, bonnie++, mercurial, postgresql-15, dovecot-core,
+# redis-server, redis-tools, borgbackup, xapian-omega, xapian-tools and
+# lmdb-utils, mariadb-server and sysbench (scripts/deps.sh record):
 #   bgafs-dbench.trace     bgafs (mount -o trace=) under dbench, 2 clients, 3 s, 256M image
 #   bgafs-dbench8.trace.xz bgafs under dbench, 8 clients, 10 s, 1G image
 #   bgafs-exerciser.trace  bgafs under the data-integrity exerciser (bgafs_exerciser,
@@ -79,14 +80,21 @@
 #   bgafs-pgbench.trace.xz, bgafs-maildir.trace.xz: held out, a PostgreSQL
 #                          cluster under pgbench, a Maildir store that
 #                          dovecot-lda delivers into (see record_more.sh)
+#   bgafs-redis.trace.xz, bgafs-borg.trace.xz, bgafs-xapian.trace.xz,
+#   bgafs-lmdb.trace.xz, bgafs-mariadb.trace.xz: held out (recorded at
+#                          7b1bb5a), redis-server's AOF and snapshots under
+#                          redis-benchmark, a borg repository backing up a
+#                          changing tree, omindex's search index of a tree
+#                          of small files, LMDB environments loaded, copied
+#                          and rebuilt, MariaDB under sysbench (see record_held.sh)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
 # (each took 1-2 minutes to record on this project's 2-core machine, and
-# the kernel build and ccache 6-7, maildir 5).  Each bgafs trace is checked: applied with its recorded results
+# the kernel build and ccache 6-7, maildir 5, xapian and lmdb 2-3).  Each bgafs trace is checked: applied with its recorded results
 # (bga-replay run --verify), it ends in the free map of the image the
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
 # bgafs trace uncompressed in DIR too.
-#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|debs|gzip|sqlite|sort|fiomix|torrent|gitgc|logs|rsync|lsm|ccache|archive|squashfs|bonnie|hg|pgbench|maildir|objects]...]
+#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|debs|gzip|sqlite|sort|fiomix|torrent|gitgc|logs|rsync|lsm|ccache|archive|squashfs|bonnie|hg|pgbench|maildir|redis|borg|xapian|lmdb|mariadb|objects]...]
 # (default build/test, all of them)
 #
 # A new history:
@@ -113,7 +121,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
-which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc debs gzip sqlite sort fiomix torrent gitgc logs rsync lsm ccache archive squashfs bonnie hg pgbench maildir objects}
+which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc debs gzip sqlite sort fiomix torrent gitgc logs rsync lsm ccache archive squashfs bonnie hg pgbench maildir redis borg xapian lmdb mariadb objects}
 R=$build/tools/replay/bga-replay
 BGAFS=$build/tools/bgafs/bgafs
 out=tests/data/traces
@@ -142,6 +150,12 @@ case " $which " in *" hg "*) cmds+=(hg) ;; esac
 # the users postgres and mail (runuser; python3 generates the mail)
 case " $which " in *" pgbench "*) cmds+=(/usr/lib/postgresql/15/bin/pgbench /usr/lib/postgresql/15/bin/initdb runuser) ;; esac
 case " $which " in *" maildir "*) cmds+=(/usr/lib/dovecot/dovecot-lda doveadm runuser python3) ;; esac
+# record_held.sh's: redis's server and client, borg, xapian's, LMDB's
+case " $which " in *" redis "*) cmds+=(redis-server redis-cli redis-benchmark) ;; esac
+case " $which " in *" borg "*) cmds+=(borg) ;; esac
+case " $which " in *" xapian "*) cmds+=(omindex xapian-compact) ;; esac
+case " $which " in *" lmdb "*) cmds+=(mdb_load mdb_copy mdb_dump python3) ;; esac
+case " $which " in *" mariadb "*) cmds+=(mariadbd mariadb-install-db mariadb mariadb-admin sysbench) ;; esac
 for c in "${cmds[@]}"; do
 	command -v "$c" >/dev/null || { echo "record_traces: $c missing (scripts/deps.sh record)" >&2; exit 2; }
 done
@@ -188,6 +202,7 @@ record() { # record NAME SIZE COMMAND...: the command runs with $mnt mounted, tr
 . tools/replay/record_histories.sh
 . tools/replay/record_apps.sh
 . tools/replay/record_more.sh
+. tools/replay/record_held.sh
 
 exerciser() {
 	"$ex" -q -s 1 -n 500 -S "$work/state" "$mnt" || echo "record_traces: the exerciser exited with $?"
@@ -225,8 +240,13 @@ for t in $which; do
 	hg) record bgafs-hg 122M hg_rounds ;;
 	pgbench) record_opts=,allow_other record bgafs-pgbench 296M pg_bench ;;
 	maildir) record_opts=,allow_other record bgafs-maildir 112M maildir ;;
+	redis) record bgafs-redis 340M redis_rounds ;;
+	borg) record bgafs-borg 404M borg_days ;;
+	xapian) record bgafs-xapian 800M xapian ;;
+	lmdb) record bgafs-lmdb 950M lmdb_rounds ;;
+	mariadb) record_opts=,allow_other record bgafs-mariadb 545M my_rounds ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
-	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, torrent, gitgc, logs, rsync, lsm, ccache, archive, squashfs, bonnie, hg, pgbench, maildir, objects)" >&2; exit 2 ;;
+	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, torrent, gitgc, logs, rsync, lsm, ccache, archive, squashfs, bonnie, hg, pgbench, maildir, redis, borg, xapian, lmdb, mariadb, objects)" >&2; exit 2 ;;
 	esac
 done
 tests/data/traces/regen_hashes.sh "$build"
