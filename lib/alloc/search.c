@@ -147,10 +147,10 @@ static bool idle_crowd_locked(const struct bga_group *grp)
  * A file's first window passes over a hole shorter than
  * BGA_OUTGROWN_WINDOWS windows that ends where a file written in order
  * ran into another file's block (one of the last BGA_OUTGROWN places
- * noted in the group, bga__window_outgrown_note_locked): a file outgrew that hole,
- * and the next new file first fit put there was written as the one
- * before it and outgrew it at the same block, round after round (a
- * benchmark's files deleted and written again, a database's journals).
+ * noted in the group, bga__window_outgrown_note_locked): a file
+ * outgrew that hole, and the next new file first fit put there was
+ * written as the one before it and outgrew it at the same block, round
+ * after round (a benchmark's files deleted and written again).
  * A larger fit for every first window would pass over such holes too,
  * but over the holes that small files fill as well, and the free space
  * aged worse (kernel's mean score); a hole no file outgrew is filled as
@@ -183,7 +183,9 @@ static bool outgrown_hole_locked(const struct bga_actx *ac, const struct bga_gro
  *    BENCHMARKS.md#placement-on-recorded-histories) and from the start
  *    in any other, of at least the first pass's size: ac->fit for a
  *    file's first window (its request, or its window BGA_FIRST_FIT
- *    times over: what the file has asked for, so a new file packs into
+ *    times over, BGA_FIRST_FIT_BESIDE halves in a group that holds
+ *    another window, passing over a hole a file outgrew,
+ *    outgrown_hole_locked: what the file has asked for, so a new file packs into
  *    the first run that holds it and never waits on room it has not
  *    shown it needs), else ac->take.room, as mballoc looks for its normalized
  *    size (a file that outgrew a window has shown that it grows; a

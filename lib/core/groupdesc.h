@@ -31,11 +31,11 @@ struct bga_trim_claim {
 	size_t n;
 };
 
-/* Rarely used per-group state, allocated on first use. */
 /* Places a group remembers where a file outgrew its hole (search.c,
  * bga__window_outgrown_locked). */
 #define BGA_OUTGROWN 16
 
+/* Rarely used per-group state, allocated on first use. */
 struct bga_group_ext {
 	struct bga_window *windows; /* linked windows, unsorted; under the group lock */
 	struct bga_trim_claim *claims;   /* trims' claims while they discard; under the group lock */
