@@ -19,6 +19,17 @@
 #include "requests.h"
 #include "testutil.h"
 
+/* Pin the caller to CPU 0 (its old set in *old): one CPU's home, next-fit
+ * place and memory of its files. */
+static void pin_cpu0(cpu_set_t *old)
+{
+	cpu_set_t set;
+	cr_assert_eq(sched_getaffinity(0, sizeof(*old), old), 0);
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+}
+
 /*
  * A file's first window packs: from the home's low end, into the first
  * free run that holds what the file asked for, or its window twice over
@@ -27,11 +38,8 @@
  */
 Test(windows, a_first_window_packs_into_the_first_run_that_holds_it)
 {
-	cpu_set_t set, old;
-	cr_assert_eq(sched_getaffinity(0, sizeof(old), &old), 0);
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	cpu_set_t old;
+	pin_cpu0(&old);
 	struct bga_config cfg;
 	bga_config_init(&cfg, 4096);
 	cfg.blocks_per_group = 4096; /* one group: every CPU's home */
@@ -124,11 +132,8 @@ Test(windows, a_crowd_of_idle_new_files_keeps_no_room_after_their_windows)
 Test(windows, a_hole_a_file_outgrew_is_passed_over_by_the_next_new_file)
 {
 	enum { HOLE = 100, HOLE_LEN = 18, USED = 600 };
-	cpu_set_t set, old;
-	cr_assert_eq(sched_getaffinity(0, sizeof(old), &old), 0);
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	cpu_set_t old;
+	pin_cpu0(&old);
 	for (int outgrow = 0; outgrow <= 1; outgrow++) {
 		struct bga_config cfg;
 		bga_config_init(&cfg, 4096);
@@ -181,11 +186,8 @@ Test(windows, a_hole_a_file_outgrew_is_passed_over_by_the_next_new_file)
 Test(windows, a_first_window_beside_another_looks_for_a_longer_run)
 {
 	enum { HOLE = 100, SHORT = 18, LONG_HOLE = 200, LONG = 22, USED = 600, OTHER = 3000 };
-	cpu_set_t set, old;
-	cr_assert_eq(sched_getaffinity(0, sizeof(old), &old), 0);
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	cpu_set_t old;
+	pin_cpu0(&old);
 	struct bga_config cfg;
 	bga_config_init(&cfg, 4096);
 	cfg.blocks_per_group = 4096; /* one group: every CPU's home */
