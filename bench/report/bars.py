@@ -42,9 +42,10 @@ import re
 import sys
 
 # a history's table row: allocator calls calls/s files ext/file objects ext/obj failures score ceph mean free
-ROW = re.compile(r"^(\S+) +\d+ +\d+ +(\d+) +([0-9.]+) +(\d+) +[0-9.]+ +(\d+) +([0-9.]+) +[0-9.]+ +([0-9.]+) +\d+$")
+# (a score may print as -0.0000: a negative zero rounded, still a figure)
+ROW = re.compile(r"^(\S+) +\d+ +\d+ +(\d+) +([0-9.]+) +(\d+) +[0-9.]+ +(\d+) +(-?[0-9.]+) +-?[0-9.]+ +(-?[0-9.]+) +\d+$")
 SHORT = re.compile(r"^(\S+): (\d+) failed, (\d+) partial, ")
-MD_ROW = re.compile(r"^\| *([^|]*?) *\| *(\S+) *\| *([0-9.]+)(/obj)? *\| *([0-9.]+) *\| *([0-9.]+) *\| *(\d+) \(\d+\) *\|")
+MD_ROW = re.compile(r"^\| *([^|]*?) *\| *(\S+) *\| *([0-9.]+)(/obj)? *\| *(-?[0-9.]+) *\| *(-?[0-9.]+) *\| *(\d+) \(\d+\) *\|")
 
 
 def parse(lines):
@@ -71,7 +72,11 @@ def parse(lines):
                                "end": float(m.group(6)), "mean": float(m.group(7)),
                                "short": int(m.group(5))}
             continue
-        in_table = in_table and not line.startswith("(")
+        if in_table and not line.startswith("("):
+            # a row this parser cannot read would leave its allocator out
+            # of every bar without a word: refuse instead
+            raise ValueError("%s: cannot read this row of its table: %r" % (hist[-1][0], line))
+        in_table = False
         m = SHORT.match(line)
         if m and m.group(1) in cur:
             # the table's failures column counted the failed ones already
@@ -161,7 +166,11 @@ def main():
     except OSError as e:
         print("bars: %s" % e, file=sys.stderr)
         return 2
-    hist = parse(lines)
+    try:
+        hist = parse(lines)
+    except ValueError as e:
+        print("bars: %s" % e, file=sys.stderr)
+        return 2
     if not hist:
         print("bars: no history in the output (bga-replay run's tables, or its --markdown table)",
               file=sys.stderr)

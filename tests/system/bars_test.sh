@@ -82,6 +82,13 @@ grep -q '^bars met: 10 of 15, missed: 5$' <<<"$tab" || fail "--markdown without 
 expect 2 'no history in the output' -- "$PY" "$BARS" "$dir/empty.txt"
 expect 2 "bgafs-fioseq.trace: no row of mballoc \(run it with -a mballoc\)" -- "$PY" "$BARS" --peer mballoc "$FIX"
 expect 2 "bars: .*missing.txt" -- "$PY" "$BARS" "$dir/missing.txt"
+# a row it cannot read is refused, never left out of the bars; a score
+# printed as -0.0000 (a negative zero) is a figure, read as 0
+sed -E '0,/^bestfit /s/^(bestfit .*)$/\1 junk/' "$FIX" >"$dir/badrow.txt"
+expect 2 "bars: bgafs-fioseq.trace: cannot read this row of its table: 'bestfit .* junk'" -- "$PY" "$BARS" "$dir/badrow.txt"
+awk '$1 == "bestfit" && NF == 12 { $10 = "-0.0000" } { print }' "$FIX" >"$dir/negzero.txt"
+"$PY" "$BARS" --alloc bestfit "$dir/negzero.txt" >"$dir/negzero.out"
+grep -qE '^bars met: ' "$dir/negzero.out" || fail "a -0.0000 score was not read: $(cat "$dir/negzero.out")"
 
 # today's bga-replay output parses: a line a bar of each history (6 for
 # one of files, 3 for one of objects), whatever the verdicts
