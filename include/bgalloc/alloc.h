@@ -270,7 +270,12 @@ BGA_EXTERN int bga_alloc(struct bga_volume *vol, const struct bga_request *req, 
  * (a partial result is a success, so later pieces stop short of them),
  * and, with BGA_ALL_OR_NOTHING, only when no fit lies outside them.
  * With req->rsv, pieces come from the handle's window first, as
- * in bga_alloc; with BGA_ALL_OR_NOTHING only what the window holds at the
+ * in bga_alloc (an unaligned piece whose window is used up where the free run from
+ * the file's end reaches the group's end but is shorter than the piece
+ * takes that run, at least min_len, and the next piece goes on in the
+ * next group: a file written in order stays one run across the seam,
+ * where a single extent still asks for a run that holds it); with
+ * BGA_ALL_OR_NOTHING only what the window holds at the
  * call (no window is booked, and a failure leaves the window as it was;
  * an aligned or reserved request takes none).  BGA_USE_RESERVED charges
  * every piece to an earlier bga_reserve() and caps the total at what is

@@ -36,6 +36,8 @@ struct bga_actx {
 					* and holds it (search.c) */
 	bool keep_windows;             /* a bga_alloc_vec piece that may not take other windows'
 					* blocks back, even at its exact goal (search.c) */
+	bool vec;                      /* a bga_alloc_vec piece: a window's group tail is taken
+					* and the file goes on in the next group (search.c) */
 };
 
 #endif

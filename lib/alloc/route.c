@@ -172,6 +172,7 @@ static int route(struct bga_volume *vol, const struct bga_request *req, struct b
 		.pc = bga__percpu(vol),
 		.whole = how & BGA_PIECE_WHOLE,
 		.keep_windows = how & BGA_PIECE_KEEP_WINDOWS,
+		.vec = how & BGA_PIECE_VEC,
 	};
 	/* bga_alloc_vec's pieces: the locality window is bga_alloc's */
 	if ((how & BGA_PIECE_VEC) && ac.kind == BGA_REQ_LOCAL)

@@ -617,6 +617,31 @@ static int search_halving(struct bga_volume *vol, struct bga_actx *ac, struct bg
 }
 
 /*
+ * A bga_alloc_vec piece whose file ran out of its window near its group's
+ * end: the free run from where the file stopped goes on to the group's
+ * end but is shorter than the piece.  It is taken as it is (at least
+ * min_len), and the next piece goes on at the next group's first block:
+ * one physical run across the seam, where a booking elsewhere left the
+ * tail to another file's first window, which outgrew it (lmdb's extents per file,
+ * docs/HISTORY.md#placement-on-recorded-histories-the-held-out-misses-of-2026-12-05-xapians-end-lmdbs-extents-per-file).
+ * A single-extent request still asks for a run that holds all of it, and
+ * an aligned piece one of whole aligned blocks.  False, nothing taken,
+ * when the run does not reach the group's end.
+ */
+static bool group_tail_locked(struct bga_volume *vol, struct bga_actx *ac, struct bga_group *grp, uint64_t g,
+			      uint32_t from, struct bga_extent *out)
+{
+	uint32_t bpg = vol->cfg.blocks_per_group, off, len;
+	if (ac->take.align != 1 || from >= bpg ||
+	    !bga__group_find_locked(vol, grp, g, from, ac->take.min, bpg, &off, &len) || off != from ||
+	    off + len != bpg || len >= ac->take.max || bga__take_locked(vol, &ac->take, grp, g, off, &len) != 0)
+		return false;
+	out->start = bga__group_first(vol, g) + off;
+	out->len = len;
+	return true;
+}
+
+/*
  * The window phase: the handle's own window first; when it is used up,
  * the next window booked right after it under the same lock hold if it
  * lies in the same group (a file written in order), else by the walk,
@@ -679,7 +704,10 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 			 * request names: the file's blocks stay together */
 			window_next(vol, ac, rsv, back ? want : BGA_NO_GOAL);
 			struct bga_gpos at = bga__gpos(vol, ac->goal);
-			if (at.g == g) {
+			if (at.g == g && ac->vec && !back && group_tail_locked(vol, ac, grp, g, at.off, out)) {
+				ac->book = NULL; /* taken plain: the next piece books on */
+				rc = 0;
+			} else if (at.g == g) {
 				rc = try_group_locked(vol, ac, g, at.off, true, out);
 				if (rc != 0 || out->start != ac->goal) /* not in place */
 					bga__window_outgrown_note_locked(vol, grp, g, at.off, ac->take.max);

@@ -128,3 +128,33 @@ Test(window_order, all_or_nothing_fit_outside_windows_first)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/* A file written in order by bga_alloc_vec through its handle, across
+ * the seam between two groups: the piece that finds its window used up
+ * near the group's end takes the free run left there (shorter than the
+ * piece) and the next piece goes on at the next group's first block, so
+ * the file stays one physical run (search.c, group_tail_locked); a
+ * plain bga_alloc still asks for a run that holds all of it. */
+Test(window_order, vec_through_a_handle_goes_on_across_the_group_seam)
+{
+	struct bga_volume *vol = make_volume_with(512, 256, 0, 0, 64);
+	struct bga_rsv *h;
+	cr_assert_eq(bga_rsv_open(vol, &h), 0);
+	uint64_t next = 100, total = 0;
+	while (next < 400) {
+		struct bga_request r = {.goal = next, .min_len = 1, .max_len = 48, .rsv = h};
+		struct bga_extent out[4];
+		size_t n = 0;
+		cr_assert_eq(bga_alloc_vec(vol, &r, 48, out, 4, &n), 0);
+		for (size_t i = 0; i < n; i++) {
+			cr_assert_eq(out[i].start, next, "the file split: [%lu,+%lu) after block %lu",
+				     (unsigned long)out[i].start, (unsigned long)out[i].len, (unsigned long)next);
+			next += out[i].len;
+			total += out[i].len;
+		}
+	}
+	cr_assert_eq(total, next - 100);
+	bga_rsv_close(h);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
