@@ -64,8 +64,9 @@
  *     locality windows are taken back, every one at once, only when the
  *     request would otherwise get -ENOSPC (or, for bga_alloc_vec without
  *     BGA_ALL_OR_NOTHING, not even one extent; for a window's booking
- *     through a handle, a run shorter than its request), and the search
- *     runs again.
+ *     through a handle, a run shorter than its request, except for a
+ *     bga_alloc_vec piece after the call's first extent, which takes
+ *     the shorter run or ends the carve), and the search runs again.
  *     Windows never cause a false -ENOSPC, and a request that steps 1 and
  *     2 serve never takes, shortens or extends into another's window.
  *

@@ -770,8 +770,10 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 				 * an open file's tail never shortens another file
 				 * that one run could hold (mballoc discards its
 				 * preallocations and tries again only before a
-				 * failure). */
-				if (rc == -ENOSPC && bga__window_reclaim(vol, ac->take.geo) != 0) {
+				 * failure).  Not for a later bga_alloc_vec piece:
+				 * its call has a result already, so a shorter run
+				 * or the end of its carve comes first. */
+				if (rc == -ENOSPC && !ac->keep_windows && bga__window_reclaim(vol, ac->take.geo) != 0) {
 					rc = bga__search(vol, ac, out);
 					ac->take.stop = 0;
 				}

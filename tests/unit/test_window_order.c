@@ -158,3 +158,36 @@ Test(window_order, vec_through_a_handle_goes_on_across_the_group_seam)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/* A later piece through the caller's own handle books a window; where
+ * only runs shorter than the piece lie outside windows, the booking takes
+ * the shorter run, not another handle's window (fuzz_ops found the
+ * booking's take-back at a later piece: docs/HISTORY.md, "A
+ * bga_alloc_vec piece that takes its group's tail"). */
+Test(window_order, later_vec_piece_booking_leaves_other_windows)
+{
+	struct bga_volume *vol = full_volume8(256, 256);
+	cr_assert_eq(bga_free(vol, 20, 8), 0);
+	cr_assert_eq(bga_free(vol, 40, 2), 0);
+	cr_assert_eq(bga_free(vol, 100, 8), 0);
+	struct bga_rsv *h = other_window(vol, 100, 1, (struct bga_extent){101, 7});
+	struct bga_rsv *own;
+	cr_assert_eq(bga_rsv_open(vol, &own), 0);
+	struct bga_request r = {.goal = 0, .min_len = 1, .max_len = 8, .rsv = own};
+	struct bga_extent out[4];
+	size_t n = 0;
+	cr_assert_eq(bga_alloc_vec(vol, &r, 12, out, 4, &n), 0);
+	uint64_t got = 0;
+	for (size_t i = 0; i < n; i++) {
+		cr_assert(out[i].start + out[i].len <= 101 || out[i].start >= 108,
+			  "extent %zu [%lu,+%lu) is the other handle's window", i, (unsigned long)out[i].start,
+			  (unsigned long)out[i].len);
+		got += out[i].len;
+	}
+	cr_assert_eq(got, 10, "%lu blocks: [20,+8) and [40,+2) lie outside windows", (unsigned long)got);
+	assert_window(h, 101, 7);
+	bga_rsv_close(own);
+	bga_rsv_close(h);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
