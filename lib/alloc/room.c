@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The room kept after another window (room.h).  Files appended side by
+ * side (a log and a dump written at once, a database's tables) each book
+ * their next window past the room kept after the other's; a file that
+ * has shown it grows goes on through that room at once, and when the room
+ * is a fixed size the two files take turns cutting each other.
+ */
+#include "room.h"
+#include "group.h"
+#include "window.h"
+
+/*
+ * After a window whose file has grown in place past rsv_max (its windows
+ * booked one after another, each where the one before ended: it filled
+ * every window it was given), the room is twice that growth rather than
+ * rsv_max: the file has shown it goes on, and as ext3 doubles a window
+ * in place and mballoc normalises a request by its file's size, the room
+ * follows the file.  A booking after it that the room and its own need
+ * do not fit goes on to the next run, so the growing file's next blocks
+ * stay free.  A file that has not yet filled a window of rsv_max keeps
+ * the fixed room, as before: small files written beside each other (a
+ * store's catalogs, a build's objects) still lie close.  Twice, from the
+ * sweep of times and of the growth it needs
+ * (docs/HISTORY.md#placement-on-recorded-histories-two-files-appended-side-by-side-2026-12-06):
+ * once is the doubling alone and moved redis least, four times or more
+ * (at most a quarter group or more) moved mariadb's and xapian's files
+ * apart; the growth past rsv_max, not past none, kept lsm's and
+ * pgbench's end scores, whose small windows the larger room cut.  At
+ * most half the group, so that a booking still finds room in the group
+ * the other file fills.
+ */
+#define BGA_ROOM_GROWN_TIMES 2
+#define BGA_ROOM_GROUP_PART 2
+
+uint32_t bga__room_after_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t *len,
+				uint32_t need, uint32_t room, uint32_t share)
+{
+	const struct bga_window *w = bga__window_ends_at_locked(grp, off);
+	if (w == NULL)
+		return 0;
+	if (w->grown <= vol->cfg.rsv_max)
+		return room;
+	uint32_t bpg = vol->cfg.blocks_per_group, most = BGA_MIN(share, bpg / BGA_ROOM_GROUP_PART);
+	uint32_t r = (uint32_t)BGA_MAX(room, BGA_MIN((uint64_t)w->grown * BGA_ROOM_GROWN_TIMES, most)), run;
+	/* the whole run, so that a caller passing over it goes on past its end */
+	if (r > room && *len < r + need && bga__group_run_at_locked(vol, grp, g, off, *len, bpg, &run))
+		*len = run;
+	return r;
+}
