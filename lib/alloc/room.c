@@ -21,14 +21,13 @@
  * stay free.  A file that has not yet filled a window of rsv_max keeps
  * the fixed room, as before: small files written beside each other (a
  * store's catalogs, a build's objects) still lie close.  Twice, from the
- * sweep of times and of the growth it needs
+ * sweep of times, of the growth that earns it and of its cap
  * (docs/HISTORY.md#placement-on-recorded-histories-two-files-appended-side-by-side-2026-12-06):
- * once is the doubling alone and moved redis least, four times or more
- * (at most a quarter group or more) moved mariadb's and xapian's files
- * apart; the growth past rsv_max, not past none, kept lsm's and
- * pgbench's end scores, whose small windows the larger room cut.  At
- * most half the group, so that a booking still finds room in the group
- * the other file fills.
+ * once, the doubling alone, kept redis's files least whole; three and
+ * four times split mariadb's files more; eight times and more split
+ * xapian's; any growth, not only past rsv_max, cost lsm's or pgbench's
+ * end score (their small windows' room grew too).  At most half the
+ * group: a quarter or an eighth kept redis's files less whole.
  */
 #define BGA_ROOM_GROWN_TIMES 2
 #define BGA_ROOM_GROUP_PART 2
