@@ -71,7 +71,7 @@ struct bga_rsv;
  * and so on, down to any run of min_len.  A run right after another
  * window is taken only past the first cfg.rsv_max blocks of it (their
  * file's room to grow; where that file's windows went on in place past
- * cfg.rsv_max blocks, twice as many blocks as they grew over, at most
+ * twice cfg.rsv_max blocks, twice as many blocks as they grew over, at most
  * half the group, and a run too short for that room is passed over
  * as one too short for cfg.rsv_max is), except by a file's first window in a group that
  * holds eight or more windows that are their files' first and were not

@@ -11,25 +11,28 @@
 #include "window.h"
 
 /*
- * After a window whose file has grown in place past rsv_max (its windows
- * booked one after another, each where the one before ended: it filled
- * every window it was given), the room is twice that growth rather than
- * rsv_max: the file has shown it goes on, and as ext3 doubles a window
- * in place and mballoc normalises a request by its file's size, the room
- * follows the file.  A booking after it that the room and its own need
- * do not fit goes on to the next run, so the growing file's next blocks
- * stay free.  A file that has not yet filled a window of rsv_max keeps
- * the fixed room, as before: small files written beside each other (a
- * store's catalogs, a build's objects) still lie close.  Twice, from the
- * sweep of times, of the growth that earns it and of its cap
+ * After a window whose file has grown in place past BGA_ROOM_GROWN_PAST
+ * times rsv_max (its windows booked one after another, each where the
+ * one before ended: it filled every window it was given, the largest
+ * ones included), the room is BGA_ROOM_GROWN_TIMES that growth rather
+ * than rsv_max: the file has shown it goes on, and as ext3 doubles a
+ * window in place and mballoc normalises a request by its file's size,
+ * the room follows the file.  A booking after it that the room and its
+ * own need do not fit goes on to the next run, so the growing file's
+ * next blocks stay free.  A file that has grown less keeps the fixed
+ * room, as before: small files written beside each other (a store's
+ * catalogs, a build's objects) still lie close.  Twice the growth, past
+ * twice rsv_max, at most half the group, from the sweep of the three
  * (docs/HISTORY.md#placement-on-recorded-histories-two-files-appended-side-by-side-2026-12-06):
- * once, the doubling alone, kept redis's files least whole; three and
- * four times split mariadb's files more; eight times and more split
- * xapian's; any growth, not only past rsv_max, cost lsm's or pgbench's
- * end score (their small windows' room grew too).  At most half the
- * group: a quarter or an eighth kept redis's files less whole.
+ * once the growth kept redis's files less whole; three and four times
+ * split mariadb's files more; eight times and more split xapian's; past
+ * any growth, lsm's or pgbench's end score was lost (their small
+ * windows' room grew too); past rsv_max once, mariadb's scores aged
+ * worse; a cap of a quarter or an eighth of the group kept redis's files
+ * less whole.
  */
 #define BGA_ROOM_GROWN_TIMES 2
+#define BGA_ROOM_GROWN_PAST 2
 #define BGA_ROOM_GROUP_PART 2
 
 uint32_t bga__room_after_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t *len,
@@ -38,7 +41,7 @@ uint32_t bga__room_after_locked(struct bga_volume *vol, struct bga_group *grp, u
 	const struct bga_window *w = bga__window_ends_at_locked(grp, off);
 	if (w == NULL)
 		return 0;
-	if (w->grown <= vol->cfg.rsv_max)
+	if (w->grown <= (uint64_t)vol->cfg.rsv_max * BGA_ROOM_GROWN_PAST)
 		return room;
 	uint32_t bpg = vol->cfg.blocks_per_group, most = BGA_MIN(share, bpg / BGA_ROOM_GROUP_PART);
 	uint32_t r = (uint32_t)BGA_MAX(room, BGA_MIN((uint64_t)w->grown * BGA_ROOM_GROWN_TIMES, most)), run;

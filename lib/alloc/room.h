@@ -16,9 +16,9 @@ struct bga_group;
  * The room to keep in group g after the window that ends at `off`, where
  * a free run starts that a window needing `need` blocks would be booked
  * in: 0 when no window of the group ends there; else `room`, or, after a
- * window whose file has grown in place past rsv_max (window.h, grown),
- * BGA_ROOM_GROWN_TIMES that growth, at least `room` and at most `share`
- * and half the group.  *len, the run's length as the caller measured it
+ * window whose file has grown in place past twice rsv_max (window.h,
+ * grown), twice that growth, at least `room` and at most `share` and
+ * half the group.  *len, the run's length as the caller measured it
  * (up to a cap of its own), is measured again, whole, when the cap may
  * have hid that room and `need` after it.  The group's lock is held;
  * nothing changes in the group.
