@@ -786,7 +786,7 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 		ac->note = first && want != BGA_NO_GOAL;
 	}
 	if (rc == 0 && !rsv->booked)
-		bga__pack_set_next(ac->pc, out->start + out->len);
+		bga__pack_booked(vol, ac->pc, want, first_req, out);
 	if (rc == 0)
 		rsv->booked = true;
 	if (rc == 0 && first_req)
