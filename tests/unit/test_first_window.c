@@ -224,3 +224,43 @@ Test(windows, a_first_window_beside_another_looks_for_a_longer_run)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/*
+ * The CPU's next-fit place (lib/alloc/pack.c, bga__pack_booked) does not
+ * follow a new file that the walk moved out of its goal's group: that
+ * file went where there was room, and the goal-less file written next
+ * goes on beside the last one the place followed, not beside it.
+ */
+Test(windows, a_new_file_moved_out_of_its_goals_group_leaves_the_place)
+{
+	enum { BPG = 4096 };
+	cpu_set_t old;
+	pin_cpu0(&old);
+	struct bga_config cfg;
+	bga_config_init(&cfg, 4 * BPG);
+	cfg.blocks_per_group = BPG;
+	struct bga_volume *vol;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	struct bga_extent e, a, b, c;
+	cr_assert_eq(alloc_at(vol, BPG, BPG, BPG, NULL, BGA_EXACT_GOAL, &e), 0); /* group 1 full */
+	struct bga_rsv *ra, *rb, *rc;
+	cr_assert_eq(bga_rsv_open(vol, &ra), 0);
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, ra, 0, &a), 0);
+	cr_assert_eq(bga_rsv_open(vol, &rb), 0);
+	cr_assert_eq(alloc_at(vol, BPG + 10, 1, 1, rb, 0, &b), 0);
+	cr_assert_neq(b.start / BPG, 1, "group 1 is full");
+	cr_assert_neq(b.start / BPG, a.start / BPG, "the walk took %llu, in the first file's group",
+		      (unsigned long long)b.start);
+	cr_assert_eq(bga_rsv_open(vol, &rc), 0);
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, rc, 0, &c), 0);
+	cr_assert_eq(c.start / BPG, a.start / BPG,
+		     "the file after one moved out of its goal's group took %llu, beside it (%llu), not beside %llu",
+		     (unsigned long long)c.start, (unsigned long long)b.start, (unsigned long long)a.start);
+	cr_assert_gt(c.start, a.start, "it goes on from the place");
+	bga_rsv_close(rc);
+	bga_rsv_close(rb);
+	bga_rsv_close(ra);
+	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
