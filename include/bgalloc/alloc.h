@@ -30,8 +30,11 @@
  *     region, from its low end.  A file's goal-less first window
  *     (windows on, its handle neither sized nor at a unit) goes on from
  *     the calling CPU's next-fit place: the end of the first extent its
- *     last first window took, or of its last packed file placed there
- *     (next fit: files written one after another lie in that order).  A
+ *     last first window took (a goal-less one, or a new file's that lay
+ *     in its goal's group: an old file's window at its goal, or one moved
+ *     to another group, leaves the place), or of its last packed file
+ *     placed there (next fit: files written one after another lie in
+ *     that order).  A
  *     packed file's goal-less request takes the free run at that place
  *     when the run starts there and holds all of max_len (and moves the
  *     place to its end); else the first free run of the group, from the

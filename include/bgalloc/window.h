@@ -72,7 +72,8 @@ struct bga_rsv;
  * window is taken only past the first cfg.rsv_max blocks of it (their
  * file's room to grow; where that file's windows went on in place past
  * twice cfg.rsv_max blocks, twice as many blocks as they grew over, at most
- * half the group, and a run too short for that room is passed over
+ * half the group, but for a later window of a file whose windows grew at
+ * most cfg.rsv_max in a row; a run too short for that room is passed over
  * as one too short for cfg.rsv_max is), except by a file's first window in a group that
  * holds eight or more windows that are their files' first and were not
  * taken from since (new files written a little and left open together),

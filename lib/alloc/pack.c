@@ -5,6 +5,7 @@
  * alloc_packed) or books a window.
  */
 #include "pack.h"
+#include "chunk.h"
 
 /*
  * After ext4's mb_stream_req: a file whose first request is shorter than
@@ -86,4 +87,22 @@ bool bga__pack_mostly_whole(const struct bga_percpu *pc, uint32_t len)
 	uint32_t files = __atomic_load_n(&pc->pack.files[len - 1], __ATOMIC_RELAXED);
 	uint32_t grew = __atomic_load_n(&pc->pack.grew[len - 1], __ATOMIC_RELAXED);
 	return files >= BGA_SHOWN_LEARN && grew * BGA_SHOWN_WHOLE < files;
+}
+
+/*
+ * The place follows a booking that says where the CPU's writing goes on:
+ * a goal-less one (it went where the place or the home sent it), or a
+ * new file's first one that landed in its goal's group.  Not an old
+ * file's later booking at its goal (a database file grown in place: the
+ * files written next would go on among its blocks and outlive it), nor a
+ * new file's that the walk moved out of its goal's group (near full, it
+ * went to whatever run had room; the files after it would follow it
+ * there).  docs/HISTORY.md#the-next-fit-place-on-recorded-histories-2026-12-06.
+ */
+void bga__pack_booked(struct bga_volume *vol, struct bga_percpu *pc, uint64_t goal, bool first_req,
+		      const struct bga_extent *ext)
+{
+	if (goal != BGA_NO_GOAL && (!first_req || bga__gpos(vol, goal).g != bga__gpos(vol, ext->start).g))
+		return;
+	bga__pack_set_next(pc, ext->start + ext->len);
 }

@@ -32,13 +32,20 @@ bool bga__pack_mostly_whole(const struct bga_percpu *pc, uint32_t len);
  * Where a file's next first window, and a packed file whose run there
  * holds it, is looked for on a CPU (the next-fit place,
  * <bgalloc/alloc.h>, where a request looks, 2): the end of the first
- * extent the CPU's last first window took or of its last packed file
- * placed there, or BGA_NO_GOAL when none was placed since a bga_commit()
+ * extent the CPU's last first window took (bga__pack_booked says which
+ * move it) or of its last packed file placed there, or BGA_NO_GOAL when none was placed since a bga_commit()
  * freed blocks below it in its group, which makes the CPU forget it
  * (deferred.c: the holes that commit freed are filled first again, from
  * the home's start).
  */
 uint64_t bga__pack_next(const struct bga_percpu *pc);
 void bga__pack_set_next(struct bga_percpu *pc, uint64_t block);
+/* A window booked for a handle's first time took `ext`, asked for at
+ * `goal` (BGA_NO_GOAL: none) at its file's first request or not
+ * (`first_req`): the place moves to ext's end unless the booking was an
+ * old file's with a goal, or a new file's that landed outside its goal's
+ * group (search.c, bga__alloc_window). */
+void bga__pack_booked(struct bga_volume *vol, struct bga_percpu *pc, uint64_t goal, bool first_req,
+		      const struct bga_extent *ext);
 
 #endif

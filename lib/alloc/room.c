@@ -29,19 +29,25 @@
  * any growth, lsm's or pgbench's end score was lost (their small
  * windows' room grew too); past rsv_max once, mariadb's scores aged
  * worse; a cap of a quarter or an eighth of the group kept redis's files
- * less whole.
+ * less whole.  Not for a later window of a file whose own windows grew
+ * no more than rsv_max in a row (`book`: it went on elsewhere before and
+ * stays small): put that far past a grown file, it cut a free run deep
+ * inside, and xapian's end score went past the bar the place's rule had
+ * met; a new file's first window (nothing grown yet) and a grown file's
+ * window take the larger room, as redis's log and dump do.
  */
 #define BGA_ROOM_GROWN_TIMES 2
 #define BGA_ROOM_GROWN_PAST 2
 #define BGA_ROOM_GROUP_PART 2
 
 uint32_t bga__room_after_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t *len,
-				uint32_t need, uint32_t room, uint32_t share)
+				uint32_t need, uint32_t room, uint32_t share, const struct bga_window *book)
 {
 	const struct bga_window *w = bga__window_ends_at_locked(grp, off);
 	if (w == NULL)
 		return 0;
-	if (w->grown <= (uint64_t)vol->cfg.rsv_max * BGA_ROOM_GROWN_PAST)
+	if (w->grown <= (uint64_t)vol->cfg.rsv_max * BGA_ROOM_GROWN_PAST ||
+	    (book->grown != 0 && book->grown <= vol->cfg.rsv_max))
 		return room;
 	uint32_t bpg = vol->cfg.blocks_per_group, most = BGA_MIN(share, bpg / BGA_ROOM_GROUP_PART);
 	uint32_t r = (uint32_t)BGA_MAX(room, BGA_MIN((uint64_t)w->grown * BGA_ROOM_GROWN_TIMES, most)), run;

@@ -224,7 +224,7 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 				at = *off + *len; /* a hole a file outgrew */
 				continue;
 			}
-			uint32_t r = room ? bga__room_after_locked(vol, grp, g, *off, len, need, room, share) : 0;
+			uint32_t r = room ? bga__room_after_locked(vol, grp, g, *off, len, need, room, share, ac->book) : 0;
 			if (r == 0 || (first_window(ac) && bga__crowd_idle_locked(grp)))
 				return true; /* no window before it; new files left open together: side by side */
 			if (*len >= r + need) {
@@ -786,7 +786,7 @@ int bga__alloc_window(struct bga_volume *vol, struct bga_actx *ac, struct bga_ex
 		ac->note = first && want != BGA_NO_GOAL;
 	}
 	if (rc == 0 && !rsv->booked)
-		bga__pack_set_next(ac->pc, out->start + out->len);
+		bga__pack_booked(vol, ac->pc, want, first_req, out);
 	if (rc == 0)
 		rsv->booked = true;
 	if (rc == 0 && first_req)

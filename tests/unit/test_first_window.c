@@ -224,3 +224,92 @@ Test(windows, a_first_window_beside_another_looks_for_a_longer_run)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/* A volume of four groups of bpg blocks, the caller pinned to CPU 0. */
+static struct bga_volume *four_groups_on_cpu0(cpu_set_t *old, uint32_t bpg)
+{
+	pin_cpu0(old);
+	struct bga_config cfg;
+	bga_config_init(&cfg, 4 * (uint64_t)bpg);
+	cfg.blocks_per_group = bpg;
+	struct bga_volume *vol;
+	cr_assert_eq(bga_create(&cfg, &vol), 0);
+	return vol;
+}
+
+/*
+ * The CPU's next-fit place (lib/alloc/pack.c, bga__pack_booked) does not
+ * follow a new file that the walk moved out of its goal's group: that
+ * file went where there was room, and the goal-less file written next
+ * goes on beside the last one the place followed, not beside the moved one.
+ */
+Test(windows, a_new_file_moved_out_of_its_goals_group_leaves_the_place)
+{
+	enum { BPG = 4096 };
+	cpu_set_t old;
+	struct bga_volume *vol = four_groups_on_cpu0(&old, BPG);
+	struct bga_extent e, a, b, c;
+	cr_assert_eq(alloc_at(vol, BPG, BPG, BPG, NULL, BGA_EXACT_GOAL, &e), 0); /* group 1 full */
+	struct bga_rsv *ra, *rb, *rc;
+	cr_assert_eq(bga_rsv_open(vol, &ra), 0);
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, ra, 0, &a), 0);
+	cr_assert_eq(bga_rsv_open(vol, &rb), 0);
+	cr_assert_eq(alloc_at(vol, BPG + 10, 1, 1, rb, 0, &b), 0);
+	cr_assert_neq(b.start / BPG, 1, "group 1 is full");
+	cr_assert_neq(b.start / BPG, a.start / BPG, "the walk took %llu, in the first file's group",
+		      (unsigned long long)b.start);
+	cr_assert_eq(bga_rsv_open(vol, &rc), 0);
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, rc, 0, &c), 0);
+	cr_assert_eq(c.start / BPG, a.start / BPG,
+		     "the file after one moved out of its goal's group took %llu, beside it (%llu), not beside %llu",
+		     (unsigned long long)c.start, (unsigned long long)b.start, (unsigned long long)a.start);
+	cr_assert_gt(c.start, a.start, "it goes on from the place");
+	bga_rsv_close(rc);
+	bga_rsv_close(rb);
+	bga_rsv_close(ra);
+	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
+
+/*
+ * Nor does the place follow an old file's first window booked at its goal
+ * (a file packed at its first request, grown at a goal elsewhere, as a
+ * database file is): the new file written next goes on where the CPU's
+ * new files went, not among the old file's blocks.
+ */
+Test(windows, an_old_files_booking_at_its_goal_leaves_the_place)
+{
+	enum { BPG = 4096, LEARN = 40 };
+	cpu_set_t old;
+	struct bga_volume *vol = four_groups_on_cpu0(&old, BPG);
+	struct bga_extent e, x, y;
+	uint64_t home = UINT64_MAX;
+	/* files of a block that never grow: the next such file is packed */
+	for (int i = 0; i < LEARN; i++) {
+		struct bga_rsv *r;
+		cr_assert_eq(bga_rsv_open(vol, &r), 0);
+		cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, r, 0, &e), 0);
+		home = e.start / BPG;
+		bga_rsv_close(r);
+	}
+	uint64_t far = (home + 2) % 4 * BPG;
+	struct bga_rsv *rx, *ry;
+	cr_assert_eq(bga_rsv_open(vol, &rx), 0);
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, rx, 0, &x), 0);
+	cr_assert_eq(x.start / BPG, home);
+	struct bga_extent w;
+	cr_assert_eq(bga_rsv_window(rx, &w), 0);
+	cr_assert_eq(w.len, 0, "the file's first request was packed, no window booked");
+	cr_assert_eq(alloc_at(vol, far + 100, 1, 1, rx, 0, &x), 0);
+	cr_assert_eq(x.start, far + 100, "its later request books its first window at its goal");
+	cr_assert_eq(bga_rsv_open(vol, &ry), 0);
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, ry, 0, &y), 0);
+	cr_assert_eq(y.start / BPG, home, "the next new file took %llu, beside the old file's %llu, not in group %llu",
+		     (unsigned long long)y.start, (unsigned long long)x.start, (unsigned long long)home);
+	bga_rsv_close(ry);
+	bga_rsv_close(rx);
+	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
