@@ -7,6 +7,7 @@
  * is a fixed size the two files take turns cutting each other.
  */
 #include "room.h"
+#include "actx.h"
 #include "group.h"
 #include "window.h"
 
@@ -30,7 +31,7 @@
  * windows' room grew too); past rsv_max once, mariadb's scores aged
  * worse; a cap of a quarter or an eighth of the group kept redis's files
  * less whole.  Not for a later window of a file whose own windows grew
- * no more than rsv_max in a row (`book`: it went on elsewhere before and
+ * no more than rsv_max in a row (ac->book: it went on elsewhere before and
  * stays small): put that far past a grown file, it cut a free run deep
  * inside, and xapian's end score went past the bar the place's rule had
  * met; a new file's first window (nothing grown yet) and a grown file's
@@ -40,17 +41,18 @@
 #define BGA_ROOM_GROWN_PAST 2
 #define BGA_ROOM_GROUP_PART 2
 
-uint32_t bga__room_after_locked(struct bga_volume *vol, struct bga_group *grp, uint64_t g, uint32_t off, uint32_t *len,
-				uint32_t need, uint32_t room, uint32_t share, const struct bga_window *book)
+uint32_t bga__room_after_locked(struct bga_volume *vol, const struct bga_actx *ac, struct bga_group *grp, uint64_t g,
+				uint32_t off, uint32_t *len, uint32_t need, uint32_t room, uint32_t share)
 {
 	const struct bga_window *w = bga__window_ends_at_locked(grp, off);
 	if (w == NULL)
 		return 0;
 	if (w->grown <= (uint64_t)vol->cfg.rsv_max * BGA_ROOM_GROWN_PAST ||
-	    (book->grown != 0 && book->grown <= vol->cfg.rsv_max))
+	    (ac->book->grown != 0 && ac->book->grown <= vol->cfg.rsv_max))
 		return room;
-	uint32_t bpg = vol->cfg.blocks_per_group, most = BGA_MIN(share, bpg / BGA_ROOM_GROUP_PART);
-	uint32_t r = (uint32_t)BGA_MAX(room, BGA_MIN((uint64_t)w->grown * BGA_ROOM_GROWN_TIMES, most)), run;
+	uint32_t bpg = vol->cfg.blocks_per_group, most = BGA_MIN(share, bpg / BGA_ROOM_GROUP_PART), a = ac->take.align;
+	/* whole units (room is): the window after it starts on one */
+	uint32_t r = (uint32_t)BGA_MAX(room, BGA_MIN((uint64_t)w->grown * BGA_ROOM_GROWN_TIMES, most) / a * a), run;
 	/* the whole run, so that a caller passing over it goes on past its end */
 	if (r > room && *len < r + need && bga__group_run_at_locked(vol, grp, g, off, *len, bpg, &run))
 		*len = run;

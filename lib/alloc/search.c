@@ -224,7 +224,7 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 				at = *off + *len; /* a hole a file outgrew */
 				continue;
 			}
-			uint32_t r = room ? bga__room_after_locked(vol, grp, g, *off, len, need, room, share, ac->book) : 0;
+			uint32_t r = room ? bga__room_after_locked(vol, ac, grp, g, *off, len, need, room, share) : 0;
 			if (r == 0 || (first_window(ac) && bga__crowd_idle_locked(grp)))
 				return true; /* no window before it; new files left open together: side by side */
 			if (*len >= r + need) {
