@@ -29,8 +29,8 @@
  * split mariadb's files more; eight times and more split xapian's; past
  * any growth, lsm's or pgbench's end score was lost (their small
  * windows' room grew too); past rsv_max once, mariadb's scores aged
- * worse; a cap of a quarter or an eighth of the group kept redis's files
- * less whole.  Not for a later window of a file whose own windows grew
+ * worse and pgbench's end was lost; a quarter or an eighth of the group
+ * as the cap kept redis's files less whole.  Not for a later window of a file whose own windows grew
  * no more than rsv_max in a row (ac->book: it went on elsewhere before and
  * stays small): put that far past a grown file, it cut a free run deep
  * inside, and xapian's end score went past the bar the place's rule had
