@@ -2,7 +2,10 @@
 # shellcheck shell=bash disable=SC2154 # $work, $mnt and the rest: record_traces.sh sets them
 # A second batch of held-out histories of programs nobody here wrote:
 # a content-addressed backup repository of encrypted, compressed packs
-# (restic), one function a history as in record_held.sh, whose helpers
+# (restic), a live-streaming origin's HLS rings and recordings (hls),
+# a documentation site of many small files built again and again
+# (dox) and a time-series database's log and blocks (prom), one
+# function a history as in record_held.sh, whose helpers
 # (held_src, borg_in, borg_edit) and those before it (used_pct, settled,
 # the peak poller) they use.  Sourced by record_traces.sh after
 # record_held.sh, never run alone.
@@ -34,6 +37,9 @@ fuse_cleanup_extra() {
 # again without it, the old deleted); after days 4 and 7 the latest
 # snapshot restored onto bgafs (restic restore), the restore before it
 # deleted; at the end the last restore deleted and a "restic check".
+# 352M image, 89.5% full at the peak (bga-replay -a ext2's "at most"
+# line; in day 7's restore; the repository alone stays under 20%);
+# three minutes to record.
 rs_do() { RESTIC_REPOSITORY=$mnt/repo RESTIC_PASSWORD=record RESTIC_CACHE_DIR=$mnt/cache restic -q "$@"; }
 restic_days() {
 	held_src
@@ -99,12 +105,12 @@ held_trim() {
 # recording of the whole session (one MPEG-TS file at 2 Mbit/s growing
 # to its end): six sessions of 90-240 s of programme (the lengths below,
 # per session and channel); a channel's HLS directory deleted as its
-# next session starts; after sessions 2 and 4 the recordings of the
-# session before transcoded to 500 kbit/s archive copies (ffmpeg reading
-# them from bgafs).  Before each session, while the room left above 12%
-# free is under what the session will write (its programme at the last
-# session's bytes a second, and 16 MiB of rings), the oldest recording
-# (then the oldest archive) deleted.  At the end the HLS directories and the
+# next session starts; before sessions 3 and 5 the recordings of the
+# session two back transcoded to 500 kbit/s archive copies (ffmpeg
+# reading them from bgafs).  Before each session, while the room left above 12%
+# free is under what the session will write (each channel's programme
+# at the bytes a second of its last recording, and 30 MiB for the
+# rings), the oldest recording (then the oldest archive) deleted.  At the end the HLS directories and the
 # oldest half of the recordings deleted.
 hls_channel() { # hls_channel CH SESSION SECONDS: one channel's session, its ladder and its recording
 	local d=$mnt/live/ch$1 src="testsrc2=size=854x480:rate=25"
@@ -136,16 +142,19 @@ hls_sessions() {
 	mkdir -p "$mnt/live" "$mnt/dvr" "$mnt/archive"
 	local s p len1=(0 120 180 90 240 150 200) len2=(0 150 100 210 120 180 90)
 	for s in 1 2 3 4 5 6; do
-		# what the session will write: its recordings at the rate of the
-		# last session's (MiB a second of programme, as the encoder
-		# undershoots its rate on a generated picture) and two rings
-		[ $s = 1 ] || held_trim hls $(($(cat "$mnt/dvr/rec-$((s - 1))"-ch*.ts | wc -c) / (len1[s - 1] + len2[s - 1]) *
-			(len1[s] + len2[s]) / 1048576 + 16)) "$mnt/dvr/rec-*.ts" "$mnt/archive/rec-*.ts"
+		case $s in 3 | 5) hls_archive $((s - 2)) ;; esac
+		# what the session will write: each channel's recording at the
+		# rate of its last one (bytes a second of programme: the encoder
+		# undershoots its rate on a generated picture, each by its own),
+		# two rings and the segments deleted from them whose frees are
+		# not yet committed
+		[ $s = 1 ] || held_trim hls $((($(stat -c %s "$mnt/dvr/rec-$((s - 1))-ch1.ts") / len1[s - 1] * len1[s] +
+			$(stat -c %s "$mnt/dvr/rec-$((s - 1))-ch2.ts") / len2[s - 1] * len2[s]) / 1048576 + 30)) \
+			"$mnt/dvr/rec-*.ts" "$mnt/archive/rec-*.ts"
 		hls_channel 1 "$s" "${len1[s]}" &
 		p=$!
 		hls_channel 2 "$s" "${len2[s]}"
 		wait "$p" || exit 1
-		case $s in 2 | 4) hls_archive $((s - 1)) ;; esac
 		settled
 		echo "record_traces: hls: session $s, $(used_pct)% full"
 	done
@@ -168,7 +177,8 @@ hls_sessions() {
 # published project deleted (site/r1's first, in name order).  In round
 # 4 net/netfilter moved out of the site and fs/smb in (its source
 # copied, its output started afresh); at the end all sites but the last
-# deleted.
+# deleted.  480M image, 88.7% full at the peak; four minutes to record;
+# the largest of these traces (370,000 records, 2.7 MB of xz in parts).
 dox_build() { # dox_build PROJECT: PROJECT's sources under $mnt/src documented into $mnt/out/PROJECT
 	mkdir -p "$mnt/out/$1"
 	printf '%s\n' "PROJECT_NAME = $1" "INPUT = $mnt/src/$1" "RECURSIVE = YES" "OUTPUT_DIRECTORY = $mnt/out/$1" \
@@ -219,13 +229,20 @@ dox_site() {
 # each 6,000 series of counters that grow by random steps and gauges
 # that wander, every 10th series of the first target renamed each 90
 # scrapes: churn) every second, run for seven minutes by the clock: the
-# write-ahead log in segments of 10 MiB, checkpointed; head chunks
-# memory-mapped into files of their own; the head cut into blocks of a
-# minute (--storage.tsdb.min-block-duration=1m, the hidden flag, as a
-# short-lived test server does), blocks compacted into blocks of 3
-# minutes and the ones compacted deleted; past the size-based retention
-# (64 MB: blocks, log and head chunks) the oldest blocks deleted.  Stopped by SIGTERM.  The server cuts and compacts by
-# its own clock, so a recording again differs.
+# write-ahead log in segments of 10 MiB, checkpointed and truncated as
+# the head is cut; head chunks memory-mapped into files of their own;
+# the head cut into blocks of a minute each (--storage.tsdb.min- and
+# max-block-duration=1m, the hidden flags, as a short-lived test server
+# does; their chunk files preallocated 16 MiB at a time, not the
+# default 512; no leveled compaction, whose transient copy would make
+# the peak depend on when it falls); past the size-based retention
+# (80 MB: blocks, log and head chunks) the oldest blocks deleted, each
+# minute.  Stopped by SIGTERM.  The server cuts blocks and applies
+# retention by its own clock, so a recording again differs.  114M
+# image, 89.7% full at the peak (the retention keeps it near 45%
+# between cuts; the peak is a new block's preallocated chunk file beside
+# the log before the oldest block goes; 79.3% on a 124M image); seven
+# minutes to record.
 prom_exporter() { # prom_exporter PORT...: the targets, in the background
 	python3 - "$@" <<'PY' >"$work/prom-exporter.log" 2>&1 &
 import http.server, random, sys, threading
@@ -264,9 +281,12 @@ threading.Event().wait()
 PY
 	prom_exp_pid=$!
 }
-prom_stop() {
-	[ -n "${prom_pid:-}" ] && kill "$prom_pid" 2>/dev/null && wait "$prom_pid" 2>/dev/null
-	[ -n "${prom_exp_pid:-}" ] && kill "$prom_exp_pid" 2>/dev/null && wait "$prom_exp_pid" 2>/dev/null
+prom_stop() { # the server (SIGTERM: it closes the TSDB) and the exporter stopped
+	local p
+	for p in ${prom_pid:-} ${prom_exp_pid:-}; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
 	prom_pid= prom_exp_pid=
 }
 prom_tsdb() {
@@ -277,9 +297,9 @@ prom_tsdb() {
 		"- job_name: app" "  static_configs:" \
 		"  - targets: ['127.0.0.1:19101', '127.0.0.1:19102', '127.0.0.1:19103', '127.0.0.1:19104']" >"$work/prom.yml"
 	prometheus --config.file="$work/prom.yml" --web.listen-address=127.0.0.1:19090 \
-		--storage.tsdb.path="$mnt/prom" --storage.tsdb.retention.time=1d --storage.tsdb.retention.size=64MB \
-		--storage.tsdb.min-block-duration=1m --storage.tsdb.max-block-duration=4m \
-		--storage.tsdb.wal-segment-size=10MB >"$work/prom.log" 2>&1 &
+		--storage.tsdb.path="$mnt/prom" --storage.tsdb.retention.time=1d --storage.tsdb.retention.size=80MB \
+		--storage.tsdb.min-block-duration=1m --storage.tsdb.max-block-duration=1m \
+		--storage.tsdb.max-block-chunk-segment-size=16MB --storage.tsdb.wal-segment-size=10MB >"$work/prom.log" 2>&1 &
 	prom_pid=$!
 	for t in 1 2 3 4 5 6 7; do
 		sleep 60

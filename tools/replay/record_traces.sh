@@ -96,7 +96,8 @@
 #                          (see record_held2.sh)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
 # (each took 1-2 minutes to record on this project's 2-core machine, and
-# the kernel build and ccache 6-7, maildir 5, xapian and lmdb 2-3).  Each bgafs trace is checked: applied with its recorded results
+# the kernel build and ccache 6-7, maildir 5, xapian and lmdb 2-3, restic 3,
+# dox 4, hls 5 and prom 7 on a busy one).  Each bgafs trace is checked: applied with its recorded results
 # (bga-replay run --verify), it ends in the free map of the image the
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
@@ -259,9 +260,9 @@ for t in $which; do
 	lmdb) record bgafs-lmdb 950M lmdb_rounds ;;
 	mariadb) record_opts=,allow_other record bgafs-mariadb 545M my_rounds ;;
 	restic) record bgafs-restic 352M restic_days ;;
-	hls) record bgafs-hls ${RECORD_SIZE:-320M} hls_sessions ;;
-	dox) record bgafs-dox ${RECORD_SIZE:-480M} dox_site ;;
-	prom) record bgafs-prom ${RECORD_SIZE:-256M} prom_tsdb ;;
+	hls) record bgafs-hls 336M hls_sessions ;;
+	dox) record bgafs-dox 480M dox_site ;;
+	prom) record bgafs-prom 114M prom_tsdb ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
 	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, torrent, gitgc, logs, rsync, lsm, ccache, archive, squashfs, bonnie, hg, pgbench, maildir, redis, borg, xapian, lmdb, mariadb, restic, hls, dox, prom, objects)" >&2; exit 2 ;;
 	esac
