@@ -110,8 +110,12 @@ held_trim() {
 # reading them from bgafs).  Before each session, while the room left above 12%
 # free is under what the session will write (each channel's programme
 # at the bytes a second of its last recording, and 30 MiB for the
-# rings), the oldest recording (then the oldest archive) deleted.  At the end the HLS directories and the
-# oldest half of the recordings deleted.
+# rings), the oldest recording (then the oldest archive) deleted.  At
+# the end the HLS directories and the oldest half of the recordings
+# deleted.  336M image, 86.5% full at the peak (in session 4; a
+# recording deleted whole moves the level a tenth, so the image and the
+# 30 MiB were chosen together: 80.7% with 32 MiB on 320M, 90.7% with a
+# rate for both channels at once); four to six minutes to record.
 hls_channel() { # hls_channel CH SESSION SECONDS: one channel's session, its ladder and its recording
 	local d=$mnt/live/ch$1 src="testsrc2=size=854x480:rate=25"
 	[ "$1" = 2 ] && src="testsrc=size=854x480:rate=25"
