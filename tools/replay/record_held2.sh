@@ -152,6 +152,7 @@ hls_sessions() {
 		# undershoots its rate on a generated picture, each by its own),
 		# two rings and the segments deleted from them whose frees are
 		# not yet committed
+		# shellcheck disable=SC2017 # whole bytes a second first, as recorded
 		[ $s = 1 ] || held_trim hls $((($(stat -c %s "$mnt/dvr/rec-$((s - 1))-ch1.ts") / len1[s - 1] * len1[s] +
 			$(stat -c %s "$mnt/dvr/rec-$((s - 1))-ch2.ts") / len2[s - 1] * len2[s]) / 1048576 + 30)) \
 			"$mnt/dvr/rec-*.ts" "$mnt/archive/rec-*.ts"
@@ -291,7 +292,7 @@ prom_stop() { # the server (SIGTERM: it closes the TSDB) and the exporter stoppe
 		kill "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
-	prom_pid= prom_exp_pid=
+	prom_pid='' prom_exp_pid=''
 }
 prom_tsdb() {
 	peak_start
