@@ -101,6 +101,10 @@ for target in "${@:-build}"; do
 		want cmd mdb_load lmdb-utils # the lmdb history
 		want cmd mariadbd mariadb-server # the mariadb history
 		want cmd sysbench sysbench
+		want cmd restic restic # the restic history
+		want cmd ffmpeg ffmpeg # the hls history
+		want cmd doxygen doxygen # the dox history
+		want cmd prometheus prometheus # the prom history
 		;;
 	coverage) # make coverage: with test, gcovr for the report
 		want cmd gcovr gcovr

@@ -6,7 +6,8 @@
 # rsync, savelog (debianutils), db_bench (rocksdb-tools), ccache, cmake,
 # zstd, squashfs-tools, bonnie++, mercurial, postgresql-15, dovecot-core,
 # redis-server, redis-tools, borgbackup, xapian-omega, xapian-tools and
-# lmdb-utils, mariadb-server and sysbench (scripts/deps.sh record):
+# lmdb-utils, mariadb-server and sysbench, restic, ffmpeg, doxygen and
+# prometheus (scripts/deps.sh record):
 #   bgafs-dbench.trace     bgafs (mount -o trace=) under dbench, 2 clients, 3 s, 256M image
 #   bgafs-dbench8.trace.xz bgafs under dbench, 8 clients, 10 s, 1G image
 #   bgafs-exerciser.trace  bgafs under the data-integrity exerciser (bgafs_exerciser,
@@ -87,14 +88,21 @@
 #                          changing tree, omindex's search index of a tree
 #                          of small files, LMDB environments loaded, copied
 #                          and rebuilt, MariaDB under sysbench (see record_held.sh)
+#   bgafs-restic.trace.xz, bgafs-hls.trace.xz, bgafs-dox.trace.xz,
+#   bgafs-prom.trace.xz: held out (recorded at b1a9cbe), a restic
+#                          repository backing up a changing tree, ffmpeg's
+#                          HLS rings and recordings, doxygen's HTML sites,
+#                          Prometheus's TSDB scraping generated targets
+#                          (see record_held2.sh)
 #   objects.trace          bga-rec-objects: Ceph-like objects at a 64 KiB unit to 90% full
 # (each took 1-2 minutes to record on this project's 2-core machine, and
-# the kernel build and ccache 6-7, maildir 5, xapian and lmdb 2-3).  Each bgafs trace is checked: applied with its recorded results
+# the kernel build and ccache 6-7, maildir 5, xapian and lmdb 2-3, restic 3,
+# dox 4, hls 5 and prom 7 on a busy one).  Each bgafs trace is checked: applied with its recorded results
 # (bga-replay run --verify), it ends in the free map of the image the
 # unmount left.  Then the hashes (tests/data/traces/regen_hashes.sh).
 # A trace past 1 MiB is kept xz-compressed.  RECORD_KEEP=DIR keeps each
 # bgafs trace uncompressed in DIR too.
-#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|debs|gzip|sqlite|sort|fiomix|torrent|gitgc|logs|rsync|lsm|ccache|archive|squashfs|bonnie|hg|pgbench|maildir|redis|borg|xapian|lmdb|mariadb|objects]...]
+#   tools/replay/record_traces.sh [BUILD [dbench|dbench8|exerciser|kernel|aged|git|gitaged|fio|kbuild|pylib|pmbig|fioseq|usrinc|debs|gzip|sqlite|sort|fiomix|torrent|gitgc|logs|rsync|lsm|ccache|archive|squashfs|bonnie|hg|pgbench|maildir|redis|borg|xapian|lmdb|mariadb|restic|hls|dox|prom|objects]...]
 # (default build/test, all of them)
 #
 # A new history:
@@ -121,7 +129,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/test}
 [ $# -gt 0 ] && shift
-which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc debs gzip sqlite sort fiomix torrent gitgc logs rsync lsm ccache archive squashfs bonnie hg pgbench maildir redis borg xapian lmdb mariadb objects}
+which=${*:-dbench dbench8 exerciser kernel aged git gitaged fio kbuild pylib pmbig fioseq usrinc debs gzip sqlite sort fiomix torrent gitgc logs rsync lsm ccache archive squashfs bonnie hg pgbench maildir redis borg xapian lmdb mariadb restic hls dox prom objects}
 R=$build/tools/replay/bga-replay
 BGAFS=$build/tools/bgafs/bgafs
 out=tests/data/traces
@@ -156,6 +164,11 @@ case " $which " in *" borg "*) cmds+=(borg) ;; esac
 case " $which " in *" xapian "*) cmds+=(omindex xapian-compact) ;; esac
 case " $which " in *" lmdb "*) cmds+=(mdb_load mdb_copy mdb_dump python3) ;; esac
 case " $which " in *" mariadb "*) cmds+=(mariadbd mariadb-install-db mariadb mariadb-admin sysbench) ;; esac
+# record_held2.sh's
+case " $which " in *" restic "*) cmds+=(restic) ;; esac
+case " $which " in *" hls "*) cmds+=(ffmpeg) ;; esac
+case " $which " in *" dox "*) cmds+=(doxygen) ;; esac
+case " $which " in *" prom "*) cmds+=(prometheus python3) ;; esac
 for c in "${cmds[@]}"; do
 	command -v "$c" >/dev/null || { echo "record_traces: $c missing (scripts/deps.sh record)" >&2; exit 2; }
 done
@@ -203,6 +216,7 @@ record() { # record NAME SIZE COMMAND...: the command runs with $mnt mounted, tr
 . tools/replay/record_apps.sh
 . tools/replay/record_more.sh
 . tools/replay/record_held.sh
+. tools/replay/record_held2.sh
 
 exerciser() {
 	"$ex" -q -s 1 -n 500 -S "$work/state" "$mnt" || echo "record_traces: the exerciser exited with $?"
@@ -245,8 +259,12 @@ for t in $which; do
 	xapian) record bgafs-xapian 800M xapian ;;
 	lmdb) record bgafs-lmdb 950M lmdb_rounds ;;
 	mariadb) record_opts=,allow_other record bgafs-mariadb 545M my_rounds ;;
+	restic) record bgafs-restic 352M restic_days ;;
+	hls) record bgafs-hls 336M hls_sessions ;;
+	dox) record bgafs-dox 480M dox_site ;;
+	prom) record bgafs-prom 114M prom_tsdb ;;
 	objects) "$build/tools/replay/bga-rec-objects" "$out/objects.trace" 1 16384 ;;
-	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, torrent, gitgc, logs, rsync, lsm, ccache, archive, squashfs, bonnie, hg, pgbench, maildir, redis, borg, xapian, lmdb, mariadb, objects)" >&2; exit 2 ;;
+	*) echo "record_traces: no trace '$t' (dbench, dbench8, exerciser, kernel, aged, git, gitaged, fio, kbuild, pylib, pmbig, fioseq, usrinc, debs, gzip, sqlite, sort, fiomix, torrent, gitgc, logs, rsync, lsm, ccache, archive, squashfs, bonnie, hg, pgbench, maildir, redis, borg, xapian, lmdb, mariadb, restic, hls, dox, prom, objects)" >&2; exit 2 ;;
 	esac
 done
 tests/data/traces/regen_hashes.sh "$build"
