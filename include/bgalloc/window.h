@@ -70,7 +70,11 @@ struct bga_rsv;
  * shorter one: the first that holds half of max_len, else a quarter,
  * and so on, down to any run of min_len.  A run right after another
  * window is taken only past the first cfg.rsv_max blocks of it (their
- * file's room to grow), except by a file's first window in a group that
+ * file's room to grow; where that file's windows went on in place past
+ * twice cfg.rsv_max blocks, twice as many blocks as they grew over, at most
+ * half the group, but for a later window of a file whose windows grew at
+ * most cfg.rsv_max in a row; a run too short for that room is passed over
+ * as one too short for cfg.rsv_max is), except by a file's first window in a group that
  * holds eight or more windows that are their files' first and were not
  * taken from since (new files written a little and left open together),
  * which then lie side by side.

@@ -30,6 +30,7 @@
 #include "steer.h"
 #include "pack.h"
 #include "crowd.h"
+#include "room.h"
 
 /* Busy groups skipped with trylock before an allocation blocks on a lock. */
 #define BGA_BUSY_SKIPS 3
@@ -166,11 +167,11 @@ static bool outgrown_hole_locked(const struct bga_actx *ac, const struct bga_gro
  *    size (a file that outgrew a window has shown that it grows; a
  *    window booked in a small hole would be cut short by the blocks
  *    after it, and its file would need a new extent at every window).
- *    The second pass of a booking asks for any run.  Either way the
- *    first ac->take.room blocks of free space right after another window are
- *    left to that window's file to grow into (a run too short to hold
- *    room for both is passed over): files written side by side, each a
- *    little at a time, then grow apart instead of taking turns.
+ *    The second pass of a booking asks for any run.  Either way room
+ *    (ac->take.room, more after a file that grew: room.c) right after another
+ *    window is left to that window's file to grow into (a run too short to
+ *    hold room for both is passed over): files written side by side, each
+ *    a little at a time, then grow apart instead of taking turns.
  * A window so starts where a free run starts (or room past another
  * window), and never cuts a run it does not fill into two free pieces.
  * The group is looked through once: from `from` to its end, then from 0
@@ -223,13 +224,12 @@ static bool place_window_locked(struct bga_volume *vol, const struct bga_actx *a
 				at = *off + *len; /* a hole a file outgrew */
 				continue;
 			}
-			if (room == 0 || !bga__window_ends_at_locked(grp, *off))
-				return true;
-			if (first_window(ac) && bga__crowd_idle_locked(grp))
-				return true; /* new files left open together: side by side */
-			if (*len >= room + need) {
-				*off += room; /* that window's file grows into the first room */
-				*len -= room;
+			uint32_t r = room ? bga__room_after_locked(vol, ac, grp, g, *off, len, need, room, share) : 0;
+			if (r == 0 || (first_window(ac) && bga__crowd_idle_locked(grp)))
+				return true; /* no window before it; new files left open together: side by side */
+			if (*len >= r + need) {
+				*off += r; /* that window's file grows into the first room (room.c) */
+				*len -= r;
 				return true;
 			}
 			at = *off + *len; /* too short to share: the next run */

@@ -51,6 +51,7 @@ void bga__window_book_locked(struct bga_volume *vol, struct bga_group *grp, uint
 	uint64_t old = __atomic_load_n(&w->span, __ATOMIC_RELAXED);
 	struct bga_group_ext *ext = taken < wlen ? bga__group_ext_locked(grp) : NULL;
 	w->held_from = off + taken;
+	w->grown = (w->group == g && w->end == off ? w->grown : 0) + wlen;
 	if (ext == NULL) {
 		/* nothing left: where it ended is all the owner needs */
 		__atomic_store_n(&w->group, g, __ATOMIC_RELEASE);
@@ -253,12 +254,12 @@ int bga__window_take_exact_locked(struct bga_volume *vol, struct bga_take *ac, s
 	return rc;
 }
 
-bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off)
+const struct bga_window *bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off)
 {
 	for (const struct bga_window *w = grp->ext ? grp->ext->windows : NULL; w; w = w->next)
 		if (w->end == off)
-			return true;
-	return false;
+			return w;
+	return NULL;
 }
 
 /* Stored as off + 1, so that a zeroed ext (calloc) holds none; the

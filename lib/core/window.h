@@ -110,6 +110,11 @@ struct bga_window {
 	 * is cur == first_cur (placement's crowd of idle new files, search.c);
 	 * 0 for any other window.  Written by the booker under the group lock. */
 	uint32_t first_cur;
+	/* Blocks its owner's windows were booked over in a row, each where
+	 * the one before ended (this one's included): how far its file has
+	 * grown in place (placement's room, room.c).  The booker's, under
+	 * the group lock. */
+	uint32_t grown;
 	uint64_t span __attribute__((aligned(BGA_CACHELINE))); /* atomic: the span word above */
 	/* Beside span, the owner's: every take reads them, and on the line
 	 * above an unlink of the window booked next to this one would move
@@ -291,8 +296,8 @@ void bga__window_outgrown_note_locked(const struct bga_volume *vol, struct bga_g
 				      uint32_t want);
 /* Is `end` one of the places noted there? */
 bool bga__window_outgrown_locked(const struct bga_group *grp, uint32_t end);
-/* Does one of the group's windows end at `off`? */
-bool bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off);
+/* The group's window that ends at `off` (one of them), or NULL. */
+const struct bga_window *bga__window_ends_at_locked(const struct bga_group *grp, uint32_t off);
 /* Does [off, off + len) overlap a window's remainder in this group?  The
  * held map answers no for a range with no bit set; a set bit that no
  * remainder holds sets held_lost; without a map, the windows are looked

@@ -676,3 +676,59 @@ Test(windows, a_request_as_long_as_its_window_books_it_doubled)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/*
+ * Files appended side by side (room.c): file B, `first` blocks written in
+ * order, runs into file A, begun right after B's window and grown `grown`
+ * blocks in place meanwhile; B's next window goes past A's, with room
+ * kept after it.  Returns how far past the end of A's window B's next
+ * extent starts.
+ */
+static uint64_t room_left_after(uint64_t first, uint64_t grown)
+{
+	struct bga_volume *vol = make_volume(1 << 16, 1 << 15, 0);
+	struct bga_rsv *a, *b;
+	struct bga_extent e, w;
+	cr_assert_eq(bga_rsv_open(vol, &a), 0);
+	cr_assert_eq(bga_rsv_open(vol, &b), 0);
+	uint64_t bnext = 0, anext;
+	for (uint64_t n = 0; n < first; n++, bnext = e.start + e.len)
+		cr_assert_eq(alloc_at(vol, bnext, 1, 1, b, 0, &e), 0);
+	cr_assert_eq(bga_rsv_window(b, &w), 0);
+	anext = w.start + w.len; /* A begins where B's window ends */
+	for (uint64_t n = 0; n < grown; n++, anext = e.start + e.len) {
+		cr_assert_eq(alloc_at(vol, anext, 1, 1, a, 0, &e), 0);
+		cr_assert_eq(e.start, anext, "file A goes on in place (block %llu)", (unsigned long long)n);
+	}
+	cr_assert_eq(bga_rsv_window(a, &w), 0);
+	uint64_t a_end = w.start + w.len;
+	do { /* B uses its window up and runs into A */
+		cr_assert_eq(alloc_at(vol, bnext, 1, 1, b, 0, &e), 0);
+	} while (e.start == bnext && (bnext = e.start + e.len) != 0);
+	cr_assert_geq(e.start, a_end, "B's next window at %llu, before A's window's end %llu",
+		      (unsigned long long)e.start, (unsigned long long)a_end);
+	bga_rsv_close(a);
+	bga_rsv_close(b);
+	assert_clean(vol);
+	bga_destroy(vol);
+	return e.start - a_end;
+}
+
+Test(windows, the_room_after_a_file_that_grew_in_place_follows_its_growth)
+{
+	struct bga_config cfg;
+	bga_config_init(&cfg, 1 << 16);
+	const uint64_t big = cfg.rsv_max + 1; /* B's windows grew past rsv_max */
+	/* A not yet past twice rsv_max: the fixed room */
+	cr_assert_eq(room_left_after(big, cfg.rsv_max), cfg.rsv_max, "A's windows grew at most twice rsv_max");
+	/* past it: twice what its windows grew, at least twice what it wrote */
+	uint64_t grown = 3 * cfg.rsv_max, room = room_left_after(big, grown);
+	cr_assert_geq(room, 2 * grown, "room %llu after a file that grew %llu", (unsigned long long)room,
+		      (unsigned long long)grown);
+	cr_assert_leq(room, 2 * (grown + cfg.rsv_max), "room %llu after a file that grew %llu",
+		      (unsigned long long)room, (unsigned long long)grown);
+	/* at most half the group */
+	cr_assert_eq(room_left_after(big, 10000), (1 << 15) / 2);
+	/* B a small file whose later window this is: the fixed room */
+	cr_assert_eq(room_left_after(4, grown), cfg.rsv_max, "a small file's later window");
+}
