@@ -39,7 +39,10 @@
  *     when the run starts there and holds all of max_len (and moves the
  *     place to its end); else the first free run of the group, from the
  *     group's start, that holds all of it (first fit), then the first in
- *     the groups after, and the place stays; a run that holds all of
+ *     the groups after, and the place stays.  One of more than a block
+ *     goes first fit from the CPU's home instead when the place lies in
+ *     the group after the home's and the home's group, under a quarter
+ *     free, holds all of it in one free run.  A run that holds all of
  *     max_len anywhere comes before a shorter one.  A file's goal-less
  *     first request of at most 15 blocks that would book a first window,
  *     when files whose first request was as long more often stayed whole

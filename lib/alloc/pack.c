@@ -6,6 +6,7 @@
  */
 #include "pack.h"
 #include "chunk.h"
+#include "group.h"
 
 /*
  * After ext4's mb_stream_req: a file whose first request is shorter than
@@ -105,4 +106,37 @@ void bga__pack_booked(struct bga_volume *vol, struct bga_percpu *pc, uint64_t go
 	if (goal != BGA_NO_GOAL && (!first_req || bga__gpos(vol, goal).g != bga__gpos(vol, ext->start).g))
 		return;
 	bga__pack_set_next(pc, ext->start + ext->len);
+}
+
+/*
+ * A packed file goes first fit in its home's group instead of at the
+ * place when the place has moved on to the group right after the home's
+ * and the home's group is under 1/BGA_HOME_FIRST_FREE_PART free (a group
+ * next fit has left, as search.c's next_fit_off): the holes its deleted
+ * files left, among files that live on, are filled before the place's
+ * group is spent, as ext2 fills the lowest groups first (archive's end
+ * score).  Not a file of BGA_HOME_FIRST_LEN blocks or fewer: a round's
+ * one-block files, written in order and deleted together, stay at the
+ * place (debs); nor with the place further on (a first window the walk
+ * sent far: the home's holes lie among files still churning, xapian).
+ * docs/HISTORY.md#placement-on-recorded-histories-packed-files-at-the-next-fit-place-on-archive-ccache-and-squashfs-and-rules-tried-2026-12-06.
+ */
+#define BGA_HOME_FIRST_LEN 1
+#define BGA_HOME_FIRST_FREE_PART 4
+
+bool bga__pack_home_first(struct bga_volume *vol, const struct bga_geom *geo, uint64_t home, uint64_t next,
+			  uint32_t len)
+{
+	if (len <= BGA_HOME_FIRST_LEN || home >= geo->nblocks || next >= geo->nblocks)
+		return false;
+	uint64_t g = bga__group_of(vol, home);
+	uint32_t bpg = vol->cfg.blocks_per_group, off, run;
+	int rc;
+	struct bga_group *grp;
+	if (bga__group_of(vol, next) != g + 1 || (grp = bga__group_ensure_lock(vol, g, true, &rc)) == NULL)
+		return false;
+	bool first = grp->free < bpg / BGA_HOME_FIRST_FREE_PART &&
+		     bga__group_find_locked(vol, grp, g, 0, len, bpg, &off, &run);
+	bga__group_unlock(vol, g);
+	return first;
 }

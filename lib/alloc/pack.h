@@ -48,4 +48,12 @@ void bga__pack_set_next(struct bga_percpu *pc, uint64_t block);
 void bga__pack_booked(struct bga_volume *vol, struct bga_percpu *pc, uint64_t goal, bool first_req,
 		      const struct bga_extent *ext);
 
+/* Does a goal-less packed file of `len` blocks go first fit from the
+ * CPU's home `home` (ac->goal) instead of at its next-fit place `next`:
+ * the place lies in the group after the home's, the home's group is
+ * nearly full and a free run there holds the file?  Takes and drops that
+ * group's lock (call it holding none); geo: the request's geometry. */
+bool bga__pack_home_first(struct bga_volume *vol, const struct bga_geom *geo, uint64_t home, uint64_t next,
+			  uint32_t len);
+
 #endif

@@ -550,20 +550,20 @@ static void window_next(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 /*
  * A packed file's request (pack.h), no window booked.  With a goal,
  * as a plain request: the run at the goal, then the walk.  Without one,
- * at the CPU's next-fit place (bga__pack_next: where the last file it
- * placed in order ended) when the free run there starts there and holds
- * all of max_len, so that files written one after another, packed or
- * not, lie in the order they came and a round deleted together frees
+ * first fit from the CPU's home where bga__pack_home_first says so;
+ * else at the CPU's next-fit place (bga__pack_next: where the last file
+ * it placed in order ended) when the free run there starts there and
+ * holds all of max_len, so that files written one after another, packed
+ * or not, lie in the order they came and a round deleted together frees
  * one run (aged's and debs's end scores); else from the CPU's home
  * (ac->goal, steered as a plain goal-less request is; the place's group
  * when there is one): the first run in its group, from the group's
  * start, that holds all of max_len, then the walk's other groups, first
  * fit, as ext2 and first fit place a small file (they aged best on the
  * recorded histories: BENCHMARKS.md#placement-on-recorded-histories),
- * the place left where it was, so that later files go on from it
- * rather than from a hole; a shorter run only when none holds it.
- * Where it went moves the CPU's home as a plain goal-less request's
- * does.
+ * the place left where it was, so that later files go on from it rather
+ * than from a hole; a shorter run only when none holds it.  Where it
+ * went moves the CPU's home as a plain goal-less request's does.
  */
 static int alloc_packed(struct bga_volume *vol, struct bga_actx *ac, struct bga_extent *out)
 {
@@ -573,10 +573,8 @@ static int alloc_packed(struct bga_volume *vol, struct bga_actx *ac, struct bga_
 	ac->fit = ac->req->goal == BGA_NO_GOAL ? ac->take.max : 0;
 	ac->take.min = ac->take.max;
 	uint64_t next = ac->fit != 0 ? bga__pack_next(ac->pc) : BGA_NO_GOAL;
-	if (next < ac->take.geo->nblocks) {
-		ac->goal = next;
-		ac->at_next = true;
-	}
+	ac->at_next = next < ac->take.geo->nblocks && !bga__pack_home_first(vol, ac->take.geo, ac->goal, next, ac->fit);
+	ac->goal = ac->at_next ? next : ac->goal;
 	int rc = bga__search(vol, ac, out);
 	if (rc == 0 && ac->at_next && out->start == next)
 		bga__pack_set_next(ac->pc, out->start + out->len); /* taken at the place */

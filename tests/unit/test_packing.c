@@ -684,3 +684,30 @@ Test(packing, a_first_window_passes_a_hole_shorter_than_twice_its_size)
 	bga_rsv_close(rsv);
 	finish(vol, &m);
 }
+
+/*
+ * A packed file longer than a block goes first fit in its home's group
+ * (group 0 here) when the next-fit place has moved on to the next group
+ * and the home's group is nearly full: into the hole deletes left there,
+ * not at the place.  With no run there that holds it, and for a
+ * one-block file, at the place as before.
+ */
+Test(packing, a_packed_file_fills_its_nearly_full_home_group_before_the_next_groups_place)
+{
+	cpu_set_t old;
+	cr_assert_eq(test_pin_one_cpu(&old), 0);
+	struct refmodel m;
+	struct bga_volume *vol = make(2 * 4096, 4096, &m);
+	show_files(vol, &m, 3, LEARN, false);
+	show_files(vol, &m, 1, LEARN, false);
+	const uint32_t at[] = {100, 200}, len[] = {3, 1};
+	holes(vol, &m, 4096, at, len, 2);
+	struct bga_extent f = one_file(vol, &m, 20); /* a first window: the place moves on to group 1 */
+	cr_assert_geq(f.start, 4096, "group 0 has no run for it (got %llu)", (unsigned long long)f.start);
+	uint64_t place = f.start + f.len;
+	cr_assert_eq(packed_file(vol, &m, 3).start, 100, "the home group's hole, not the place");
+	cr_assert_eq(packed_file(vol, &m, 3).start, place, "no run in the home group holds it: the place");
+	cr_assert_eq(packed_file(vol, &m, 1).start, place + 3, "a one-block file goes on at the place");
+	cr_assert_eq(test_unpin(&old), 0);
+	finish(vol, &m);
+}
