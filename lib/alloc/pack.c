@@ -98,12 +98,22 @@ bool bga__pack_mostly_whole(const struct bga_percpu *pc, uint32_t len)
  * files written next would go on among its blocks and outlive it), nor a
  * new file's that the walk moved out of its goal's group (near full, it
  * went to whatever run had room; the files after it would follow it
- * there).  docs/HISTORY.md#the-next-fit-place-on-recorded-histories-2026-12-06.
+ * there).  But an old file's later booking in a group before the place's
+ * takes the place back with it: room there, below the groups written
+ * since, is filled before the place's group is spent, as ext2 fills the
+ * lowest groups first (dox's end score: a site rebuilt in place, its
+ * pages' later windows back in the lower groups); one ahead of the place
+ * does not drag it on (xapian's database).
+ * docs/HISTORY.md#the-next-fit-place-on-recorded-histories-2026-12-06,
+ * docs/HISTORY.md#placement-on-recorded-histories-an-old-files-booking-before-the-place-on-dox-2026-12-06.
  */
 void bga__pack_booked(struct bga_volume *vol, struct bga_percpu *pc, uint64_t goal, bool first_req,
 		      const struct bga_extent *ext)
 {
-	if (goal != BGA_NO_GOAL && (!first_req || bga__gpos(vol, goal).g != bga__gpos(vol, ext->start).g))
+	uint64_t next = __atomic_load_n(&pc->pack.next, __ATOMIC_RELAXED);
+	uint64_t g = bga__gpos(vol, ext->start).g;
+	bool back = next != 0 && g < bga__gpos(vol, next).g;
+	if (goal != BGA_NO_GOAL && (first_req ? bga__gpos(vol, goal).g != g : !back))
 		return;
 	bga__pack_set_next(pc, ext->start + ext->len);
 }

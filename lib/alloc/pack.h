@@ -43,8 +43,9 @@ void bga__pack_set_next(struct bga_percpu *pc, uint64_t block);
 /* A window booked for a handle's first time took `ext`, asked for at
  * `goal` (BGA_NO_GOAL: none) at its file's first request or not
  * (`first_req`): the place moves to ext's end unless the booking was an
- * old file's with a goal, or a new file's that landed outside its goal's
- * group (search.c, bga__alloc_window). */
+ * old file's with a goal that landed in the place's group or past it, or
+ * a new file's that landed outside its goal's group (search.c,
+ * bga__alloc_window). */
 void bga__pack_booked(struct bga_volume *vol, struct bga_percpu *pc, uint64_t goal, bool first_req,
 		      const struct bga_extent *ext);
 

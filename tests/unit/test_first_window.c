@@ -313,3 +313,51 @@ Test(windows, an_old_files_booking_at_its_goal_leaves_the_place)
 	assert_clean(vol);
 	bga_destroy(vol);
 }
+
+/*
+ * But an old file's first window booked at its goal in a group before the
+ * place's takes the place back with it (pack.c, bga__pack_booked): the
+ * room there, below the groups written since, is filled first: the new
+ * file written next goes into the old file's group, not the last one's.
+ */
+Test(windows, an_old_files_booking_before_the_places_group_takes_the_place_back)
+{
+	enum { BPG = 4096, LEARN = 40, LAST = 3 };
+	cpu_set_t old;
+	struct bga_volume *vol = four_groups_on_cpu0(&old, BPG);
+	struct bga_extent e, x, y, z;
+	/* files of a block that never grow: the next such file is packed */
+	for (int i = 0; i < LEARN; i++) {
+		struct bga_rsv *r;
+		cr_assert_eq(bga_rsv_open(vol, &r), 0);
+		cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, r, 0, &e), 0);
+		bga_rsv_close(r);
+	}
+	struct bga_rsv *rx, *ry, *rz;
+	cr_assert_eq(bga_rsv_open(vol, &rx), 0);
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, rx, 0, &x), 0);
+	struct bga_extent w;
+	cr_assert_eq(bga_rsv_window(rx, &w), 0);
+	cr_assert_eq(w.len, 0, "the file's first request was packed, no window booked");
+	/* a new file of a length not learned books its first window at its
+	 * goal in the last group: the place follows it there */
+	cr_assert_eq(bga_rsv_open(vol, &rz), 0);
+	cr_assert_eq(alloc_at(vol, LAST * BPG + 1000, 8, 8, rz, 0, &z), 0);
+	cr_assert_eq(z.start, LAST * BPG + 1000, "the new file's first window at its goal");
+	/* the old file's later request books its first window at its goal,
+	 * in a group before the place's */
+	uint64_t back = (x.start / BPG == 1 ? 0 : 1) * BPG + 2000;
+	cr_assert_eq(alloc_at(vol, back, 1, 1, rx, 0, &x), 0);
+	cr_assert_eq(x.start, back, "its later request books its first window at its goal");
+	cr_assert_eq(bga_rsv_open(vol, &ry), 0);
+	cr_assert_eq(alloc_at(vol, BGA_NO_GOAL, 1, 1, ry, 0, &y), 0);
+	cr_assert_eq(y.start / BPG, back / BPG,
+		     "the next new file took %llu, not beside the old file's %llu, but in the group of the place it left (%llu)",
+		     (unsigned long long)y.start, (unsigned long long)x.start, (unsigned long long)z.start);
+	bga_rsv_close(ry);
+	bga_rsv_close(rz);
+	bga_rsv_close(rx);
+	cr_assert_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+	assert_clean(vol);
+	bga_destroy(vol);
+}
